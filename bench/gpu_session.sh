@@ -1,0 +1,31 @@
+#!/bin/bash
+# gpu_session.sh — everything one lent-GPU call does, in order: the GPU test suite, the
+# reduce bandwidth table, the CUB and copy comparator (built here with nvcc), and the JIT
+# costs. Binaries come prebuilt (carried build/); logs land in $OUT (or ./gpu-out).
+# Usage: bash bench/gpu_session.sh [tests|bench|all]
+set -uo pipefail
+what=${1:-all}
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+export PTXJIT_CACHE_DIR=$(mktemp -d /tmp/ptxjit-cache-XXXXXX)
+echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
+
+if [ "$what" = tests ] || [ "$what" = all ]; then
+    echo "== GPU test suite (build/ptxjit_tests)"
+    PTXJIT_CLI=$PWD/build/ptxjit build/ptxjit_tests 2>&1 | tee "$out/tests.log" | \
+        grep -E "^[0-9]+%|SKIP|Failure|Error" | head -40
+fi
+if [ "$what" = bench ] || [ "$what" = all ]; then
+    echo "== ptxjit bench reduce (n = 2^30 int32)"
+    build/ptxjit bench reduce 2>&1 | tee "$out/bench_reduce.log"
+    echo "== CUB DeviceReduce::Sum and device memcpy, same call"
+    nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a \
+        -I/usr/local/cuda/include/cccl bench/cub_reduce.cu -o /tmp/cub_reduce &&
+        /tmp/cub_reduce 30 20 2>&1 | tee "$out/cub.log"
+    echo "== ptxjit bench reduce again (after CUB, to see the spread)"
+    build/ptxjit bench reduce runs=20 2>&1 | grep -E "^variant=vectorized tpb=512 batch=8 |best found|copy" | tee -a "$out/bench_reduce2.log"
+    echo "== JIT costs"
+    build/ptxjit bench jit 2>&1 | tee "$out/bench_jit.log"
+fi
+rm -rf "$PTXJIT_CACHE_DIR"

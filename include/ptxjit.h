@@ -1,0 +1,173 @@
+/* ptxjit.h — the one public header of ptxjit, a JIT for parameter-specialized GPU kernels.
+ *
+ * A context turns a request ("reduce", "variant=vectorized tpb=256") into a loaded kernel:
+ * parameters are validated against the family's schema, the family's template is specialized,
+ * compiled (NVRTC) to PTX and cubin, cached in memory and on disk, and loaded through the CUDA
+ * driver (dlopen'ed; never linked). Everything except loading and launching works without a GPU.
+ *
+ * Conventions: functions return ptxjit_status; out-parameters come first; ptxjit_last_error()
+ * holds the detailed message of the calling thread's last failure. Kernels are owned by the
+ * context that made them and stay valid until ptxjit_close(). A context may be used from several
+ * threads at once. */
+#ifndef PTXJIT_H
+#define PTXJIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PTXJIT_VERSION "0.1.0"
+
+/* Status codes, declared once: X(name, value, short description). */
+#define PTXJIT_STATUS_LIST(X)                                                        \
+    X(PTXJIT_OK, 0, "success")                                                       \
+    X(PTXJIT_ERR_INVALID_ARGUMENT, 1, "invalid argument")                            \
+    X(PTXJIT_ERR_UNKNOWN_FAMILY, 2, "unknown kernel family")                         \
+    X(PTXJIT_ERR_PARAM, 3, "invalid kernel parameter")                               \
+    X(PTXJIT_ERR_TEMPLATE, 4, "invalid kernel template")                             \
+    X(PTXJIT_ERR_NO_COMPILER, 5, "compiler library not available")                   \
+    X(PTXJIT_ERR_COMPILE, 6, "compilation failed")                                   \
+    X(PTXJIT_ERR_CACHE, 7, "cache error")                                            \
+    X(PTXJIT_ERR_NO_DRIVER, 8, "CUDA driver not available")                          \
+    X(PTXJIT_ERR_NO_DEVICE, 9, "no CUDA device")                                     \
+    X(PTXJIT_ERR_CUDA, 10, "CUDA driver call failed")                                \
+    X(PTXJIT_ERR_OUT_OF_MEMORY, 11, "out of memory")                                 \
+    X(PTXJIT_ERR_IO, 12, "input/output error")                                       \
+    X(PTXJIT_ERR_UNSUPPORTED, 13, "operation not supported")
+
+typedef enum {
+#define PTXJIT_STATUS_ENUM(name, value, text) name = value,
+    PTXJIT_STATUS_LIST(PTXJIT_STATUS_ENUM)
+#undef PTXJIT_STATUS_ENUM
+} ptxjit_status;
+
+/* "PTXJIT_ERR_PARAM" and the like; never NULL. */
+const char *ptxjit_status_name(ptxjit_status status);
+/* The calling thread's last error message: what failed, why, and how to fix it. "" if none. */
+const char *ptxjit_last_error(void);
+
+typedef struct ptxjit_context ptxjit_context;
+typedef struct ptxjit_kernel ptxjit_kernel;
+typedef uint64_t ptxjit_devptr; /* a CUdeviceptr */
+
+typedef enum { PTXJIT_LOG_WARNING = 1, PTXJIT_LOG_INFO = 2 } ptxjit_log_level;
+typedef void (*ptxjit_log_fn)(void *user, ptxjit_log_level level, const char *message);
+
+typedef struct {
+    /* Disk cache root; NULL: $PTXJIT_CACHE_DIR, else $XDG_CACHE_HOME/ptxjit, else
+     * ~/.cache/ptxjit. */
+    const char *cache_dir;
+    int disk_cache;            /* 1 (default): use the disk cache; 0: memory only */
+    const char *arch;          /* "sm_90a"; NULL: $PTXJIT_ARCH, else the device's, else sm_90a */
+    const char *backend;       /* "nvrtc" (NULL: the default backend) */
+    const char *template_path; /* extra ':'-separated template dirs, searched before
+                                  $PTXJIT_TEMPLATE_PATH and the built-in templates */
+    int device;                /* CUDA device ordinal (default 0) */
+    int use_gpu;               /* 1 (default): open the driver if present; 0: never touch it */
+    ptxjit_log_fn log;         /* warnings (corrupt cache entry, ...) and info; NULL: warnings
+                                  to stderr, info too when $PTXJIT_VERBOSE is set */
+    void *log_user;
+} ptxjit_options;
+
+/* Fills *options with the defaults above. */
+void ptxjit_options_init(ptxjit_options *options);
+
+/* Opens a context. With no driver or no GPU it still opens (see ptxjit_gpu_status). */
+ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options);
+void ptxjit_close(ptxjit_context *context);
+
+/* PTXJIT_OK when kernels can be loaded and launched; else why not (the message says). */
+ptxjit_status ptxjit_gpu_status(ptxjit_context *context);
+/* The target architecture the context compiles for, e.g. "sm_90a". */
+const char *ptxjit_arch(const ptxjit_context *context);
+/* The disk cache's root directory (versioned), or NULL when the disk cache is off. */
+const char *ptxjit_cache_dir(const ptxjit_context *context);
+
+/* ---- Families and their parameter schemas ---- */
+int ptxjit_family_count(ptxjit_context *context);
+const char *ptxjit_family_name(ptxjit_context *context, int index);
+/* A readable description of the family's schema: parameters, types, allowed values, defaults,
+ * docs and constraints. The string is owned by the context. */
+ptxjit_status ptxjit_family_describe(const char **out, ptxjit_context *context,
+                                     const char *family);
+/* Validates "key=value ..." against the family's schema and writes the canonical form
+ * (defaults filled, sorted by name) into a string the caller frees with free(). */
+ptxjit_status ptxjit_canonical_params(char **out, ptxjit_context *context, const char *family,
+                                      const char *params);
+
+/* ---- Kernels ---- */
+typedef enum {
+    PTXJIT_ORIGIN_COMPILED = 0, /* compiled by this call */
+    PTXJIT_ORIGIN_DISK = 1,     /* read from the disk cache */
+    PTXJIT_ORIGIN_MEMORY = 2    /* already in this context */
+} ptxjit_origin;
+
+/* The kernel for (family, params): validated, specialized, compiled or found in a cache. The
+ * kernel is not yet loaded on the GPU, so this works without one. *origin may be NULL. */
+ptxjit_status ptxjit_get_kernel(ptxjit_kernel **out, ptxjit_context *context, const char *family,
+                                const char *params, ptxjit_origin *origin);
+
+const char *ptxjit_kernel_family(const ptxjit_kernel *kernel);
+const char *ptxjit_kernel_params(const ptxjit_kernel *kernel); /* canonical */
+const char *ptxjit_kernel_key(const ptxjit_kernel *kernel);    /* 32 hex digits */
+const char *ptxjit_kernel_ptx(const ptxjit_kernel *kernel);    /* NUL-terminated PTX text */
+const void *ptxjit_kernel_cubin(const ptxjit_kernel *kernel, size_t *size);
+const char *ptxjit_kernel_log(const ptxjit_kernel *kernel);    /* compiler log, may be "" */
+const char *ptxjit_kernel_source(const ptxjit_kernel *kernel); /* specialized source; NULL if
+                                                                   served from the disk cache */
+int ptxjit_kernel_entry_count(const ptxjit_kernel *kernel);
+const char *ptxjit_kernel_entry_name(const ptxjit_kernel *kernel, int index);
+
+typedef struct {
+    int registers;       /* per thread */
+    int static_smem;     /* bytes */
+    int local_bytes;     /* per thread; nonzero means spills or stack arrays */
+    int max_threads;     /* per block */
+} ptxjit_kernel_resources;
+/* Loads the kernel (once per context) and reads the resources of one entry. Needs a GPU. */
+ptxjit_status ptxjit_kernel_resources_get(ptxjit_kernel_resources *out, ptxjit_kernel *kernel,
+                                          const char *entry);
+
+typedef struct { unsigned x, y, z; } ptxjit_dim3;
+
+/* Launches entry (NULL: the first) on stream (NULL: the default stream). args as for
+ * cuLaunchKernel: an array of pointers to each argument. Loads the module on first use. */
+ptxjit_status ptxjit_launch(ptxjit_kernel *kernel, const char *entry, ptxjit_dim3 grid,
+                            ptxjit_dim3 block, unsigned shared_bytes, void *stream, void **args);
+
+/* ---- Device memory, for programs that have no CUDA runtime of their own ---- */
+ptxjit_status ptxjit_alloc(ptxjit_devptr *out, ptxjit_context *context, size_t bytes);
+ptxjit_status ptxjit_free(ptxjit_context *context, ptxjit_devptr pointer);
+ptxjit_status ptxjit_copy_to_device(ptxjit_context *context, ptxjit_devptr dst, const void *src,
+                                    size_t bytes);
+ptxjit_status ptxjit_copy_to_host(ptxjit_context *context, void *dst, ptxjit_devptr src,
+                                  size_t bytes);
+ptxjit_status ptxjit_synchronize(ptxjit_context *context);
+
+/* ---- High-level operations ---- */
+/* Sums n elements at input (dtype from params: i32 or f32) with the reduce kernel that params
+ * select, and writes the sum to *result_host (an int32_t or a float). int32 sums wrap modulo
+ * 2^32. Any n >= 1 and any element-aligned input address. */
+ptxjit_status ptxjit_reduce(ptxjit_context *context, const char *params, ptxjit_devptr input,
+                            size_t n, void *result_host);
+/* The same, asynchronous: the sum lands in device memory at result_device on stream. */
+ptxjit_status ptxjit_reduce_async(ptxjit_context *context, const char *params,
+                                  ptxjit_devptr input, size_t n, ptxjit_devptr result_device,
+                                  void *stream);
+
+/* ---- Disk cache ---- */
+typedef struct {
+    uint64_t entries, bytes;                    /* now on disk */
+    uint64_t hits, misses, stores, corrupt;     /* since the cache was created or cleared */
+} ptxjit_cache_stats;
+ptxjit_status ptxjit_cache_stats_get(ptxjit_cache_stats *out, ptxjit_context *context);
+/* Removes every entry of this cache version; returns how many in *removed (may be NULL). */
+ptxjit_status ptxjit_cache_clear(ptxjit_context *context, uint64_t *removed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,20 @@
+/* artifact.c — the compiled-kernel record shared by backends and caches. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void artifact_free(pj_artifact *artifact)
+{
+    if (!artifact)
+        return;
+    free(artifact->family);
+    free(artifact->params);
+    free(artifact->ptx);
+    free(artifact->cubin);
+    free(artifact->log);
+    for (int i = 0; i < artifact->entry_count; i++)
+        free(artifact->entries[i]);
+    free(artifact->entries);
+    memset(artifact, 0, sizeof *artifact);
+}

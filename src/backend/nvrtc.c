@@ -1,0 +1,170 @@
+/* nvrtc.c — NVRTC through dlopen: found by soname, $PTXJIT_NVRTC_LIBRARY or the toolkit's lib
+ * folders; every entry point checked once at load. */
+#include <dlfcn.h>
+#include <nvrtc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/nvrtc.h"
+
+static struct {
+    void *handle;
+    char version[32];
+    ptxjit_status status;
+    char error[1024];
+    nvrtcResult (*Version)(int *, int *);
+    nvrtcResult (*CreateProgram)(nvrtcProgram *, const char *, const char *, int,
+                                 const char *const *, const char *const *);
+    nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char *const *);
+    nvrtcResult (*GetPTXSize)(nvrtcProgram, size_t *);
+    nvrtcResult (*GetPTX)(nvrtcProgram, char *);
+    nvrtcResult (*GetCUBINSize)(nvrtcProgram, size_t *);
+    nvrtcResult (*GetCUBIN)(nvrtcProgram, char *);
+    nvrtcResult (*GetProgramLogSize)(nvrtcProgram, size_t *);
+    nvrtcResult (*GetProgramLog)(nvrtcProgram, char *);
+    nvrtcResult (*DestroyProgram)(nvrtcProgram *);
+    const char *(*GetErrorString)(nvrtcResult);
+} nvrtc;
+
+static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT;
+
+static void *open_library(pj_strbuf *tried)
+{
+    const char *override = getenv("PTXJIT_NVRTC_LIBRARY");
+    const char *cuda = getenv("CUDA_HOME");
+    char paths[6][512];
+    int count = 0;
+    if (override && *override)
+        snprintf(paths[count++], sizeof paths[0], "%s", override);
+    snprintf(paths[count++], sizeof paths[0], "libnvrtc.so.13");
+    snprintf(paths[count++], sizeof paths[0], "libnvrtc.so.12");
+    if (cuda && *cuda)
+        snprintf(paths[count++], sizeof paths[0], "%s/lib64/libnvrtc.so", cuda);
+    snprintf(paths[count++], sizeof paths[0], "/usr/local/cuda/lib64/libnvrtc.so");
+    snprintf(paths[count++], sizeof paths[0], "/usr/local/cuda/lib/libnvrtc.so");
+    for (int i = 0; i < count; i++) {
+        void *handle = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
+        if (handle)
+            return handle;
+        sb_appendf(tried, "%s%s", i ? ", " : "", paths[i]);
+    }
+    return NULL;
+}
+
+static void nvrtc_load_once(void)
+{
+    pj_strbuf tried;
+    sb_init(&tried);
+    nvrtc.handle = open_library(&tried);
+    if (!nvrtc.handle) {
+        snprintf(nvrtc.error, sizeof nvrtc.error,
+                 "cannot load NVRTC (tried %s); install the CUDA toolkit's NVRTC or set "
+                 "PTXJIT_NVRTC_LIBRARY to libnvrtc.so's path",
+                 tried.data ? tried.data : "");
+        sb_free(&tried);
+        nvrtc.status = PTXJIT_ERR_NO_COMPILER;
+        return;
+    }
+    sb_free(&tried);
+    struct {
+        const char *name;
+        void **slot;
+    } symbols[] = {
+#define PJ_NVRTC_SYMBOL(name) {"nvrtc" #name, (void **)&nvrtc.name}
+        PJ_NVRTC_SYMBOL(Version),        PJ_NVRTC_SYMBOL(CreateProgram),
+        PJ_NVRTC_SYMBOL(CompileProgram), PJ_NVRTC_SYMBOL(GetPTXSize),
+        PJ_NVRTC_SYMBOL(GetPTX),         PJ_NVRTC_SYMBOL(GetCUBINSize),
+        PJ_NVRTC_SYMBOL(GetCUBIN),       PJ_NVRTC_SYMBOL(GetProgramLogSize),
+        PJ_NVRTC_SYMBOL(GetProgramLog),  PJ_NVRTC_SYMBOL(DestroyProgram),
+        PJ_NVRTC_SYMBOL(GetErrorString),
+#undef PJ_NVRTC_SYMBOL
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(symbols); i++) {
+        *symbols[i].slot = dlsym(nvrtc.handle, symbols[i].name);
+        if (!*symbols[i].slot) {
+            snprintf(nvrtc.error, sizeof nvrtc.error,
+                     "the NVRTC library lacks %s (too old? ptxjit needs CUDA 12.0 or newer)",
+                     symbols[i].name);
+            nvrtc.status = PTXJIT_ERR_NO_COMPILER;
+            return;
+        }
+    }
+    int major = 0, minor = 0;
+    nvrtc.Version(&major, &minor);
+    snprintf(nvrtc.version, sizeof nvrtc.version, "nvrtc %d.%d", major, minor);
+    nvrtc.status = PTXJIT_OK;
+}
+
+ptxjit_status nvrtc_load(void)
+{
+    pthread_once(&nvrtc_once, nvrtc_load_once);
+    if (nvrtc.status != PTXJIT_OK)
+        return pj_error(nvrtc.status, "%s", nvrtc.error);
+    return PTXJIT_OK;
+}
+
+const char *nvrtc_version_string(void)
+{
+    return nvrtc.version;
+}
+
+static char *program_log(nvrtcProgram program)
+{
+    size_t size = 0;
+    if (nvrtc.GetProgramLogSize(program, &size) != NVRTC_SUCCESS || size == 0)
+        return pj_strdup("");
+    char *log = calloc(1, size + 1);
+    if (log && nvrtc.GetProgramLog(program, log) != NVRTC_SUCCESS)
+        log[0] = '\0';
+    return log;
+}
+
+static ptxjit_status take_outputs(pj_artifact *out, nvrtcProgram program)
+{
+    size_t ptx_size = 0, cubin_size = 0;
+    if (nvrtc.GetPTXSize(program, &ptx_size) != NVRTC_SUCCESS || ptx_size == 0)
+        return pj_error(PTXJIT_ERR_COMPILE, "NVRTC produced no PTX");
+    out->ptx = calloc(1, ptx_size + 1);
+    if (!out->ptx)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory for PTX");
+    nvrtc.GetPTX(program, out->ptx);
+    /* A virtual architecture (compute_XX) yields PTX only; the cubin comes later. */
+    if (nvrtc.GetCUBINSize(program, &cubin_size) == NVRTC_SUCCESS && cubin_size > 0) {
+        out->cubin = malloc(cubin_size);
+        if (!out->cubin)
+            return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory for cubin");
+        nvrtc.GetCUBIN(program, (char *)out->cubin);
+        out->cubin_size = cubin_size;
+    }
+    return PTXJIT_OK;
+}
+
+ptxjit_status nvrtc_compile(pj_artifact *out, const char *source, const char *name,
+                            const char *const *options, int option_count, char **log_out)
+{
+    ptxjit_status status = nvrtc_load();
+    if (status != PTXJIT_OK)
+        return status;
+    nvrtcProgram program = NULL;
+    nvrtcResult result = nvrtc.CreateProgram(&program, source, name, 0, NULL, NULL);
+    if (result != NVRTC_SUCCESS)
+        return pj_error(PTXJIT_ERR_COMPILE, "nvrtcCreateProgram: %s",
+                        nvrtc.GetErrorString(result));
+    result = nvrtc.CompileProgram(program, option_count, options);
+    char *log = program_log(program);
+    if (result != NVRTC_SUCCESS) {
+        status = pj_error(PTXJIT_ERR_COMPILE, "%s", nvrtc.GetErrorString(result));
+        if (log_out)
+            *log_out = log;
+        else
+            free(log);
+        nvrtc.DestroyProgram(&program);
+        return status;
+    }
+    out->log = log ? log : pj_strdup("");
+    status = take_outputs(out, program);
+    nvrtc.DestroyProgram(&program);
+    return status;
+}

@@ -1,0 +1,19 @@
+/* nvrtc.h — the NVRTC backend: CUDA C++ source → PTX and cubin in one compile. libnvrtc is
+ * loaded with dlopen on first use, so ptxjit builds and runs where it is missing. */
+#ifndef PTXJIT_BACKEND_NVRTC_H
+#define PTXJIT_BACKEND_NVRTC_H
+
+#include "internal.h"
+
+/* PTXJIT_OK when libnvrtc could be loaded; else PTXJIT_ERR_NO_COMPILER with where it looked. */
+ptxjit_status nvrtc_load(void);
+/* "nvrtc 13.0" (after a successful nvrtc_load). */
+const char *nvrtc_version_string(void);
+
+/* Compiles source for the architecture in options ("-arch=sm_90a" gives PTX and cubin).
+ * name is the program's file name in the log. On success out->ptx, cubin and log are set.
+ * On failure PTXJIT_ERR_COMPILE, *log_out (if given) receives the log; caller frees. */
+ptxjit_status nvrtc_compile(pj_artifact *out, const char *source, const char *name,
+                            const char *const *options, int option_count, char **log_out);
+
+#endif

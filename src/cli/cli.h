@@ -1,0 +1,33 @@
+/* cli.h — shared pieces of the ptxjit command-line tool. */
+#ifndef PTXJIT_CLI_H
+#define PTXJIT_CLI_H
+
+#include "ptxjit.h"
+
+/* Exit statuses: success, failure, usage error (bad command, option or parameter). */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+typedef struct {
+    ptxjit_options options;
+    int argc;         /* the command's own arguments, after global options */
+    char **argv;
+} cli_args;
+
+/* Prints "ptxjit: <last error>" and maps the status to an exit code. */
+int cli_fail(ptxjit_status status);
+/* Joins argv's key=value words into one parameter string, taking out the words whose key is
+ * in `own` (e.g. "n") into own_values. Caller frees. */
+char *cli_join_params(int argc, char **argv, const char *const *own, const char **own_values);
+int cli_open(ptxjit_context **out, cli_args *args);
+
+int cmd_list(cli_args *args);
+int cmd_info(cli_args *args);
+int cmd_ptx(cli_args *args);
+int cmd_source(cli_args *args);
+int cmd_inspect(cli_args *args);
+int cmd_cache(cli_args *args);
+int cmd_run(cli_args *args);
+int cmd_bench(cli_args *args);
+int cmd_jit_time(cli_args *args);
+
+#endif

@@ -1,0 +1,125 @@
+/* main.c — ptxjit's command line: global options, then one command. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char usage[] =
+    "usage: ptxjit [global options] COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  list                          kernel families and where their templates come from\n"
+    "  info FAMILY                   parameters (types, allowed values, defaults, docs),\n"
+    "                                constraints and entry points\n"
+    "  ptx FAMILY [key=value ...]    specialize, compile (or take from the cache), print PTX\n"
+    "  source FAMILY [key=value ...] print the specialized CUDA source\n"
+    "  inspect FAMILY [key=value ...] canonical params, cache key, origin, sizes, compiler\n"
+    "                                log, and registers/shared/local memory with a GPU\n"
+    "  run FAMILY [key=value ...] [n=N] [runs=R]\n"
+    "                                run on fresh random data, check against the CPU\n"
+    "                                reference, print time and GB/s (needs a GPU)\n"
+    "  bench FAMILY [n=N] [runs=R]   every variant's GB/s and % of the device-to-device copy\n"
+    "                                measured in the same run, plus a parameter sweep\n"
+    "                                (needs a GPU)\n"
+    "  bench jit                     JIT costs: cold compile, disk hit in a fresh process,\n"
+    "                                memory hit + launch against a bare cuLaunchKernel\n"
+    "  jit-time FAMILY [key=value ...] time one context open and one request in this\n"
+    "                                process (what `bench jit` runs in a fresh process)\n"
+    "  cache path|stats|clear        the disk cache\n"
+    "\n"
+    "global options:\n"
+    "  --arch ARCH          target architecture (default: $PTXJIT_ARCH, the GPU's, sm_90a)\n"
+    "  --backend NAME       compiler backend (nvrtc)\n"
+    "  --cache-dir DIR      disk cache root (default: $PTXJIT_CACHE_DIR, $XDG_CACHE_HOME/ptxjit,\n"
+    "                       ~/.cache/ptxjit)\n"
+    "  --no-disk-cache      keep compiled kernels in memory only\n"
+    "  --templates DIRS     extra ':'-separated template directories (also\n"
+    "                       $PTXJIT_TEMPLATE_PATH)\n"
+    "  --device N           CUDA device ordinal (default 0)\n"
+    "  --no-gpu             never touch the CUDA driver\n"
+    "  -h, --help           this help (COMMAND --help: the same)\n"
+    "  --version            print the version\n"
+    "\n"
+    "exit status: 0 success, 1 failure, 2 usage error (unknown command, option or parameter)\n";
+
+static const struct {
+    const char *name;
+    int (*run)(cli_args *);
+} commands[] = {
+    {"list", cmd_list},       {"info", cmd_info}, {"ptx", cmd_ptx},     {"source", cmd_source},
+    {"inspect", cmd_inspect}, {"run", cmd_run},   {"bench", cmd_bench}, {"cache", cmd_cache},
+    {"jit-time", cmd_jit_time},
+};
+
+static int wants_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return 1;
+    return 0;
+}
+
+/* Consumes global options; returns the index of the command, or -1 after a usage error. */
+static int parse_globals(cli_args *args, int argc, char **argv)
+{
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *option = argv[i];
+        const char **slot = NULL;
+        if (strcmp(option, "--arch") == 0)
+            slot = &args->options.arch;
+        else if (strcmp(option, "--backend") == 0)
+            slot = &args->options.backend;
+        else if (strcmp(option, "--cache-dir") == 0)
+            slot = &args->options.cache_dir;
+        else if (strcmp(option, "--templates") == 0)
+            slot = &args->options.template_path;
+        else if (strcmp(option, "--no-disk-cache") == 0) {
+            args->options.disk_cache = 0;
+            continue;
+        } else if (strcmp(option, "--no-gpu") == 0) {
+            args->options.use_gpu = 0;
+            continue;
+        } else if (strcmp(option, "--device") == 0 && i + 1 < argc) {
+            args->options.device = atoi(argv[++i]);
+            continue;
+        } else if (strcmp(option, "-h") == 0 || strcmp(option, "--help") == 0) {
+            fputs(usage, stdout);
+            exit(CLI_OK);
+        } else if (strcmp(option, "--version") == 0) {
+            printf("ptxjit %s\n", PTXJIT_VERSION);
+            exit(CLI_OK);
+        }
+        if (!slot || i + 1 >= argc) {
+            fprintf(stderr, "ptxjit: unknown option or missing value: %s\n%s", option, usage);
+            return -1;
+        }
+        *slot = argv[++i];
+    }
+    return i;
+}
+
+int main(int argc, char **argv)
+{
+    cli_args args;
+    ptxjit_options_init(&args.options);
+    int command = parse_globals(&args, argc, argv);
+    if (command < 0)
+        return CLI_USAGE;
+    if (command >= argc) {
+        fputs(usage, stderr);
+        return CLI_USAGE;
+    }
+    args.argc = argc - command - 1;
+    args.argv = argv + command + 1;
+    if (wants_help(args.argc, args.argv)) {
+        fputs(usage, stdout);
+        return CLI_OK;
+    }
+    for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
+        if (strcmp(argv[command], commands[c].name) == 0)
+            return commands[c].run(&args);
+    fprintf(stderr, "ptxjit: unknown command '%s'\n%s", argv[command], usage);
+    return CLI_USAGE;
+}

@@ -1,0 +1,129 @@
+/* run.c — `run`, `bench` and `jit-time`: parse n= and runs=, find the family's runner. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/run_family.h"
+#include "cli/timing.h"
+
+static int parse_count(size_t *out, const char *text, const char *name, size_t fallback)
+{
+    if (!text) {
+        *out = fallback;
+        return 1;
+    }
+    char *end;
+    unsigned long long value = strtoull(text, &end, 0);
+    /* 2^k written as "2^30" is common in the write-ups; accept it, plus an optional +c. */
+    if (end[0] == '^' && value == 2) {
+        unsigned long long power = strtoull(end + 1, &end, 10);
+        value = power < 48 ? 1ull << power : 0;
+        if (*end == '+')
+            value += strtoull(end + 1, &end, 10);
+    }
+    if (*end || value == 0) {
+        fprintf(stderr, "ptxjit: %s=%s is not a positive count (e.g. %s=1000003 or %s=2^30)\n",
+                name, text, name, name);
+        return 0;
+    }
+    *out = (size_t)value;
+    return 1;
+}
+
+static int open_gpu(ptxjit_context **context, cli_args *args)
+{
+    int code = cli_open(context, args);
+    if (code != CLI_OK)
+        return code;
+    if (ptxjit_gpu_status(*context) != PTXJIT_OK) {
+        fprintf(stderr, "ptxjit: this command needs a GPU: %s\n", ptxjit_last_error());
+        ptxjit_close(*context);
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+static int need_reduce(const char *family)
+{
+    if (strcmp(family, "reduce") == 0)
+        return 1;
+    fprintf(stderr, "ptxjit: no runner for family '%s' yet (runners: reduce); get the kernel "
+                    "with ptxjit_get_kernel and launch it with ptxjit_launch\n", family);
+    return 0;
+}
+
+int cmd_run(cli_args *args)
+{
+    if (args->argc < 1) {
+        fprintf(stderr, "ptxjit: usage: ptxjit run FAMILY [key=value ...] [n=N] [runs=R]\n");
+        return CLI_USAGE;
+    }
+    if (!need_reduce(args->argv[0]))
+        return CLI_USAGE;
+    static const char *const own[] = {"n", "runs", NULL};
+    const char *values[2] = {NULL, NULL};
+    char *params = cli_join_params(args->argc - 1, args->argv + 1, own, values);
+    size_t n, runs;
+    ptxjit_context *context = NULL;
+    int code = CLI_USAGE;
+    if (params && parse_count(&n, values[0], "n", (size_t)1 << 26) &&
+        parse_count(&runs, values[1], "runs", 20) && (code = open_gpu(&context, args)) == CLI_OK) {
+        code = reduce_run(context, params, n, (int)runs);
+        ptxjit_close(context);
+    }
+    free(params);
+    return code;
+}
+
+int cmd_bench(cli_args *args)
+{
+    if (args->argc < 1) {
+        fprintf(stderr, "ptxjit: usage: ptxjit bench FAMILY|jit [n=N] [runs=R]\n");
+        return CLI_USAGE;
+    }
+    int jit = strcmp(args->argv[0], "jit") == 0;
+    if (!jit && !need_reduce(args->argv[0]))
+        return CLI_USAGE;
+    static const char *const own[] = {"n", "runs", NULL};
+    const char *values[2] = {NULL, NULL};
+    char *rest = cli_join_params(args->argc - 1, args->argv + 1, own, values);
+    size_t n, runs;
+    ptxjit_context *context = NULL;
+    int code = CLI_USAGE;
+    if (rest && *rest)
+        fprintf(stderr, "ptxjit: bench takes only n= and runs=, not '%s'\n", rest);
+    else if (rest && parse_count(&n, values[0], "n", (size_t)1 << 30) &&
+             parse_count(&runs, values[1], "runs", 20) &&
+             (code = open_gpu(&context, args)) == CLI_OK) {
+        code = jit ? jit_costs(context, "/proc/self/exe") : reduce_bench(context, n, (int)runs);
+        ptxjit_close(context);
+    }
+    free(rest);
+    return code;
+}
+
+/* `ptxjit jit-time FAMILY PARAMS`: one context open and one kernel request in this fresh
+ * process, timed; `bench jit` runs it to measure a disk hit without anything preloaded. */
+int cmd_jit_time(cli_args *args)
+{
+    double start = wall_ms();
+    ptxjit_context *context;
+    int code = cli_open(&context, args);
+    if (code != CLI_OK)
+        return code;
+    double opened = wall_ms();
+    char *params = cli_join_params(args->argc - 1, args->argv + 1, NULL, NULL);
+    ptxjit_kernel *kernel;
+    ptxjit_origin origin;
+    ptxjit_status status = args->argc < 1 ? PTXJIT_ERR_INVALID_ARGUMENT
+                           : ptxjit_get_kernel(&kernel, context, args->argv[0], params, &origin);
+    double got = wall_ms();
+    free(params);
+    if (status == PTXJIT_OK)
+        printf("open_ms %.3f get_ms %.3f origin %d\n", opened - start, got - opened, origin);
+    else
+        code = cli_fail(status);
+    ptxjit_close(context);
+    return code;
+}

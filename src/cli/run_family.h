@@ -1,0 +1,14 @@
+/* run_family.h — per-family runners behind `ptxjit run` and `ptxjit bench`. */
+#ifndef PTXJIT_CLI_RUN_FAMILY_H
+#define PTXJIT_CLI_RUN_FAMILY_H
+
+#include <stddef.h>
+
+#include "ptxjit.h"
+
+int reduce_run(ptxjit_context *context, const char *params, size_t n, int runs);
+int reduce_bench(ptxjit_context *context, size_t n, int runs);
+/* Memory-hit + launch against a bare cuLaunchKernel, and a fresh process's disk hit. */
+int jit_costs(ptxjit_context *context, const char *self_path);
+
+#endif

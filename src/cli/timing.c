@@ -1,0 +1,93 @@
+/* timing.c — medians of CUDA-event timings, and random inputs for the checks. */
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/timing.h"
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+ptxjit_status time_median_ms(double *out, ptxjit_context *context, timed_fn fn, void *arg,
+                             int warmup, int runs)
+{
+    const pj_driver *d = context->driver;
+    CUevent start = NULL, stop = NULL;
+    double *samples = calloc((size_t)runs, sizeof *samples);
+    ptxjit_status status = samples ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "no memory");
+    if (status == PTXJIT_OK)
+        status = PJ_CU(d->cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+    if (status == PTXJIT_OK)
+        status = PJ_CU(d->cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+    for (int i = 0; i < warmup && status == PTXJIT_OK; i++)
+        status = fn(arg);
+    for (int i = 0; i < runs && status == PTXJIT_OK; i++) {
+        float ms = 0;
+        status = PJ_CU(d->cuEventRecord(start, NULL), "cuEventRecord");
+        if (status == PTXJIT_OK)
+            status = fn(arg);
+        if (status == PTXJIT_OK)
+            status = PJ_CU(d->cuEventRecord(stop, NULL), "cuEventRecord");
+        if (status == PTXJIT_OK)
+            status = PJ_CU(d->cuEventSynchronize(stop), "cuEventSynchronize");
+        if (status == PTXJIT_OK)
+            status = PJ_CU(d->cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+        samples[i] = ms;
+    }
+    if (status == PTXJIT_OK) {
+        qsort(samples, (size_t)runs, sizeof *samples, compare_doubles);
+        *out = runs % 2 ? samples[runs / 2] : (samples[runs / 2 - 1] + samples[runs / 2]) / 2;
+    }
+    if (start)
+        d->cuEventDestroy(start);
+    if (stop)
+        d->cuEventDestroy(stop);
+    free(samples);
+    return status;
+}
+
+double wall_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static uint64_t seed(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (uint64_t)t.tv_nsec ^ ((uint64_t)t.tv_sec << 20) ^ ((uint64_t)getpid() << 40) ^ 1;
+}
+
+/* splitmix64: fast, and good enough to make every run's data different. */
+static uint64_t next(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void random_i32(int32_t *data, size_t n)
+{
+    uint64_t state = seed();
+    size_t i = 0;
+    for (; i + 1 < n; i += 2) {
+        uint64_t r = next(&state);
+        data[i] = (int32_t)(uint32_t)r;
+        data[i + 1] = (int32_t)(uint32_t)(r >> 32);
+    }
+    if (i < n)
+        data[i] = (int32_t)(uint32_t)next(&state);
+}
+
+void random_f32(float *data, size_t n)
+{
+    uint64_t state = seed();
+    for (size_t i = 0; i < n; i++)
+        data[i] = (float)((double)(next(&state) >> 11) * 0x1.0p-52 - 1.0); /* [-1, 1) */
+}

@@ -1,0 +1,17 @@
+/* timing.h — CUDA-event timing and fresh random data for `run` and `bench`. */
+#ifndef PTXJIT_CLI_TIMING_H
+#define PTXJIT_CLI_TIMING_H
+
+#include "context.h"
+
+/* Runs fn(arg) warmup times, then runs times between CUDA events; writes the median in ms.
+ * Stops at the first failing call and returns its status. */
+typedef ptxjit_status (*timed_fn)(void *arg);
+ptxjit_status time_median_ms(double *out, ptxjit_context *context, timed_fn fn, void *arg,
+                             int warmup, int runs);
+double wall_ms(void);
+/* Fills with random values from a seed taken from the clock: never zeros, never the same. */
+void random_i32(int32_t *data, size_t n);
+void random_f32(float *data, size_t n);
+
+#endif

@@ -1,0 +1,384 @@
+/* context.c — opening a context: options and environment, the template registry (user
+ * directories first, then the built-in templates), the target architecture and the GPU. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "context.h"
+#include "backend/nvrtc.h"
+
+extern const struct {
+    const char *path;
+    const char *text;
+} pj_embedded_templates[];
+
+void ptxjit_options_init(ptxjit_options *options)
+{
+    memset(options, 0, sizeof *options);
+    options->disk_cache = 1;
+    options->use_gpu = 1;
+}
+
+static ptxjit_status add_schema(ptxjit_context *context, const char *source, const char *origin)
+{
+    pj_schema *schema;
+    ptxjit_status status = schema_parse(&schema, source, origin);
+    if (status != PTXJIT_OK)
+        return status;
+    if (context_find_schema(context, schema->family)) {
+        /* User directories come first, so a user template overrides a built-in one. */
+        pj_log(&context->logger, PTXJIT_LOG_INFO, "%s: family %s already defined; ignored",
+               origin, schema->family);
+        schema_free(schema);
+        return PTXJIT_OK;
+    }
+    pj_schema **grown = realloc(context->schemas,
+                                (size_t)(context->schema_count + 1) * sizeof *grown);
+    if (!grown) {
+        schema_free(schema);
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    context->schemas = grown;
+    grown[context->schema_count++] = schema;
+    return PTXJIT_OK;
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every *.cu file of dir, in name order, so that the first definition of a family is stable. */
+static ptxjit_status load_template_dir(ptxjit_context *context, const char *dir)
+{
+    DIR *handle = opendir(dir);
+    if (!handle)
+        return pj_error(PTXJIT_ERR_TEMPLATE, "template directory %s: %s; fix the path in "
+                        "PTXJIT_TEMPLATE_PATH or the template_path option", dir, strerror(errno));
+    char *names[1024];
+    int count = 0;
+    for (struct dirent *e; (e = readdir(handle)) && count < 1024;) {
+        size_t n = strlen(e->d_name);
+        if (n > 3 && strcmp(e->d_name + n - 3, ".cu") == 0)
+            names[count++] = pj_strdup(e->d_name);
+    }
+    closedir(handle);
+    qsort(names, (size_t)count, sizeof *names, compare_strings);
+    ptxjit_status status = PTXJIT_OK;
+    for (int i = 0; i < count; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        char *text = NULL;
+        if (status == PTXJIT_OK && (status = pj_read_file(&text, NULL, path)) == PTXJIT_OK)
+            status = add_schema(context, text, path);
+        free(text);
+        free(names[i]);
+    }
+    return status;
+}
+
+static ptxjit_status load_template_path(ptxjit_context *context, const char *path)
+{
+    if (!path || !*path)
+        return PTXJIT_OK;
+    char *copy = pj_strdup(path), *save = NULL;
+    ptxjit_status status = PTXJIT_OK;
+    for (char *dir = strtok_r(copy, ":", &save); dir && status == PTXJIT_OK;
+         dir = strtok_r(NULL, ":", &save))
+        status = load_template_dir(context, dir);
+    free(copy);
+    return status;
+}
+
+static ptxjit_status load_templates(ptxjit_context *context, const ptxjit_options *options)
+{
+    ptxjit_status status = load_template_path(context, options->template_path);
+    if (status == PTXJIT_OK)
+        status = load_template_path(context, getenv("PTXJIT_TEMPLATE_PATH"));
+    for (int i = 0; status == PTXJIT_OK && pj_embedded_templates[i].path; i++) {
+        char origin[256];
+        snprintf(origin, sizeof origin, "built-in:%s", pj_embedded_templates[i].path);
+        status = add_schema(context, pj_embedded_templates[i].text, origin);
+    }
+    return status;
+}
+
+const pj_schema *context_find_schema(ptxjit_context *context, const char *family)
+{
+    for (int i = 0; i < context->schema_count; i++)
+        if (strcmp(context->schemas[i]->family, family) == 0)
+            return context->schemas[i];
+    return NULL;
+}
+
+static int attribute(ptxjit_context *context, CUdevice_attribute which)
+{
+    int value = 0;
+    context->driver->cuDeviceGetAttribute(&value, which, context->device);
+    return value;
+}
+
+/* The GPU is optional: failures are kept in gpu_status for the calls that need it. */
+static void open_gpu(ptxjit_context *context)
+{
+    const pj_driver *driver = NULL;
+    ptxjit_status status = driver_get(&driver);
+    int count = 0;
+    if (status == PTXJIT_OK)
+        status = PJ_CU(driver->cuDeviceGetCount(&count), "cuDeviceGetCount");
+    if (status == PTXJIT_OK && context->device_ordinal >= count)
+        status = pj_error(PTXJIT_ERR_NO_DEVICE, "device %d requested but %d present",
+                          context->device_ordinal, count);
+    if (status == PTXJIT_OK)
+        status = PJ_CU(driver->cuDeviceGet(&context->device, context->device_ordinal),
+                       "cuDeviceGet");
+    if (status == PTXJIT_OK)
+        status = PJ_CU(driver->cuDevicePrimaryCtxRetain(&context->cu_context, context->device),
+                       "cuDevicePrimaryCtxRetain");
+    context->gpu_status = status;
+    if (status != PTXJIT_OK) {
+        snprintf(context->gpu_error, sizeof context->gpu_error, "%s", ptxjit_last_error());
+        return;
+    }
+    context->driver = driver;
+    context->sm_count = attribute(context, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+}
+
+static int valid_arch(const char *arch)
+{
+    if (strncmp(arch, "sm_", 3) != 0 || arch[3] < '1' || arch[3] > '9')
+        return 0;
+    const char *s = arch + 3;
+    while (*s >= '0' && *s <= '9')
+        s++;
+    return (*s == '\0' || ((*s == 'a' || *s == 'f') && s[1] == '\0')) && s - arch <= 6;
+}
+
+/* Options, then $PTXJIT_ARCH, then the device (with 'a' from sm_90 on, so that its
+ * architecture-specific instructions are available), then sm_90a. */
+static ptxjit_status choose_arch(ptxjit_context *context, const char *requested)
+{
+    const char *env = getenv("PTXJIT_ARCH");
+    const char *arch = requested && *requested ? requested : env && *env ? env : NULL;
+    if (arch) {
+        if (!valid_arch(arch))
+            return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                            "architecture '%s' is not of the form sm_NN, sm_NNa or sm_NNf "
+                            "(e.g. sm_90a)",
+                            arch);
+        snprintf(context->arch, sizeof context->arch, "%s", arch);
+    } else if (context->gpu_status == PTXJIT_OK) {
+        int major = attribute(context, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+        int minor = attribute(context, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+        snprintf(context->arch, sizeof context->arch, "sm_%d%d%s", major, minor,
+                 major >= 9 ? "a" : "");
+    } else {
+        snprintf(context->arch, sizeof context->arch, "sm_90a");
+    }
+    return PTXJIT_OK;
+}
+
+static void add_option(ptxjit_context *context, const char *format, const char *value)
+    PJ_PRINTF(2, 0);
+static void add_option(ptxjit_context *context, const char *format, const char *value)
+{
+    pj_strbuf sb;
+    sb_init(&sb);
+    sb_appendf(&sb, format, value);
+    context->options[context->option_count++] = sb_take(&sb);
+}
+
+/* The compile options; the toolkit include folder lets templates use cuda_fp16.h and
+ * cuda_bf16.h. */
+static void choose_options(ptxjit_context *context)
+{
+    add_option(context, "-arch=%s", context->arch);
+    add_option(context, "%s", "-std=c++17");
+    const char *cuda = getenv("CUDA_HOME");
+    char include[4096];
+    snprintf(include, sizeof include, "%s/include",
+             cuda && *cuda ? cuda : "/usr/local/cuda");
+    struct stat st;
+    if (stat(include, &st) == 0 && S_ISDIR(st.st_mode))
+        add_option(context, "-I%s", include);
+}
+
+static ptxjit_status open_disk_cache(ptxjit_context *context, const ptxjit_options *options)
+{
+    if (!options->disk_cache)
+        return PTXJIT_OK;
+    if (disk_cache_open(&context->disk, options->cache_dir, &context->logger) != PTXJIT_OK) {
+        /* Kernels still compile without a disk cache; say why it is off. */
+        pj_log(&context->logger, PTXJIT_LOG_WARNING, "disk cache disabled: %s",
+               ptxjit_last_error());
+        context->disk = NULL;
+    }
+    return PTXJIT_OK;
+}
+
+ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
+{
+    ptxjit_options defaults;
+    if (!out)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "ptxjit_open: out is NULL");
+    *out = NULL;
+    if (!options) {
+        ptxjit_options_init(&defaults);
+        options = &defaults;
+    }
+    const char *backend = options->backend && *options->backend ? options->backend : "nvrtc";
+    if (strcmp(backend, "nvrtc") != 0)
+        return pj_error(PTXJIT_ERR_UNSUPPORTED,
+                        "backend '%s' is not available in this build; available: nvrtc",
+                        backend);
+    ptxjit_context *context = calloc(1, sizeof *context);
+    if (!context)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    pthread_mutex_init(&context->lock, NULL);
+    pthread_cond_init(&context->compiled, NULL);
+    context->logger = (pj_logger){options->log, options->log_user};
+    context->device_ordinal = options->device;
+    snprintf(context->backend, sizeof context->backend, "%s", backend);
+    context->gpu_status = PTXJIT_ERR_NO_DRIVER;
+    snprintf(context->gpu_error, sizeof context->gpu_error,
+             "the GPU was turned off for this context (use_gpu = 0)");
+    if (options->use_gpu)
+        open_gpu(context);
+    ptxjit_status status = choose_arch(context, options->arch);
+    if (status == PTXJIT_OK)
+        status = load_templates(context, options);
+    if (status == PTXJIT_OK)
+        status = open_disk_cache(context, options);
+    if (status != PTXJIT_OK) {
+        ptxjit_close(context);
+        return status;
+    }
+    choose_options(context);
+    pj_error_clear();
+    *out = context;
+    return PTXJIT_OK;
+}
+
+void ptxjit_close(ptxjit_context *context)
+{
+    if (!context)
+        return;
+    kernel_free_all(context);
+    if (context->driver)
+        context->driver->cuDevicePrimaryCtxRelease(context->device);
+    for (int i = 0; i < context->schema_count; i++) {
+        schema_free(context->schemas[i]);
+        if (context->descriptions)
+            free(context->descriptions[i]);
+    }
+    free(context->descriptions);
+    free(context->schemas);
+    for (int i = 0; i < context->option_count; i++)
+        free(context->options[i]);
+    disk_cache_close(context->disk);
+    pthread_mutex_destroy(&context->lock);
+    pthread_cond_destroy(&context->compiled);
+    free(context);
+}
+
+ptxjit_status ptxjit_gpu_status(ptxjit_context *context)
+{
+    if (!context)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "context is NULL");
+    if (context->gpu_status != PTXJIT_OK)
+        return pj_error(context->gpu_status, "%s", context->gpu_error);
+    return PTXJIT_OK;
+}
+
+ptxjit_status context_make_current(ptxjit_context *context)
+{
+    if (context->gpu_status != PTXJIT_OK)
+        return pj_error(context->gpu_status, "%s", context->gpu_error);
+    CUcontext current = NULL;
+    context->driver->cuCtxGetCurrent(&current);
+    if (current == context->cu_context)
+        return PTXJIT_OK;
+    return PJ_CU(context->driver->cuCtxSetCurrent(context->cu_context), "cuCtxSetCurrent");
+}
+
+const char *ptxjit_arch(const ptxjit_context *context)
+{
+    return context ? context->arch : NULL;
+}
+
+const char *ptxjit_cache_dir(const ptxjit_context *context)
+{
+    return context && context->disk ? disk_cache_dir(context->disk) : NULL;
+}
+
+int ptxjit_family_count(ptxjit_context *context)
+{
+    return context ? context->schema_count : 0;
+}
+
+const char *ptxjit_family_name(ptxjit_context *context, int index)
+{
+    if (!context || index < 0 || index >= context->schema_count)
+        return NULL;
+    return context->schemas[index]->family;
+}
+
+static ptxjit_status unknown_family(ptxjit_context *context, const char *family)
+{
+    pj_strbuf sb;
+    sb_init(&sb);
+    for (int i = 0; i < context->schema_count; i++)
+        sb_appendf(&sb, "%s%s", i ? ", " : "", context->schemas[i]->family);
+    ptxjit_status status = pj_error(PTXJIT_ERR_UNKNOWN_FAMILY,
+                                    "unknown kernel family '%s'; known: %s (see 'ptxjit list')",
+                                    family, sb.data ? sb.data : "none");
+    sb_free(&sb);
+    return status;
+}
+
+ptxjit_status context_schema(const pj_schema **out, ptxjit_context *context, const char *family)
+{
+    if (!context || !family)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "context and family must not be NULL");
+    *out = context_find_schema(context, family);
+    return *out ? PTXJIT_OK : unknown_family(context, family);
+}
+
+ptxjit_status ptxjit_family_describe(const char **out, ptxjit_context *context,
+                                     const char *family)
+{
+    const pj_schema *schema;
+    ptxjit_status status = context_schema(&schema, context, family);
+    if (status != PTXJIT_OK)
+        return status;
+    int index = 0;
+    while (context->schemas[index] != schema)
+        index++;
+    pthread_mutex_lock(&context->lock);
+    if (!context->descriptions)
+        context->descriptions = calloc((size_t)context->schema_count, sizeof(char *));
+    if (context->descriptions && !context->descriptions[index])
+        context->descriptions[index] = schema_describe(schema);
+    *out = context->descriptions ? context->descriptions[index] : NULL;
+    pthread_mutex_unlock(&context->lock);
+    return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+ptxjit_status ptxjit_canonical_params(char **out, ptxjit_context *context, const char *family,
+                                      const char *params)
+{
+    const pj_schema *schema;
+    ptxjit_status status = context_schema(&schema, context, family);
+    if (status != PTXJIT_OK)
+        return status;
+    pj_request request;
+    status = request_parse(&request, schema, params);
+    if (status != PTXJIT_OK)
+        return status;
+    *out = request_canonical(&request);
+    request_free(&request);
+    return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+}

@@ -1,0 +1,68 @@
+/* context.h — the state behind ptxjit_context and ptxjit_kernel, shared by context.c
+ * (open/close, templates, GPU), kernel.c (the request pipeline and memory cache), memory.c
+ * and the family ops. */
+#ifndef PTXJIT_CONTEXT_H
+#define PTXJIT_CONTEXT_H
+
+#include <pthread.h>
+
+#include "cache/disk.h"
+#include "driver/driver.h"
+#include "params/schema.h"
+
+#define PJ_BUCKETS 256
+#define PJ_MAX_OPTIONS 8
+
+typedef struct pj_alias pj_alias;
+
+struct ptxjit_kernel {
+    ptxjit_context *context;
+    const pj_schema *schema;
+    pj_request request; /* parameter values, for the family ops */
+    char *canonical;
+    pj_hash128 key;
+    char key_hex[33];
+    pj_artifact artifact;
+    char *source;       /* specialized source, when compiled here */
+    int ready;          /* 0 while one thread compiles it; guarded by context->lock */
+    int loaded;         /* module loaded on the GPU; read with acquire, set under lock */
+    CUmodule module;
+    CUfunction *functions; /* one per entry */
+    ptxjit_kernel *next;   /* bucket chain */
+};
+
+struct ptxjit_context {
+    pj_logger logger;
+    char arch[32];
+    char backend[16];
+    char *options[PJ_MAX_OPTIONS]; /* compiler options, part of the key */
+    int option_count;
+    pj_schema **schemas;
+    int schema_count;
+    char **descriptions;           /* family_describe results, freed at close */
+    pj_disk_cache *disk;           /* NULL: disk cache off or unusable */
+    /* GPU; driver NULL when gpu_status != OK (gpu_error says why). */
+    const pj_driver *driver;
+    ptxjit_status gpu_status;
+    char gpu_error[1024];
+    CUdevice device;
+    CUcontext cu_context;
+    int device_ordinal;
+    int sm_count;
+    /* Memory cache: kernels by key, and exact request strings as a fast path. */
+    pthread_mutex_t lock;
+    pthread_cond_t compiled;
+    ptxjit_kernel *kernels[PJ_BUCKETS];
+    pj_alias *aliases[PJ_BUCKETS];
+};
+
+const pj_schema *context_find_schema(ptxjit_context *context, const char *family);
+/* The schema of family, or PTXJIT_ERR_UNKNOWN_FAMILY listing the known ones. */
+ptxjit_status context_schema(const pj_schema **out, ptxjit_context *context, const char *family);
+/* PTXJIT_OK with the CUDA context current on this thread; else why the GPU is unusable. */
+ptxjit_status context_make_current(ptxjit_context *context);
+/* Loads kernel's module and functions once; index of entry (NULL: 0) in *index. */
+ptxjit_status kernel_load(ptxjit_kernel *kernel, const char *entry, int *index);
+void kernel_free_all(ptxjit_context *context);
+
+#endif

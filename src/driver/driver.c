@@ -1,0 +1,106 @@
+/* driver.c — loads libcuda.so.1 once per process and resolves each entry point with
+ * cuGetProcAddress at the CUDA 12.0 ABI, so that cuda.h's _v2/_v3 renames cannot bite. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver/driver.h"
+
+typedef CUresult(CUDAAPI *get_proc_fn)(const char *, void **, int, cuuint64_t,
+                                       CUdriverProcAddressQueryResult *);
+
+static pj_driver driver;
+static ptxjit_status driver_status;
+static char driver_error[1024];
+static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
+
+static void fail_load(ptxjit_status status, const char *format, const char *detail)
+{
+    driver_status = status;
+    snprintf(driver_error, sizeof driver_error, format, detail);
+}
+
+static int resolve_all(get_proc_fn get_proc)
+{
+    struct {
+        const char *name;
+        void **slot;
+    } symbols[] = {
+#define PJ_DRIVER_SYMBOL(name, args) {#name, (void **)&driver.name},
+        PJ_DRIVER_LIST(PJ_DRIVER_SYMBOL)
+#undef PJ_DRIVER_SYMBOL
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(symbols); i++) {
+        CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+        CUresult result = get_proc(symbols[i].name, symbols[i].slot, 12000,
+                                   CU_GET_PROC_ADDRESS_DEFAULT, &found);
+        if (result != CUDA_SUCCESS || !*symbols[i].slot) {
+            fail_load(PTXJIT_ERR_NO_DRIVER,
+                      "the CUDA driver lacks %s; update the NVIDIA driver (ptxjit needs a "
+                      "driver for CUDA 12.0 or newer)",
+                      symbols[i].name);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void driver_load_once(void)
+{
+    const char *path = getenv("PTXJIT_CUDA_LIBRARY");
+    void *handle = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        fail_load(PTXJIT_ERR_NO_DRIVER,
+                  "cannot load the CUDA driver (%s); install the NVIDIA driver, or run where a "
+                  "GPU is present (compiling, caching and inspecting kernels work without one)",
+                  dlerror());
+        return;
+    }
+    get_proc_fn get_proc = (get_proc_fn)dlsym(handle, "cuGetProcAddress_v2");
+    if (!get_proc) {
+        fail_load(PTXJIT_ERR_NO_DRIVER,
+                  "the CUDA driver has no cuGetProcAddress_v2 (%s); update the NVIDIA driver "
+                  "to one for CUDA 12.0 or newer",
+                  path && *path ? path : "libcuda.so.1");
+        return;
+    }
+    if (!resolve_all(get_proc))
+        return;
+    CUresult result = driver.cuInit(0);
+    if (result != CUDA_SUCCESS) {
+        const char *name = "?";
+        driver.cuGetErrorName(result, &name);
+        fail_load(result == CUDA_ERROR_NO_DEVICE ? PTXJIT_ERR_NO_DEVICE : PTXJIT_ERR_NO_DRIVER,
+                  "cuInit failed with %s: no usable GPU (a stub libcuda or no device); "
+                  "compiling, caching and inspecting kernels still work",
+                  name);
+        return;
+    }
+    driver.cuDriverGetVersion(&driver.version);
+    driver_status = PTXJIT_OK;
+}
+
+ptxjit_status driver_get(const pj_driver **out)
+{
+    pthread_once(&driver_once, driver_load_once);
+    if (driver_status != PTXJIT_OK)
+        return pj_error(driver_status, "%s", driver_error);
+    *out = &driver;
+    return PTXJIT_OK;
+}
+
+ptxjit_status driver_check(CUresult result, const char *call)
+{
+    if (result == CUDA_SUCCESS)
+        return PTXJIT_OK;
+    const char *name = "unknown error", *text = "";
+    if (driver.cuGetErrorName) {
+        driver.cuGetErrorName(result, &name);
+        driver.cuGetErrorString(result, &text);
+    }
+    ptxjit_status status =
+        result == CUDA_ERROR_OUT_OF_MEMORY ? PTXJIT_ERR_OUT_OF_MEMORY : PTXJIT_ERR_CUDA;
+    return pj_error(status, "%s failed: %s (%s)", call, name, text);
+}

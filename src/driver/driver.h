@@ -1,0 +1,63 @@
+/* driver.h — the CUDA driver API, loaded with dlopen (never linked): entry points resolved
+ * through cuGetProcAddress, each checked. One table per process; contexts are per device. */
+#ifndef PTXJIT_DRIVER_H
+#define PTXJIT_DRIVER_H
+
+#include <cuda.h>
+
+#include "internal.h"
+
+/* Entry points, declared once: X(name, return, arguments). Resolved for CUDA 12.0's ABI. */
+#define PJ_DRIVER_LIST(X)                                                                    \
+    X(cuInit, (unsigned int))                                                                \
+    X(cuDriverGetVersion, (int *))                                                           \
+    X(cuGetErrorName, (CUresult, const char **))                                             \
+    X(cuGetErrorString, (CUresult, const char **))                                           \
+    X(cuDeviceGetCount, (int *))                                                             \
+    X(cuDeviceGet, (CUdevice *, int))                                                        \
+    X(cuDeviceGetName, (char *, int, CUdevice))                                              \
+    X(cuDeviceGetAttribute, (int *, CUdevice_attribute, CUdevice))                           \
+    X(cuDevicePrimaryCtxRetain, (CUcontext *, CUdevice))                                     \
+    X(cuDevicePrimaryCtxRelease, (CUdevice))                                                 \
+    X(cuCtxGetCurrent, (CUcontext *))                                                        \
+    X(cuCtxSetCurrent, (CUcontext))                                                          \
+    X(cuCtxSynchronize, (void))                                                              \
+    X(cuModuleLoadData, (CUmodule *, const void *))                                          \
+    X(cuModuleUnload, (CUmodule))                                                            \
+    X(cuModuleGetFunction, (CUfunction *, CUmodule, const char *))                           \
+    X(cuFuncGetAttribute, (int *, CUfunction_attribute, CUfunction))                         \
+    X(cuFuncSetAttribute, (CUfunction, CUfunction_attribute, int))                           \
+    X(cuLaunchKernel, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,         \
+                       unsigned, unsigned, CUstream, void **, void **))                      \
+    X(cuMemAlloc, (CUdeviceptr *, size_t))                                                   \
+    X(cuMemFree, (CUdeviceptr))                                                              \
+    X(cuMemAllocAsync, (CUdeviceptr *, size_t, CUstream))                                    \
+    X(cuMemFreeAsync, (CUdeviceptr, CUstream))                                               \
+    X(cuMemcpyHtoD, (CUdeviceptr, const void *, size_t))                                     \
+    X(cuMemcpyDtoH, (void *, CUdeviceptr, size_t))                                           \
+    X(cuMemcpyDtoDAsync, (CUdeviceptr, CUdeviceptr, size_t, CUstream))                       \
+    X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))                       \
+    X(cuMemsetD32Async, (CUdeviceptr, unsigned int, size_t, CUstream))                       \
+    X(cuStreamSynchronize, (CUstream))                                                       \
+    X(cuEventCreate, (CUevent *, unsigned int))                                              \
+    X(cuEventRecord, (CUevent, CUstream))                                                    \
+    X(cuEventSynchronize, (CUevent))                                                         \
+    X(cuEventElapsedTime, (float *, CUevent, CUevent))                                       \
+    X(cuEventDestroy, (CUevent))
+
+typedef struct {
+#define PJ_DRIVER_FIELD(name, args) CUresult(CUDAAPI *name) args;
+    PJ_DRIVER_LIST(PJ_DRIVER_FIELD)
+#undef PJ_DRIVER_FIELD
+    int version; /* e.g. 13000 */
+} pj_driver;
+
+/* The loaded driver, cuInit done; PTXJIT_ERR_NO_DRIVER with the reason and a fix if the
+ * library is missing, too old, or cuInit fails (no GPU, stub library). */
+ptxjit_status driver_get(const pj_driver **out);
+
+/* Turns a failed driver call into PTXJIT_ERR_CUDA (or OUT_OF_MEMORY) naming call and error. */
+ptxjit_status driver_check(CUresult result, const char *call);
+#define PJ_CU(call_expr, name) driver_check((call_expr), name)
+
+#endif

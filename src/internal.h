@@ -1,0 +1,79 @@
+/* internal.h — declarations shared by ptxjit's internal modules: errors, string buffers,
+ * hashing and the compiled-kernel artifact that the backends produce and the caches keep. */
+#ifndef PTXJIT_INTERNAL_H
+#define PTXJIT_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptxjit.h"
+
+#define PJ_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define PJ_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- error.c: the thread-local last error ---- */
+/* Sets the calling thread's last error to the formatted message and returns status. */
+ptxjit_status pj_error(ptxjit_status status, const char *format, ...) PJ_PRINTF(2, 3);
+/* Prepends "context: " to the current message (keeps the status). */
+ptxjit_status pj_error_wrap(ptxjit_status status, const char *format, ...) PJ_PRINTF(2, 3);
+void pj_error_clear(void);
+
+/* Where warnings go: a callback with its user pointer (NULL fn: stderr). */
+typedef struct {
+    ptxjit_log_fn fn;
+    void *user;
+} pj_logger;
+void pj_log(const pj_logger *logger, ptxjit_log_level level, const char *format, ...)
+    PJ_PRINTF(3, 4);
+
+/* ---- strbuf.c: a growable NUL-terminated string; allocation failure is sticky ---- */
+typedef struct {
+    char *data;
+    size_t length, capacity;
+    int failed;
+} pj_strbuf;
+void sb_init(pj_strbuf *sb);
+void sb_append(pj_strbuf *sb, const char *text);
+void sb_append_n(pj_strbuf *sb, const char *text, size_t n);
+void sb_appendf(pj_strbuf *sb, const char *format, ...) PJ_PRINTF(2, 3);
+void sb_vappendf(pj_strbuf *sb, const char *format, va_list args);
+/* Hands the string to the caller (never NULL unless allocation failed); resets sb. */
+char *sb_take(pj_strbuf *sb);
+void sb_free(pj_strbuf *sb);
+
+char *pj_strdup(const char *text);
+char *pj_strndup(const char *text, size_t n);
+/* Reads a whole file; *out is NUL-terminated. PTXJIT_ERR_IO with the reason on failure. */
+ptxjit_status pj_read_file(char **out, size_t *size, const char *path);
+
+/* ---- hash.c: XXH3-128 (libxxhash) ---- */
+typedef struct {
+    uint64_t low, high;
+} pj_hash128;
+typedef struct pj_hasher pj_hasher;
+pj_hasher *hasher_new(void);
+void hasher_free(pj_hasher *hasher);
+void hasher_update(pj_hasher *hasher, const void *data, size_t size);
+/* Adds a length-prefixed field, so that ("ab","c") and ("a","bc") hash differently. */
+void hasher_field(pj_hasher *hasher, const char *name, const void *data, size_t size);
+void hasher_field_str(pj_hasher *hasher, const char *name, const char *text);
+pj_hash128 hasher_digest(pj_hasher *hasher);
+pj_hash128 pj_hash(const void *data, size_t size);
+/* 32 lowercase hex digits + NUL. */
+void pj_hash_hex(const pj_hash128 *hash, char out[33]);
+
+/* ---- artifact.c: a compiled kernel, as the backends produce it and the caches store it ---- */
+typedef struct {
+    char *family;       /* family name */
+    char *params;       /* canonical parameters */
+    char *ptx;          /* NUL-terminated PTX */
+    uint8_t *cubin;     /* the cubin for the target arch */
+    size_t cubin_size;
+    char *log;          /* compiler log, NUL-terminated, may be "" */
+    char **entries;     /* kernel entry names (mangling-free, extern "C") */
+    int entry_count;
+} pj_artifact;
+void artifact_free(pj_artifact *artifact); /* frees the members, not the struct */
+
+#endif

@@ -1,0 +1,464 @@
+/* kernel.c — the request pipeline: parameters → key → memory cache → disk cache → compile,
+ * with each key compiled once per context even when threads ask at once, and no lock held
+ * while compiling. Also the kernel accessors, module loading and launch. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/nvrtc.h"
+#include "cache/key.h"
+#include "context.h"
+#include "specialize.h"
+
+/* An exact (family, params text) seen before: the fast path of repeated requests. */
+struct pj_alias {
+    uint64_t hash;
+    char *family, *params;
+    ptxjit_kernel *kernel;
+    pj_alias *next;
+};
+
+static uint64_t alias_hash(const char *family, const char *params)
+{
+    pj_hasher *hasher = hasher_new();
+    if (!hasher)
+        return 0;
+    hasher_field_str(hasher, "f", family);
+    hasher_field_str(hasher, "p", params);
+    uint64_t hash = hasher_digest(hasher).low;
+    hasher_free(hasher);
+    return hash;
+}
+
+/* Caller holds context->lock. */
+static ptxjit_kernel *alias_find(ptxjit_context *context, uint64_t hash, const char *family,
+                                 const char *params)
+{
+    for (pj_alias *a = context->aliases[hash % PJ_BUCKETS]; a; a = a->next)
+        if (a->hash == hash && strcmp(a->family, family) == 0 && strcmp(a->params, params) == 0)
+            return a->kernel;
+    return NULL;
+}
+
+/* Caller holds context->lock. A failed allocation only loses the fast path. */
+static void alias_add(ptxjit_context *context, uint64_t hash, const char *family,
+                      const char *params, ptxjit_kernel *kernel)
+{
+    if (alias_find(context, hash, family, params))
+        return;
+    pj_alias *a = calloc(1, sizeof *a);
+    if (!a)
+        return;
+    a->hash = hash;
+    a->family = pj_strdup(family);
+    a->params = pj_strdup(params);
+    a->kernel = kernel;
+    if (!a->family || !a->params) {
+        free(a->family);
+        free(a->params);
+        free(a);
+        return;
+    }
+    a->next = context->aliases[hash % PJ_BUCKETS];
+    context->aliases[hash % PJ_BUCKETS] = a;
+}
+
+static ptxjit_kernel **kernel_slot(ptxjit_context *context, const pj_hash128 *key)
+{
+    ptxjit_kernel **slot = &context->kernels[key->low % PJ_BUCKETS];
+    while (*slot && ((*slot)->key.low != key->low || (*slot)->key.high != key->high))
+        slot = &(*slot)->next;
+    return slot;
+}
+
+static void kernel_free(ptxjit_kernel *kernel)
+{
+    if (!kernel)
+        return;
+    if (kernel->loaded && kernel->context->driver)
+        kernel->context->driver->cuModuleUnload(kernel->module);
+    request_free(&kernel->request);
+    artifact_free(&kernel->artifact);
+    free(kernel->canonical);
+    free(kernel->source);
+    free(kernel->functions);
+    free(kernel);
+}
+
+void kernel_free_all(ptxjit_context *context)
+{
+    for (int b = 0; b < PJ_BUCKETS; b++) {
+        for (ptxjit_kernel *k = context->kernels[b], *next; k; k = next) {
+            next = k->next;
+            kernel_free(k);
+        }
+        for (pj_alias *a = context->aliases[b], *next; a; a = next) {
+            next = a->next;
+            free(a->family);
+            free(a->params);
+            free(a);
+        }
+        context->kernels[b] = NULL;
+        context->aliases[b] = NULL;
+    }
+}
+
+/* The log's "NAME.cu(LINE): error" lines, each shown with the generated source around it. */
+static void append_error_excerpts(pj_strbuf *sb, const char *log, const char *source)
+{
+    int shown = 0;
+    for (const char *s = strstr(log, ".cu("); s && shown < 3; s = strstr(s + 1, ".cu(")) {
+        int line = atoi(s + 4);
+        if (line <= 0 || !strstr(s, "error"))
+            continue;
+        char *excerpt = specialize_excerpt(source, line - 2, line + 2);
+        sb_appendf(sb, "\ngenerated source around line %d:\n%s", line, excerpt ? excerpt : "");
+        free(excerpt);
+        shown++;
+    }
+}
+
+static ptxjit_status compile_error(ptxjit_kernel *kernel, const char *log)
+{
+    pj_strbuf sb;
+    sb_init(&sb);
+    sb_appendf(&sb, "%s (%s): NVRTC failed for %s: %s\n--- compiler log ---\n%s",
+               kernel->schema->family, kernel->canonical, kernel->context->arch,
+               ptxjit_last_error(), log ? log : "(no log)");
+    if (log && kernel->source)
+        append_error_excerpts(&sb, log, kernel->source);
+    sb_appendf(&sb, "\n(template %s; see the whole source with 'ptxjit source %s %s')",
+               kernel->schema->origin, kernel->schema->family, kernel->canonical);
+    ptxjit_status status = pj_error(PTXJIT_ERR_COMPILE, "%s", sb.data ? sb.data : "");
+    sb_free(&sb);
+    return status;
+}
+
+/* Each declared entry must be in the PTX, else launches would fail much later. */
+static ptxjit_status check_entries(const ptxjit_kernel *kernel)
+{
+    for (int i = 0; i < kernel->schema->entry_count; i++) {
+        char pattern[256];
+        snprintf(pattern, sizeof pattern, ".entry %s(", kernel->schema->entries[i]);
+        if (!strstr(kernel->artifact.ptx, pattern))
+            return pj_error(PTXJIT_ERR_TEMPLATE,
+                            "%s: entry '%s' is declared but not in the PTX; define it as "
+                            "extern \"C\" __global__ in %s",
+                            kernel->schema->family, kernel->schema->entries[i],
+                            kernel->schema->origin);
+    }
+    return PTXJIT_OK;
+}
+
+static ptxjit_status fill_metadata(ptxjit_kernel *kernel)
+{
+    pj_artifact *a = &kernel->artifact;
+    const pj_schema *schema = kernel->schema;
+    a->family = pj_strdup(schema->family);
+    a->params = pj_strdup(kernel->canonical);
+    a->entries = calloc((size_t)schema->entry_count, sizeof *a->entries);
+    if (!a->family || !a->params || !a->entries)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    for (int i = 0; i < schema->entry_count; i++) {
+        a->entries[i] = pj_strdup(schema->entries[i]);
+        if (!a->entries[i])
+            return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+        a->entry_count = i + 1;
+    }
+    return PTXJIT_OK;
+}
+
+static ptxjit_status compile(ptxjit_kernel *kernel)
+{
+    ptxjit_context *context = kernel->context;
+    kernel->source = specialize_source(&kernel->request, kernel->canonical);
+    if (!kernel->source)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    char name[128], *log = NULL;
+    snprintf(name, sizeof name, "%s.cu", kernel->schema->family);
+    ptxjit_status status = nvrtc_compile(&kernel->artifact, kernel->source, name,
+                                         (const char *const *)context->options,
+                                         context->option_count, &log);
+    if (status == PTXJIT_ERR_COMPILE)
+        status = compile_error(kernel, log);
+    free(log);
+    if (status == PTXJIT_OK && !kernel->artifact.cubin)
+        status = pj_error(PTXJIT_ERR_COMPILE, "NVRTC gave no cubin for %s", context->arch);
+    if (status == PTXJIT_OK)
+        status = fill_metadata(kernel);
+    if (status == PTXJIT_OK)
+        status = check_entries(kernel);
+    return status;
+}
+
+/* A disk entry whose recorded request differs from ours is not ours, whatever its key. */
+static int artifact_matches(const ptxjit_kernel *kernel, const pj_artifact *a)
+{
+    if (strcmp(a->family, kernel->schema->family) != 0 || strcmp(a->params, kernel->canonical))
+        return 0;
+    if (a->entry_count != kernel->schema->entry_count)
+        return 0;
+    for (int i = 0; i < a->entry_count; i++)
+        if (strcmp(a->entries[i], kernel->schema->entries[i]) != 0)
+            return 0;
+    return 1;
+}
+
+/* Fills kernel->artifact from the disk cache or the compiler; runs without the lock. */
+static ptxjit_status produce(ptxjit_kernel *kernel, ptxjit_origin *origin)
+{
+    ptxjit_context *context = kernel->context;
+    if (context->disk) {
+        int found = 0;
+        pj_artifact cached = {0};
+        if (disk_cache_load(context->disk, kernel->key_hex, &cached, &found) == PTXJIT_OK &&
+            found) {
+            if (artifact_matches(kernel, &cached)) {
+                kernel->artifact = cached;
+                *origin = PTXJIT_ORIGIN_DISK;
+                return PTXJIT_OK;
+            }
+            pj_log(&context->logger, PTXJIT_LOG_WARNING,
+                   "cache entry %s holds another request (%s %s); recompiling",
+                   kernel->key_hex, cached.family, cached.params);
+            artifact_free(&cached);
+        }
+    }
+    ptxjit_status status = nvrtc_load();
+    if (status == PTXJIT_OK)
+        status = compile(kernel);
+    if (status != PTXJIT_OK)
+        return status;
+    *origin = PTXJIT_ORIGIN_COMPILED;
+    if (context->disk && disk_cache_store(context->disk, kernel->key_hex, &kernel->artifact))
+        pj_log(&context->logger, PTXJIT_LOG_WARNING, "kernel not saved to the disk cache: %s",
+               ptxjit_last_error());
+    return PTXJIT_OK;
+}
+
+static ptxjit_status new_kernel(ptxjit_kernel **out, ptxjit_context *context,
+                                const pj_schema *schema, const char *params)
+{
+    ptxjit_kernel *kernel = calloc(1, sizeof *kernel);
+    if (!kernel)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    kernel->context = context;
+    kernel->schema = schema;
+    ptxjit_status status = request_parse(&kernel->request, schema, params);
+    if (status != PTXJIT_OK) {
+        free(kernel);
+        return status;
+    }
+    kernel->canonical = request_canonical(&kernel->request);
+    status = nvrtc_load();
+    if (status == PTXJIT_OK && !kernel->canonical)
+        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    if (status != PTXJIT_OK) {
+        kernel_free(kernel);
+        return status;
+    }
+    pj_key_inputs inputs = {
+        schema->family, kernel->canonical, schema->source, context->backend,
+        nvrtc_version_string(), context->arch, (const char *const *)context->options,
+        context->option_count, PJ_SPECIALIZER_VERSION};
+    kernel->key = cache_key(&inputs);
+    pj_hash_hex(&kernel->key, kernel->key_hex);
+    *out = kernel;
+    return PTXJIT_OK;
+}
+
+/* Takes the memory-cache slot for fresh's key: returns the ready kernel already there (fresh
+ * is freed), or NULL when fresh was inserted and the caller must produce it. */
+static ptxjit_kernel *claim_slot(ptxjit_context *context, ptxjit_kernel *fresh)
+{
+    pthread_mutex_lock(&context->lock);
+    for (;;) {
+        ptxjit_kernel **slot = kernel_slot(context, &fresh->key);
+        if (!*slot) {
+            *slot = fresh;
+            pthread_mutex_unlock(&context->lock);
+            return NULL;
+        }
+        if ((*slot)->ready) {
+            ptxjit_kernel *existing = *slot;
+            pthread_mutex_unlock(&context->lock);
+            kernel_free(fresh);
+            return existing;
+        }
+        /* Another thread compiles this key; it broadcasts when done or failed. */
+        pthread_cond_wait(&context->compiled, &context->lock);
+    }
+}
+
+static void publish(ptxjit_context *context, ptxjit_kernel *kernel, ptxjit_status status,
+                    uint64_t alias, const char *family, const char *params)
+{
+    pthread_mutex_lock(&context->lock);
+    if (status == PTXJIT_OK) {
+        kernel->ready = 1;
+        alias_add(context, alias, family, params, kernel);
+    } else {
+        ptxjit_kernel **slot = kernel_slot(context, &kernel->key);
+        *slot = kernel->next;
+    }
+    pthread_cond_broadcast(&context->compiled);
+    pthread_mutex_unlock(&context->lock);
+}
+
+ptxjit_status ptxjit_get_kernel(ptxjit_kernel **out, ptxjit_context *context, const char *family,
+                                const char *params, ptxjit_origin *origin)
+{
+    ptxjit_origin ignored;
+    if (!origin)
+        origin = &ignored;
+    if (!out || !context || !family)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "out, context and family must be given");
+    params = params ? params : "";
+    uint64_t alias = alias_hash(family, params);
+    pthread_mutex_lock(&context->lock);
+    ptxjit_kernel *known = alias_find(context, alias, family, params);
+    pthread_mutex_unlock(&context->lock);
+    if (known) {
+        *out = known;
+        *origin = PTXJIT_ORIGIN_MEMORY;
+        return PTXJIT_OK;
+    }
+    const pj_schema *schema;
+    ptxjit_kernel *kernel = NULL;
+    ptxjit_status status = context_schema(&schema, context, family);
+    if (status == PTXJIT_OK)
+        status = new_kernel(&kernel, context, schema, params);
+    if (status != PTXJIT_OK)
+        return status;
+    ptxjit_kernel *existing = claim_slot(context, kernel);
+    if (existing) {
+        pthread_mutex_lock(&context->lock);
+        alias_add(context, alias, family, params, existing);
+        pthread_mutex_unlock(&context->lock);
+        *out = existing;
+        *origin = PTXJIT_ORIGIN_MEMORY;
+        return PTXJIT_OK;
+    }
+    status = produce(kernel, origin);
+    publish(context, kernel, status, alias, family, params);
+    if (status != PTXJIT_OK) {
+        kernel_free(kernel);
+        return status;
+    }
+    *out = kernel;
+    return PTXJIT_OK;
+}
+
+const char *ptxjit_kernel_family(const ptxjit_kernel *k) { return k ? k->schema->family : NULL; }
+const char *ptxjit_kernel_params(const ptxjit_kernel *k) { return k ? k->canonical : NULL; }
+const char *ptxjit_kernel_key(const ptxjit_kernel *k) { return k ? k->key_hex : NULL; }
+const char *ptxjit_kernel_ptx(const ptxjit_kernel *k) { return k ? k->artifact.ptx : NULL; }
+const char *ptxjit_kernel_log(const ptxjit_kernel *k) { return k ? k->artifact.log : NULL; }
+const char *ptxjit_kernel_source(const ptxjit_kernel *k) { return k ? k->source : NULL; }
+int ptxjit_kernel_entry_count(const ptxjit_kernel *k) { return k ? k->artifact.entry_count : 0; }
+
+const void *ptxjit_kernel_cubin(const ptxjit_kernel *kernel, size_t *size)
+{
+    if (size)
+        *size = kernel ? kernel->artifact.cubin_size : 0;
+    return kernel ? kernel->artifact.cubin : NULL;
+}
+
+const char *ptxjit_kernel_entry_name(const ptxjit_kernel *kernel, int index)
+{
+    if (!kernel || index < 0 || index >= kernel->artifact.entry_count)
+        return NULL;
+    return kernel->artifact.entries[index];
+}
+
+static int entry_index(const ptxjit_kernel *kernel, const char *entry)
+{
+    if (!entry)
+        return 0;
+    for (int i = 0; i < kernel->artifact.entry_count; i++)
+        if (strcmp(kernel->artifact.entries[i], entry) == 0)
+            return i;
+    return -1;
+}
+
+static ptxjit_status load_module(ptxjit_kernel *kernel)
+{
+    ptxjit_context *context = kernel->context;
+    const pj_driver *d = context->driver;
+    ptxjit_status status = PJ_CU(d->cuModuleLoadData(&kernel->module, kernel->artifact.cubin),
+                                 "cuModuleLoadData");
+    if (status != PTXJIT_OK)
+        return pj_error_wrap(status, "%s (%s) compiled for %s", kernel->schema->family,
+                             kernel->canonical, context->arch);
+    kernel->functions = calloc((size_t)kernel->artifact.entry_count, sizeof(CUfunction));
+    if (!kernel->functions)
+        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    for (int i = 0; status == PTXJIT_OK && i < kernel->artifact.entry_count; i++)
+        status = PJ_CU(d->cuModuleGetFunction(&kernel->functions[i], kernel->module,
+                                              kernel->artifact.entries[i]),
+                       "cuModuleGetFunction");
+    if (status != PTXJIT_OK) {
+        d->cuModuleUnload(kernel->module);
+        free(kernel->functions);
+        kernel->functions = NULL;
+        return status;
+    }
+    __atomic_store_n(&kernel->loaded, 1, __ATOMIC_RELEASE);
+    return PTXJIT_OK;
+}
+
+ptxjit_status kernel_load(ptxjit_kernel *kernel, const char *entry, int *index)
+{
+    if (!kernel)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "kernel is NULL");
+    ptxjit_context *context = kernel->context;
+    ptxjit_status status = context_make_current(context);
+    if (status != PTXJIT_OK)
+        return status;
+    *index = entry_index(kernel, entry);
+    if (*index < 0)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "%s has no entry '%s'",
+                        kernel->schema->family, entry);
+    if (__atomic_load_n(&kernel->loaded, __ATOMIC_ACQUIRE))
+        return PTXJIT_OK;
+    pthread_mutex_lock(&context->lock);
+    if (!kernel->loaded)
+        status = load_module(kernel);
+    pthread_mutex_unlock(&context->lock);
+    return status;
+}
+
+ptxjit_status ptxjit_launch(ptxjit_kernel *kernel, const char *entry, ptxjit_dim3 grid,
+                            ptxjit_dim3 block, unsigned shared_bytes, void *stream, void **args)
+{
+    int index;
+    ptxjit_status status = kernel_load(kernel, entry, &index);
+    if (status != PTXJIT_OK)
+        return status;
+    const pj_driver *d = kernel->context->driver;
+    return PJ_CU(d->cuLaunchKernel(kernel->functions[index], grid.x, grid.y, grid.z, block.x,
+                                   block.y, block.z, shared_bytes, (CUstream)stream, args, NULL),
+                 "cuLaunchKernel");
+}
+
+ptxjit_status ptxjit_kernel_resources_get(ptxjit_kernel_resources *out, ptxjit_kernel *kernel,
+                                          const char *entry)
+{
+    int index;
+    ptxjit_status status = kernel_load(kernel, entry, &index);
+    if (status != PTXJIT_OK)
+        return status;
+    const pj_driver *d = kernel->context->driver;
+    CUfunction f = kernel->functions[index];
+    struct {
+        int *slot;
+        CUfunction_attribute which;
+    } reads[] = {{&out->registers, CU_FUNC_ATTRIBUTE_NUM_REGS},
+                 {&out->static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES},
+                 {&out->local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES},
+                 {&out->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK}};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(reads) && status == PTXJIT_OK; i++)
+        status = PJ_CU(d->cuFuncGetAttribute(reads[i].slot, reads[i].which, f),
+                       "cuFuncGetAttribute");
+    return status;
+}

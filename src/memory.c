@@ -1,0 +1,85 @@
+/* memory.c — device memory and copies for programs with no CUDA runtime of their own, and the
+ * public face of the disk cache. */
+#include "context.h"
+
+static ptxjit_status ready(ptxjit_context *context)
+{
+    if (!context)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "context is NULL");
+    return context_make_current(context);
+}
+
+ptxjit_status ptxjit_alloc(ptxjit_devptr *out, ptxjit_context *context, size_t bytes)
+{
+    ptxjit_status status = ready(context);
+    if (status != PTXJIT_OK)
+        return status;
+    CUdeviceptr pointer = 0;
+    status = PJ_CU(context->driver->cuMemAlloc(&pointer, bytes ? bytes : 1), "cuMemAlloc");
+    if (status == PTXJIT_ERR_OUT_OF_MEMORY)
+        return pj_error_wrap(status, "allocating %zu bytes on the GPU", bytes);
+    *out = pointer;
+    return status;
+}
+
+ptxjit_status ptxjit_free(ptxjit_context *context, ptxjit_devptr pointer)
+{
+    ptxjit_status status = ready(context);
+    if (status != PTXJIT_OK || !pointer)
+        return status;
+    return PJ_CU(context->driver->cuMemFree(pointer), "cuMemFree");
+}
+
+ptxjit_status ptxjit_copy_to_device(ptxjit_context *context, ptxjit_devptr dst, const void *src,
+                                    size_t bytes)
+{
+    ptxjit_status status = ready(context);
+    if (status != PTXJIT_OK)
+        return status;
+    return PJ_CU(context->driver->cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
+}
+
+ptxjit_status ptxjit_copy_to_host(ptxjit_context *context, void *dst, ptxjit_devptr src,
+                                  size_t bytes)
+{
+    ptxjit_status status = ready(context);
+    if (status != PTXJIT_OK)
+        return status;
+    return PJ_CU(context->driver->cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
+}
+
+ptxjit_status ptxjit_synchronize(ptxjit_context *context)
+{
+    ptxjit_status status = ready(context);
+    if (status != PTXJIT_OK)
+        return status;
+    return PJ_CU(context->driver->cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+static ptxjit_status disk(ptxjit_context *context)
+{
+    if (!context)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "context is NULL");
+    if (!context->disk)
+        return pj_error(PTXJIT_ERR_CACHE,
+                        "the disk cache is off for this context (disabled, or its directory "
+                        "was unusable: see the warning printed at open)");
+    return PTXJIT_OK;
+}
+
+ptxjit_status ptxjit_cache_stats_get(ptxjit_cache_stats *out, ptxjit_context *context)
+{
+    ptxjit_status status = disk(context);
+    return status == PTXJIT_OK ? disk_cache_stats(context->disk, out) : status;
+}
+
+ptxjit_status ptxjit_cache_clear(ptxjit_context *context, uint64_t *removed)
+{
+    ptxjit_status status = disk(context);
+    uint64_t count = 0;
+    if (status == PTXJIT_OK)
+        status = disk_cache_clear(context->disk, &count);
+    if (removed)
+        *removed = count;
+    return status;
+}

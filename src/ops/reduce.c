@@ -1,0 +1,166 @@
+/* reduce.c — runs the reduce family: one launch with atomics for the one-pass variants, a
+ * launch per pass (partials, then one block) for the two-pass ones. */
+#include <math.h>
+#include <string.h>
+
+#include "ops/reduce.h"
+
+static const char *const variant_names[] = {"two_pass", "warp_shuffle", "one_pass", "batched",
+                                            "vectorized"};
+
+ptxjit_status reduce_config_of(reduce_config *out, const ptxjit_kernel *kernel)
+{
+    const pj_request *request = &kernel->request;
+    const pj_schema *schema = request->schema;
+    char buf[32];
+    if (schema_param_index(schema, "variant") < 0 || schema_param_index(schema, "tpb") < 0 ||
+        schema_param_index(schema, "batch") < 0 || schema_param_index(schema, "dtype") < 0)
+        return pj_error(PTXJIT_ERR_TEMPLATE,
+                        "reduce template %s lacks variant, tpb, batch or dtype, which the "
+                        "reduce op needs; launch it with ptxjit_launch instead",
+                        schema->origin);
+    const char *variant = request_value_name(request, "variant", buf);
+    out->variant = (reduce_variant)-1;
+    for (int i = 0; i < (int)PJ_ARRAY_SIZE(variant_names); i++)
+        if (strcmp(variant, variant_names[i]) == 0)
+            out->variant = (reduce_variant)i;
+    out->dtype = (pj_dtype)dtype_from_name(request_value_name(request, "dtype", buf));
+    if ((int)out->variant < 0 || (out->dtype != PJ_DTYPE_i32 && out->dtype != PJ_DTYPE_f32))
+        return pj_error(PTXJIT_ERR_TEMPLATE, "reduce template %s has a variant or dtype the "
+                        "reduce op does not know", schema->origin);
+    out->tpb = (int)request_value(request, "tpb");
+    out->batch = (int)request_value(request, "batch");
+    return PTXJIT_OK;
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+uint64_t reduce_grid(const reduce_config *config, uint64_t input, uint64_t n)
+{
+    const uint64_t bytes = (uint64_t)dtype_bytes(config->dtype), per_vector = 16 / bytes;
+    const uint64_t tile = (uint64_t)config->tpb * (uint64_t)config->batch;
+    switch (config->variant) {
+    case REDUCE_BATCHED:
+        return ceil_div(n, tile);
+    case REDUCE_VECTORIZED: {
+        /* Mirrors the kernel: elements before the first 16-byte boundary are not vectors. */
+        uint64_t misaligned = (input & 15) / bytes;
+        uint64_t head = misaligned ? (per_vector - misaligned < n ? per_vector - misaligned : n)
+                                   : 0;
+        uint64_t blocks = ceil_div((n - head) / per_vector, tile);
+        return blocks ? blocks : 1;
+    }
+    default: {
+        /* Grid-stride kernels: one element per thread, capped at the largest grid. */
+        uint64_t blocks = ceil_div(n, (uint64_t)config->tpb);
+        return blocks < 0x7fffffffu ? blocks : 0x7fffffffu;
+    }
+    }
+}
+
+static ptxjit_status launch(ptxjit_kernel *kernel, const reduce_config *config, uint64_t grid,
+                            CUdeviceptr in, CUdeviceptr out, uint64_t n, void *stream)
+{
+    unsigned long long count = n;
+    void *args[] = {&in, &out, &count};
+    ptxjit_dim3 grid3 = {(unsigned)grid, 1, 1}, block = {(unsigned)config->tpb, 1, 1};
+    return ptxjit_launch(kernel, NULL, grid3, block, 0, stream, args);
+}
+
+static ptxjit_status two_passes(ptxjit_kernel *kernel, const reduce_config *config,
+                                uint64_t grid, CUdeviceptr in, CUdeviceptr out, uint64_t n,
+                                void *stream)
+{
+    const pj_driver *d = kernel->context->driver;
+    CUdeviceptr partials = 0;
+    /* Stream-ordered, so concurrent reductions on other streams never share scratch. */
+    ptxjit_status status = PJ_CU(d->cuMemAllocAsync(&partials, grid * 4, (CUstream)stream),
+                                 "cuMemAllocAsync");
+    if (status != PTXJIT_OK)
+        return status;
+    status = launch(kernel, config, grid, in, partials, n, stream);
+    if (status == PTXJIT_OK)
+        status = launch(kernel, config, 1, partials, out, grid, stream);
+    d->cuMemFreeAsync(partials, (CUstream)stream);
+    return status;
+}
+
+ptxjit_status ptxjit_reduce_async(ptxjit_context *context, const char *params,
+                                  ptxjit_devptr input, size_t n, ptxjit_devptr result_device,
+                                  void *stream)
+{
+    ptxjit_kernel *kernel;
+    reduce_config config;
+    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "reduce", params, NULL);
+    if (status == PTXJIT_OK)
+        status = reduce_config_of(&config, kernel);
+    if (status == PTXJIT_OK)
+        status = context_make_current(context);
+    if (status != PTXJIT_OK)
+        return status;
+    const int bytes = dtype_bytes(config.dtype);
+    if (n == 0)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "reduce: n must be at least 1");
+    if (!input || input % (uint64_t)bytes || !result_device || result_device % 4)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "reduce: input and result must be non-null device addresses aligned "
+                        "to the %d-byte element",
+                        bytes);
+    uint64_t grid = reduce_grid(&config, input, n);
+    if (grid > 0x7fffffffu)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "reduce: n = %zu needs %llu blocks, over the grid limit; raise tpb or "
+                        "batch",
+                        n, (unsigned long long)grid);
+    if (config.variant == REDUCE_TWO_PASS || config.variant == REDUCE_WARP_SHUFFLE)
+        return two_passes(kernel, &config, grid, input, result_device, n, stream);
+    status = PJ_CU(context->driver->cuMemsetD32Async(result_device, 0, 1, (CUstream)stream),
+                   "cuMemsetD32Async");
+    if (status == PTXJIT_OK)
+        status = launch(kernel, &config, grid, input, result_device, n, stream);
+    return status;
+}
+
+ptxjit_status ptxjit_reduce(ptxjit_context *context, const char *params, ptxjit_devptr input,
+                            size_t n, void *result_host)
+{
+    if (!context || !result_host)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "reduce: context and result must be given");
+    ptxjit_devptr result = 0;
+    ptxjit_status status = ptxjit_alloc(&result, context, 4);
+    if (status != PTXJIT_OK)
+        return status;
+    status = ptxjit_reduce_async(context, params, input, n, result, NULL);
+    if (status == PTXJIT_OK)
+        status = ptxjit_copy_to_host(context, result_host, result, 4);
+    ptxjit_free(context, result);
+    return status;
+}
+
+uint32_t reduce_reference_i32(const int32_t *data, size_t n)
+{
+    uint32_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += (uint32_t)data[i];
+    return sum;
+}
+
+double reduce_reference_f32(const float *data, size_t n, double *magnitude)
+{
+    double sum = 0, total = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += data[i];
+        total += fabs(data[i]);
+    }
+    if (magnitude)
+        *magnitude = total;
+    return sum;
+}
+
+int reduce_f32_close(float got, double sum, double magnitude)
+{
+    return isfinite(got) && fabs((double)got - sum) <= 1e-5 * magnitude + 1e-30;
+}

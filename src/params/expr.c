@@ -1,0 +1,276 @@
+/* expr.c — the small expression language of template constraints and `when` clauses,
+ * parsed once per schema into a tree and evaluated per request. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "params/schema.h"
+
+typedef enum {
+    EXPR_CONST, EXPR_PARAM, EXPR_BYTES, EXPR_NOT, EXPR_NEG, EXPR_BINARY
+} expr_kind;
+
+struct pj_expr {
+    expr_kind kind;
+    int64_t value;      /* EXPR_CONST; EXPR_PARAM/EXPR_BYTES: parameter index */
+    char op[3];         /* EXPR_BINARY */
+    pj_expr *left, *right;
+};
+
+typedef struct {
+    const char *text, *at;
+    const pj_schema *schema;
+    ptxjit_status status;
+} expr_parser;
+
+static pj_expr *parse_or(expr_parser *p);
+
+static pj_expr *node(expr_kind kind, int64_t value, pj_expr *left, pj_expr *right)
+{
+    pj_expr *e = calloc(1, sizeof *e);
+    if (!e) {
+        expr_free(left);
+        expr_free(right);
+        return NULL;
+    }
+    e->kind = kind;
+    e->value = value;
+    e->left = left;
+    e->right = right;
+    return e;
+}
+
+static pj_expr *fail(expr_parser *p, const char *why)
+{
+    if (p->status == PTXJIT_OK)
+        p->status = pj_error(PTXJIT_ERR_TEMPLATE, "in expression \"%s\" at column %d: %s",
+                             p->text, (int)(p->at - p->text) + 1, why);
+    return NULL;
+}
+
+static void skip_space(expr_parser *p)
+{
+    while (isspace((unsigned char)*p->at))
+        p->at++;
+}
+
+static int accept(expr_parser *p, const char *token)
+{
+    skip_space(p);
+    size_t n = strlen(token);
+    if (strncmp(p->at, token, n) != 0)
+        return 0;
+    /* "<" must not match the start of "<=", nor "!" of "!=". */
+    if (n == 1 && strchr("<>!=", token[0]) && p->at[1] == '=')
+        return 0;
+    p->at += n;
+    return 1;
+}
+
+/* An identifier is a parameter, or a value name of an enum or dtype parameter. */
+static pj_expr *resolve_identifier(expr_parser *p, const char *name)
+{
+    int index = schema_param_index(p->schema, name);
+    if (index >= 0)
+        return node(EXPR_PARAM, index, NULL, NULL);
+    int found = -1;
+    for (int i = 0; i < p->schema->param_count; i++) {
+        const pj_param *param = &p->schema->params[i];
+        for (int v = 0; v < param->value_count; v++) {
+            if (strcmp(param->values[v], name) != 0)
+                continue;
+            if (found >= 0 && found != v)
+                return fail(p, "value name belongs to two parameters at different positions");
+            found = v;
+        }
+    }
+    if (found < 0) {
+        char why[160];
+        snprintf(why, sizeof why, "unknown name '%s' (not a parameter or a value)", name);
+        return fail(p, why);
+    }
+    return node(EXPR_CONST, found, NULL, NULL);
+}
+
+static pj_expr *parse_primary(expr_parser *p)
+{
+    skip_space(p);
+    if (accept(p, "(")) {
+        pj_expr *inner = parse_or(p);
+        if (inner && !accept(p, ")")) {
+            expr_free(inner);
+            return fail(p, "expected ')'");
+        }
+        return inner;
+    }
+    if (isdigit((unsigned char)*p->at)) {
+        char *end;
+        long long value = strtoll(p->at, &end, 10);
+        p->at = end;
+        return node(EXPR_CONST, value, NULL, NULL);
+    }
+    if (isalpha((unsigned char)*p->at) || *p->at == '_') {
+        const char *start = p->at;
+        while (isalnum((unsigned char)*p->at) || *p->at == '_')
+            p->at++;
+        char name[64];
+        size_t n = (size_t)(p->at - start);
+        if (n >= sizeof name)
+            return fail(p, "name too long");
+        memcpy(name, start, n);
+        name[n] = '\0';
+        if (strcmp(name, "bytes") == 0) {
+            pj_expr *arg = parse_primary(p);
+            if (!arg)
+                return NULL;
+            if (arg->kind != EXPR_PARAM ||
+                p->schema->params[arg->value].kind != PJ_PARAM_DTYPE) {
+                expr_free(arg);
+                return fail(p, "bytes() takes a dtype parameter");
+            }
+            arg->kind = EXPR_BYTES;
+            return arg;
+        }
+        return resolve_identifier(p, name);
+    }
+    return fail(p, *p->at ? "unexpected character" : "unexpected end");
+}
+
+static pj_expr *parse_unary(expr_parser *p)
+{
+    if (accept(p, "!")) {
+        pj_expr *operand = parse_unary(p);
+        return operand ? node(EXPR_NOT, 0, operand, NULL) : NULL;
+    }
+    if (accept(p, "-")) {
+        pj_expr *operand = parse_unary(p);
+        return operand ? node(EXPR_NEG, 0, operand, NULL) : NULL;
+    }
+    return parse_primary(p);
+}
+
+/* One precedence level: operands from next, joined by any of ops (longest first). */
+static pj_expr *parse_level(expr_parser *p, pj_expr *(*next)(expr_parser *),
+                            const char *const *ops)
+{
+    pj_expr *left = next(p);
+    while (left) {
+        const char *op = NULL;
+        for (int i = 0; ops[i] && !op; i++)
+            if (accept(p, ops[i]))
+                op = ops[i];
+        if (!op)
+            break;
+        pj_expr *right = next(p);
+        if (!right) {
+            expr_free(left);
+            return NULL;
+        }
+        left = node(EXPR_BINARY, 0, left, right);
+        if (left)
+            strcpy(left->op, op);
+    }
+    return left;
+}
+
+static pj_expr *parse_mul(expr_parser *p)
+{
+    static const char *const ops[] = {"*", "/", "%", NULL};
+    return parse_level(p, parse_unary, ops);
+}
+static pj_expr *parse_add(expr_parser *p)
+{
+    static const char *const ops[] = {"+", "-", NULL};
+    return parse_level(p, parse_mul, ops);
+}
+static pj_expr *parse_compare(expr_parser *p)
+{
+    static const char *const ops[] = {"<=", ">=", "<", ">", NULL};
+    return parse_level(p, parse_add, ops);
+}
+static pj_expr *parse_equal(expr_parser *p)
+{
+    static const char *const ops[] = {"==", "!=", NULL};
+    return parse_level(p, parse_compare, ops);
+}
+static pj_expr *parse_and(expr_parser *p)
+{
+    static const char *const ops[] = {"&&", NULL};
+    return parse_level(p, parse_equal, ops);
+}
+static pj_expr *parse_or(expr_parser *p)
+{
+    static const char *const ops[] = {"||", NULL};
+    return parse_level(p, parse_and, ops);
+}
+
+ptxjit_status expr_parse(pj_expr **out, const char *text, const pj_schema *schema)
+{
+    expr_parser p = {text, text, schema, PTXJIT_OK};
+    pj_expr *e = parse_or(&p);
+    skip_space(&p);
+    if (e && *p.at) {
+        expr_free(e);
+        e = fail(&p, "unexpected text after the expression");
+    }
+    if (!e)
+        return p.status != PTXJIT_OK ? p.status
+                                     : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    *out = e;
+    return PTXJIT_OK;
+}
+
+static int64_t apply(const char *op, int64_t a, int64_t b)
+{
+    switch (op[0]) {
+    case '*': return a * b;
+    case '/': return b ? a / b : 0;
+    case '%': return b ? a % b : 0;
+    case '+': return a + b;
+    case '-': return a - b;
+    case '<': return op[1] ? a <= b : a < b;
+    case '>': return op[1] ? a >= b : a > b;
+    case '=': return a == b;
+    case '!': return a != b;
+    case '&': return a && b;
+    case '|': return a || b;
+    }
+    return 0;
+}
+
+int64_t expr_eval(const pj_expr *e, const int64_t *values, const pj_schema *schema)
+{
+    switch (e->kind) {
+    case EXPR_CONST:
+        return e->value;
+    case EXPR_PARAM:
+        return values[e->value];
+    case EXPR_BYTES: {
+        const pj_param *param = &schema->params[e->value];
+        return dtype_bytes((pj_dtype)param->dtypes[values[e->value]]);
+    }
+    case EXPR_NOT:
+        return !expr_eval(e->left, values, schema);
+    case EXPR_NEG:
+        return -expr_eval(e->left, values, schema);
+    case EXPR_BINARY:
+        /* && and || short-circuit as in C. */
+        if (e->op[0] == '&' && !expr_eval(e->left, values, schema))
+            return 0;
+        if (e->op[0] == '|' && expr_eval(e->left, values, schema))
+            return 1;
+        return apply(e->op, expr_eval(e->left, values, schema),
+                     expr_eval(e->right, values, schema));
+    }
+    return 0;
+}
+
+void expr_free(pj_expr *e)
+{
+    if (!e)
+        return;
+    expr_free(e->left);
+    expr_free(e->right);
+    free(e);
+}

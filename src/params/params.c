@@ -1,0 +1,214 @@
+/* params.c — a request's "key=value" list checked against its family's schema, with the
+ * canonical form (applicable parameters, defaults filled, sorted) that keys and prints use. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "params/schema.h"
+
+static ptxjit_status param_error(const pj_schema *schema, const pj_param *param,
+                                 const char *value, const char *why)
+{
+    pj_strbuf sb;
+    sb_init(&sb);
+    schema_describe_allowed(&sb, param);
+    ptxjit_status status = pj_error(
+        PTXJIT_ERR_PARAM, "%s: %s=%s is not allowed%s%s: %s must be %s (see 'ptxjit info %s')",
+        schema->family, param->name, value, why ? ": " : "", why ? why : "", param->name,
+        sb.data ? sb.data : "?", schema->family);
+    sb_free(&sb);
+    return status;
+}
+
+static ptxjit_status parse_value(int64_t *out, const pj_schema *schema, const pj_param *param,
+                                 const char *text)
+{
+    if (param->kind != PJ_PARAM_INT) {
+        for (int v = 0; v < param->value_count; v++)
+            if (strcmp(param->values[v], text) == 0) {
+                *out = v;
+                return PTXJIT_OK;
+            }
+        return param_error(schema, param, text, NULL);
+    }
+    char *end;
+    errno = 0;
+    long long value = strtoll(text, &end, 0);
+    if (errno || end == text || *end)
+        return param_error(schema, param, text, "not an integer");
+    if (value < param->min || value > param->max)
+        return param_error(schema, param, text, "out of range");
+    if (param->pow2 && (value & (value - 1)))
+        return param_error(schema, param, text, "not a power of two");
+    *out = value;
+    return PTXJIT_OK;
+}
+
+static ptxjit_status unknown_key(const pj_schema *schema, const char *key)
+{
+    pj_strbuf sb;
+    sb_init(&sb);
+    for (int i = 0; i < schema->param_count; i++)
+        sb_appendf(&sb, "%s%s", i ? ", " : "", schema->params[i].name);
+    ptxjit_status status = pj_error(
+        PTXJIT_ERR_PARAM, "%s: unknown parameter '%s'; %s takes: %s (see 'ptxjit info %s')",
+        schema->family, key, schema->family, sb.data ? sb.data : "nothing", schema->family);
+    sb_free(&sb);
+    return status;
+}
+
+/* Parses one "key=value" word into the request; seen[] catches duplicates. */
+static ptxjit_status parse_pair(pj_request *request, int *seen, const char *word, size_t length)
+{
+    const pj_schema *schema = request->schema;
+    char pair[256];
+    if (length >= sizeof pair)
+        return pj_error(PTXJIT_ERR_PARAM, "%s: parameter '%.40s...' is too long",
+                        schema->family, word);
+    memcpy(pair, word, length);
+    pair[length] = '\0';
+    char *equals = strchr(pair, '=');
+    if (!equals || equals == pair || !equals[1])
+        return pj_error(PTXJIT_ERR_PARAM,
+                        "%s: '%s' is not key=value (write e.g. %s=%s)", schema->family, pair,
+                        schema->param_count ? schema->params[0].name : "key",
+                        schema->param_count ? "..." : "value");
+    *equals = '\0';
+    int index = schema_param_index(schema, pair);
+    if (index < 0)
+        return unknown_key(schema, pair);
+    if (seen[index])
+        return pj_error(PTXJIT_ERR_PARAM, "%s: parameter '%s' is given twice", schema->family,
+                        pair);
+    seen[index] = 1;
+    return parse_value(&request->values[index], schema, &schema->params[index], equals + 1);
+}
+
+static ptxjit_status check_applicability(pj_request *request, const int *seen)
+{
+    const pj_schema *schema = request->schema;
+    for (int i = 0; i < schema->param_count; i++) {
+        const pj_param *param = &schema->params[i];
+        request->applies[i] = !param->when || expr_eval(param->when, request->values, schema);
+    }
+    for (int i = 0; i < schema->param_count; i++) {
+        if (!seen[i] || request->applies[i])
+            continue;
+        char *canonical = request_canonical(request);
+        ptxjit_status status = pj_error(
+            PTXJIT_ERR_PARAM, "%s: parameter '%s' does not apply to %s; it applies when %s",
+            schema->family, schema->params[i].name, canonical ? canonical : "this request",
+            schema->params[i].when_text);
+        free(canonical);
+        return status;
+    }
+    return PTXJIT_OK;
+}
+
+static ptxjit_status check_constraints(const pj_request *request)
+{
+    const pj_schema *schema = request->schema;
+    for (int i = 0; i < schema->constraint_count; i++) {
+        const pj_constraint *c = &schema->constraints[i];
+        if (expr_eval(c->expr, request->values, schema))
+            continue;
+        char *canonical = request_canonical(request);
+        ptxjit_status status =
+            pj_error(PTXJIT_ERR_PARAM, "%s: %s (constraint '%s' fails for %s)", schema->family,
+                     c->message, c->text, canonical ? canonical : "this request");
+        free(canonical);
+        return status;
+    }
+    return PTXJIT_OK;
+}
+
+ptxjit_status request_parse(pj_request *out, const pj_schema *schema, const char *text)
+{
+    memset(out, 0, sizeof *out);
+    out->schema = schema;
+    size_t count = (size_t)schema->param_count + 1;
+    out->values = calloc(count, sizeof *out->values);
+    out->applies = calloc(count, sizeof *out->applies);
+    int *seen = calloc(count, sizeof *seen);
+    ptxjit_status status = PTXJIT_OK;
+    if (!out->values || !out->applies || !seen) {
+        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < schema->param_count; i++)
+        out->values[i] = schema->params[i].default_value;
+    for (const char *s = text ? text : ""; *s && status == PTXJIT_OK;) {
+        size_t skip = strspn(s, " \t\n,");
+        s += skip;
+        size_t length = strcspn(s, " \t\n,");
+        if (length)
+            status = parse_pair(out, seen, s, length);
+        s += length;
+    }
+    if (status == PTXJIT_OK)
+        status = check_applicability(out, seen);
+    if (status == PTXJIT_OK)
+        status = check_constraints(out);
+done:
+    free(seen);
+    if (status != PTXJIT_OK)
+        request_free(out);
+    return status;
+}
+
+void request_free(pj_request *request)
+{
+    free(request->values);
+    free(request->applies);
+    request->values = NULL;
+    request->applies = NULL;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    const pj_param *const *pa = a, *const *pb = b;
+    return strcmp((*pa)->name, (*pb)->name);
+}
+
+const char *request_value_name(const pj_request *request, const char *name, char buf[32])
+{
+    int index = schema_param_index(request->schema, name);
+    if (index < 0)
+        return "?";
+    const pj_param *param = &request->schema->params[index];
+    if (param->kind != PJ_PARAM_INT)
+        return param->values[request->values[index]];
+    snprintf(buf, 32, "%lld", (long long)request->values[index]);
+    return buf;
+}
+
+char *request_canonical(const pj_request *request)
+{
+    const pj_schema *schema = request->schema;
+    const pj_param **sorted = calloc((size_t)schema->param_count + 1, sizeof *sorted);
+    if (!sorted)
+        return NULL;
+    for (int i = 0; i < schema->param_count; i++)
+        sorted[i] = &schema->params[i];
+    qsort(sorted, (size_t)schema->param_count, sizeof *sorted, compare_names);
+    pj_strbuf sb;
+    sb_init(&sb);
+    int written = 0;
+    for (int i = 0; i < schema->param_count; i++) {
+        int index = (int)(sorted[i] - schema->params);
+        if (request->applies && !request->applies[index])
+            continue;
+        char buf[32];
+        sb_appendf(&sb, "%s%s=%s", written++ ? " " : "", sorted[i]->name,
+                   request_value_name(request, sorted[i]->name, buf));
+    }
+    free(sorted);
+    return sb_take(&sb);
+}
+
+int64_t request_value(const pj_request *request, const char *name)
+{
+    int index = schema_param_index(request->schema, name);
+    return index >= 0 ? request->values[index] : 0;
+}

@@ -1,0 +1,427 @@
+/* schema.c — reads a template's "//@ptxjit" directives into its family schema:
+ *   //@ptxjit family NAME            //@ptxjit doc TEXT           //@ptxjit entry NAME
+ *   //@ptxjit param NAME int(MIN..MAX)|enum(a,b)|dtype(i32,f32) [pow2] [default=V]
+ *                       [when="EXPR"] [doc="TEXT"]
+ *   //@ptxjit constraint "EXPR" "MESSAGE" */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "params/schema.h"
+
+#define DIRECTIVE "//@ptxjit "
+#define MAX_WORDS 16
+
+static const struct {
+    const char *name, *ctype;
+    int bytes;
+} dtype_table[] = {
+#define PJ_DTYPE_ROW(name, ctype, bytes) {#name, ctype, bytes},
+    PJ_DTYPE_LIST(PJ_DTYPE_ROW)
+#undef PJ_DTYPE_ROW
+};
+
+int dtype_from_name(const char *name)
+{
+    for (int i = 0; i < PJ_DTYPE_COUNT; i++)
+        if (strcmp(dtype_table[i].name, name) == 0)
+            return i;
+    return -1;
+}
+const char *dtype_name(pj_dtype dtype) { return dtype_table[dtype].name; }
+const char *dtype_ctype(pj_dtype dtype) { return dtype_table[dtype].ctype; }
+int dtype_bytes(pj_dtype dtype) { return dtype_table[dtype].bytes; }
+
+int schema_param_index(const pj_schema *schema, const char *name)
+{
+    for (int i = 0; i < schema->param_count; i++)
+        if (strcmp(schema->params[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+typedef struct {
+    const char *origin;
+    int line;
+} where;
+
+static ptxjit_status bad(const where *at, const char *format, const char *detail)
+{
+    char what[512];
+    snprintf(what, sizeof what, format, detail);
+    return pj_error(PTXJIT_ERR_TEMPLATE, "%s:%d: %s", at->origin, at->line, what);
+}
+
+/* Splits a directive line into words; "quoted strings" keep spaces, \" and \\ escape. The
+ * words are written into buf (same size as line). Returns the count, or -1 on a bad quote. */
+static int split_words(const char *line, char *buf, char **words)
+{
+    int count = 0;
+    const char *s = line;
+    char *o = buf;
+    while (*s) {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (!*s)
+            break;
+        if (count == MAX_WORDS)
+            return -1;
+        words[count++] = o;
+        int quoted = 0;
+        while (*s && (quoted || (*s != ' ' && *s != '\t'))) {
+            if (*s == '"') {
+                quoted = !quoted;
+                s++;
+            } else if (quoted && *s == '\\' && s[1]) {
+                *o++ = s[1];
+                s += 2;
+            } else {
+                *o++ = *s++;
+            }
+        }
+        if (quoted)
+            return -1;
+        *o++ = '\0';
+    }
+    return count;
+}
+
+static int is_name(const char *text)
+{
+    if (!isalpha((unsigned char)*text) && *text != '_')
+        return 0;
+    for (; *text; text++)
+        if (!isalnum((unsigned char)*text) && *text != '_')
+            return 0;
+    return 1;
+}
+
+static int append_string(char ***list, int *count, const char *text)
+{
+    char **grown = realloc(*list, (size_t)(*count + 1) * sizeof **list);
+    if (!grown)
+        return 0;
+    *list = grown;
+    grown[*count] = pj_strdup(text);
+    if (!grown[*count])
+        return 0;
+    (*count)++;
+    return 1;
+}
+
+static int parse_int(const char *text, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long value = strtoll(text, &end, 10);
+    if (errno || end == text || *end)
+        return 0;
+    *out = value;
+    return 1;
+}
+
+/* "int(32..1024)", "enum(a,b)" or "dtype(i32,f32)" into param. */
+static ptxjit_status parse_type(pj_param *param, const char *type, const where *at)
+{
+    const char *open = strchr(type, '(');
+    size_t length = strlen(type);
+    if (!open || type[length - 1] != ')')
+        return bad(at, "parameter type '%s' must be int(MIN..MAX), enum(...) or dtype(...)",
+                   type);
+    char inner[512];
+    size_t n = length - (size_t)(open - type) - 2;
+    if (n >= sizeof inner)
+        return bad(at, "parameter type '%s' is too long", type);
+    memcpy(inner, open + 1, n);
+    inner[n] = '\0';
+    if (strncmp(type, "int(", 4) == 0) {
+        param->kind = PJ_PARAM_INT;
+        char *dots = strstr(inner, "..");
+        if (!dots)
+            return bad(at, "int range '%s' must be written MIN..MAX", type);
+        *dots = '\0';
+        if (!parse_int(inner, &param->min) || !parse_int(dots + 2, &param->max) ||
+            param->min > param->max)
+            return bad(at, "int range '%s' must be MIN..MAX with MIN <= MAX", type);
+        return PTXJIT_OK;
+    }
+    if (strncmp(type, "enum(", 5) == 0)
+        param->kind = PJ_PARAM_ENUM;
+    else if (strncmp(type, "dtype(", 6) == 0)
+        param->kind = PJ_PARAM_DTYPE;
+    else
+        return bad(at, "unknown parameter type '%s' (int, enum, dtype)", type);
+    for (char *item = strtok(inner, ","); item; item = strtok(NULL, ",")) {
+        if (!is_name(item))
+            return bad(at, "value '%s' is not a name", item);
+        for (int i = 0; i < param->value_count; i++)
+            if (strcmp(param->values[i], item) == 0)
+                return bad(at, "value '%s' is listed twice", item);
+        if (!append_string(&param->values, &param->value_count, item))
+            return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    if (param->value_count == 0)
+        return bad(at, "type '%s' lists no values", type);
+    if (param->kind == PJ_PARAM_DTYPE) {
+        param->dtypes = calloc((size_t)param->value_count, sizeof *param->dtypes);
+        if (!param->dtypes)
+            return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+        for (int i = 0; i < param->value_count; i++) {
+            param->dtypes[i] = dtype_from_name(param->values[i]);
+            if (param->dtypes[i] < 0)
+                return bad(at, "unknown dtype '%s' (i32 u32 i64 f16 bf16 f32 f64)",
+                           param->values[i]);
+        }
+    }
+    return PTXJIT_OK;
+}
+
+static int value_index(const pj_param *param, const char *text)
+{
+    for (int i = 0; i < param->value_count; i++)
+        if (strcmp(param->values[i], text) == 0)
+            return i;
+    return -1;
+}
+
+static ptxjit_status parse_param(pj_schema *schema, char **words, int count, const where *at)
+{
+    if (count < 3)
+        return bad(at, "%s", "param needs a name and a type");
+    if (!is_name(words[1]))
+        return bad(at, "parameter name '%s' is not a name", words[1]);
+    if (schema_param_index(schema, words[1]) >= 0)
+        return bad(at, "parameter '%s' is declared twice", words[1]);
+    pj_param *grown = realloc(schema->params, (size_t)(schema->param_count + 1) * sizeof *grown);
+    if (!grown)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    schema->params = grown;
+    pj_param *param = &grown[schema->param_count++];
+    memset(param, 0, sizeof *param);
+    param->name = pj_strdup(words[1]);
+    ptxjit_status status = parse_type(param, words[2], at);
+    const char *default_text = NULL;
+    for (int i = 3; i < count && status == PTXJIT_OK; i++) {
+        if (strcmp(words[i], "pow2") == 0 && param->kind == PJ_PARAM_INT)
+            param->pow2 = 1;
+        else if (strncmp(words[i], "default=", 8) == 0)
+            default_text = words[i] + 8;
+        else if (strncmp(words[i], "when=", 5) == 0)
+            param->when_text = pj_strdup(words[i] + 5);
+        else if (strncmp(words[i], "doc=", 4) == 0)
+            param->doc = pj_strdup(words[i] + 4);
+        else
+            status = bad(at, "unknown param attribute '%s' (pow2, default=, when=, doc=)",
+                         words[i]);
+    }
+    if (status != PTXJIT_OK)
+        return status;
+    if (!default_text)
+        return bad(at, "parameter '%s' needs default=", param->name);
+    if (param->kind == PJ_PARAM_INT) {
+        int64_t v;
+        if (!parse_int(default_text, &v) || v < param->min || v > param->max ||
+            (param->pow2 && (v & (v - 1))))
+            return bad(at, "default '%s' is outside the parameter's own range", default_text);
+        param->default_value = v;
+    } else {
+        int index = value_index(param, default_text);
+        if (index < 0)
+            return bad(at, "default '%s' is not one of the listed values", default_text);
+        param->default_value = index;
+    }
+    return PTXJIT_OK;
+}
+
+static ptxjit_status parse_directive(pj_schema *schema, const char *line, const where *at)
+{
+    char buf[2048], *words[MAX_WORDS];
+    if (strlen(line) >= sizeof buf)
+        return bad(at, "%s", "directive line too long");
+    if (strncmp(line, "doc ", 4) == 0) { /* free text: not split into words */
+        free(schema->doc);
+        schema->doc = pj_strdup(line + 4);
+        return PTXJIT_OK;
+    }
+    int count = split_words(line, buf, words);
+    if (count < 0)
+        return bad(at, "%s", "unbalanced quotes or too many words");
+    if (count == 0)
+        return bad(at, "%s", "empty directive");
+    const char *verb = words[0];
+    if (strcmp(verb, "family") == 0) {
+        if (count != 2 || !is_name(words[1]) || schema->family)
+            return bad(at, "%s", "expected one 'family NAME' line with a plain name");
+        schema->family = pj_strdup(words[1]);
+    } else if (strcmp(verb, "entry") == 0) {
+        if (count != 2 || !is_name(words[1]))
+            return bad(at, "%s", "expected 'entry NAME'");
+        if (!append_string(&schema->entries, &schema->entry_count, words[1]))
+            return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    } else if (strcmp(verb, "param") == 0) {
+        return parse_param(schema, words, count, at);
+    } else if (strcmp(verb, "constraint") == 0) {
+        if (count != 3)
+            return bad(at, "%s", "expected 'constraint \"EXPR\" \"MESSAGE\"'");
+        pj_constraint *grown = realloc(schema->constraints,
+                                       (size_t)(schema->constraint_count + 1) * sizeof *grown);
+        if (!grown)
+            return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+        schema->constraints = grown;
+        pj_constraint *c = &grown[schema->constraint_count++];
+        c->text = pj_strdup(words[1]);
+        c->message = pj_strdup(words[2]);
+        c->expr = NULL;
+    } else {
+        return bad(at, "unknown directive '%s' (family, doc, entry, param, constraint)", verb);
+    }
+    return PTXJIT_OK;
+}
+
+/* Expressions may name any parameter, so they are parsed once all are declared. */
+static ptxjit_status parse_expressions(pj_schema *schema, const char *origin)
+{
+    for (int i = 0; i < schema->param_count; i++) {
+        pj_param *param = &schema->params[i];
+        if (param->when_text && expr_parse(&param->when, param->when_text, schema) != PTXJIT_OK)
+            return pj_error_wrap(PTXJIT_ERR_TEMPLATE, "%s: `when` of parameter '%s'", origin,
+                                 param->name);
+    }
+    for (int i = 0; i < schema->constraint_count; i++) {
+        pj_constraint *c = &schema->constraints[i];
+        if (expr_parse(&c->expr, c->text, schema) != PTXJIT_OK)
+            return pj_error_wrap(PTXJIT_ERR_TEMPLATE, "%s: constraint", origin);
+    }
+    return PTXJIT_OK;
+}
+
+ptxjit_status schema_parse(pj_schema **out, const char *source, const char *origin)
+{
+    pj_schema *schema = calloc(1, sizeof *schema);
+    if (!schema)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    ptxjit_status status = PTXJIT_OK;
+    schema->origin = pj_strdup(origin);
+    schema->source = pj_strdup(source);
+    schema->source_hash = pj_hash(source, strlen(source));
+    where at = {origin, 0};
+    for (const char *line = source; *line && status == PTXJIT_OK;) {
+        const char *end = strchr(line, '\n');
+        size_t length = end ? (size_t)(end - line) : strlen(line);
+        at.line++;
+        while (length && (*line == ' ' || *line == '\t'))
+            line++, length--;
+        if (length > strlen(DIRECTIVE) && strncmp(line, DIRECTIVE, strlen(DIRECTIVE)) == 0) {
+            char *text = pj_strndup(line + strlen(DIRECTIVE), length - strlen(DIRECTIVE));
+            status = text ? parse_directive(schema, text, &at)
+                          : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+            free(text);
+        }
+        line = end ? end + 1 : line + length;
+    }
+    if (status == PTXJIT_OK && !schema->family)
+        status = pj_error(PTXJIT_ERR_TEMPLATE,
+                          "%s: no '//@ptxjit family NAME' line; every template names its family",
+                          origin);
+    if (status == PTXJIT_OK && schema->entry_count == 0)
+        status = pj_error(PTXJIT_ERR_TEMPLATE,
+                          "%s: no '//@ptxjit entry NAME' line; name the kernel's extern \"C\" "
+                          "entry points",
+                          origin);
+    if (status == PTXJIT_OK)
+        status = parse_expressions(schema, origin);
+    if (status != PTXJIT_OK) {
+        schema_free(schema);
+        return status;
+    }
+    *out = schema;
+    return PTXJIT_OK;
+}
+
+void schema_free(pj_schema *schema)
+{
+    if (!schema)
+        return;
+    for (int i = 0; i < schema->param_count; i++) {
+        pj_param *param = &schema->params[i];
+        free(param->name);
+        for (int v = 0; v < param->value_count; v++)
+            free(param->values[v]);
+        free(param->values);
+        free(param->dtypes);
+        free(param->doc);
+        free(param->when_text);
+        expr_free(param->when);
+    }
+    for (int i = 0; i < schema->constraint_count; i++) {
+        free(schema->constraints[i].text);
+        free(schema->constraints[i].message);
+        expr_free(schema->constraints[i].expr);
+    }
+    for (int i = 0; i < schema->entry_count; i++)
+        free(schema->entries[i]);
+    free(schema->entries);
+    free(schema->params);
+    free(schema->constraints);
+    free(schema->family);
+    free(schema->doc);
+    free(schema->origin);
+    free(schema->source);
+    free(schema);
+}
+
+static void describe_type(pj_strbuf *sb, const pj_param *param)
+{
+    if (param->kind == PJ_PARAM_INT) {
+        sb_appendf(sb, "%s in %lld..%lld", param->pow2 ? "a power of two" : "an integer",
+                   (long long)param->min, (long long)param->max);
+        return;
+    }
+    sb_append(sb, param->kind == PJ_PARAM_DTYPE ? "dtype, one of " : "one of ");
+    for (int v = 0; v < param->value_count; v++)
+        sb_appendf(sb, "%s%s", v ? ", " : "", param->values[v]);
+}
+
+/* "tpb: power of two in 32..1024" — the allowed values, as error messages show them. */
+void schema_describe_allowed(pj_strbuf *sb, const pj_param *param)
+{
+    describe_type(sb, param);
+}
+
+char *schema_describe(const pj_schema *schema)
+{
+    pj_strbuf sb;
+    sb_init(&sb);
+    sb_appendf(&sb, "family %s  (%s)\n", schema->family, schema->origin);
+    if (schema->doc)
+        sb_appendf(&sb, "  %s\n", schema->doc);
+    sb_append(&sb, "\nparameters:\n");
+    for (int i = 0; i < schema->param_count; i++) {
+        const pj_param *param = &schema->params[i];
+        char value[32];
+        if (param->kind == PJ_PARAM_INT)
+            snprintf(value, sizeof value, "%lld", (long long)param->default_value);
+        else
+            snprintf(value, sizeof value, "%s", param->values[param->default_value]);
+        sb_appendf(&sb, "  %-10s default %-12s ", param->name, value);
+        describe_type(&sb, param);
+        sb_append(&sb, "\n");
+        if (param->doc)
+            sb_appendf(&sb, "  %-10s %s\n", "", param->doc);
+        if (param->when_text)
+            sb_appendf(&sb, "  %-10s applies when %s\n", "", param->when_text);
+    }
+    if (schema->constraint_count) {
+        sb_append(&sb, "\nconstraints:\n");
+        for (int i = 0; i < schema->constraint_count; i++)
+            sb_appendf(&sb, "  %s  (%s)\n", schema->constraints[i].text,
+                       schema->constraints[i].message);
+    }
+    sb_append(&sb, "\nentries:");
+    for (int i = 0; i < schema->entry_count; i++)
+        sb_appendf(&sb, " %s", schema->entries[i]);
+    sb_append(&sb, "\n");
+    return sb_take(&sb);
+}

@@ -1,0 +1,106 @@
+/* schema.h — kernel families as declared by their templates: typed parameters, constraints
+ * between them, entry points; and requests validated against them. */
+#ifndef PTXJIT_PARAMS_SCHEMA_H
+#define PTXJIT_PARAMS_SCHEMA_H
+
+#include "internal.h"
+
+/* Element types a template may take, declared once: X(name, C++ type, bytes). */
+#define PJ_DTYPE_LIST(X)                  \
+    X(i32, "int", 4)                      \
+    X(u32, "unsigned int", 4)             \
+    X(i64, "long long", 8)                \
+    X(f16, "__half", 2)                   \
+    X(bf16, "__nv_bfloat16", 2)           \
+    X(f32, "float", 4)                    \
+    X(f64, "double", 8)
+
+typedef enum {
+#define PJ_DTYPE_ENUM(name, ctype, bytes) PJ_DTYPE_##name,
+    PJ_DTYPE_LIST(PJ_DTYPE_ENUM)
+#undef PJ_DTYPE_ENUM
+    PJ_DTYPE_COUNT
+} pj_dtype;
+
+int dtype_from_name(const char *name); /* -1 if unknown */
+const char *dtype_name(pj_dtype dtype);
+const char *dtype_ctype(pj_dtype dtype);
+int dtype_bytes(pj_dtype dtype);
+
+typedef struct pj_expr pj_expr;
+struct pj_schema;
+
+typedef enum { PJ_PARAM_INT, PJ_PARAM_ENUM, PJ_PARAM_DTYPE } pj_param_kind;
+
+typedef struct {
+    char *name;
+    pj_param_kind kind;
+    int64_t min, max;  /* PJ_PARAM_INT */
+    int pow2;          /* PJ_PARAM_INT: must be a power of two */
+    char **values;     /* PJ_PARAM_ENUM and PJ_PARAM_DTYPE: allowed names */
+    int *dtypes;       /* PJ_PARAM_DTYPE: the pj_dtype of each value */
+    int value_count;
+    int64_t default_value; /* the integer, or the index into values */
+    char *doc;
+    char *when_text;   /* applies only when this holds; NULL: always */
+    pj_expr *when;
+} pj_param;
+
+typedef struct {
+    char *text;
+    pj_expr *expr;
+    char *message;
+} pj_constraint;
+
+typedef struct pj_schema {
+    char *family;
+    char *doc;
+    char *origin;      /* where the template came from: a path or "built-in:NAME.cu" */
+    char *source;      /* the template's full text */
+    pj_hash128 source_hash;
+    pj_param *params;
+    int param_count;
+    pj_constraint *constraints;
+    int constraint_count;
+    char **entries;
+    int entry_count;
+} pj_schema;
+
+/* Parses the "//@ptxjit ..." directives of a template. origin names it in messages.
+ * PTXJIT_ERR_TEMPLATE with file:line and the problem on failure. */
+ptxjit_status schema_parse(pj_schema **out, const char *source, const char *origin);
+void schema_free(pj_schema *schema);
+int schema_param_index(const pj_schema *schema, const char *name); /* -1 if none */
+/* A readable description: parameters with types, defaults, docs; constraints; entries. */
+char *schema_describe(const pj_schema *schema);
+/* The allowed values of one parameter, as error messages name them. */
+void schema_describe_allowed(pj_strbuf *sb, const pj_param *param);
+
+/* ---- expr.c: the constraint language ----
+ * Integers, parameter names (their value; an enum's or dtype's index), enum value names,
+ * bytes(dtype), ( ) ! * / % + - < <= > >= == != && ||, with C precedence. */
+ptxjit_status expr_parse(pj_expr **out, const char *text, const pj_schema *schema);
+/* values: one per schema parameter. Division by zero evaluates to 0. */
+int64_t expr_eval(const pj_expr *expr, const int64_t *values, const pj_schema *schema);
+void expr_free(pj_expr *expr);
+
+/* ---- params.c: requests ---- */
+typedef struct {
+    const pj_schema *schema;
+    int64_t *values;   /* one per schema parameter, defaults filled */
+    int *applies;      /* 1 where the parameter's `when` holds */
+} pj_request;
+
+/* Parses "key=value key=value" (spaces or commas between) against schema: unknown keys,
+ * duplicates, bad values, parameters that do not apply, and violated constraints fail with
+ * PTXJIT_ERR_PARAM and a message naming the family, the parameter and what is allowed. */
+ptxjit_status request_parse(pj_request *out, const pj_schema *schema, const char *text);
+void request_free(pj_request *request);
+/* The canonical form: applicable parameters only, sorted by name, "a=1 b=x". Caller frees. */
+char *request_canonical(const pj_request *request);
+/* A parameter's value by name (an enum's index); asserts the name exists. */
+int64_t request_value(const pj_request *request, const char *name);
+/* The value's name for enum and dtype parameters, the number as text otherwise. */
+const char *request_value_name(const pj_request *request, const char *name, char buf[32]);
+
+#endif

@@ -1,0 +1,98 @@
+/* specialize.c — writes the prelude that turns a template's parameters into compile-time
+ * constants: ints and enums as enumerators, dtypes as type aliases. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "specialize.h"
+
+static void append_upper(pj_strbuf *sb, const char *name)
+{
+    for (; *name; name++) {
+        char c = (char)toupper((unsigned char)*name);
+        sb_append_n(sb, &c, 1);
+    }
+}
+
+/* Enumerators, not constexpr variables: NVRTC would emit each variable as a PTX global. */
+static void define_param(pj_strbuf *sb, const pj_param *param, int64_t value)
+{
+    switch (param->kind) {
+    case PJ_PARAM_INT:
+        sb_append(sb, "enum : long long { ");
+        append_upper(sb, param->name);
+        sb_appendf(sb, " = %lld };\n", (long long)value);
+        break;
+    case PJ_PARAM_ENUM:
+        sb_append(sb, "enum : int { ");
+        for (int v = 0; v < param->value_count; v++) {
+            append_upper(sb, param->name);
+            sb_append(sb, "_");
+            append_upper(sb, param->values[v]);
+            sb_appendf(sb, " = %d, ", v);
+        }
+        append_upper(sb, param->name);
+        sb_append(sb, " = ");
+        append_upper(sb, param->name);
+        sb_append(sb, "_");
+        append_upper(sb, param->values[value]);
+        sb_append(sb, " };\n");
+        break;
+    case PJ_PARAM_DTYPE:
+        sb_append(sb, "using ");
+        append_upper(sb, param->name);
+        sb_appendf(sb, " = %s;\n", dtype_ctype((pj_dtype)param->dtypes[value]));
+        break;
+    }
+}
+
+/* Half types need their headers; NVRTC has no built-in copies (toolkit include path). */
+static void include_headers(pj_strbuf *sb, const pj_request *request)
+{
+    const pj_schema *schema = request->schema;
+    for (int i = 0; i < schema->param_count; i++) {
+        const pj_param *param = &schema->params[i];
+        if (param->kind != PJ_PARAM_DTYPE)
+            continue;
+        pj_dtype dtype = (pj_dtype)param->dtypes[request->values[i]];
+        if (dtype == PJ_DTYPE_f16)
+            sb_append(sb, "#include <cuda_fp16.h>\n");
+        if (dtype == PJ_DTYPE_bf16)
+            sb_append(sb, "#include <cuda_bf16.h>\n");
+    }
+}
+
+char *specialize_source(const pj_request *request, const char *canonical)
+{
+    const pj_schema *schema = request->schema;
+    pj_strbuf sb;
+    sb_init(&sb);
+    sb_appendf(&sb, "// ptxjit: %s specialized for \"%s\" from %s\n", schema->family, canonical,
+               schema->origin);
+    include_headers(&sb, request);
+    /* Parameters that do not apply keep their defaults, so the template always compiles;
+     * they are left out of the canonical form and cannot change the code. */
+    for (int i = 0; i < schema->param_count; i++)
+        define_param(&sb, &schema->params[i], request->values[i]);
+    sb_append(&sb, "// ---- template ----\n");
+    sb_append(&sb, schema->source);
+    return sb_take(&sb);
+}
+
+char *specialize_excerpt(const char *source, int first, int last)
+{
+    pj_strbuf sb;
+    sb_init(&sb);
+    int line = 1;
+    for (const char *s = source; *s && line <= last; line++) {
+        const char *end = strchr(s, '\n');
+        size_t length = end ? (size_t)(end - s) : strlen(s);
+        if (line >= first) {
+            sb_appendf(&sb, "%5d | ", line);
+            sb_append_n(&sb, s, length);
+            sb_append(&sb, "\n");
+        }
+        s = end ? end + 1 : s + length;
+    }
+    return sb_take(&sb);
+}

@@ -1,0 +1,125 @@
+/* strbuf.c — growable strings and small string/file helpers. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void sb_init(pj_strbuf *sb)
+{
+    memset(sb, 0, sizeof *sb);
+}
+
+static int sb_reserve(pj_strbuf *sb, size_t extra)
+{
+    if (sb->failed)
+        return 0;
+    size_t need = sb->length + extra + 1;
+    if (need <= sb->capacity)
+        return 1;
+    size_t capacity = sb->capacity ? sb->capacity : 64;
+    while (capacity < need)
+        capacity *= 2;
+    char *data = realloc(sb->data, capacity);
+    if (!data) {
+        sb->failed = 1;
+        return 0;
+    }
+    sb->data = data;
+    sb->capacity = capacity;
+    return 1;
+}
+
+void sb_append_n(pj_strbuf *sb, const char *text, size_t n)
+{
+    if (!sb_reserve(sb, n))
+        return;
+    memcpy(sb->data + sb->length, text, n);
+    sb->length += n;
+    sb->data[sb->length] = '\0';
+}
+
+void sb_append(pj_strbuf *sb, const char *text)
+{
+    sb_append_n(sb, text, strlen(text));
+}
+
+void sb_vappendf(pj_strbuf *sb, const char *format, va_list args)
+{
+    va_list copy;
+    va_copy(copy, args);
+    int n = vsnprintf(NULL, 0, format, copy);
+    va_end(copy);
+    if (n < 0 || !sb_reserve(sb, (size_t)n))
+        return;
+    vsnprintf(sb->data + sb->length, (size_t)n + 1, format, args);
+    sb->length += (size_t)n;
+}
+
+void sb_appendf(pj_strbuf *sb, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    sb_vappendf(sb, format, args);
+    va_end(args);
+}
+
+char *sb_take(pj_strbuf *sb)
+{
+    char *data = NULL;
+    if (!sb->failed) {
+        data = sb->data ? sb->data : calloc(1, 1);
+        sb->data = NULL;
+    }
+    sb_free(sb);
+    return data;
+}
+
+void sb_free(pj_strbuf *sb)
+{
+    free(sb->data);
+    sb_init(sb);
+}
+
+char *pj_strndup(const char *text, size_t n)
+{
+    char *copy = malloc(n + 1);
+    if (!copy)
+        return NULL;
+    memcpy(copy, text, n);
+    copy[n] = '\0';
+    return copy;
+}
+
+char *pj_strdup(const char *text)
+{
+    return text ? pj_strndup(text, strlen(text)) : NULL;
+}
+
+ptxjit_status pj_read_file(char **out, size_t *size, const char *path)
+{
+    FILE *file = fopen(path, "rb");
+    if (!file)
+        return pj_error(PTXJIT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    pj_strbuf sb;
+    sb_init(&sb);
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, file)) > 0)
+        sb_append_n(&sb, chunk, n);
+    int read_error = ferror(file);
+    fclose(file);
+    if (read_error) {
+        sb_free(&sb);
+        return pj_error(PTXJIT_ERR_IO, "cannot read %s", path);
+    }
+    size_t length = sb.length;
+    char *data = sb_take(&sb);
+    if (!data)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory reading %s", path);
+    *out = data;
+    if (size)
+        *size = length;
+    return PTXJIT_OK;
+}

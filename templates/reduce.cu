@@ -1,0 +1,172 @@
+// reduce.cu — sum of a vector, in the five steps of the reduction write-up. ptxjit prepends a
+// prelude that defines each parameter as a compile-time constant (TPB, BATCH, VARIANT,
+// VARIANT_*) and the element type DTYPE; `if constexpr` on them is Mojo's `@parameter if`.
+//@ptxjit family reduce
+//@ptxjit doc Sum of a vector: two passes through shared memory, a last-warp shuffle, one pass with atomics, batching, 16-byte vector loads.
+//@ptxjit entry reduce_kernel
+//@ptxjit param variant enum(two_pass,warp_shuffle,one_pass,batched,vectorized) default=vectorized doc="step of the progression (each adds one idea to the one before)"
+//@ptxjit param tpb int(32..1024) pow2 default=512 doc="threads per block"
+//@ptxjit param batch int(1..64) default=8 when="variant == batched || variant == vectorized" doc="per thread and block tile: elements (batched) or 16-byte vectors (vectorized)"
+//@ptxjit param dtype dtype(i32,f32) default=i32 doc="element type; i32 sums wrap modulo 2^32, f32 sums are accurate to rounding"
+//@ptxjit constraint "variant != vectorized || batch <= 16" "vectorized keeps batch 16-byte vectors in registers; batch above 16 spills them to local memory, use batch <= 16"
+
+// Integer sums accumulate unsigned so that overflow wraps (signed overflow is undefined).
+template <typename X> struct accumulator { using type = X; };
+template <> struct accumulator<int> { using type = unsigned int; };
+using T = DTYPE;
+using ACC = accumulator<T>::type;
+using index_t = unsigned long long;
+
+// The 16-byte vector of four elements that one LDG.128 loads.
+template <typename X> struct vector16;
+template <> struct vector16<int> { using type = int4; };
+template <> struct vector16<float> { using type = float4; };
+using VEC_T = vector16<T>::type;
+enum : int { VEC = 16 / sizeof(T) };
+
+__device__ __forceinline__ ACC warp_sum(ACC v)
+{
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, offset);
+    return v;
+}
+
+// Steps 1 and 2 write one partial per block; the host runs the kernel again on the partials
+// with one block. Step 1 halves a shared-memory array with a barrier per level.
+__device__ __forceinline__ void block_tree_sum(ACC v, ACC *out)
+{
+    __shared__ ACC sums[TPB];
+    const int tid = threadIdx.x;
+    sums[tid] = v;
+    __syncthreads();
+    // Step 2 stops the tree at 32 and lets the last warp shuffle: five barriers fewer.
+    constexpr int stop = VARIANT == VARIANT_WARP_SHUFFLE ? 32 : 0;
+#pragma unroll
+    for (int active = TPB / 2; active > stop; active >>= 1) {
+        if (tid < active)
+            sums[tid] += sums[tid + active];
+        __syncthreads();
+    }
+    if constexpr (VARIANT == VARIANT_WARP_SHUFFLE) {
+        if (tid < 32) {
+            ACC s = warp_sum(sums[tid]);
+            if (tid == 0)
+                out[blockIdx.x] = s;
+        }
+    } else if (tid == 0) {
+        out[blockIdx.x] = sums[0];
+    }
+}
+
+// Steps 3-5: shuffles inside each warp, one shared slot per warp, then one atomic per block
+// into the single result, so the whole sum is one kernel launch.
+__device__ __forceinline__ void block_atomic_sum(ACC v, ACC *out)
+{
+    v = warp_sum(v);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if constexpr (TPB == 32) {
+        if (lane == 0)
+            atomicAdd(out, v);
+    } else {
+        __shared__ ACC warp_sums[TPB / 32];
+        if (lane == 0)
+            warp_sums[warp] = v;
+        __syncthreads();
+        if (warp == 0) {
+            v = warp_sum(lane < TPB / 32 ? warp_sums[lane] : ACC(0));
+            if (lane == 0)
+                atomicAdd(out, v);
+        }
+    }
+}
+
+// Steps 1-3: one element per thread and grid-stride, as in the write-up.
+__device__ __forceinline__ ACC thread_sum_strided(const T *in, index_t n)
+{
+    ACC sum = 0;
+    const index_t stride = (index_t)TPB * gridDim.x;
+    for (index_t i = (index_t)blockIdx.x * TPB + threadIdx.x; i < n; i += stride)
+        sum += (ACC)in[i];
+    return sum;
+}
+
+// Step 4: each thread sums BATCH elements of its block's tile, TPB apart so that every load
+// instruction of the warp stays coalesced; all BATCH loads are issued before the first add.
+__device__ __forceinline__ ACC thread_sum_batched(const T *__restrict__ in, index_t n)
+{
+    const index_t base = (index_t)blockIdx.x * TPB * BATCH + threadIdx.x;
+    ACC sum = 0;
+    if ((index_t)(blockIdx.x + 1) * TPB * BATCH <= n) {
+        T v[BATCH];
+#pragma unroll
+        for (int i = 0; i < BATCH; i++)
+            v[i] = in[base + (index_t)i * TPB];
+#pragma unroll
+        for (int i = 0; i < BATCH; i++)
+            sum += (ACC)v[i];
+    } else {
+#pragma unroll
+        for (int i = 0; i < BATCH; i++)
+            if (base + (index_t)i * TPB < n)
+                sum += (ACC)in[base + (index_t)i * TPB];
+    }
+    return sum;
+}
+
+__device__ __forceinline__ ACC vector_sum(VEC_T v)
+{
+    return (ACC)v.x + (ACC)v.y + (ACC)v.z + (ACC)v.w;
+}
+
+// Step 5: the same tile walk with 16-byte loads, four times the bytes per instruction. The
+// input may start anywhere: block 0 adds the elements before the first 16-byte boundary and
+// after the last whole vector.
+__device__ __forceinline__ ACC thread_sum_vectorized(const T *__restrict__ in, index_t n)
+{
+    const unsigned misalignment = (unsigned)((unsigned long long)in & 15u) / sizeof(T);
+    const index_t head = misalignment ? (index_t)(VEC - misalignment) < n ? VEC - misalignment : n
+                                      : 0;
+    const VEC_T *__restrict__ vectors = reinterpret_cast<const VEC_T *>(in + head);
+    const index_t vector_count = (n - head) / VEC;
+    const index_t base = (index_t)blockIdx.x * TPB * BATCH + threadIdx.x;
+    ACC sum = 0;
+    if ((index_t)(blockIdx.x + 1) * TPB * BATCH <= vector_count) {
+        VEC_T v[BATCH];
+#pragma unroll
+        for (int i = 0; i < BATCH; i++)
+            v[i] = vectors[base + (index_t)i * TPB];
+#pragma unroll
+        for (int i = 0; i < BATCH; i++)
+            sum += vector_sum(v[i]);
+    } else {
+#pragma unroll
+        for (int i = 0; i < BATCH; i++)
+            if (base + (index_t)i * TPB < vector_count)
+                sum += vector_sum(vectors[base + (index_t)i * TPB]);
+    }
+    if (blockIdx.x == 0) {
+        const index_t tail = head + vector_count * VEC;
+        if (threadIdx.x < head)
+            sum += (ACC)in[threadIdx.x];
+        if (tail + threadIdx.x < n)
+            sum += (ACC)in[tail + threadIdx.x];
+    }
+    return sum;
+}
+
+// Two-pass variants: out has one slot per block. One-pass variants: out is the single sum,
+// zeroed by the host before the launch.
+extern "C" __global__ void __launch_bounds__(TPB)
+reduce_kernel(const T *__restrict__ in, ACC *__restrict__ out, index_t n)
+{
+    if constexpr (VARIANT == VARIANT_TWO_PASS || VARIANT == VARIANT_WARP_SHUFFLE) {
+        block_tree_sum(thread_sum_strided(in, n), out);
+    } else if constexpr (VARIANT == VARIANT_ONE_PASS) {
+        block_atomic_sum(thread_sum_strided(in, n), out);
+    } else if constexpr (VARIANT == VARIANT_BATCHED) {
+        block_atomic_sum(thread_sum_batched(in, n), out);
+    } else {
+        block_atomic_sum(thread_sum_vectorized(in, n), out);
+    }
+}

@@ -1,0 +1,19 @@
+#!/bin/sh
+# Installs the Debian packages ptxjit needs to build and test; does nothing when all are there.
+set -e
+need=""
+for pkg in gcc make pkg-config check libsubunit-dev libxxhash-dev; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
+done
+if [ -n "$need" ]; then
+    echo "installing:$need"
+    if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
+fi
+cuda=${CUDA_HOME:-/usr/local/cuda}
+if [ ! -f "$cuda/include/nvrtc.h" ]; then
+    echo "error: no CUDA toolkit at $cuda (nvrtc.h missing)" >&2
+    echo "fix: install the CUDA toolkit 12.0 or newer there, or set CUDA_HOME" >&2
+    exit 1
+fi

@@ -1,0 +1,8 @@
+/* suites.h — every Check suite of the test runner, one line each: X(function name). */
+#define PJ_TEST_SUITES(X) \
+    X(suite_strbuf)       \
+    X(suite_params)       \
+    X(suite_pipeline)     \
+    X(suite_cache_disk)   \
+    X(suite_cli)          \
+    X(suite_reduce_gpu)

@@ -1,0 +1,146 @@
+/* test_cli.c — the ptxjit command line as users call it: output, exit status, cache hits. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "test_util.h"
+
+/* Runs the CLI (from $PTXJIT_CLI) with args and the given cache dir; captures stdout and
+ * stderr together; returns the exit status. */
+static int run_cli(char **output, const char *cache_dir, const char *args)
+{
+    const char *cli = getenv("PTXJIT_CLI");
+    ck_assert_msg(cli != NULL, "PTXJIT_CLI is not set (make test sets it)");
+    char command[8192];
+    snprintf(command, sizeof command, "PTXJIT_CACHE_DIR='%s' '%s' %s 2>&1", cache_dir, cli,
+             args);
+    FILE *pipe = popen(command, "r");
+    ck_assert_ptr_nonnull(pipe);
+    pj_strbuf sb;
+    sb_init(&sb);
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, pipe)) > 0)
+        sb_append_n(&sb, chunk, n);
+    int status = pclose(pipe);
+    *output = sb_take(&sb);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+START_TEST(cli_ptx_prints_entry_and_vector_loads)
+{
+    char *dir = test_mkdtemp(), *out;
+    ck_assert_int_eq(run_cli(&out, dir, "--no-gpu ptx reduce variant=vectorized tpb=256 batch=8"),
+                     0);
+    ck_assert_ptr_nonnull(strstr(out, ".entry reduce_kernel("));
+    ck_assert_ptr_nonnull(strstr(out, "ld.global.nc.v4.u32"));
+    ck_assert_ptr_nonnull(strstr(out, "compiled in"));
+    free(out);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(cli_bad_tpb_exits_2_naming_tpb_and_allowed_values)
+{
+    char *dir = test_mkdtemp(), *out;
+    ck_assert_int_eq(run_cli(&out, dir, "--no-gpu ptx reduce tpb=100"), 2);
+    ck_assert_ptr_nonnull(strstr(out, "tpb=100"));
+    ck_assert_ptr_nonnull(strstr(out, "power of two in 32..1024"));
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "--no-gpu ptx reduce colour=red"), 2);
+    ck_assert_ptr_nonnull(strstr(out, "unknown parameter 'colour'"));
+    free(out);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(cli_second_ptx_call_is_a_disk_hit_in_stats)
+{
+    char *dir = test_mkdtemp(), *out;
+    ck_assert_int_eq(run_cli(&out, dir, "--no-gpu ptx reduce variant=one_pass"), 0);
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "--no-gpu ptx reduce variant=one_pass"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "disk cache hit"));
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "cache stats"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "entries  1\n"));
+    ck_assert_ptr_nonnull(strstr(out, "hits     1\n"));
+    ck_assert_ptr_nonnull(strstr(out, "stores   1\n"));
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "cache clear"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "removed 1 entries"));
+    free(out);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(cli_usage_errors_exit_2_and_help_exits_0)
+{
+    char *dir = test_mkdtemp(), *out;
+    ck_assert_int_eq(run_cli(&out, dir, "frobnicate"), 2);
+    ck_assert_ptr_nonnull(strstr(out, "unknown command 'frobnicate'"));
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "--bogus list"), 2);
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "cache sweep"), 2);
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "ptx nosuchfamily"), 2);
+    ck_assert_ptr_nonnull(strstr(out, "unknown kernel family"));
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "--help"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "usage: ptxjit"));
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "ptx --help"), 0);
+    free(out);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(cli_info_and_list_describe_the_reduce_family)
+{
+    char *dir = test_mkdtemp(), *out;
+    ck_assert_int_eq(run_cli(&out, dir, "list"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "reduce"));
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "info reduce"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "two_pass, warp_shuffle, one_pass, batched, vectorized"));
+    ck_assert_ptr_nonnull(strstr(out, "power of two in 32..1024"));
+    ck_assert_ptr_nonnull(strstr(out, "batch <= 16"));
+    free(out);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(cli_run_without_gpu_fails_with_reason)
+{
+    char *dir = test_mkdtemp(), *out;
+    ck_assert_int_eq(run_cli(&out, dir, "--no-gpu run reduce n=1000"), 1);
+    ck_assert_ptr_nonnull(strstr(out, "needs a GPU"));
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "run reduce n=zero"), 2);
+    free(out);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+Suite *suite_cli(void)
+{
+    Suite *suite = suite_create("cli");
+    TCase *tc = tcase_create("commands");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, cli_ptx_prints_entry_and_vector_loads);
+    tcase_add_test(tc, cli_bad_tpb_exits_2_naming_tpb_and_allowed_values);
+    tcase_add_test(tc, cli_second_ptx_call_is_a_disk_hit_in_stats);
+    tcase_add_test(tc, cli_usage_errors_exit_2_and_help_exits_0);
+    tcase_add_test(tc, cli_info_and_list_describe_the_reduce_family);
+    tcase_add_test(tc, cli_run_without_gpu_fails_with_reason);
+    suite_add_tcase(suite, tc);
+    return suite;
+}

@@ -1,0 +1,299 @@
+/* test_params.c — template schemas, the constraint language, requests and canonical form. */
+#include <string.h>
+
+#include "params/schema.h"
+#include "test_util.h"
+
+static const char *const small_template =
+    "//@ptxjit family demo\n"
+    "//@ptxjit entry k\n"
+    "//@ptxjit param mode enum(slow,fast) default=fast doc=\"which path\"\n"
+    "//@ptxjit param width int(1..64) pow2 default=8\n"
+    "//@ptxjit param depth int(1..10) default=3 when=\"mode == fast\"\n"
+    "//@ptxjit param dtype dtype(i32,f32,f16) default=f32\n"
+    "//@ptxjit constraint \"width * bytes(dtype) <= 128\" \"a row must fit 128 bytes\"\n"
+    "extern \"C\" __global__ void k() {}\n";
+
+static pj_schema *demo_schema(void)
+{
+    pj_schema *schema = NULL;
+    ck_assert_int_eq(schema_parse(&schema, small_template, "demo.cu"), PTXJIT_OK);
+    return schema;
+}
+
+/* Parses text against the demo schema; returns the canonical form or the error message. */
+static char *canonical_or_error(const char *text, ptxjit_status *status)
+{
+    pj_schema *schema = demo_schema();
+    pj_request request;
+    *status = request_parse(&request, schema, text);
+    char *result = *status == PTXJIT_OK ? request_canonical(&request) : pj_strdup(ptxjit_last_error());
+    if (*status == PTXJIT_OK)
+        request_free(&request);
+    schema_free(schema);
+    return result;
+}
+
+static void expect_template_error(const char *source, const char *needle)
+{
+    pj_schema *schema = NULL;
+    ck_assert_int_eq(schema_parse(&schema, source, "bad.cu"), PTXJIT_ERR_TEMPLATE);
+    ck_assert_ptr_null(schema);
+    ck_assert_msg(strstr(ptxjit_last_error(), needle), "message '%s' lacks '%s'",
+                  ptxjit_last_error(), needle);
+}
+
+START_TEST(schema_reads_every_directive)
+{
+    pj_schema *schema = demo_schema();
+    ck_assert_str_eq(schema->family, "demo");
+    ck_assert_int_eq(schema->param_count, 4);
+    ck_assert_int_eq(schema->entry_count, 1);
+    ck_assert_int_eq(schema->constraint_count, 1);
+    ck_assert_int_eq(schema->params[1].pow2, 1);
+    ck_assert_int_eq(schema->params[1].max, 64);
+    ck_assert_str_eq(schema->params[0].doc, "which path");
+    ck_assert_int_eq(schema->params[0].default_value, 1);
+    char *text = schema_describe(schema);
+    ck_assert_ptr_nonnull(strstr(text, "power of two in 1..64"));
+    ck_assert_ptr_nonnull(strstr(text, "applies when mode == fast"));
+    free(text);
+    schema_free(schema);
+}
+END_TEST
+
+START_TEST(schema_requires_family_and_entry)
+{
+    expect_template_error("//@ptxjit entry k\n", "family");
+    expect_template_error("//@ptxjit family x\n", "entry");
+}
+END_TEST
+
+START_TEST(schema_rejects_unknown_directive_with_line)
+{
+    expect_template_error("//@ptxjit family x\n//@ptxjit entry k\n//@ptxjit colour red\n",
+                          "bad.cu:3: unknown directive 'colour'");
+}
+END_TEST
+
+START_TEST(schema_rejects_bad_types_and_defaults)
+{
+    expect_template_error("//@ptxjit family x\n//@ptxjit param a int(9..1) default=3\n",
+                          "MIN <= MAX");
+    expect_template_error("//@ptxjit family x\n//@ptxjit param a int(1..8) default=30\n",
+                          "outside");
+    expect_template_error("//@ptxjit family x\n//@ptxjit param a int(1..8) pow2 default=3\n",
+                          "outside");
+    expect_template_error("//@ptxjit family x\n//@ptxjit param a dtype(i32,q7) default=i32\n",
+                          "unknown dtype 'q7'");
+    expect_template_error("//@ptxjit family x\n//@ptxjit param a enum(p,q) default=r\n",
+                          "not one of the listed values");
+    expect_template_error("//@ptxjit family x\n//@ptxjit param a float(1) default=1\n",
+                          "unknown parameter type");
+    expect_template_error("//@ptxjit family x\n//@ptxjit param a int(1..8)\n", "default=");
+}
+END_TEST
+
+START_TEST(schema_rejects_duplicates)
+{
+    expect_template_error("//@ptxjit family x\n//@ptxjit param a int(1..8) default=1\n"
+                          "//@ptxjit param a int(1..8) default=1\n",
+                          "declared twice");
+    expect_template_error("//@ptxjit family x\n//@ptxjit param a enum(p,p) default=p\n",
+                          "listed twice");
+}
+END_TEST
+
+START_TEST(schema_rejects_bad_expressions)
+{
+    expect_template_error("//@ptxjit family x\n//@ptxjit entry k\n"
+                          "//@ptxjit param a int(1..8) default=1\n"
+                          "//@ptxjit constraint \"a < nothing\" \"m\"\n",
+                          "unknown name 'nothing'");
+    expect_template_error("//@ptxjit family x\n//@ptxjit entry k\n"
+                          "//@ptxjit param a int(1..8) default=1\n"
+                          "//@ptxjit constraint \"(a < 3\" \"m\"\n",
+                          "expected ')'");
+    expect_template_error("//@ptxjit family x\n//@ptxjit entry k\n"
+                          "//@ptxjit param a int(1..8) default=1\n"
+                          "//@ptxjit constraint \"bytes(a) > 1\" \"m\"\n",
+                          "bytes() takes a dtype");
+    expect_template_error("//@ptxjit family x\n//@ptxjit entry k\n"
+                          "//@ptxjit constraint \"1 < 2\" \"unterminated\n",
+                          "unbalanced quotes");
+}
+END_TEST
+
+static int64_t eval_text(const char *text, int64_t mode, int64_t width, int64_t dtype)
+{
+    pj_schema *schema = demo_schema();
+    pj_expr *expr;
+    ck_assert_int_eq(expr_parse(&expr, text, schema), PTXJIT_OK);
+    int64_t values[4] = {mode, width, 3, dtype};
+    int64_t result = expr_eval(expr, values, schema);
+    expr_free(expr);
+    schema_free(schema);
+    return result;
+}
+
+START_TEST(expr_follows_c_precedence)
+{
+    ck_assert_int_eq(eval_text("1 + 2 * 3", 0, 0, 0), 7);
+    ck_assert_int_eq(eval_text("(1 + 2) * 3", 0, 0, 0), 9);
+    ck_assert_int_eq(eval_text("10 - 4 - 3", 0, 0, 0), 3);
+    ck_assert_int_eq(eval_text("7 % 4 == 3 && !(2 > 3)", 0, 0, 0), 1);
+    ck_assert_int_eq(eval_text("1 < 2 == 1", 0, 0, 0), 1);
+    ck_assert_int_eq(eval_text("-width + 10", 0, 4, 0), 6);
+    ck_assert_int_eq(eval_text("width / 0", 0, 4, 0), 0);
+}
+END_TEST
+
+START_TEST(expr_reads_params_enums_and_dtype_sizes)
+{
+    ck_assert_int_eq(eval_text("mode == fast", 1, 0, 0), 1);
+    ck_assert_int_eq(eval_text("mode == fast", 0, 0, 0), 0);
+    ck_assert_int_eq(eval_text("mode != slow || width > 100", 0, 8, 0), 0);
+    ck_assert_int_eq(eval_text("bytes(dtype)", 0, 0, 2), 2);
+    ck_assert_int_eq(eval_text("bytes(dtype) * width", 0, 16, 0), 64);
+    ck_assert_int_eq(eval_text("dtype == f32", 0, 0, 1), 1);
+}
+END_TEST
+
+START_TEST(request_fills_defaults_in_canonical_order)
+{
+    ptxjit_status status;
+    char *text = canonical_or_error("", &status);
+    ck_assert_int_eq(status, PTXJIT_OK);
+    ck_assert_str_eq(text, "depth=3 dtype=f32 mode=fast width=8");
+    free(text);
+}
+END_TEST
+
+START_TEST(request_canonical_ignores_order_and_separators)
+{
+    ptxjit_status status;
+    char *a = canonical_or_error("width=16 dtype=i32", &status);
+    ck_assert_int_eq(status, PTXJIT_OK);
+    char *b = canonical_or_error(" dtype=i32,width=16\t", &status);
+    ck_assert_int_eq(status, PTXJIT_OK);
+    ck_assert_str_eq(a, b);
+    ck_assert_str_eq(a, "depth=3 dtype=i32 mode=fast width=16");
+    free(a);
+    free(b);
+}
+END_TEST
+
+START_TEST(request_drops_parameters_that_do_not_apply)
+{
+    ptxjit_status status;
+    char *text = canonical_or_error("mode=slow", &status);
+    ck_assert_int_eq(status, PTXJIT_OK);
+    ck_assert_str_eq(text, "dtype=f32 mode=slow width=8");
+    free(text);
+}
+END_TEST
+
+static void expect_param_error(const char *text, const char *const *needles)
+{
+    ptxjit_status status;
+    char *message = canonical_or_error(text, &status);
+    ck_assert_int_eq(status, PTXJIT_ERR_PARAM);
+    for (; *needles; needles++)
+        ck_assert_msg(strstr(message, *needles), "'%s' lacks '%s'", message, *needles);
+    free(message);
+}
+
+START_TEST(request_unknown_key_lists_the_parameters)
+{
+    const char *const needles[] = {"demo", "unknown parameter 'colour'",
+                                   "mode, width, depth, dtype", NULL};
+    expect_param_error("colour=red", needles);
+}
+END_TEST
+
+START_TEST(request_non_power_of_two_names_allowed_values)
+{
+    const char *const needles[] = {"width=12", "not a power of two", "power of two in 1..64",
+                                   NULL};
+    expect_param_error("width=12", needles);
+}
+END_TEST
+
+START_TEST(request_out_of_range_and_non_integer)
+{
+    const char *const range[] = {"width=128", "out of range", NULL};
+    expect_param_error("width=128", range);
+    const char *const text[] = {"width=eight", "not an integer", NULL};
+    expect_param_error("width=eight", text);
+    const char *const negative[] = {"depth=-1", "out of range", NULL};
+    expect_param_error("depth=-1", negative);
+}
+END_TEST
+
+START_TEST(request_bad_enum_lists_values)
+{
+    const char *const needles[] = {"mode=medium", "one of slow, fast", NULL};
+    expect_param_error("mode=medium", needles);
+    const char *const dtypes[] = {"dtype=f64", "dtype, one of i32, f32, f16", NULL};
+    expect_param_error("dtype=f64", dtypes);
+}
+END_TEST
+
+START_TEST(request_rejects_duplicates_and_malformed_pairs)
+{
+    const char *const twice[] = {"'width' is given twice", NULL};
+    expect_param_error("width=8 width=16", twice);
+    const char *const bare[] = {"'width' is not key=value", NULL};
+    expect_param_error("width", bare);
+    const char *const empty[] = {"'width=' is not key=value", NULL};
+    expect_param_error("width=", empty);
+}
+END_TEST
+
+START_TEST(request_rejects_parameter_that_does_not_apply)
+{
+    const char *const needles[] = {"'depth' does not apply", "mode == fast", NULL};
+    expect_param_error("mode=slow depth=4", needles);
+}
+END_TEST
+
+START_TEST(request_reports_violated_constraint)
+{
+    /* 64 x 4-byte f32 = 256 bytes > 128. */
+    const char *const needles[] = {"a row must fit 128 bytes", "width * bytes(dtype) <= 128",
+                                   "width=64", NULL};
+    expect_param_error("width=64", needles);
+    ptxjit_status status;
+    char *ok = canonical_or_error("width=64 dtype=f16", &status);
+    ck_assert_int_eq(status, PTXJIT_OK);
+    free(ok);
+}
+END_TEST
+
+Suite *suite_params(void)
+{
+    Suite *suite = suite_create("params");
+    TCase *tc = tcase_create("schema");
+    tcase_add_test(tc, schema_reads_every_directive);
+    tcase_add_test(tc, schema_requires_family_and_entry);
+    tcase_add_test(tc, schema_rejects_unknown_directive_with_line);
+    tcase_add_test(tc, schema_rejects_bad_types_and_defaults);
+    tcase_add_test(tc, schema_rejects_duplicates);
+    tcase_add_test(tc, schema_rejects_bad_expressions);
+    tcase_add_test(tc, expr_follows_c_precedence);
+    tcase_add_test(tc, expr_reads_params_enums_and_dtype_sizes);
+    suite_add_tcase(suite, tc);
+    tc = tcase_create("request");
+    tcase_add_test(tc, request_fills_defaults_in_canonical_order);
+    tcase_add_test(tc, request_canonical_ignores_order_and_separators);
+    tcase_add_test(tc, request_drops_parameters_that_do_not_apply);
+    tcase_add_test(tc, request_unknown_key_lists_the_parameters);
+    tcase_add_test(tc, request_non_power_of_two_names_allowed_values);
+    tcase_add_test(tc, request_out_of_range_and_non_integer);
+    tcase_add_test(tc, request_bad_enum_lists_values);
+    tcase_add_test(tc, request_rejects_duplicates_and_malformed_pairs);
+    tcase_add_test(tc, request_rejects_parameter_that_does_not_apply);
+    tcase_add_test(tc, request_reports_violated_constraint);
+    suite_add_tcase(suite, tc);
+    return suite;
+}

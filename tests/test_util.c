@@ -1,0 +1,31 @@
+/* test_util.c — temporary directories and GPU detection for the tests. */
+#define _XOPEN_SOURCE 700
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+char *test_mkdtemp(void)
+{
+    const char *base = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/ptxjit-test-XXXXXX", base && *base ? base : "/tmp");
+    char *made = mkdtemp(path);
+    ck_assert_msg(made != NULL, "mkdtemp failed");
+    return pj_strdup(made);
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+void test_rmtree(const char *path)
+{
+    if (path)
+        nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}

@@ -1,0 +1,19 @@
+/* test_util.h — helpers shared by the test files. */
+#ifndef PTXJIT_TEST_UTIL_H
+#define PTXJIT_TEST_UTIL_H
+
+#include <check.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+/* A fresh empty directory under $TMPDIR (or /tmp); caller removes it with test_rmtree. */
+char *test_mkdtemp(void);
+void test_rmtree(const char *path);
+
+#define PJ_SUITE_DECLARE(name) Suite *name(void);
+#include "suites.h"
+PJ_TEST_SUITES(PJ_SUITE_DECLARE)
+#undef PJ_SUITE_DECLARE
+
+#endif

@@ -22,6 +22,7 @@ struct ptxjit_kernel {
     char *canonical;
     pj_hash128 key;
     char key_hex[33];
+    char compiler_version[64]; /* the version in the key */
     pj_artifact artifact;
     char *source;       /* specialized source, when compiled here */
     int ready;          /* 0 while one thread compiles it; guarded by context->lock */
@@ -41,6 +42,7 @@ struct ptxjit_context {
     int schema_count;
     char **descriptions;           /* family_describe results, freed at close */
     pj_disk_cache *disk;           /* NULL: disk cache off or unusable */
+    char compiler_version[64];     /* "" until first needed; guarded by lock */
     /* GPU; driver NULL when gpu_status != OK (gpu_error says why). */
     const pj_driver *driver;
     ptxjit_status gpu_status;

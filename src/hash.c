@@ -64,6 +64,11 @@ pj_hash128 pj_hash(const void *data, size_t size)
     return (pj_hash128){digest.low64, digest.high64};
 }
 
+uint64_t pj_hash64(const void *data, size_t size, uint64_t seed)
+{
+    return XXH3_64bits_withSeed(data, size, seed);
+}
+
 void pj_hash_hex(const pj_hash128 *hash, char out[33])
 {
     snprintf(out, 33, "%016llx%016llx", (unsigned long long)hash->high,

@@ -60,6 +60,8 @@ void hasher_field(pj_hasher *hasher, const char *name, const void *data, size_t 
 void hasher_field_str(pj_hasher *hasher, const char *name, const char *text);
 pj_hash128 hasher_digest(pj_hasher *hasher);
 pj_hash128 pj_hash(const void *data, size_t size);
+/* One-shot 64-bit XXH3, for hash tables on hot paths (no allocation). */
+uint64_t pj_hash64(const void *data, size_t size, uint64_t seed);
 /* 32 lowercase hex digits + NUL. */
 void pj_hash_hex(const pj_hash128 *hash, char out[33]);
 

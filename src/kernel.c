@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "backend/compiler_id.h"
 #include "backend/nvrtc.h"
 #include "cache/key.h"
 #include "context.h"
@@ -18,16 +20,10 @@ struct pj_alias {
     pj_alias *next;
 };
 
+/* Runs on every request, hits included: one-shot hashes, no allocation. */
 static uint64_t alias_hash(const char *family, const char *params)
 {
-    pj_hasher *hasher = hasher_new();
-    if (!hasher)
-        return 0;
-    hasher_field_str(hasher, "f", family);
-    hasher_field_str(hasher, "p", params);
-    uint64_t hash = hasher_digest(hasher).low;
-    hasher_free(hasher);
-    return hash;
+    return pj_hash64(params, strlen(params), pj_hash64(family, strlen(family), 0));
 }
 
 /* Caller holds context->lock. */
@@ -204,6 +200,34 @@ static int artifact_matches(const ptxjit_kernel *kernel, const pj_artifact *a)
     return 1;
 }
 
+static char *memo_path(ptxjit_context *context)
+{
+    pj_strbuf sb;
+    sb_init(&sb);
+    sb_appendf(&sb, "%s/compiler", disk_cache_dir(context->disk));
+    return sb_take(&sb);
+}
+
+/* The compiler version for keys, found once per context: through the disk cache's memo when
+ * there is one, so that a disk hit never has to load NVRTC. */
+static ptxjit_status context_compiler_version(ptxjit_context *context, char out[64])
+{
+    pthread_mutex_lock(&context->lock);
+    snprintf(out, 64, "%s", context->compiler_version);
+    pthread_mutex_unlock(&context->lock);
+    if (out[0])
+        return PTXJIT_OK;
+    char *memo = context->disk ? memo_path(context) : NULL;
+    ptxjit_status status = compiler_version(out, 64, memo);
+    free(memo);
+    if (status != PTXJIT_OK)
+        return status;
+    pthread_mutex_lock(&context->lock);
+    snprintf(context->compiler_version, sizeof context->compiler_version, "%s", out);
+    pthread_mutex_unlock(&context->lock);
+    return PTXJIT_OK;
+}
+
 /* Fills kernel->artifact from the disk cache or the compiler; runs without the lock. */
 static ptxjit_status produce(ptxjit_kernel *kernel, ptxjit_origin *origin)
 {
@@ -230,6 +254,18 @@ static ptxjit_status produce(ptxjit_kernel *kernel, ptxjit_origin *origin)
     if (status != PTXJIT_OK)
         return status;
     *origin = PTXJIT_ORIGIN_COMPILED;
+    if (context->disk && strcmp(nvrtc_version_string(), kernel->compiler_version) != 0) {
+        /* The memo named another NVRTC than the one that compiled this: keep the kernel out
+         * of the disk cache, where its key would lie, and make the next process ask anew. */
+        char *memo = memo_path(context);
+        pj_log(&context->logger, PTXJIT_LOG_WARNING,
+               "NVRTC changed (%s, the cache remembered %s); kernel not cached on disk",
+               nvrtc_version_string(), kernel->compiler_version);
+        if (memo)
+            unlink(memo);
+        free(memo);
+        return PTXJIT_OK;
+    }
     if (context->disk && disk_cache_store(context->disk, kernel->key_hex, &kernel->artifact))
         pj_log(&context->logger, PTXJIT_LOG_WARNING, "kernel not saved to the disk cache: %s",
                ptxjit_last_error());
@@ -250,7 +286,7 @@ static ptxjit_status new_kernel(ptxjit_kernel **out, ptxjit_context *context,
         return status;
     }
     kernel->canonical = request_canonical(&kernel->request);
-    status = nvrtc_load();
+    status = context_compiler_version(context, kernel->compiler_version);
     if (status == PTXJIT_OK && !kernel->canonical)
         status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     if (status != PTXJIT_OK) {
@@ -259,7 +295,7 @@ static ptxjit_status new_kernel(ptxjit_kernel **out, ptxjit_context *context,
     }
     pj_key_inputs inputs = {
         schema->family, kernel->canonical, schema->source, context->backend,
-        nvrtc_version_string(), context->arch, (const char *const *)context->options,
+        kernel->compiler_version, context->arch, (const char *const *)context->options,
         context->option_count, PJ_SPECIALIZER_VERSION};
     kernel->key = cache_key(&inputs);
     pj_hash_hex(&kernel->key, kernel->key_hex);

@@ -40,7 +40,8 @@ __device__ __forceinline__ void block_tree_sum(ACC v, ACC *out)
     const int tid = threadIdx.x;
     sums[tid] = v;
     __syncthreads();
-    // Step 2 stops the tree at 32 and lets the last warp shuffle: five barriers fewer.
+    // Step 2 stops the tree at 64 partials and lets the last warp finish with shuffles:
+    // five barriers fewer.
     constexpr int stop = VARIANT == VARIANT_WARP_SHUFFLE ? 32 : 0;
 #pragma unroll
     for (int active = TPB / 2; active > stop; active >>= 1) {
@@ -49,8 +50,10 @@ __device__ __forceinline__ void block_tree_sum(ACC v, ACC *out)
         __syncthreads();
     }
     if constexpr (VARIANT == VARIANT_WARP_SHUFFLE) {
+        // The tree left 64 partials (or TPB, if only 32): fold the upper half in while
+        // loading, then shuffle.
         if (tid < 32) {
-            ACC s = warp_sum(sums[tid]);
+            ACC s = warp_sum(TPB > 32 ? sums[tid] + sums[tid + 32] : sums[tid]);
             if (tid == 0)
                 out[blockIdx.x] = s;
         }

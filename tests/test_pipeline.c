@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend/nvrtc.h"
 #include "cache/key.h"
 #include "context.h"
 #include "specialize.h"
@@ -564,6 +566,78 @@ START_TEST(api_rejects_null_arguments)
 }
 END_TEST
 
+
+/* Fills dir's cache with the default reduce kernel in a child process. */
+static void fill_cache_in_child(const char *dir)
+{
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        ptxjit_options options;
+        ptxjit_options_init(&options);
+        options.cache_dir = dir;
+        options.use_gpu = 0;
+        ptxjit_context *context;
+        ptxjit_kernel *kernel;
+        int ok = ptxjit_open(&context, &options) == PTXJIT_OK &&
+                 ptxjit_get_kernel(&kernel, context, "reduce", "", NULL) == PTXJIT_OK;
+        _exit(ok ? 0 : 1);
+    }
+    int status;
+    waitpid(child, &status, 0);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+START_TEST(disk_hit_does_not_load_the_compiler)
+{
+    char *dir = test_mkdtemp();
+    fill_cache_in_child(dir);
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.cache_dir = dir;
+    options.use_gpu = 0;
+    ptxjit_context *context;
+    ptxjit_kernel *kernel;
+    ptxjit_origin origin;
+    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "reduce", "", &origin), PTXJIT_OK);
+    ck_assert_int_eq(origin, PTXJIT_ORIGIN_DISK);
+    /* This process never loaded NVRTC: the version came from the cache's memo. */
+    ck_assert_ptr_null(nvrtc_library_path());
+    ptxjit_close(context);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(stale_compiler_memo_keeps_new_kernels_off_the_disk)
+{
+    fixture f;
+    open_fixture(&f, NULL);
+    fill_cache_in_child(f.dir);
+    char memo[4200];
+    snprintf(memo, sizeof memo, "%s/compiler", disk_cache_dir(f.context->disk));
+    char *text = NULL;
+    ck_assert_int_eq(pj_read_file(&text, NULL, memo), PTXJIT_OK);
+    char *version = strstr(text, "version nvrtc ");
+    ck_assert_ptr_nonnull(version);
+    strcpy(version, "version nvrtc 0.1\n");
+    FILE *file = fopen(memo, "w");
+    fputs(text, file);
+    fclose(file);
+    free(text);
+    /* The memo now names another compiler: its keys miss, the compile notices, and the
+     * kernel stays in memory only; the memo is dropped for the next process. */
+    get(&f, "", PTXJIT_ORIGIN_COMPILED);
+    ck_assert_ptr_nonnull(strstr(f.last_warning, "NVRTC changed"));
+    ck_assert_int_ne(access(memo, F_OK), 0);
+    ptxjit_cache_stats stats;
+    ck_assert_int_eq(ptxjit_cache_stats_get(&stats, f.context), PTXJIT_OK);
+    ck_assert_uint_eq(stats.entries, 1);
+    close_fixture(&f);
+}
+END_TEST
+
 Suite *suite_pipeline(void)
 {
     Suite *suite = suite_create("pipeline");
@@ -588,6 +662,8 @@ Suite *suite_pipeline(void)
     tcase_add_test(tc, threads_asking_for_one_key_compile_it_once);
     tcase_add_test(tc, threads_asking_for_distinct_keys_all_get_theirs);
     tcase_add_test(tc, unusable_cache_dir_warns_and_still_compiles);
+    tcase_add_test(tc, disk_hit_does_not_load_the_compiler);
+    tcase_add_test(tc, stale_compiler_memo_keeps_new_kernels_off_the_disk);
     suite_add_tcase(suite, tc);
     tc = tcase_create("errors");
     tcase_set_timeout(tc, 60);

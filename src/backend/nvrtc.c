@@ -1,6 +1,7 @@
 /* nvrtc.c — NVRTC through dlopen: found by soname, $PTXJIT_NVRTC_LIBRARY or the toolkit's lib
  * folders; every entry point checked once at load. */
 #include <dlfcn.h>
+#include <link.h>
 #include <nvrtc.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 static struct {
     void *handle;
     char version[32];
+    char library[4096]; /* the file dlopen chose */
     ptxjit_status status;
     char error[1024];
     nvrtcResult (*Version)(int *, int *);
@@ -91,6 +93,9 @@ static void nvrtc_load_once(void)
             return;
         }
     }
+    struct link_map *map = NULL;
+    if (dlinfo(nvrtc.handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name)
+        snprintf(nvrtc.library, sizeof nvrtc.library, "%s", map->l_name);
     int major = 0, minor = 0;
     nvrtc.Version(&major, &minor);
     snprintf(nvrtc.version, sizeof nvrtc.version, "nvrtc %d.%d", major, minor);
@@ -108,6 +113,11 @@ ptxjit_status nvrtc_load(void)
 const char *nvrtc_version_string(void)
 {
     return nvrtc.version;
+}
+
+const char *nvrtc_library_path(void)
+{
+    return nvrtc.library[0] ? nvrtc.library : NULL;
 }
 
 static char *program_log(nvrtcProgram program)

@@ -9,6 +9,8 @@
 ptxjit_status nvrtc_load(void);
 /* "nvrtc 13.0" (after a successful nvrtc_load). */
 const char *nvrtc_version_string(void);
+/* The path of the library file that was loaded, or NULL. */
+const char *nvrtc_library_path(void);
 
 /* Compiles source for the architecture in options ("-arch=sm_90a" gives PTX and cubin).
  * name is the program's file name in the log. On success out->ptx, cubin and log are set.

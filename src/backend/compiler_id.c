@@ -1,0 +1,100 @@
+/* compiler_id.c — remembers which NVRTC a cache directory was filled with. The memo holds the
+ * library path dlopen chose, its size and mtime, a fingerprint of what steers dlopen's choice
+ * (the override variables, LD_LIBRARY_PATH, /etc/ld.so.cache), and the version it reported. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend/compiler_id.h"
+#include "backend/nvrtc.h"
+
+typedef struct {
+    char library[4096];
+    long long size, mtime;
+    char environment[33];
+    char version[64];
+} compiler_memo;
+
+static void environment_fingerprint(char out[33])
+{
+    pj_hasher *hasher = hasher_new();
+    if (!hasher) {
+        out[0] = '\0';
+        return;
+    }
+    const char *names[] = {"PTXJIT_NVRTC_LIBRARY", "LD_LIBRARY_PATH", "CUDA_HOME"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(names); i++)
+        hasher_field_str(hasher, names[i], getenv(names[i]));
+    struct stat st;
+    long long cache[2] = {0, 0};
+    if (stat("/etc/ld.so.cache", &st) == 0)
+        cache[0] = (long long)st.st_size, cache[1] = (long long)st.st_mtime;
+    hasher_field(hasher, "ld.so.cache", cache, sizeof cache);
+    pj_hash128 hash = hasher_digest(hasher);
+    hasher_free(hasher);
+    pj_hash_hex(&hash, out);
+}
+
+static int file_identity(const char *path, long long *size, long long *mtime)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return 0;
+    *size = (long long)st.st_size;
+    *mtime = (long long)st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec;
+    return 1;
+}
+
+static int read_memo(compiler_memo *memo, const char *path)
+{
+    FILE *file = fopen(path, "r");
+    if (!file)
+        return 0;
+    int fields = fscanf(file, "library %4095s\nsize %lld\nmtime %lld\nenvironment %32s\n"
+                        "version %63[^\n]\n",
+                        memo->library, &memo->size, &memo->mtime, memo->environment,
+                        memo->version);
+    fclose(file);
+    return fields == 5;
+}
+
+/* Written whole or not at all (temp file + rename); a lost memo only costs a dlopen. */
+static void write_memo(const compiler_memo *memo, const char *path)
+{
+    char temp[4200];
+    snprintf(temp, sizeof temp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *file = fopen(temp, "w");
+    if (!file)
+        return;
+    fprintf(file, "library %s\nsize %lld\nmtime %lld\nenvironment %s\nversion %s\n",
+            memo->library, memo->size, memo->mtime, memo->environment, memo->version);
+    if (fclose(file) != 0 || rename(temp, path) != 0)
+        unlink(temp);
+}
+
+ptxjit_status compiler_version(char *out, size_t size, const char *memo_path)
+{
+    compiler_memo memo, now = {0};
+    environment_fingerprint(now.environment);
+    if (memo_path && read_memo(&memo, memo_path) &&
+        strcmp(memo.environment, now.environment) == 0 &&
+        file_identity(memo.library, &now.size, &now.mtime) && now.size == memo.size &&
+        now.mtime == memo.mtime) {
+        snprintf(out, size, "%s", memo.version);
+        return PTXJIT_OK;
+    }
+    ptxjit_status status = nvrtc_load();
+    if (status != PTXJIT_OK)
+        return status;
+    snprintf(out, size, "%s", nvrtc_version_string());
+    const char *library = nvrtc_library_path();
+    if (memo_path && library && strlen(library) < sizeof now.library &&
+        file_identity(library, &now.size, &now.mtime)) {
+        snprintf(now.library, sizeof now.library, "%s", library);
+        snprintf(now.version, sizeof now.version, "%s", nvrtc_version_string());
+        write_memo(&now, memo_path);
+    }
+    return PTXJIT_OK;
+}

@@ -1,0 +1,13 @@
+/* compiler_id.h — the compiler's version for cache keys, without loading the compiler when
+ * the disk cache already knows it: a disk hit should cost a file read, not a 100 MB dlopen. */
+#ifndef PTXJIT_BACKEND_COMPILER_ID_H
+#define PTXJIT_BACKEND_COMPILER_ID_H
+
+#include "internal.h"
+
+/* Writes the NVRTC version ("nvrtc 13.0") into out. With memo_path (a file in the disk
+ * cache), a memo whose library file and environment still match is trusted; otherwise NVRTC
+ * is loaded, asked, and the memo rewritten. */
+ptxjit_status compiler_version(char *out, size_t size, const char *memo_path);
+
+#endif

@@ -6,7 +6,7 @@
 //@ptxjit entry reduce_kernel
 //@ptxjit param variant enum(two_pass,warp_shuffle,one_pass,batched,vectorized) default=vectorized doc="step of the progression (each adds one idea to the one before)"
 //@ptxjit param tpb int(32..1024) pow2 default=512 doc="threads per block"
-//@ptxjit param batch int(1..64) default=8 when="variant == batched || variant == vectorized" doc="per thread and block tile: elements (batched) or 16-byte vectors (vectorized)"
+//@ptxjit param batch int(1..64) default=4 when="variant == batched || variant == vectorized" doc="per thread and block tile: elements (batched) or 16-byte vectors (vectorized)"
 //@ptxjit param dtype dtype(i32,f32) default=i32 doc="element type; i32 sums wrap modulo 2^32, f32 sums are accurate to rounding"
 //@ptxjit constraint "variant != vectorized || batch <= 16" "vectorized keeps batch 16-byte vectors in registers; batch above 16 spills them to local memory, use batch <= 16"
 
@@ -94,60 +94,63 @@ __device__ __forceinline__ ACC thread_sum_strided(const T *in, index_t n)
     return sum;
 }
 
-// Step 4: each thread sums BATCH elements of its block's tile, TPB apart so that every load
-// instruction of the warp stays coalesced; all BATCH loads are issued before the first add.
-__device__ __forceinline__ ACC thread_sum_batched(const T *__restrict__ in, index_t n)
+// Steps 4 and 5 walk the input in tiles of TPB * BATCH items (elements or 16-byte vectors).
+// Each thread loads BATCH items of a tile, TPB apart so that every load instruction of the warp
+// stays coalesced, all before the first add. The host launches one block per tile (a
+// persistent grid looping over tiles measured slower); the loop covers grids clamped at the
+// launch limit.
+template <typename ITEM, typename SUM>
+__device__ __forceinline__ ACC sum_tiles(const ITEM *__restrict__ items, index_t count, SUM sum_item)
 {
-    const index_t base = (index_t)blockIdx.x * TPB * BATCH + threadIdx.x;
+    constexpr index_t tile = (index_t)TPB * BATCH;
+    const index_t full_tiles = count / tile;
     ACC sum = 0;
-    if ((index_t)(blockIdx.x + 1) * TPB * BATCH <= n) {
-        T v[BATCH];
+    for (index_t t = blockIdx.x; t < full_tiles; t += gridDim.x) {
+        const ITEM *at = items + t * tile + threadIdx.x;
+        ITEM v[BATCH];
 #pragma unroll
         for (int i = 0; i < BATCH; i++)
-            v[i] = in[base + (index_t)i * TPB];
+            v[i] = at[(index_t)i * TPB];
 #pragma unroll
         for (int i = 0; i < BATCH; i++)
-            sum += (ACC)v[i];
-    } else {
+            sum += sum_item(v[i]);
+    }
+    // The last, partial tile goes to the block whose turn it would be.
+    if (blockIdx.x == full_tiles % gridDim.x) {
+        const index_t base = full_tiles * tile + threadIdx.x;
 #pragma unroll
         for (int i = 0; i < BATCH; i++)
-            if (base + (index_t)i * TPB < n)
-                sum += (ACC)in[base + (index_t)i * TPB];
+            if (base + (index_t)i * TPB < count)
+                sum += sum_item(items[base + (index_t)i * TPB]);
     }
     return sum;
 }
 
-__device__ __forceinline__ ACC vector_sum(VEC_T v)
+struct element_sum {
+    __device__ ACC operator()(T v) const { return (ACC)v; }
+};
+
+// Step 5's 16-byte vector: four elements per load instruction.
+struct vector_sum {
+    __device__ ACC operator()(VEC_T v) const { return (ACC)v.x + (ACC)v.y + (ACC)v.z + (ACC)v.w; }
+};
+
+// Step 4: batching gives each thread several independent loads in flight.
+__device__ __forceinline__ ACC thread_sum_batched(const T *__restrict__ in, index_t n)
 {
-    return (ACC)v.x + (ACC)v.y + (ACC)v.z + (ACC)v.w;
+    return sum_tiles(in, n, element_sum());
 }
 
-// Step 5: the same tile walk with 16-byte loads, four times the bytes per instruction. The
-// input may start anywhere: block 0 adds the elements before the first 16-byte boundary and
-// after the last whole vector.
+// Step 5: the same walk with 16-byte loads, four times the bytes per instruction. The input
+// may start anywhere: block 0 adds the elements before the first 16-byte boundary and after
+// the last whole vector.
 __device__ __forceinline__ ACC thread_sum_vectorized(const T *__restrict__ in, index_t n)
 {
     const unsigned misalignment = (unsigned)((unsigned long long)in & 15u) / sizeof(T);
     const index_t head = misalignment ? (index_t)(VEC - misalignment) < n ? VEC - misalignment : n
                                       : 0;
-    const VEC_T *__restrict__ vectors = reinterpret_cast<const VEC_T *>(in + head);
     const index_t vector_count = (n - head) / VEC;
-    const index_t base = (index_t)blockIdx.x * TPB * BATCH + threadIdx.x;
-    ACC sum = 0;
-    if ((index_t)(blockIdx.x + 1) * TPB * BATCH <= vector_count) {
-        VEC_T v[BATCH];
-#pragma unroll
-        for (int i = 0; i < BATCH; i++)
-            v[i] = vectors[base + (index_t)i * TPB];
-#pragma unroll
-        for (int i = 0; i < BATCH; i++)
-            sum += vector_sum(v[i]);
-    } else {
-#pragma unroll
-        for (int i = 0; i < BATCH; i++)
-            if (base + (index_t)i * TPB < vector_count)
-                sum += vector_sum(vectors[base + (index_t)i * TPB]);
-    }
+    ACC sum = sum_tiles(reinterpret_cast<const VEC_T *>(in + head), vector_count, vector_sum());
     if (blockIdx.x == 0) {
         const index_t tail = head + vector_count * VEC;
         if (threadIdx.x < head)

@@ -490,7 +490,7 @@ START_TEST(threads_asking_for_distinct_keys_all_get_theirs)
         ck_assert_int_eq(work[i].status, PTXJIT_OK);
         ck_assert_int_eq(work[i].origin, PTXJIT_ORIGIN_COMPILED);
         char expected[64];
-        snprintf(expected, sizeof expected, "batch=8 dtype=i32 %s variant=vectorized",
+        snprintf(expected, sizeof expected, "batch=4 dtype=i32 %s variant=vectorized",
                  params[i]);
         ck_assert_str_eq(ptxjit_kernel_params(work[i].kernel), expected);
     }

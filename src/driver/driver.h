@@ -27,6 +27,7 @@
     X(cuModuleGetFunction, (CUfunction *, CUmodule, const char *))                           \
     X(cuFuncGetAttribute, (int *, CUfunction_attribute, CUfunction))                         \
     X(cuFuncSetAttribute, (CUfunction, CUfunction_attribute, int))                           \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, (int *, CUfunction, int, size_t))         \
     X(cuLaunchKernel, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,         \
                        unsigned, unsigned, CUstream, void **, void **))                      \
     X(cuMemAlloc, (CUdeviceptr *, size_t))                                                   \

@@ -1,6 +1,6 @@
 /* disk.c — the on-disk cache: one checksummed file per entry, written to a temp file, fsynced
  * and renamed into place, so a reader sees a whole entry or none; hit/miss counters shared
- * by every process through a small locked stats file. */
+ * by every process through a small flock'ed stats file. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,101 +14,143 @@
 #include "cache/disk.h"
 #include "cache/fileio.h"
 
-#define MAGIC "PTXJITC"    /* 8 bytes with its NUL */
-#define FIELD_COUNT 6      /* family, params, ptx, cubin, log, entries */
+/* ---- the entry format ----
+ * "PTXJITC\0", u32 format version, u32 field count, the 32-character key; then six fields,
+ * each a u64 length and its bytes: family, params, ptx, cubin, log, entries (u32 count, then
+ * count NUL-terminated names); then the XXH3-128 of every byte before it (low, high half).
+ * Host byte order: a cache belongs to one machine. */
+#define MAGIC "PTXJITC" /* 8 bytes with its NUL */
 #define HEADER_SIZE (8 + 4 + 4 + 32)
-#define TRAILER_SIZE 16
-#define MAX_ENTRY_BYTES ((uint64_t)1 << 30)
+#define CHECKSUM_SIZE 16
+#define MAX_ENTRY_BYTES ((uint64_t)1 << 30) /* far above any cubin; bounds the malloc */
+#define HEX "0123456789abcdef"
+#define STATS_FORMAT "hits %llu\nmisses %llu\nstores %llu\ncorrupt %llu\n"
 
+enum { FIELD_FAMILY, FIELD_PARAMS, FIELD_PTX, FIELD_CUBIN, FIELD_LOG, FIELD_ENTRIES, FIELD_COUNT };
+enum { STAT_HITS, STAT_MISSES, STAT_STORES, STAT_CORRUPT, STAT_COUNT };
+
+/* Nothing here changes after open: threads share the cache through the file system only. */
 struct pj_disk_cache {
     char *dir;        /* <root>/v<N> */
-    char *stats_path;
+    char *stats_path; /* <dir>/stats */
     pj_logger logger;
 };
 
-typedef enum { STAT_HITS, STAT_MISSES, STAT_STORES, STAT_CORRUPT, STAT_COUNT } stat_field;
-static const char *const stat_names[STAT_COUNT] = {"hits", "misses", "stores", "corrupt"};
+typedef struct {
+    const char *data;
+    uint64_t size;
+} span;
 
-/* ---- opening ---- */
-
-static char *resolve_root(const char *root)
+static char *path_printf(const char *format, ...) PJ_PRINTF(1, 2);
+static char *path_printf(const char *format, ...)
 {
-    const char *env = getenv("PTXJIT_CACHE_DIR");
-    if (root && *root)
-        return pj_strdup(root);
-    if (env && *env)
-        return pj_strdup(env);
     pj_strbuf sb;
     sb_init(&sb);
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (xdg && *xdg)
-        sb_appendf(&sb, "%s/ptxjit", xdg);
-    else if (home && *home)
-        sb_appendf(&sb, "%s/.cache/ptxjit", home);
-    else
-        sb_append(&sb, "/tmp/ptxjit-cache"); /* no home: still private (0700) */
+    va_list args;
+    va_start(args, format);
+    sb_vappendf(&sb, format, args);
+    va_end(args);
     return sb_take(&sb);
 }
 
-/* mkdir -p, each new level 0700: cached code is only as trustworthy as its directory. */
-static int make_dirs(const char *path)
+/* Exactly 32 lowercase hex digits: the key becomes a file name, so nothing else may pass. */
+static int valid_key(const char *key)
 {
-    char *copy = pj_strdup(path);
-    if (!copy)
-        return -1;
-    for (char *slash = copy + 1; (slash = strchr(slash, '/')); slash++) {
-        *slash = '\0';
-        if (mkdir(copy, 0700) != 0 && errno != EEXIST) {
-            free(copy);
-            return -1;
-        }
-        *slash = '/';
-    }
-    int result = mkdir(copy, 0700) != 0 && errno != EEXIST ? -1 : 0;
-    free(copy);
+    return key && strlen(key) == 32 && strspn(key, HEX) == 32;
+}
+
+static ptxjit_status bad_key(const char *key)
+{
+    return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "cache key '%.64s' is not 32 lowercase hex digits",
+                    key ? key : "(null)");
+}
+
+/* ---- opening ---- */
+
+/* The root in disk.h's order, without trailing slashes. No $HOME is an error rather than a
+ * shared /tmp directory, where another user could plant code for us to load. */
+static ptxjit_status resolve_root(char **out, const char *root)
+{
+    const char *env = getenv("PTXJIT_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    char *path;
+    if (root && *root)
+        path = pj_strdup(root);
+    else if (env && *env)
+        path = pj_strdup(env);
+    else if (xdg && *xdg)
+        path = path_printf("%s/ptxjit", xdg);
+    else if (home && *home)
+        path = path_printf("%s/.cache/ptxjit", home);
+    else
+        return pj_error(PTXJIT_ERR_CACHE, "no cache directory: HOME is not set; set "
+                                          "PTXJIT_CACHE_DIR or disable the disk cache");
+    if (!path)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    for (size_t n = strlen(path); n > 1 && path[n - 1] == '/'; n--)
+        path[n - 1] = '\0';
+    *out = path;
+    return PTXJIT_OK;
+}
+
+/* mkdir of one level, 0700: cached code is only as trustworthy as its directory. An existing
+ * directory is fine; an existing file is ENOTDIR. */
+static int make_dir(const char *path)
+{
+    if (mkdir(path, 0700) == 0)
+        return 0;
+    int error = errno;
     struct stat st;
-    if (result == 0 && stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
-        return -1;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return 0;
+    errno = error == EEXIST ? ENOTDIR : error;
+    return -1;
+}
+
+/* mkdir -p; path is cut at each slash in turn and restored. */
+static int make_dirs(char *path)
+{
+    for (char *slash = strchr(path + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        int result = make_dir(path);
+        *slash = '/';
+        if (result != 0)
+            return -1;
     }
-    return result;
+    return make_dir(path);
 }
 
 ptxjit_status disk_cache_open(pj_disk_cache **out, const char *root, const pj_logger *logger)
 {
     *out = NULL;
-    char *base = resolve_root(root);
-    pj_strbuf sb;
-    sb_init(&sb);
-    sb_appendf(&sb, "%s/v%d", base ? base : "", PJ_DISK_FORMAT_VERSION);
-    free(base);
-    char *dir = sb_take(&sb);
-    if (!dir)
-        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    if (make_dirs(dir) != 0 || access(dir, W_OK | X_OK) != 0) {
-        ptxjit_status status = pj_error(
-            PTXJIT_ERR_CACHE,
-            "cache directory %s is not usable: %s; set PTXJIT_CACHE_DIR (or the cache_dir "
-            "option) to a writable directory, or turn the disk cache off",
-            dir, strerror(errno));
-        free(dir);
-        return status;
-    }
+    char *base = NULL;
     pj_disk_cache *cache = calloc(1, sizeof *cache);
-    sb_appendf(&sb, "%s/stats", dir);
-    char *stats_path = sb_take(&sb);
-    if (!cache || !stats_path) {
-        free(cache);
-        free(dir);
-        free(stats_path);
-        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    ptxjit_status status = cache ? resolve_root(&base, root)
+                                 : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    if (status != PTXJIT_OK)
+        goto fail;
+    cache->dir = path_printf("%s/v%d", base, PJ_DISK_FORMAT_VERSION);
+    cache->stats_path = path_printf("%s/v%d/stats", base, PJ_DISK_FORMAT_VERSION);
+    if (!cache->dir || !cache->stats_path) {
+        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+        goto fail;
     }
-    cache->dir = dir;
-    cache->stats_path = stats_path;
+    if (make_dirs(cache->dir) != 0 || access(cache->dir, W_OK | X_OK) != 0) {
+        status = pj_error(PTXJIT_ERR_CACHE,
+                          "cannot use cache directory %s: %s; set PTXJIT_CACHE_DIR (or the "
+                          "cache_dir option) to a writable directory, or disable the disk cache",
+                          cache->dir, strerror(errno));
+        goto fail;
+    }
     if (logger)
         cache->logger = *logger;
+    free(base);
     *out = cache;
     return PTXJIT_OK;
+fail:
+    free(base);
+    disk_cache_close(cache);
+    return status;
 }
 
 void disk_cache_close(pj_disk_cache *cache)
@@ -125,228 +167,245 @@ const char *disk_cache_dir(const pj_disk_cache *cache)
     return cache->dir;
 }
 
-static int valid_key(const char *key)
-{
-    if (!key || strlen(key) != 32)
-        return 0;
-    for (int i = 0; i < 32; i++)
-        if (!strchr("0123456789abcdef", key[i]))
-            return 0;
-    return 1;
-}
-
 char *disk_cache_entry_path(const pj_disk_cache *cache, const char *key)
 {
-    if (!valid_key(key))
-        return NULL;
-    pj_strbuf sb;
-    sb_init(&sb);
-    sb_appendf(&sb, "%s/%.2s/%s", cache->dir, key, key);
-    return sb_take(&sb);
+    return valid_key(key) ? path_printf("%s/%.2s/%s", cache->dir, key, key) : NULL;
 }
 
 /* ---- shared counters ---- */
 
-/* Adds one to a counter under an exclusive lock; a failure only loses the count. */
-static void stats_add(pj_disk_cache *cache, stat_field field)
+/* One locked read-modify-write of the counters: adds delta (NULL: resets them) and fills
+ * totals (may be NULL). The counters are advisory, so a failure only loses a count. */
+static void stats_update(const pj_disk_cache *cache, const uint64_t *delta, uint64_t *totals)
 {
+    unsigned long long values[STAT_COUNT] = {0};
+    char text[256];
+    int changed = !delta;
     int fd = open(cache->stats_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return;
-    if (flock(fd, LOCK_EX) == 0) {
-        char text[512] = "";
-        ssize_t n = pread(fd, text, sizeof text - 1, 0);
-        text[n > 0 ? n : 0] = '\0';
-        unsigned long long values[STAT_COUNT] = {0};
-        for (int i = 0; i < STAT_COUNT; i++) {
-            const char *at = strstr(text, stat_names[i]);
-            if (at)
-                values[i] = strtoull(at + strlen(stat_names[i]), NULL, 10);
-        }
-        values[field]++;
-        int length = snprintf(text, sizeof text, "hits %llu\nmisses %llu\nstores %llu\n"
-                              "corrupt %llu\n", values[0], values[1], values[2], values[3]);
+    if (fd < 0 || flock(fd, LOCK_EX) != 0)
+        goto done;
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    text[n > 0 ? n : 0] = '\0';
+    if (delta) /* a damaged file keeps what parses; the rest restart at zero */
+        (void)sscanf(text, STATS_FORMAT, &values[0], &values[1], &values[2], &values[3]);
+    for (int i = 0; delta && i < STAT_COUNT; i++) {
+        values[i] += delta[i];
+        changed |= delta[i] != 0;
+    }
+    if (changed) {
+        int length = snprintf(text, sizeof text, STATS_FORMAT, values[0], values[1], values[2],
+                              values[3]);
         if (pwrite(fd, text, (size_t)length, 0) == length)
             (void)!ftruncate(fd, length);
     }
-    close(fd); /* releases the lock */
+done:
+    if (fd >= 0)
+        close(fd); /* releases the lock */
+    for (int i = 0; totals && i < STAT_COUNT; i++)
+        totals[i] = values[i];
 }
 
-static void stats_read(pj_disk_cache *cache, unsigned long long values[STAT_COUNT])
+static void stats_add(const pj_disk_cache *cache, int field)
 {
-    memset(values, 0, STAT_COUNT * sizeof *values);
-    char *text = NULL;
-    if (pj_read_file(&text, NULL, cache->stats_path) != PTXJIT_OK) {
-        pj_error_clear();
-        return;
-    }
-    for (int i = 0; i < STAT_COUNT; i++) {
-        const char *at = strstr(text, stat_names[i]);
-        if (at)
-            values[i] = strtoull(at + strlen(stat_names[i]), NULL, 10);
-    }
-    free(text);
+    uint64_t delta[STAT_COUNT] = {0};
+    delta[field] = 1;
+    stats_update(cache, delta, NULL);
 }
 
-/* ---- the entry format ----
- * "PTXJITC\0", u32 version, u32 field count, 32-byte key; then per field a u64 length and
- * its bytes (family, params, ptx, cubin, log, entry names each NUL-terminated); then the
- * XXH3-128 of all that, low and high halves. Host byte order: a cache is per machine. */
+/* ---- encoding ---- */
 
 static void put_field(pj_strbuf *sb, const void *data, uint64_t size)
 {
     sb_append_n(sb, (const char *)&size, sizeof size);
-    sb_append_n(sb, data, (size_t)size);
+    if (size)
+        sb_append_n(sb, data, (size_t)size);
 }
 
+static void put_text(pj_strbuf *sb, const char *text)
+{
+    put_field(sb, text, text ? strlen(text) : 0);
+}
+
+/* The entry file's bytes; NULL if out of memory. */
 static char *encode(const char *key, const pj_artifact *a, size_t *size)
 {
     pj_strbuf sb, names;
     sb_init(&sb);
     sb_init(&names);
     uint32_t version = PJ_DISK_FORMAT_VERSION, fields = FIELD_COUNT;
+    uint32_t count = (uint32_t)a->entry_count;
     sb_append_n(&sb, MAGIC, 8);
     sb_append_n(&sb, (const char *)&version, 4);
     sb_append_n(&sb, (const char *)&fields, 4);
     sb_append_n(&sb, key, 32);
-    const char *strings[] = {a->family, a->params, a->ptx};
-    for (int i = 0; i < 3; i++)
-        put_field(&sb, strings[i] ? strings[i] : "", strings[i] ? strlen(strings[i]) : 0);
+    put_text(&sb, a->family);
+    put_text(&sb, a->params);
+    put_text(&sb, a->ptx);
     put_field(&sb, a->cubin, a->cubin_size);
-    put_field(&sb, a->log ? a->log : "", a->log ? strlen(a->log) : 0);
+    put_text(&sb, a->log);
+    sb_append_n(&names, (const char *)&count, 4);
     for (int i = 0; i < a->entry_count; i++)
         sb_append_n(&names, a->entries[i], strlen(a->entries[i]) + 1);
-    put_field(&sb, names.data ? names.data : "", names.length);
+    put_field(&sb, names.data, names.length);
+    sb.failed |= names.failed;
     sb_free(&names);
-    if (sb.failed) {
-        sb_free(&sb);
-        return NULL;
-    }
-    pj_hash128 sum = pj_hash(sb.data, sb.length);
+    pj_hash128 sum = sb.failed ? (pj_hash128){0, 0} : pj_hash(sb.data, sb.length);
     sb_append_n(&sb, (const char *)&sum.low, 8);
     sb_append_n(&sb, (const char *)&sum.high, 8);
     *size = sb.length;
     return sb_take(&sb);
 }
 
-typedef struct {
-    const char *at, *end;
-} cursor;
+/* ---- decoding: every check before any allocation ---- */
 
-/* The next field as a new NUL-terminated copy; NULL if it runs past the end. */
-static char *take_field(cursor *c, uint64_t *size)
+/* Header and checksum; NULL or why the file is not this key's entry. */
+static const char *check_frame(const char *data, size_t size, const char *key)
 {
-    uint64_t length;
-    if ((size_t)(c->end - c->at) < sizeof length)
-        return NULL;
-    memcpy(&length, c->at, sizeof length);
-    c->at += sizeof length;
-    if (length > (uint64_t)(c->end - c->at))
-        return NULL;
-    char *copy = pj_strndup(c->at, (size_t)length);
-    c->at += length;
-    if (size)
-        *size = length;
-    return copy;
-}
-
-/* Splits the NUL-separated names; every name must be non-empty and terminated. */
-static const char *split_entries(pj_artifact *a, const char *names, uint64_t size)
-{
-    if (size == 0 || names[size - 1] != '\0')
-        return "no entry names";
-    for (uint64_t at = 0; at < size; at += strlen(names + at) + 1) {
-        if (names[at] == '\0')
-            return "an empty entry name";
-        char **grown = realloc(a->entries, (size_t)(a->entry_count + 1) * sizeof *grown);
-        if (!grown)
-            return "out of memory";
-        a->entries = grown;
-        a->entries[a->entry_count++] = pj_strdup(names + at);
-    }
-    return NULL;
-}
-
-/* Decodes and verifies data; returns NULL on success or why the entry is bad. */
-static const char *decode(pj_artifact *a, const char *key, const char *data, size_t size)
-{
-    if (size < HEADER_SIZE + TRAILER_SIZE)
+    if (size < HEADER_SIZE + CHECKSUM_SIZE)
         return "truncated";
+    if (memcmp(data, MAGIC, 8) != 0)
+        return "not a ptxjit cache entry";
     uint32_t version, fields;
     memcpy(&version, data + 8, 4);
     memcpy(&fields, data + 12, 4);
-    if (memcmp(data, MAGIC, 8) != 0)
-        return "not a ptxjit cache entry";
     if (version != PJ_DISK_FORMAT_VERSION || fields != FIELD_COUNT)
         return "written by another cache format version";
-    pj_hash128 want = pj_hash(data, size - TRAILER_SIZE), got;
-    memcpy(&got.low, data + size - TRAILER_SIZE, 8);
+    pj_hash128 want = pj_hash(data, size - CHECKSUM_SIZE), got;
+    memcpy(&got.low, data + size - CHECKSUM_SIZE, 8);
     memcpy(&got.high, data + size - 8, 8);
     if (want.low != got.low || want.high != got.high)
         return "checksum mismatch";
     if (memcmp(data + 16, key, 32) != 0)
         return "holds another key";
-    cursor c = {data + HEADER_SIZE, data + size - TRAILER_SIZE};
-    uint64_t cubin_size = 0, names_size = 0;
-    a->family = take_field(&c, NULL);
-    a->params = take_field(&c, NULL);
-    a->ptx = take_field(&c, NULL);
-    a->cubin = (uint8_t *)take_field(&c, &cubin_size);
-    a->cubin_size = (size_t)cubin_size;
-    a->log = take_field(&c, NULL);
-    char *names = take_field(&c, &names_size);
-    const char *why = NULL;
-    if (!a->family || !a->params || !a->ptx || !a->cubin || !a->log || !names)
-        why = "a field runs past the end";
-    else if (c.at != c.end)
-        why = "trailing bytes";
-    else if (cubin_size == 0 || !*a->ptx)
-        why = "no code";
-    else
-        why = split_entries(a, names, names_size);
-    free(names);
-    return why;
+    return NULL;
 }
 
-/* ---- lookup and store ---- */
-
-static void drop_corrupt(pj_disk_cache *cache, const char *path, const char *why)
+/* Splits [at, end) into the length-prefixed fields, which must fill it exactly. */
+static const char *split_fields(span fields[FIELD_COUNT], const char *at, const char *end)
 {
-    pj_log(&cache->logger, PTXJIT_LOG_WARNING,
-           "cache entry %s is corrupt (%s); removing it and recompiling", path, why);
-    unlink(path);
-    stats_add(cache, STAT_CORRUPT);
-}
-
-/* Reads path whole if it is a regular file (not a link, not a directory). */
-static const char *read_entry(char **data, size_t *size, const char *path, int *missing)
-{
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        *missing = errno == ENOENT;
-        return errno == ELOOP ? "a symbolic link" : strerror(errno);
+    for (int i = 0; i < FIELD_COUNT; i++) {
+        uint64_t length;
+        if ((size_t)(end - at) < sizeof length)
+            return "truncated field";
+        memcpy(&length, at, sizeof length);
+        at += sizeof length;
+        if (length > (uint64_t)(end - at))
+            return "a field runs past the end";
+        fields[i] = (span){at, length};
+        at += length;
     }
-    struct stat st;
-    const char *why = NULL;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        why = "not a regular file";
-    else if ((uint64_t)st.st_size > MAX_ENTRY_BYTES)
-        why = "impossibly large";
-    else if (!(*data = malloc((size_t)st.st_size + 1)))
-        why = "out of memory";
-    size_t got = 0;
-    while (!why && got < (size_t)st.st_size) {
-        ssize_t n = read(fd, *data + got, (size_t)st.st_size - got);
+    return at == end ? NULL : "trailing bytes";
+}
+
+/* The entries field: u32 count > 0, then exactly count non-empty NUL-terminated names. */
+static const char *check_entries(span names, uint32_t *count)
+{
+    if (names.size < 4)
+        return "no entry list";
+    memcpy(count, names.data, 4);
+    const char *at = names.data + 4, *end = names.data + names.size;
+    uint32_t seen = 0;
+    for (; at < end; seen++) {
+        const char *nul = memchr(at, '\0', (size_t)(end - at));
+        if (!nul)
+            return "an unterminated entry name";
+        if (nul == at)
+            return "an empty entry name";
+        at = nul + 1;
+    }
+    return *count == 0 || seen != *count ? "a wrong entry count" : NULL;
+}
+
+/* NULL if data is a whole, intact entry for key; fields and count then describe it. */
+static const char *verify_entry(span fields[FIELD_COUNT], uint32_t *count, const char *data,
+                                size_t size, const char *key)
+{
+    const char *why = check_frame(data, size, key);
+    if (!why)
+        why = split_fields(fields, data + HEADER_SIZE, data + size - CHECKSUM_SIZE);
+    if (why)
+        return why;
+    static const int texts[] = {FIELD_FAMILY, FIELD_PARAMS, FIELD_PTX, FIELD_LOG};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(texts); i++)
+        if (memchr(fields[texts[i]].data, '\0', (size_t)fields[texts[i]].size))
+            return "a NUL inside a text field";
+    return check_entries(fields[FIELD_ENTRIES], count);
+}
+
+/* Copies verified fields into a; on failure a is left empty. */
+static ptxjit_status copy_out(pj_artifact *a, const span f[FIELD_COUNT], uint32_t count)
+{
+    a->family = pj_strndup(f[FIELD_FAMILY].data, (size_t)f[FIELD_FAMILY].size);
+    a->params = pj_strndup(f[FIELD_PARAMS].data, (size_t)f[FIELD_PARAMS].size);
+    a->ptx = pj_strndup(f[FIELD_PTX].data, (size_t)f[FIELD_PTX].size);
+    a->log = pj_strndup(f[FIELD_LOG].data, (size_t)f[FIELD_LOG].size);
+    a->cubin_size = (size_t)f[FIELD_CUBIN].size;
+    a->cubin = malloc(a->cubin_size ? a->cubin_size : 1);
+    if (a->cubin)
+        memcpy(a->cubin, f[FIELD_CUBIN].data, a->cubin_size);
+    a->entries = calloc(count, sizeof *a->entries);
+    int ok = a->family && a->params && a->ptx && a->log && a->cubin && a->entries;
+    if (a->entries)
+        a->entry_count = (int)count;
+    const char *name = f[FIELD_ENTRIES].data + 4;
+    for (uint32_t i = 0; ok && i < count; i++, name += strlen(name) + 1)
+        ok = (a->entries[i] = pj_strdup(name)) != NULL;
+    if (ok)
+        return PTXJIT_OK;
+    artifact_free(a);
+    return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory reading a cache entry");
+}
+
+/* ---- lookup ---- */
+
+typedef enum { READ_OK, READ_MISSING, READ_UNUSABLE, READ_CORRUPT } read_result;
+
+static read_result read_all(int fd, char *data, size_t want, size_t *got, const char **why)
+{
+    while (*got < want) {
+        ssize_t n = read(fd, data + *got, want - *got);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
-            why = n < 0 ? strerror(errno) : "shrank while read";
-        else
-            got += (size_t)n;
+        if (n < 0) {
+            *why = strerror(errno);
+            return READ_UNUSABLE;
+        }
+        if (n == 0) {
+            *why = "truncated while read";
+            return READ_CORRUPT;
+        }
+        *got += (size_t)n;
     }
+    return READ_OK;
+}
+
+/* Reads path whole into *data (caller frees). Only a regular file is an entry: a directory,
+ * link or device found there is reported and left alone; O_NONBLOCK keeps a FIFO from
+ * hanging the open. */
+static read_result read_entry(const char *path, char **data, size_t *size, const char **why)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        int error = errno;
+        *why = error == ELOOP ? "a symbolic link" : strerror(error);
+        return error == ENOENT ? READ_MISSING : READ_UNUSABLE;
+    }
+    struct stat st;
+    read_result result = READ_UNUSABLE;
+    if (fstat(fd, &st) != 0)
+        *why = strerror(errno);
+    else if (!S_ISREG(st.st_mode))
+        *why = "not a regular file";
+    else if ((uint64_t)st.st_size > MAX_ENTRY_BYTES) {
+        *why = "impossibly large";
+        result = READ_CORRUPT;
+    }
+    else if (!(*data = malloc((size_t)st.st_size + 1)))
+        *why = "out of memory";
+    else
+        result = read_all(fd, *data, (size_t)st.st_size, size, why);
     close(fd);
-    *size = got;
-    return why;
+    return result;
 }
 
 ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact *out,
@@ -354,169 +413,224 @@ ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact
 {
     *found = 0;
     memset(out, 0, sizeof *out);
-    char *path = disk_cache_entry_path(cache, key);
+    if (!valid_key(key))
+        return bad_key(key);
+    char *path = disk_cache_entry_path(cache, key), *data = NULL;
     if (!path)
-        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "cache key '%s' is not 32 hex digits",
-                        key ? key : "(null)");
-    char *data = NULL;
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    const char *why = NULL;
     size_t size = 0;
-    int missing = 0;
-    const char *why = read_entry(&data, &size, path, &missing);
-    if (why && !missing) {
-        /* Something else stands at the entry's path: report it, leave it, use no cache. */
-        pj_log(&cache->logger, PTXJIT_LOG_WARNING, "cache entry %s cannot be read (%s)", path,
-               why);
-    } else if (!why) {
-        why = decode(out, key, data, size);
-        if (why) {
-            artifact_free(out);
-            drop_corrupt(cache, path, why);
-        } else {
-            *found = 1;
-        }
+    span fields[FIELD_COUNT];
+    uint32_t count = 0;
+    ptxjit_status status = PTXJIT_OK;
+    read_result result = read_entry(path, &data, &size, &why);
+    if (result == READ_OK && (why = verify_entry(fields, &count, data, size, key)))
+        result = READ_CORRUPT;
+    if (result == READ_OK) {
+        status = copy_out(out, fields, count);
+        *found = status == PTXJIT_OK;
+    } else if (result == READ_CORRUPT) {
+        /* A reader racing a rename may unlink the fresh entry: harmless, it is recompiled. */
+        pj_log(&cache->logger, PTXJIT_LOG_WARNING,
+               "cache entry %s is corrupt (%s); removing it and recompiling", path, why);
+        unlink(path);
+        stats_add(cache, STAT_CORRUPT);
+    } else if (result == READ_UNUSABLE) {
+        pj_log(&cache->logger, PTXJIT_LOG_WARNING,
+               "cache entry %s cannot be read (%s); leaving it and recompiling", path, why);
     }
     stats_add(cache, *found ? STAT_HITS : STAT_MISSES);
     free(data);
     free(path);
-    return PTXJIT_OK;
-}
-
-static ptxjit_status write_temp(const char *temp, const char *data, size_t size)
-{
-    int fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return pj_error(PTXJIT_ERR_IO, "cannot create %s: %s", temp, strerror(errno));
-    ptxjit_status status = PTXJIT_OK;
-    if (fileio_write_all(fd, data, size) < 0)
-        status = pj_error(PTXJIT_ERR_IO, "cannot write %s: %s", temp, strerror(errno));
-    else if (fileio_fsync(fd) != 0)
-        status = pj_error(PTXJIT_ERR_IO, "cannot fsync %s: %s", temp, strerror(errno));
-    if (close(fd) != 0 && status == PTXJIT_OK)
-        status = pj_error(PTXJIT_ERR_IO, "cannot close %s: %s", temp, strerror(errno));
     return status;
 }
 
-/* The rename is durable only once the directory holding the new name is synced. */
+/* ---- store ---- */
+
+/* What the reader would reject is refused here, so a bad artifact fails where it is made. */
+static int storable(const pj_artifact *a)
+{
+    if (!a || a->entry_count < 1 || !a->entries || (a->cubin_size && !a->cubin))
+        return 0;
+    for (int i = 0; i < a->entry_count; i++)
+        if (!a->entries[i] || !a->entries[i][0])
+            return 0;
+    return 1;
+}
+
+/* A new private file in dir named .tmp.<pid>.<counter>; a leftover of a crashed process
+ * with our pid makes us take the next number. */
+static int create_temp(const char *dir, char **temp)
+{
+    static unsigned counter;
+    for (int attempt = 0; attempt < 64; attempt++) {
+        unsigned number = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+        char *name = path_printf("%s/.tmp.%ld.%u", dir, (long)getpid(), number);
+        if (!name) {
+            errno = ENOMEM;
+            return -1;
+        }
+        int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        int error = errno;
+        if (fd >= 0) {
+            *temp = name;
+            return fd;
+        }
+        free(name);
+        if ((errno = error) != EEXIST)
+            return -1;
+    }
+    return -1;
+}
+
+/* A rename is durable once its directory is synced. A failure here is not reported: the
+ * entry is whole either way, and one lost to a crash is recompiled. */
 static void sync_dir(const char *dir)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fileio_fsync(fd);
-        close(fd);
-    }
+    if (fd < 0)
+        return;
+    (void)fileio_fsync(fd);
+    close(fd);
+}
+
+/* Puts data at path so that readers see the old file or the whole new one, never a part:
+ * a temp file in the same directory, written, fsynced, then renamed over path. */
+static ptxjit_status publish(const char *dir, const char *path, const char *data, size_t size)
+{
+    char *temp = NULL;
+    int fd = create_temp(dir, &temp);
+    if (fd < 0)
+        return pj_error(PTXJIT_ERR_IO, "cannot create a temporary file in %s: %s", dir,
+                        strerror(errno));
+    ptxjit_status status = PTXJIT_OK;
+    if (fileio_write_all(fd, data, size) < 0)
+        status = pj_error(PTXJIT_ERR_IO, "cannot write cache entry %s: %s", path,
+                          strerror(errno));
+    else if (fileio_fsync(fd) != 0)
+        status = pj_error(PTXJIT_ERR_IO, "cannot fsync cache entry %s: %s", path,
+                          strerror(errno));
+    if (close(fd) != 0 && status == PTXJIT_OK)
+        status = pj_error(PTXJIT_ERR_IO, "cannot close %s: %s", temp, strerror(errno));
+    if (status == PTXJIT_OK && fileio_rename(temp, path) != 0)
+        status = pj_error(PTXJIT_ERR_IO, "cannot rename %s to %s: %s", temp, path,
+                          strerror(errno));
+    if (status == PTXJIT_OK)
+        sync_dir(dir);
+    else
+        unlink(temp);
+    free(temp);
+    return status;
 }
 
 ptxjit_status disk_cache_store(pj_disk_cache *cache, const char *key,
                                const pj_artifact *artifact)
 {
-    char *path = disk_cache_entry_path(cache, key);
-    if (!path)
-        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "cache key '%s' is not 32 hex digits",
-                        key ? key : "(null)");
-    static unsigned counter;
-    pj_strbuf sb;
-    sb_init(&sb);
-    sb_appendf(&sb, "%s/%.2s", cache->dir, key);
-    char *dir = sb_take(&sb);
-    sb_appendf(&sb, "%s/.tmp.%s.%ld.%u", dir ? dir : "", key, (long)getpid(),
-               __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
-    char *temp = sb_take(&sb);
+    if (!valid_key(key))
+        return bad_key(key);
+    if (!storable(artifact))
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "cannot cache an artifact without entry names or with a NULL cubin");
     size_t size = 0;
+    char *dir = path_printf("%s/%.2s", cache->dir, key);
+    char *path = disk_cache_entry_path(cache, key);
     char *data = encode(key, artifact, &size);
-    ptxjit_status status = PTXJIT_OK;
-    if (!dir || !temp || !data)
-        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    else if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-        status = pj_error(PTXJIT_ERR_CACHE, "cannot create %s: %s", dir, strerror(errno));
-    else if ((status = write_temp(temp, data, size)) == PTXJIT_OK &&
-             fileio_rename(temp, path) != 0)
-        status = pj_error(PTXJIT_ERR_IO, "cannot rename %s to %s: %s", temp, path,
+    ptxjit_status status;
+    if (!dir || !path || !data)
+        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory storing cache entry %s", key);
+    else if (make_dir(dir) != 0)
+        status = pj_error(PTXJIT_ERR_CACHE, "cannot create cache directory %s: %s", dir,
                           strerror(errno));
-    if (status == PTXJIT_OK) {
-        sync_dir(dir);
+    else
+        status = publish(dir, path, data, size);
+    if (status == PTXJIT_OK)
         stats_add(cache, STAT_STORES);
-    } else if (temp) {
-        unlink(temp);
-    }
     free(data);
-    free(temp);
-    free(dir);
     free(path);
+    free(dir);
     return status;
 }
 
 /* ---- stats and clear ---- */
 
-static int is_shard(const char *name)
+typedef void entry_visitor(int dir_fd, const char *name, const struct stat *st, void *user);
+
+static void visit_shard(int top_fd, const char *shard, entry_visitor *visit, void *user)
 {
-    return strlen(name) == 2 && strchr("0123456789abcdef", name[0]) &&
-           strchr("0123456789abcdef", name[1]);
+    int fd = openat(top_fd, shard, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!dir) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    for (struct dirent *e; (e = readdir(dir));) {
+        struct stat st;
+        if (valid_key(e->d_name) && strncmp(e->d_name, shard, 2) == 0 &&
+            fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+            visit(fd, e->d_name, &st, user);
+    }
+    closedir(dir); /* closes fd */
 }
 
-/* Calls visit(path, size) for every entry file (not temp files, not the stats file). */
-static void for_each_entry(pj_disk_cache *cache, void (*visit)(const char *, off_t, void *),
-                           void *user)
+/* Visits every entry file, <shard>/<key>; temp files, the stats file and anything else
+ * that lives in the directory are not entries. */
+static void for_each_entry(const pj_disk_cache *cache, entry_visitor *visit, void *user)
 {
     DIR *top = opendir(cache->dir);
     if (!top)
         return;
-    for (struct dirent *shard; (shard = readdir(top));) {
-        if (!is_shard(shard->d_name))
-            continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", cache->dir, shard->d_name);
-        DIR *inner = opendir(path);
-        for (struct dirent *e; inner && (e = readdir(inner));) {
-            if (!valid_key(e->d_name))
-                continue;
-            char file[4200];
-            struct stat st;
-            snprintf(file, sizeof file, "%s/%s", path, e->d_name);
-            if (lstat(file, &st) == 0 && S_ISREG(st.st_mode))
-                visit(file, st.st_size, user);
-        }
-        if (inner)
-            closedir(inner);
-    }
+    for (struct dirent *shard; (shard = readdir(top));)
+        if (strlen(shard->d_name) == 2 && strspn(shard->d_name, HEX) == 2)
+            visit_shard(dirfd(top), shard->d_name, visit, user);
     closedir(top);
 }
 
-static void count_entry(const char *path, off_t size, void *user)
+static void count_entry(int dir_fd, const char *name, const struct stat *st, void *user)
 {
-    (void)path;
+    (void)dir_fd, (void)name;
     ptxjit_cache_stats *stats = user;
     stats->entries++;
-    stats->bytes += (uint64_t)size;
+    stats->bytes += (uint64_t)st->st_size;
 }
 
 ptxjit_status disk_cache_stats(pj_disk_cache *cache, ptxjit_cache_stats *out)
 {
+    uint64_t totals[STAT_COUNT], zero[STAT_COUNT] = {0};
     memset(out, 0, sizeof *out);
-    unsigned long long values[STAT_COUNT];
-    stats_read(cache, values);
-    out->hits = values[STAT_HITS];
-    out->misses = values[STAT_MISSES];
-    out->stores = values[STAT_STORES];
-    out->corrupt = values[STAT_CORRUPT];
+    stats_update(cache, zero, totals);
+    out->hits = totals[STAT_HITS];
+    out->misses = totals[STAT_MISSES];
+    out->stores = totals[STAT_STORES];
+    out->corrupt = totals[STAT_CORRUPT];
     for_each_entry(cache, count_entry, out);
     return PTXJIT_OK;
 }
 
-static void remove_entry(const char *path, off_t size, void *user)
+typedef struct {
+    uint64_t removed;
+    int error; /* the first failure's errno */
+} clear_state;
+
+static void remove_entry(int dir_fd, const char *name, const struct stat *st, void *user)
 {
-    (void)size;
-    if (unlink(path) == 0)
-        ++*(uint64_t *)user;
+    (void)st;
+    clear_state *state = user;
+    if (unlinkat(dir_fd, name, 0) == 0)
+        state->removed++;
+    else if (errno != ENOENT && !state->error) /* ENOENT: a concurrent clear got it first */
+        state->error = errno;
 }
 
 ptxjit_status disk_cache_clear(pj_disk_cache *cache, uint64_t *removed)
 {
-    uint64_t count = 0;
-    for_each_entry(cache, remove_entry, &count);
-    if (unlink(cache->stats_path) != 0 && errno != ENOENT)
-        return pj_error(PTXJIT_ERR_IO, "cannot reset %s: %s", cache->stats_path,
-                        strerror(errno));
+    clear_state state = {0, 0};
+    for_each_entry(cache, remove_entry, &state);
+    stats_update(cache, NULL, NULL);
     if (removed)
-        *removed = count;
+        *removed = state.removed;
+    if (state.error)
+        return pj_error(PTXJIT_ERR_IO, "cannot remove every entry of %s: %s", cache->dir,
+                        strerror(state.error));
     return PTXJIT_OK;
 }

@@ -1,31 +1,60 @@
 /* fileio.c — cache writes through one seam, with injectable faults for the tests. */
 #include <errno.h>
-#include <stdio.h>
+#include <pthread.h>
+#include <stdio.h> /* rename */
 #include <unistd.h>
 
 #include "cache/fileio.h"
 
+static pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     int armed, after, error_number;
 } faults[FILEIO_OP_COUNT];
+static size_t write_limit;
 
-void fileio_inject_fault(fileio_op op, int after, int error_number)
+void fileio_inject_fault(fileio_op op, int after_calls, int error_number)
 {
+    pthread_mutex_lock(&fault_lock);
     faults[op].armed = error_number != 0;
-    faults[op].after = after;
+    faults[op].after = after_calls;
     faults[op].error_number = error_number;
+    pthread_mutex_unlock(&fault_lock);
 }
 
-/* Whether this call of op is the one that must fail (and sets errno). */
+void fileio_limit_writes(size_t max_bytes)
+{
+    pthread_mutex_lock(&fault_lock);
+    write_limit = max_bytes;
+    pthread_mutex_unlock(&fault_lock);
+}
+
+void fileio_clear_faults(void)
+{
+    for (int op = 0; op < FILEIO_OP_COUNT; op++)
+        fileio_inject_fault((fileio_op)op, 0, 0);
+    fileio_limit_writes(0);
+}
+
+/* Whether this call of op is the one that must fail; if so, sets errno. */
 static int injected(fileio_op op)
 {
-    if (!faults[op].armed)
-        return 0;
-    if (faults[op].after-- > 0)
-        return 0;
-    faults[op].armed = 0;
-    errno = faults[op].error_number;
-    return 1;
+    pthread_mutex_lock(&fault_lock);
+    int fail = faults[op].armed && faults[op].after-- <= 0;
+    if (fail) {
+        faults[op].armed = 0;
+        errno = faults[op].error_number;
+    }
+    pthread_mutex_unlock(&fault_lock);
+    return fail;
+}
+
+static size_t limited(size_t n)
+{
+    pthread_mutex_lock(&fault_lock);
+    if (write_limit && n > write_limit)
+        n = write_limit;
+    pthread_mutex_unlock(&fault_lock);
+    return n;
 }
 
 ssize_t fileio_write_all(int fd, const void *data, size_t n)
@@ -35,9 +64,11 @@ ssize_t fileio_write_all(int fd, const void *data, size_t n)
     while (left > 0) {
         if (injected(FILEIO_WRITE))
             return -1;
-        ssize_t written = write(fd, at, left);
+        ssize_t written = write(fd, at, limited(left));
         if (written < 0 && errno == EINTR)
             continue;
+        if (written == 0) /* no progress and no reason: do not spin */
+            errno = EIO;
         if (written <= 0)
             return -1;
         at += written;

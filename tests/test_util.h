@@ -14,6 +14,7 @@ void test_rmtree(const char *path);
 #define PJ_SUITE_DECLARE(name) Suite *name(void);
 #include "suites.h"
 PJ_TEST_SUITES(PJ_SUITE_DECLARE)
+PJ_GPU_TEST_SUITES(PJ_SUITE_DECLARE)
 #undef PJ_SUITE_DECLARE
 
 #endif

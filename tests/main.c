@@ -22,12 +22,13 @@ static int gpu_usable(char *reason, size_t size)
         ptxjit_options options;
         ptxjit_options_init(&options);
         options.disk_cache = 0;
-        ptxjit_context *context;
+        ptxjit_context *context = NULL;
         int ok = ptxjit_open(&context, &options) == PTXJIT_OK &&
                  ptxjit_gpu_status(context) == PTXJIT_OK;
         const char *why = ok ? "" : ptxjit_last_error();
         ssize_t written = write(fds[1], why, strlen(why));
         (void)written;
+        ptxjit_close(context);
         _exit(ok ? 0 : 1);
     }
     close(fds[1]);

@@ -1,6 +1,7 @@
 /* test_cache_disk.c — the disk cache: round trips, every kind of damaged entry, failing
- * writes, concurrent writer processes, shared counters and directory resolution. */
+ * writes, concurrent writer processes and threads, shared counters, directory resolution. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,18 +13,21 @@
 #include "test_util.h"
 
 #define KEY "0123456789abcdef0123456789abcdef"
+#define OTHER_KEY "fedcba9876543210fedcba9876543210"
 
 typedef struct {
     char *root;
     pj_disk_cache *cache;
     int warnings;
-    char last[1024];
+    char last[2048];
 } disk_fixture;
 
-static void on_warning(void *user, ptxjit_log_level level, const char *message)
+static void on_log(void *user, ptxjit_log_level level, const char *message)
 {
     disk_fixture *f = user;
-    f->warnings += level == PTXJIT_LOG_WARNING;
+    if (level != PTXJIT_LOG_WARNING)
+        return;
+    f->warnings++;
     snprintf(f->last, sizeof f->last, "%s", message);
 }
 
@@ -31,7 +35,7 @@ static void open_disk(disk_fixture *f)
 {
     memset(f, 0, sizeof *f);
     f->root = test_mkdtemp();
-    pj_logger logger = {on_warning, f};
+    pj_logger logger = {on_log, f};
     ck_assert_int_eq(disk_cache_open(&f->cache, f->root, &logger), PTXJIT_OK);
 }
 
@@ -48,46 +52,84 @@ static void make_artifact(pj_artifact *a)
     memset(a, 0, sizeof *a);
     a->family = pj_strdup("reduce");
     a->params = pj_strdup("batch=8 tpb=256");
-    a->ptx = pj_strdup(".version 9.0\n.target sm_90a\n.entry reduce_kernel()\n{ ret; }\n");
+    a->ptx = pj_strdup(".version 8.5\n.target sm_90a\n.entry reduce_kernel()\n{ ret; }\n");
     a->cubin_size = 3000;
     a->cubin = malloc(a->cubin_size);
     for (size_t i = 0; i < a->cubin_size; i++)
-        a->cubin[i] = (uint8_t)(rand() ^ (int)i);
-    a->log = pj_strdup("ptxas info: 12 registers");
+        a->cubin[i] = (uint8_t)rand();
+    a->log = pj_strdup("ptxas info: Used 12 registers");
     a->entry_count = 2;
     a->entries = calloc(2, sizeof *a->entries);
     a->entries[0] = pj_strdup("reduce_kernel");
-    a->entries[1] = pj_strdup("second_kernel");
+    a->entries[1] = pj_strdup("reduce_finish");
 }
 
-static void assert_same(const pj_artifact *a, const pj_artifact *b)
+static int same_artifact(const pj_artifact *a, const pj_artifact *b)
 {
-    ck_assert_str_eq(a->family, b->family);
-    ck_assert_str_eq(a->params, b->params);
-    ck_assert_str_eq(a->ptx, b->ptx);
-    ck_assert_str_eq(a->log, b->log);
-    ck_assert_uint_eq(a->cubin_size, b->cubin_size);
-    ck_assert_mem_eq(a->cubin, b->cubin, a->cubin_size);
-    ck_assert_int_eq(a->entry_count, b->entry_count);
-    for (int i = 0; i < a->entry_count; i++)
-        ck_assert_str_eq(a->entries[i], b->entries[i]);
-}
-
-/* Loads KEY and expects a miss reported as a warning containing needle. */
-static void expect_rejected(disk_fixture *f, const char *needle)
-{
-    pj_artifact got;
-    int found = 1;
-    ck_assert_int_eq(disk_cache_load(f->cache, KEY, &got, &found), PTXJIT_OK);
-    ck_assert_int_eq(found, 0);
-    ck_assert_int_ge(f->warnings, 1);
-    ck_assert_msg(strstr(f->last, needle), "warning '%s' lacks '%s'", f->last, needle);
+    int same = !strcmp(a->family, b->family) && !strcmp(a->params, b->params) &&
+               !strcmp(a->ptx, b->ptx) && !strcmp(a->log, b->log) &&
+               a->cubin_size == b->cubin_size && !memcmp(a->cubin, b->cubin, a->cubin_size) &&
+               a->entry_count == b->entry_count;
+    for (int i = 0; same && i < a->entry_count; i++)
+        same = !strcmp(a->entries[i], b->entries[i]);
+    return same;
 }
 
 static void store_one(disk_fixture *f, pj_artifact *a)
 {
     make_artifact(a);
     ck_assert_int_eq(disk_cache_store(f->cache, KEY, a), PTXJIT_OK);
+}
+
+/* Loads KEY and expects a miss reported by a warning that contains needle. */
+static void expect_rejected(disk_fixture *f, const char *needle)
+{
+    pj_artifact got;
+    int found = 1, before = f->warnings;
+    ck_assert_int_eq(disk_cache_load(f->cache, KEY, &got, &found), PTXJIT_OK);
+    ck_assert_int_eq(found, 0);
+    ck_assert_int_eq(f->warnings, before + 1);
+    ck_assert_msg(strstr(f->last, needle), "warning '%s' lacks '%s'", f->last, needle);
+}
+
+/* Damaged entries are removed; the warning names the file. */
+static void expect_corrupt_removed(disk_fixture *f, const char *needle)
+{
+    char *path = disk_cache_entry_path(f->cache, KEY);
+    expect_rejected(f, needle);
+    ck_assert_ptr_nonnull(strstr(f->last, path));
+    ck_assert_ptr_nonnull(strstr(f->last, "is corrupt"));
+    ck_assert_int_eq(access(path, F_OK), -1);
+    free(path);
+}
+
+static char *read_entry_file(disk_fixture *f, size_t *size)
+{
+    char *path = disk_cache_entry_path(f->cache, KEY), *data = NULL;
+    ck_assert_int_eq(pj_read_file(&data, size, path), PTXJIT_OK);
+    free(path);
+    return data;
+}
+
+static void write_entry_file(disk_fixture *f, const char *data, size_t size)
+{
+    char *path = disk_cache_entry_path(f->cache, KEY);
+    FILE *file = fopen(path, "wb");
+    ck_assert_ptr_nonnull(file);
+    ck_assert_uint_eq(fwrite(data, 1, size, file), size);
+    fclose(file);
+    free(path);
+}
+
+static int count_files(const char *root, const char *pattern)
+{
+    char command[4200];
+    snprintf(command, sizeof command, "find '%s' -name '%s' | wc -l", root, pattern);
+    FILE *pipe = popen(command, "r");
+    int count = -1;
+    ck_assert_int_eq(fscanf(pipe, "%d", &count), 1);
+    pclose(pipe);
+    return count;
 }
 
 START_TEST(disk_round_trip_keeps_every_field)
@@ -99,7 +141,16 @@ START_TEST(disk_round_trip_keeps_every_field)
     int found = 0;
     ck_assert_int_eq(disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
     ck_assert_int_eq(found, 1);
-    assert_same(&a, &got);
+    ck_assert_str_eq(got.family, "reduce");
+    ck_assert_str_eq(got.params, "batch=8 tpb=256");
+    ck_assert_str_eq(got.ptx, a.ptx);
+    ck_assert_str_eq(got.log, a.log);
+    ck_assert_uint_eq(got.cubin_size, a.cubin_size);
+    ck_assert_mem_eq(got.cubin, a.cubin, a.cubin_size);
+    ck_assert_int_eq(got.entry_count, 2);
+    ck_assert_str_eq(got.entries[0], "reduce_kernel");
+    ck_assert_str_eq(got.entries[1], "reduce_finish");
+    ck_assert_int_eq(f.warnings, 0);
     artifact_free(&a);
     artifact_free(&got);
     close_disk(&f);
@@ -119,17 +170,41 @@ START_TEST(disk_absent_key_is_a_quiet_miss)
 }
 END_TEST
 
-START_TEST(disk_rejects_keys_that_are_not_hex)
+START_TEST(disk_rejects_keys_that_are_not_32_lowercase_hex_digits)
 {
+    static const char *const bad[] = {
+        "../../../../../../../../etc/pass", "0123456789ABCDEF0123456789abcdef",
+        "0123456789abcdef0123456789abcde",  "0123456789abcdef0123456789abcdef0",
+        "0123456789abcdef/123456789abcdef", ""};
     disk_fixture f;
     open_disk(&f);
     pj_artifact a, got;
     make_artifact(&a);
     int found;
-    ck_assert_int_eq(disk_cache_store(f.cache, "../../../../etc/passwd", &a),
-                     PTXJIT_ERR_INVALID_ARGUMENT);
-    ck_assert_int_eq(disk_cache_load(f.cache, "0123456789ABCDEF0123456789abcdef", &got, &found),
-                     PTXJIT_ERR_INVALID_ARGUMENT);
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(bad); i++) {
+        ck_assert_int_eq(disk_cache_store(f.cache, bad[i], &a), PTXJIT_ERR_INVALID_ARGUMENT);
+        ck_assert_int_eq(disk_cache_load(f.cache, bad[i], &got, &found),
+                         PTXJIT_ERR_INVALID_ARGUMENT);
+        ck_assert_ptr_null(disk_cache_entry_path(f.cache, bad[i]));
+    }
+    ck_assert_int_eq(disk_cache_load(f.cache, NULL, &got, &found), PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(count_files(f.root, "*"), 2); /* the root and v1, nothing else */
+    artifact_free(&a);
+    close_disk(&f);
+}
+END_TEST
+
+START_TEST(disk_refuses_an_artifact_it_could_not_read_back)
+{
+    disk_fixture f;
+    open_disk(&f);
+    pj_artifact a;
+    make_artifact(&a);
+    a.entry_count = 0;
+    ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_ERR_INVALID_ARGUMENT);
+    a.entry_count = 2;
+    a.entries[1][0] = '\0';
+    ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_ERR_INVALID_ARGUMENT);
     artifact_free(&a);
     close_disk(&f);
 }
@@ -137,38 +212,25 @@ END_TEST
 
 START_TEST(disk_truncated_entries_are_detected_and_removed)
 {
-    static const off_t lengths[] = {0, 7, 30, 100, 2000, -1};
-    for (size_t i = 0; i < sizeof lengths / sizeof *lengths; i++) {
-        disk_fixture f;
-        open_disk(&f);
-        pj_artifact a;
-        store_one(&f, &a);
-        char *path = disk_cache_entry_path(f.cache, KEY);
-        struct stat st;
-        stat(path, &st);
-        ck_assert_int_eq(truncate(path, lengths[i] >= 0 ? lengths[i] : st.st_size - 1), 0);
-        expect_rejected(&f, "corrupt");
-        ck_assert_int_ne(access(path, F_OK), 0);
-        free(path);
-        artifact_free(&a);
-        close_disk(&f);
+    disk_fixture f;
+    open_disk(&f);
+    pj_artifact a;
+    store_one(&f, &a);
+    size_t size;
+    char *whole = read_entry_file(&f, &size);
+    const size_t lengths[] = {0, 7, 47, 63, 100, 2000, size - 16, size - 1};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(lengths); i++) {
+        write_entry_file(&f, whole, lengths[i]);
+        expect_corrupt_removed(&f, lengths[i] < 64 ? "truncated" : "checksum mismatch");
     }
+    ptxjit_cache_stats stats;
+    disk_cache_stats(f.cache, &stats);
+    ck_assert_uint_eq(stats.corrupt, PJ_ARRAY_SIZE(lengths));
+    free(whole);
+    artifact_free(&a);
+    close_disk(&f);
 }
 END_TEST
-
-static void rewrite_byte(const char *path, long offset, int (*change)(int))
-{
-    FILE *file = fopen(path, "r+b");
-    ck_assert_ptr_nonnull(file);
-    fseek(file, offset, SEEK_SET);
-    int c = fgetc(file);
-    fseek(file, offset, SEEK_SET);
-    fputc(change(c), file);
-    fclose(file);
-}
-
-static int flip_low_bit(int c) { return c ^ 1; }
-static int version_two(int c) { (void)c; return 2; }
 
 START_TEST(disk_flipped_bit_is_detected)
 {
@@ -176,28 +238,37 @@ START_TEST(disk_flipped_bit_is_detected)
     open_disk(&f);
     pj_artifact a;
     store_one(&f, &a);
-    char *path = disk_cache_entry_path(f.cache, KEY);
-    rewrite_byte(path, 1500, flip_low_bit);
-    expect_rejected(&f, "checksum mismatch");
-    ptxjit_cache_stats stats;
-    disk_cache_stats(f.cache, &stats);
-    ck_assert_uint_eq(stats.corrupt, 1);
-    free(path);
+    size_t size;
+    char *data = read_entry_file(&f, &size);
+    const size_t offsets[] = {1500 /* cubin */, 60 /* family */, 20 /* key */, size - 1};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(offsets); i++) {
+        data[offsets[i]] ^= 0x10;
+        write_entry_file(&f, data, size);
+        expect_corrupt_removed(&f, "checksum mismatch");
+        data[offsets[i]] ^= 0x10;
+    }
+    free(data);
     artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
 
-START_TEST(disk_foreign_version_is_detected)
+START_TEST(disk_foreign_magic_or_version_is_detected)
 {
     disk_fixture f;
     open_disk(&f);
     pj_artifact a;
     store_one(&f, &a);
-    char *path = disk_cache_entry_path(f.cache, KEY);
-    rewrite_byte(path, 8, version_two);
-    expect_rejected(&f, "another cache format version");
-    free(path);
+    size_t size;
+    char *data = read_entry_file(&f, &size);
+    data[8] = 2; /* format version 2 */
+    write_entry_file(&f, data, size);
+    expect_corrupt_removed(&f, "another cache format version");
+    data[8] = 1;
+    data[0] = 'X';
+    write_entry_file(&f, data, size);
+    expect_corrupt_removed(&f, "not a ptxjit cache entry");
+    free(data);
     artifact_free(&a);
     close_disk(&f);
 }
@@ -209,14 +280,13 @@ START_TEST(disk_entry_of_another_key_is_detected)
     open_disk(&f);
     pj_artifact a;
     make_artifact(&a);
-    const char *other = "fedcba9876543210fedcba9876543210";
-    ck_assert_int_eq(disk_cache_store(f.cache, other, &a), PTXJIT_OK);
-    char *from = disk_cache_entry_path(f.cache, other), *to = disk_cache_entry_path(f.cache, KEY);
-    char dir[4200];
+    ck_assert_int_eq(disk_cache_store(f.cache, OTHER_KEY, &a), PTXJIT_OK);
+    char *from = disk_cache_entry_path(f.cache, OTHER_KEY);
+    char *to = disk_cache_entry_path(f.cache, KEY), dir[4200];
     snprintf(dir, sizeof dir, "%s/v1/01", f.root);
-    mkdir(dir, 0700);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
     ck_assert_int_eq(rename(from, to), 0);
-    expect_rejected(&f, "holds another key");
+    expect_corrupt_removed(&f, "holds another key");
     free(from);
     free(to);
     artifact_free(&a);
@@ -224,20 +294,117 @@ START_TEST(disk_entry_of_another_key_is_detected)
 }
 END_TEST
 
-START_TEST(disk_directory_or_symlink_at_entry_path_is_not_used)
+static void sign(char *data, size_t size)
+{
+    pj_hash128 sum = pj_hash(data, size - 16);
+    memcpy(data + size - 16, &sum.low, 8);
+    memcpy(data + size - 8, &sum.high, 8);
+}
+
+/* Rewrites n bytes at offset, signs the file again with a valid checksum, and expects the
+ * load to reject it for reason; then restores data. */
+static void expect_resigned_rejected(disk_fixture *f, char *data, size_t size, size_t offset,
+                                     const void *bytes, size_t n, const char *reason)
+{
+    char saved[8];
+    memcpy(saved, data + offset, n);
+    memcpy(data + offset, bytes, n);
+    sign(data, size);
+    write_entry_file(f, data, size);
+    expect_corrupt_removed(f, reason);
+    memcpy(data + offset, saved, n);
+    sign(data, size);
+}
+
+/* The checksum is not what keeps the parser in bounds: a well-signed file that lies about
+ * its lengths, or breaks the text and entry rules, is refused as well. */
+START_TEST(disk_malformed_fields_are_detected_despite_a_valid_checksum)
+{
+    disk_fixture f;
+    open_disk(&f);
+    pj_artifact a;
+    store_one(&f, &a);
+    size_t size;
+    char *data = read_entry_file(&f, &size);
+    const uint64_t huge = UINT64_MAX, whole = size;
+    const uint32_t three = 3, none = 0;
+    /* header 48, then length-prefixed family, params, ptx, cubin, log; then the entries. */
+    size_t entries = 48 + 5 * 8 + strlen(a.family) + strlen(a.params) + strlen(a.ptx) +
+                     a.cubin_size + strlen(a.log) + 8;
+    expect_resigned_rejected(&f, data, size, 48, &huge, 8, "runs past the end");
+    expect_resigned_rejected(&f, data, size, 48, &whole, 8, "runs past the end");
+    expect_resigned_rejected(&f, data, size, 57, "", 1, "a NUL inside a text field");
+    expect_resigned_rejected(&f, data, size, entries, &three, 4, "a wrong entry count");
+    expect_resigned_rejected(&f, data, size, entries, &none, 4, "a wrong entry count");
+    expect_resigned_rejected(&f, data, size, entries + 4, "", 1, "an empty entry name");
+    expect_resigned_rejected(&f, data, size, size - 17, "x", 1, "an unterminated entry name");
+    write_entry_file(&f, data, size); /* and the untouched file still loads */
+    pj_artifact got;
+    int found = 0;
+    ck_assert_int_eq(disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
+    ck_assert(found && same_artifact(&a, &got));
+    free(data);
+    artifact_free(&a);
+    artifact_free(&got);
+    close_disk(&f);
+}
+END_TEST
+
+START_TEST(disk_directory_at_entry_path_is_a_warned_miss)
 {
     disk_fixture f;
     open_disk(&f);
     char *path = disk_cache_entry_path(f.cache, KEY), dir[4200];
     snprintf(dir, sizeof dir, "%s/v1/01", f.root);
-    mkdir(dir, 0700);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
     ck_assert_int_eq(mkdir(path, 0700), 0);
     expect_rejected(&f, "not a regular file");
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0); /* left alone */
+    ck_assert(S_ISDIR(st.st_mode));
     pj_artifact a;
     make_artifact(&a);
-    ck_assert_int_ne(disk_cache_store(f.cache, KEY, &a), PTXJIT_OK); /* cannot replace a dir */
-    rmdir(path);
-    ck_assert_int_eq(symlink("/etc/hostname", path), 0);
+    ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), path));
+    ck_assert_int_eq(count_files(f.root, ".tmp.*"), 0);
+    ptxjit_cache_stats stats;
+    disk_cache_stats(f.cache, &stats);
+    ck_assert_uint_eq(stats.misses, 1);
+    ck_assert_uint_eq(stats.corrupt + stats.entries, 0);
+    free(path);
+    artifact_free(&a);
+    close_disk(&f);
+}
+END_TEST
+
+START_TEST(disk_unreadable_entry_is_a_warned_miss_and_kept)
+{
+    if (geteuid() == 0) /* root reads any file: only an ordinary user can test this */
+        return;
+    disk_fixture f;
+    open_disk(&f);
+    pj_artifact a;
+    store_one(&f, &a);
+    char *path = disk_cache_entry_path(f.cache, KEY);
+    ck_assert_int_eq(chmod(path, 0), 0);
+    expect_rejected(&f, strerror(EACCES));
+    ck_assert_int_eq(access(path, F_OK), 0);
+    free(path);
+    artifact_free(&a);
+    close_disk(&f);
+}
+END_TEST
+
+START_TEST(disk_symbolic_link_at_entry_path_is_not_followed)
+{
+    disk_fixture f;
+    open_disk(&f);
+    pj_artifact a;
+    store_one(&f, &a);
+    char *path = disk_cache_entry_path(f.cache, KEY), target[4200];
+    snprintf(target, sizeof target, "%s/elsewhere", f.root);
+    ck_assert_int_eq(rename(path, target), 0);
+    ck_assert_int_eq(symlink(target, path), 0);
     expect_rejected(&f, "symbolic link");
     ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_OK); /* replaces the link */
     struct stat st;
@@ -249,96 +416,183 @@ START_TEST(disk_directory_or_symlink_at_entry_path_is_not_used)
 }
 END_TEST
 
-static int count_temp_files(const char *root)
-{
-    char command[4200];
-    snprintf(command, sizeof command, "find '%s' -name '.tmp.*' | wc -l", root);
-    FILE *pipe = popen(command, "r");
-    int count = -1;
-    ck_assert_int_eq(fscanf(pipe, "%d", &count), 1);
-    pclose(pipe);
-    return count;
-}
-
-static void expect_store_fails_cleanly(fileio_op op, int error_number)
+/* Stores with fault injected after `after` write/fsync calls: an error naming the entry and
+ * errno, no entry and no temp file; the next store, without the fault, works. */
+static void expect_store_fails_cleanly(fileio_op op, int after, int error_number)
 {
     disk_fixture f;
     open_disk(&f);
-    pj_artifact a;
+    pj_artifact a, got;
     make_artifact(&a);
-    fileio_inject_fault(op, 0, error_number);
+    char *path = disk_cache_entry_path(f.cache, KEY);
+    fileio_inject_fault(op, after, error_number);
     ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_ERR_IO);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), strerror(error_number)));
-    char *path = disk_cache_entry_path(f.cache, KEY);
-    ck_assert_int_ne(access(path, F_OK), 0);
-    ck_assert_int_eq(count_temp_files(f.root), 0);
-    /* The next store, with the fault gone, works. */
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), path));
+    ck_assert_int_eq(access(path, F_OK), -1);
+    ck_assert_int_eq(count_files(f.root, ".tmp.*"), 0);
     ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_OK);
+    int found = 0;
+    ck_assert_int_eq(disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
+    ck_assert(found && same_artifact(&a, &got));
+    fileio_clear_faults();
     free(path);
     artifact_free(&a);
+    artifact_free(&got);
     close_disk(&f);
 }
 
 START_TEST(disk_full_on_write_leaves_nothing_behind)
 {
-    expect_store_fails_cleanly(FILEIO_WRITE, ENOSPC);
+    expect_store_fails_cleanly(FILEIO_WRITE, 0, ENOSPC);
 }
 END_TEST
 
-START_TEST(disk_failing_fsync_or_rename_leaves_nothing_behind)
+START_TEST(disk_full_midway_through_short_writes_leaves_nothing_behind)
 {
-    expect_store_fails_cleanly(FILEIO_FSYNC, EIO);
-    expect_store_fails_cleanly(FILEIO_RENAME, EXDEV);
+    fileio_limit_writes(100);
+    expect_store_fails_cleanly(FILEIO_WRITE, 10, ENOSPC); /* after 1000 bytes were written */
 }
 END_TEST
+
+START_TEST(disk_short_writes_are_completed)
+{
+    disk_fixture f;
+    open_disk(&f);
+    pj_artifact a, got;
+    make_artifact(&a);
+    fileio_limit_writes(7);
+    ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_OK);
+    fileio_clear_faults();
+    int found = 0;
+    ck_assert_int_eq(disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
+    ck_assert(found && same_artifact(&a, &got));
+    artifact_free(&a);
+    artifact_free(&got);
+    close_disk(&f);
+}
+END_TEST
+
+START_TEST(disk_failing_fsync_leaves_nothing_behind)
+{
+    expect_store_fails_cleanly(FILEIO_FSYNC, 0, EIO);
+}
+END_TEST
+
+START_TEST(disk_failing_rename_leaves_nothing_behind)
+{
+    expect_store_fails_cleanly(FILEIO_RENAME, 0, EXDEV);
+}
+END_TEST
+
+enum { WRITERS = 8, STORES_EACH = 50 };
+
+static void run_writer(disk_fixture *f, const pj_artifact *a)
+{
+    int bad = 0;
+    for (int i = 0; i < STORES_EACH; i++)
+        bad |= disk_cache_store(f->cache, KEY, a) != PTXJIT_OK;
+    _exit(bad);
+}
+
+/* Loads in a loop while writers run; every hit must be the whole artifact. */
+static int read_while_writers_run(disk_fixture *f, const pj_artifact *a, pid_t *writers)
+{
+    int running = WRITERS, loads = 0;
+    while (running > 0) {
+        pj_artifact got;
+        int found = 0;
+        ck_assert_int_eq(disk_cache_load(f->cache, KEY, &got, &found), PTXJIT_OK);
+        ck_assert(!found || same_artifact(a, &got));
+        artifact_free(&got);
+        loads++;
+        for (int w = 0; w < WRITERS; w++) {
+            int status;
+            if (writers[w] > 0 && waitpid(writers[w], &status, WNOHANG) == writers[w]) {
+                ck_assert_msg(WIFEXITED(status) && !WEXITSTATUS(status), "writer %d failed", w);
+                writers[w] = 0;
+                running--;
+            }
+        }
+    }
+    return loads;
+}
 
 START_TEST(disk_concurrent_writers_leave_one_whole_entry)
 {
-    enum { WRITERS = 8, ROUNDS = 40 };
+    disk_fixture f;
+    open_disk(&f);
+    pj_artifact a, got;
+    make_artifact(&a);
+    pid_t writers[WRITERS];
+    for (int w = 0; w < WRITERS; w++) {
+        writers[w] = fork();
+        ck_assert_int_ge(writers[w], 0);
+        if (writers[w] == 0)
+            run_writer(&f, &a);
+    }
+    int loads = read_while_writers_run(&f, &a, writers);
+    ck_assert_int_eq(f.warnings, 0);
+    int found = 0;
+    ck_assert_int_eq(disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
+    ck_assert(found && same_artifact(&a, &got));
+    ck_assert_int_eq(count_files(f.root, ".tmp.*"), 0);
+    ptxjit_cache_stats stats;
+    disk_cache_stats(f.cache, &stats);
+    ck_assert_uint_eq(stats.stores, WRITERS * STORES_EACH); /* the counters lose no update */
+    ck_assert_uint_eq(stats.hits + stats.misses, (uint64_t)loads + 1);
+    ck_assert_uint_eq(stats.entries, 1);
+    artifact_free(&a);
+    artifact_free(&got);
+    close_disk(&f);
+}
+END_TEST
+
+typedef struct {
+    pj_disk_cache *cache;
+    const pj_artifact *artifact;
+    char key[33];
+    int bad;
+} thread_job;
+
+static void *store_and_load(void *user)
+{
+    thread_job *job = user;
+    for (int i = 0; i < 20; i++) {
+        pj_artifact got;
+        int found = 0;
+        job->bad |= disk_cache_store(job->cache, job->key, job->artifact) != PTXJIT_OK;
+        job->bad |= disk_cache_load(job->cache, job->key, &got, &found) != PTXJIT_OK;
+        job->bad |= !found || !same_artifact(job->artifact, &got);
+        artifact_free(&got);
+    }
+    return NULL;
+}
+
+START_TEST(disk_threads_share_one_cache)
+{
     disk_fixture f;
     open_disk(&f);
     pj_artifact a;
     make_artifact(&a);
-    pid_t children[WRITERS + 1];
-    for (int w = 0; w <= WRITERS; w++) {
-        children[w] = fork();
-        ck_assert_int_ge(children[w], 0);
-        if (children[w] > 0)
-            continue;
-        int bad = 0;
-        for (int r = 0; r < ROUNDS; r++) {
-            if (w < WRITERS) { /* writers */
-                bad |= disk_cache_store(f.cache, KEY, &a) != PTXJIT_OK;
-            } else {           /* one reader checks every entry it sees is whole */
-                pj_artifact got;
-                int found = 0;
-                disk_cache_load(f.cache, KEY, &got, &found);
-                if (found) {
-                    bad |= got.cubin_size != a.cubin_size ||
-                           memcmp(got.cubin, a.cubin, a.cubin_size) != 0;
-                    artifact_free(&got);
-                }
-            }
-        }
-        _exit(bad || f.warnings);
+    thread_job jobs[4];
+    pthread_t threads[4];
+    for (int t = 0; t < 4; t++) {
+        jobs[t] = (thread_job){f.cache, &a, KEY, 0};
+        jobs[t].key[31] = (char)('0' + t % 2); /* two threads per key */
+        ck_assert_int_eq(pthread_create(&threads[t], NULL, store_and_load, &jobs[t]), 0);
     }
-    for (int w = 0; w <= WRITERS; w++) {
-        int status;
-        waitpid(children[w], &status, 0);
-        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "process %d failed", w);
+    for (int t = 0; t < 4; t++) {
+        pthread_join(threads[t], NULL);
+        ck_assert_int_eq(jobs[t].bad, 0);
     }
-    pj_artifact got;
-    int found = 0;
-    ck_assert_int_eq(disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
-    ck_assert_int_eq(found, 1);
-    assert_same(&a, &got);
-    ck_assert_int_eq(count_temp_files(f.root), 0);
     ptxjit_cache_stats stats;
     disk_cache_stats(f.cache, &stats);
-    ck_assert_uint_eq(stats.stores, WRITERS * ROUNDS); /* counters lose no update */
-    ck_assert_uint_eq(stats.entries, 1);
+    ck_assert_uint_eq(stats.stores, 80);
+    ck_assert_uint_eq(stats.hits, 80);
+    ck_assert_uint_eq(stats.entries, 2);
+    ck_assert_int_eq(f.warnings, 0);
     artifact_free(&a);
-    artifact_free(&got);
     close_disk(&f);
 }
 END_TEST
@@ -347,17 +601,20 @@ START_TEST(disk_unusable_root_names_the_directory)
 {
     char *base = test_mkdtemp(), root[4200];
     snprintf(root, sizeof root, "%s/file", base);
-    FILE *file = fopen(root, "w");
-    fclose(file);
-    strcat(root, "/cache");
-    pj_disk_cache *cache;
+    fclose(fopen(root, "w"));
+    strcat(root, "/sub"); /* under a regular file: ENOTDIR, even for root */
+    pj_disk_cache *cache = NULL;
     ck_assert_int_eq(disk_cache_open(&cache, root, NULL), PTXJIT_ERR_CACHE);
+    ck_assert_ptr_null(cache);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), root));
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), strerror(ENOTDIR)));
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "PTXJIT_CACHE_DIR"));
     if (geteuid() != 0) { /* root ignores permissions: only an ordinary user can test 0500 */
         snprintf(root, sizeof root, "%s/readonly", base);
-        mkdir(root, 0500);
+        ck_assert_int_eq(mkdir(root, 0500), 0);
         ck_assert_int_eq(disk_cache_open(&cache, root, NULL), PTXJIT_ERR_CACHE);
+        ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), root));
+        ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), strerror(EACCES)));
     }
     test_rmtree(base);
     free(base);
@@ -372,48 +629,132 @@ START_TEST(disk_counters_are_shared_between_instances)
     ck_assert_int_eq(disk_cache_open(&second, f.root, NULL), PTXJIT_OK);
     pj_artifact a, got;
     store_one(&f, &a);
+    ck_assert_int_eq(disk_cache_store(second, OTHER_KEY, &a), PTXJIT_OK);
     int found;
-    disk_cache_load(second, KEY, &got, &found);
+    disk_cache_load(second, KEY, &got, &found); /* hit */
     artifact_free(&got);
-    disk_cache_load(second, "ffffffffffffffffffffffffffffffff", &got, &found);
+    disk_cache_load(f.cache, "ffffffffffffffffffffffffffffffff", &got, &found); /* miss */
+    write_entry_file(&f, "garbage", 7);
+    expect_corrupt_removed(&f, "truncated"); /* corrupt, and a miss */
     ptxjit_cache_stats stats;
-    ck_assert_int_eq(disk_cache_stats(f.cache, &stats), PTXJIT_OK);
+    ck_assert_int_eq(disk_cache_stats(second, &stats), PTXJIT_OK);
     ck_assert_uint_eq(stats.hits, 1);
-    ck_assert_uint_eq(stats.misses, 1);
-    ck_assert_uint_eq(stats.stores, 1);
+    ck_assert_uint_eq(stats.misses, 2);
+    ck_assert_uint_eq(stats.stores, 2);
+    ck_assert_uint_eq(stats.corrupt, 1);
     ck_assert_uint_eq(stats.entries, 1);
     ck_assert_uint_gt(stats.bytes, a.cubin_size);
-    uint64_t removed = 0;
-    ck_assert_int_eq(disk_cache_clear(second, &removed), PTXJIT_OK);
-    ck_assert_uint_eq(removed, 1);
-    ck_assert_int_eq(disk_cache_stats(f.cache, &stats), PTXJIT_OK);
-    ck_assert_uint_eq(stats.entries + stats.hits + stats.stores, 0);
     disk_cache_close(second);
     artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
 
-START_TEST(disk_root_comes_from_option_then_environment_and_is_private)
+START_TEST(disk_clear_removes_entries_and_resets_counters)
 {
-    char *base = test_mkdtemp(), expect[4200];
-    pj_disk_cache *cache;
-    setenv("PTXJIT_CACHE_DIR", base, 1);
-    ck_assert_int_eq(disk_cache_open(&cache, NULL, NULL), PTXJIT_OK);
-    snprintf(expect, sizeof expect, "%s/v%d", base, PJ_DISK_FORMAT_VERSION);
-    ck_assert_str_eq(disk_cache_dir(cache), expect);
+    disk_fixture f;
+    open_disk(&f);
+    pj_artifact a;
+    store_one(&f, &a);
+    ck_assert_int_eq(disk_cache_store(f.cache, OTHER_KEY, &a), PTXJIT_OK);
+    ck_assert_int_eq(disk_cache_store(f.cache, "0123456789abcdef0123456789abcdee", &a), PTXJIT_OK);
+    uint64_t removed = 0;
+    ck_assert_int_eq(disk_cache_clear(f.cache, &removed), PTXJIT_OK);
+    ck_assert_uint_eq(removed, 3);
+    ptxjit_cache_stats stats;
+    ck_assert_int_eq(disk_cache_stats(f.cache, &stats), PTXJIT_OK);
+    ck_assert_uint_eq(stats.entries + stats.bytes + stats.stores + stats.hits, 0);
+    ck_assert_int_eq(access(disk_cache_dir(f.cache), W_OK), 0); /* the directory stays */
+    ck_assert_int_eq(disk_cache_clear(f.cache, &removed), PTXJIT_OK);
+    ck_assert_uint_eq(removed, 0);
+    ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_OK); /* usable afterwards */
+    artifact_free(&a);
+    close_disk(&f);
+}
+END_TEST
+
+static void expect_mode(const char *path, mode_t mode)
+{
     struct stat st;
-    ck_assert_int_eq(stat(expect, &st), 0);
-    ck_assert_int_eq(st.st_mode & 0777, 0700);
-    disk_cache_close(cache);
-    unsetenv("PTXJIT_CACHE_DIR");
-    snprintf(expect, sizeof expect, "%s/xdg", base);
-    setenv("XDG_CACHE_HOME", expect, 1);
-    ck_assert_int_eq(disk_cache_open(&cache, NULL, NULL), PTXJIT_OK);
-    snprintf(expect, sizeof expect, "%s/xdg/ptxjit/v%d", base, PJ_DISK_FORMAT_VERSION);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_mode & 0777, mode);
+}
+
+START_TEST(disk_directories_and_entries_are_private)
+{
+    disk_fixture f;
+    memset(&f, 0, sizeof f);
+    char *base = test_mkdtemp(), root[4200], shard[4300];
+    snprintf(root, sizeof root, "%s/a/b/", base); /* missing parents; trailing slash */
+    ck_assert_int_eq(disk_cache_open(&f.cache, root, NULL), PTXJIT_OK);
+    snprintf(root, sizeof root, "%s/a/b/v%d", base, PJ_DISK_FORMAT_VERSION);
+    ck_assert_str_eq(disk_cache_dir(f.cache), root);
+    expect_mode(root, 0700);
+    snprintf(shard, sizeof shard, "%s/a", base);
+    expect_mode(shard, 0700);
+    pj_artifact a;
+    store_one(&f, &a);
+    snprintf(shard, sizeof shard, "%s/01", root);
+    expect_mode(shard, 0700);
+    char *path = disk_cache_entry_path(f.cache, KEY);
+    expect_mode(path, 0600);
+    free(path);
+    artifact_free(&a);
+    disk_cache_close(f.cache);
+    test_rmtree(base);
+    free(base);
+}
+END_TEST
+
+static char *save_env(const char *name)
+{
+    return pj_strdup(getenv(name));
+}
+
+static void restore_env(const char *name, char *saved)
+{
+    if (saved)
+        setenv(name, saved, 1);
+    else
+        unsetenv(name);
+    free(saved);
+}
+
+/* Opens with root (may be NULL) and expects the versioned dir under expect_root. */
+static void expect_root(const char *root, const char *expect_root)
+{
+    char expect[4200];
+    snprintf(expect, sizeof expect, "%s/v%d", expect_root, PJ_DISK_FORMAT_VERSION);
+    pj_disk_cache *cache;
+    ck_assert_int_eq(disk_cache_open(&cache, root, NULL), PTXJIT_OK);
     ck_assert_str_eq(disk_cache_dir(cache), expect);
     disk_cache_close(cache);
+}
+
+START_TEST(disk_root_comes_from_option_then_environment)
+{
+    char *saved[3] = {save_env("PTXJIT_CACHE_DIR"), save_env("XDG_CACHE_HOME"), save_env("HOME")};
+    char *base = test_mkdtemp(), a[4200], b[4200];
+    snprintf(a, sizeof a, "%s/env", base);
+    setenv("PTXJIT_CACHE_DIR", a, 1);
+    snprintf(b, sizeof b, "%s/xdg", base);
+    setenv("XDG_CACHE_HOME", b, 1);
+    setenv("HOME", base, 1);
+    snprintf(b, sizeof b, "%s/option", base);
+    expect_root(b, b);
+    expect_root(NULL, a);
+    unsetenv("PTXJIT_CACHE_DIR");
+    snprintf(a, sizeof a, "%s/xdg/ptxjit", base);
+    expect_root(NULL, a);
     unsetenv("XDG_CACHE_HOME");
+    snprintf(a, sizeof a, "%s/.cache/ptxjit", base);
+    expect_root(NULL, a);
+    unsetenv("HOME");
+    pj_disk_cache *cache;
+    ck_assert_int_eq(disk_cache_open(&cache, NULL, NULL), PTXJIT_ERR_CACHE);
+    restore_env("PTXJIT_CACHE_DIR", saved[0]);
+    restore_env("XDG_CACHE_HOME", saved[1]);
+    restore_env("HOME", saved[2]);
     test_rmtree(base);
     free(base);
 }
@@ -423,24 +764,36 @@ Suite *suite_cache_disk(void)
 {
     Suite *suite = suite_create("cache_disk");
     TCase *tc = tcase_create("entries");
-    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, disk_round_trip_keeps_every_field);
     tcase_add_test(tc, disk_absent_key_is_a_quiet_miss);
-    tcase_add_test(tc, disk_rejects_keys_that_are_not_hex);
+    tcase_add_test(tc, disk_rejects_keys_that_are_not_32_lowercase_hex_digits);
+    tcase_add_test(tc, disk_refuses_an_artifact_it_could_not_read_back);
     tcase_add_test(tc, disk_truncated_entries_are_detected_and_removed);
     tcase_add_test(tc, disk_flipped_bit_is_detected);
-    tcase_add_test(tc, disk_foreign_version_is_detected);
+    tcase_add_test(tc, disk_foreign_magic_or_version_is_detected);
     tcase_add_test(tc, disk_entry_of_another_key_is_detected);
-    tcase_add_test(tc, disk_directory_or_symlink_at_entry_path_is_not_used);
+    tcase_add_test(tc, disk_malformed_fields_are_detected_despite_a_valid_checksum);
+    tcase_add_test(tc, disk_directory_at_entry_path_is_a_warned_miss);
+    tcase_add_test(tc, disk_unreadable_entry_is_a_warned_miss_and_kept);
+    tcase_add_test(tc, disk_symbolic_link_at_entry_path_is_not_followed);
     suite_add_tcase(suite, tc);
     tc = tcase_create("writes");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, 120); /* fsync-heavy, and slow under valgrind */
+    tcase_add_checked_fixture(tc, NULL, fileio_clear_faults);
     tcase_add_test(tc, disk_full_on_write_leaves_nothing_behind);
-    tcase_add_test(tc, disk_failing_fsync_or_rename_leaves_nothing_behind);
+    tcase_add_test(tc, disk_full_midway_through_short_writes_leaves_nothing_behind);
+    tcase_add_test(tc, disk_short_writes_are_completed);
+    tcase_add_test(tc, disk_failing_fsync_leaves_nothing_behind);
+    tcase_add_test(tc, disk_failing_rename_leaves_nothing_behind);
     tcase_add_test(tc, disk_concurrent_writers_leave_one_whole_entry);
+    tcase_add_test(tc, disk_threads_share_one_cache);
+    suite_add_tcase(suite, tc);
+    tc = tcase_create("directory");
     tcase_add_test(tc, disk_unusable_root_names_the_directory);
     tcase_add_test(tc, disk_counters_are_shared_between_instances);
-    tcase_add_test(tc, disk_root_comes_from_option_then_environment_and_is_private);
+    tcase_add_test(tc, disk_clear_removes_entries_and_resets_counters);
+    tcase_add_test(tc, disk_directories_and_entries_are_private);
+    tcase_add_test(tc, disk_root_comes_from_option_then_environment);
     suite_add_tcase(suite, tc);
     return suite;
 }

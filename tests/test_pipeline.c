@@ -577,10 +577,11 @@ static void fill_cache_in_child(const char *dir)
         ptxjit_options_init(&options);
         options.cache_dir = dir;
         options.use_gpu = 0;
-        ptxjit_context *context;
+        ptxjit_context *context = NULL;
         ptxjit_kernel *kernel;
         int ok = ptxjit_open(&context, &options) == PTXJIT_OK &&
                  ptxjit_get_kernel(&kernel, context, "reduce", "", NULL) == PTXJIT_OK;
+        ptxjit_close(context);
         _exit(ok ? 0 : 1);
     }
     int status;

@@ -125,8 +125,8 @@ ptxjit_status disk_cache_open(pj_disk_cache **out, const char *root, const pj_lo
     *out = NULL;
     char *base = NULL;
     pj_disk_cache *cache = calloc(1, sizeof *cache);
-    ptxjit_status status = cache ? resolve_root(&base, root)
-                                 : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    ptxjit_status status =
+        cache ? resolve_root(&base, root) : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     if (status != PTXJIT_OK)
         goto fail;
     cache->dir = path_printf("%s/v%d", base, PJ_DISK_FORMAT_VERSION);
@@ -193,8 +193,8 @@ static void stats_update(const pj_disk_cache *cache, const uint64_t *delta, uint
         changed |= delta[i] != 0;
     }
     if (changed) {
-        int length = snprintf(text, sizeof text, STATS_FORMAT, values[0], values[1], values[2],
-                              values[3]);
+        int length =
+            snprintf(text, sizeof text, STATS_FORMAT, values[0], values[1], values[2], values[3]);
         if (pwrite(fd, text, (size_t)length, 0) == length)
             (void)!ftruncate(fd, length);
     }
@@ -203,13 +203,6 @@ done:
         close(fd); /* releases the lock */
     for (int i = 0; totals && i < STAT_COUNT; i++)
         totals[i] = values[i];
-}
-
-static void stats_add(const pj_disk_cache *cache, int field)
-{
-    uint64_t delta[STAT_COUNT] = {0};
-    delta[field] = 1;
-    stats_update(cache, delta, NULL);
 }
 
 /* ---- encoding ---- */
@@ -392,24 +385,23 @@ static read_result read_entry(const char *path, char **data, size_t *size, const
     }
     struct stat st;
     read_result result = READ_UNUSABLE;
-    if (fstat(fd, &st) != 0)
+    if (fstat(fd, &st) != 0) {
         *why = strerror(errno);
-    else if (!S_ISREG(st.st_mode))
+    } else if (!S_ISREG(st.st_mode)) {
         *why = "not a regular file";
-    else if ((uint64_t)st.st_size > MAX_ENTRY_BYTES) {
+    } else if ((uint64_t)st.st_size > MAX_ENTRY_BYTES) {
         *why = "impossibly large";
         result = READ_CORRUPT;
-    }
-    else if (!(*data = malloc((size_t)st.st_size + 1)))
+    } else if (!(*data = malloc((size_t)st.st_size + 1))) {
         *why = "out of memory";
-    else
+    } else {
         result = read_all(fd, *data, (size_t)st.st_size, size, why);
+    }
     close(fd);
     return result;
 }
 
-ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact *out,
-                              int *found)
+ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact *out, int *found)
 {
     *found = 0;
     memset(out, 0, sizeof *out);
@@ -422,6 +414,7 @@ ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact
     size_t size = 0;
     span fields[FIELD_COUNT];
     uint32_t count = 0;
+    uint64_t delta[STAT_COUNT] = {0};
     ptxjit_status status = PTXJIT_OK;
     read_result result = read_entry(path, &data, &size, &why);
     if (result == READ_OK && (why = verify_entry(fields, &count, data, size, key)))
@@ -434,12 +427,13 @@ ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact
         pj_log(&cache->logger, PTXJIT_LOG_WARNING,
                "cache entry %s is corrupt (%s); removing it and recompiling", path, why);
         unlink(path);
-        stats_add(cache, STAT_CORRUPT);
+        delta[STAT_CORRUPT] = 1;
     } else if (result == READ_UNUSABLE) {
         pj_log(&cache->logger, PTXJIT_LOG_WARNING,
                "cache entry %s cannot be read (%s); leaving it and recompiling", path, why);
     }
-    stats_add(cache, *found ? STAT_HITS : STAT_MISSES);
+    delta[*found ? STAT_HITS : STAT_MISSES] = 1;
+    stats_update(cache, delta, NULL);
     free(data);
     free(path);
     return status;
@@ -505,16 +499,13 @@ static ptxjit_status publish(const char *dir, const char *path, const char *data
                         strerror(errno));
     ptxjit_status status = PTXJIT_OK;
     if (fileio_write_all(fd, data, size) < 0)
-        status = pj_error(PTXJIT_ERR_IO, "cannot write cache entry %s: %s", path,
-                          strerror(errno));
+        status = pj_error(PTXJIT_ERR_IO, "cannot write cache entry %s: %s", path, strerror(errno));
     else if (fileio_fsync(fd) != 0)
-        status = pj_error(PTXJIT_ERR_IO, "cannot fsync cache entry %s: %s", path,
-                          strerror(errno));
+        status = pj_error(PTXJIT_ERR_IO, "cannot fsync cache entry %s: %s", path, strerror(errno));
     if (close(fd) != 0 && status == PTXJIT_OK)
         status = pj_error(PTXJIT_ERR_IO, "cannot close %s: %s", temp, strerror(errno));
     if (status == PTXJIT_OK && fileio_rename(temp, path) != 0)
-        status = pj_error(PTXJIT_ERR_IO, "cannot rename %s to %s: %s", temp, path,
-                          strerror(errno));
+        status = pj_error(PTXJIT_ERR_IO, "cannot rename %s to %s: %s", temp, path, strerror(errno));
     if (status == PTXJIT_OK)
         sync_dir(dir);
     else
@@ -523,8 +514,7 @@ static ptxjit_status publish(const char *dir, const char *path, const char *data
     return status;
 }
 
-ptxjit_status disk_cache_store(pj_disk_cache *cache, const char *key,
-                               const pj_artifact *artifact)
+ptxjit_status disk_cache_store(pj_disk_cache *cache, const char *key, const pj_artifact *artifact)
 {
     if (!valid_key(key))
         return bad_key(key);
@@ -544,7 +534,7 @@ ptxjit_status disk_cache_store(pj_disk_cache *cache, const char *key,
     else
         status = publish(dir, path, data, size);
     if (status == PTXJIT_OK)
-        stats_add(cache, STAT_STORES);
+        stats_update(cache, (const uint64_t[STAT_COUNT]){[STAT_STORES] = 1}, NULL);
     free(data);
     free(path);
     free(dir);

@@ -266,6 +266,8 @@ void ptxjit_close(ptxjit_context *context)
 {
     if (!context)
         return;
+    if (context->driver)
+        context_make_current(context); /* modules unload from their own context */
     kernel_free_all(context);
     if (context->driver)
         context->driver->cuDevicePrimaryCtxRelease(context->device);

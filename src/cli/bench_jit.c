@@ -13,18 +13,6 @@
 #define JIT_PARAMS "variant=vectorized tpb=512 batch=8"
 #define SAMPLES 10
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *values, int count)
-{
-    qsort(values, (size_t)count, sizeof *values, compare_doubles);
-    return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
-}
-
 /* Specialize + NVRTC in this (warm) process, with no cache to hit. */
 static int cold_compiles(double *ms)
 {
@@ -118,8 +106,8 @@ static ptxjit_status launch_costs(double *ours_us, double *bare_us, ptxjit_conte
     }
     if (buffer)
         ptxjit_free(context, buffer);
-    *ours_us = median(ours, ROUNDS);
-    *bare_us = median(bare, ROUNDS);
+    *ours_us = median_of(ours, ROUNDS);
+    *bare_us = median_of(bare, ROUNDS);
     return status;
 }
 
@@ -145,10 +133,10 @@ int jit_costs(ptxjit_context *context, const char *self_link)
     printf("JIT costs for reduce %s, %s, median of %d:\n", JIT_PARAMS, ptxjit_arch(context),
            SAMPLES);
     printf("  cold compile, warm process (specialize + NVRTC -> PTX + cubin): %8.2f ms\n",
-           median(cold, SAMPLES));
+           median_of(cold, SAMPLES));
     printf("  disk hit, fresh process: ptxjit_open %.3f ms + ptxjit_get_kernel %.3f ms "
            "(whole process %.1f ms)\n",
-           median(open_ms, SAMPLES), median(get_ms, SAMPLES), median(process_ms, SAMPLES));
+           median_of(open_ms, SAMPLES), median_of(get_ms, SAMPLES), median_of(process_ms, SAMPLES));
     printf("  memory hit + launch: %.3f us per launch; bare cuLaunchKernel: %.3f us; "
            "ratio %.2f\n",
            ours, bare, ours / bare);

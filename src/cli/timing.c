@@ -11,6 +11,12 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+double median_of(double *values, int count)
+{
+    qsort(values, (size_t)count, sizeof *values, compare_doubles);
+    return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
+}
+
 ptxjit_status time_median_ms(double *out, ptxjit_context *context, timed_fn fn, void *arg,
                              int warmup, int runs)
 {
@@ -37,10 +43,8 @@ ptxjit_status time_median_ms(double *out, ptxjit_context *context, timed_fn fn, 
             status = PJ_CU(d->cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
         samples[i] = ms;
     }
-    if (status == PTXJIT_OK) {
-        qsort(samples, (size_t)runs, sizeof *samples, compare_doubles);
-        *out = runs % 2 ? samples[runs / 2] : (samples[runs / 2 - 1] + samples[runs / 2]) / 2;
-    }
+    if (status == PTXJIT_OK)
+        *out = median_of(samples, runs);
     if (start)
         d->cuEventDestroy(start);
     if (stop)

@@ -10,6 +10,8 @@ typedef ptxjit_status (*timed_fn)(void *arg);
 ptxjit_status time_median_ms(double *out, ptxjit_context *context, timed_fn fn, void *arg,
                              int warmup, int runs);
 double wall_ms(void);
+/* The median of count values (sorts them). */
+double median_of(double *values, int count);
 /* Fills with random values from a seed taken from the clock: never zeros, never the same. */
 void random_i32(int32_t *data, size_t n);
 void random_f32(float *data, size_t n);

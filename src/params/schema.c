@@ -153,7 +153,8 @@ static ptxjit_status parse_type(pj_param *param, const char *type, const where *
         param->kind = PJ_PARAM_DTYPE;
     else
         return bad(at, "unknown parameter type '%s' (int, enum, dtype)", type);
-    for (char *item = strtok(inner, ","); item; item = strtok(NULL, ",")) {
+    char *save = NULL; /* strtok_r: contexts may be opened from several threads at once */
+    for (char *item = strtok_r(inner, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         if (!is_name(item))
             return bad(at, "value '%s' is not a name", item);
         for (int i = 0; i < param->value_count; i++)

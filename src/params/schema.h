@@ -98,7 +98,7 @@ ptxjit_status request_parse(pj_request *out, const pj_schema *schema, const char
 void request_free(pj_request *request);
 /* The canonical form: applicable parameters only, sorted by name, "a=1 b=x". Caller frees. */
 char *request_canonical(const pj_request *request);
-/* A parameter's value by name (an enum's index); asserts the name exists. */
+/* A parameter's value by name (an enum's index); 0 if the schema has no such parameter. */
 int64_t request_value(const pj_request *request, const char *name);
 /* The value's name for enum and dtype parameters, the number as text otherwise. */
 const char *request_value_name(const pj_request *request, const char *name, char buf[32]);

@@ -89,6 +89,8 @@ const char *ptxjit_cache_dir(const ptxjit_context *context);
 /* ---- Families and their parameter schemas ---- */
 int ptxjit_family_count(ptxjit_context *context);
 const char *ptxjit_family_name(ptxjit_context *context, int index);
+/* Where the family's template came from: "built-in:reduce.cu" or a file path. */
+const char *ptxjit_family_origin(ptxjit_context *context, int index);
 /* A readable description of the family's schema: parameters, types, allowed values, defaults,
  * docs and constraints. The string is owned by the context. */
 ptxjit_status ptxjit_family_describe(const char **out, ptxjit_context *context,

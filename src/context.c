@@ -328,6 +328,13 @@ const char *ptxjit_family_name(ptxjit_context *context, int index)
     return context->schemas[index]->family;
 }
 
+const char *ptxjit_family_origin(ptxjit_context *context, int index)
+{
+    if (!context || index < 0 || index >= context->schema_count)
+        return NULL;
+    return context->schemas[index]->origin;
+}
+
 static ptxjit_status unknown_family(ptxjit_context *context, const char *family)
 {
     pj_strbuf sb;

@@ -105,7 +105,7 @@ START_TEST(cli_info_and_list_describe_the_reduce_family)
 {
     char *dir = test_mkdtemp(), *out;
     ck_assert_int_eq(run_cli(&out, dir, "list"), 0);
-    ck_assert_ptr_nonnull(strstr(out, "reduce"));
+    ck_assert_ptr_nonnull(strstr(out, "reduce       built-in:reduce.cu"));
     free(out);
     ck_assert_int_eq(run_cli(&out, dir, "info reduce"), 0);
     ck_assert_ptr_nonnull(strstr(out, "two_pass, warp_shuffle, one_pass, batched, vectorized"));

@@ -98,7 +98,7 @@ int cmd_list(cli_args *args)
     if (code != CLI_OK)
         return code;
     for (int i = 0; i < ptxjit_family_count(context); i++)
-        printf("%s\n", ptxjit_family_name(context, i));
+        printf("%-12s %s\n", ptxjit_family_name(context, i), ptxjit_family_origin(context, i));
     ptxjit_close(context);
     return CLI_OK;
 }

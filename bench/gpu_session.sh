@@ -2,7 +2,7 @@
 # gpu_session.sh — everything one lent-GPU call does, in order: the GPU test suite, the
 # reduce bandwidth table, the CUB and copy comparator (built here with nvcc), and the JIT
 # costs. Binaries come prebuilt (carried build/); logs land in $OUT (or ./gpu-out).
-# Usage: bash bench/gpu_session.sh [tests|bench|all]
+# Usage: bash bench/gpu_session.sh [tests|bench|transpose|all]
 set -uo pipefail
 what=${1:-all}
 out=${OUT:-gpu-out}
@@ -27,5 +27,10 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
     build/ptxjit bench reduce runs=20 2>&1 | grep -E "^variant=vectorized tpb=512 batch=8 |best found|copy" | tee -a "$out/bench_reduce2.log"
     echo "== JIT costs"
     build/ptxjit bench jit 2>&1 | tee "$out/bench_jit.log"
+fi
+if [ "$what" = transpose ] || [ "$what" = all ]; then
+    echo "== ptxjit bench transpose (fp32 16384^2 and 32768^2; copy and cuBLAS Sgeam in the same process)"
+    build/ptxjit bench transpose 2>&1 > "$out/bench_transpose.log"
+    grep -E "^(transpose|device|cuBLAS|params|variant=(smem|tma|tma_swizzle) block=32 |variant=tma_batched block=32 batch=8 swizzle|best)" "$out/bench_transpose.log"
 fi
 rm -rf "$PTXJIT_CACHE_DIR"

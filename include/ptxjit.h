@@ -160,6 +160,14 @@ ptxjit_status ptxjit_reduce_async(ptxjit_context *context, const char *params,
                                   ptxjit_devptr input, size_t n, ptxjit_devptr result_device,
                                   void *stream);
 
+/* Writes the transpose of the rows x cols row-major matrix at input (elements of the params'
+ * dtype: f32, f16, bf16, f64) to output, a cols x rows row-major matrix, on stream (NULL: the
+ * default stream). Bit-exact. The TMA variants need 16-byte aligned buffers and rows that are
+ * a multiple of 16 bytes in both matrices (the tensor maps' strides); variant=smem takes any
+ * shape. */
+ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxjit_devptr input,
+                               ptxjit_devptr output, size_t rows, size_t cols, void *stream);
+
 /* ---- Disk cache ---- */
 typedef struct {
     uint64_t entries, bytes;                    /* now on disk */

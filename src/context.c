@@ -306,6 +306,11 @@ ptxjit_status context_make_current(ptxjit_context *context)
     return PJ_CU(context->driver->cuCtxSetCurrent(context->cu_context), "cuCtxSetCurrent");
 }
 
+int context_sm(const ptxjit_context *context)
+{
+    return atoi(context->arch + 3); /* "sm_90a" -> 90; choose_arch checked the form */
+}
+
 const char *ptxjit_arch(const ptxjit_context *context)
 {
     return context ? context->arch : NULL;
@@ -384,7 +389,7 @@ ptxjit_status ptxjit_canonical_params(char **out, ptxjit_context *context, const
     if (status != PTXJIT_OK)
         return status;
     pj_request request;
-    status = request_parse(&request, schema, params);
+    status = request_parse(&request, schema, params, context_sm(context));
     if (status != PTXJIT_OK)
         return status;
     *out = request_canonical(&request);

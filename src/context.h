@@ -61,6 +61,8 @@ struct ptxjit_context {
 const pj_schema *context_find_schema(ptxjit_context *context, const char *family);
 /* The schema of family, or PTXJIT_ERR_UNKNOWN_FAMILY listing the known ones. */
 ptxjit_status context_schema(const pj_schema **out, ptxjit_context *context, const char *family);
+/* The target's compute capability as a number: 90 for sm_90a. */
+int context_sm(const ptxjit_context *context);
 /* PTXJIT_OK with the CUDA context current on this thread; else why the GPU is unusable. */
 ptxjit_status context_make_current(ptxjit_context *context);
 /* Loads kernel's module and functions once; index of entry (NULL: 0) in *index. */

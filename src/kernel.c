@@ -280,7 +280,7 @@ static ptxjit_status new_kernel(ptxjit_kernel **out, ptxjit_context *context,
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     kernel->context = context;
     kernel->schema = schema;
-    ptxjit_status status = request_parse(&kernel->request, schema, params);
+    ptxjit_status status = request_parse(&kernel->request, schema, params, context_sm(context));
     if (status != PTXJIT_OK) {
         free(kernel);
         return status;

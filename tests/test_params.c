@@ -26,7 +26,7 @@ static char *canonical_or_error(const char *text, ptxjit_status *status)
 {
     pj_schema *schema = demo_schema();
     pj_request request;
-    *status = request_parse(&request, schema, text);
+    *status = request_parse(&request, schema, text, 90);
     char *result = *status == PTXJIT_OK ? request_canonical(&request) : pj_strdup(ptxjit_last_error());
     if (*status == PTXJIT_OK)
         request_free(&request);
@@ -129,7 +129,7 @@ static int64_t eval_text(const char *text, int64_t mode, int64_t width, int64_t 
     pj_schema *schema = demo_schema();
     pj_expr *expr;
     ck_assert_int_eq(expr_parse(&expr, text, schema), PTXJIT_OK);
-    int64_t values[4] = {mode, width, 3, dtype};
+    int64_t values[5] = {mode, width, 3, dtype, 90};
     int64_t result = expr_eval(expr, values, schema);
     expr_free(expr);
     schema_free(schema);
@@ -156,6 +156,7 @@ START_TEST(expr_reads_params_enums_and_dtype_sizes)
     ck_assert_int_eq(eval_text("bytes(dtype)", 0, 0, 2), 2);
     ck_assert_int_eq(eval_text("bytes(dtype) * width", 0, 16, 0), 64);
     ck_assert_int_eq(eval_text("dtype == f32", 0, 0, 1), 1);
+    ck_assert_int_eq(eval_text("sm >= 90", 0, 0, 0), 1);
 }
 END_TEST
 

@@ -13,19 +13,6 @@ static const char *const variants[] = {"two_pass", "warp_shuffle", "one_pass", "
                                        "vectorized"};
 static const size_t sizes[] = {1, 31, 1000003, (1u << 28) + 37};
 
-/* A GPU context for one test (each Check test is its own process), or NULL after a SKIP. */
-static ptxjit_context *gpu_context(const char *test)
-{
-    ptxjit_context *context;
-    ck_assert_int_eq(ptxjit_open(&context, NULL), PTXJIT_OK);
-    if (ptxjit_gpu_status(context) == PTXJIT_OK)
-        return context;
-    printf("SKIP %s: no GPU (%s)\n", test, ptxjit_last_error());
-    fflush(stdout);
-    ptxjit_close(context);
-    return NULL;
-}
-
 static uint64_t state;
 static uint64_t next_random(void)
 {
@@ -77,7 +64,7 @@ static void check_one(ptxjit_context *context, const char *params, const void *h
 
 static void check_variant(const char *variant, const char *dtype, const char *test)
 {
-    ptxjit_context *context = gpu_context(test);
+    ptxjit_context *context = test_gpu_context(test);
     if (!context)
         return;
     int is_float = strcmp(dtype, "f32") == 0;
@@ -119,7 +106,7 @@ VARIANT_TEST(vectorized, f32)
 /* Every block size and batch with odd sizes, so each tail path runs for each shape. */
 START_TEST(reduce_every_tpb_and_batch_matches_cpu)
 {
-    ptxjit_context *context = gpu_context("reduce_every_tpb_and_batch_matches_cpu");
+    ptxjit_context *context = test_gpu_context("reduce_every_tpb_and_batch_matches_cpu");
     if (!context)
         return;
     enum { N = 777777 };
@@ -149,7 +136,7 @@ END_TEST
 /* The generic launch path with the kernel's own arguments, and its resource report. */
 START_TEST(launch_and_resources_through_the_public_api)
 {
-    ptxjit_context *context = gpu_context("launch_and_resources_through_the_public_api");
+    ptxjit_context *context = test_gpu_context("launch_and_resources_through_the_public_api");
     if (!context)
         return;
     ptxjit_kernel *kernel;

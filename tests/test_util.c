@@ -29,3 +29,15 @@ void test_rmtree(const char *path)
     if (path)
         nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
+
+ptxjit_context *test_gpu_context(const char *test)
+{
+    ptxjit_context *context;
+    ck_assert_int_eq(ptxjit_open(&context, NULL), PTXJIT_OK);
+    if (ptxjit_gpu_status(context) == PTXJIT_OK)
+        return context;
+    printf("SKIP %s: no GPU (%s)\n", test, ptxjit_last_error());
+    fflush(stdout);
+    ptxjit_close(context);
+    return NULL;
+}

@@ -10,6 +10,9 @@
 /* A fresh empty directory under $TMPDIR (or /tmp); caller removes it with test_rmtree. */
 char *test_mkdtemp(void);
 void test_rmtree(const char *path);
+/* A GPU context for one test (each Check test is its own process), or NULL after printing
+ * why the test is skipped. */
+ptxjit_context *test_gpu_context(const char *test);
 
 #define PJ_SUITE_DECLARE(name) Suite *name(void);
 #include "suites.h"

@@ -12,38 +12,6 @@
 #include "ops/reduce.h"
 
 typedef struct {
-    const pj_driver *driver;
-    ptxjit_devptr src, dst;
-    size_t bytes;
-} copy_job;
-
-static ptxjit_status copy_once(void *arg)
-{
-    copy_job *job = arg;
-    return PJ_CU(job->driver->cuMemcpyDtoDAsync(job->dst, job->src, job->bytes, NULL),
-                 "cuMemcpyDtoDAsync");
-}
-
-/* The ceiling: a 2 GiB device-to-device copy, counting bytes read and written. */
-static ptxjit_status copy_bandwidth(double *gbps, ptxjit_context *context, int runs)
-{
-    copy_job job = {context->driver, 0, 0, (size_t)1 << 31};
-    ptxjit_status status = ptxjit_alloc(&job.src, context, job.bytes);
-    if (status == PTXJIT_OK)
-        status = ptxjit_alloc(&job.dst, context, job.bytes);
-    if (status == PTXJIT_OK)
-        status = PJ_CU(context->driver->cuMemsetD32Async(job.src, 0x5a5a5a5au, job.bytes / 4,
-                                                         NULL), "cuMemsetD32Async");
-    double ms = 0;
-    if (status == PTXJIT_OK)
-        status = time_median_ms(&ms, context, copy_once, &job, 3, runs);
-    ptxjit_free(context, job.src);
-    ptxjit_free(context, job.dst);
-    *gbps = 2.0 * (double)job.bytes / (ms * 1e6);
-    return status;
-}
-
-typedef struct {
     ptxjit_context *context;
     const char *params;
     ptxjit_devptr input, result;

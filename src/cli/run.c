@@ -1,4 +1,4 @@
-/* run.c — `run`, `bench` and `jit-time`: parse n= and runs=, find the family's runner. */
+/* run.c — `run`, `bench` and `jit-time`: parse n=, h=, w=, runs=; find the family's runner. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,32 +44,36 @@ static int open_gpu(ptxjit_context **context, cli_args *args)
     return CLI_OK;
 }
 
-static int need_reduce(const char *family)
+static int known_runner(const char *family)
 {
-    if (strcmp(family, "reduce") == 0)
+    if (strcmp(family, "reduce") == 0 || strcmp(family, "transpose") == 0)
         return 1;
-    fprintf(stderr, "ptxjit: no runner for family '%s' yet (runners: reduce); get the kernel "
-                    "with ptxjit_get_kernel and launch it with ptxjit_launch\n", family);
+    fprintf(stderr, "ptxjit: no runner for family '%s' (runners: reduce, transpose); get the "
+                    "kernel with ptxjit_get_kernel and launch it with ptxjit_launch\n", family);
     return 0;
 }
 
 int cmd_run(cli_args *args)
 {
     if (args->argc < 1) {
-        fprintf(stderr, "ptxjit: usage: ptxjit run FAMILY [key=value ...] [n=N] [runs=R]\n");
+        fprintf(stderr, "ptxjit: usage: ptxjit run FAMILY [key=value ...] [n=N] [h=H w=W] "
+                        "[runs=R]\n");
         return CLI_USAGE;
     }
-    if (!need_reduce(args->argv[0]))
+    if (!known_runner(args->argv[0]))
         return CLI_USAGE;
-    static const char *const own[] = {"n", "runs", NULL};
-    const char *values[2] = {NULL, NULL};
+    static const char *const own[] = {"n", "runs", "h", "w", NULL};
+    const char *values[4] = {NULL, NULL, NULL, NULL};
     char *params = cli_join_params(args->argc - 1, args->argv + 1, own, values);
-    size_t n, runs;
+    size_t n, runs, h, w;
     ptxjit_context *context = NULL;
     int code = CLI_USAGE;
     if (params && parse_count(&n, values[0], "n", (size_t)1 << 26) &&
-        parse_count(&runs, values[1], "runs", 20) && (code = open_gpu(&context, args)) == CLI_OK) {
-        code = reduce_run(context, params, n, (int)runs);
+        parse_count(&runs, values[1], "runs", 20) && parse_count(&h, values[2], "h", 16384) &&
+        parse_count(&w, values[3], "w", 16384) && (code = open_gpu(&context, args)) == CLI_OK) {
+        code = strcmp(args->argv[0], "reduce") == 0
+                   ? reduce_run(context, params, n, (int)runs)
+                   : transpose_run(context, params, h, w, (int)runs);
         ptxjit_close(context);
     }
     free(params);
@@ -82,21 +86,24 @@ int cmd_bench(cli_args *args)
         fprintf(stderr, "ptxjit: usage: ptxjit bench FAMILY|jit [n=N] [runs=R]\n");
         return CLI_USAGE;
     }
-    int jit = strcmp(args->argv[0], "jit") == 0;
-    if (!jit && !need_reduce(args->argv[0]))
+    const char *family = args->argv[0];
+    int jit = strcmp(family, "jit") == 0, reduce = strcmp(family, "reduce") == 0;
+    if (!jit && !known_runner(family))
         return CLI_USAGE;
     static const char *const own[] = {"n", "runs", NULL};
     const char *values[2] = {NULL, NULL};
     char *rest = cli_join_params(args->argc - 1, args->argv + 1, own, values);
-    size_t n, runs;
+    size_t n = 0, runs;
     ptxjit_context *context = NULL;
     int code = CLI_USAGE;
     if (rest && *rest)
         fprintf(stderr, "ptxjit: bench takes only n= and runs=, not '%s'\n", rest);
-    else if (rest && parse_count(&n, values[0], "n", (size_t)1 << 30) &&
+    else if (rest && (values[0] || reduce ? parse_count(&n, values[0], "n", (size_t)1 << 30) : 1) &&
              parse_count(&runs, values[1], "runs", 20) &&
              (code = open_gpu(&context, args)) == CLI_OK) {
-        code = jit ? jit_costs(context, "/proc/self/exe") : reduce_bench(context, n, (int)runs);
+        code = jit      ? jit_costs(context, "/proc/self/exe")
+               : reduce ? reduce_bench(context, n, (int)runs)
+                        : transpose_bench(context, n, (int)runs);
         ptxjit_close(context);
     }
     free(rest);

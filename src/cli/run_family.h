@@ -8,6 +8,10 @@
 
 int reduce_run(ptxjit_context *context, const char *params, size_t n, int runs);
 int reduce_bench(ptxjit_context *context, size_t n, int runs);
+int transpose_run(ptxjit_context *context, const char *params, size_t rows, size_t cols,
+                  int runs);
+/* n = 0: the write-up's sizes, 16384^2 and 32768^2. */
+int transpose_bench(ptxjit_context *context, size_t n, int runs);
 /* Memory-hit + launch against a bare cuLaunchKernel, and a fresh process's disk hit. */
 int jit_costs(ptxjit_context *context, const char *self_path);
 

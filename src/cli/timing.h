@@ -9,6 +9,8 @@
 typedef ptxjit_status (*timed_fn)(void *arg);
 ptxjit_status time_median_ms(double *out, ptxjit_context *context, timed_fn fn, void *arg,
                              int warmup, int runs);
+/* The ceiling of memory-bound kernels: a 2 GiB device-to-device copy, bytes read + written. */
+ptxjit_status copy_bandwidth(double *gbps, ptxjit_context *context, int runs);
 double wall_ms(void);
 /* The median of count values (sorts them). */
 double median_of(double *values, int count);

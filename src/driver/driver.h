@@ -27,7 +27,11 @@
     X(cuModuleGetFunction, (CUfunction *, CUmodule, const char *))                           \
     X(cuFuncGetAttribute, (int *, CUfunction_attribute, CUfunction))                         \
     X(cuFuncSetAttribute, (CUfunction, CUfunction_attribute, int))                           \
-    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, (int *, CUfunction, int, size_t))         \
+    X(cuTensorMapEncodeTiled, (CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,       \
+                               const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,   \
+                               const cuuint32_t *, CUtensorMapInterleave,                    \
+                               CUtensorMapSwizzle, CUtensorMapL2promotion,                   \
+                               CUtensorMapFloatOOBfill))                                     \
     X(cuLaunchKernel, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,         \
                        unsigned, unsigned, CUstream, void **, void **))                      \
     X(cuMemAlloc, (CUdeviceptr *, size_t))                                                   \

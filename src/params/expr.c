@@ -68,12 +68,15 @@ static int accept(expr_parser *p, const char *token)
     return 1;
 }
 
-/* An identifier is a parameter, or a value name of an enum or dtype parameter. */
+/* An identifier is a parameter, `sm` (the target's compute capability, e.g. 90), or a value
+ * name of an enum or dtype parameter. */
 static pj_expr *resolve_identifier(expr_parser *p, const char *name)
 {
     int index = schema_param_index(p->schema, name);
     if (index >= 0)
         return node(EXPR_PARAM, index, NULL, NULL);
+    if (strcmp(name, "sm") == 0) /* the slot after the parameters; see request_parse */
+        return node(EXPR_PARAM, p->schema->param_count, NULL, NULL);
     int found = -1;
     for (int i = 0; i < p->schema->param_count; i++) {
         const pj_param *param = &p->schema->params[i];
@@ -103,6 +106,17 @@ static pj_expr *parse_primary(expr_parser *p)
             return fail(p, "expected ')'");
         }
         return inner;
+    }
+    /* A word that starts with a digit but holds letters ("32B") is a value name. */
+    size_t word = strspn(p->at, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_");
+    if (isdigit((unsigned char)*p->at) && strspn(p->at, "0123456789") < word) {
+        char name[64];
+        if (word >= sizeof name)
+            return fail(p, "name too long");
+        memcpy(name, p->at, word);
+        name[word] = '\0';
+        p->at += word;
+        return resolve_identifier(p, name);
     }
     if (isdigit((unsigned char)*p->at)) {
         char *end;

@@ -123,7 +123,7 @@ static ptxjit_status check_constraints(const pj_request *request)
     return PTXJIT_OK;
 }
 
-ptxjit_status request_parse(pj_request *out, const pj_schema *schema, const char *text)
+ptxjit_status request_parse(pj_request *out, const pj_schema *schema, const char *text, int sm)
 {
     memset(out, 0, sizeof *out);
     out->schema = schema;
@@ -138,6 +138,7 @@ ptxjit_status request_parse(pj_request *out, const pj_schema *schema, const char
     }
     for (int i = 0; i < schema->param_count; i++)
         out->values[i] = schema->params[i].default_value;
+    out->values[schema->param_count] = sm; /* `sm` in expressions */
     for (const char *s = text ? text : ""; *s && status == PTXJIT_OK;) {
         size_t skip = strspn(s, " \t\n,");
         s += skip;

@@ -88,6 +88,17 @@ static int split_words(const char *line, char *buf, char **words)
     return count;
 }
 
+/* A value of an enum: letters, digits and '_', e.g. "vectorized" or "128B". */
+static int is_value_name(const char *text)
+{
+    if (!*text)
+        return 0;
+    for (; *text; text++)
+        if (!isalnum((unsigned char)*text) && *text != '_')
+            return 0;
+    return 1;
+}
+
 static int is_name(const char *text)
 {
     if (!isalpha((unsigned char)*text) && *text != '_')
@@ -155,8 +166,8 @@ static ptxjit_status parse_type(pj_param *param, const char *type, const where *
         return bad(at, "unknown parameter type '%s' (int, enum, dtype)", type);
     char *save = NULL; /* strtok_r: contexts may be opened from several threads at once */
     for (char *item = strtok_r(inner, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        if (!is_name(item))
-            return bad(at, "value '%s' is not a name", item);
+        if (!is_value_name(item))
+            return bad(at, "value '%s' is not a name (letters, digits, '_')", item);
         for (int i = 0; i < param->value_count; i++)
             if (strcmp(param->values[i], item) == 0)
                 return bad(at, "value '%s' is listed twice", item);

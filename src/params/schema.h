@@ -78,7 +78,8 @@ void schema_describe_allowed(pj_strbuf *sb, const pj_param *param);
 
 /* ---- expr.c: the constraint language ----
  * Integers, parameter names (their value; an enum's or dtype's index), enum value names,
- * bytes(dtype), ( ) ! * / % + - < <= > >= == != && ||, with C precedence. */
+ * `sm` (the target's compute capability), bytes(dtype), ( ) ! * / % + - < <= > >= == != &&
+ * ||, with C precedence. */
 ptxjit_status expr_parse(pj_expr **out, const char *text, const pj_schema *schema);
 /* values: one per schema parameter. Division by zero evaluates to 0. */
 int64_t expr_eval(const pj_expr *expr, const int64_t *values, const pj_schema *schema);
@@ -87,14 +88,15 @@ void expr_free(pj_expr *expr);
 /* ---- params.c: requests ---- */
 typedef struct {
     const pj_schema *schema;
-    int64_t *values;   /* one per schema parameter, defaults filled */
+    int64_t *values;   /* one per schema parameter, defaults filled; then the target's sm */
     int *applies;      /* 1 where the parameter's `when` holds */
 } pj_request;
 
-/* Parses "key=value key=value" (spaces or commas between) against schema: unknown keys,
+/* Parses "key=value key=value" (spaces or commas between) against schema for a target of
+ * compute capability sm (90 for sm_90a; `sm` in expressions): unknown keys,
  * duplicates, bad values, parameters that do not apply, and violated constraints fail with
  * PTXJIT_ERR_PARAM and a message naming the family, the parameter and what is allowed. */
-ptxjit_status request_parse(pj_request *out, const pj_schema *schema, const char *text);
+ptxjit_status request_parse(pj_request *out, const pj_schema *schema, const char *text, int sm);
 void request_free(pj_request *request);
 /* The canonical form: applicable parameters only, sorted by name, "a=1 b=x". Caller frees. */
 char *request_canonical(const pj_request *request);

@@ -1,0 +1,264 @@
+/* run_transpose.c — `ptxjit run transpose` and `ptxjit bench transpose`: fresh random data,
+ * bit-exact checks, CUDA-event medians, and the copy and cuBLAS Sgeam measured in the same
+ * run. Bandwidth counts bytes read + written. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/cublas_peer.h"
+#include "cli/run_family.h"
+#include "cli/timing.h"
+#include "ops/transpose.h"
+
+typedef struct {
+    ptxjit_context *context;
+    const char *params;
+    ptxjit_devptr in, out;
+    size_t rows, cols;
+    cublas_peer *cublas; /* set: time cuBLAS instead of ptxjit */
+} transpose_job;
+
+static ptxjit_status transpose_once(void *arg)
+{
+    transpose_job *job = arg;
+    if (job->cublas)
+        return cublas_peer_transpose_f32(job->cublas, job->out, job->in, job->rows, job->cols)
+                   ? pj_error(PTXJIT_ERR_CUDA, "cublasSgeam failed")
+                   : PTXJIT_OK;
+    return ptxjit_transpose(job->context, job->params, job->in, job->out, job->rows, job->cols,
+                            NULL);
+}
+
+/* Random bytes on the host and the device; the output poisoned with 0xff bytes. */
+static ptxjit_status make_buffers(transpose_job *job, void **host, size_t bytes)
+{
+    *host = malloc(bytes + 4);
+    if (!*host)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of host memory",
+                        bytes);
+    random_i32(*host, bytes / 4 + 1);
+    ptxjit_status status = ptxjit_alloc(&job->in, job->context, bytes);
+    if (status == PTXJIT_OK)
+        status = ptxjit_alloc(&job->out, job->context, bytes);
+    if (status == PTXJIT_OK)
+        status = ptxjit_copy_to_device(job->context, job->in, *host, bytes);
+    return status;
+}
+
+/* 0xff bytes (NaN for floats), except for cuBLAS: Sgeam reads the output as its B operand,
+ * and 0 * NaN is NaN, so it gets a finite poison. */
+static ptxjit_status poison(transpose_job *job, size_t bytes)
+{
+    unsigned char value = job->cublas ? 0x3f : 0xff;
+    return PJ_CU(job->context->driver->cuMemsetD8Async(job->out, value, bytes, NULL),
+                 "cuMemsetD8Async");
+}
+
+static void free_buffers(transpose_job *job, void *host)
+{
+    free(host);
+    if (job->in)
+        ptxjit_free(job->context, job->in);
+    if (job->out)
+        ptxjit_free(job->context, job->out);
+}
+
+/* Every element (full) or 2^20 random ones plus the first and last output rows. */
+static int check_output(const transpose_job *job, const char *in, int e, int full)
+{
+    size_t n = job->rows * job->cols;
+    char *out = malloc(n * (size_t)e);
+    int ok = out && ptxjit_copy_to_host(job->context, out, job->out, n * (size_t)e) == PTXJIT_OK;
+    if (ok && full) {
+        char *want = malloc(n * (size_t)e);
+        transpose_reference(want, in, job->rows, job->cols, e);
+        ok = want && memcmp(out, want, n * (size_t)e) == 0;
+        free(want);
+    }
+    uint64_t state = (uint64_t)(uintptr_t)out ^ n;
+    for (size_t s = 0; ok && !full && s < (1u << 20) + 2 * job->rows; s++) {
+        size_t r, c; /* output element (c, r) holds input (r, c) */
+        if (s < 2 * job->rows) {
+            r = s % job->rows;
+            c = s < job->rows ? 0 : job->cols - 1;
+        } else {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            r = (size_t)(state >> 33) % job->rows;
+            c = (size_t)(state >> 11) % job->cols;
+        }
+        ok = memcmp(out + (c * job->rows + r) * (size_t)e, in + (r * job->cols + c) * (size_t)e,
+                    (size_t)e) == 0;
+        if (!ok)
+            fprintf(stderr, "  mismatch: output (%zu, %zu) should hold input (%zu, %zu)\n", c, r,
+                    r, c);
+    }
+    free(out);
+    return ok;
+}
+
+int transpose_run(ptxjit_context *context, const char *params, size_t rows, size_t cols,
+                  int runs)
+{
+    ptxjit_kernel *kernel;
+    transpose_config config;
+    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "transpose", params, NULL);
+    if (status == PTXJIT_OK)
+        status = transpose_config_of(&config, kernel);
+    if (status != PTXJIT_OK)
+        return cli_fail(status);
+    const int e = dtype_bytes(config.dtype);
+    const size_t bytes = rows * cols * (size_t)e;
+    transpose_job job = {context, params, 0, 0, rows, cols, NULL};
+    void *host = NULL;
+    double ms = 0;
+    status = make_buffers(&job, &host, bytes);
+    if (status == PTXJIT_OK)
+        status = poison(&job, bytes);
+    if (status == PTXJIT_OK)
+        status = transpose_once(&job);
+    int correct = status == PTXJIT_OK && check_output(&job, host, e, 1);
+    if (status == PTXJIT_OK && runs > 0)
+        status = time_median_ms(&ms, context, transpose_once, &job, 3, runs);
+    if (status == PTXJIT_OK && runs > 0)
+        correct = correct && check_output(&job, host, e, 0);
+    free_buffers(&job, host);
+    if (status != PTXJIT_OK)
+        return cli_fail(status);
+    printf("transpose %s, %zu x %zu: %s; median of %d: %.4f ms, %.1f GB/s\n",
+           ptxjit_kernel_params(kernel), rows, cols,
+           correct ? "bit-exact" : "WRONG", runs, ms, 2.0 * bytes / (ms * 1e6));
+    return correct ? CLI_OK : CLI_FAIL;
+}
+
+static const struct {
+    const char *params;
+    double writeup_gbps; /* the Mojo write-up's H100 figure for the step */
+} progression[] = {
+    {"variant=smem block=32 batch=4", 0},
+    {"variant=tma block=32", 1056},
+    {"variant=tma_swizzle block=32 swizzle=128B", 1437},
+    {"variant=tma_batched block=32 batch=8 swizzle=128B", 2775},
+};
+
+static ptxjit_status bench_row(double *gbps, int *correct, transpose_job *job, const char *in,
+                               int runs)
+{
+    double ms = 0;
+    size_t bytes = job->rows * job->cols * 4;
+    ptxjit_status status = poison(job, bytes);
+    if (status == PTXJIT_OK)
+        status = time_median_ms(&ms, job->context, transpose_once, job, 3, runs);
+    *correct = status == PTXJIT_OK && check_output(job, in, 4, 0);
+    *gbps = 2.0 * bytes / (ms * 1e6);
+    return status;
+}
+
+static void print_row(const char *name, double gbps, double copy, double cublas, int correct,
+                      double writeup)
+{
+    printf("%-64s %8.1f %7.1f%% %6.3f", name, gbps, 100 * gbps / copy, cublas ? gbps / cublas : 0);
+    if (writeup > 0)
+        printf(" %9.0f", writeup);
+    else
+        printf(" %9s", "");
+    printf("  %s\n", correct ? "ok" : "WRONG");
+}
+
+/* Every tile shape, transposition and batch the schema accepts, in three raster orders. */
+static ptxjit_status sweep(transpose_job *job, const char *in, int runs, double copy,
+                           double cublas, int *all_ok)
+{
+    static const char *const bases[] = {
+        "variant=smem block=32", "variant=smem block=64",
+        "variant=tma_batched block=32 swizzle=128B",
+        "variant=tma_batched block=32 swizzle=128B xpose=vector",
+        "variant=tma_batched block=64 swizzle=128B",
+        "variant=tma_batched block=64 swizzle=128B xpose=vector",
+        "variant=tma_batched block=64 swizzle=none"};
+    static const int groups[] = {1, 4, 16};
+    double best = 0;
+    char best_params[160] = "", params[160];
+    for (size_t v = 0; v < PJ_ARRAY_SIZE(bases); v++)
+        for (size_t g = 0; g < PJ_ARRAY_SIZE(groups); g++)
+            for (int batch = 1; batch <= 64; batch *= 2) {
+                snprintf(params, sizeof params, "%s batch=%d group=%d", bases[v], batch,
+                         groups[g]);
+                job->params = params;
+                double gbps;
+                int correct;
+                ptxjit_status status = bench_row(&gbps, &correct, job, in, runs);
+                if (status == PTXJIT_ERR_PARAM) /* a shape the schema refuses: skip it */
+                    continue;
+                if (status != PTXJIT_OK)
+                    return status;
+                print_row(params, gbps, copy, cublas, correct, 0);
+                *all_ok &= correct;
+                if (gbps > best) {
+                    best = gbps;
+                    snprintf(best_params, sizeof best_params, "%s", params);
+                }
+            }
+    printf("best found: %s: %.1f GB/s, %.1f%% of the copy, %.3f x cuBLAS\n", best_params, best,
+           100 * best / copy, cublas ? best / cublas : 0);
+    return PTXJIT_OK;
+}
+
+static ptxjit_status bench_size(ptxjit_context *context, size_t n, int runs, double copy,
+                                cublas_peer *cublas, int *all_ok)
+{
+    transpose_job job = {context, NULL, 0, 0, n, n, NULL};
+    void *host = NULL;
+    ptxjit_status status = make_buffers(&job, &host, n * n * 4);
+    double peer = 0;
+    int correct = 1;
+    if (status == PTXJIT_OK && cublas) {
+        job.cublas = cublas;
+        status = bench_row(&peer, &correct, &job, host, runs);
+        job.cublas = NULL;
+        *all_ok &= correct;
+    }
+    if (status == PTXJIT_OK) {
+        printf("\ntranspose fp32 %zu x %zu, read + write %.2f GB\n", n, n, n * n * 8e-9);
+        printf("%-64s %8s %8s %6s %9s\n", "params", "GB/s", "% copy", "/cuBLAS", "write-up");
+        if (cublas)
+            print_row("cuBLAS Sgeam", peer, copy, peer, correct, 0);
+    }
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(progression) && status == PTXJIT_OK; i++) {
+        double gbps;
+        job.params = progression[i].params;
+        status = bench_row(&gbps, &correct, &job, host, runs);
+        if (status == PTXJIT_OK)
+            print_row(job.params, gbps, copy, peer, correct, progression[i].writeup_gbps);
+        *all_ok &= correct;
+    }
+    if (status == PTXJIT_OK)
+        status = sweep(&job, host, runs, copy, peer, all_ok);
+    free_buffers(&job, host);
+    return status;
+}
+
+int transpose_bench(ptxjit_context *context, size_t n, int runs)
+{
+    char name[256] = "?";
+    context->driver->cuDeviceGetName(name, sizeof name, context->device);
+    const char *why = NULL;
+    cublas_peer *cublas = cublas_peer_open(&why);
+    double copy = 0;
+    int all_ok = 1;
+    ptxjit_status status = copy_bandwidth(&copy, context, runs);
+    if (status == PTXJIT_OK) {
+        printf("transpose, %s, %s, median of %d\n", name, ptxjit_arch(context), runs);
+        printf("device-to-device copy, 2 GiB, read + write: %.1f GB/s\n", copy);
+        if (!cublas)
+            printf("cuBLAS not measured: %s\n", why);
+    }
+    /* n from the command line, else the write-up's two sizes. */
+    size_t sizes[2] = {n ? n : 16384, 32768};
+    for (int i = 0; i < (n ? 1 : 2) && status == PTXJIT_OK; i++)
+        status = bench_size(context, sizes[i], runs, copy, cublas, &all_ok);
+    cublas_peer_close(cublas);
+    if (status != PTXJIT_OK)
+        return cli_fail(status);
+    return all_ok ? CLI_OK : CLI_FAIL;
+}

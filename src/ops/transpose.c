@@ -1,0 +1,157 @@
+/* transpose.c — runs the transpose family: one block per tile, grid over the output; the TMA
+ * variants get two tensor maps (input tile by tile, output at the mirrored coordinates). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/transpose.h"
+
+static const char *const variant_names[] = {"smem", "tma", "tma_swizzle", "tma_batched"};
+
+ptxjit_status transpose_config_of(transpose_config *out, const ptxjit_kernel *kernel)
+{
+    const pj_request *request = &kernel->request;
+    const pj_schema *schema = request->schema;
+    char buf[32];
+    static const char *const needed[] = {"variant", "block", "batch", "swizzle", "dtype"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(needed); i++)
+        if (schema_param_index(schema, needed[i]) < 0)
+            return pj_error(PTXJIT_ERR_TEMPLATE,
+                            "transpose template %s lacks '%s', which the transpose op needs; "
+                            "launch it with ptxjit_launch instead",
+                            schema->origin, needed[i]);
+    const char *variant = request_value_name(request, "variant", buf);
+    out->variant = (transpose_variant)-1;
+    for (int i = 0; i < (int)PJ_ARRAY_SIZE(variant_names); i++)
+        if (strcmp(variant, variant_names[i]) == 0)
+            out->variant = (transpose_variant)i;
+    if ((int)out->variant < 0)
+        return pj_error(PTXJIT_ERR_TEMPLATE, "transpose template %s has variant '%s', which "
+                        "the transpose op does not know", schema->origin, variant);
+    out->dtype = (pj_dtype)dtype_from_name(request_value_name(request, "dtype", buf));
+    out->block = (int)request_value(request, "block");
+    int batched = out->variant == TRANSPOSE_SMEM || out->variant == TRANSPOSE_TMA_BATCHED;
+    out->per_thread = batched ? (int)request_value(request, "batch") : 1;
+    out->threads = out->block * out->block / out->per_thread;
+    int swizzled = out->variant == TRANSPOSE_TMA_SWIZZLE || out->variant == TRANSPOSE_TMA_BATCHED;
+    const char *swizzle = request_value_name(request, "swizzle", buf);
+    out->swizzle_bytes = !swizzled || strcmp(swizzle, "none") == 0 ? 0 : atoi(swizzle);
+    return PTXJIT_OK;
+}
+
+static ptxjit_status plan_one(transpose_map_plan *plan, const transpose_config *config,
+                              uint64_t address, size_t rows, size_t cols, const char *which)
+{
+    const int bytes = dtype_bytes(config->dtype);
+    plan->dims[0] = cols;
+    plan->dims[1] = rows;
+    plan->row_bytes = (uint64_t)cols * (uint64_t)bytes;
+    /* A swizzled box is one swizzle span wide; the kernel moves a tile as several boxes. */
+    plan->box[0] = (uint32_t)(config->swizzle_bytes ? config->swizzle_bytes / bytes
+                                                    : config->block);
+    plan->box[1] = (uint32_t)config->block;
+    plan->swizzle_bytes = config->swizzle_bytes;
+    plan->element_bytes = bytes;
+    /* Limits of cuTensorMapEncodeTiled: 16-byte aligned base and strides, dims <= 2^32,
+     * strides < 2^40. */
+    if (address % 16)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "transpose: the %s buffer is not 16-byte aligned, which the TMA needs; "
+                        "use variant=smem or an aligned buffer", which);
+    if (plan->row_bytes % 16)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "transpose: %s rows are %zu x %d = %llu bytes, not a multiple of 16, "
+                        "which TMA strides must be; use variant=smem, or pad the rows",
+                        which, cols, bytes, (unsigned long long)plan->row_bytes);
+    if (rows > 0xffffffffu || cols > 0xffffffffu || plan->row_bytes >= (1ull << 40))
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "transpose: a %zu x %zu %s matrix is beyond the TMA's limits", rows,
+                        cols, which);
+    return PTXJIT_OK;
+}
+
+ptxjit_status transpose_plan_maps(transpose_map_plan *in, transpose_map_plan *out,
+                                  const transpose_config *config, uint64_t input,
+                                  uint64_t output, size_t rows, size_t cols)
+{
+    ptxjit_status status = plan_one(in, config, input, rows, cols, "input");
+    return status == PTXJIT_OK ? plan_one(out, config, output, cols, rows, "output") : status;
+}
+
+static ptxjit_status encode(CUtensorMap *map, const pj_driver *d, const transpose_map_plan *plan,
+                            uint64_t address)
+{
+    static const CUtensorMapSwizzle swizzles[] = {
+        CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_SWIZZLE_64B,
+        CU_TENSOR_MAP_SWIZZLE_128B};
+    int mode = plan->swizzle_bytes == 128 ? 3 : plan->swizzle_bytes == 64 ? 2
+               : plan->swizzle_bytes == 32 ? 1 : 0;
+    /* Unsigned integers of the element's size: the data is only moved, never interpreted. */
+    CUtensorMapDataType type = plan->element_bytes == 2   ? CU_TENSOR_MAP_DATA_TYPE_UINT16
+                               : plan->element_bytes == 4 ? CU_TENSOR_MAP_DATA_TYPE_UINT32
+                                                          : CU_TENSOR_MAP_DATA_TYPE_UINT64;
+    cuuint64_t dims[2] = {plan->dims[0], plan->dims[1]}, strides[1] = {plan->row_bytes};
+    cuuint32_t box[2] = {plan->box[0], plan->box[1]}, element_strides[2] = {1, 1};
+    return PJ_CU(d->cuTensorMapEncodeTiled(map, type, 2, (void *)(uintptr_t)address, dims,
+                                           strides, box, element_strides,
+                                           CU_TENSOR_MAP_INTERLEAVE_NONE, swizzles[mode],
+                                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                 "cuTensorMapEncodeTiled");
+}
+
+ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxjit_devptr input,
+                               ptxjit_devptr output, size_t rows, size_t cols, void *stream)
+{
+    ptxjit_kernel *kernel;
+    transpose_config config;
+    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "transpose", params, NULL);
+    if (status == PTXJIT_OK)
+        status = transpose_config_of(&config, kernel);
+    if (status == PTXJIT_OK)
+        status = context_make_current(context);
+    if (status != PTXJIT_OK)
+        return status;
+    const uint64_t bytes = (uint64_t)dtype_bytes(config.dtype);
+    if (rows == 0 || cols == 0 || !input || !output || input % bytes || output % bytes)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "transpose: rows and cols must be at least 1 and the buffers non-null "
+                        "device addresses aligned to the %llu-byte element",
+                        (unsigned long long)bytes);
+    const uint64_t grid_x = (cols + config.block - 1) / config.block;
+    const uint64_t grid_y = (rows + config.block - 1) / config.block;
+    if (grid_x > 0x7fffffffu || grid_y > 65535)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "transpose: %zu x %zu needs %llu x %llu tiles of %d, over the grid's "
+                        "limit (65535 tile rows); raise block",
+                        rows, cols, (unsigned long long)grid_x, (unsigned long long)grid_y,
+                        config.block);
+    CUtensorMap in_map, out_map;
+    memset(&in_map, 0, sizeof in_map);
+    memset(&out_map, 0, sizeof out_map);
+    if (config.variant != TRANSPOSE_SMEM) {
+        transpose_map_plan in_plan, out_plan;
+        status = transpose_plan_maps(&in_plan, &out_plan, &config, input, output, rows, cols);
+        if (status == PTXJIT_OK)
+            status = encode(&in_map, context->driver, &in_plan, input);
+        if (status == PTXJIT_OK)
+            status = encode(&out_map, context->driver, &out_plan, output);
+        if (status != PTXJIT_OK)
+            return status;
+    }
+    CUdeviceptr in = input, out = output;
+    unsigned h = (unsigned)rows, w = (unsigned)cols;
+    void *args[] = {&in, &out, &h, &w, &in_map, &out_map};
+    ptxjit_dim3 grid = {(unsigned)grid_x, (unsigned)grid_y, 1};
+    ptxjit_dim3 block = {(unsigned)config.threads, 1, 1};
+    return ptxjit_launch(kernel, NULL, grid, block, 0, stream, args);
+}
+
+void transpose_reference(void *out, const void *in, size_t rows, size_t cols, int element_bytes)
+{
+    const char *src = in;
+    char *dst = out;
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < cols; c++)
+            memcpy(dst + (c * rows + r) * (size_t)element_bytes,
+                   src + (r * cols + c) * (size_t)element_bytes, (size_t)element_bytes);
+}

@@ -198,6 +198,39 @@ static int value_index(const pj_param *param, const char *text)
     return -1;
 }
 
+/* One of pow2, default=, when=, doc=; each at most once, so that no value is silently
+ * replaced (or leaked) by a second one. */
+static ptxjit_status parse_attribute(pj_param *param, const char **default_text,
+                                     const char *word, const where *at)
+{
+    const char *name = word;
+    if (strcmp(word, "pow2") == 0 && param->kind == PJ_PARAM_INT) {
+        if (!param->pow2) {
+            param->pow2 = 1;
+            return PTXJIT_OK;
+        }
+    } else if (strncmp(word, "default=", 8) == 0) {
+        name = "default=";
+        if (!*default_text) {
+            *default_text = word + 8;
+            return PTXJIT_OK;
+        }
+    } else {
+        char **text = strncmp(word, "when=", 5) == 0  ? &param->when_text
+                      : strncmp(word, "doc=", 4) == 0 ? &param->doc
+                                                      : NULL;
+        if (!text)
+            return bad(at, "unknown param attribute '%s' (pow2 for int, default=, when=, doc=)",
+                       word);
+        name = text == &param->doc ? "doc=" : "when=";
+        if (!*text) {
+            *text = pj_strdup(strchr(word, '=') + 1);
+            return *text ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+        }
+    }
+    return bad(at, "param attribute '%s' is given twice; keep one", name);
+}
+
 static ptxjit_status parse_param(pj_schema *schema, char **words, int count, const where *at)
 {
     if (count < 3)
@@ -215,19 +248,8 @@ static ptxjit_status parse_param(pj_schema *schema, char **words, int count, con
     param->name = pj_strdup(words[1]);
     ptxjit_status status = parse_type(param, words[2], at);
     const char *default_text = NULL;
-    for (int i = 3; i < count && status == PTXJIT_OK; i++) {
-        if (strcmp(words[i], "pow2") == 0 && param->kind == PJ_PARAM_INT)
-            param->pow2 = 1;
-        else if (strncmp(words[i], "default=", 8) == 0)
-            default_text = words[i] + 8;
-        else if (strncmp(words[i], "when=", 5) == 0)
-            param->when_text = pj_strdup(words[i] + 5);
-        else if (strncmp(words[i], "doc=", 4) == 0)
-            param->doc = pj_strdup(words[i] + 4);
-        else
-            status = bad(at, "unknown param attribute '%s' (pow2, default=, when=, doc=)",
-                         words[i]);
-    }
+    for (int i = 3; i < count && status == PTXJIT_OK; i++)
+        status = parse_attribute(param, &default_text, words[i], at);
     if (status != PTXJIT_OK)
         return status;
     if (!default_text)
@@ -235,7 +257,7 @@ static ptxjit_status parse_param(pj_schema *schema, char **words, int count, con
     if (param->kind == PJ_PARAM_INT) {
         int64_t v;
         if (!parse_int(default_text, &v) || v < param->min || v > param->max ||
-            (param->pow2 && (v & (v - 1))))
+            (param->pow2 && !pj_is_power_of_two(v)))
             return bad(at, "default '%s' is outside the parameter's own range", default_text);
         param->default_value = v;
     } else {

@@ -23,6 +23,11 @@ typedef enum {
 } pj_dtype;
 
 int dtype_from_name(const char *name); /* -1 if unknown */
+/* 1, 2, 4, ...; never zero or negative (and no overflow on INT64_MIN). */
+static inline int pj_is_power_of_two(int64_t value)
+{
+    return value > 0 && (value & (value - 1)) == 0;
+}
 const char *dtype_name(pj_dtype dtype);
 const char *dtype_ctype(pj_dtype dtype);
 int dtype_bytes(pj_dtype dtype);
@@ -81,7 +86,8 @@ void schema_describe_allowed(pj_strbuf *sb, const pj_param *param);
  * `sm` (the target's compute capability), bytes(dtype), ( ) ! * / % + - < <= > >= == != &&
  * ||, with C precedence. */
 ptxjit_status expr_parse(pj_expr **out, const char *text, const pj_schema *schema);
-/* values: one per schema parameter. Division by zero evaluates to 0. */
+/* values: one per schema parameter. Arithmetic wraps modulo 2^64; division by zero
+ * evaluates to 0. */
 int64_t expr_eval(const pj_expr *expr, const int64_t *values, const pj_schema *schema);
 void expr_free(pj_expr *expr);
 

@@ -210,7 +210,8 @@ static ptxjit_status open_disk_cache(ptxjit_context *context, const ptxjit_optio
 {
     if (!options->disk_cache)
         return PTXJIT_OK;
-    if (disk_cache_open(&context->disk, options->cache_dir, &context->logger) != PTXJIT_OK) {
+    pj_disk_options disk = {options->cache_dir, options->cache_max_bytes, options->cache_shared};
+    if (disk_cache_open(&context->disk, &disk, &context->logger) != PTXJIT_OK) {
         /* Kernels still compile without a disk cache; say why it is off. */
         pj_log(&context->logger, PTXJIT_LOG_WARNING, "disk cache disabled: %s",
                ptxjit_last_error());

@@ -4,6 +4,9 @@
     X(suite_params)       \
     X(suite_pipeline)     \
     X(suite_cache_disk)   \
+    X(suite_cache_evict)  \
+    X(suite_cache_trust)  \
+    X(suite_faults)       \
     X(suite_cli)          \
     X(suite_transpose)
 

@@ -6,15 +6,17 @@
 
 #include "test_util.h"
 
-/* Runs the CLI (from $PTXJIT_CLI) with args and the given cache dir; captures stdout and
- * stderr together; returns the exit status. */
-static int run_cli(char **output, const char *cache_dir, const char *args)
+/* Runs the CLI (from $PTXJIT_CLI) with args and the given cache dir, and environment
+ * assignments before it ("" for none); captures stdout and stderr together; returns the
+ * exit status. */
+static int run_cli_env(char **output, const char *cache_dir, const char *args,
+                       const char *environment)
 {
     const char *cli = getenv("PTXJIT_CLI");
     ck_assert_msg(cli != NULL, "PTXJIT_CLI is not set (make test sets it)");
     char command[8192];
-    snprintf(command, sizeof command, "PTXJIT_CACHE_DIR='%s' '%s' %s 2>&1", cache_dir, cli,
-             args);
+    snprintf(command, sizeof command, "%s PTXJIT_CACHE_DIR='%s' '%s' %s 2>&1", environment,
+             cache_dir, cli, args);
     FILE *pipe = popen(command, "r");
     ck_assert_ptr_nonnull(pipe);
     pj_strbuf sb;
@@ -26,6 +28,11 @@ static int run_cli(char **output, const char *cache_dir, const char *args)
     int status = pclose(pipe);
     *output = sb_take(&sb);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int run_cli(char **output, const char *cache_dir, const char *args)
+{
+    return run_cli_env(output, cache_dir, args, "");
 }
 
 START_TEST(cli_ptx_prints_entry_and_vector_loads)
@@ -72,6 +79,46 @@ START_TEST(cli_second_ptx_call_is_a_disk_hit_in_stats)
     free(out);
     ck_assert_int_eq(run_cli(&out, dir, "cache clear"), 0);
     ck_assert_ptr_nonnull(strstr(out, "removed 1 entries"));
+    free(out);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(cli_cache_trim_keeps_the_cap_from_the_environment)
+{
+    char *dir = test_mkdtemp(), *out;
+    static const char *const params[] = {"variant=one_pass", "variant=two_pass",
+                                         "variant=warp_shuffle"};
+    for (int i = 0; i < 3; i++) {
+        char args[128];
+        snprintf(args, sizeof args, "--no-gpu ptx reduce %s", params[i]);
+        ck_assert_int_eq(run_cli(&out, dir, args), 0);
+        free(out);
+    }
+    ck_assert_int_eq(run_cli(&out, dir, "cache trim"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "evicted 0 entries and removed 0 stale temporary files"));
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "cache stats"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "entries  3\n"));
+    ck_assert_ptr_nonnull(strstr(out, "(cap 1073741824)"));
+    unsigned long long bytes = 0;
+    ck_assert_int_eq(sscanf(strstr(out, "bytes    "), "bytes %llu", &bytes), 1);
+    free(out);
+    /* Three entries of about the same size; half of them as the cap keeps one. */
+    char environment[64], cap[32];
+    snprintf(environment, sizeof environment, "PTXJIT_CACHE_MAX_BYTES=%llu", bytes / 2);
+    snprintf(cap, sizeof cap, "(cap %llu)", bytes / 2);
+    ck_assert_int_eq(run_cli_env(&out, dir, "cache trim", environment), 0);
+    ck_assert_ptr_nonnull(strstr(out, "evicted 2 entries"));
+    free(out);
+    ck_assert_int_eq(run_cli_env(&out, dir, "cache stats", environment), 0);
+    ck_assert_ptr_nonnull(strstr(out, "entries  1\n"));
+    ck_assert_ptr_nonnull(strstr(out, cap));
+    ck_assert_ptr_nonnull(strstr(out, "evicted  2 "));
+    free(out);
+    ck_assert_int_eq(run_cli_env(&out, dir, "cache stats", "PTXJIT_CACHE_MAX_BYTES=huge"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "PTXJIT_CACHE_MAX_BYTES='huge' is not a size"));
     free(out);
     test_rmtree(dir);
     free(dir);
@@ -138,6 +185,7 @@ Suite *suite_cli(void)
     tcase_add_test(tc, cli_ptx_prints_entry_and_vector_loads);
     tcase_add_test(tc, cli_bad_tpb_exits_2_naming_tpb_and_allowed_values);
     tcase_add_test(tc, cli_second_ptx_call_is_a_disk_hit_in_stats);
+    tcase_add_test(tc, cli_cache_trim_keeps_the_cap_from_the_environment);
     tcase_add_test(tc, cli_usage_errors_exit_2_and_help_exits_0);
     tcase_add_test(tc, cli_info_and_list_describe_the_reduce_family);
     tcase_add_test(tc, cli_run_without_gpu_fails_with_reason);

@@ -183,8 +183,9 @@ int cmd_inspect(cli_args *args)
 int cmd_cache(cli_args *args)
 {
     const char *what = args->argc == 1 ? args->argv[0] : "";
-    if (strcmp(what, "path") && strcmp(what, "stats") && strcmp(what, "clear")) {
-        fprintf(stderr, "ptxjit: usage: ptxjit cache path|stats|clear\n");
+    if (strcmp(what, "path") && strcmp(what, "stats") && strcmp(what, "clear") &&
+        strcmp(what, "trim")) {
+        fprintf(stderr, "ptxjit: usage: ptxjit cache path|stats|clear|trim\n");
         return CLI_USAGE;
     }
     args->options.use_gpu = 0;
@@ -203,12 +204,21 @@ int cmd_cache(cli_args *args)
         ptxjit_cache_stats s;
         status = ptxjit_cache_stats_get(&s, context);
         if (status == PTXJIT_OK)
-            printf("path     %s\nentries  %llu\nbytes    %llu\nhits     %llu\nmisses   %llu\n"
-                   "stores   %llu\ncorrupt  %llu (detected, removed and rebuilt)\n",
+            printf("path     %s\nentries  %llu\nbytes    %llu (cap %llu)\nhits     %llu\n"
+                   "misses   %llu\nstores   %llu\ncorrupt  %llu (detected, removed and rebuilt)\n"
+                   "evicted  %llu (least recently used, to stay under the cap)\n",
                    ptxjit_cache_dir(context), (unsigned long long)s.entries,
-                   (unsigned long long)s.bytes, (unsigned long long)s.hits,
-                   (unsigned long long)s.misses, (unsigned long long)s.stores,
-                   (unsigned long long)s.corrupt);
+                   (unsigned long long)s.bytes, (unsigned long long)s.max_bytes,
+                   (unsigned long long)s.hits, (unsigned long long)s.misses,
+                   (unsigned long long)s.stores, (unsigned long long)s.corrupt,
+                   (unsigned long long)s.evicted);
+    } else if (strcmp(what, "trim") == 0) {
+        uint64_t evicted, temp_files;
+        status = ptxjit_cache_trim(context, &evicted, &temp_files);
+        if (status == PTXJIT_OK)
+            printf("evicted %llu entries and removed %llu stale temporary files from %s\n",
+                   (unsigned long long)evicted, (unsigned long long)temp_files,
+                   ptxjit_cache_dir(context));
     } else {
         uint64_t removed;
         status = ptxjit_cache_clear(context, &removed);

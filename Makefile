@@ -32,6 +32,8 @@ STATIC_LIB := $(BUILD)/libptxjit.a
 SHARED_LIB := $(BUILD)/libptxjit.so
 CLI := $(BUILD)/ptxjit
 TEST_RUNNER := $(BUILD)/ptxjit_tests
+# A stand-in NVRTC that counts compiles in flight, for the threads test (tests/shim/).
+TEST_SHIM := $(BUILD)/libpjtest_nvrtc_shim.so
 
 .PHONY: all test demo install clean deps examples check-cuda
 all: $(STATIC_LIB) $(SHARED_LIB) $(CLI)
@@ -67,8 +69,11 @@ $(SHARED_LIB): $(LIB_OBJ)
 $(CLI): $(CLI_OBJ) $(STATIC_LIB)
 	$(call say,LD,$@)$(CC) $(SAN) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(LDLIBS_BASE)
 
-$(TEST_RUNNER): $(TEST_OBJ) $(STATIC_LIB)
+$(TEST_RUNNER): $(TEST_OBJ) $(STATIC_LIB) | $(TEST_SHIM)
 	$(call say,LD,$@)$(CC) $(SAN) -o $@ $(TEST_OBJ) $(STATIC_LIB) $(CHECK_LIBS) $(LDLIBS_BASE)
+
+$(TEST_SHIM): tests/shim/nvrtc_shim.c | check-cuda
+	$(call say,LD,$@)$(CC) $(ALL_CFLAGS) -shared -o $@ $< -ldl -lpthread
 
 $(TEST_OBJ): CFLAGS_BASE += -Itests
 

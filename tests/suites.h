@@ -8,7 +8,8 @@
     X(suite_cache_trust)  \
     X(suite_faults)       \
     X(suite_cli)          \
-    X(suite_transpose)
+    X(suite_transpose)    \
+    X(suite_threads)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X) X(suite_reduce_gpu) X(suite_transpose_gpu)

@@ -20,7 +20,7 @@ CHECK_LIBS := -Wl,-Bstatic -lcheck_pic -lsubunit -Wl,-Bdynamic -lrt
 
 LIB_SRC := $(sort $(filter-out src/cli/% src/tools/%,$(wildcard src/*.c src/*/*.c)))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
-TEST_SRC := $(sort $(wildcard tests/*.c))
+TEST_SRC := $(sort $(wildcard tests/*.c tests/fuzz/fuzz_*.c))
 TEMPLATES := $(sort $(wildcard templates/*.cu))
 
 OBJ_DIR := $(BUILD)/obj
@@ -75,7 +75,7 @@ $(TEST_RUNNER): $(TEST_OBJ) $(STATIC_LIB) | $(TEST_SHIM)
 $(TEST_SHIM): tests/shim/nvrtc_shim.c | check-cuda
 	$(call say,LD,$@)$(CC) $(ALL_CFLAGS) -shared -o $@ $< -ldl -lpthread
 
-$(TEST_OBJ): CFLAGS_BASE += -Itests
+$(TEST_OBJ): CFLAGS_BASE += -Itests -DPJ_SOURCE_DIR='"$(CURDIR)"'
 
 # Installs what a fresh Debian 12 machine lacks (needs root or sudo); a no-op when present.
 deps:
@@ -105,5 +105,29 @@ install: all
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- fuzzing (docs/RELIABILITY.md)
+.PHONY: fuzz
+SAN_OPT := -O1 -g -fno-omit-frame-pointer
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := params schema entry
+FUZZ_BUILD := $(BUILD)/fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread -Iinclude -Isrc -Itests \
+               -I$(CUDA_HOME)/include $(SAN_OPT) $(FUZZ_SAN)
+
+# libFuzzer (clang) with ASan+UBSan: each target FUZZ_SECONDS on a copy of its seed corpus,
+# after replaying its regressions. A crash fails the build and names the input to keep.
+$(FUZZ_BUILD)/libptxjit.a: FORCE
+	$(Q)$(MAKE) --no-print-directory CI= CC=clang BUILD=$(FUZZ_BUILD) OPT="$(SAN_OPT)" \
+	    SAN="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" $@
+$(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/libptxjit.a tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.c
+	$(call say,LD,$@)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer \
+	    -DPJ_FUZZ_TARGET=fuzz_$* -o $@ tests/fuzz/libfuzzer_main.c tests/fuzz/fuzz_$*.c \
+	    tests/fuzz/fuzz_util.c $(FUZZ_BUILD)/libptxjit.a $(LDLIBS_BASE)
+fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
+	$(Q)sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+.PHONY: FORCE
+FORCE:
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -9,7 +9,8 @@
     X(suite_faults)       \
     X(suite_cli)          \
     X(suite_transpose)    \
-    X(suite_threads)
+    X(suite_threads)      \
+    X(suite_fuzz_replay)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X) X(suite_reduce_gpu) X(suite_transpose_gpu)

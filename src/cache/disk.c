@@ -178,11 +178,11 @@ char *disk_cache_entry_path(const pj_disk_cache *cache, const char *key)
     return entry_key_valid(key) ? path_printf("%s/%.2s/%s", cache->dir, key, key) : NULL;
 }
 
-static int count(const pj_disk_cache *cache, counter_id which, int64_t amount, uint64_t *totals)
+static void count(const pj_disk_cache *cache, counter_id which)
 {
     int64_t delta[COUNTER_COUNT] = {0};
-    delta[which] = amount;
-    return counters_update(cache->counters_path, cache->file_mode, delta, totals);
+    delta[which] = 1;
+    counters_update(cache->counters_path, cache->file_mode, delta, NULL);
 }
 
 /* ---- lookup ---- */
@@ -278,12 +278,12 @@ ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact
         pj_log(&cache->logger, PTXJIT_LOG_WARNING,
                "cache entry %s is corrupt (%s); removing it and recompiling", path, why);
         unlink(path);
-        count(cache, COUNTER_corrupt, 1, NULL);
+        count(cache, COUNTER_corrupt);
     } else if (result == READ_UNUSABLE) {
         pj_log(&cache->logger, PTXJIT_LOG_WARNING,
                "cache entry %s cannot be read (%s); leaving it and recompiling", path, why);
     }
-    count(cache, *found ? COUNTER_hits : COUNTER_misses, 1, NULL);
+    count(cache, *found ? COUNTER_hits : COUNTER_misses);
     free(data);
     free(path);
     return status;

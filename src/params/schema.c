@@ -198,8 +198,57 @@ static int value_index(const pj_param *param, const char *text)
     return -1;
 }
 
-/* One of pow2, default=, when=, doc=; each at most once, so that no value is silently
- * replaced (or leaked) by a second one. */
+/* A value of param written in a template (default= or default_if=), as its stored form. */
+static ptxjit_status parse_default(const pj_param *param, const char *text, int64_t *out,
+                                   const where *at)
+{
+    if (param->kind == PJ_PARAM_INT) {
+        int64_t v;
+        if (!parse_int(text, &v) || v < param->min || v > param->max ||
+            (param->pow2 && !pj_is_power_of_two(v)))
+            return bad(at, "default '%s' is outside the parameter's own range", text);
+        *out = v;
+        return PTXJIT_OK;
+    }
+    int index = value_index(param, text);
+    if (index < 0)
+        return bad(at, "default '%s' is not one of the listed values", text);
+    *out = index;
+    return PTXJIT_OK;
+}
+
+/* default_if="EXPR => VALUE": the value now, the expression once all parameters are known. */
+static ptxjit_status parse_default_case(pj_param *param, const char *text, const where *at)
+{
+    const char *arrow = strstr(text, "=>");
+    if (!arrow)
+        return bad(at, "default_if '%s' must be written \"EXPR => VALUE\"", text);
+    const char *value = arrow + 2;
+    while (*value == ' ')
+        value++;
+    size_t n = (size_t)(arrow - text);
+    while (n && text[n - 1] == ' ')
+        n--;
+    int64_t v;
+    ptxjit_status status = parse_default(param, value, &v, at);
+    if (status != PTXJIT_OK)
+        return status;
+    int count = param->case_count;
+    char *condition = pj_strndup(text, n);
+    int64_t *values = realloc(param->case_value, (size_t)(count + 1) * sizeof *values);
+    if (values)
+        param->case_value = values;
+    if (!condition || !values || !append_string(&param->case_text, &param->case_count, condition)) {
+        free(condition);
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    free(condition);
+    param->case_value[count] = v;
+    return PTXJIT_OK;
+}
+
+/* One of pow2, default=, default_if=, when=, doc=; each but default_if= at most once, so
+ * that no value is silently replaced (or leaked) by a second one. */
 static ptxjit_status parse_attribute(pj_param *param, const char **default_text,
                                      const char *word, const where *at)
 {
@@ -209,6 +258,8 @@ static ptxjit_status parse_attribute(pj_param *param, const char **default_text,
             param->pow2 = 1;
             return PTXJIT_OK;
         }
+    } else if (strncmp(word, "default_if=", 11) == 0) {
+        return parse_default_case(param, word + 11, at); /* one per case: may repeat */
     } else if (strncmp(word, "default=", 8) == 0) {
         name = "default=";
         if (!*default_text) {
@@ -220,7 +271,8 @@ static ptxjit_status parse_attribute(pj_param *param, const char **default_text,
                       : strncmp(word, "doc=", 4) == 0 ? &param->doc
                                                       : NULL;
         if (!text)
-            return bad(at, "unknown param attribute '%s' (pow2 for int, default=, when=, doc=)",
+            return bad(at, "unknown param attribute '%s' (pow2 for int, default=, default_if=, "
+                           "when=, doc=)",
                        word);
         name = text == &param->doc ? "doc=" : "when=";
         if (!*text) {
@@ -254,19 +306,7 @@ static ptxjit_status parse_param(pj_schema *schema, char **words, int count, con
         return status;
     if (!default_text)
         return bad(at, "parameter '%s' needs default=", param->name);
-    if (param->kind == PJ_PARAM_INT) {
-        int64_t v;
-        if (!parse_int(default_text, &v) || v < param->min || v > param->max ||
-            (param->pow2 && !pj_is_power_of_two(v)))
-            return bad(at, "default '%s' is outside the parameter's own range", default_text);
-        param->default_value = v;
-    } else {
-        int index = value_index(param, default_text);
-        if (index < 0)
-            return bad(at, "default '%s' is not one of the listed values", default_text);
-        param->default_value = index;
-    }
-    return PTXJIT_OK;
+    return parse_default(param, default_text, &param->default_value, at);
 }
 
 static ptxjit_status parse_directive(pj_schema *schema, const char *line, const where *at)
@@ -322,6 +362,20 @@ static ptxjit_status parse_expressions(pj_schema *schema, const char *origin)
         if (param->when_text && expr_parse(&param->when, param->when_text, schema) != PTXJIT_OK)
             return pj_error_wrap(PTXJIT_ERR_TEMPLATE, "%s: `when` of parameter '%s'", origin,
                                  param->name);
+        param->case_when = calloc((size_t)param->case_count + 1, sizeof *param->case_when);
+        if (!param->case_when)
+            return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+        for (int c = 0; c < param->case_count; c++) {
+            if (expr_parse(&param->case_when[c], param->case_text[c], schema) != PTXJIT_OK)
+                return pj_error_wrap(PTXJIT_ERR_TEMPLATE, "%s: default_if of parameter '%s'",
+                                     origin, param->name);
+            /* Defaults are settled in declaration order; a later one is not known yet. */
+            if (expr_reads_params(param->case_when[c], i, schema->param_count))
+                return pj_error(PTXJIT_ERR_TEMPLATE,
+                                "%s: default_if \"%s\" of parameter '%s' names '%s' or a "
+                                "parameter declared after it; name only earlier ones",
+                                origin, param->case_text[c], param->name, param->name);
+        }
     }
     for (int i = 0; i < schema->constraint_count; i++) {
         pj_constraint *c = &schema->constraints[i];
@@ -388,6 +442,14 @@ void schema_free(pj_schema *schema)
         free(param->doc);
         free(param->when_text);
         expr_free(param->when);
+        for (int c = 0; c < param->case_count; c++) {
+            free(param->case_text[c]);
+            if (param->case_when)
+                expr_free(param->case_when[c]);
+        }
+        free(param->case_text);
+        free(param->case_when);
+        free(param->case_value);
     }
     for (int i = 0; i < schema->constraint_count; i++) {
         free(schema->constraints[i].text);
@@ -444,6 +506,14 @@ char *schema_describe(const pj_schema *schema)
         sb_append(&sb, "\n");
         if (param->doc)
             sb_appendf(&sb, "  %-10s %s\n", "", param->doc);
+        for (int c = 0; c < param->case_count; c++) {
+            int64_t v = param->case_value[c];
+            if (param->kind == PJ_PARAM_INT)
+                snprintf(value, sizeof value, "%lld", (long long)v);
+            else
+                snprintf(value, sizeof value, "%s", param->values[v]);
+            sb_appendf(&sb, "  %-10s default %s when %s\n", "", value, param->case_text[c]);
+        }
         if (param->when_text)
             sb_appendf(&sb, "  %-10s applies when %s\n", "", param->when_text);
     }

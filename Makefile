@@ -114,7 +114,7 @@ clean:
 # ---- hardening (docs/RELIABILITY.md): multi-process stress, sanitizers, valgrind, fuzzing.
 # `make test` with CI=true (the environment .ci/run runs in) runs all of them after the
 # suite: `make hardening`.
-.PHONY: hardening stress asan ubsan tsan valgrind fuzz
+.PHONY: hardening stress asan ubsan tsan valgrind fuzz gpu-runs-check
 SAN_OPT := -O1 -g -fno-omit-frame-pointer
 SAN_DIR := $(CURDIR)/tests/sanitizers
 FUZZ_SECONDS ?= 60
@@ -126,7 +126,7 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread -Iinclude -
 STRESS_SECONDS ?= 600
 
 hardening:
-	$(Q)for target in stress asan ubsan tsan valgrind fuzz; do \
+	$(Q)for target in stress asan ubsan tsan valgrind fuzz gpu-runs-check; do \
 	    echo "== make $$target"; $(MAKE) --no-print-directory CI= $$target || exit 1; done
 
 # 16 processes x 1000 requests on one cache dir, 4 killed mid-write and 2 at random; then 8
@@ -158,6 +158,11 @@ VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full \
 	--show-leak-kinds=definite,indirect,possible --suppressions=$(SAN_DIR)/valgrind.supp
 valgrind: $(TEST_RUNNER) $(CLI)
 	$(Q)PTXJIT_TEST_WARM_NVRTC=1 PTXJIT_CLI=$(abspath $(CLI)) $(VALGRIND) $(TEST_RUNNER)
+
+# Every run of bench/sanitize_gpu.sh (which needs a GPU) still names valid parameters.
+gpu-runs-check: $(CLI)
+	$(Q)PTXJIT=$(CLI) OUT=$(BUILD)/gpu-runs-check bash bench/sanitize_gpu.sh --check >/dev/null \
+	    && echo "bench/sanitize_gpu.sh: every run's kernel compiles"
 
 # libFuzzer (clang) with ASan+UBSan: each target FUZZ_SECONDS on a copy of its seed corpus,
 # after replaying its regressions. A crash fails the build and names the input to keep.

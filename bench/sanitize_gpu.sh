@@ -27,25 +27,29 @@ reduce    | variant=batched dtype=f32 batch=7 tpb=128        | n=100003
 reduce    | variant=vectorized dtype=i32 batch=4             | n=100003
 reduce    | variant=vectorized dtype=f32 batch=8 tpb=256     | n=100003
 reduce    | variant=vectorized dtype=i32 batch=16 tpb=1024   | n=37
-# transpose: every variant and dtype; shapes not multiples of the tile (rows stay multiples
-# of 16 bytes, as the tensor maps need)
+# transpose: every variant and dtype, and each tma_batched knob (xpose, rows, inplace, stages,
+# group); shapes not multiples of the tile (rows stay multiples of 16 bytes, as TMA needs)
 transpose | variant=smem dtype=f32                          | h=200 w=136
-transpose | variant=smem dtype=f16 block=64 batch=16         | h=200 w=136
-transpose | variant=smem dtype=bf16 block=16 batch=4         | h=200 w=136
-transpose | variant=smem dtype=f64                           | h=200 w=136
-transpose | variant=tma dtype=f32                            | h=200 w=136
-transpose | variant=tma dtype=f16                            | h=200 w=136
-transpose | variant=tma dtype=f64 block=16                   | h=200 w=136
-transpose | variant=tma_swizzle dtype=f32                    | h=200 w=136
-transpose | variant=tma_swizzle dtype=bf16 swizzle=64B       | h=200 w=136
+transpose | variant=smem dtype=f16 batch=16                 | h=200 w=136
+transpose | variant=smem dtype=bf16 block=16 batch=4        | h=200 w=136
+transpose | variant=smem dtype=f64                          | h=200 w=136
+transpose | variant=tma dtype=f32                           | h=200 w=136
+transpose | variant=tma dtype=f16                           | h=200 w=136
+transpose | variant=tma dtype=f64 block=16                  | h=200 w=136
+transpose | variant=tma_swizzle dtype=f32                   | h=200 w=136
+transpose | variant=tma_swizzle dtype=bf16 swizzle=64B      | h=200 w=136
 transpose | variant=tma_swizzle dtype=f64 swizzle=32B block=16 | h=200 w=136
-transpose | variant=tma_batched dtype=f32                    | h=200 w=136
-transpose | variant=tma_batched dtype=f32 group=4            | h=200 w=136
-transpose | variant=tma_batched dtype=f16 block=64           | h=200 w=136
-transpose | variant=tma_batched dtype=f64 swizzle=none       | h=200 w=136
-transpose | variant=tma_batched dtype=f32 batch=16 xpose=vector | h=200 w=136
-transpose | variant=tma_batched dtype=bf16 block=64 batch=64 xpose=vector | h=200 w=136
-transpose | variant=tma_batched dtype=f64 xpose=vector      | h=200 w=136
+transpose | variant=tma_batched dtype=f32                   | h=200 w=136
+transpose | variant=tma_batched dtype=f16                   | h=200 w=136
+transpose | variant=tma_batched dtype=bf16 group=1          | h=200 w=136
+transpose | variant=tma_batched dtype=f64                   | h=200 w=136
+transpose | variant=tma_batched dtype=f32 xpose=scalar      | h=200 w=136
+transpose | variant=tma_batched dtype=f32 block=32 swizzle=128B xpose=vector | h=200 w=136
+transpose | variant=tma_batched dtype=f16 block=64 swizzle=128B batch=64 xpose=vector | h=200 w=136
+transpose | variant=tma_batched dtype=f32 rows=0 block=64   | h=200 w=136
+transpose | variant=tma_batched dtype=f32 inplace=0         | h=200 w=136
+transpose | variant=tma_batched dtype=f32 stages=2          | h=200 w=136
+transpose | variant=tma_batched dtype=f64 stages=1 group=4  | h=200 w=136
 '
 
 cli=${PTXJIT:-build/ptxjit}

@@ -3,9 +3,11 @@
  * context runs without a disk cache; a cache shared with a group is opt-in
  * (PTXJIT_CACHE_SHARED) and then made group-writable, but never trusted world-writable. */
 #include <errno.h>
+#include <grp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cache/directory.h"
@@ -194,6 +196,70 @@ START_TEST(shared_cache_is_made_group_writable_whatever_the_umask)
 }
 END_TEST
 
+enum { AS_USER_NO_DISK = 5, AS_USER_FAILED = 6 };
+
+/* In a child running as uid (group OTHER_UID): a context on root, shared or not, asks for
+ * a kernel. Returns its origin, AS_USER_NO_DISK when the disk cache was refused, or
+ * AS_USER_FAILED. */
+static int request_as_user(uid_t uid, const char *root, int shared)
+{
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        if (setgroups(0, NULL) != 0 || setgid(OTHER_UID) != 0 || setuid(uid) != 0)
+            _exit(AS_USER_FAILED);
+        ptxjit_options options;
+        ptxjit_options_init(&options);
+        options.cache_dir = root;
+        options.cache_shared = shared;
+        options.use_gpu = 0;
+        options.log = capture; /* quiet: the parent checks the outcome */
+        options.log_user = &(log_capture){0, ""};
+        ptxjit_context *context;
+        ptxjit_kernel *kernel;
+        ptxjit_origin origin;
+        if (ptxjit_open(&context, &options) != PTXJIT_OK)
+            _exit(AS_USER_FAILED);
+        int code = !ptxjit_cache_dir(context) ? AS_USER_NO_DISK
+                   : ptxjit_get_kernel(&kernel, context, "reduce", "tpb=64", &origin)
+                       ? AS_USER_FAILED
+                       : (int)origin;
+        ptxjit_close(context);
+        _exit(code);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : AS_USER_FAILED;
+}
+
+/* Two users of one group share a cache they opted into: what one compiled, the other loads;
+ * without the opt-in the second refuses the directory. Needs root, to be two users. */
+START_TEST(shared_cache_serves_two_users_of_its_group)
+{
+    if (geteuid() != 0) {
+        printf("SKIP shared_cache_serves_two_users_of_its_group: needs root to act as two "
+               "users\n");
+        return;
+    }
+    char *base = test_mkdtemp(), root[4200], path[4400];
+    ck_assert_int_eq(chmod(base, 0755), 0);
+    snprintf(root, sizeof root, "%s/team", base);
+    ck_assert_int_eq(mkdir(root, 0700), 0);
+    ck_assert_int_eq(chown(root, 0, OTHER_UID), 0);
+    ck_assert_int_eq(chmod(root, 02770), 0);
+    ck_assert_int_eq(request_as_user(OTHER_UID, root, 1), PTXJIT_ORIGIN_COMPILED);
+    ck_assert_int_eq(request_as_user(OTHER_UID - 1, root, 1), PTXJIT_ORIGIN_DISK);
+    ck_assert_int_eq(request_as_user(OTHER_UID - 1, root, 0), AS_USER_NO_DISK);
+    snprintf(path, sizeof path, "%s/v%d", root, PJ_DISK_FORMAT_VERSION);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_gid, OTHER_UID); /* the group passed on by set-group-ID */
+    ck_assert_int_eq(st.st_mode & 07777, PJ_SHARED_DIR_MODE);
+    test_rmtree(base);
+    free(base);
+}
+END_TEST
+
 static int shared_from_environment(const char *text, int *warnings)
 {
     char *dir = test_mkdtemp();
@@ -242,6 +308,7 @@ Suite *suite_cache_trust(void)
     tcase_add_test(tc, untrusted_versioned_directory_is_refused);
     tcase_add_test(tc, shared_cache_is_made_group_writable_whatever_the_umask);
     tcase_add_test(tc, shared_cache_is_opt_in_and_its_variable_is_checked);
+    tcase_add_test(tc, shared_cache_serves_two_users_of_its_group);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -70,8 +70,11 @@ $(SHARED_LIB): $(LIB_OBJ)
 $(CLI): $(CLI_OBJ) $(STATIC_LIB)
 	$(call say,LD,$@)$(CC) $(SAN) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(LDLIBS_BASE)
 
+# --wrap: every allocation ptxjit makes can be made to fail (tests/test_out_of_memory.c).
+TEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 $(TEST_RUNNER): $(TEST_OBJ) $(STATIC_LIB) | $(TEST_SHIM)
-	$(call say,LD,$@)$(CC) $(SAN) -o $@ $(TEST_OBJ) $(STATIC_LIB) $(CHECK_LIBS) $(LDLIBS_BASE)
+	$(call say,LD,$@)$(CC) $(SAN) $(TEST_WRAP) -o $@ $(TEST_OBJ) $(STATIC_LIB) $(CHECK_LIBS) \
+	    $(LDLIBS_BASE)
 
 $(STRESS): tests/stress/stress.c $(STATIC_LIB)
 	$(call say,LD,$@)$(CC) $(ALL_CFLAGS) -o $@ $< $(STATIC_LIB) $(LDLIBS_BASE)

@@ -181,29 +181,30 @@ static ptxjit_status choose_arch(ptxjit_context *context, const char *requested)
     return PTXJIT_OK;
 }
 
-static void add_option(ptxjit_context *context, const char *format, const char *value)
+static int add_option(ptxjit_context *context, const char *format, const char *value)
     PJ_PRINTF(2, 0);
-static void add_option(ptxjit_context *context, const char *format, const char *value)
+static int add_option(ptxjit_context *context, const char *format, const char *value)
 {
     pj_strbuf sb;
     sb_init(&sb);
     sb_appendf(&sb, format, value);
-    context->options[context->option_count++] = sb_take(&sb);
+    return (context->options[context->option_count++] = sb_take(&sb)) != NULL;
 }
 
 /* The compile options; the toolkit include folder lets templates use cuda_fp16.h and
  * cuda_bf16.h. */
-static void choose_options(ptxjit_context *context)
+static ptxjit_status choose_options(ptxjit_context *context)
 {
-    add_option(context, "-arch=%s", context->arch);
-    add_option(context, "%s", "-std=c++17");
+    int ok = add_option(context, "-arch=%s", context->arch);
+    ok &= add_option(context, "%s", "-std=c++17");
     const char *cuda = getenv("CUDA_HOME");
     char include[4096];
     snprintf(include, sizeof include, "%s/include",
              cuda && *cuda ? cuda : "/usr/local/cuda");
     struct stat st;
     if (stat(include, &st) == 0 && S_ISDIR(st.st_mode))
-        add_option(context, "-I%s", include);
+        ok &= add_option(context, "-I%s", include);
+    return ok ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
 static ptxjit_status open_disk_cache(ptxjit_context *context, const ptxjit_options *options)
@@ -253,11 +254,12 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
         status = load_templates(context, options);
     if (status == PTXJIT_OK)
         status = open_disk_cache(context, options);
+    if (status == PTXJIT_OK)
+        status = choose_options(context);
     if (status != PTXJIT_OK) {
         ptxjit_close(context);
         return status;
     }
-    choose_options(context);
     pj_error_clear();
     *out = context;
     return PTXJIT_OK;

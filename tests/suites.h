@@ -7,6 +7,7 @@
     X(suite_cache_evict)  \
     X(suite_cache_trust)  \
     X(suite_faults)       \
+    X(suite_out_of_memory) \
     X(suite_cli)          \
     X(suite_transpose)    \
     X(suite_threads)      \

@@ -104,7 +104,7 @@ static int configured_shared(const pj_disk_options *options, const pj_logger *lo
 static ptxjit_status prepare_dir(const pj_disk_cache *cache, const char *dir)
 {
     if (directory_make_all(dir, cache->dir_mode) != 0)
-        return pj_error(PTXJIT_ERR_CACHE,
+        return pj_error(errno == ENOMEM ? PTXJIT_ERR_OUT_OF_MEMORY : PTXJIT_ERR_CACHE,
                         "cannot use cache directory %s: %s; set PTXJIT_CACHE_DIR (or the "
                         "cache_dir option) to a writable directory, or disable the disk cache",
                         dir, strerror(errno));
@@ -342,8 +342,8 @@ static ptxjit_status publish(const pj_disk_cache *cache, const char *dir, const 
     char *temp = NULL;
     int fd = create_temp(cache, dir, &temp);
     if (fd < 0)
-        return pj_error(PTXJIT_ERR_IO, "cannot create a temporary file in %s: %s", dir,
-                        strerror(errno));
+        return pj_error(errno == ENOMEM ? PTXJIT_ERR_OUT_OF_MEMORY : PTXJIT_ERR_IO,
+                        "cannot create a temporary file in %s: %s", dir, strerror(errno));
     ptxjit_status status = PTXJIT_OK;
     if (fileio_write_all(fd, data, size) < 0)
         status = pj_error(PTXJIT_ERR_IO, "cannot write cache entry %s: %s", path, strerror(errno));

@@ -297,7 +297,8 @@ static ptxjit_status parse_param(pj_schema *schema, char **words, int count, con
     schema->params = grown;
     pj_param *param = &grown[schema->param_count++];
     memset(param, 0, sizeof *param);
-    param->name = pj_strdup(words[1]);
+    if (!(param->name = pj_strdup(words[1])))
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     ptxjit_status status = parse_type(param, words[2], at);
     const char *default_text = NULL;
     for (int i = 3; i < count && status == PTXJIT_OK; i++)
@@ -317,7 +318,7 @@ static ptxjit_status parse_directive(pj_schema *schema, const char *line, const 
     if (strncmp(line, "doc ", 4) == 0) { /* free text: not split into words */
         free(schema->doc);
         schema->doc = pj_strdup(line + 4);
-        return PTXJIT_OK;
+        return schema->doc ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     }
     int count = split_words(line, buf, words);
     if (count < 0)
@@ -328,7 +329,8 @@ static ptxjit_status parse_directive(pj_schema *schema, const char *line, const 
     if (strcmp(verb, "family") == 0) {
         if (count != 2 || !is_name(words[1]) || schema->family)
             return bad(at, "%s", "expected one 'family NAME' line with a plain name");
-        schema->family = pj_strdup(words[1]);
+        if (!(schema->family = pj_strdup(words[1])))
+            return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     } else if (strcmp(verb, "entry") == 0) {
         if (count != 2 || !is_name(words[1]))
             return bad(at, "%s", "expected 'entry NAME'");
@@ -348,27 +350,32 @@ static ptxjit_status parse_directive(pj_schema *schema, const char *line, const 
         c->text = pj_strdup(words[1]);
         c->message = pj_strdup(words[2]);
         c->expr = NULL;
+        if (!c->text || !c->message)
+            return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     } else {
         return bad(at, "unknown directive '%s' (family, doc, entry, param, constraint)", verb);
     }
     return PTXJIT_OK;
 }
 
-/* Expressions may name any parameter, so they are parsed once all are declared. */
+/* Expressions may name any parameter, so they are parsed once all are declared. A failure
+ * keeps its status: a bad expression is PTXJIT_ERR_TEMPLATE, running out of memory is not. */
 static ptxjit_status parse_expressions(pj_schema *schema, const char *origin)
 {
+    ptxjit_status status;
     for (int i = 0; i < schema->param_count; i++) {
         pj_param *param = &schema->params[i];
-        if (param->when_text && expr_parse(&param->when, param->when_text, schema) != PTXJIT_OK)
-            return pj_error_wrap(PTXJIT_ERR_TEMPLATE, "%s: `when` of parameter '%s'", origin,
-                                 param->name);
+        if (param->when_text &&
+            (status = expr_parse(&param->when, param->when_text, schema)) != PTXJIT_OK)
+            return pj_error_wrap(status, "%s: `when` of parameter '%s'", origin, param->name);
         param->case_when = calloc((size_t)param->case_count + 1, sizeof *param->case_when);
         if (!param->case_when)
             return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
         for (int c = 0; c < param->case_count; c++) {
-            if (expr_parse(&param->case_when[c], param->case_text[c], schema) != PTXJIT_OK)
-                return pj_error_wrap(PTXJIT_ERR_TEMPLATE, "%s: default_if of parameter '%s'",
-                                     origin, param->name);
+            status = expr_parse(&param->case_when[c], param->case_text[c], schema);
+            if (status != PTXJIT_OK)
+                return pj_error_wrap(status, "%s: default_if of parameter '%s'", origin,
+                                     param->name);
             /* Defaults are settled in declaration order; a later one is not known yet. */
             if (expr_reads_params(param->case_when[c], i, schema->param_count))
                 return pj_error(PTXJIT_ERR_TEMPLATE,
@@ -379,8 +386,8 @@ static ptxjit_status parse_expressions(pj_schema *schema, const char *origin)
     }
     for (int i = 0; i < schema->constraint_count; i++) {
         pj_constraint *c = &schema->constraints[i];
-        if (expr_parse(&c->expr, c->text, schema) != PTXJIT_OK)
-            return pj_error_wrap(PTXJIT_ERR_TEMPLATE, "%s: constraint", origin);
+        if ((status = expr_parse(&c->expr, c->text, schema)) != PTXJIT_OK)
+            return pj_error_wrap(status, "%s: constraint", origin);
     }
     return PTXJIT_OK;
 }
@@ -390,10 +397,12 @@ ptxjit_status schema_parse(pj_schema **out, const char *source, const char *orig
     pj_schema *schema = calloc(1, sizeof *schema);
     if (!schema)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    ptxjit_status status = PTXJIT_OK;
     schema->origin = pj_strdup(origin);
     schema->source = pj_strdup(source);
     schema->source_hash = pj_hash(source, strlen(source));
+    ptxjit_status status = schema->origin && schema->source
+                               ? PTXJIT_OK
+                               : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     where at = {origin, 0};
     for (const char *line = source; *line && status == PTXJIT_OK;) {
         const char *end = strchr(line, '\n');

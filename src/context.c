@@ -59,15 +59,19 @@ static ptxjit_status load_template_dir(ptxjit_context *context, const char *dir)
         return pj_error(PTXJIT_ERR_TEMPLATE, "template directory %s: %s; fix the path in "
                         "PTXJIT_TEMPLATE_PATH or the template_path option", dir, strerror(errno));
     char *names[1024];
-    int count = 0;
+    int count = 0, out_of_memory = 0;
     for (struct dirent *e; (e = readdir(handle)) && count < 1024;) {
         size_t n = strlen(e->d_name);
-        if (n > 3 && strcmp(e->d_name + n - 3, ".cu") == 0)
-            names[count++] = pj_strdup(e->d_name);
+        if (n > 3 && strcmp(e->d_name + n - 3, ".cu") == 0) {
+            names[count] = pj_strdup(e->d_name);
+            out_of_memory |= !names[count];
+            count += names[count] != NULL;
+        }
     }
     closedir(handle);
     qsort(names, (size_t)count, sizeof *names, compare_strings);
-    ptxjit_status status = PTXJIT_OK;
+    ptxjit_status status =
+        out_of_memory ? pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory") : PTXJIT_OK;
     for (int i = 0; i < count; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -85,6 +89,8 @@ static ptxjit_status load_template_path(ptxjit_context *context, const char *pat
     if (!path || !*path)
         return PTXJIT_OK;
     char *copy = pj_strdup(path), *save = NULL;
+    if (!copy)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     ptxjit_status status = PTXJIT_OK;
     for (char *dir = strtok_r(copy, ":", &save); dir && status == PTXJIT_OK;
          dir = strtok_r(NULL, ":", &save))

@@ -246,6 +246,41 @@ START_TEST(request_from_disk_survives_every_allocation_failure)
 }
 END_TEST
 
+/* Opening a context with a directory of user templates, and describing their family. */
+static ptxjit_status open_with_user_templates(void *user)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.disk_cache = 0;
+    options.template_path = user;
+    ptxjit_context *context = NULL;
+    const char *text;
+    ptxjit_status status = ptxjit_open(&context, &options);
+    if (status == PTXJIT_OK)
+        status = ptxjit_family_describe(&text, context, "scale");
+    ptxjit_close(context);
+    return status;
+}
+
+START_TEST(user_templates_survive_every_allocation_failure)
+{
+    char *dir = test_mkdtemp(), path[4200];
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/scale%d.cu", dir, i);
+        FILE *file = fopen(path, "w");
+        ck_assert_ptr_nonnull(file);
+        fprintf(file, "//@ptxjit family scale%s\n//@ptxjit entry k\n"
+                      "//@ptxjit param f int(1..9) default=2 when=\"f > 1\"\n",
+                i ? (i == 1 ? "_b" : "_c") : "");
+        fclose(file);
+    }
+    ck_assert_int_gt(fail_each_allocation(open_with_user_templates, dir, "user templates"), 20);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_out_of_memory(void)
 {
     Suite *suite = suite_create("out_of_memory");
@@ -256,6 +291,7 @@ Suite *suite_out_of_memory(void)
     tcase_add_test(tc, entry_codec_survives_every_allocation_failure);
     tcase_add_test(tc, disk_cache_survives_every_allocation_failure);
     tcase_add_test(tc, request_from_disk_survives_every_allocation_failure);
+    tcase_add_test(tc, user_templates_survive_every_allocation_failure);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -246,6 +246,33 @@ START_TEST(request_from_disk_survives_every_allocation_failure)
 }
 END_TEST
 
+/* A request compiled in memory: specialize, NVRTC, the artifact, the kernel record. */
+static ptxjit_status request_compiled(void *user)
+{
+    (void)user;
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.disk_cache = 0;
+    ptxjit_context *context = NULL;
+    ptxjit_kernel *kernel;
+    ptxjit_origin origin = PTXJIT_ORIGIN_MEMORY;
+    ptxjit_status status = ptxjit_open(&context, &options);
+    if (status == PTXJIT_OK)
+        status = ptxjit_get_kernel(&kernel, context, "reduce", "variant=one_pass", &origin);
+    if (status == PTXJIT_OK && (origin != PTXJIT_ORIGIN_COMPILED ||
+                                !strstr(ptxjit_kernel_ptx(kernel), ".entry reduce_kernel(")))
+        status = PTXJIT_ERR_COMPILE;
+    ptxjit_close(context);
+    return status;
+}
+
+START_TEST(request_compiled_survives_every_allocation_failure)
+{
+    ck_assert_int_gt(fail_each_allocation(request_compiled, NULL, "request compiled"), 20);
+}
+END_TEST
+
 /* Opening a context with a directory of user templates, and describing their family. */
 static ptxjit_status open_with_user_templates(void *user)
 {
@@ -292,6 +319,7 @@ Suite *suite_out_of_memory(void)
     tcase_add_test(tc, disk_cache_survives_every_allocation_failure);
     tcase_add_test(tc, request_from_disk_survives_every_allocation_failure);
     tcase_add_test(tc, user_templates_survive_every_allocation_failure);
+    tcase_add_test(tc, request_compiled_survives_every_allocation_failure);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -230,10 +230,9 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
         options = &defaults;
     }
     const char *backend = options->backend && *options->backend ? options->backend : "nvrtc";
-    if (strcmp(backend, "nvrtc") != 0)
-        return pj_error(PTXJIT_ERR_UNSUPPORTED,
-                        "backend '%s' is not available in this build; available: nvrtc",
-                        backend);
+    pj_backend default_backend;
+    if (backend_from_name(&default_backend, backend) != PTXJIT_OK)
+        return PTXJIT_ERR_UNSUPPORTED;
     ptxjit_context *context = calloc(1, sizeof *context);
     if (!context)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
@@ -242,6 +241,7 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
     context->logger = (pj_logger){options->log, options->log_user};
     context->device_ordinal = options->device;
     snprintf(context->backend, sizeof context->backend, "%s", backend);
+    context->default_backend = default_backend;
     context->gpu_status = PTXJIT_ERR_NO_DRIVER;
     snprintf(context->gpu_error, sizeof context->gpu_error,
              "the GPU was turned off for this context (use_gpu = 0)");
@@ -389,10 +389,15 @@ ptxjit_status ptxjit_canonical_params(char **out, ptxjit_context *context, const
     if (status != PTXJIT_OK)
         return status;
     pj_request request;
-    status = request_parse(&request, schema, params, context_sm(context));
+    pj_backend backend;
+    char *rest = NULL;
+    status = backend_take(&backend, &rest, params, context->default_backend);
+    if (status == PTXJIT_OK)
+        status = request_parse(&request, schema, rest, context_sm(context));
+    free(rest);
     if (status != PTXJIT_OK)
         return status;
-    *out = request_canonical(&request);
+    *out = backend_canonical(request_canonical(&request), backend);
     request_free(&request);
     return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }

@@ -24,6 +24,7 @@ int cmd_list(cli_args *args);
 int cmd_info(cli_args *args);
 int cmd_ptx(cli_args *args);
 int cmd_source(cli_args *args);
+int cmd_ir(cli_args *args);
 int cmd_inspect(cli_args *args);
 int cmd_cache(cli_args *args);
 int cmd_run(cli_args *args);

@@ -351,7 +351,9 @@ static pj_hash128 llvm_key(const ptxjit_kernel *kernel)
     char generator[128];
     snprintf(generator, sizeof generator, "llvm IR generator %s v%d", kernel->schema->family,
              llvm_generator_version(kernel->schema->family));
-    const char *options[] = {"features=" PJ_LLVM_PTX_FEATURES, "passes=" PJ_LLVM_PASSES,
+    char codegen[32];
+    snprintf(codegen, sizeof codegen, "codegen-level=%d", PJ_LLVM_CODEGEN_LEVEL);
+    const char *options[] = {"features=" PJ_LLVM_PTX_FEATURES, "passes=" PJ_LLVM_PASSES, codegen,
                              "nvjitlink=-O3"};
     pj_key_inputs inputs = {kernel->schema->family, kernel->canonical, generator, "llvm",
                             kernel->compiler_version, context->arch, options,

@@ -130,20 +130,21 @@ static LLVMValueRef thread_sum_strided(reduce_gen *g)
     return ir_get(ir, sum);
 }
 
-/* An item's contribution: an element, or a vector's four elements added left to right. */
-static LLVMValueRef item_sum(reduce_gen *g, LLVMValueRef item, int is_vector)
+/* The lanes of a vector added left to right. */
+static LLVMValueRef lanes_sum(reduce_gen *g, LLVMValueRef vector)
 {
-    if (!is_vector)
-        return item;
-    LLVMValueRef s = ir_element(g->ir, item, 0);
+    LLVMValueRef s = ir_element(g->ir, vector, 0);
     for (int k = 1; k < 4; k++)
-        s = ir_add(g->ir, s, ir_element(g->ir, item, k));
+        s = ir_add(g->ir, s, ir_element(g->ir, vector, k));
     return s;
 }
 
 /* Steps 4 and 5: tiles of TPB * BATCH items; each thread loads its BATCH items, TPB apart so
  * that each load instruction of the warp is coalesced, all before the first add. The block
- * whose turn it would be takes the last, partial tile. */
+ * whose turn it would be takes the last, partial tile. Vectors are summed as vectors (four
+ * independent sums, folded at the end): the loads stay whole 16-byte loads through the
+ * passes, and int32 sums are the same modulo 2^32; f32 sums differ from the template's order
+ * by rounding only. */
 static LLVMValueRef sum_tiles(reduce_gen *g, LLVMValueRef items, LLVMValueRef count, int is_vector)
 {
     ir_builder *ir = g->ir;
@@ -151,7 +152,7 @@ static LLVMValueRef sum_tiles(reduce_gen *g, LLVMValueRef items, LLVMValueRef co
     unsigned align = is_vector ? 16 : 4;
     LLVMValueRef tile = ir_i64(ir, (long long)g->tpb * g->batch);
     LLVMValueRef full_tiles = ir_udiv(ir, count, tile);
-    LLVMValueRef sum = ir_var(ir, g->element, ir_zero(g->element), "sum");
+    LLVMValueRef sum = ir_var(ir, type, ir_zero(type), "sum");
     LLVMValueRef t = ir_var(ir, ir->i64, wide(g, g->bid), "tile");
     ir_loop_state loop;
     ir_while(ir, &loop);
@@ -163,7 +164,7 @@ static LLVMValueRef sum_tiles(reduce_gen *g, LLVMValueRef items, LLVMValueRef co
         v[i] = ir_load_readonly(ir, type, ir_at(ir, type, at, ir_i64(ir, (long long)i * g->tpb)),
                                 align);
     for (int i = 0; i < g->batch; i++)
-        ir_set(ir, sum, ir_add(ir, ir_get(ir, sum), item_sum(g, v[i], is_vector)));
+        ir_set(ir, sum, ir_add(ir, ir_get(ir, sum), v[i]));
     ir_set(ir, t, ir_add(ir, ir_get(ir, t), wide(g, g->grid)));
     ir_end_while(ir, &loop);
     ir_if_state last;
@@ -174,11 +175,11 @@ static LLVMValueRef sum_tiles(reduce_gen *g, LLVMValueRef items, LLVMValueRef co
         ir_if_state inside;
         ir_if(ir, &inside, ir_ult(ir, index, count));
         LLVMValueRef item = ir_load_readonly(ir, type, ir_at(ir, type, items, index), align);
-        ir_set(ir, sum, ir_add(ir, ir_get(ir, sum), item_sum(g, item, is_vector)));
+        ir_set(ir, sum, ir_add(ir, ir_get(ir, sum), item));
         ir_end_if(ir, &inside);
     }
     ir_end_if(ir, &last);
-    return ir_get(ir, sum);
+    return is_vector ? lanes_sum(g, ir_get(ir, sum)) : ir_get(ir, sum);
 }
 
 /* Step 5: 16-byte loads. Block 0 adds the elements before the first 16-byte boundary and

@@ -107,7 +107,7 @@ char *ir_emit_ptx(ir_builder *ir, const char *arch, char **ptx, double *optimize
         return text;
     }
     LLVMTargetMachineRef machine = LLVMCreateTargetMachine(
-        target, IR_TRIPLE, arch, PJ_LLVM_PTX_FEATURES, LLVMCodeGenLevelAggressive,
+        target, IR_TRIPLE, arch, PJ_LLVM_PTX_FEATURES, (LLVMCodeGenOptLevel)PJ_LLVM_CODEGEN_LEVEL,
         LLVMRelocDefault, LLVMCodeModelDefault);
     LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(machine);
     LLVMSetModuleDataLayout(ir->module, layout);

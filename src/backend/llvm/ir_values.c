@@ -43,9 +43,13 @@ void ir_set(ir_builder *ir, LLVMValueRef var, LLVMValueRef value)
     LLVMBuildStore(ir->builder, value, var);
 }
 
+/* Floats and vectors of floats. */
 static int is_float(LLVMValueRef value)
 {
-    LLVMTypeKind kind = LLVMGetTypeKind(LLVMTypeOf(value));
+    LLVMTypeRef type = LLVMTypeOf(value);
+    if (LLVMGetTypeKind(type) == LLVMVectorTypeKind)
+        type = LLVMGetElementType(type);
+    LLVMTypeKind kind = LLVMGetTypeKind(type);
     return kind == LLVMFloatTypeKind || kind == LLVMDoubleTypeKind || kind == LLVMHalfTypeKind;
 }
 

@@ -8,7 +8,9 @@
     X(suite_transpose)    \
     X(suite_backend_select) \
     X(suite_llvm)         \
-    X(suite_llvm_reduce)
+    X(suite_llvm_reduce)    \
+    X(suite_llvm_transpose)
 
 /* Suites that need a GPU: run only where one is usable. */
-#define PJ_GPU_TEST_SUITES(X) X(suite_reduce_gpu) X(suite_transpose_gpu) X(suite_llvm_reduce_gpu)
+#define PJ_GPU_TEST_SUITES(X) X(suite_reduce_gpu) X(suite_transpose_gpu) X(suite_llvm_reduce_gpu) \
+    X(suite_llvm_transpose_gpu)

@@ -25,7 +25,8 @@
  * X(family, generator version, variants it builds: "a,b,c", or "" for a family without a
  * variant parameter). A generator's version is part of its kernels' cache keys. */
 #define PJ_LLVM_GENERATOR_LIST(X)                                                           \
-    X(reduce, 1, "two_pass,warp_shuffle,one_pass,batched,vectorized")
+    X(reduce, 1, "two_pass,warp_shuffle,one_pass,batched,vectorized")                        \
+    X(transpose, 1, "smem,tma,tma_swizzle,tma_batched")
 
 /* One parameter of a validated request: its name, its value (an integer, or an enum's or
  * dtype's index) and the value's name ("vectorized", "f32", "256"). */

@@ -21,5 +21,7 @@ int gen_is(const pj_llvm_request *request, const char *name, const char *value);
 typedef int (*gen_fn)(ir_builder *ir, const pj_llvm_request *request, char *error,
                       size_t error_size);
 int gen_reduce(ir_builder *ir, const pj_llvm_request *request, char *error, size_t error_size);
+int gen_transpose(ir_builder *ir, const pj_llvm_request *request, char *error,
+                  size_t error_size);
 
 #endif

@@ -112,6 +112,9 @@ void ir_atomic_add(ir_builder *ir, LLVMValueRef pointer, LLVMValueRef value);
 /* A block-wide __shared__ array of count elements, aligned to align bytes. */
 LLVMValueRef ir_shared_array(ir_builder *ir, const char *name, LLVMTypeRef element,
                              unsigned count, unsigned align);
+/* The block's dynamic shared memory (extern __shared__ char name[]): its size is the
+ * launch's. */
+LLVMValueRef ir_dynamic_shared(ir_builder *ir, const char *name, unsigned align);
 /* &base[index] (index any integer type), in base's address space. */
 LLVMValueRef ir_at(ir_builder *ir, LLVMTypeRef element, LLVMValueRef base, LLVMValueRef index);
 /* base + bytes, as a pointer in base's address space. */
@@ -128,8 +131,9 @@ LLVMValueRef ir_shared_address(ir_builder *ir, LLVMValueRef shared_pointer);
 /* The address of a by-value kernel parameter (a __grid_constant__ TMA descriptor) as the
  * 64-bit generic address PTX instructions take. */
 LLVMValueRef ir_param_address(ir_builder *ir, LLVMValueRef param);
-/* A vector's element, and a vector built from elements. */
+/* A vector's element, and the vector with one element replaced. */
 LLVMValueRef ir_element(ir_builder *ir, LLVMValueRef vector, int index);
+LLVMValueRef ir_with_element(ir_builder *ir, LLVMValueRef vector, LLVMValueRef value, int index);
 
 /* ---- ir_asm.c: inline PTX for what LLVM 19 lacks intrinsics for ---- */
 /* One inline-asm statement: constraints in LLVM's syntax ("r,l,~{memory}"); result type
@@ -140,19 +144,23 @@ LLVMValueRef ir_asm(ir_builder *ir, LLVMTypeRef result, const char *text,
 void ir_mbarrier_init(ir_builder *ir, LLVMValueRef barrier, int count);
 /* mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], bytes. */
 void ir_mbarrier_arrive_expect_tx(ir_builder *ir, LLVMValueRef barrier, unsigned bytes);
-/* Spins on mbarrier.try_wait.parity until phase `parity` of bar completes. */
-void ir_mbarrier_wait(ir_builder *ir, LLVMValueRef barrier, int parity);
+/* Spins on mbarrier.try_wait.parity until the phase of parity (an i32, 0 or 1) completes. */
+void ir_mbarrier_wait(ir_builder *ir, LLVMValueRef barrier, LLVMValueRef parity);
 /* fence.proxy.async.shared::cta: generic-proxy shared writes become visible to the TMA. */
 void ir_fence_proxy_async_shared(ir_builder *ir);
-/* cp.async.bulk.tensor.2d global → shared, completing on the mbarrier's transaction count. */
+/* An L2 cache policy that evicts first what it covers (createpolicy ... evict_first, 1.0). */
+LLVMValueRef ir_evict_first_policy(ir_builder *ir);
+/* cp.async.bulk.tensor.2d global → shared, completing on the mbarrier's transaction count;
+ * policy (NULL: none) is an L2 cache hint. */
 void ir_tma_load_2d(ir_builder *ir, LLVMValueRef shared_dst, LLVMValueRef tensor_map,
-                    LLVMValueRef x, LLVMValueRef y, LLVMValueRef barrier);
-/* cp.async.bulk.tensor.2d shared → global, in the thread's bulk group. */
+                    LLVMValueRef x, LLVMValueRef y, LLVMValueRef barrier, LLVMValueRef policy);
+/* cp.async.bulk.tensor.2d shared → global, in the thread's bulk group; policy as above. */
 void ir_tma_store_2d(ir_builder *ir, LLVMValueRef tensor_map, LLVMValueRef x, LLVMValueRef y,
-                     LLVMValueRef shared_src);
-/* cp.async.bulk.commit_group, then cp.async.bulk.wait_group.read 0: the shared source of
- * every store issued so far has been read. */
-void ir_tma_store_commit_and_wait_read(ir_builder *ir);
+                     LLVMValueRef shared_src, LLVMValueRef policy);
+/* cp.async.bulk.commit_group: closes the thread's bulk group of stores. */
+void ir_tma_store_commit(ir_builder *ir);
+/* cp.async.bulk.wait_group.read 0: the shared sources of all committed stores were read. */
+void ir_tma_store_wait_read(ir_builder *ir);
 
 /* ---- ir_target.c: NVPTX ---- */
 /* Optimizes the module with PJ_LLVM_PASSES for arch and prints PTX into *ptx (free()).

@@ -33,9 +33,9 @@ void ir_mbarrier_arrive_expect_tx(ir_builder *ir, LLVMValueRef barrier, unsigned
            "r,r,~{memory}", args, 2);
 }
 
-void ir_mbarrier_wait(ir_builder *ir, LLVMValueRef barrier, int parity)
+void ir_mbarrier_wait(ir_builder *ir, LLVMValueRef barrier, LLVMValueRef parity)
 {
-    LLVMValueRef args[] = {barrier, ir_i32(ir, parity)};
+    LLVMValueRef args[] = {barrier, parity};
     ir_asm(ir, ir->void_type,
            "{\n\t.reg .pred done;\n"
            "wait_${:uid}:\n\t"
@@ -49,27 +49,49 @@ void ir_fence_proxy_async_shared(ir_builder *ir)
     ir_asm(ir, ir->void_type, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
 }
 
-void ir_tma_load_2d(ir_builder *ir, LLVMValueRef shared_dst, LLVMValueRef tensor_map,
-                    LLVMValueRef x, LLVMValueRef y, LLVMValueRef barrier)
+LLVMValueRef ir_evict_first_policy(ir_builder *ir)
 {
-    LLVMValueRef args[] = {shared_dst, tensor_map, x, y, barrier};
-    ir_asm(ir, ir->void_type,
-           "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-           " [$0], [$1, {$2, $3}], [$4];",
-           "r,l,r,r,r,~{memory}", args, 5);
+    return ir_asm(ir, ir->i64, "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l",
+                  NULL, 0);
+}
+
+void ir_tma_load_2d(ir_builder *ir, LLVMValueRef shared_dst, LLVMValueRef tensor_map,
+                    LLVMValueRef x, LLVMValueRef y, LLVMValueRef barrier, LLVMValueRef policy)
+{
+    LLVMValueRef args[] = {shared_dst, tensor_map, x, y, barrier, policy};
+    if (policy)
+        ir_asm(ir, ir->void_type,
+               "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               ".L2::cache_hint [$0], [$1, {$2, $3}], [$4], $5;",
+               "r,l,r,r,r,l,~{memory}", args, 6);
+    else
+        ir_asm(ir, ir->void_type,
+               "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [$0], [$1, {$2, $3}], [$4];",
+               "r,l,r,r,r,~{memory}", args, 5);
 }
 
 void ir_tma_store_2d(ir_builder *ir, LLVMValueRef tensor_map, LLVMValueRef x, LLVMValueRef y,
-                     LLVMValueRef shared_src)
+                     LLVMValueRef shared_src, LLVMValueRef policy)
 {
-    LLVMValueRef args[] = {tensor_map, x, y, shared_src};
-    ir_asm(ir, ir->void_type,
-           "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
-           "l,r,r,r,~{memory}", args, 4);
+    LLVMValueRef args[] = {tensor_map, x, y, shared_src, policy};
+    if (policy)
+        ir_asm(ir, ir->void_type,
+               "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint"
+               " [$0, {$1, $2}], [$3], $4;",
+               "l,r,r,r,l,~{memory}", args, 5);
+    else
+        ir_asm(ir, ir->void_type,
+               "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
+               "l,r,r,r,~{memory}", args, 4);
 }
 
-void ir_tma_store_commit_and_wait_read(ir_builder *ir)
+void ir_tma_store_commit(ir_builder *ir)
 {
     ir_asm(ir, ir->void_type, "cp.async.bulk.commit_group;", "~{memory}", NULL, 0);
+}
+
+void ir_tma_store_wait_read(ir_builder *ir)
+{
     ir_asm(ir, ir->void_type, "cp.async.bulk.wait_group.read 0;", "~{memory}", NULL, 0);
 }

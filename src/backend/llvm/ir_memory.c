@@ -16,6 +16,15 @@ LLVMValueRef ir_shared_array(ir_builder *ir, const char *name, LLVMTypeRef eleme
     return array;
 }
 
+LLVMValueRef ir_dynamic_shared(ir_builder *ir, const char *name, unsigned align)
+{
+    LLVMTypeRef type = LLVMArrayType2(ir->i8, 0);
+    LLVMValueRef array = LLVMAddGlobalInAddressSpace(ir->module, type, name, IR_SHARED);
+    LLVMSetLinkage(array, LLVMExternalLinkage);
+    LLVMSetAlignment(array, align);
+    return array;
+}
+
 LLVMValueRef ir_at(ir_builder *ir, LLVMTypeRef element, LLVMValueRef base, LLVMValueRef index)
 {
     return LLVMBuildInBoundsGEP2(ir->builder, element, base, &index, 1, "");
@@ -65,4 +74,9 @@ LLVMValueRef ir_param_address(ir_builder *ir, LLVMValueRef param)
 LLVMValueRef ir_element(ir_builder *ir, LLVMValueRef vector, int index)
 {
     return LLVMBuildExtractElement(ir->builder, vector, ir_i32(ir, index), "");
+}
+
+LLVMValueRef ir_with_element(ir_builder *ir, LLVMValueRef vector, LLVMValueRef value, int index)
+{
+    return LLVMBuildInsertElement(ir->builder, vector, value, ir_i32(ir, index), "");
 }

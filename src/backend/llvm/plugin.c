@@ -35,6 +35,7 @@ static const struct {
     gen_fn generate;
 } generators[] = {
     {"reduce", gen_reduce},
+    {"transpose", gen_transpose},
 };
 
 static double now_ms(void)

@@ -52,6 +52,22 @@ static int has_param(ptxjit_context *context, const char *name)
     return schema_param_index(schema, name) >= 0;
 }
 
+/* Appends each of words ("inplace=0 stages=0") that keeps params valid: the knobs a template
+ * version has, set where they apply. */
+static void append_valid(ptxjit_context *context, char *params, size_t size, const char *words)
+{
+    char word[64];
+    for (const char *s = words; *s;) {
+        size_t length = strcspn(s, " ");
+        snprintf(word, sizeof word, "%.*s", (int)length, s);
+        char longer[600];
+        snprintf(longer, sizeof longer, "%s %s", params, word);
+        if (valid(context, longer))
+            snprintf(params, size, "%.*s", (int)size - 1, longer);
+        s += length + (s[length] == ' ');
+    }
+}
+
 /* The template's extra knobs, where it has them, rotated by index i through their values. */
 static void add_extras(ptxjit_context *context, char *params, size_t size, int i)
 {
@@ -83,7 +99,7 @@ START_TEST(every_transpose_request_becomes_an_sm_90a_cubin)
     ptxjit_context *context = open_plain();
     int kernels = 0, index = 0;
     for (int v = 0; v < 4; v++)
-        for (int block = 8; block <= 128; block *= 2)
+        for (int block = 8; block <= 256; block *= 2)
             for (int batch = 1; batch <= 64; batch *= 2)
                 for (int s = 0; s < 4; s++)
                     for (int d = 0; d < 4; d++)
@@ -130,9 +146,11 @@ static long number_after(const char *text, const char *needle)
 
 /* The LLVM kernel and the template's agree on what the host op relies on and on the TMA
  * traffic: parameters, launch bound, boxes loaded and stored, barrier waits. */
-static void same_shape_as_nvrtc(ptxjit_context *context, const char *params)
+static void same_shape_as_nvrtc(ptxjit_context *context, const char *request)
 {
-    char llvm_params[512];
+    char params[512], llvm_params[600];
+    snprintf(params, sizeof params, "%s", request);
+    append_valid(context, params, sizeof params, "inplace=0 stages=0 rows=0");
     snprintf(llvm_params, sizeof llvm_params, "%s backend=llvm", params);
     const char *ours = ptxjit_kernel_ptx(compile(context, llvm_params));
     const char *theirs = ptxjit_kernel_ptx(compile(context, params));
@@ -151,10 +169,14 @@ static void same_shape_as_nvrtc(ptxjit_context *context, const char *params)
         ".L2::cache_hint",
         ".extern .shared",
     };
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(same); i++)
-        ck_assert_msg(count(ours, same[i]) == count(theirs, same[i]),
-                      "%s: '%s' %d times, the template's kernel %d", params, same[i],
-                      count(ours, same[i]), count(theirs, same[i]));
+    /* Persistent blocks issue their first loads in a loop that one compiler may unroll and
+     * the other not: there only presence must agree. */
+    int exact = !strstr(params, "stages=") || strstr(params, "stages=0");
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(same); i++) {
+        int a = count(ours, same[i]), b = count(theirs, same[i]);
+        ck_assert_msg(exact ? a == b : (a > 0) == (b > 0),
+                      "%s: '%s' %d times, the template's kernel %d", params, same[i], a, b);
+    }
     /* The maps are read in place (__grid_constant__), never copied to local memory. */
     ck_assert_msg(!strstr(ours, ".local"), "%s: local memory", params);
 }
@@ -163,25 +185,39 @@ START_TEST(each_variant_has_the_template_kernels_signature_bound_and_tma_traffic
 {
     ptxjit_context *context = open_plain();
     static const char *const configs[] = {
-        "variant=smem", "variant=smem block=64 batch=4 dtype=f16", "variant=tma",
-        "variant=tma block=16 dtype=f64", "variant=tma_swizzle swizzle=32B",
+        "variant=smem block=32 batch=8", "variant=smem block=64 batch=4 dtype=f16",
+        "variant=tma block=32", "variant=tma block=16 dtype=f64",
+        "variant=tma_swizzle block=32 swizzle=32B",
         "variant=tma_swizzle swizzle=64B block=32 dtype=bf16",
-        "variant=tma_batched", "variant=tma_batched swizzle=none batch=4",
-        "variant=tma_batched xpose=vector batch=16", "variant=tma_batched xpose=vector dtype=f16 batch=64 block=64",
-        "variant=tma_batched group=8", "variant=tma_swizzle group=4",
+        "variant=tma_batched block=32 batch=8 swizzle=128B xpose=scalar",
+        "variant=tma_batched block=32 swizzle=none batch=4 xpose=scalar",
+        "variant=tma_batched block=32 xpose=vector swizzle=128B batch=16",
+        "variant=tma_batched xpose=vector swizzle=128B dtype=f16 batch=64 block=64",
+        "variant=tma_batched block=32 batch=8 swizzle=128B xpose=scalar group=8",
+        "variant=tma_swizzle block=32 swizzle=128B group=4",
     };
     for (size_t i = 0; i < PJ_ARRAY_SIZE(configs); i++)
         same_shape_as_nvrtc(context, configs[i]);
     /* The template's later knobs, where it has them. */
     static const char *const later[][2] = {
-        {"hint", "variant=tma_batched hint=both"}, {"hint", "variant=tma hint=load"},
-        {"stages", "variant=tma_batched stages=2"}, {"stages", "variant=tma_batched stages=3 group=4"},
-        {"inplace", "variant=tma_batched inplace=1"}, {"inplace", "variant=tma_batched inplace=1 xpose=vector batch=16"},
-        {"rows", "variant=tma_batched rows=64 swizzle=none"}, {"xpose", "variant=tma_batched xpose=diagonal swizzle=none"},
+        {"hint", "variant=tma_batched block=32 batch=8 swizzle=128B xpose=scalar hint=both"},
+        {"hint", "variant=tma block=32 hint=load"},
+        {"stages", "variant=tma_batched block=32 batch=8 swizzle=128B xpose=scalar stages=2"},
+        {"stages", "variant=tma_batched block=64 batch=16 swizzle=none stages=3 group=4"},
+        {"inplace", "variant=tma_batched block=32 batch=8 swizzle=128B xpose=scalar inplace=1"},
+        {"inplace", "variant=tma_batched block=32 batch=16 swizzle=128B xpose=vector inplace=1"},
+        {"rows", "variant=tma_batched block=128 batch=16 rows=64 swizzle=none"},
+        {"rows", "variant=tma_batched block=64 batch=4 rows=16 swizzle=none xpose=scalar"},
+        {"xpose", "variant=tma_batched block=64 batch=16 xpose=diagonal swizzle=none"},
     };
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(later); i++)
-        if (has_param(context, later[i][0]) && valid(context, later[i][1]))
-            same_shape_as_nvrtc(context, later[i][1]);
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(later); i++) {
+        char params[512];
+        snprintf(params, sizeof params, "%s", later[i][1]);
+        /* Each knob on its own: the others at their neutral values. */
+        append_valid(context, params, sizeof params, "inplace=0 stages=0 rows=0");
+        if (has_param(context, later[i][0]) && valid(context, params))
+            same_shape_as_nvrtc(context, params);
+    }
     ptxjit_close(context);
 }
 END_TEST
@@ -189,11 +225,11 @@ END_TEST
 START_TEST(variants_hold_the_instructions_they_are_about)
 {
     ptxjit_context *context = open_plain();
-    const char *smem = ptxjit_kernel_ptx(compile(context, "backend=llvm variant=smem"));
+    const char *smem = ptxjit_kernel_ptx(compile(context, "backend=llvm variant=smem block=32"));
     ck_assert_ptr_nonnull(strstr(smem, "ld.global.nc.u32"));
     ck_assert_int_eq(count(smem, "bar.sync"), 1);
     ck_assert_ptr_null(strstr(smem, "cp.async.bulk"));
-    ptxjit_kernel *tma = compile(context, "backend=llvm variant=tma");
+    ptxjit_kernel *tma = compile(context, "backend=llvm variant=tma block=32");
     const char *ir = ptxjit_kernel_source(tma);
     ck_assert_ptr_nonnull(strstr(ir, "byval([128 x i8]) align 64 %in_map"));
     ck_assert_ptr_nonnull(strstr(ir, "!\"grid_constant\""));
@@ -201,10 +237,11 @@ START_TEST(variants_hold_the_instructions_they_are_about)
     ck_assert_int_eq(count(ptxjit_kernel_ptx(tma), "cp.async.bulk.tensor.2d"), 2);
     /* 32-byte swizzle, rows of 32 f16 (64 bytes): two 32-byte boxes each way. */
     const char *swizzled = ptxjit_kernel_ptx(
-        compile(context, "backend=llvm variant=tma_swizzle swizzle=32B dtype=f16"));
+        compile(context, "backend=llvm variant=tma_swizzle block=32 swizzle=32B dtype=f16"));
     ck_assert_int_eq(count(swizzled, "cp.async.bulk.tensor.2d"), 4);
-    const char *vector = ptxjit_kernel_ptx(
-        compile(context, "backend=llvm variant=tma_batched xpose=vector batch=16"));
+    char params[512] = "backend=llvm variant=tma_batched block=32 swizzle=128B xpose=vector batch=16";
+    append_valid(context, params, sizeof params, "inplace=0 stages=0 rows=0");
+    const char *vector = ptxjit_kernel_ptx(compile(context, params));
     ck_assert_int_eq(count(vector, "ld.shared.v4.u32"), 4);
     ck_assert_int_eq(count(vector, "st.shared.v4.u32"), 4);
     ptxjit_close(context);

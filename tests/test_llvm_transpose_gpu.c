@@ -71,16 +71,31 @@ static size_t dtype_size(const char *params)
     return strstr(params, "f64") ? 8 : strstr(params, "f16") ? 2 : 4;
 }
 
-/* Both routes on the same input: each must equal the CPU's transpose, hence each other. */
-static void compare(ptxjit_context *context, const char *params, size_t rows, size_t cols)
+static int valid(ptxjit_context *context, const char *params)
 {
     char *canonical = NULL;
-    if (ptxjit_canonical_params(&canonical, context, "transpose", params) != PTXJIT_OK)
-        return; /* a knob this template does not have */
+    int ok = ptxjit_canonical_params(&canonical, context, "transpose", params) == PTXJIT_OK;
     free(canonical);
+    return ok;
+}
+
+/* Both routes on the same input: each must equal the CPU's transpose, hence each other. The
+ * knobs a config leaves out are set to their plain values where the template has them. */
+static void compare(ptxjit_context *context, const char *config, size_t rows, size_t cols)
+{
+    static const char *const plain[] = {"inplace=0", "stages=0", "rows=0"};
+    char params[256], longer[320];
+    snprintf(params, sizeof params, "%s", config);
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(plain); i++) {
+        snprintf(longer, sizeof longer, "%s %s", params, plain[i]);
+        if (valid(context, longer))
+            snprintf(params, sizeof params, "%.255s", longer);
+    }
+    if (!valid(context, params))
+        return; /* a knob this template does not have */
     transpose_case c;
     setup(&c, context, rows, cols, dtype_size(params));
-    char llvm[256];
+    char llvm[320];
     snprintf(llvm, sizeof llvm, "%s backend=llvm", params);
     run_and_check(&c, llvm);
     run_and_check(&c, params);
@@ -88,23 +103,37 @@ static void compare(ptxjit_context *context, const char *params, size_t rows, si
 }
 
 static const char *const smem_configs[] = {
-    "variant=smem", "variant=smem block=16 batch=1 dtype=f64", "variant=smem block=64 batch=8 dtype=f16",
-    "variant=smem group=4",
+    "variant=smem block=32 batch=8", "variant=smem block=16 batch=1 dtype=f64",
+    "variant=smem block=64 batch=8 dtype=f16", "variant=smem block=32 batch=4 group=4",
+    /* the template's defaults, whatever they are */
+    "variant=smem",
 };
 static const char *const tma_configs[] = {
-    "variant=tma", "variant=tma block=16 dtype=f64", "variant=tma block=32 dtype=f16 group=8",
-    "variant=tma_swizzle", "variant=tma_swizzle swizzle=32B dtype=f16",
-    "variant=tma_swizzle swizzle=64B block=16 dtype=f64", "variant=tma_swizzle swizzle=none",
-    "variant=tma hint=both", "variant=tma_swizzle hint=store",
+    "variant=tma block=32", "variant=tma block=16 dtype=f64", "variant=tma block=32 dtype=f16 group=8",
+    "variant=tma_swizzle block=32 swizzle=128B", "variant=tma_swizzle block=32 swizzle=32B dtype=f16",
+    "variant=tma_swizzle swizzle=64B block=16 dtype=f64", "variant=tma_swizzle block=32 swizzle=none",
+    "variant=tma block=32 hint=both", "variant=tma_swizzle block=32 swizzle=128B hint=store",
+    "variant=tma", "variant=tma_swizzle",
 };
 static const char *const batched_configs[] = {
-    "variant=tma_batched", "variant=tma_batched batch=4 swizzle=64B",
-    "variant=tma_batched dtype=f16 block=64 batch=16", "variant=tma_batched dtype=f64 block=32 batch=2 swizzle=none",
-    "variant=tma_batched xpose=vector batch=16", "variant=tma_batched xpose=vector dtype=f16 block=64 batch=64",
-    "variant=tma_batched group=16", "variant=tma_batched xpose=diagonal swizzle=none",
-    "variant=tma_batched inplace=1", "variant=tma_batched inplace=1 xpose=vector batch=16",
-    "variant=tma_batched stages=1", "variant=tma_batched stages=2 group=4", "variant=tma_batched stages=3 hint=load",
-    "variant=tma_batched rows=64 swizzle=none", "variant=tma_batched rows=8 swizzle=none batch=4",
+    "variant=tma_batched block=32 batch=8 swizzle=128B xpose=scalar",
+    "variant=tma_batched block=32 batch=4 swizzle=64B xpose=scalar",
+    "variant=tma_batched dtype=f16 block=64 batch=16 swizzle=128B xpose=scalar",
+    "variant=tma_batched dtype=f64 block=32 batch=2 swizzle=none xpose=scalar",
+    "variant=tma_batched block=32 swizzle=128B xpose=vector batch=16",
+    "variant=tma_batched xpose=vector swizzle=128B dtype=f16 block=64 batch=64",
+    "variant=tma_batched xpose=vector swizzle=128B dtype=f64 block=64 batch=64",
+    "variant=tma_batched block=32 batch=8 swizzle=128B xpose=scalar group=16",
+    "variant=tma_batched block=64 batch=16 xpose=diagonal swizzle=none",
+    "variant=tma_batched block=32 batch=8 swizzle=128B xpose=scalar inplace=1",
+    "variant=tma_batched block=32 swizzle=128B xpose=vector batch=16 inplace=1",
+    "variant=tma_batched block=64 batch=16 xpose=diagonal swizzle=none inplace=1",
+    "variant=tma_batched block=32 batch=8 swizzle=128B xpose=scalar stages=1",
+    "variant=tma_batched block=64 batch=16 swizzle=none xpose=diagonal stages=2 group=4",
+    "variant=tma_batched block=32 batch=8 swizzle=128B xpose=scalar stages=3 hint=load",
+    "variant=tma_batched block=128 batch=16 rows=64 swizzle=none xpose=diagonal",
+    "variant=tma_batched block=64 rows=8 swizzle=none batch=4 xpose=scalar",
+    "variant=tma_batched",
 };
 
 static void compare_all(const char *const *configs, size_t count, int any_shape, const char *test)

@@ -213,7 +213,7 @@ static void transpose_micro_tiles(transpose_gen *g, LLVMValueRef src, LLVMValueR
     ir_builder *ir = g->ir;
     const int v = 16 / g->bytes, micro = g->per_thread / (v * v);
     LLVMTypeRef chunk = LLVMVectorType(g->e, (unsigned)v);
-    LLVMValueRef in[8][16];
+    LLVMValueRef in[16][16];
     for (int i = 0; i < micro; i++) {
         LLVMValueRef a, b;
         micro_tile_of(g, i, &a, &b);
@@ -475,7 +475,7 @@ static int read_request(transpose_gen *g, const pj_llvm_request *request, char *
      * a generator that knows what the new shapes mean. */
     if (g->per_thread < 1 || g->per_thread > 64 || g->threads < 1 || g->threads > 1024 ||
         g->box_w < 1 || g->out_box_w < 1 || g->stages < 0 || g->stages > 8 ||
-        (g->xpose == XPOSE_VECTOR && g->per_thread / ((16 / g->bytes) * (16 / g->bytes)) > 8)) {
+        (g->xpose == XPOSE_VECTOR && g->per_thread / ((16 / g->bytes) * (16 / g->bytes)) > 16)) {
         snprintf(error, size, "transpose %s is outside the shapes the llvm backend's generator "
                  "builds", request->canonical);
         return PJ_LLVM_UNSUPPORTED;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "context.h"
+#include "backend/llvm.h"
 #include "backend/nvrtc.h"
 
 extern const struct {
@@ -361,6 +362,29 @@ ptxjit_status context_schema(const pj_schema **out, ptxjit_context *context, con
     return *out ? PTXJIT_OK : unknown_family(context, family);
 }
 
+/* What each backend compiles of the family: nvrtc every request; llvm what its generator
+ * builds. Takes ownership of text. */
+static char *describe_backends(char *text, const pj_schema *schema)
+{
+    if (!text)
+        return NULL;
+    pj_strbuf sb;
+    sb_init(&sb);
+    sb_append(&sb, text);
+    free(text);
+    const char *variants = llvm_generator_variants(schema->family);
+    sb_append(&sb, "backends:\n  nvrtc  every request (the template, compiled by NVRTC)\n");
+    if (!variants)
+        sb_append(&sb, "  llvm   not supported by this backend (no IR generator for the family)\n");
+    else if (strncmp(schema->origin, "built-in:", 9) != 0)
+        sb_append(&sb, "  llvm   not supported by this backend (it generates the built-in template's "
+                       "kernels; this one comes from a user directory)\n");
+    else
+        sb_appendf(&sb, "  llvm   variants %s (IR generator v%d; backend=llvm)\n", variants,
+                   llvm_generator_version(schema->family));
+    return sb_take(&sb);
+}
+
 ptxjit_status ptxjit_family_describe(const char **out, ptxjit_context *context,
                                      const char *family)
 {
@@ -375,7 +399,7 @@ ptxjit_status ptxjit_family_describe(const char **out, ptxjit_context *context,
     if (!context->descriptions)
         context->descriptions = calloc((size_t)context->schema_count, sizeof(char *));
     if (context->descriptions && !context->descriptions[index])
-        context->descriptions[index] = schema_describe(schema);
+        context->descriptions[index] = describe_backends(schema_describe(schema), schema);
     *out = context->descriptions ? context->descriptions[index] : NULL;
     pthread_mutex_unlock(&context->lock);
     return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");

@@ -151,7 +151,13 @@ START_TEST(what_llvm_does_not_generate_is_refused_naming_what_it_does)
     expect_unsupported(context, "scale", "backend=llvm", "the llvm backend generates: reduce");
     /* A user's template named like a built-in family may mean another kernel. */
     expect_unsupported(context, "reduce", "backend=llvm", "built-in template's kernels only");
-    /* The same requests on nvrtc compile. */
+    /* The family's description says so too. */
+    const char *text = NULL;
+    ck_assert_int_eq(ptxjit_family_describe(&text, context, "scale"), PTXJIT_OK);
+    ck_assert_ptr_nonnull(strstr(text, "llvm   not supported by this backend"));
+    ck_assert_int_eq(ptxjit_family_describe(&text, context, "transpose"), PTXJIT_OK);
+    ck_assert_ptr_nonnull(strstr(text, "llvm   variants smem,tma,tma_swizzle,tma_batched"));
+        /* The same requests on nvrtc compile. */
     get(context, "scale", "factor=5", PTXJIT_ORIGIN_COMPILED);
     ptxjit_close(context);
     context = open_context(NULL, NULL, NULL, "sm_100a");

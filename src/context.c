@@ -241,7 +241,6 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
     pthread_cond_init(&context->compiled, NULL);
     context->logger = (pj_logger){options->log, options->log_user};
     context->device_ordinal = options->device;
-    snprintf(context->backend, sizeof context->backend, "%s", backend);
     context->default_backend = default_backend;
     context->gpu_status = PTXJIT_ERR_NO_DRIVER;
     snprintf(context->gpu_error, sizeof context->gpu_error,

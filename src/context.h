@@ -38,8 +38,7 @@ struct ptxjit_kernel {
 struct ptxjit_context {
     pj_logger logger;
     char arch[32];
-    char backend[16];
-    pj_backend default_backend;    /* from options.backend */
+    pj_backend default_backend;    /* from options.backend; a request's backend= overrides */
     char *options[PJ_MAX_OPTIONS]; /* compiler options, part of the key */
     int option_count;
     pj_schema **schemas;

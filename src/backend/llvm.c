@@ -127,12 +127,14 @@ static int plugin_candidates(char paths[][4096], int max)
         snprintf(places[0], sizeof places[0], "%s", info.dli_fname);
     ssize_t length = readlink("/proc/self/exe", places[1], sizeof places[1] - 1);
     places[1][length > 0 ? length : 0] = '\0';
+    char dirs[2][4096];
+    for (int p = 0; p < 2; p++)
+        snprintf(dirs[p], sizeof dirs[p], "%s", places[p][0] ? dirname(places[p]) : "");
     for (int p = 0; p < 2 && count + 2 <= max; p++) {
-        if (!places[p][0])
+        if (!dirs[p][0] || (p == 1 && strcmp(dirs[0], dirs[1]) == 0))
             continue;
-        char *dir = dirname(places[p]);
-        snprintf(paths[count++], 4096, "%s/%s", dir, PJ_LLVM_PLUGIN_FILE);
-        snprintf(paths[count++], 4096, "%s/../lib/%s", dir, PJ_LLVM_PLUGIN_FILE);
+        snprintf(paths[count++], 4096, "%.4000s/%s", dirs[p], PJ_LLVM_PLUGIN_FILE);
+        snprintf(paths[count++], 4096, "%.4000s/../lib/%s", dirs[p], PJ_LLVM_PLUGIN_FILE);
     }
     if (count < max)
         snprintf(paths[count++], 4096, "%s", PJ_LLVM_PLUGIN_FILE);

@@ -1,7 +1,7 @@
 #!/bin/bash
 # gpu_session.sh — everything one lent-GPU call does, in order: the GPU test suite, the
-# reduce bandwidth table, the CUB and copy comparator (built here with nvcc), and the JIT
-# costs. Binaries come prebuilt (carried build/); logs land in $OUT (or ./gpu-out).
+# reduce bandwidth table, the CUB and copy comparator (built here with nvcc), the JIT costs,
+# and the transpose table with its cuBLAS, copy and Triton peers. Binaries come prebuilt (carried build/); logs land in $OUT (or ./gpu-out).
 # Usage: bash bench/gpu_session.sh [tests|bench|transpose|all]
 set -uo pipefail
 what=${1:-all}
@@ -30,7 +30,9 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
 fi
 if [ "$what" = transpose ] || [ "$what" = all ]; then
     echo "== ptxjit bench transpose (fp32 16384^2 and 32768^2; copy and cuBLAS Sgeam in the same process)"
-    build/ptxjit bench transpose 2>&1 > "$out/bench_transpose.log"
-    grep -E "^(transpose|device|cuBLAS|params|variant=(smem|tma|tma_swizzle) block=32 |variant=tma_batched block=32 batch=8 swizzle|best)" "$out/bench_transpose.log"
+    build/ptxjit bench transpose > "$out/bench_transpose.log" 2>&1
+    cat "$out/bench_transpose.log"
+    echo "== Triton 64x64 tiled transpose and torch copy, same call (bench/triton_transpose.py)"
+    python3 bench/triton_transpose.py 2>&1 | tee "$out/triton_transpose.log"
 fi
 rm -rf "$PTXJIT_CACHE_DIR"

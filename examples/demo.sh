@@ -1,6 +1,7 @@
 #!/bin/sh
-# demo.sh — the main job (`make demo`): specialize reduce kernels, compile them to PTX and
-# cubin, cache them, show what was made; with a GPU also run, check and benchmark them.
+# demo.sh — the main job (`make demo`): specialize reduce and transpose kernels, compile them
+# to PTX and cubin, cache them, show what was made; with a GPU also run, check and benchmark
+# them.
 set -e
 cli=${1:-build/ptxjit}
 build=$(dirname "$cli")
@@ -30,6 +31,18 @@ step "the same request again: a disk cache hit"
 "$cli" ptx reduce variant=vectorized tpb=256 batch=8 >/dev/null
 "$cli" cache stats
 
+step "transpose: defaults follow the variant; the four steps of the write-up, compiled"
+"$cli" info transpose | sed -n '/^parameters/,/^constraints/p'
+for p in "variant=smem" "variant=tma" "variant=tma_swizzle" "variant=tma_batched"; do
+    "$cli" ptx transpose $p >/dev/null
+done
+
+step "PTX of the default transpose: the TMA copies, the mbarrier wait, the proxy fence"
+"$cli" ptx transpose | grep -E '\.entry|cp\.async\.bulk\.tensor|mbarrier\.try_wait|fence\.proxy' | head -6
+
+step "a swizzle that does not fit the tile fails before compiling (exit status 2)"
+if "$cli" ptx transpose variant=tma_swizzle block=16; then echo "unexpected success"; exit 1; else echo "(exit $?)"; fi
+
 step "the embedding example (linked through pkg-config)"
 "$build/embed"
 
@@ -42,6 +55,15 @@ if "$cli" run reduce n=1000 >/dev/null 2>&1; then
     done
     step "GPU: bandwidth table, int32, n = 2^30"
     "$cli" bench reduce
+    step "GPU: every transpose variant and dtype, bit-exact, on ragged shapes"
+    for p in variant=smem variant=tma variant=tma_swizzle "variant=tma_batched block=32 batch=8 swizzle=128B xpose=scalar inplace=0" variant=tma_batched; do
+        for d in f32 bf16 f64; do
+            "$cli" run transpose $p dtype=$d h=4104 w=1000 runs=3
+        done
+    done
+    "$cli" run transpose variant=smem dtype=f16 h=4099 w=1001 runs=3
+    step "GPU: transpose table, fp32 16384^2 and 32768^2, cuBLAS and copy in the same run"
+    "$cli" bench transpose
     step "GPU: JIT costs"
     "$cli" bench jit
 else

@@ -138,7 +138,9 @@ ptxjit_status ptxjit_kernel_resources_get(ptxjit_kernel_resources *out, ptxjit_k
 typedef struct { unsigned x, y, z; } ptxjit_dim3;
 
 /* Launches entry (NULL: the first) on stream (NULL: the default stream). args as for
- * cuLaunchKernel: an array of pointers to each argument. Loads the module on first use. */
+ * cuLaunchKernel: an array of pointers to each argument. Loads the module on first use.
+ * shared_bytes is the dynamic shared memory per block; above 48 KiB the entry's limit is
+ * raised first (once), up to what the device allows. */
 ptxjit_status ptxjit_launch(ptxjit_kernel *kernel, const char *entry, ptxjit_dim3 grid,
                             ptxjit_dim3 block, unsigned shared_bytes, void *stream, void **args);
 

@@ -32,6 +32,7 @@ struct ptxjit_kernel {
     int loaded;         /* module loaded on the GPU; read with acquire, set under lock */
     CUmodule module;
     CUfunction *functions; /* one per entry */
+    int *shared_limits;    /* per entry: dynamic shared memory allowed so far (under lock) */
     ptxjit_kernel *next;   /* bucket chain */
 };
 
@@ -71,6 +72,10 @@ int context_sm(const ptxjit_context *context);
 ptxjit_status context_make_current(ptxjit_context *context);
 /* Loads kernel's module and functions once; index of entry (NULL: 0) in *index. */
 ptxjit_status kernel_load(ptxjit_kernel *kernel, const char *entry, int *index);
+/* The loaded function of entry (NULL: the first), allowed shared_bytes of dynamic shared
+ * memory per block (the limit is raised above 48 KiB as needed). */
+ptxjit_status kernel_function(CUfunction *out, ptxjit_kernel *kernel, const char *entry,
+                              unsigned shared_bytes);
 void kernel_free_all(ptxjit_context *context);
 
 #endif

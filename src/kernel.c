@@ -82,6 +82,7 @@ static void kernel_free(ptxjit_kernel *kernel)
     free(kernel->canonical);
     free(kernel->source);
     free(kernel->functions);
+    free(kernel->shared_limits);
     free(kernel);
 }
 
@@ -521,7 +522,8 @@ static ptxjit_status load_module(ptxjit_kernel *kernel)
         return pj_error_wrap(status, "%s (%s) compiled for %s", kernel->schema->family,
                              kernel->canonical, context->arch);
     kernel->functions = calloc((size_t)kernel->artifact.entry_count, sizeof(CUfunction));
-    if (!kernel->functions)
+    kernel->shared_limits = calloc((size_t)kernel->artifact.entry_count, sizeof(int));
+    if (!kernel->functions || !kernel->shared_limits)
         status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     for (int i = 0; status == PTXJIT_OK && i < kernel->artifact.entry_count; i++)
         status = PJ_CU(d->cuModuleGetFunction(&kernel->functions[i], kernel->module,
@@ -530,7 +532,9 @@ static ptxjit_status load_module(ptxjit_kernel *kernel)
     if (status != PTXJIT_OK) {
         d->cuModuleUnload(kernel->module);
         free(kernel->functions);
+        free(kernel->shared_limits);
         kernel->functions = NULL;
+        kernel->shared_limits = NULL;
         return status;
     }
     __atomic_store_n(&kernel->loaded, 1, __ATOMIC_RELEASE);
@@ -558,16 +562,56 @@ ptxjit_status kernel_load(ptxjit_kernel *kernel, const char *entry, int *index)
     return status;
 }
 
-ptxjit_status ptxjit_launch(ptxjit_kernel *kernel, const char *entry, ptxjit_dim3 grid,
-                            ptxjit_dim3 block, unsigned shared_bytes, void *stream, void **args)
+/* A block gets more than 48 KiB of dynamic shared memory only once the function's limit is
+ * raised; raised once per entry, to the largest size asked for so far. */
+static ptxjit_status allow_shared_bytes(ptxjit_kernel *kernel, int index, unsigned bytes)
+{
+    ptxjit_context *context = kernel->context;
+    ptxjit_status status = PTXJIT_OK;
+    pthread_mutex_lock(&context->lock);
+    if ((unsigned)kernel->shared_limits[index] < bytes) {
+        status = PJ_CU(context->driver->cuFuncSetAttribute(
+                           kernel->functions[index],
+                           CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)bytes),
+                       "cuFuncSetAttribute");
+        if (status == PTXJIT_OK)
+            kernel->shared_limits[index] = (int)bytes;
+    }
+    pthread_mutex_unlock(&context->lock);
+    if (status != PTXJIT_OK)
+        return pj_error_wrap(status, "%s (%s) asks for %u bytes of dynamic shared memory per "
+                             "block, more than the device allows; choose smaller tiles",
+                             kernel->schema->family, kernel->canonical, bytes);
+    return status;
+}
+
+ptxjit_status kernel_function(CUfunction *out, ptxjit_kernel *kernel, const char *entry,
+                              unsigned shared_bytes)
 {
     int index;
     ptxjit_status status = kernel_load(kernel, entry, &index);
     if (status != PTXJIT_OK)
         return status;
+    if (shared_bytes > 48 * 1024 &&
+        (unsigned)__atomic_load_n(&kernel->shared_limits[index], __ATOMIC_ACQUIRE) < shared_bytes) {
+        status = allow_shared_bytes(kernel, index, shared_bytes);
+        if (status != PTXJIT_OK)
+            return status;
+    }
+    *out = kernel->functions[index];
+    return PTXJIT_OK;
+}
+
+ptxjit_status ptxjit_launch(ptxjit_kernel *kernel, const char *entry, ptxjit_dim3 grid,
+                            ptxjit_dim3 block, unsigned shared_bytes, void *stream, void **args)
+{
+    CUfunction function;
+    ptxjit_status status = kernel_function(&function, kernel, entry, shared_bytes);
+    if (status != PTXJIT_OK)
+        return status;
     const pj_driver *d = kernel->context->driver;
-    return PJ_CU(d->cuLaunchKernel(kernel->functions[index], grid.x, grid.y, grid.z, block.x,
-                                   block.y, block.z, shared_bytes, (CUstream)stream, args, NULL),
+    return PJ_CU(d->cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                   shared_bytes, (CUstream)stream, args, NULL),
                  "cuLaunchKernel");
 }
 

@@ -258,6 +258,76 @@ START_TEST(request_rejects_parameter_that_does_not_apply)
 }
 END_TEST
 
+static const char *const cased_template =
+    "//@ptxjit family cased\n"
+    "//@ptxjit entry k\n"
+    "//@ptxjit param mode enum(slow,fast,wide) default=fast\n"
+    "//@ptxjit param width int(1..64) pow2 default=8 default_if=\"mode == wide => 64\" "
+    "default_if=\"mode == slow => 2\"\n"
+    "//@ptxjit param kind enum(a,b) default=a default_if=\"width >= 32 => b\"\n"
+    "extern \"C\" __global__ void k() {}\n";
+
+static char *cased_canonical(const char *text)
+{
+    pj_schema *schema = NULL;
+    ck_assert_int_eq(schema_parse(&schema, cased_template, "cased.cu"), PTXJIT_OK);
+    pj_request request;
+    ck_assert_int_eq(request_parse(&request, schema, text, 90), PTXJIT_OK);
+    char *result = request_canonical(&request);
+    request_free(&request);
+    schema_free(schema);
+    return result;
+}
+
+/* default_if: the first case that holds, in order; a given value always wins; a case may
+ * read earlier parameters whose own value came from a case. */
+START_TEST(request_default_cases_follow_earlier_parameters)
+{
+    struct {
+        const char *text, *want;
+    } cases[] = {{"", "kind=a mode=fast width=8"},
+                 {"mode=wide", "kind=b mode=wide width=64"},
+                 {"mode=slow", "kind=a mode=slow width=2"},
+                 {"mode=wide width=4", "kind=a mode=wide width=4"},
+                 {"mode=wide kind=a", "kind=a mode=wide width=64"},
+                 {"width=32", "kind=b mode=fast width=32"}};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
+        char *got = cased_canonical(cases[i].text);
+        ck_assert_msg(strcmp(got, cases[i].want) == 0, "'%s' gave '%s', not '%s'",
+                      cases[i].text, got, cases[i].want);
+        free(got);
+    }
+    pj_schema *schema = NULL;
+    ck_assert_int_eq(schema_parse(&schema, cased_template, "cased.cu"), PTXJIT_OK);
+    char *text = schema_describe(schema);
+    ck_assert_ptr_nonnull(strstr(text, "default 64 when mode == wide"));
+    ck_assert_ptr_nonnull(strstr(text, "default b when width >= 32"));
+    free(text);
+    schema_free(schema);
+}
+END_TEST
+
+START_TEST(schema_rejects_bad_default_cases)
+{
+    expect_template_error("//@ptxjit family f\n//@ptxjit entry k\n"
+                          "//@ptxjit param a int(1..8) default=1 default_if=\"b == 2 => 4\"\n"
+                          "//@ptxjit param b int(1..8) default=1\n",
+                          "names 'a' or a parameter declared after it");
+    expect_template_error("//@ptxjit family f\n//@ptxjit entry k\n"
+                          "//@ptxjit param a int(1..8) default=1 default_if=\"a == 2 => 4\"\n",
+                          "names 'a' or a parameter declared after it");
+    expect_template_error("//@ptxjit family f\n//@ptxjit entry k\n"
+                          "//@ptxjit param a int(1..8) default=1 default_if=\"sm >= 90 => 9\"\n",
+                          "default '9' is outside the parameter's own range");
+    expect_template_error("//@ptxjit family f\n//@ptxjit entry k\n"
+                          "//@ptxjit param a int(1..8) default=1 default_if=\"sm >= 90\"\n",
+                          "must be written \"EXPR => VALUE\"");
+    expect_template_error("//@ptxjit family f\n//@ptxjit entry k\n"
+                          "//@ptxjit param a enum(x,y) default=x default_if=\"sm >= 90 => z\"\n",
+                          "default 'z' is not one of the listed values");
+}
+END_TEST
+
 START_TEST(request_reports_violated_constraint)
 {
     /* 64 x 4-byte f32 = 256 bytes > 128. */
@@ -295,6 +365,8 @@ Suite *suite_params(void)
     tcase_add_test(tc, request_rejects_duplicates_and_malformed_pairs);
     tcase_add_test(tc, request_rejects_parameter_that_does_not_apply);
     tcase_add_test(tc, request_reports_violated_constraint);
+    tcase_add_test(tc, request_default_cases_follow_earlier_parameters);
+    tcase_add_test(tc, schema_rejects_bad_default_cases);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -30,16 +30,33 @@ static void expect_refused(const char *params, const char *needle, const char *a
 
 START_TEST(transpose_constraints_fail_early_with_the_fix)
 {
-    expect_refused("block=16", "with swizzle=128B a tile row must be a multiple of 128 bytes",
-                   NULL);
-    expect_refused("dtype=f16 block=32", "a multiple of 128 bytes", NULL);
-    expect_refused("swizzle=64B block=8", "with swizzle=64B a tile row must be a multiple of 64",
-                   NULL);
+    expect_refused("variant=tma_swizzle block=16",
+                   "with swizzle=128B a tile row must be a multiple of 128 bytes", NULL);
+    expect_refused("variant=tma_swizzle dtype=f16 block=32", "a multiple of 128 bytes", NULL);
+    expect_refused("variant=tma_batched swizzle=64B block=8",
+                   "with swizzle=64B a tile row must be a multiple of 64", NULL);
+    expect_refused("variant=tma_batched swizzle=128B block=128 rows=16",
+                   "with swizzle=128B a tile row must be a multiple of 128 bytes", NULL);
     expect_refused("variant=tma block=64 dtype=f16", "one thread per element, at most 1024",
                    NULL);
-    expect_refused("variant=tma_batched block=8 batch=16", "must not exceed the tile edge", NULL);
+    expect_refused("variant=tma_batched block=8 batch=16 xpose=scalar",
+                   "must not exceed the tile width", NULL);
+    expect_refused("variant=tma_batched block=128 rows=128 batch=8",
+                   "at most 1024 threads", NULL);
     expect_refused("variant=tma", "needs sm_90 or newer; use variant=smem", "sm_80");
-    expect_refused("variant=tma_batched block=64 dtype=f64 swizzle=none", "48 KiB", NULL);
+    expect_refused("variant=tma_batched block=128 rows=0 dtype=f64 batch=64 inplace=0", "227 KiB",
+                   NULL);
+    expect_refused("variant=tma_batched block=128 rows=128 dtype=f32 batch=64 inplace=0 stages=2",
+                   "227 KiB", NULL);
+    expect_refused("variant=smem block=128 batch=32", "48 KiB of static shared memory", NULL);
+    expect_refused("variant=tma_batched block=256 dtype=f64 rows=8 batch=8",
+                   "rows of at most 1 KiB", NULL);
+    expect_refused("variant=tma_batched rows=48", "power of two from 8 to 256", NULL);
+    expect_refused("variant=tma_batched block=16 rows=16 batch=1 xpose=diagonal",
+                   "xpose=diagonal needs tiles of at least 32 x 32", NULL);
+    expect_refused("variant=tma_batched xpose=vector", "xpose=vector needs square tiles", NULL);
+    expect_refused("variant=tma_batched block=64 swizzle=128B xpose=vector batch=8",
+                   "batch a multiple of", NULL);
     /* Swizzle limits do not bind variants without a swizzle. */
     ptxjit_context *context = open_for(NULL);
     char *canonical = NULL;
@@ -49,23 +66,39 @@ START_TEST(transpose_constraints_fail_early_with_the_fix)
     free(canonical);
     ptxjit_close(context);
     expect_refused("variant=tma swizzle=128B", "'swizzle' does not apply", NULL);
+    expect_refused("variant=smem rows=32", "'rows' does not apply", NULL);
     expect_refused("swizzle=256B", "one of none, 32B, 64B, 128B", NULL);
 }
 END_TEST
 
-START_TEST(transpose_canonical_form_spells_swizzle_as_written)
+static void expect_canonical(ptxjit_context *context, const char *params, const char *want)
+{
+    char *canonical = NULL;
+    ck_assert_msg(ptxjit_canonical_params(&canonical, context, "transpose", params) ==
+                      PTXJIT_OK,
+                  "%s: %s", params, ptxjit_last_error());
+    ck_assert_str_eq(canonical, want);
+    free(canonical);
+}
+
+/* Defaults depend on the variant (default_if): each step of the write-up by its name alone,
+ * and the fastest measured tile for tma_batched. */
+START_TEST(transpose_defaults_follow_the_variant)
 {
     ptxjit_context *context = open_for(NULL);
-    char *canonical = NULL;
-    ck_assert_int_eq(ptxjit_canonical_params(&canonical, context, "transpose",
-                                             "swizzle=64B block=16"),
-                     PTXJIT_OK);
-    ck_assert_str_eq(canonical, "batch=8 block=16 dtype=f32 group=1 swizzle=64B variant=tma_batched xpose=scalar");
-    free(canonical);
-    ck_assert_int_eq(ptxjit_canonical_params(&canonical, context, "transpose", "variant=smem"),
-                     PTXJIT_OK);
-    ck_assert_str_eq(canonical, "batch=8 block=32 dtype=f32 group=1 variant=smem");
-    free(canonical);
+    expect_canonical(context, "", "batch=16 block=128 dtype=f32 group=4096 inplace=1 rows=64 "
+                                  "stages=0 swizzle=none variant=tma_batched xpose=diagonal");
+    expect_canonical(context, "variant=smem", "batch=8 block=64 dtype=f32 group=4096 variant=smem");
+    expect_canonical(context, "variant=tma", "block=32 dtype=f32 group=4096 variant=tma");
+    expect_canonical(context, "variant=tma_swizzle",
+                     "block=32 dtype=f32 group=4096 swizzle=128B variant=tma_swizzle");
+    /* A given value wins over every default case; a square tile unless rows= says. */
+    expect_canonical(context, "variant=tma_batched block=64 swizzle=64B xpose=scalar",
+                     "batch=16 block=64 dtype=f32 group=4096 inplace=1 rows=0 stages=0 "
+                     "swizzle=64B variant=tma_batched xpose=scalar");
+    expect_canonical(context, "variant=tma_batched block=128 swizzle=128B xpose=vector",
+                     "batch=16 block=128 dtype=f32 group=4096 inplace=1 rows=0 stages=0 "
+                     "swizzle=128B variant=tma_batched xpose=vector");
     ptxjit_close(context);
     /* smem needs no TMA: it compiles for an older architecture. */
     context = open_for("sm_80");
@@ -81,8 +114,9 @@ START_TEST(transpose_tma_variants_use_bulk_tensor_copies)
 {
     static const char *const requests[] = {
         "variant=tma", "variant=tma_swizzle swizzle=none", "variant=tma_batched batch=32",
-        "dtype=f16 block=64", "dtype=bf16 block=32 swizzle=64B", "dtype=f64 block=16",
-        "variant=tma_batched block=64 swizzle=none"};
+        "dtype=f16 block=64", "dtype=bf16 block=32 swizzle=64B", "dtype=f64 block=16 batch=8",
+        "variant=tma_batched block=64 swizzle=none", "", "stages=2",
+        "block=64 swizzle=128B xpose=vector"};
     ptxjit_context *context = open_for(NULL);
     for (size_t i = 0; i < sizeof requests / sizeof *requests; i++) {
         ptxjit_kernel *kernel;
@@ -134,6 +168,23 @@ START_TEST(transpose_maps_mirror_each_other)
     ck_assert_uint_eq(in.box[0], 32);
     ck_assert_uint_eq(in.box[1], 64);
     ck_assert_uint_eq(out.box[0], 32);
+    /* The default rectangular tile: 128 columns x 64 rows in, 64 columns x 128 rows out, one
+     * unswizzled box each; in place, so one tile of shared memory (+1 KiB for alignment). */
+    config = config_of("");
+    ck_assert_int_eq(config.block, 128);
+    ck_assert_int_eq(config.tile_rows, 64);
+    ck_assert_int_eq(config.threads, 512);
+    ck_assert_int_eq(config.tiles, 1);
+    ck_assert_uint_eq(config.shared_bytes, 128 * 64 * 4 + 1024);
+    ck_assert_int_eq(transpose_plan_maps(&in, &out, &config, 0x10000, 0x20000, 100, 300),
+                     PTXJIT_OK);
+    ck_assert_uint_eq(in.box[0], 128);
+    ck_assert_uint_eq(in.box[1], 64);
+    ck_assert_uint_eq(out.box[0], 64);
+    ck_assert_uint_eq(out.box[1], 128);
+    config = config_of("stages=3 inplace=0 block=64");
+    ck_assert_int_eq(config.stages, 3);
+    ck_assert_uint_eq(config.shared_bytes, 3 * 2 * 64 * 64 * 4 + 1024);
 }
 END_TEST
 
@@ -170,7 +221,7 @@ Suite *suite_transpose(void)
     TCase *tc = tcase_create("schema");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, transpose_constraints_fail_early_with_the_fix);
-    tcase_add_test(tc, transpose_canonical_form_spells_swizzle_as_written);
+    tcase_add_test(tc, transpose_defaults_follow_the_variant);
     tcase_add_test(tc, transpose_tma_variants_use_bulk_tensor_copies);
     tcase_add_test(tc, transpose_maps_mirror_each_other);
     tcase_add_test(tc, transpose_maps_refuse_what_the_tma_cannot_describe);

@@ -133,8 +133,13 @@ START_TEST(transpose_tma_batched_every_batch)
         return;
     for (int batch = 1; batch <= 32; batch *= 2) {
         char params[128];
-        snprintf(params, sizeof params, "variant=tma_batched swizzle=128B batch=%d", batch);
+        /* The write-up's step 4, and the same tile transposed along diagonals in place. */
+        snprintf(params, sizeof params, "variant=tma_batched block=32 swizzle=128B xpose=scalar "
+                 "inplace=0 batch=%d", batch);
         check_tma_shapes(context, params, 4, batch == 8);
+        snprintf(params, sizeof params, "variant=tma_batched block=32 swizzle=128B batch=%d",
+                 batch);
+        check_tma_shapes(context, params, 4, 0);
         snprintf(params, sizeof params, "variant=tma_batched swizzle=128B dtype=f16 block=64 "
                  "batch=%d", batch < 4 ? 4 : batch);
         check_tma_shapes(context, params, 2, 0);
@@ -180,6 +185,51 @@ START_TEST(transpose_vector_micro_tiles_every_dtype)
 }
 END_TEST
 
+/* The tma_batched layouts beyond the write-up: unswizzled wide tiles, diagonal and in-place
+ * transpositions, dynamic shared memory above 48 KiB, rectangular tiles, persistent blocks. */
+START_TEST(transpose_tma_batched_layouts_every_dtype)
+{
+    ptxjit_context *context = test_gpu_context("transpose_tma_batched_layouts_every_dtype");
+    if (!context)
+        return;
+    static const char *const layouts[] = {
+        "swizzle=none block=64 batch=8", "swizzle=none block=64 batch=16 xpose=diagonal",
+        "swizzle=none block=64 batch=32 xpose=diagonal inplace=1",
+        "swizzle=none block=128 batch=32 xpose=diagonal inplace=1",
+        "swizzle=none block=128 batch=64", "swizzle=none block=64 batch=8 inplace=1",
+        "swizzle=128B block=64 batch=16 xpose=diagonal inplace=1",
+        "swizzle=128B block=64 batch=64 xpose=vector inplace=1",
+        "swizzle=none block=64 batch=16 xpose=scalar",
+        "swizzle=32B block=32 batch=8 inplace=1 xpose=scalar",
+        "swizzle=64B block=32 batch=4 xpose=diagonal inplace=0",
+        "swizzle=none block=64 batch=16 xpose=diagonal inplace=1 stages=1",
+        "swizzle=none block=64 batch=16 xpose=diagonal inplace=1 stages=2",
+        "swizzle=128B block=32 batch=8 stages=3 group=4",
+        "swizzle=none block=32 batch=4 stages=4 inplace=1",
+        "swizzle=none block=32 rows=128 batch=8 xpose=diagonal inplace=1",
+        "swizzle=none block=128 rows=32 batch=8 xpose=diagonal",
+        "swizzle=none block=16 rows=64 batch=4", "swizzle=none block=64 rows=16 batch=2 inplace=1",
+        "swizzle=none block=64 rows=128 batch=16 xpose=diagonal inplace=1 stages=2",
+        "swizzle=128B block=128 rows=64 batch=16", "swizzle=64B block=64 rows=32 batch=8",
+        "swizzle=none block=256 rows=32 batch=8", ""};
+    int ran = 0;
+    for (size_t l = 0; l < PJ_ARRAY_SIZE(layouts); l++)
+        for (size_t d = 0; d < 4; d++) {
+            char params[160];
+            snprintf(params, sizeof params, "variant=tma_batched dtype=%s %s", dtypes[d].name,
+                     layouts[l]);
+            char *canonical = NULL;
+            if (ptxjit_canonical_params(&canonical, context, "transpose", params) != PTXJIT_OK)
+                continue; /* e.g. a 128-wide f64 tile: over the shared memory or box limits */
+            free(canonical);
+            check_tma_shapes(context, params, dtypes[d].bytes, d == 0 && l == 3);
+            ran++;
+        }
+    ck_assert_int_ge(ran, 60);
+    ptxjit_close(context);
+}
+END_TEST
+
 /* Grouped raster orders, with a last group shorter than the others. */
 START_TEST(transpose_grouped_raster_covers_every_tile)
 {
@@ -188,8 +238,10 @@ START_TEST(transpose_grouped_raster_covers_every_tile)
         return;
     static const char *const requests[] = {
         "variant=smem group=4", "variant=smem group=64", "variant=tma group=2",
-        "variant=tma_batched group=16", "variant=tma_batched block=64 group=8 xpose=vector "
-                                        "batch=32"};
+        "variant=tma_batched group=16",
+        "variant=tma_batched block=64 group=8 swizzle=128B xpose=vector batch=32",
+        "variant=tma_batched swizzle=none block=32 rows=64 group=4096",
+        "variant=tma_batched swizzle=none block=64 rows=32 group=2 stages=1"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(requests); i++) {
         check(context, requests[i], 16 * 37 + 4, 16 * 11, 4); /* 19 x 6 tiles of 32 */
         check(context, requests[i], 4, 16 * 70, 4);           /* one tile row */
@@ -227,6 +279,7 @@ Suite *suite_transpose_gpu(void)
     tcase_add_test(tc, transpose_tma_swizzle_every_mode_and_dtype);
     tcase_add_test(tc, transpose_tma_batched_every_batch);
     tcase_add_test(tc, transpose_vector_micro_tiles_every_dtype);
+    tcase_add_test(tc, transpose_tma_batched_layouts_every_dtype);
     tcase_add_test(tc, transpose_grouped_raster_covers_every_tile);
     tcase_add_test(tc, transpose_tma_refuses_shapes_it_cannot_describe);
     suite_add_tcase(suite, tc);

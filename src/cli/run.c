@@ -80,10 +80,12 @@ int cmd_run(cli_args *args)
     return code;
 }
 
+/* `bench FAMILY [n=N] [runs=R] ["PARAMS" ...]`: each further argument is one parameter set
+ * (transpose only), timed instead of the built-in sweep. */
 int cmd_bench(cli_args *args)
 {
     if (args->argc < 1) {
-        fprintf(stderr, "ptxjit: usage: ptxjit bench FAMILY|jit [n=N] [runs=R]\n");
+        fprintf(stderr, "ptxjit: usage: ptxjit bench FAMILY|jit [n=N] [runs=R] [\"PARAMS\" ...]\n");
         return CLI_USAGE;
     }
     const char *family = args->argv[0];
@@ -94,23 +96,33 @@ int cmd_bench(cli_args *args)
     int jit = strcmp(family, "jit") == 0, reduce = strcmp(family, "reduce") == 0;
     if (!jit && !known_runner(family))
         return CLI_USAGE;
-    static const char *const own[] = {"n", "runs", NULL};
-    const char *values[2] = {NULL, NULL};
-    char *rest = cli_join_params(args->argc - 1, args->argv + 1, own, values);
+    const char *n_text = NULL, *runs_text = NULL;
+    const char **sets = calloc((size_t)args->argc, sizeof *sets);
+    int set_count = 0;
+    for (int i = 1; sets && i < args->argc; i++) {
+        if (strncmp(args->argv[i], "n=", 2) == 0)
+            n_text = args->argv[i] + 2;
+        else if (strncmp(args->argv[i], "runs=", 5) == 0)
+            runs_text = args->argv[i] + 5;
+        else
+            sets[set_count++] = args->argv[i];
+    }
     size_t n = 0, runs;
     ptxjit_context *context = NULL;
     int code = CLI_USAGE;
-    if (rest && *rest)
-        fprintf(stderr, "ptxjit: bench takes only n= and runs=, not '%s'\n", rest);
-    else if (rest && (values[0] || reduce ? parse_count(&n, values[0], "n", (size_t)1 << 30) : 1) &&
-             parse_count(&runs, values[1], "runs", 20) &&
+    if (!sets)
+        fprintf(stderr, "ptxjit: out of memory\n");
+    else if (set_count && (jit || reduce))
+        fprintf(stderr, "ptxjit: bench %s takes only n= and runs=, not '%s'\n", family, sets[0]);
+    else if ((n_text || reduce ? parse_count(&n, n_text, "n", (size_t)1 << 30) : 1) &&
+             parse_count(&runs, runs_text, "runs", 20) &&
              (code = open_gpu(&context, args)) == CLI_OK) {
         code = jit      ? jit_costs(context, "/proc/self/exe")
                : reduce ? reduce_bench(context, n, (int)runs)
-                        : transpose_bench(context, n, (int)runs);
+                        : transpose_bench(context, n, (int)runs, sets, set_count);
         ptxjit_close(context);
     }
-    free(rest);
+    free(sets);
     return code;
 }
 

@@ -30,14 +30,19 @@ static ptxjit_status transpose_once(void *arg)
                             NULL);
 }
 
-/* Random bytes on the host and the device; the output poisoned with 0xff bytes. */
-static ptxjit_status make_buffers(transpose_job *job, void **host, size_t bytes)
+/* Random data on the host and the device: any bits for `run` (a transpose moves bits), finite
+ * floats in [-1, 1) for `bench`, where cuBLAS computes 1 * x + 0 * y and so would change NaN
+ * payloads and flush subnormals. */
+static ptxjit_status make_buffers(transpose_job *job, void **host, size_t bytes, int floats)
 {
     *host = malloc(bytes + 4);
     if (!*host)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of host memory",
                         bytes);
-    random_i32(*host, bytes / 4 + 1);
+    if (floats)
+        random_f32(*host, bytes / 4 + 1);
+    else
+        random_i32(*host, bytes / 4 + 1);
     ptxjit_status status = ptxjit_alloc(&job->in, job->context, bytes);
     if (status == PTXJIT_OK)
         status = ptxjit_alloc(&job->out, job->context, bytes);
@@ -112,7 +117,7 @@ int transpose_run(ptxjit_context *context, const char *params, size_t rows, size
     transpose_job job = {context, params, 0, 0, rows, cols, NULL};
     void *host = NULL;
     double ms = 0;
-    status = make_buffers(&job, &host, bytes);
+    status = make_buffers(&job, &host, bytes, 0);
     if (status == PTXJIT_OK)
         status = poison(&job, bytes);
     if (status == PTXJIT_OK)
@@ -135,10 +140,13 @@ static const struct {
     const char *params;
     double writeup_gbps; /* the Mojo write-up's H100 figure for the step */
 } progression[] = {
-    {"variant=smem block=32 batch=4", 0},
-    {"variant=tma block=32", 1056},
-    {"variant=tma_swizzle block=32 swizzle=128B", 1437},
-    {"variant=tma_batched block=32 batch=8 swizzle=128B", 2775},
+    /* The write-up's kernels walk the tiles row by row (group=1). */
+    {"variant=smem block=32 batch=4 group=1", 0}, /* the classic padded 32 x 33 tile */
+    {"variant=smem", 0},
+    {"variant=tma block=32 group=1", 1056},
+    {"variant=tma_swizzle block=32 swizzle=128B group=1", 1437},
+    {"variant=tma_batched block=32 batch=8 swizzle=128B xpose=scalar inplace=0 group=1", 2775},
+    {"variant=tma_batched", 0}, /* the defaults: the best tile measured */
 };
 
 static ptxjit_status bench_row(double *gbps, int *correct, transpose_job *job, const char *in,
@@ -165,51 +173,81 @@ static void print_row(const char *name, double gbps, double copy, double cublas,
     printf("  %s\n", correct ? "ok" : "WRONG");
 }
 
-/* Every tile shape, transposition and batch the schema accepts, in three raster orders. */
-static ptxjit_status sweep(transpose_job *job, const char *in, int runs, double copy,
-                           double cublas, int *all_ok)
+typedef struct {
+    const char *const *sets; /* parameter sets to time instead of the sweep */
+    int set_count;
+    double best;
+    char best_params[256];
+} bench_plan;
+
+static ptxjit_status time_set(bench_plan *plan, transpose_job *job, const char *in, int runs,
+                              double copy, double cublas, int *all_ok, const char *params)
 {
-    static const char *const bases[] = {
-        "variant=smem block=32", "variant=smem block=64",
-        "variant=tma_batched block=32 swizzle=128B",
-        "variant=tma_batched block=32 swizzle=128B xpose=vector",
-        "variant=tma_batched block=64 swizzle=128B",
-        "variant=tma_batched block=64 swizzle=128B xpose=vector",
-        "variant=tma_batched block=64 swizzle=none"};
-    static const int groups[] = {1, 4, 16};
-    double best = 0;
-    char best_params[160] = "", params[160];
-    for (size_t v = 0; v < PJ_ARRAY_SIZE(bases); v++)
-        for (size_t g = 0; g < PJ_ARRAY_SIZE(groups); g++)
-            for (int batch = 1; batch <= 64; batch *= 2) {
-                snprintf(params, sizeof params, "%s batch=%d group=%d", bases[v], batch,
-                         groups[g]);
-                job->params = params;
-                double gbps;
-                int correct;
-                ptxjit_status status = bench_row(&gbps, &correct, job, in, runs);
-                if (status == PTXJIT_ERR_PARAM) /* a shape the schema refuses: skip it */
-                    continue;
-                if (status != PTXJIT_OK)
-                    return status;
-                print_row(params, gbps, copy, cublas, correct, 0);
-                *all_ok &= correct;
-                if (gbps > best) {
-                    best = gbps;
-                    snprintf(best_params, sizeof best_params, "%s", params);
-                }
-            }
-    printf("best found: %s: %.1f GB/s, %.1f%% of the copy, %.3f x cuBLAS\n", best_params, best,
-           100 * best / copy, cublas ? best / cublas : 0);
+    ptxjit_kernel *kernel;
+    transpose_config config;
+    ptxjit_status status = ptxjit_get_kernel(&kernel, job->context, "transpose", params, NULL);
+    if (status == PTXJIT_OK)
+        status = transpose_config_of(&config, kernel);
+    if (status == PTXJIT_OK && config.dtype != PJ_DTYPE_f32)
+        status = pj_error(PTXJIT_ERR_PARAM, "bench transpose measures fp32, not '%s'; time "
+                          "other dtypes with 'ptxjit run transpose %s h=.. w=..'", params, params);
+    job->params = params;
+    double gbps;
+    int correct;
+    if (status == PTXJIT_OK)
+        status = bench_row(&gbps, &correct, job, in, runs);
+    if (status != PTXJIT_OK)
+        return status;
+    print_row(params, gbps, copy, cublas, correct, 0);
+    *all_ok &= correct;
+    if (gbps > plan->best) {
+        plan->best = gbps;
+        snprintf(plan->best_params, sizeof plan->best_params, "%s", params);
+    }
     return PTXJIT_OK;
 }
 
-static ptxjit_status bench_size(ptxjit_context *context, size_t n, int runs, double copy,
-                                cublas_peer *cublas, int *all_ok)
+/* The built-in sweep (tile shapes, batches, raster orders around the best measured), or the
+ * caller's parameter sets. */
+static ptxjit_status sweep(bench_plan *plan, transpose_job *job, const char *in, int runs,
+                           double copy, double cublas, int *all_ok)
+{
+    static const char *const bases[] = {
+        "variant=smem block=64 batch=8",
+        "variant=smem block=64 batch=16",
+        "variant=tma_batched block=64 rows=0 batch=16",
+        "variant=tma_batched block=64 rows=128 batch=16",
+        "variant=tma_batched block=128 rows=64 batch=8",
+        "variant=tma_batched block=128 rows=64 batch=16",
+        "variant=tma_batched block=128 rows=64 batch=32",
+        "variant=tma_batched block=128 rows=128 batch=32",
+        "variant=tma_batched block=256 rows=32 batch=8",
+        "variant=tma_batched block=256 rows=64 batch=16",
+        "variant=tma_batched block=64 rows=0 swizzle=128B xpose=vector batch=16"};
+    static const int groups[] = {1, 4096}; /* row by row, column by column */
+    plan->best = 0;
+    ptxjit_status status = PTXJIT_OK;
+    for (int i = 0; i < plan->set_count && status == PTXJIT_OK; i++)
+        status = time_set(plan, job, in, runs, copy, cublas, all_ok, plan->sets[i]);
+    for (size_t v = 0; !plan->set_count && v < PJ_ARRAY_SIZE(bases); v++)
+        for (size_t g = 0; g < PJ_ARRAY_SIZE(groups) && status == PTXJIT_OK; g++) {
+            char params[160];
+            snprintf(params, sizeof params, "%s group=%d", bases[v], groups[g]);
+            status = time_set(plan, job, in, runs, copy, cublas, all_ok, params);
+        }
+    if (status == PTXJIT_OK)
+        printf("best found: %s: %.1f GB/s, %.1f%% of the copy, %.3f x cuBLAS\n",
+               plan->best_params, plan->best, 100 * plan->best / copy,
+               cublas ? plan->best / cublas : 0);
+    return status;
+}
+
+static ptxjit_status bench_size(bench_plan *plan, ptxjit_context *context, size_t n, int runs,
+                                double copy, cublas_peer *cublas, int *all_ok)
 {
     transpose_job job = {context, NULL, 0, 0, n, n, NULL};
     void *host = NULL;
-    ptxjit_status status = make_buffers(&job, &host, n * n * 4);
+    ptxjit_status status = make_buffers(&job, &host, n * n * 4, 1);
     double peer = 0;
     int correct = 1;
     if (status == PTXJIT_OK && cublas) {
@@ -233,12 +271,13 @@ static ptxjit_status bench_size(ptxjit_context *context, size_t n, int runs, dou
         *all_ok &= correct;
     }
     if (status == PTXJIT_OK)
-        status = sweep(&job, host, runs, copy, peer, all_ok);
+        status = sweep(plan, &job, host, runs, copy, peer, all_ok);
     free_buffers(&job, host);
     return status;
 }
 
-int transpose_bench(ptxjit_context *context, size_t n, int runs)
+int transpose_bench(ptxjit_context *context, size_t n, int runs, const char *const *sets,
+                    int set_count)
 {
     char name[256] = "?";
     context->driver->cuDeviceGetName(name, sizeof name, context->device);
@@ -246,6 +285,7 @@ int transpose_bench(ptxjit_context *context, size_t n, int runs)
     cublas_peer *cublas = cublas_peer_open(&why);
     double copy = 0;
     int all_ok = 1;
+    bench_plan plan = {sets, set_count, 0, ""};
     ptxjit_status status = copy_bandwidth(&copy, context, runs);
     if (status == PTXJIT_OK) {
         printf("transpose, %s, %s, median of %d\n", name, ptxjit_arch(context), runs);
@@ -256,7 +296,7 @@ int transpose_bench(ptxjit_context *context, size_t n, int runs)
     /* n from the command line, else the write-up's two sizes. */
     size_t sizes[2] = {n ? n : 16384, 32768};
     for (int i = 0; i < (n ? 1 : 2) && status == PTXJIT_OK; i++)
-        status = bench_size(context, sizes[i], runs, copy, cublas, &all_ok);
+        status = bench_size(&plan, context, sizes[i], runs, copy, cublas, &all_ok);
     cublas_peer_close(cublas);
     if (status != PTXJIT_OK)
         return cli_fail(status);

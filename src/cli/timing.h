@@ -4,8 +4,10 @@
 
 #include "context.h"
 
-/* Runs fn(arg) warmup times, then runs times between CUDA events; writes the median in ms.
- * Stops at the first failing call and returns its status. */
+/* Runs fn(arg) warmup times, then runs times between CUDA events on the default stream;
+ * writes the median in ms. The stream is held until each sample is wholly enqueued, so the
+ * events time the GPU work, not the host's time to submit it. Stops at the first failing
+ * call and returns its status. */
 typedef ptxjit_status (*timed_fn)(void *arg);
 ptxjit_status time_median_ms(double *out, ptxjit_context *context, timed_fn fn, void *arg,
                              int warmup, int runs);

@@ -43,6 +43,11 @@
     X(cuMemcpyDtoDAsync, (CUdeviceptr, CUdeviceptr, size_t, CUstream))                       \
     X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))                       \
     X(cuMemsetD32Async, (CUdeviceptr, unsigned int, size_t, CUstream))                       \
+    X(cuMemHostAlloc, (void **, size_t, unsigned int))                                       \
+    X(cuMemFreeHost, (void *))                                                               \
+    X(cuMemHostGetDevicePointer, (CUdeviceptr *, void *, unsigned int))                      \
+    X(cuStreamWaitValue32, (CUstream, CUdeviceptr, cuuint32_t, unsigned int))                \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor, (int *, CUfunction, int, size_t))         \
     X(cuStreamSynchronize, (CUstream))                                                       \
     X(cuEventCreate, (CUevent *, unsigned int))                                              \
     X(cuEventRecord, (CUevent, CUstream))                                                    \

@@ -12,7 +12,8 @@ ptxjit_status transpose_config_of(transpose_config *out, const ptxjit_kernel *ke
     const pj_request *request = &kernel->request;
     const pj_schema *schema = request->schema;
     char buf[32];
-    static const char *const needed[] = {"variant", "block", "batch", "swizzle", "dtype"};
+    static const char *const needed[] = {"variant", "block", "batch", "swizzle", "dtype",
+                                         "inplace", "stages", "rows"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(needed); i++)
         if (schema_param_index(schema, needed[i]) < 0)
             return pj_error(PTXJIT_ERR_TEMPLATE,
@@ -29,26 +30,38 @@ ptxjit_status transpose_config_of(transpose_config *out, const ptxjit_kernel *ke
                         "the transpose op does not know", schema->origin, variant);
     out->dtype = (pj_dtype)dtype_from_name(request_value_name(request, "dtype", buf));
     out->block = (int)request_value(request, "block");
+    int rows = out->variant == TRANSPOSE_TMA_BATCHED ? (int)request_value(request, "rows") : 0;
+    out->tile_rows = rows ? rows : out->block;
     int batched = out->variant == TRANSPOSE_SMEM || out->variant == TRANSPOSE_TMA_BATCHED;
     out->per_thread = batched ? (int)request_value(request, "batch") : 1;
-    out->threads = out->block * out->block / out->per_thread;
+    out->threads = out->block * out->tile_rows / out->per_thread;
     int swizzled = out->variant == TRANSPOSE_TMA_SWIZZLE || out->variant == TRANSPOSE_TMA_BATCHED;
     const char *swizzle = request_value_name(request, "swizzle", buf);
     out->swizzle_bytes = !swizzled || strcmp(swizzle, "none") == 0 ? 0 : atoi(swizzle);
+    int batched_tma = out->variant == TRANSPOSE_TMA_BATCHED;
+    out->tiles = batched_tma && request_value(request, "inplace") ? 1 : 2;
+    out->stages = batched_tma ? (int)request_value(request, "stages") : 0;
+    /* Slack for aligning the tiles to 1024 bytes, where the 128-byte swizzle repeats. */
+    int stage_count = out->stages ? out->stages : 1;
+    out->shared_bytes = out->variant == TRANSPOSE_SMEM
+                            ? 0
+                            : (unsigned)(stage_count * out->tiles * out->block * out->tile_rows *
+                                         dtype_bytes(out->dtype) + 1024);
     return PTXJIT_OK;
 }
 
+/* box_cols x box_rows: the tile as one map sees it (the output's is the input's transposed). */
 static ptxjit_status plan_one(transpose_map_plan *plan, const transpose_config *config,
-                              uint64_t address, size_t rows, size_t cols, const char *which)
+                              uint64_t address, size_t rows, size_t cols, int box_cols,
+                              int box_rows, const char *which)
 {
     const int bytes = dtype_bytes(config->dtype);
     plan->dims[0] = cols;
     plan->dims[1] = rows;
     plan->row_bytes = (uint64_t)cols * (uint64_t)bytes;
     /* A swizzled box is one swizzle span wide; the kernel moves a tile as several boxes. */
-    plan->box[0] = (uint32_t)(config->swizzle_bytes ? config->swizzle_bytes / bytes
-                                                    : config->block);
-    plan->box[1] = (uint32_t)config->block;
+    plan->box[0] = (uint32_t)(config->swizzle_bytes ? config->swizzle_bytes / bytes : box_cols);
+    plan->box[1] = (uint32_t)box_rows;
     plan->swizzle_bytes = config->swizzle_bytes;
     plan->element_bytes = bytes;
     /* Limits of cuTensorMapEncodeTiled: 16-byte aligned base and strides, dims <= 2^32,
@@ -73,8 +86,11 @@ ptxjit_status transpose_plan_maps(transpose_map_plan *in, transpose_map_plan *ou
                                   const transpose_config *config, uint64_t input,
                                   uint64_t output, size_t rows, size_t cols)
 {
-    ptxjit_status status = plan_one(in, config, input, rows, cols, "input");
-    return status == PTXJIT_OK ? plan_one(out, config, output, cols, rows, "output") : status;
+    ptxjit_status status = plan_one(in, config, input, rows, cols, config->block,
+                                    config->tile_rows, "input");
+    return status == PTXJIT_OK ? plan_one(out, config, output, cols, rows, config->tile_rows,
+                                          config->block, "output")
+                               : status;
 }
 
 static ptxjit_status encode(CUtensorMap *map, const pj_driver *d, const transpose_map_plan *plan,
@@ -99,6 +115,24 @@ static ptxjit_status encode(CUtensorMap *map, const pj_driver *d, const transpos
                  "cuTensorMapEncodeTiled");
 }
 
+/* Persistent blocks: as many as are resident at once, never more than there are tiles. */
+static ptxjit_status persistent_grid(ptxjit_dim3 *grid, ptxjit_kernel *kernel,
+                                     const transpose_config *config, uint64_t tiles)
+{
+    CUfunction function;
+    int per_sm = 0;
+    ptxjit_status status = kernel_function(&function, kernel, NULL, config->shared_bytes);
+    if (status == PTXJIT_OK)
+        status = PJ_CU(kernel->context->driver->cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                           &per_sm, function, config->threads, config->shared_bytes),
+                       "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    if (status != PTXJIT_OK)
+        return status;
+    uint64_t resident = (uint64_t)(per_sm > 0 ? per_sm : 1) * (uint64_t)kernel->context->sm_count;
+    *grid = (ptxjit_dim3){(unsigned)(resident < tiles ? resident : tiles), 1, 1};
+    return PTXJIT_OK;
+}
+
 ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxjit_devptr input,
                                ptxjit_devptr output, size_t rows, size_t cols, void *stream)
 {
@@ -118,11 +152,12 @@ ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxj
                         "device addresses aligned to the %llu-byte element",
                         (unsigned long long)bytes);
     const uint64_t grid_x = (cols + config.block - 1) / config.block;
-    const uint64_t grid_y = (rows + config.block - 1) / config.block;
-    if (grid_x > 0x7fffffffu || grid_y > 65535)
+    const uint64_t grid_y = (rows + config.tile_rows - 1) / config.tile_rows;
+    if (!config.stages && (grid_x > 0x7fffffffu || grid_y > 65535))
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
                         "transpose: %zu x %zu needs %llu x %llu tiles of %d, over the grid's "
-                        "limit (65535 tile rows); raise block",
+                        "limit (65535 tile rows); raise block, or use stages=1 (persistent "
+                        "blocks)",
                         rows, cols, (unsigned long long)grid_x, (unsigned long long)grid_y,
                         config.block);
     CUtensorMap in_map, out_map;
@@ -138,12 +173,17 @@ ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxj
         if (status != PTXJIT_OK)
             return status;
     }
+    ptxjit_dim3 grid = {(unsigned)grid_x, (unsigned)grid_y, 1};
+    if (config.stages) {
+        status = persistent_grid(&grid, kernel, &config, grid_x * grid_y);
+        if (status != PTXJIT_OK)
+            return status;
+    }
     CUdeviceptr in = input, out = output;
     unsigned h = (unsigned)rows, w = (unsigned)cols;
     void *args[] = {&in, &out, &h, &w, &in_map, &out_map};
-    ptxjit_dim3 grid = {(unsigned)grid_x, (unsigned)grid_y, 1};
     ptxjit_dim3 block = {(unsigned)config.threads, 1, 1};
-    return ptxjit_launch(kernel, NULL, grid, block, 0, stream, args);
+    return ptxjit_launch(kernel, NULL, grid, block, config.shared_bytes, stream, args);
 }
 
 void transpose_reference(void *out, const void *in, size_t rows, size_t cols, int element_bytes)

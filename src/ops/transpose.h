@@ -9,8 +9,13 @@ typedef enum { TRANSPOSE_SMEM, TRANSPOSE_TMA, TRANSPOSE_TMA_SWIZZLE, TRANSPOSE_T
 
 typedef struct {
     transpose_variant variant;
-    int block, per_thread, threads;
+    int block;         /* tile width: input columns, output rows */
+    int tile_rows;     /* tile height: input rows, output columns (block unless rows= says) */
+    int per_thread, threads;
     int swizzle_bytes; /* 0, 32, 64 or 128 */
+    int tiles;         /* shared tiles of the TMA variants: 2, or 1 when transposed in place */
+    int stages;        /* 0: a block per tile; else persistent blocks with this many loads ahead */
+    unsigned shared_bytes; /* dynamic shared memory of a block (TMA variants), 0 for smem */
     pj_dtype dtype;
 } transpose_config;
 

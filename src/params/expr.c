@@ -280,6 +280,15 @@ int64_t expr_eval(const pj_expr *e, const int64_t *values, const pj_schema *sche
     return 0;
 }
 
+int expr_reads_params(const pj_expr *e, int first, int last)
+{
+    if (!e)
+        return 0;
+    if ((e->kind == EXPR_PARAM || e->kind == EXPR_BYTES) && e->value >= first && e->value < last)
+        return 1;
+    return expr_reads_params(e->left, first, last) || expr_reads_params(e->right, first, last);
+}
+
 void expr_free(pj_expr *e)
 {
     if (!e)

@@ -85,6 +85,20 @@ static ptxjit_status parse_pair(pj_request *request, int *seen, const char *word
     return parse_value(&request->values[index], schema, &schema->params[index], equals + 1);
 }
 
+/* Parameters not given take the first default_if case that holds, in declaration order. */
+static void apply_default_cases(pj_request *request, const int *seen)
+{
+    const pj_schema *schema = request->schema;
+    for (int i = 0; i < schema->param_count; i++) {
+        const pj_param *param = &schema->params[i];
+        for (int c = 0; !seen[i] && c < param->case_count; c++)
+            if (expr_eval(param->case_when[c], request->values, schema)) {
+                request->values[i] = param->case_value[c];
+                break;
+            }
+    }
+}
+
 static ptxjit_status check_applicability(pj_request *request, const int *seen)
 {
     const pj_schema *schema = request->schema;
@@ -147,8 +161,10 @@ ptxjit_status request_parse(pj_request *out, const pj_schema *schema, const char
             status = parse_pair(out, seen, s, length);
         s += length;
     }
-    if (status == PTXJIT_OK)
+    if (status == PTXJIT_OK) {
+        apply_default_cases(out, seen);
         status = check_applicability(out, seen);
+    }
     if (status == PTXJIT_OK)
         status = check_constraints(out);
 done:

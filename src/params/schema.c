@@ -198,6 +198,55 @@ static int value_index(const pj_param *param, const char *text)
     return -1;
 }
 
+/* A value of param written in a template (default= or default_if=), as its stored form. */
+static ptxjit_status parse_default(const pj_param *param, const char *text, int64_t *out,
+                                   const where *at)
+{
+    if (param->kind == PJ_PARAM_INT) {
+        int64_t v;
+        if (!parse_int(text, &v) || v < param->min || v > param->max ||
+            (param->pow2 && (v & (v - 1))))
+            return bad(at, "default '%s' is outside the parameter's own range", text);
+        *out = v;
+        return PTXJIT_OK;
+    }
+    int index = value_index(param, text);
+    if (index < 0)
+        return bad(at, "default '%s' is not one of the listed values", text);
+    *out = index;
+    return PTXJIT_OK;
+}
+
+/* default_if="EXPR => VALUE": the value now, the expression once all parameters are known. */
+static ptxjit_status parse_default_case(pj_param *param, const char *text, const where *at)
+{
+    const char *arrow = strstr(text, "=>");
+    if (!arrow)
+        return bad(at, "default_if '%s' must be written \"EXPR => VALUE\"", text);
+    const char *value = arrow + 2;
+    while (*value == ' ')
+        value++;
+    size_t n = (size_t)(arrow - text);
+    while (n && text[n - 1] == ' ')
+        n--;
+    int64_t v;
+    ptxjit_status status = parse_default(param, value, &v, at);
+    if (status != PTXJIT_OK)
+        return status;
+    int count = param->case_count;
+    char *condition = pj_strndup(text, n);
+    int64_t *values = realloc(param->case_value, (size_t)(count + 1) * sizeof *values);
+    if (values)
+        param->case_value = values;
+    if (!condition || !values || !append_string(&param->case_text, &param->case_count, condition)) {
+        free(condition);
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    free(condition);
+    param->case_value[count] = v;
+    return PTXJIT_OK;
+}
+
 static ptxjit_status parse_param(pj_schema *schema, char **words, int count, const where *at)
 {
     if (count < 3)
@@ -220,31 +269,22 @@ static ptxjit_status parse_param(pj_schema *schema, char **words, int count, con
             param->pow2 = 1;
         else if (strncmp(words[i], "default=", 8) == 0)
             default_text = words[i] + 8;
+        else if (strncmp(words[i], "default_if=", 11) == 0)
+            status = parse_default_case(param, words[i] + 11, at);
         else if (strncmp(words[i], "when=", 5) == 0)
             param->when_text = pj_strdup(words[i] + 5);
         else if (strncmp(words[i], "doc=", 4) == 0)
             param->doc = pj_strdup(words[i] + 4);
         else
-            status = bad(at, "unknown param attribute '%s' (pow2, default=, when=, doc=)",
+            status = bad(at, "unknown param attribute '%s' (pow2, default=, default_if=, "
+                             "when=, doc=)",
                          words[i]);
     }
     if (status != PTXJIT_OK)
         return status;
     if (!default_text)
         return bad(at, "parameter '%s' needs default=", param->name);
-    if (param->kind == PJ_PARAM_INT) {
-        int64_t v;
-        if (!parse_int(default_text, &v) || v < param->min || v > param->max ||
-            (param->pow2 && (v & (v - 1))))
-            return bad(at, "default '%s' is outside the parameter's own range", default_text);
-        param->default_value = v;
-    } else {
-        int index = value_index(param, default_text);
-        if (index < 0)
-            return bad(at, "default '%s' is not one of the listed values", default_text);
-        param->default_value = index;
-    }
-    return PTXJIT_OK;
+    return parse_default(param, default_text, &param->default_value, at);
 }
 
 static ptxjit_status parse_directive(pj_schema *schema, const char *line, const where *at)
@@ -300,6 +340,20 @@ static ptxjit_status parse_expressions(pj_schema *schema, const char *origin)
         if (param->when_text && expr_parse(&param->when, param->when_text, schema) != PTXJIT_OK)
             return pj_error_wrap(PTXJIT_ERR_TEMPLATE, "%s: `when` of parameter '%s'", origin,
                                  param->name);
+        param->case_when = calloc((size_t)param->case_count + 1, sizeof *param->case_when);
+        if (!param->case_when)
+            return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+        for (int c = 0; c < param->case_count; c++) {
+            if (expr_parse(&param->case_when[c], param->case_text[c], schema) != PTXJIT_OK)
+                return pj_error_wrap(PTXJIT_ERR_TEMPLATE, "%s: default_if of parameter '%s'",
+                                     origin, param->name);
+            /* Defaults are settled in declaration order; a later one is not known yet. */
+            if (expr_reads_params(param->case_when[c], i, schema->param_count))
+                return pj_error(PTXJIT_ERR_TEMPLATE,
+                                "%s: default_if \"%s\" of parameter '%s' names '%s' or a "
+                                "parameter declared after it; name only earlier ones",
+                                origin, param->case_text[c], param->name, param->name);
+        }
     }
     for (int i = 0; i < schema->constraint_count; i++) {
         pj_constraint *c = &schema->constraints[i];
@@ -366,6 +420,14 @@ void schema_free(pj_schema *schema)
         free(param->doc);
         free(param->when_text);
         expr_free(param->when);
+        for (int c = 0; c < param->case_count; c++) {
+            free(param->case_text[c]);
+            if (param->case_when)
+                expr_free(param->case_when[c]);
+        }
+        free(param->case_text);
+        free(param->case_when);
+        free(param->case_value);
     }
     for (int i = 0; i < schema->constraint_count; i++) {
         free(schema->constraints[i].text);
@@ -422,6 +484,14 @@ char *schema_describe(const pj_schema *schema)
         sb_append(&sb, "\n");
         if (param->doc)
             sb_appendf(&sb, "  %-10s %s\n", "", param->doc);
+        for (int c = 0; c < param->case_count; c++) {
+            int64_t v = param->case_value[c];
+            if (param->kind == PJ_PARAM_INT)
+                snprintf(value, sizeof value, "%lld", (long long)v);
+            else
+                snprintf(value, sizeof value, "%s", param->values[v]);
+            sb_appendf(&sb, "  %-10s default %s when %s\n", "", value, param->case_text[c]);
+        }
         if (param->when_text)
             sb_appendf(&sb, "  %-10s applies when %s\n", "", param->when_text);
     }

@@ -41,6 +41,12 @@ typedef struct {
     int *dtypes;       /* PJ_PARAM_DTYPE: the pj_dtype of each value */
     int value_count;
     int64_t default_value; /* the integer, or the index into values */
+    /* default_if="EXPR => VALUE" cases, tried in order before default_value; EXPR may name
+     * only parameters declared before this one (their values are final by then). */
+    int case_count;
+    char **case_text;
+    pj_expr **case_when;
+    int64_t *case_value;
     char *doc;
     char *when_text;   /* applies only when this holds; NULL: always */
     pj_expr *when;
@@ -81,6 +87,8 @@ void schema_describe_allowed(pj_strbuf *sb, const pj_param *param);
  * `sm` (the target's compute capability), bytes(dtype), ( ) ! * / % + - < <= > >= == != &&
  * ||, with C precedence. */
 ptxjit_status expr_parse(pj_expr **out, const char *text, const pj_schema *schema);
+/* 1 when expr reads a parameter with index in [first, last). */
+int expr_reads_params(const pj_expr *expr, int first, int last);
 /* values: one per schema parameter. Division by zero evaluates to 0. */
 int64_t expr_eval(const pj_expr *expr, const int64_t *values, const pj_schema *schema);
 void expr_free(pj_expr *expr);

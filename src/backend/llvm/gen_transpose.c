@@ -84,7 +84,8 @@ static void transpose_smem(transpose_gen *g)
 {
     ir_builder *ir = g->ir;
     const int b = g->b, rows = b / g->per_thread;
-    LLVMValueRef tile = ir_shared_array(ir, "tile", g->e, (unsigned)(b * (b + 1)), 4);
+    LLVMValueRef tile = ir_shared_array(ir, "tile", g->e, (unsigned)(b * (b + 1)),
+                                        (unsigned)(g->bytes > 4 ? g->bytes : 4));
     LLVMValueRef tx = ir_urem(ir, g->tid, i32c(g, b)), ty = ir_udiv(ir, g->tid, i32c(g, b));
     LLVMValueRef bx, by;
     tile_coords(g, &bx, &by);
@@ -96,7 +97,7 @@ static void transpose_smem(transpose_gen *g)
         ir_if(ir, &inside, ir_and(ir, ir_ult(ir, x, g->width), ir_ult(ir, row, g->height)));
         LLVMValueRef v = ir_load_readonly(ir, g->e, ir_at(ir, g->e, g->in, global_index(g, row, g->width, x)),
                                           (unsigned)g->bytes);
-        LLVMValueRef slot = ir_add(ir, ir_mul(ir, ir_add(ir, ty, i32c(g, j)), i32c(g, b + 1)), tx);
+        LLVMValueRef slot = ir_add_nw(ir, ir_mul_nw(ir, ir_add_nw(ir, ty, i32c(g, j)), i32c(g, b + 1)), tx);
         ir_store(ir, v, ir_at(ir, g->e, tile, slot), (unsigned)g->bytes);
         ir_end_if(ir, &inside);
     }
@@ -107,7 +108,7 @@ static void transpose_smem(transpose_gen *g)
         LLVMValueRef row = ir_add(ir, y, i32c(g, j));
         ir_if_state inside;
         ir_if(ir, &inside, ir_and(ir, ir_ult(ir, x, g->height), ir_ult(ir, row, g->width)));
-        LLVMValueRef slot = ir_add(ir, ir_mul(ir, tx, i32c(g, b + 1)), ir_add(ir, ty, i32c(g, j)));
+        LLVMValueRef slot = ir_add_nw(ir, ir_mul_nw(ir, tx, i32c(g, b + 1)), ir_add_nw(ir, ty, i32c(g, j)));
         LLVMValueRef v = ir_load(ir, g->e, ir_at(ir, g->e, tile, slot), (unsigned)g->bytes);
         ir_store(ir, v, ir_at(ir, g->e, g->out, global_index(g, row, g->height, x)),
                  (unsigned)g->bytes);
@@ -134,10 +135,10 @@ static LLVMValueRef boxed_offset(transpose_gen *g, int rows, int box_w, LLVMValu
 {
     ir_builder *ir = g->ir;
     LLVMValueRef box = ir_udiv(ir, col, i32c(g, box_w)), inner = ir_urem(ir, col, i32c(g, box_w));
-    LLVMValueRef element = ir_add(ir, ir_mul(ir, ir_add(ir, ir_mul(ir, box, i32c(g, rows)), row),
+    LLVMValueRef element = ir_add_nw(ir, ir_mul_nw(ir, ir_add_nw(ir, ir_mul_nw(ir, box, i32c(g, rows)), row),
                                              i32c(g, box_w)),
                                   inner);
-    return swizzle(g, ir_mul(ir, element, i32c(g, g->bytes)));
+    return swizzle(g, ir_mul_nw(ir, element, i32c(g, g->bytes)));
 }
 
 /* Which element (row, column) of the tile this thread reads i-th. */
@@ -147,18 +148,18 @@ static void element_of(transpose_gen *g, int i, LLVMValueRef *r, LLVMValueRef *c
     if (g->xpose == XPOSE_DIAGONAL) {
         /* Lane l takes (l, l + d) of a 32 x 32 sub-tile: distinct banks both ways. */
         LLVMValueRef lane = ir_urem(ir, g->tid, i32c(g, 32));
-        LLVMValueRef unit = ir_add(ir, ir_udiv(ir, g->tid, i32c(g, 32)),
+        LLVMValueRef unit = ir_add_nw(ir, ir_udiv(ir, g->tid, i32c(g, 32)),
                                    i32c(g, g->threads / 32 * i));
         LLVMValueRef d = ir_urem(ir, unit, i32c(g, 32)), sub = ir_udiv(ir, unit, i32c(g, 32));
-        *r = ir_add(ir, ir_mul(ir, ir_udiv(ir, sub, i32c(g, g->b / 32)), i32c(g, 32)), lane);
-        *c = ir_add(ir, ir_mul(ir, ir_urem(ir, sub, i32c(g, g->b / 32)), i32c(g, 32)),
-                    ir_urem(ir, ir_add(ir, lane, d), i32c(g, 32)));
+        *r = ir_add_nw(ir, ir_mul_nw(ir, ir_udiv(ir, sub, i32c(g, g->b / 32)), i32c(g, 32)), lane);
+        *c = ir_add_nw(ir, ir_mul_nw(ir, ir_urem(ir, sub, i32c(g, g->b / 32)), i32c(g, 32)),
+                    ir_urem(ir, ir_add_nw(ir, lane, d), i32c(g, 32)));
         return;
     }
     /* Consecutive threads take consecutive columns of a row. */
     const int column_groups = g->b / g->per_thread;
     *r = ir_udiv(ir, g->tid, i32c(g, column_groups));
-    *c = ir_add(ir, ir_urem(ir, g->tid, i32c(g, column_groups)), i32c(g, i * column_groups));
+    *c = ir_add_nw(ir, ir_urem(ir, g->tid, i32c(g, column_groups)), i32c(g, i * column_groups));
 }
 
 /* Every element read first; in place, a barrier separates the reads from the writes. */
@@ -186,10 +187,10 @@ static void transpose_elements(transpose_gen *g, LLVMValueRef src, LLVMValueRef 
 static LLVMValueRef chunk_offset_at(transpose_gen *g, LLVMValueRef row, LLVMValueRef chunk)
 {
     ir_builder *ir = g->ir;
-    LLVMValueRef base = ir_add(ir, ir_mul(ir, ir_udiv(ir, chunk, i32c(g, 8)), i32c(g, g->b * 128)),
-                               ir_mul(ir, row, i32c(g, 128)));
+    LLVMValueRef base = ir_add_nw(ir, ir_mul_nw(ir, ir_udiv(ir, chunk, i32c(g, 8)), i32c(g, g->b * 128)),
+                               ir_mul_nw(ir, row, i32c(g, 128)));
     LLVMValueRef spot = ir_xor(ir, ir_urem(ir, chunk, i32c(g, 8)), ir_urem(ir, row, i32c(g, 8)));
-    return ir_add(ir, base, ir_mul(ir, spot, i32c(g, 16)));
+    return ir_add_nw(ir, base, ir_mul_nw(ir, spot, i32c(g, 16)));
 }
 
 /* The 8 threads of a quarter-warp take micro-tiles (j ^ p, j): 8 distinct chunks when reading
@@ -198,12 +199,12 @@ static void micro_tile_of(transpose_gen *g, int i, LLVMValueRef *a, LLVMValueRef
 {
     ir_builder *ir = g->ir;
     const int edge = g->b / (16 / g->bytes);
-    LLVMValueRef m = ir_add(ir, g->tid, i32c(g, (long long)i * g->threads));
+    LLVMValueRef m = ir_add_nw(ir, g->tid, i32c(g, (long long)i * g->threads));
     LLVMValueRef j = ir_urem(ir, m, i32c(g, 8));
     LLVMValueRef p = ir_urem(ir, ir_udiv(ir, m, i32c(g, 8)), i32c(g, 8));
     LLVMValueRef group = ir_udiv(ir, m, i32c(g, 64));
-    *a = ir_add(ir, ir_mul(ir, ir_urem(ir, group, i32c(g, edge / 8)), i32c(g, 8)), ir_xor(ir, j, p));
-    *b = ir_add(ir, ir_mul(ir, ir_udiv(ir, group, i32c(g, edge / 8)), i32c(g, 8)), j);
+    *a = ir_add_nw(ir, ir_mul_nw(ir, ir_urem(ir, group, i32c(g, edge / 8)), i32c(g, 8)), ir_xor(ir, j, p));
+    *b = ir_add_nw(ir, ir_mul_nw(ir, ir_udiv(ir, group, i32c(g, edge / 8)), i32c(g, 8)), j);
 }
 
 /* 16-byte micro-tiles of V x V elements: V vector loads, a transpose in registers, V vector
@@ -218,7 +219,7 @@ static void transpose_micro_tiles(transpose_gen *g, LLVMValueRef src, LLVMValueR
         LLVMValueRef a, b;
         micro_tile_of(g, i, &a, &b);
         for (int k = 0; k < v; k++) {
-            LLVMValueRef row = ir_add(ir, ir_mul(ir, a, i32c(g, v)), i32c(g, k));
+            LLVMValueRef row = ir_add_nw(ir, ir_mul_nw(ir, a, i32c(g, v)), i32c(g, k));
             in[i][k] = ir_load(ir, chunk, ir_byte_offset(ir, src, chunk_offset_at(g, row, b)), 16);
         }
     }
@@ -231,7 +232,7 @@ static void transpose_micro_tiles(transpose_gen *g, LLVMValueRef src, LLVMValueR
             LLVMValueRef out = LLVMGetUndef(chunk);
             for (int l = 0; l < v; l++)
                 out = ir_with_element(ir, out, ir_element(ir, in[i][l], k), l);
-            LLVMValueRef row = ir_add(ir, ir_mul(ir, b, i32c(g, v)), i32c(g, k));
+            LLVMValueRef row = ir_add_nw(ir, ir_mul_nw(ir, b, i32c(g, v)), i32c(g, k));
             ir_store(ir, out, ir_byte_offset(ir, dst, chunk_offset_at(g, row, a)), 16);
         }
     }
@@ -382,7 +383,7 @@ static void transpose_tma_persistent(transpose_gen *g)
     ir_while(ir, &loop);
     ir_do(ir, &loop, ir_ult(ir, ir_get(ir, t), total));
     LLVMValueRef s = ir_urem(ir, ir_get(ir, k), i32c(g, s_count));
-    LLVMValueRef tile = ir_byte_offset(ir, stages, ir_mul(ir, s, i32c(g, stage_bytes(g))));
+    LLVMValueRef tile = ir_byte_offset(ir, stages, ir_mul_nw(ir, s, i32c(g, stage_bytes(g))));
     LLVMValueRef tile_t = ir_byte_offset(ir, tile, i32c(g, stage_bytes(g) - tile_bytes(g)));
     LLVMValueRef bar = ir_add(ir, bar0, ir_mul(ir, s, i32c(g, 8)));
     LLVMValueRef tx, ty;

@@ -61,6 +61,10 @@ void ir_set(ir_builder *ir, LLVMValueRef var, LLVMValueRef value);
 LLVMValueRef ir_add(ir_builder *ir, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef ir_mul(ir_builder *ir, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef ir_sub(ir_builder *ir, LLVMValueRef a, LLVMValueRef b);
+/* Integer add and multiply that never wrap (nuw nsw): offsets within a block's tile, which
+ * lets the passes fold constant parts into addressing, as C's signed int arithmetic does. */
+LLVMValueRef ir_add_nw(ir_builder *ir, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef ir_mul_nw(ir_builder *ir, LLVMValueRef a, LLVMValueRef b);
 /* Unsigned integer division, remainder and comparisons. */
 LLVMValueRef ir_udiv(ir_builder *ir, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef ir_urem(ir_builder *ir, LLVMValueRef a, LLVMValueRef b);

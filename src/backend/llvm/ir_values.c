@@ -68,6 +68,22 @@ LLVMValueRef ir_sub(ir_builder *ir, LLVMValueRef a, LLVMValueRef b)
     return is_float(a) ? LLVMBuildFSub(ir->builder, a, b, "") : LLVMBuildSub(ir->builder, a, b, "");
 }
 
+LLVMValueRef ir_add_nw(ir_builder *ir, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMValueRef sum = LLVMBuildNUWAdd(ir->builder, a, b, "");
+    if (LLVMIsAInstruction(sum))
+        LLVMSetNSW(sum, 1);
+    return sum;
+}
+
+LLVMValueRef ir_mul_nw(ir_builder *ir, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMValueRef product = LLVMBuildNUWMul(ir->builder, a, b, "");
+    if (LLVMIsAInstruction(product))
+        LLVMSetNSW(product, 1);
+    return product;
+}
+
 LLVMValueRef ir_udiv(ir_builder *ir, LLVMValueRef a, LLVMValueRef b)
 {
     return LLVMBuildUDiv(ir->builder, a, b, "");

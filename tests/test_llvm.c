@@ -1,6 +1,7 @@
 /* test_llvm.c — the LLVM route through the request pipeline, without a GPU: its own keys and
  * canonical forms, the context default and the per-request word, the IR as the kernel's
  * source, disk hits, stage times, and clear refusals of what it does not generate. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -168,6 +169,47 @@ START_TEST(what_llvm_does_not_generate_is_refused_naming_what_it_does)
 }
 END_TEST
 
+typedef struct {
+    ptxjit_context *context;
+    const char *family, *params;
+    ptxjit_status status;
+    ptxjit_kernel *kernel;
+} compile_job;
+
+static void *compile_in_thread(void *arg)
+{
+    compile_job *job = arg;
+    job->status = ptxjit_get_kernel(&job->kernel, job->context, job->family, job->params, NULL);
+    return NULL;
+}
+
+START_TEST(threads_compile_distinct_llvm_kernels_at_once)
+{
+    /* One LLVM context per compile and independent nvJitLink handles: nothing shared. */
+    ptxjit_context *context = open_context(NULL, NULL, NULL, NULL);
+    compile_job jobs[] = {
+        {context, "reduce", "backend=llvm variant=one_pass dtype=f32", 0, NULL},
+        {context, "reduce", "backend=llvm variant=batched batch=7", 0, NULL},
+        {context, "transpose", "backend=llvm variant=smem", 0, NULL},
+        {context, "transpose", "backend=llvm variant=tma", 0, NULL},
+        {context, "reduce", "backend=llvm variant=vectorized tpb=128", 0, NULL},
+        {context, "transpose", "backend=llvm variant=tma_batched dtype=f16", 0, NULL},
+    };
+    pthread_t threads[PJ_ARRAY_SIZE(jobs)];
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(jobs); i++)
+        ck_assert_int_eq(pthread_create(&threads[i], NULL, compile_in_thread, &jobs[i]), 0);
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(jobs); i++)
+        pthread_join(threads[i], NULL);
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(jobs); i++) {
+        ck_assert_msg(jobs[i].status == PTXJIT_OK, "%s %s failed", jobs[i].family, jobs[i].params);
+        size_t size = 0;
+        ck_assert_ptr_nonnull(ptxjit_kernel_cubin(jobs[i].kernel, &size));
+        ck_assert_uint_gt(size, 0);
+    }
+    ptxjit_close(context);
+}
+END_TEST
+
 Suite *suite_llvm(void)
 {
     Suite *s = suite_create("llvm");
@@ -178,6 +220,7 @@ Suite *suite_llvm(void)
     tcase_add_test(tc, llvm_kernel_is_a_disk_hit_in_a_new_context);
     tcase_add_test(tc, llvm_compile_records_its_stage_times);
     tcase_add_test(tc, what_llvm_does_not_generate_is_refused_naming_what_it_does);
+    tcase_add_test(tc, threads_compile_distinct_llvm_kernels_at_once);
     suite_add_tcase(s, tc);
     return s;
 }

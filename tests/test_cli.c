@@ -145,6 +145,13 @@ START_TEST(cli_ir_and_backend_flag_show_the_llvm_route)
     ck_assert_int_eq(run_cli(&out, dir, "--no-gpu ptx reduce backend=llvm backend=llvm"), 2);
     ck_assert_ptr_nonnull(strstr(out, "given twice"));
     free(out);
+    /* Cold compiles of both routes need no GPU: the stage table and the ratio. */
+    ck_assert_int_eq(run_cli(&out, dir, "bench compile reduce variant=one_pass tpb=64"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "reduce variant=one_pass tpb=64, median of 10"));
+    ck_assert_ptr_nonnull(strstr(out, "| nvrtc (prelude; NVRTC -> PTX + cubin) |"));
+    ck_assert_ptr_nonnull(strstr(out, "| llvm (IR build; O3; NVPTX; nvJitLink) |"));
+    ck_assert_ptr_nonnull(strstr(out, "llvm / nvrtc total: "));
+    free(out);
     ck_assert_int_eq(run_cli(&out, dir, "--backend gcc list"), 1);
     ck_assert_ptr_nonnull(strstr(out, "available: nvrtc, llvm"));
     free(out);

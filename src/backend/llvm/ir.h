@@ -10,6 +10,9 @@
 #include <llvm-c/Core.h>
 #include <stddef.h>
 
+/* The most parameters a kernel, and operands an inline-asm statement, may have here. */
+#define IR_MAX_OPERANDS 16
+
 /* NVPTX address spaces. */
 enum { IR_GENERIC = 0, IR_GLOBAL = 1, IR_SHARED = 3, IR_PARAM = 101 };
 

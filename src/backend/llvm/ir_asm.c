@@ -10,8 +10,9 @@
 LLVMValueRef ir_asm(ir_builder *ir, LLVMTypeRef result, const char *text,
                     const char *constraints, LLVMValueRef *args, int count)
 {
-    LLVMTypeRef types[16];
-    for (int i = 0; i < count && i < 16; i++)
+    LLVMTypeRef types[IR_MAX_OPERANDS];
+    count = count < IR_MAX_OPERANDS ? count : IR_MAX_OPERANDS;
+    for (int i = 0; i < count; i++)
         types[i] = LLVMTypeOf(args[i]);
     LLVMTypeRef type = LLVMFunctionType(result, types, (unsigned)count, 0);
     LLVMValueRef code = LLVMGetInlineAsm(type, text, strlen(text), constraints,

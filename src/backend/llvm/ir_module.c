@@ -67,15 +67,16 @@ static void byval_param(ir_builder *ir, int index, const ir_param_spec *spec,
 void ir_kernel(ir_builder *ir, const char *name, const ir_param_spec *params, int count,
                int max_threads)
 {
-    LLVMTypeRef types[16];
-    LLVMValueRef grid_constants[16];
+    LLVMTypeRef types[IR_MAX_OPERANDS];
+    LLVMValueRef grid_constants[IR_MAX_OPERANDS];
     int grid_constant_count = 0;
-    for (int i = 0; i < count && i < 16; i++)
+    count = count < IR_MAX_OPERANDS ? count : IR_MAX_OPERANDS;
+    for (int i = 0; i < count; i++)
         types[i] = params[i].byval_bytes ? ir->generic_ptr : params[i].type;
     LLVMTypeRef type = LLVMFunctionType(ir->void_type, types, (unsigned)count, 0);
     ir->function = LLVMAddFunction(ir->module, name, type);
     LLVMSetFunctionCallConv(ir->function, LLVMPTXKernelCallConv);
-    for (int i = 0; i < count && i < 16; i++) {
+    for (int i = 0; i < count; i++) {
         LLVMSetValueName2(LLVMGetParam(ir->function, (unsigned)i), params[i].name,
                           strlen(params[i].name));
         if (params[i].byval_bytes)

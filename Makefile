@@ -40,7 +40,8 @@ PLUGIN := $(BUILD)/libptxjit_llvm.so
 # LLVM 19 (Debian's llvm-19-dev), linked statically into the plugin only: one ~30 MB file that
 # travels with the CLI and the tests, which stay small; nothing of LLVM is needed at run time.
 LLVM_CONFIG ?= llvm-config-19
-LLVM_VERSION := $(shell $(LLVM_CONFIG) --version 2>/dev/null)
+# Recursive (=): `make deps test` parses this Makefile before deps installs LLVM.
+LLVM_VERSION = $(shell $(LLVM_CONFIG) --version 2>/dev/null)
 LLVM_COMPONENTS := nvptx passes core support target analysis
 LLVM_CFLAGS = $(shell $(LLVM_CONFIG) --cflags)
 LLVM_LIBS = $(shell $(LLVM_CONFIG) --ldflags) \

@@ -72,7 +72,7 @@ static void append_valid(ptxjit_context *context, char *params, size_t size, con
 static void add_extras(ptxjit_context *context, char *params, size_t size, int i)
 {
     static const char *const extras[][6] = {
-        {"group", "1", "2", "8", "64", NULL}, {"hint", "none", "load", "store", "both", NULL},
+        {"group", "1", "2", "8", "64", NULL},
         {"inplace", "0", "1", NULL},          {"stages", "0", "1", "2", "3", "4"},
         {"rows", "0", "8", "64", "256", NULL},
     };
@@ -166,7 +166,6 @@ static void same_shape_as_nvrtc(ptxjit_context *context, const char *request)
         "mbarrier.init",
         "fence.proxy.async.shared::cta",
         "cp.async.bulk.wait_group.read",
-        ".L2::cache_hint",
         ".extern .shared",
     };
     /* Persistent blocks issue their first loads in a loop that one compiler may unroll and
@@ -200,8 +199,6 @@ START_TEST(each_variant_has_the_template_kernels_signature_bound_and_tma_traffic
         same_shape_as_nvrtc(context, configs[i]);
     /* The template's later knobs, where it has them. */
     static const char *const later[][2] = {
-        {"hint", "variant=tma_batched block=32 batch=8 swizzle=128B xpose=scalar hint=both"},
-        {"hint", "variant=tma block=32 hint=load"},
         {"stages", "variant=tma_batched block=32 batch=8 swizzle=128B xpose=scalar stages=2"},
         {"stages", "variant=tma_batched block=64 batch=16 swizzle=none stages=3 group=4"},
         {"inplace", "variant=tma_batched block=32 batch=8 swizzle=128B xpose=scalar inplace=1"},

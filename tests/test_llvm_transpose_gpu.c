@@ -112,7 +112,6 @@ static const char *const tma_configs[] = {
     "variant=tma block=32", "variant=tma block=16 dtype=f64", "variant=tma block=32 dtype=f16 group=8",
     "variant=tma_swizzle block=32 swizzle=128B", "variant=tma_swizzle block=32 swizzle=32B dtype=f16",
     "variant=tma_swizzle swizzle=64B block=16 dtype=f64", "variant=tma_swizzle block=32 swizzle=none",
-    "variant=tma block=32 hint=both", "variant=tma_swizzle block=32 swizzle=128B hint=store",
     "variant=tma", "variant=tma_swizzle",
 };
 static const char *const batched_configs[] = {
@@ -130,7 +129,7 @@ static const char *const batched_configs[] = {
     "variant=tma_batched block=64 batch=16 xpose=diagonal swizzle=none inplace=1",
     "variant=tma_batched block=32 batch=8 swizzle=128B xpose=scalar stages=1",
     "variant=tma_batched block=64 batch=16 swizzle=none xpose=diagonal stages=2 group=4",
-    "variant=tma_batched block=32 batch=8 swizzle=128B xpose=scalar stages=3 hint=load",
+    "variant=tma_batched block=32 batch=8 swizzle=128B xpose=scalar stages=3",
     "variant=tma_batched block=128 batch=16 rows=64 swizzle=none xpose=diagonal",
     "variant=tma_batched block=64 rows=8 swizzle=none batch=4 xpose=scalar",
     "variant=tma_batched",

@@ -1,7 +1,8 @@
 /* gen_transpose.c — the transpose family as LLVM IR, as templates/transpose.cu builds it: the
  * entry transpose_kernel(const E *in, E *out, u32 h, u32 w, tensor_map in_map, tensor_map
- * out_map) with __grid_constant__ maps, the same tiles, raster order, shared layouts (padded,
- * swizzled boxes, 16-byte micro-tiles, diagonals, in place) and TMA traffic, so that
+ * out_map) with __grid_constant__ maps, the same tiles (square or rows x block), raster order,
+ * shared layouts (padded, swizzled boxes, 16-byte micro-tiles, diagonals, in place),
+ * persistent stages and TMA traffic, so that
  * src/ops/transpose.c launches it unchanged. A transpose moves bits: E is the unsigned
  * integer of the element's size. Every tile-shape constant is a C int here. */
 #include <stdio.h>
@@ -22,7 +23,6 @@ typedef struct {
     int swizzle_mask, box_w, boxes, out_box_w, out_boxes;
     transposition xpose;
     int inplace, stages;
-    int hint_load, hint_store;
     int dynamic_shared; /* tiles in dynamic shared memory (templates that declare stages=) */
     LLVMValueRef in, out, height, width, in_map, out_map; /* the parameters */
     LLVMValueRef tid;
@@ -240,11 +240,6 @@ static void transpose_micro_tiles(transpose_gen *g, LLVMValueRef src, LLVMValueR
 
 /* ---- TMA traffic ---- */
 
-static LLVMValueRef policy(transpose_gen *g, int wanted)
-{
-    return wanted ? ir_evict_first_policy(g->ir) : NULL;
-}
-
 /* One thread: the tile at (x0, y0) into shared memory, one box per swizzle span. */
 static void load_tile(transpose_gen *g, LLVMValueRef tile, LLVMValueRef x0, LLVMValueRef y0,
                       LLVMValueRef bar)
@@ -255,8 +250,7 @@ static void load_tile(transpose_gen *g, LLVMValueRef tile, LLVMValueRef x0, LLVM
         LLVMValueRef dst = ir_shared_address(
             ir, ir_byte_offset(ir, tile, i32c(g, (long long)k * g->h * g->box_w * g->bytes)));
         ir_tma_load_2d(ir, dst, ir_param_address(ir, g->in_map),
-                       ir_add(ir, x0, i32c(g, (long long)k * g->box_w)), y0, bar,
-                       policy(g, g->hint_load));
+                       ir_add(ir, x0, i32c(g, (long long)k * g->box_w)), y0, bar);
     }
 }
 
@@ -268,8 +262,7 @@ static void store_tile(transpose_gen *g, LLVMValueRef tile_t, LLVMValueRef x0, L
         LLVMValueRef src = ir_shared_address(
             ir, ir_byte_offset(ir, tile_t, i32c(g, (long long)k * g->b * g->out_box_w * g->bytes)));
         ir_tma_store_2d(ir, ir_param_address(ir, g->out_map),
-                        ir_add(ir, y0, i32c(g, (long long)k * g->out_box_w)), x0, src,
-                        policy(g, g->hint_store));
+                        ir_add(ir, y0, i32c(g, (long long)k * g->out_box_w)), x0, src);
     }
     ir_tma_store_commit(ir);
 }
@@ -449,10 +442,6 @@ static void read_shape(transpose_gen *g, const pj_llvm_request *request)
                                                       : XPOSE_SCALAR;
     g->inplace = batched && gen_int(request, "inplace");
     g->stages = batched ? (int)gen_int(request, "stages") : 0;
-    g->hint_load = g->variant != SMEM && (gen_is(request, "hint", "load") ||
-                                          gen_is(request, "hint", "both"));
-    g->hint_store = g->variant != SMEM && (gen_is(request, "hint", "store") ||
-                                           gen_is(request, "hint", "both"));
     g->dynamic_shared = has_param(request, "stages");
 }
 

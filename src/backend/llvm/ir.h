@@ -155,15 +155,12 @@ void ir_mbarrier_arrive_expect_tx(ir_builder *ir, LLVMValueRef barrier, unsigned
 void ir_mbarrier_wait(ir_builder *ir, LLVMValueRef barrier, LLVMValueRef parity);
 /* fence.proxy.async.shared::cta: generic-proxy shared writes become visible to the TMA. */
 void ir_fence_proxy_async_shared(ir_builder *ir);
-/* An L2 cache policy that evicts first what it covers (createpolicy ... evict_first, 1.0). */
-LLVMValueRef ir_evict_first_policy(ir_builder *ir);
-/* cp.async.bulk.tensor.2d global → shared, completing on the mbarrier's transaction count;
- * policy (NULL: none) is an L2 cache hint. */
+/* cp.async.bulk.tensor.2d global → shared, completing on the mbarrier's transaction count. */
 void ir_tma_load_2d(ir_builder *ir, LLVMValueRef shared_dst, LLVMValueRef tensor_map,
-                    LLVMValueRef x, LLVMValueRef y, LLVMValueRef barrier, LLVMValueRef policy);
-/* cp.async.bulk.tensor.2d shared → global, in the thread's bulk group; policy as above. */
+                    LLVMValueRef x, LLVMValueRef y, LLVMValueRef barrier);
+/* cp.async.bulk.tensor.2d shared → global, in the thread's bulk group. */
 void ir_tma_store_2d(ir_builder *ir, LLVMValueRef tensor_map, LLVMValueRef x, LLVMValueRef y,
-                     LLVMValueRef shared_src, LLVMValueRef policy);
+                     LLVMValueRef shared_src);
 /* cp.async.bulk.commit_group: closes the thread's bulk group of stores. */
 void ir_tma_store_commit(ir_builder *ir);
 /* cp.async.bulk.wait_group.read 0: the shared sources of all committed stores were read. */

@@ -50,41 +50,23 @@ void ir_fence_proxy_async_shared(ir_builder *ir)
     ir_asm(ir, ir->void_type, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
 }
 
-LLVMValueRef ir_evict_first_policy(ir_builder *ir)
-{
-    return ir_asm(ir, ir->i64, "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l",
-                  NULL, 0);
-}
-
 void ir_tma_load_2d(ir_builder *ir, LLVMValueRef shared_dst, LLVMValueRef tensor_map,
-                    LLVMValueRef x, LLVMValueRef y, LLVMValueRef barrier, LLVMValueRef policy)
+                    LLVMValueRef x, LLVMValueRef y, LLVMValueRef barrier)
 {
-    LLVMValueRef args[] = {shared_dst, tensor_map, x, y, barrier, policy};
-    if (policy)
-        ir_asm(ir, ir->void_type,
-               "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-               ".L2::cache_hint [$0], [$1, {$2, $3}], [$4], $5;",
-               "r,l,r,r,r,l,~{memory}", args, 6);
-    else
-        ir_asm(ir, ir->void_type,
-               "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-               " [$0], [$1, {$2, $3}], [$4];",
-               "r,l,r,r,r,~{memory}", args, 5);
+    LLVMValueRef args[] = {shared_dst, tensor_map, x, y, barrier};
+    ir_asm(ir, ir->void_type,
+           "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+           " [$0], [$1, {$2, $3}], [$4];",
+           "r,l,r,r,r,~{memory}", args, 5);
 }
 
 void ir_tma_store_2d(ir_builder *ir, LLVMValueRef tensor_map, LLVMValueRef x, LLVMValueRef y,
-                     LLVMValueRef shared_src, LLVMValueRef policy)
+                     LLVMValueRef shared_src)
 {
-    LLVMValueRef args[] = {tensor_map, x, y, shared_src, policy};
-    if (policy)
-        ir_asm(ir, ir->void_type,
-               "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint"
-               " [$0, {$1, $2}], [$3], $4;",
-               "l,r,r,r,l,~{memory}", args, 5);
-    else
-        ir_asm(ir, ir->void_type,
-               "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
-               "l,r,r,r,~{memory}", args, 4);
+    LLVMValueRef args[] = {tensor_map, x, y, shared_src};
+    ir_asm(ir, ir->void_type,
+           "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
+           "l,r,r,r,~{memory}", args, 4);
 }
 
 void ir_tma_store_commit(ir_builder *ir)

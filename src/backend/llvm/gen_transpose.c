@@ -23,7 +23,6 @@ typedef struct {
     int swizzle_mask, box_w, boxes, out_box_w, out_boxes;
     transposition xpose;
     int inplace, stages;
-    int dynamic_shared; /* tiles in dynamic shared memory (templates that declare stages=) */
     LLVMValueRef in, out, height, width, in_map, out_map; /* the parameters */
     LLVMValueRef tid;
 } transpose_gen;
@@ -305,13 +304,11 @@ static int stage_bytes(const transpose_gen *g)
     return (2 - g->inplace) * tile_bytes(g);
 }
 
-/* The tiles, 1024-byte aligned (the 128-byte swizzle repeats over 1024 bytes): in dynamic
- * shared memory past the slack the host adds, or (older templates) a static array. */
-static LLVMValueRef aligned_tiles(transpose_gen *g, int stages)
+/* The tiles in dynamic shared memory (the host asks for them plus 1024 bytes of slack),
+ * aligned to the 1024 bytes over which the 128-byte swizzle repeats. */
+static LLVMValueRef aligned_tiles(transpose_gen *g)
 {
     ir_builder *ir = g->ir;
-    if (!g->dynamic_shared)
-        return ir_shared_array(ir, "tiles", ir->i8, (unsigned)(stages * stage_bytes(g)), 1024);
     LLVMValueRef base = ir_dynamic_shared(ir, "dynamic_smem", 16);
     LLVMValueRef low = ir_and(ir, ir_shared_address(ir, base), i32c(g, 1023));
     LLVMValueRef pad = ir_and(ir, ir_sub(ir, i32c(g, 1024), low), i32c(g, 1023));
@@ -324,7 +321,7 @@ static void transpose_tma(transpose_gen *g)
 {
     ir_builder *ir = g->ir;
     LLVMValueRef barrier = ir_shared_array(ir, "barrier", ir->i64, 1, 8);
-    LLVMValueRef tile = aligned_tiles(g, 1);
+    LLVMValueRef tile = aligned_tiles(g);
     LLVMValueRef tile_t = ir_byte_offset(ir, tile, i32c(g, stage_bytes(g) - tile_bytes(g)));
     LLVMValueRef bx, by;
     tile_coords(g, &bx, &by);
@@ -350,7 +347,7 @@ static void transpose_tma_persistent(transpose_gen *g)
     ir_builder *ir = g->ir;
     const int s_count = g->stages;
     LLVMValueRef barriers = ir_shared_array(ir, "barriers", ir->i64, (unsigned)s_count, 8);
-    LLVMValueRef stages = aligned_tiles(g, s_count);
+    LLVMValueRef stages = aligned_tiles(g);
     LLVMValueRef tiles_x = ir_udiv(ir, ir_add(ir, g->width, i32c(g, g->b - 1)), i32c(g, g->b));
     LLVMValueRef tiles_y = ir_udiv(ir, ir_add(ir, g->height, i32c(g, g->h - 1)), i32c(g, g->h));
     LLVMValueRef total = ir_mul(ir, tiles_x, tiles_y);
@@ -410,14 +407,6 @@ static int element_bytes(const char *dtype)
            : strcmp(dtype, "f16") == 0 || strcmp(dtype, "bf16") == 0 ? 2 : 0;
 }
 
-static int has_param(const pj_llvm_request *request, const char *name)
-{
-    for (int i = 0; i < request->param_count; i++)
-        if (strcmp(request->params[i].name, name) == 0)
-            return 1;
-    return 0;
-}
-
 static void read_shape(transpose_gen *g, const pj_llvm_request *request)
 {
     const int batched = g->variant == TMA_BATCHED;
@@ -442,7 +431,6 @@ static void read_shape(transpose_gen *g, const pj_llvm_request *request)
                                                       : XPOSE_SCALAR;
     g->inplace = batched && gen_int(request, "inplace");
     g->stages = batched ? (int)gen_int(request, "stages") : 0;
-    g->dynamic_shared = has_param(request, "stages");
 }
 
 static int read_request(transpose_gen *g, const pj_llvm_request *request, char *error,

@@ -62,7 +62,9 @@ typedef struct {
     const char *cache_dir;
     int disk_cache;            /* 1 (default): use the disk cache; 0: memory only */
     const char *arch;          /* "sm_90a"; NULL: $PTXJIT_ARCH, else the device's, else sm_90a */
-    const char *backend;       /* "nvrtc" (NULL: the default backend) */
+    const char *backend;       /* "nvrtc" (NULL: the default) or "llvm": kernels generated as
+                                  LLVM IR, PTX from LLVM's NVPTX backend, cubin from
+                                  nvJitLink; a request's backend=... word overrides it */
     const char *template_path; /* extra ':'-separated template dirs, searched before
                                   $PTXJIT_TEMPLATE_PATH and the built-in templates */
     int device;                /* CUDA device ordinal (default 0) */

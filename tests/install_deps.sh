@@ -2,7 +2,8 @@
 # Installs the Debian packages ptxjit needs to build and test; does nothing when all are there.
 set -e
 need=""
-for pkg in gcc make pkg-config check libsubunit-dev libxxhash-dev; do
+for pkg in gcc g++ make pkg-config check libsubunit-dev libxxhash-dev \
+           llvm-19-dev libzstd-dev zlib1g-dev; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
 done
 if [ -n "$need" ]; then

@@ -95,6 +95,10 @@ int cmd_bench(cli_args *args)
         return CLI_USAGE;
     }
     const char *family = args->argv[0];
+    if (strcmp(family, "backends") == 0)
+        return cmd_bench_backends(args);
+    if (strcmp(family, "compile") == 0)
+        return cmd_bench_compile(args);
     int jit = strcmp(family, "jit") == 0, reduce = strcmp(family, "reduce") == 0;
     if (!jit && !known_runner(family))
         return CLI_USAGE;

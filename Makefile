@@ -19,6 +19,8 @@ LDLIBS_BASE := -ldl -lpthread -lm
 CHECK_LIBS := -Wl,-Bstatic -lcheck_pic -lsubunit -Wl,-Bdynamic -lrt
 
 LIB_SRC := $(sort $(filter-out src/cli/% src/tools/%,$(wildcard src/*.c src/*/*.c)))
+# The LLVM backend's plugin: IR generators and LLVM (static), loaded by libptxjit with dlopen.
+PLUGIN_SRC := $(sort $(wildcard src/backend/llvm/*.c))
 CLI_SRC := $(sort $(wildcard src/cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/*.c tests/fuzz/fuzz_*.c))
 TEMPLATES := $(sort $(wildcard templates/*.cu))
@@ -27,6 +29,7 @@ OBJ_DIR := $(BUILD)/obj
 LIB_OBJ := $(LIB_SRC:%.c=$(OBJ_DIR)/%.o) $(OBJ_DIR)/gen/templates_embedded.o
 CLI_OBJ := $(CLI_SRC:%.c=$(OBJ_DIR)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(OBJ_DIR)/%.o)
+PLUGIN_OBJ := $(PLUGIN_SRC:%.c=$(OBJ_DIR)/%.o)
 
 STATIC_LIB := $(BUILD)/libptxjit.a
 SHARED_LIB := $(BUILD)/libptxjit.so
@@ -35,16 +38,38 @@ TEST_RUNNER := $(BUILD)/ptxjit_tests
 # A stand-in NVRTC that counts compiles in flight, for the threads test (tests/shim/).
 TEST_SHIM := $(BUILD)/libpjtest_nvrtc_shim.so
 STRESS := $(BUILD)/ptxjit_stress
+PLUGIN := $(BUILD)/libptxjit_llvm.so
 
-.PHONY: all test demo install clean deps examples check-cuda
-all: $(STATIC_LIB) $(SHARED_LIB) $(CLI)
+# LLVM 19 (Debian's llvm-19-dev), linked statically into the plugin only: one ~30 MB file that
+# travels with the CLI and the tests, which stay small; nothing of LLVM is needed at run time.
+LLVM_CONFIG ?= llvm-config-19
+# Recursive (=): `make deps test` parses this Makefile before deps installs LLVM.
+LLVM_VERSION = $(shell $(LLVM_CONFIG) --version 2>/dev/null)
+LLVM_COMPONENTS := nvptx passes core support target analysis
+LLVM_CFLAGS = $(shell $(LLVM_CONFIG) --cflags)
+LLVM_LIBS = $(shell $(LLVM_CONFIG) --ldflags) \
+            $(shell $(LLVM_CONFIG) --link-static --libs $(LLVM_COMPONENTS))
+# zlib and zstd statically as well, and only the plugin's entry point exported.
+PLUGIN_LDFLAGS := -shared -static-libstdc++ -static-libgcc -Wl,--gc-sections \
+                  -Wl,--exclude-libs,ALL -Wl,--version-script=src/backend/llvm/plugin.map \
+                  -Wl,-Bsymbolic -Wl,--strip-all
+PLUGIN_SYSLIBS := -Wl,-Bstatic -lzstd -lz -Wl,-Bdynamic -ldl -lpthread -lm
+
+.PHONY: all test demo install clean deps examples check-cuda check-llvm
+all: $(STATIC_LIB) $(SHARED_LIB) $(CLI) $(PLUGIN)
 
 check-cuda:
 	@test -f $(CUDA_HOME)/include/nvrtc.h || { \
 	  echo "error: no CUDA toolkit at CUDA_HOME=$(CUDA_HOME) (nvrtc.h missing)."; \
 	  echo "fix: install the CUDA toolkit (12.0 or newer) or run make CUDA_HOME=/path/to/cuda"; exit 1; }
 
-$(OBJ_DIR)/%.o: %.c | check-cuda
+check-llvm:
+	@test -n "$(LLVM_VERSION)" || { \
+	  echo "error: $(LLVM_CONFIG) not found (the llvm backend needs LLVM 19's static libraries)."; \
+	  echo "fix: run make deps (installs llvm-19-dev), or make LLVM_CONFIG=/path/to/llvm-config"; \
+	  exit 1; }
+
+$(OBJ_DIR)/%.o: %.c | check-cuda check-llvm
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -83,12 +108,19 @@ $(TEST_SHIM): tests/shim/nvrtc_shim.c | check-cuda
 	$(call say,LD,$@)$(CC) $(ALL_CFLAGS) -shared -o $@ $< -ldl -lpthread
 
 $(TEST_OBJ): CFLAGS_BASE += -Itests -DPJ_SOURCE_DIR='"$(CURDIR)"'
+# The LLVM version this build's plugin holds: part of the llvm route's cache keys.
+$(OBJ_DIR)/src/backend/llvm.o: CFLAGS_BASE += -DPJ_LLVM_VERSION='"$(LLVM_VERSION)"'
+$(PLUGIN_OBJ): CFLAGS_BASE += $(LLVM_CFLAGS) -fvisibility=hidden
+
+$(PLUGIN): $(PLUGIN_OBJ) src/backend/llvm/plugin.map
+	$(call say,LD,$@)$(CXX) $(PLUGIN_LDFLAGS) $(SAN) -o $@ $(PLUGIN_OBJ) $(LLVM_LIBS) \
+	    $(PLUGIN_SYSLIBS)
 
 # Installs what a fresh Debian 12 machine lacks (needs root or sudo); a no-op when present.
 deps:
 	$(Q)sh tests/install_deps.sh
 
-test: $(TEST_RUNNER) $(CLI)
+test: $(TEST_RUNNER) $(CLI) $(PLUGIN)
 	$(Q)PTXJIT_CLI=$(abspath $(CLI)) $(TEST_RUNNER)
 	$(Q)$(if $(filter true,$(CI)),$(MAKE) --no-print-directory CI= hardening,:)
 
@@ -106,6 +138,7 @@ install: all
 	install -m 644 include/ptxjit.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/libptxjit.so.0
+	install -m 755 $(PLUGIN) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libptxjit.so.0 $(DESTDIR)$(PREFIX)/lib/libptxjit.so
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define PTXJIT_VERSION "\(.*\)"/\1/p' include/ptxjit.h)|' \

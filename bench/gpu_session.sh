@@ -2,7 +2,8 @@
 # gpu_session.sh — everything one lent-GPU call does, in order: the GPU test suite, the
 # reduce bandwidth table, the CUB and copy comparator (built here with nvcc), the JIT costs,
 # and the transpose table with its cuBLAS, copy and Triton peers. Binaries come prebuilt (carried build/); logs land in $OUT (or ./gpu-out).
-# Usage: bash bench/gpu_session.sh [tests|bench|transpose|all]
+# Usage: bash bench/gpu_session.sh [tests|bench|transpose|backends|all]
+# (backends: the LLVM route against NVRTC; carry build/libptxjit_llvm.so with the binaries.)
 set -uo pipefail
 what=${1:-all}
 out=${OUT:-gpu-out}
@@ -34,5 +35,18 @@ if [ "$what" = transpose ] || [ "$what" = all ]; then
     cat "$out/bench_transpose.log"
     echo "== Triton 64x64 tiled transpose and torch copy, same call (bench/triton_transpose.py)"
     python3 bench/triton_transpose.py 2>&1 | tee "$out/triton_transpose.log"
+fi
+if [ "$what" = backends ] || [ "$what" = all ]; then
+    echo "== LLVM vs NVRTC results (GPU suites llvm_reduce_gpu, llvm_transpose_gpu)"
+    for suite in llvm_reduce_gpu llvm_transpose_gpu; do
+        CK_RUN_SUITE=$suite PTXJIT_CLI=$PWD/build/ptxjit build/ptxjit_tests 2>&1 | \
+            tee "$out/tests_$suite.log" | grep -E "^[0-9]+%|SKIP|Failure|Error" | head -20
+    done
+    echo "== ptxjit bench backends reduce (n = 2^28; each route through the family op, A B B A)"
+    build/ptxjit bench backends reduce 2>&1 | tee "$out/bench_backends_reduce.log"
+    echo "== ptxjit bench backends transpose (16384^2 f32)"
+    build/ptxjit bench backends transpose 2>&1 | tee "$out/bench_backends_transpose.log"
+    echo "== ptxjit bench compile (cold compiles of both routes, by stage)"
+    build/ptxjit bench compile 2>&1 | tee "$out/bench_compile.log"
 fi
 rm -rf "$PTXJIT_CACHE_DIR"

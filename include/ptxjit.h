@@ -62,7 +62,9 @@ typedef struct {
     const char *cache_dir;
     int disk_cache;            /* 1 (default): use the disk cache; 0: memory only */
     const char *arch;          /* "sm_90a"; NULL: $PTXJIT_ARCH, else the device's, else sm_90a */
-    const char *backend;       /* "nvrtc" (NULL: the default backend) */
+    const char *backend;       /* "nvrtc" (NULL: the default) or "llvm": kernels generated as
+                                  LLVM IR, PTX from LLVM's NVPTX backend, cubin from
+                                  nvJitLink; a request's backend=... word overrides it */
     const char *template_path; /* extra ':'-separated template dirs, searched before
                                   $PTXJIT_TEMPLATE_PATH and the built-in templates */
     int device;                /* CUDA device ordinal (default 0) */
@@ -175,6 +177,15 @@ ptxjit_status ptxjit_reduce_async(ptxjit_context *context, const char *params,
  * shape. */
 ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxjit_devptr input,
                                ptxjit_devptr output, size_t rows, size_t cols, void *stream);
+
+/* C = A·B for row-major A (m x k), B (k x n) and C (m x n) with the kernel that params select
+ * (dtype: f32 for the SIMT and tensor_core variants, bf16/f16 for wgmma; out: C's type), on
+ * stream (NULL: the default stream). Accumulates in fp32. The SIMT variants take any shape;
+ * tensor_core needs k and n multiples of 4 and 16-byte aligned a and b; wgmma k and n
+ * multiples of 8 and 16-byte aligned a and b (any m). */
+ptxjit_status ptxjit_matmul(ptxjit_context *context, const char *params, ptxjit_devptr a,
+                            ptxjit_devptr b, ptxjit_devptr c, size_t m, size_t n, size_t k,
+                            void *stream);
 
 /* ---- Disk cache ---- */
 typedef struct {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "context.h"
+#include "backend/llvm.h"
 #include "backend/nvrtc.h"
 
 extern const struct {
@@ -238,10 +239,9 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
         options = &defaults;
     }
     const char *backend = options->backend && *options->backend ? options->backend : "nvrtc";
-    if (strcmp(backend, "nvrtc") != 0)
-        return pj_error(PTXJIT_ERR_UNSUPPORTED,
-                        "backend '%s' is not available in this build; available: nvrtc",
-                        backend);
+    pj_backend default_backend;
+    if (backend_from_name(&default_backend, backend) != PTXJIT_OK)
+        return PTXJIT_ERR_UNSUPPORTED;
     ptxjit_context *context = calloc(1, sizeof *context);
     if (!context)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
@@ -249,7 +249,7 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
     pthread_cond_init(&context->compiled, NULL);
     context->logger = (pj_logger){options->log, options->log_user};
     context->device_ordinal = options->device;
-    snprintf(context->backend, sizeof context->backend, "%s", backend);
+    context->default_backend = default_backend;
     context->gpu_status = PTXJIT_ERR_NO_DRIVER;
     snprintf(context->gpu_error, sizeof context->gpu_error,
              "the GPU was turned off for this context (use_gpu = 0)");
@@ -370,6 +370,29 @@ ptxjit_status context_schema(const pj_schema **out, ptxjit_context *context, con
     return *out ? PTXJIT_OK : unknown_family(context, family);
 }
 
+/* What each backend compiles of the family: nvrtc every request; llvm what its generator
+ * builds. Takes ownership of text. */
+static char *describe_backends(char *text, const pj_schema *schema)
+{
+    if (!text)
+        return NULL;
+    pj_strbuf sb;
+    sb_init(&sb);
+    sb_append(&sb, text);
+    free(text);
+    const char *variants = llvm_generator_variants(schema->family);
+    sb_append(&sb, "backends:\n  nvrtc  every request (the template, compiled by NVRTC)\n");
+    if (!variants)
+        sb_append(&sb, "  llvm   not supported by this backend (no IR generator for the family)\n");
+    else if (strncmp(schema->origin, "built-in:", 9) != 0)
+        sb_append(&sb, "  llvm   not supported by this backend (it generates the built-in template's "
+                       "kernels; this one comes from a user directory)\n");
+    else
+        sb_appendf(&sb, "  llvm   variants %s (IR generator v%d; backend=llvm)\n", variants,
+                   llvm_generator_version(schema->family));
+    return sb_take(&sb);
+}
+
 ptxjit_status ptxjit_family_describe(const char **out, ptxjit_context *context,
                                      const char *family)
 {
@@ -384,7 +407,7 @@ ptxjit_status ptxjit_family_describe(const char **out, ptxjit_context *context,
     if (!context->descriptions)
         context->descriptions = calloc((size_t)context->schema_count, sizeof(char *));
     if (context->descriptions && !context->descriptions[index])
-        context->descriptions[index] = schema_describe(schema);
+        context->descriptions[index] = describe_backends(schema_describe(schema), schema);
     *out = context->descriptions ? context->descriptions[index] : NULL;
     pthread_mutex_unlock(&context->lock);
     return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
@@ -398,10 +421,15 @@ ptxjit_status ptxjit_canonical_params(char **out, ptxjit_context *context, const
     if (status != PTXJIT_OK)
         return status;
     pj_request request;
-    status = request_parse(&request, schema, params, context_sm(context));
+    pj_backend backend;
+    char *rest = NULL;
+    status = backend_take(&backend, &rest, params, context->default_backend);
+    if (status == PTXJIT_OK)
+        status = request_parse(&request, schema, rest, context_sm(context));
+    free(rest);
     if (status != PTXJIT_OK)
         return status;
-    *out = request_canonical(&request);
+    *out = backend_canonical(request_canonical(&request), backend);
     request_free(&request);
     return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 
+#include "backend/select.h"
 #include "cache/disk.h"
 #include "driver/driver.h"
 #include "params/schema.h"
@@ -23,8 +24,10 @@ struct ptxjit_kernel {
     pj_hash128 key;
     char key_hex[33];
     char compiler_version[64]; /* the version in the key */
+    pj_backend backend;        /* the route that compiles it (request or context default) */
+    pj_stages stages;          /* where its compile's time went; zeros if not compiled here */
     pj_artifact artifact;
-    char *source;       /* specialized source, when compiled here */
+    char *source;       /* specialized source (llvm: the generated IR), when compiled here */
     int ready;          /* 0 while one thread compiles it; guarded by context->lock */
     int loaded;         /* module loaded on the GPU; read with acquire, set under lock */
     CUmodule module;
@@ -36,14 +39,15 @@ struct ptxjit_kernel {
 struct ptxjit_context {
     pj_logger logger;
     char arch[32];
-    char backend[16];
+    pj_backend default_backend;    /* from options.backend; a request's backend= overrides */
     char *options[PJ_MAX_OPTIONS]; /* compiler options, part of the key */
     int option_count;
     pj_schema **schemas;
     int schema_count;
     char **descriptions;           /* family_describe results, freed at close */
     pj_disk_cache *disk;           /* NULL: disk cache off or unusable */
-    char compiler_version[64];     /* "" until first needed; guarded by lock */
+    char compiler_version[PJ_BACKEND_COUNT][64]; /* per backend, "" until first needed;
+                                                    guarded by lock */
     /* GPU; driver NULL when gpu_status != OK (gpu_error says why). */
     const pj_driver *driver;
     ptxjit_status gpu_status;

@@ -78,4 +78,11 @@ typedef struct {
 } pj_artifact;
 void artifact_free(pj_artifact *artifact); /* frees the members, not the struct */
 
+/* Where one compile's time went, in ms (`ptxjit bench compile`). nvrtc: generate is the
+ * prelude, compile is NVRTC; llvm: generate is the IR generator, then the optimization
+ * passes, the PTX emission, and compile is nvJitLink. */
+typedef struct {
+    double generate_ms, optimize_ms, emit_ms, compile_ms;
+} pj_stages;
+
 #endif

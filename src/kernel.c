@@ -4,9 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/compiler_id.h"
+#include "backend/llvm.h"
+#include "backend/llvm_plugin.h"
+#include "backend/nvjitlink.h"
 #include "backend/nvrtc.h"
 #include "cache/key.h"
 #include "context.h"
@@ -165,17 +169,43 @@ static ptxjit_status fill_metadata(ptxjit_kernel *kernel)
     return PTXJIT_OK;
 }
 
+static double clock_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* The LLVM route: IR generator → passes → PTX (the plugin) → cubin (nvJitLink). */
+static ptxjit_status compile_llvm(ptxjit_kernel *kernel)
+{
+    ptxjit_status status = llvm_compile(&kernel->artifact, &kernel->source, &kernel->stages,
+                                        &kernel->request, kernel->canonical,
+                                        kernel->context->arch);
+    if (status == PTXJIT_OK)
+        status = fill_metadata(kernel);
+    if (status == PTXJIT_OK)
+        status = check_entries(kernel);
+    return status;
+}
+
 static ptxjit_status compile(ptxjit_kernel *kernel)
 {
     ptxjit_context *context = kernel->context;
+    if (kernel->backend == PJ_BACKEND_LLVM)
+        return compile_llvm(kernel);
+    double start = clock_ms();
     kernel->source = specialize_source(&kernel->request, kernel->canonical);
     if (!kernel->source)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     char name[128], *log = NULL;
     snprintf(name, sizeof name, "%s.cu", kernel->schema->family);
+    kernel->stages.generate_ms = clock_ms() - start;
+    start = clock_ms();
     ptxjit_status status = nvrtc_compile(&kernel->artifact, kernel->source, name,
                                          (const char *const *)context->options,
                                          context->option_count, &log);
+    kernel->stages.compile_ms = clock_ms() - start;
     if (status == PTXJIT_ERR_COMPILE)
         status = compile_error(kernel, log);
     free(log);
@@ -201,32 +231,59 @@ static int artifact_matches(const ptxjit_kernel *kernel, const pj_artifact *a)
     return 1;
 }
 
-static char *memo_path(ptxjit_context *context)
+/* The memo of the compiler library each backend loads: NVRTC, or nvJitLink for llvm. */
+static char *memo_path(ptxjit_context *context, pj_backend backend)
 {
     pj_strbuf sb;
     sb_init(&sb);
-    sb_appendf(&sb, "%s/compiler", disk_cache_dir(context->disk));
+    sb_appendf(&sb, "%s/compiler%s", disk_cache_dir(context->disk),
+               backend == PJ_BACKEND_LLVM ? "-nvjitlink" : "");
     return sb_take(&sb);
 }
 
-/* The compiler version for keys, found once per context: through the disk cache's memo when
- * there is one, so that a disk hit never has to load NVRTC. */
-static ptxjit_status context_compiler_version(ptxjit_context *context, char out[64])
+/* The llvm route's compiler: the LLVM built into the plugin, and nvJitLink. */
+static void llvm_route_version(char out[64], const char *nvjitlink)
+{
+    /* Both names are short ("llvm 19.1.7", "nvjitlink 13.0"); a cut would only split keys. */
+    int length = snprintf(out, 64, "%s, ", llvm_version_string());
+    if (length > 0 && length < 64)
+        snprintf(out + length, (size_t)(64 - length), "%.40s", nvjitlink);
+}
+
+/* The compiler version for keys, found once per context and backend: through the disk
+ * cache's memo when there is one, so that a disk hit never has to load the compiler. */
+static ptxjit_status context_compiler_version(ptxjit_context *context, pj_backend backend,
+                                              char out[64])
 {
     pthread_mutex_lock(&context->lock);
-    snprintf(out, 64, "%s", context->compiler_version);
+    snprintf(out, 64, "%s", context->compiler_version[backend]);
     pthread_mutex_unlock(&context->lock);
     if (out[0])
         return PTXJIT_OK;
-    char *memo = context->disk ? memo_path(context) : NULL;
-    ptxjit_status status = compiler_version(out, 64, memo);
+    char *memo = context->disk ? memo_path(context, backend) : NULL;
+    char found[64];
+    ptxjit_status status = compiler_version_of(
+        backend == PJ_BACKEND_LLVM ? &compiler_nvjitlink : &compiler_nvrtc, found, 64, memo);
     free(memo);
     if (status != PTXJIT_OK)
         return status;
+    if (backend == PJ_BACKEND_LLVM)
+        llvm_route_version(out, found);
+    else
+        snprintf(out, 64, "%s", found);
     pthread_mutex_lock(&context->lock);
-    snprintf(context->compiler_version, sizeof context->compiler_version, "%s", out);
+    snprintf(context->compiler_version[backend], 64, "%s", out);
     pthread_mutex_unlock(&context->lock);
     return PTXJIT_OK;
+}
+
+/* The version of the compiler that really ran, to compare with the one in the key. */
+static void compiled_version(char out[64], pj_backend backend)
+{
+    if (backend == PJ_BACKEND_LLVM)
+        llvm_route_version(out, nvjitlink_version_string());
+    else
+        snprintf(out, 64, "%s", nvrtc_version_string());
 }
 
 /* Fills kernel->artifact from the disk cache or the compiler; runs without the lock. */
@@ -249,19 +306,22 @@ static ptxjit_status produce(ptxjit_kernel *kernel, ptxjit_origin *origin)
             artifact_free(&cached);
         }
     }
-    ptxjit_status status = nvrtc_load();
+    ptxjit_status status = kernel->backend == PJ_BACKEND_LLVM ? PTXJIT_OK : nvrtc_load();
     if (status == PTXJIT_OK)
         status = compile(kernel);
     if (status != PTXJIT_OK)
         return status;
     *origin = PTXJIT_ORIGIN_COMPILED;
-    if (context->disk && strcmp(nvrtc_version_string(), kernel->compiler_version) != 0) {
-        /* The memo named another NVRTC than the one that compiled this: keep the kernel out
-         * of the disk cache, where its key would lie, and make the next process ask anew. */
-        char *memo = memo_path(context);
+    char actual[64];
+    compiled_version(actual, kernel->backend);
+    if (context->disk && strcmp(actual, kernel->compiler_version) != 0) {
+        /* The memo named another compiler than the one that compiled this: keep the kernel
+         * out of the disk cache, where its key would lie, and make the next process ask anew. */
+        char *memo = memo_path(context, kernel->backend);
         pj_log(&context->logger, PTXJIT_LOG_WARNING,
-               "NVRTC changed (%s, the cache remembered %s); kernel not cached on disk",
-               nvrtc_version_string(), kernel->compiler_version);
+               "%s changed (%s, the cache remembered %s); kernel not cached on disk",
+               kernel->backend == PJ_BACKEND_LLVM ? "nvJitLink" : "NVRTC", actual,
+               kernel->compiler_version);
         if (memo)
             unlink(memo);
         free(memo);
@@ -273,6 +333,35 @@ static ptxjit_status produce(ptxjit_kernel *kernel, ptxjit_origin *origin)
     return PTXJIT_OK;
 }
 
+static pj_hash128 nvrtc_key(const ptxjit_kernel *kernel)
+{
+    const ptxjit_context *context = kernel->context;
+    pj_key_inputs inputs = {
+        kernel->schema->family, kernel->canonical, kernel->schema->source, "nvrtc",
+        kernel->compiler_version, context->arch, (const char *const *)context->options,
+        context->option_count, PJ_SPECIALIZER_VERSION};
+    return cache_key(&inputs);
+}
+
+/* The llvm route's code comes from the family's generator, not the template text: the key
+ * names the generator and its version, the builder's version, LLVM and nvJitLink, and what
+ * the NVPTX target and nvJitLink are asked for. */
+static pj_hash128 llvm_key(const ptxjit_kernel *kernel)
+{
+    const ptxjit_context *context = kernel->context;
+    char generator[128];
+    snprintf(generator, sizeof generator, "llvm IR generator %s v%d", kernel->schema->family,
+             llvm_generator_version(kernel->schema->family));
+    char codegen[32];
+    snprintf(codegen, sizeof codegen, "codegen-level=%d", PJ_LLVM_CODEGEN_LEVEL);
+    const char *options[] = {"features=" PJ_LLVM_PTX_FEATURES, "passes=" PJ_LLVM_PASSES, codegen,
+                             "nvjitlink=-O3"};
+    pj_key_inputs inputs = {kernel->schema->family, kernel->canonical, generator, "llvm",
+                            kernel->compiler_version, context->arch, options,
+                            (int)PJ_ARRAY_SIZE(options), PJ_LLVM_BUILDER_VERSION};
+    return cache_key(&inputs);
+}
+
 static ptxjit_status new_kernel(ptxjit_kernel **out, ptxjit_context *context,
                                 const pj_schema *schema, const char *params)
 {
@@ -281,24 +370,29 @@ static ptxjit_status new_kernel(ptxjit_kernel **out, ptxjit_context *context,
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     kernel->context = context;
     kernel->schema = schema;
-    ptxjit_status status = request_parse(&kernel->request, schema, params, context_sm(context));
+    char *rest = NULL;
+    ptxjit_status status = backend_take(&kernel->backend, &rest, params,
+                                        context->default_backend);
+    if (status == PTXJIT_OK)
+        status = request_parse(&kernel->request, schema, rest, context_sm(context));
+    free(rest);
     if (status != PTXJIT_OK) {
         free(kernel);
         return status;
     }
-    kernel->canonical = request_canonical(&kernel->request);
-    status = context_compiler_version(context, kernel->compiler_version);
+    kernel->canonical = backend_canonical(request_canonical(&kernel->request), kernel->backend);
+    /* An unsupported (family, variant) fails here, before any compiler is loaded. */
+    if (kernel->backend == PJ_BACKEND_LLVM)
+        status = llvm_check_request(&kernel->request);
+    if (status == PTXJIT_OK)
+        status = context_compiler_version(context, kernel->backend, kernel->compiler_version);
     if (status == PTXJIT_OK && !kernel->canonical)
         status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     if (status != PTXJIT_OK) {
         kernel_free(kernel);
         return status;
     }
-    pj_key_inputs inputs = {
-        schema->family, kernel->canonical, schema->source, context->backend,
-        kernel->compiler_version, context->arch, (const char *const *)context->options,
-        context->option_count, PJ_SPECIALIZER_VERSION};
-    kernel->key = cache_key(&inputs);
+    kernel->key = kernel->backend == PJ_BACKEND_LLVM ? llvm_key(kernel) : nvrtc_key(kernel);
     pj_hash_hex(&kernel->key, kernel->key_hex);
     *out = kernel;
     return PTXJIT_OK;

@@ -39,9 +39,20 @@ static void define_param(pj_strbuf *sb, const pj_param *param, int64_t value)
         sb_append(sb, " };\n");
         break;
     case PJ_PARAM_DTYPE:
+        /* The type, and which of the listed types it is, for `if constexpr` without the
+         * half-precision headers (NAME_F32 = 0, ..., NAME_ID = the choice). */
         sb_append(sb, "using ");
         append_upper(sb, param->name);
         sb_appendf(sb, " = %s;\n", dtype_ctype((pj_dtype)param->dtypes[value]));
+        sb_append(sb, "enum : int { ");
+        for (int v = 0; v < param->value_count; v++) {
+            append_upper(sb, param->name);
+            sb_append(sb, "_");
+            append_upper(sb, param->values[v]);
+            sb_appendf(sb, " = %d, ", v);
+        }
+        append_upper(sb, param->name);
+        sb_appendf(sb, "_ID = %lld };\n", (long long)value);
         break;
     }
 }

@@ -6,7 +6,7 @@
 #include "params/schema.h"
 
 /* Bumped whenever the prelude's shape changes, so cache keys change with it. */
-#define PJ_SPECIALIZER_VERSION 1
+#define PJ_SPECIALIZER_VERSION 2 /* 2: dtype parameters also get NAME_<TYPE> and NAME_ID */
 
 /* The specialized source (caller frees), or NULL when out of memory. */
 char *specialize_source(const pj_request *request, const char *canonical);

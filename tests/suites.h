@@ -1,17 +1,24 @@
 /* suites.h — every Check suite of the test runner, one line each: X(function name). */
-#define PJ_TEST_SUITES(X) \
-    X(suite_strbuf)       \
-    X(suite_params)       \
-    X(suite_pipeline)     \
-    X(suite_cache_disk)   \
-    X(suite_cache_evict)  \
-    X(suite_cache_trust)  \
-    X(suite_faults)       \
-    X(suite_out_of_memory) \
-    X(suite_cli)          \
-    X(suite_transpose)    \
-    X(suite_threads)      \
+#define PJ_TEST_SUITES(X)     \
+    X(suite_strbuf)           \
+    X(suite_params)           \
+    X(suite_pipeline)         \
+    X(suite_cache_disk)       \
+    X(suite_cache_evict)      \
+    X(suite_cache_trust)      \
+    X(suite_faults)           \
+    X(suite_out_of_memory)    \
+    X(suite_cli)              \
+    X(suite_transpose)        \
+    X(suite_matmul)           \
+    X(suite_backend_select)   \
+    X(suite_llvm)             \
+    X(suite_llvm_reduce)      \
+    X(suite_llvm_transpose)   \
+    X(suite_threads)          \
     X(suite_fuzz_replay)
 
 /* Suites that need a GPU: run only where one is usable. */
-#define PJ_GPU_TEST_SUITES(X) X(suite_reduce_gpu) X(suite_transpose_gpu)
+#define PJ_GPU_TEST_SUITES(X)                                                              \
+    X(suite_reduce_gpu) X(suite_transpose_gpu) X(suite_matmul_gpu) X(suite_llvm_reduce_gpu) \
+        X(suite_llvm_transpose_gpu)

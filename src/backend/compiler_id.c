@@ -1,6 +1,7 @@
-/* compiler_id.c — remembers which NVRTC a cache directory was filled with. The memo holds the
- * library path dlopen chose, its size and mtime, a fingerprint of what steers dlopen's choice
- * (the override variables, LD_LIBRARY_PATH, /etc/ld.so.cache), and the version it reported. */
+/* compiler_id.c — remembers which compiler library (NVRTC; nvJitLink for the LLVM route) a
+ * cache directory was filled with. The memo holds the library path dlopen chose, its size and
+ * mtime, a fingerprint of what steers dlopen's choice (the override variables,
+ * LD_LIBRARY_PATH, /etc/ld.so.cache), and the version it reported. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "backend/compiler_id.h"
+#include "backend/nvjitlink.h"
 #include "backend/nvrtc.h"
 
 typedef struct {
@@ -17,14 +19,19 @@ typedef struct {
     char version[64];
 } compiler_memo;
 
-static void environment_fingerprint(char out[33])
+const pj_compiler_probe compiler_nvrtc = {"PTXJIT_NVRTC_LIBRARY", nvrtc_load,
+                                          nvrtc_version_string, nvrtc_library_path};
+const pj_compiler_probe compiler_nvjitlink = {"PTXJIT_NVJITLINK_LIBRARY", nvjitlink_load,
+                                              nvjitlink_version_string, nvjitlink_library_path};
+
+static void environment_fingerprint(char out[33], const pj_compiler_probe *probe)
 {
     pj_hasher *hasher = hasher_new();
     if (!hasher) {
         out[0] = '\0';
         return;
     }
-    const char *names[] = {"PTXJIT_NVRTC_LIBRARY", "LD_LIBRARY_PATH", "CUDA_HOME"};
+    const char *names[] = {probe->override_variable, "LD_LIBRARY_PATH", "CUDA_HOME"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(names); i++)
         hasher_field_str(hasher, names[i], getenv(names[i]));
     struct stat st;
@@ -76,8 +83,14 @@ static void write_memo(const compiler_memo *memo, const char *path)
 
 ptxjit_status compiler_version(char *out, size_t size, const char *memo_path)
 {
+    return compiler_version_of(&compiler_nvrtc, out, size, memo_path);
+}
+
+ptxjit_status compiler_version_of(const pj_compiler_probe *probe, char *out, size_t size,
+                                  const char *memo_path)
+{
     compiler_memo memo, now = {0};
-    environment_fingerprint(now.environment);
+    environment_fingerprint(now.environment, probe);
     if (memo_path && read_memo(&memo, memo_path) &&
         strcmp(memo.environment, now.environment) == 0 &&
         file_identity(memo.library, &now.size, &now.mtime) && now.size == memo.size &&
@@ -85,15 +98,15 @@ ptxjit_status compiler_version(char *out, size_t size, const char *memo_path)
         snprintf(out, size, "%s", memo.version);
         return PTXJIT_OK;
     }
-    ptxjit_status status = nvrtc_load();
+    ptxjit_status status = probe->load();
     if (status != PTXJIT_OK)
         return status;
-    snprintf(out, size, "%s", nvrtc_version_string());
-    const char *library = nvrtc_library_path();
+    snprintf(out, size, "%s", probe->version());
+    const char *library = probe->library();
     if (memo_path && library && strlen(library) < sizeof now.library &&
         file_identity(library, &now.size, &now.mtime)) {
         snprintf(now.library, sizeof now.library, "%s", library);
-        snprintf(now.version, sizeof now.version, "%s", nvrtc_version_string());
+        snprintf(now.version, sizeof now.version, "%s", probe->version());
         write_memo(&now, memo_path);
     }
     return PTXJIT_OK;

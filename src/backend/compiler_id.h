@@ -10,4 +10,15 @@
  * is loaded, asked, and the memo rewritten. */
 ptxjit_status compiler_version(char *out, size_t size, const char *memo_path);
 
+/* The same for another compiler library: how to load it and ask it. */
+typedef struct {
+    const char *override_variable; /* the environment variable naming its path */
+    ptxjit_status (*load)(void);
+    const char *(*version)(void);
+    const char *(*library)(void);
+} pj_compiler_probe;
+extern const pj_compiler_probe compiler_nvrtc, compiler_nvjitlink;
+ptxjit_status compiler_version_of(const pj_compiler_probe *probe, char *out, size_t size,
+                                  const char *memo_path);
+
 #endif

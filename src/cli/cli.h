@@ -24,10 +24,14 @@ int cmd_list(cli_args *args);
 int cmd_info(cli_args *args);
 int cmd_ptx(cli_args *args);
 int cmd_source(cli_args *args);
+int cmd_ir(cli_args *args);
 int cmd_inspect(cli_args *args);
 int cmd_cache(cli_args *args);
 int cmd_run(cli_args *args);
 int cmd_bench(cli_args *args);
 int cmd_jit_time(cli_args *args);
+/* bench_backends.c: `bench backends FAMILY` (needs a GPU) and `bench compile` (does not). */
+int cmd_bench_backends(cli_args *args);
+int cmd_bench_compile(cli_args *args);
 
 #endif

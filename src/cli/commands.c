@@ -149,6 +149,21 @@ int cmd_source(cli_args *args)
     return CLI_OK;
 }
 
+int cmd_ir(cli_args *args)
+{
+    /* The IR exists only where the kernel is generated: no disk hit, always the llvm route. */
+    args->options.disk_cache = 0;
+    args->options.backend = "llvm";
+    ptxjit_context *context;
+    ptxjit_kernel *kernel;
+    int code = get_kernel(&context, &kernel, args);
+    if (code != CLI_OK)
+        return code;
+    fputs(ptxjit_kernel_source(kernel), stdout);
+    ptxjit_close(context);
+    return CLI_OK;
+}
+
 int cmd_inspect(cli_args *args)
 {
     ptxjit_context *context;

@@ -14,4 +14,14 @@ void cublas_peer_close(cublas_peer *peer);
 int cublas_peer_transpose_f32(cublas_peer *peer, ptxjit_devptr out, ptxjit_devptr in,
                               size_t rows, size_t cols);
 
+typedef enum {
+    CUBLAS_SGEMM,      /* fp32, no tensor cores */
+    CUBLAS_SGEMM_TF32, /* fp32 data, tf32 tensor cores */
+    CUBLAS_GEMM_BF16,  /* bf16 in and out, fp32 accumulation */
+    CUBLAS_GEMM_F16    /* f16 in and out, fp32 accumulation */
+} cublas_gemm;
+/* c (m x n) = a (m x k) · b (k x n), all row-major, through cublasGemmEx; 0 on success. */
+int cublas_peer_matmul(cublas_peer *peer, cublas_gemm kind, ptxjit_devptr c, ptxjit_devptr a,
+                       ptxjit_devptr b, size_t m, size_t n, size_t k);
+
 #endif

@@ -13,7 +13,9 @@ static const char usage[] =
     "  info FAMILY                   parameters (types, allowed values, defaults, docs),\n"
     "                                constraints and entry points\n"
     "  ptx FAMILY [key=value ...]    specialize, compile (or take from the cache), print PTX\n"
-    "  source FAMILY [key=value ...] print the specialized CUDA source\n"
+    "  source FAMILY [key=value ...] print the specialized CUDA source (backend=llvm: the\n"
+    "                                generated LLVM IR)\n"
+    "  ir FAMILY [key=value ...]     print the LLVM IR that the llvm backend generates\n"
     "  inspect FAMILY [key=value ...] canonical params, cache key, origin, sizes, compiler\n"
     "                                log, and registers/shared/local memory with a GPU\n"
     "  run FAMILY [key=value ...] [n=N] [h=H w=W] [runs=R]\n"
@@ -31,6 +33,14 @@ static const char usage[] =
     "                                each) instead of the built-in sweep\n"
     "  bench jit                     JIT costs: cold compile, disk hit in a fresh process,\n"
     "                                memory hit + launch against a bare cuLaunchKernel\n"
+    "  bench backends reduce|transpose [n=N] [runs=R]\n"
+    "                                each variant the llvm backend generates, through the\n"
+    "                                family op with backend=nvrtc and backend=llvm in one\n"
+    "                                process: GB/s of each and llvm/nvrtc (needs a GPU)\n"
+    "  bench compile [FAMILY [key=value ...]]\n"
+    "                                cold compiles (request -> cubin) of both backends in one\n"
+    "                                process, median of 10, time of each stage (default:\n"
+    "                                reduce variant=vectorized tpb=512 batch=8; no GPU needed)\n"
     "  jit-time FAMILY [key=value ...] time one context open and one request in this\n"
     "                                process (what `bench jit` runs in a fresh process)\n"
     "  cache path|stats|clear|trim   the disk cache: where it is, its counters, remove\n"
@@ -39,7 +49,9 @@ static const char usage[] =
     "\n"
     "global options:\n"
     "  --arch ARCH          target architecture (default: $PTXJIT_ARCH, the GPU's, sm_90a)\n"
-    "  --backend NAME       compiler backend (nvrtc)\n"
+    "  --backend NAME       compiler backend: nvrtc (default; CUDA templates through NVRTC)\n"
+    "                       or llvm (IR generated in C, NVPTX, nvJitLink); a request's own\n"
+    "                       backend=nvrtc|llvm parameter overrides it\n"
     "  --cache-dir DIR      disk cache root (default: $PTXJIT_CACHE_DIR, $XDG_CACHE_HOME/ptxjit,\n"
     "                       ~/.cache/ptxjit)\n"
     "  --no-disk-cache      keep compiled kernels in memory only\n"
@@ -62,6 +74,7 @@ static const struct {
     int (*run)(cli_args *);
 } commands[] = {
     {"list", cmd_list},       {"info", cmd_info}, {"ptx", cmd_ptx},     {"source", cmd_source},
+    {"ir", cmd_ir},
     {"inspect", cmd_inspect}, {"run", cmd_run},   {"bench", cmd_bench}, {"cache", cmd_cache},
     {"jit-time", cmd_jit_time},
 };

@@ -1,4 +1,5 @@
-/* run.c — `run`, `bench` and `jit-time`: parse n=, h=, w=, runs=; find the family's runner. */
+/* run.c — `run`, `bench` and `jit-time`: parse n=, h=, w=, m=, k=, runs=; find the family's
+ * runner. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,10 +47,11 @@ static int open_gpu(ptxjit_context **context, cli_args *args)
 
 static int known_runner(const char *family)
 {
-    if (strcmp(family, "reduce") == 0 || strcmp(family, "transpose") == 0)
+    if (strcmp(family, "reduce") == 0 || strcmp(family, "transpose") == 0 ||
+        strcmp(family, "matmul") == 0)
         return 1;
-    fprintf(stderr, "ptxjit: no runner for family '%s' (runners: reduce, transpose); get the "
-                    "kernel with ptxjit_get_kernel and launch it with ptxjit_launch\n", family);
+    fprintf(stderr, "ptxjit: no runner for family '%s' (runners: reduce, transpose, matmul); get "
+                    "the kernel with ptxjit_get_kernel and launch it with ptxjit_launch\n", family);
     return 0;
 }
 
@@ -57,23 +59,27 @@ int cmd_run(cli_args *args)
 {
     if (args->argc < 1) {
         fprintf(stderr, "ptxjit: usage: ptxjit run FAMILY [key=value ...] [n=N] [h=H w=W] "
-                        "[runs=R]\n");
+                        "[m=M n=N k=K] [runs=R]\n");
         return CLI_USAGE;
     }
-    if (!known_runner(args->argv[0]))
+    const char *family = args->argv[0];
+    if (!known_runner(family))
         return CLI_USAGE;
-    static const char *const own[] = {"n", "runs", "h", "w", NULL};
-    const char *values[4] = {NULL, NULL, NULL, NULL};
+    enum { N, RUNS, H, W, M, K, OWN };
+    static const char *const own[] = {"n", "runs", "h", "w", "m", "k", NULL};
+    const char *values[OWN] = {NULL};
     char *params = cli_join_params(args->argc - 1, args->argv + 1, own, values);
-    size_t n, runs, h, w;
+    int matmul = strcmp(family, "matmul") == 0, reduce = strcmp(family, "reduce") == 0;
+    size_t n, runs, h, w, m, k;
     ptxjit_context *context = NULL;
     int code = CLI_USAGE;
-    if (params && parse_count(&n, values[0], "n", (size_t)1 << 26) &&
-        parse_count(&runs, values[1], "runs", 20) && parse_count(&h, values[2], "h", 16384) &&
-        parse_count(&w, values[3], "w", 16384) && (code = open_gpu(&context, args)) == CLI_OK) {
-        code = strcmp(args->argv[0], "reduce") == 0
-                   ? reduce_run(context, params, n, (int)runs)
-                   : transpose_run(context, params, h, w, (int)runs);
+    if (params && parse_count(&n, values[N], "n", matmul ? 4096 : (size_t)1 << 26) &&
+        parse_count(&runs, values[RUNS], "runs", 20) && parse_count(&h, values[H], "h", 16384) &&
+        parse_count(&w, values[W], "w", 16384) && parse_count(&m, values[M], "m", 4096) &&
+        parse_count(&k, values[K], "k", 4096) && (code = open_gpu(&context, args)) == CLI_OK) {
+        code = reduce   ? reduce_run(context, params, n, (int)runs)
+               : matmul ? matmul_run(context, params, m, n, k, (int)runs)
+                        : transpose_run(context, params, h, w, (int)runs);
         ptxjit_close(context);
     }
     free(params);
@@ -81,7 +87,7 @@ int cmd_run(cli_args *args)
 }
 
 /* `bench FAMILY [n=N] [runs=R] ["PARAMS" ...]`: each further argument is one parameter set
- * (transpose only), timed instead of the built-in sweep. */
+ * (transpose and matmul), timed instead of the built-in sweep or progression. */
 int cmd_bench(cli_args *args)
 {
     if (args->argc < 1) {
@@ -89,6 +95,10 @@ int cmd_bench(cli_args *args)
         return CLI_USAGE;
     }
     const char *family = args->argv[0];
+    if (strcmp(family, "backends") == 0)
+        return cmd_bench_backends(args);
+    if (strcmp(family, "compile") == 0)
+        return cmd_bench_compile(args);
     int jit = strcmp(family, "jit") == 0, reduce = strcmp(family, "reduce") == 0;
     if (!jit && !known_runner(family))
         return CLI_USAGE;
@@ -115,7 +125,9 @@ int cmd_bench(cli_args *args)
              (code = open_gpu(&context, args)) == CLI_OK) {
         code = jit      ? jit_costs(context, "/proc/self/exe")
                : reduce ? reduce_bench(context, n, (int)runs)
-                        : transpose_bench(context, n, (int)runs, sets, set_count);
+               : strcmp(family, "matmul") == 0
+                   ? matmul_bench(context, n, (int)runs, sets, set_count)
+                   : transpose_bench(context, n, (int)runs, sets, set_count);
         ptxjit_close(context);
     }
     free(sets);

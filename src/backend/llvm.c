@@ -1,0 +1,278 @@
+/* llvm.c — the LLVM route on libptxjit's side: the plugin (libptxjit_llvm.so) found and
+ * checked once, requests checked against the generators it has, and its PTX handed to
+ * nvJitLink for the cubin. */
+#include <dlfcn.h>
+#include <libgen.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/llvm.h"
+#include "backend/llvm_plugin.h"
+#include "backend/nvjitlink.h"
+
+#ifndef PJ_LLVM_VERSION
+#error "PJ_LLVM_VERSION (llvm-config --version) must be defined by the build"
+#endif
+#define PJ_LLVM_PLUGIN_FILE "libptxjit_llvm.so"
+
+static struct {
+    const pj_llvm_plugin *plugin;
+    ptxjit_status status;
+    char error[2048];
+} loaded;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+static const struct {
+    const char *family;
+    int version;
+    const char *variants;
+} generators[] = {
+#define PJ_GENERATOR_ROW(family, version, variants) {#family, version, variants},
+    PJ_LLVM_GENERATOR_LIST(PJ_GENERATOR_ROW)
+#undef PJ_GENERATOR_ROW
+};
+
+static const char generator_text[] = PJ_LLVM_GENERATOR_LIST(PJ_LLVM_GENERATOR_TEXT);
+
+const char *llvm_version_string(void)
+{
+    return "llvm " PJ_LLVM_VERSION;
+}
+
+int llvm_generator_version(const char *family)
+{
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(generators); i++)
+        if (strcmp(generators[i].family, family) == 0)
+            return generators[i].version;
+    return 0;
+}
+
+const char *llvm_generator_variants(const char *family)
+{
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(generators); i++)
+        if (strcmp(generators[i].family, family) == 0)
+            return generators[i].variants;
+    return NULL;
+}
+
+static int in_list(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *s = list; *s;) {
+        size_t length = strcspn(s, ",");
+        if (length == n && strncmp(s, word, n) == 0)
+            return 1;
+        s += length + (s[length] == ',');
+    }
+    return 0;
+}
+
+static ptxjit_status unsupported_family(const char *family)
+{
+    pj_strbuf sb;
+    sb_init(&sb);
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(generators); i++)
+        sb_appendf(&sb, "%s%s", i ? ", " : "", generators[i].family);
+    ptxjit_status status = pj_error(
+        PTXJIT_ERR_UNSUPPORTED,
+        "%s is not supported by the llvm backend: it has no IR generator for this family "
+        "(the llvm backend generates: %s); use backend=nvrtc",
+        family, sb.data ? sb.data : "");
+    sb_free(&sb);
+    return status;
+}
+
+ptxjit_status llvm_check_request(const pj_request *request)
+{
+    const pj_schema *schema = request->schema;
+    const char *variants = llvm_generator_variants(schema->family);
+    if (!variants)
+        return unsupported_family(schema->family);
+    /* A generator reproduces the built-in template; a user template of the same name may
+     * mean another kernel. */
+    if (strncmp(schema->origin, "built-in:", strlen("built-in:")) != 0)
+        return pj_error(PTXJIT_ERR_UNSUPPORTED,
+                        "%s from %s is not supported by the llvm backend: its generator builds "
+                        "the built-in template's kernels only; use backend=nvrtc",
+                        schema->family, schema->origin);
+    char buf[32];
+    if (schema_param_index(schema, "variant") >= 0) {
+        const char *variant = request_value_name(request, "variant", buf);
+        if (!in_list(variants, variant))
+            return pj_error(PTXJIT_ERR_UNSUPPORTED,
+                            "%s variant=%s is not supported by the llvm backend (it builds "
+                            "variants %s); use backend=nvrtc",
+                            schema->family, variant, variants);
+    }
+    return PTXJIT_OK;
+}
+
+/* Directories to look in, after $PTXJIT_LLVM_LIBRARY: the one holding the code of libptxjit
+ * (the CLI, a program linked with libptxjit.a, or libptxjit.so), its ../lib, and that of
+ * the running program. */
+static int plugin_candidates(char paths[][4096], int max)
+{
+    int count = 0;
+    const char *override = getenv("PTXJIT_LLVM_LIBRARY");
+    if (override && *override)
+        snprintf(paths[count++], 4096, "%s", override);
+    char places[2][4096] = {"", ""};
+    Dl_info info;
+    if (dladdr((void *)llvm_load, &info) && info.dli_fname && strchr(info.dli_fname, '/'))
+        snprintf(places[0], sizeof places[0], "%s", info.dli_fname);
+    ssize_t length = readlink("/proc/self/exe", places[1], sizeof places[1] - 1);
+    places[1][length > 0 ? length : 0] = '\0';
+    char dirs[2][4096];
+    for (int p = 0; p < 2; p++)
+        snprintf(dirs[p], sizeof dirs[p], "%s", places[p][0] ? dirname(places[p]) : "");
+    for (int p = 0; p < 2 && count + 2 <= max; p++) {
+        if (!dirs[p][0] || (p == 1 && strcmp(dirs[0], dirs[1]) == 0))
+            continue;
+        snprintf(paths[count++], 4096, "%.4000s/%s", dirs[p], PJ_LLVM_PLUGIN_FILE);
+        snprintf(paths[count++], 4096, "%.4000s/../lib/%s", dirs[p], PJ_LLVM_PLUGIN_FILE);
+    }
+    if (count < max)
+        snprintf(paths[count++], 4096, "%s", PJ_LLVM_PLUGIN_FILE);
+    return count;
+}
+
+static const char *check_plugin(const pj_llvm_plugin *plugin)
+{
+    if (!plugin || plugin->abi != PJ_LLVM_PLUGIN_ABI)
+        return "it speaks another plugin ABI";
+    if (strcmp(plugin->llvm_version, PJ_LLVM_VERSION) != 0)
+        return "it holds another LLVM version than this build of libptxjit";
+    if (plugin->builder_version != PJ_LLVM_BUILDER_VERSION ||
+        strcmp(plugin->generators, generator_text) != 0)
+        return "its IR generators are of another build";
+    return NULL;
+}
+
+static void load_plugin(void)
+{
+    char paths[8][4096];
+    int count = plugin_candidates(paths, 8);
+    pj_strbuf tried;
+    sb_init(&tried);
+    loaded.status = PTXJIT_ERR_NO_COMPILER;
+    for (int i = 0; i < count; i++) {
+        void *handle = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
+        if (!handle) {
+            sb_appendf(&tried, "%s%s", tried.length ? ", " : "", paths[i]);
+            continue;
+        }
+        pj_llvm_plugin_get_fn get = (pj_llvm_plugin_get_fn)dlsym(handle, PJ_LLVM_PLUGIN_SYMBOL);
+        const char *wrong = get ? check_plugin(get()) : "it lacks " PJ_LLVM_PLUGIN_SYMBOL;
+        if (!wrong) {
+            loaded.plugin = get();
+            loaded.status = PTXJIT_OK;
+            break;
+        }
+        sb_appendf(&tried, "%s%s (refused: %s)", tried.length ? ", " : "", paths[i], wrong);
+        dlclose(handle);
+    }
+    if (loaded.status != PTXJIT_OK)
+        snprintf(loaded.error, sizeof loaded.error,
+                 "cannot load the LLVM backend's plugin %s (tried %s); build it with make "
+                 "(it is installed next to libptxjit) or set PTXJIT_LLVM_LIBRARY to its path",
+                 PJ_LLVM_PLUGIN_FILE, tried.data ? tried.data : "");
+    sb_free(&tried);
+}
+
+ptxjit_status llvm_load(void)
+{
+    pthread_once(&load_once, load_plugin);
+    if (loaded.status != PTXJIT_OK)
+        return pj_error(loaded.status, "%s", loaded.error);
+    return PTXJIT_OK;
+}
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* The request as the plugin takes it: every parameter's name, value and value name. */
+static ptxjit_status plugin_params(pj_llvm_param **out, char (**names)[32],
+                                   const pj_request *request)
+{
+    const pj_schema *schema = request->schema;
+    size_t count = (size_t)schema->param_count;
+    *out = calloc(count + 1, sizeof **out);
+    *names = calloc(count + 1, sizeof **names);
+    if (!*out || !*names)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    for (size_t i = 0; i < count; i++) {
+        const char *name = schema->params[i].name;
+        const char *text = request_value_name(request, name, (*names)[i]);
+        (*out)[i] = (pj_llvm_param){name, (long long)request->values[i], text};
+    }
+    return PTXJIT_OK;
+}
+
+static ptxjit_status generate_ptx(pj_artifact *out, char **ir_out, pj_stages *stages,
+                                  const pj_request *request, const char *canonical,
+                                  const char *arch)
+{
+    pj_llvm_param *params = NULL;
+    char(*names)[32] = NULL;
+    ptxjit_status status = plugin_params(&params, &names, request);
+    pj_llvm_result result = {0};
+    int code = PJ_LLVM_FAILED;
+    if (status == PTXJIT_OK) {
+        pj_llvm_request r = {request->schema->family, canonical, arch, params,
+                             request->schema->param_count};
+        code = loaded.plugin->compile(&result, &r);
+        if (code == PJ_LLVM_OK && result.ptx && result.ir) {
+            out->ptx = pj_strdup(result.ptx);
+            *ir_out = pj_strdup(result.ir);
+            if (!out->ptx || !*ir_out)
+                status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+        } else {
+            status = pj_error(code == PJ_LLVM_UNSUPPORTED ? PTXJIT_ERR_UNSUPPORTED
+                                                          : PTXJIT_ERR_COMPILE,
+                              "%s (%s): the llvm backend failed for %s: %s",
+                              request->schema->family, canonical, arch,
+                              result.error ? result.error : "no PTX and no reason");
+        }
+        stages->generate_ms = result.build_ms;
+        stages->optimize_ms = result.optimize_ms;
+        stages->emit_ms = result.emit_ms;
+        loaded.plugin->release(&result);
+    }
+    free(params);
+    free(names);
+    return status;
+}
+
+ptxjit_status llvm_compile(pj_artifact *out, char **ir_out, pj_stages *stages,
+                           const pj_request *request, const char *canonical, const char *arch)
+{
+    pj_stages ignored;
+    stages = stages ? stages : &ignored;
+    memset(stages, 0, sizeof *stages);
+    *ir_out = NULL;
+    ptxjit_status status = llvm_check_request(request);
+    if (status == PTXJIT_OK)
+        status = llvm_load();
+    if (status == PTXJIT_OK)
+        status = nvjitlink_load();
+    if (status == PTXJIT_OK)
+        status = generate_ptx(out, ir_out, stages, request, canonical, arch);
+    if (status != PTXJIT_OK)
+        return status;
+    double start = now_ms();
+    status = nvjitlink_compile(out, out->ptx, arch);
+    stages->compile_ms = now_ms() - start;
+    if (status != PTXJIT_OK)
+        return pj_error_wrap(status, "%s (%s), PTX from LLVM", request->schema->family,
+                             canonical);
+    return PTXJIT_OK;
+}

@@ -1,0 +1,27 @@
+/* llvm.h — the LLVM route as libptxjit sees it: which requests it can take, the versions in
+ * their keys, and the compile (plugin: IR → optimized IR → PTX; then nvJitLink: PTX → cubin). */
+#ifndef PTXJIT_BACKEND_LLVM_H
+#define PTXJIT_BACKEND_LLVM_H
+
+#include "params/schema.h"
+
+/* PTXJIT_OK when the plugin generates request's kernel; else PTXJIT_ERR_UNSUPPORTED saying
+ * what this backend supports ("not supported by the llvm backend"). Needs no plugin. */
+ptxjit_status llvm_check_request(const pj_request *request);
+/* The generator's version for family, or 0 when it has none. */
+int llvm_generator_version(const char *family);
+/* The variants the generator of family builds ("a,b,c"), or NULL when there is none. */
+const char *llvm_generator_variants(const char *family);
+/* "llvm 19.1.7": the LLVM this build links into the plugin. */
+const char *llvm_version_string(void);
+
+/* PTXJIT_OK when the plugin could be loaded and matches this build; else
+ * PTXJIT_ERR_NO_COMPILER saying where it looked. */
+ptxjit_status llvm_load(void);
+
+/* Compiles request for arch: out->ptx and out->cubin (nvJitLink's info log in out->log);
+ * *ir_out gets the generated IR (caller frees); stages may be NULL. */
+ptxjit_status llvm_compile(pj_artifact *out, char **ir_out, pj_stages *stages,
+                           const pj_request *request, const char *canonical, const char *arch);
+
+#endif

@@ -1,0 +1,80 @@
+/* ir_asm.c — inline PTX for the Hopper instructions LLVM 19 has no intrinsics for: mbarrier
+ * waits with transaction counts, the async-proxy fence, and TMA (cp.async.bulk.tensor).
+ * Labels use ${:uid}, which LLVM makes unique per asm statement, so a helper can be emitted
+ * many times in one kernel. Tensor-core helpers (mma.sync, wgmma) belong here too: each is
+ * one asm statement whose operands are the fragments' registers. */
+#include <string.h>
+
+#include "ir.h"
+
+LLVMValueRef ir_asm(ir_builder *ir, LLVMTypeRef result, const char *text,
+                    const char *constraints, LLVMValueRef *args, int count)
+{
+    LLVMTypeRef types[IR_MAX_OPERANDS];
+    count = count < IR_MAX_OPERANDS ? count : IR_MAX_OPERANDS;
+    for (int i = 0; i < count; i++)
+        types[i] = LLVMTypeOf(args[i]);
+    LLVMTypeRef type = LLVMFunctionType(result, types, (unsigned)count, 0);
+    LLVMValueRef code = LLVMGetInlineAsm(type, text, strlen(text), constraints,
+                                         strlen(constraints), 1, 0, LLVMInlineAsmDialectATT, 0);
+    return LLVMBuildCall2(ir->builder, type, code, args, (unsigned)count, "");
+}
+
+void ir_mbarrier_init(ir_builder *ir, LLVMValueRef barrier, int count)
+{
+    LLVMValueRef args[] = {barrier, ir_i32(ir, count)};
+    ir_asm(ir, ir->void_type, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r,~{memory}", args,
+           2);
+}
+
+void ir_mbarrier_arrive_expect_tx(ir_builder *ir, LLVMValueRef barrier, unsigned bytes)
+{
+    LLVMValueRef args[] = {barrier, ir_i32(ir, bytes)};
+    ir_asm(ir, ir->void_type, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
+           "r,r,~{memory}", args, 2);
+}
+
+void ir_mbarrier_wait(ir_builder *ir, LLVMValueRef barrier, LLVMValueRef parity)
+{
+    LLVMValueRef args[] = {barrier, parity};
+    ir_asm(ir, ir->void_type,
+           "{\n\t.reg .pred done;\n"
+           "wait_${:uid}:\n\t"
+           "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n\t"
+           "@!done bra wait_${:uid};\n}",
+           "r,r,~{memory}", args, 2);
+}
+
+void ir_fence_proxy_async_shared(ir_builder *ir)
+{
+    ir_asm(ir, ir->void_type, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
+}
+
+void ir_tma_load_2d(ir_builder *ir, LLVMValueRef shared_dst, LLVMValueRef tensor_map,
+                    LLVMValueRef x, LLVMValueRef y, LLVMValueRef barrier)
+{
+    LLVMValueRef args[] = {shared_dst, tensor_map, x, y, barrier};
+    ir_asm(ir, ir->void_type,
+           "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+           " [$0], [$1, {$2, $3}], [$4];",
+           "r,l,r,r,r,~{memory}", args, 5);
+}
+
+void ir_tma_store_2d(ir_builder *ir, LLVMValueRef tensor_map, LLVMValueRef x, LLVMValueRef y,
+                     LLVMValueRef shared_src)
+{
+    LLVMValueRef args[] = {tensor_map, x, y, shared_src};
+    ir_asm(ir, ir->void_type,
+           "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
+           "l,r,r,r,~{memory}", args, 4);
+}
+
+void ir_tma_store_commit(ir_builder *ir)
+{
+    ir_asm(ir, ir->void_type, "cp.async.bulk.commit_group;", "~{memory}", NULL, 0);
+}
+
+void ir_tma_store_wait_read(ir_builder *ir)
+{
+    ir_asm(ir, ir->void_type, "cp.async.bulk.wait_group.read 0;", "~{memory}", NULL, 0);
+}

@@ -1,0 +1,74 @@
+/* llvm_plugin.h — the interface between libptxjit and its LLVM plugin, libptxjit_llvm.so.
+ * The plugin holds LLVM (linked statically, ~30 MB) and the IR generators; libptxjit loads it
+ * with dlopen on the first backend=llvm compile, so programs that never ask for LLVM never pay
+ * for it and a disk hit never loads it. Plain C types only: the two sides share no allocator
+ * state and no error state; strings the plugin returns are released by the plugin. */
+#ifndef PTXJIT_BACKEND_LLVM_PLUGIN_H
+#define PTXJIT_BACKEND_LLVM_PLUGIN_H
+
+/* Bumped whenever these structs or their meaning change. */
+#define PJ_LLVM_PLUGIN_ABI 1
+/* Bumped whenever the builder layer (src/backend/llvm/ir_*.c), the passes or the PTX target
+ * options change the code of every kernel; part of every llvm cache key. */
+#define PJ_LLVM_BUILDER_VERSION 1
+/* What the NVPTX target is asked for: a PTX ISA that every supported architecture accepts
+ * (sm_90a needs 8.0) and the optimization pipeline. Both are part of the key. */
+#define PJ_LLVM_PTX_FEATURES "+ptx80"
+#define PJ_LLVM_PASSES "default<O3>"
+/* NVPTX code generation's own optimization level (LLVMCodeGenOptLevel): 2. Levels 2 and 3
+ * emit the same PTX for every kernel here, level 2 0.7 ms sooner. Level 0 is 5 ms faster still
+ * but skips NVPTX's address passes (constant offsets folded into ld/st, straight-line strength
+ * reduction), and ptxas then spends about that much longer on the plainer PTX. */
+#define PJ_LLVM_CODEGEN_LEVEL 2
+
+/* The families the plugin generates, declared once for both sides:
+ * X(family, generator version, variants it builds: "a,b,c", or "" for a family without a
+ * variant parameter). A generator's version is part of its kernels' cache keys. */
+#define PJ_LLVM_GENERATOR_LIST(X)                                                           \
+    X(reduce, 1, "two_pass,warp_shuffle,one_pass,batched,vectorized")                        \
+    X(transpose, 1, "smem,tma,tma_swizzle,tma_batched")
+
+/* One parameter of a validated request: its name, its value (an integer, or an enum's or
+ * dtype's index) and the value's name ("vectorized", "f32", "256"). */
+typedef struct {
+    const char *name;
+    long long value;
+    const char *text;
+} pj_llvm_param;
+
+typedef struct {
+    const char *family;
+    const char *canonical; /* for messages and the module's name */
+    const char *arch;      /* "sm_90a" */
+    const pj_llvm_param *params;
+    int param_count;
+} pj_llvm_request;
+
+enum { PJ_LLVM_OK = 0, PJ_LLVM_UNSUPPORTED = 1, PJ_LLVM_FAILED = 2 };
+
+typedef struct {
+    char *ir;    /* the generated module as text, before optimization */
+    char *ptx;   /* after optimization and NVPTX code generation */
+    char *error; /* set when compile returns non-zero */
+    double build_ms, optimize_ms, emit_ms;
+} pj_llvm_result;
+
+typedef struct {
+    int abi;                /* PJ_LLVM_PLUGIN_ABI */
+    const char *llvm_version; /* "19.1.7": the LLVM linked into the plugin */
+    int builder_version;    /* PJ_LLVM_BUILDER_VERSION */
+    const char *generators; /* the text of PJ_LLVM_GENERATOR_LIST, to catch a stale plugin */
+    /* Builds, optimizes and emits one kernel; thread-safe (one LLVM context per call). */
+    int (*compile)(pj_llvm_result *out, const pj_llvm_request *request);
+    void (*release)(pj_llvm_result *result);
+} pj_llvm_plugin;
+
+/* The one symbol the plugin exports. */
+#define PJ_LLVM_PLUGIN_SYMBOL "pj_llvm_plugin_get"
+typedef const pj_llvm_plugin *(*pj_llvm_plugin_get_fn)(void);
+
+#define PJ_LLVM_STRINGIFY_(x) #x
+#define PJ_LLVM_GENERATOR_TEXT(family, version, variants) \
+    #family " " PJ_LLVM_STRINGIFY_(version) " " variants ";"
+
+#endif

@@ -1,0 +1,20 @@
+/* nvjitlink.h — PTX → cubin through nvJitLink (the toolkit's linker with ptxas inside), for
+ * the LLVM route. libnvJitLink is loaded with dlopen on first use, like NVRTC. */
+#ifndef PTXJIT_BACKEND_NVJITLINK_H
+#define PTXJIT_BACKEND_NVJITLINK_H
+
+#include "internal.h"
+
+/* PTXJIT_OK when libnvJitLink could be loaded; else PTXJIT_ERR_NO_COMPILER saying where it
+ * looked. */
+ptxjit_status nvjitlink_load(void);
+/* "nvjitlink 13.0" (after a successful nvjitlink_load). */
+const char *nvjitlink_version_string(void);
+/* The path of the library file that was loaded, or NULL. */
+const char *nvjitlink_library_path(void);
+
+/* Compiles ptx for arch ("sm_90a") into out->cubin; out->log gets the info log. On failure
+ * PTXJIT_ERR_COMPILE with nvJitLink's error log in the message. */
+ptxjit_status nvjitlink_compile(pj_artifact *out, const char *ptx, const char *arch);
+
+#endif

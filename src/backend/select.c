@@ -1,0 +1,93 @@
+/* select.c — the backend of a request: the `backend=` word and the canonical form. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/select.h"
+
+static const char *const names[PJ_BACKEND_COUNT] = {"nvrtc", "llvm"};
+
+/* The separators request_parse splits on. */
+#define PJ_PARAM_SEPARATORS " \t\n,"
+
+const char *backend_name(pj_backend backend)
+{
+    return backend >= 0 && backend < PJ_BACKEND_COUNT ? names[backend] : "?";
+}
+
+ptxjit_status backend_from_name(pj_backend *out, const char *name)
+{
+    for (int b = 0; b < PJ_BACKEND_COUNT; b++)
+        if (name && strcmp(name, names[b]) == 0) {
+            *out = (pj_backend)b;
+            return PTXJIT_OK;
+        }
+    return pj_error(PTXJIT_ERR_UNSUPPORTED, "backend '%s' is not available; available: nvrtc, llvm",
+                    name ? name : "(null)");
+}
+
+static ptxjit_status take_word(pj_backend *out, int *seen, const char *word, size_t length)
+{
+    const size_t key = strlen("backend=");
+    char value[32];
+    if (length - key >= sizeof value)
+        return pj_error(PTXJIT_ERR_PARAM, "backend=%.*s... is too long; use nvrtc or llvm",
+                        16, word + key);
+    memcpy(value, word + key, length - key);
+    value[length - key] = '\0';
+    if ((*seen)++)
+        return pj_error(PTXJIT_ERR_PARAM, "parameter 'backend' is given twice");
+    if (backend_from_name(out, value) != PTXJIT_OK)
+        return pj_error(PTXJIT_ERR_PARAM, "backend=%s is not allowed: backend must be one of "
+                        "nvrtc, llvm", value);
+    return PTXJIT_OK;
+}
+
+ptxjit_status backend_take(pj_backend *out, char **rest, const char *params, pj_backend fallback)
+{
+    params = params ? params : "";
+    *out = fallback;
+    *rest = calloc(1, strlen(params) + 1);
+    if (!*rest)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    int seen = 0;
+    for (const char *s = params; *s;) {
+        s += strspn(s, PJ_PARAM_SEPARATORS);
+        size_t length = strcspn(s, PJ_PARAM_SEPARATORS);
+        if (length > strlen("backend=") && strncmp(s, "backend=", strlen("backend=")) == 0) {
+            ptxjit_status status = take_word(out, &seen, s, length);
+            if (status != PTXJIT_OK) {
+                free(*rest);
+                *rest = NULL;
+                return status;
+            }
+        } else if (length) {
+            if (**rest)
+                strcat(*rest, " ");
+            strncat(*rest, s, length);
+        }
+        s += length;
+    }
+    return PTXJIT_OK;
+}
+
+char *backend_canonical(char *canonical, pj_backend backend)
+{
+    if (!canonical || backend == PJ_BACKEND_NVRTC)
+        return canonical;
+    /* The first parameter whose name sorts after "backend" starts where the word goes. */
+    const char *at = canonical;
+    while (*at && strncmp(at, "backend", strlen("backend")) < 0) {
+        const char *space = strchr(at, ' ');
+        at = space ? space + 1 : at + strlen(at);
+    }
+    pj_strbuf sb;
+    sb_init(&sb);
+    sb_append_n(&sb, canonical, (size_t)(at - canonical));
+    if (at > canonical && at[-1] != ' ')
+        sb_append(&sb, " ");
+    sb_appendf(&sb, "backend=%s", backend_name(backend));
+    if (*at)
+        sb_appendf(&sb, " %s", at);
+    free(canonical);
+    return sb_take(&sb);
+}

@@ -1,0 +1,793 @@
+// matmul.cu — C = A·B for row-major A (M × K), B (K × N), C (M × N), in the steps of the matmul
+// write-up (naive, coalescing, tiled, tiled_register, block_tiled, block_tiled_vectorized,
+// tensor_core), carried on to Hopper's wgmma: TMA loads into 128-byte-swizzled shared memory, a
+// multi-stage mbarrier pipeline, one producer warpgroup and one or two consumer warpgroups.
+//@ptxjit family matmul
+//@ptxjit doc C = A·B, row-major: the seven steps of the matmul write-up (fp32, tf32 tensor cores), then Hopper wgmma (bf16/f16 in, fp32 accumulation).
+//@ptxjit entry matmul_kernel
+//@ptxjit param variant enum(naive,coalescing,tiled,tiled_register,block_tiled,block_tiled_vectorized,tensor_core,wgmma) default=wgmma doc="step of the progression (each adds one idea to the one before)"
+//@ptxjit param dtype dtype(f32,bf16,f16) default=f32 default_if="variant == wgmma => bf16" doc="A and B: f32 (the SIMT variants; tensor_core rounds it to tf32) or bf16/f16 (wgmma)"
+//@ptxjit param out dtype(f32,bf16,f16) default=f32 default_if="variant == wgmma && dtype == bf16 => bf16" default_if="variant == wgmma && dtype == f16 => f16" doc="C; every variant accumulates in fp32"
+//@ptxjit param mma enum(m16n8k8,m64n8k16,m64n16k16,m64n24k16,m64n32k16,m64n40k16,m64n48k16,m64n56k16,m64n64k16,m64n72k16,m64n80k16,m64n88k16,m64n96k16,m64n104k16,m64n112k16,m64n120k16,m64n128k16,m64n136k16,m64n144k16,m64n152k16,m64n160k16,m64n168k16,m64n176k16,m64n184k16,m64n192k16,m64n200k16,m64n208k16,m64n216k16,m64n224k16,m64n232k16,m64n240k16,m64n248k16,m64n256k16) default=m16n8k8 default_if="variant == wgmma => m64n256k16" when="variant == tensor_core || variant == wgmma" doc="tensor-core instruction shape: mma.sync m16n8k8 (tf32), or wgmma m64nNk16 with N a multiple of 8 up to 256 (the block's tile width)"
+//@ptxjit param bm int(16..256) pow2 default=32 default_if="variant == tiled_register => 64" default_if="variant == block_tiled || variant == block_tiled_vectorized || variant == tensor_core || variant == wgmma => 128" doc="block tile rows (of C)"
+//@ptxjit param bn int(16..256) pow2 default=32 default_if="variant == tiled_register => 64" default_if="variant == block_tiled || variant == block_tiled_vectorized || variant == tensor_core => 128" when="variant != wgmma" doc="block tile columns (wgmma: N of mma)"
+//@ptxjit param bk int(4..64) pow2 default=8 default_if="variant == tiled || variant == tensor_core => 32" default_if="variant == block_tiled_vectorized => 16" when="variant != naive && variant != coalescing && variant != wgmma" doc="K step of the shared-memory tiles (wgmma: 64, one 128-byte row)"
+//@ptxjit param tm int(1..16) pow2 default=8 when="variant == tiled_register || variant == block_tiled || variant == block_tiled_vectorized" doc="C rows per thread"
+//@ptxjit param tn int(1..16) pow2 default=8 when="variant == block_tiled || variant == block_tiled_vectorized" doc="C columns per thread"
+//@ptxjit param wm int(16..128) pow2 default=64 when="variant == tensor_core" doc="warp tile rows"
+//@ptxjit param wn int(8..128) pow2 default=32 when="variant == tensor_core" doc="warp tile columns"
+//@ptxjit param stages int(2..8) default=3 when="variant == tensor_core || variant == wgmma" doc="shared-memory pipeline depth: tiles loading while one is multiplied"
+//@ptxjit param prefetch int(0..1) default=1 when="variant == tensor_core" doc="1: load the next k step's fragments before the mma of this one (more registers, loads hidden behind mma)"
+//@ptxjit param consumers int(1..2) default=2 when="variant == wgmma" doc="consumer warpgroups, each multiplying bm / consumers rows (plus one producer warpgroup issuing the TMA loads)"
+//@ptxjit param group int(1..64) pow2 default=1 default_if="variant == wgmma || variant == tensor_core => 8" doc="tile rows per raster group: blocks run down GROUP tiles of a column before the next, so the tiles in flight share rows of A and columns of B in L2"
+//@ptxjit constraint "(variant == wgmma) == (dtype != f32)" "the SIMT and tensor_core variants take dtype=f32; wgmma takes dtype=bf16 or f16"
+//@ptxjit constraint "variant == wgmma && (out == f32 || out == dtype) || variant != wgmma && out == f32" "out is f32, or for wgmma also the input dtype"
+//@ptxjit constraint "variant != tensor_core || mma == m16n8k8" "tensor_core issues mma.sync m16n8k8 (tf32); the m64nNk16 shapes are wgmma's"
+//@ptxjit constraint "variant != wgmma || mma != m16n8k8" "wgmma takes mma=m64nNk16 (N = 8, 16, ..., 256)"
+//@ptxjit constraint "variant != wgmma || sm == 90" "wgmma needs an sm_90a target (Hopper); use variant=tensor_core elsewhere"
+//@ptxjit constraint "variant != tensor_core || sm >= 80" "tensor_core (mma.sync tf32, cp.async) needs sm_80 or newer"
+//@ptxjit constraint "variant != naive && variant != coalescing && variant != tiled || bm * bn <= 1024" "one thread per element of C: bm * bn must be at most 1024"
+//@ptxjit constraint "variant != tiled_register || bm % tm == 0 && bm * bn / tm <= 1024 && bm * bn / tm >= 32" "tiled_register needs tm to divide bm and 32..1024 threads (bm * bn / tm)"
+//@ptxjit constraint "variant != block_tiled && variant != block_tiled_vectorized || bm % tm == 0 && bn % tn == 0 && bm * bn / (tm * tn) <= 1024 && bm * bn / (tm * tn) >= 32" "block tiling needs tm | bm, tn | bn and 32..1024 threads (bm * bn / (tm * tn))"
+//@ptxjit constraint "variant != block_tiled_vectorized || tm % 4 == 0 && tn % 4 == 0 && bk % 4 == 0 && bn / tn % 8 == 0 && bm / tm % 4 == 0" "block_tiled_vectorized moves 4-element vectors: tm, tn, bk multiples of 4, bn / tn a multiple of 8 and bm / tm of 4 (a warp covers 4 x 8 threads)"
+//@ptxjit constraint "variant != block_tiled_vectorized || bm * bk / 4 % (bm * bn / (tm * tn)) == 0 && bk * bn / 4 % (bm * bn / (tm * tn)) == 0" "block_tiled_vectorized: every thread loads the same number of vectors of each tile (bm * bk / 4 and bk * bn / 4 divisible by the threads)"
+//@ptxjit constraint "variant != block_tiled_vectorized || 2 * (bk * (bm + 4) + bk * bn) * 4 <= 49152" "block_tiled_vectorized's two tile buffers must fit 48 KiB: lower bm, bn or bk"
+//@ptxjit constraint "variant != tiled && variant != tiled_register && variant != block_tiled || (bm * bk + bk * bn) * 4 <= 49152" "the tiles must fit 48 KiB of shared memory: lower bm, bn or bk"
+//@ptxjit constraint "variant != tensor_core || bm % wm == 0 && bn % wn == 0 && wm % 16 == 0 && wn % 8 == 0 && bk % 8 == 0" "tensor_core: warp tiles divide the block tile, in whole 16 x 8 x 8 mma tiles"
+//@ptxjit constraint "variant != tensor_core || bm / wm * (bn / wn) * 32 <= 1024 && bm * bk / 4 % (bm / wm * (bn / wn) * 32) == 0 && bk * bn / 4 % (bm / wm * (bn / wn) * 32) == 0" "tensor_core: at most 32 warps, each loading the same number of 16-byte chunks of each tile"
+//@ptxjit constraint "variant != tensor_core || wm / 16 * (wn / 8) <= 32" "tensor_core: a warp tile holds at most 32 mma tiles (128 accumulators per thread): lower wm or wn"
+//@ptxjit constraint "variant != tensor_core || stages * (bm * (bk + 4) + bk * (bn + 8)) * 4 <= 232448" "tensor_core's pipeline must fit 227 KiB of shared memory: lower stages, bm, bn or bk"
+//@ptxjit constraint "variant != wgmma || bm == 64 * consumers || bm == 128 * consumers" "wgmma: each consumer warpgroup multiplies 64 or 128 rows: bm = 64 or 128 times consumers"
+//@ptxjit constraint "variant != wgmma || bm / (64 * consumers) * 4 * mma <= 128" "wgmma: at most 128 accumulators per thread (rows per consumer / 64 * N / 2): lower N or bm"
+//@ptxjit constraint "variant != wgmma || stages * (bm + (8 * mma + 63) / 64 * 64) * 128 + 1024 <= 232448" "wgmma's pipeline must fit 227 KiB of shared memory: lower stages, bm or N"
+using TI = DTYPE; // A and B
+using TO = OUT;   // C
+
+// The driver's CUtensorMap: 128 opaque bytes, 64-byte aligned, passed by value.
+struct alignas(64) tensor_map { unsigned long long opaque[16]; };
+
+// The block's tile of C: BM rows by TILE_N columns (wgmma: N of its mma shape).
+enum : int { MMA_INDEX = (VARIANT == VARIANT_TENSOR_CORE || VARIANT == VARIANT_WGMMA) ? MMA : 0 };
+// m64nNk16 is value N/8 of the mma list (8 where a variant has no wgmma, so that its unused
+// functions still compile).
+enum : int { WG_N = VARIANT == VARIANT_WGMMA ? MMA_INDEX * 8 : 8 };
+enum : int { TILE_N = VARIANT == VARIANT_WGMMA ? WG_N : BN };
+
+// Which tile of C this block computes. Blocks are dispatched in index order; GROUP > 1 runs
+// down GROUP tile rows before moving to the next tile column, so the blocks in flight at
+// once read GROUP row panels of A and a few column panels of B, which then stay in L2.
+__device__ __forceinline__ void block_tile(int M, int N, int &row0, int &col0)
+{
+    const unsigned tiles_m = (M + BM - 1) / BM, tiles_n = (N + TILE_N - 1) / TILE_N;
+    const unsigned linear = blockIdx.x, per_group = GROUP * tiles_n;
+    const unsigned first = linear / per_group * GROUP;
+    const unsigned rows = tiles_m - first < GROUP ? tiles_m - first : GROUP;
+    row0 = (int)(first + linear % per_group % rows) * BM;
+    col0 = (int)(linear % per_group / rows) * TILE_N;
+}
+
+__device__ __forceinline__ float load_or_zero(const float *p, int r, int c, int rows, int cols,
+                                              int ld)
+{
+    return r < rows && c < cols ? p[(size_t)r * ld + c] : 0.0f;
+}
+
+// Step 1: one thread per element of C, consecutive threads on consecutive rows: a warp reads
+// 32 rows of A (32 strided loads) and writes a column of C.
+__device__ __forceinline__ void matmul_naive(const float *A, const float *B, float *C, int M,
+                                             int N, int K)
+{
+    int row0, col0;
+    block_tile(M, N, row0, col0);
+    const int r = row0 + threadIdx.x % BM, c = col0 + threadIdx.x / BM;
+    if (r >= M || c >= N)
+        return;
+    float acc = 0.0f;
+    for (int k = 0; k < K; k++)
+        acc += A[(size_t)r * K + k] * B[(size_t)k * N + c];
+    C[(size_t)r * N + c] = acc;
+}
+
+// Step 2: consecutive threads on consecutive columns: B and C accesses coalesce, A is one
+// broadcast per warp.
+__device__ __forceinline__ void matmul_coalescing(const float *A, const float *B, float *C,
+                                                  int M, int N, int K)
+{
+    int row0, col0;
+    block_tile(M, N, row0, col0);
+    const int r = row0 + threadIdx.x / BN, c = col0 + threadIdx.x % BN;
+    if (r >= M || c >= N)
+        return;
+    float acc = 0.0f;
+    for (int k = 0; k < K; k++)
+        acc += A[(size_t)r * K + k] * B[(size_t)k * N + c];
+    C[(size_t)r * N + c] = acc;
+}
+
+// Loads the BM x BK tile of A at (row0, k0) and the BK x BN tile of B at (k0, col0) into
+// shared memory, every thread a share, zeros outside the matrices.
+template <int THREADS_>
+__device__ __forceinline__ void load_tiles(float (*As)[BK], float (*Bs)[BN], const float *A,
+                                           const float *B, int M, int N, int K, int row0,
+                                           int col0, int k0)
+{
+    for (int i = threadIdx.x; i < BM * BK; i += THREADS_)
+        As[i / BK][i % BK] = load_or_zero(A, row0 + i / BK, k0 + i % BK, M, K, K);
+    for (int i = threadIdx.x; i < BK * BN; i += THREADS_)
+        Bs[i / BN][i % BN] = load_or_zero(B, k0 + i / BN, col0 + i % BN, K, N, N);
+}
+
+// Step 3: the block stages BM x BK of A and BK x BN of B in shared memory, so each element
+// fetched from global memory serves BN (or BM) multiply-adds instead of one.
+__device__ __forceinline__ void matmul_tiled(const float *A, const float *B, float *C, int M,
+                                             int N, int K)
+{
+    __shared__ float As[BM][BK], Bs[BK][BN];
+    int row0, col0;
+    block_tile(M, N, row0, col0);
+    const int tr = threadIdx.x / BN, tc = threadIdx.x % BN;
+    float acc = 0.0f;
+    for (int k0 = 0; k0 < K; k0 += BK) {
+        load_tiles<BM * BN>(As, Bs, A, B, M, N, K, row0, col0, k0);
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < BK; k++)
+            acc += As[tr][k] * Bs[k][tc];
+        __syncthreads();
+    }
+    if (row0 + tr < M && col0 + tc < N)
+        C[(size_t)(row0 + tr) * N + col0 + tc] = acc;
+}
+
+// Step 4: each thread computes TM rows of one column, so one value of B read from shared
+// memory feeds TM multiply-adds held in registers.
+__device__ __forceinline__ void matmul_tiled_register(const float *A, const float *B, float *C,
+                                                      int M, int N, int K)
+{
+    constexpr int THREADS_ = BM * BN / TM;
+    __shared__ float As[BM][BK], Bs[BK][BN];
+    int row0, col0;
+    block_tile(M, N, row0, col0);
+    const int tr = threadIdx.x / BN * TM, tc = threadIdx.x % BN;
+    float acc[TM] = {};
+    for (int k0 = 0; k0 < K; k0 += BK) {
+        load_tiles<THREADS_>(As, Bs, A, B, M, N, K, row0, col0, k0);
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < BK; k++) {
+            const float b = Bs[k][tc];
+#pragma unroll
+            for (int t = 0; t < TM; t++)
+                acc[t] += As[tr + t][k] * b;
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int t = 0; t < TM; t++)
+        if (row0 + tr + t < M && col0 + tc < N)
+            C[(size_t)(row0 + tr + t) * N + col0 + tc] = acc[t];
+}
+
+// Step 5: a TM x TN tile of C per thread, grown by outer products of a column of A's tile and
+// a row of B's: TM + TN shared loads feed TM * TN multiply-adds.
+__device__ __forceinline__ void matmul_block_tiled(const float *A, const float *B, float *C,
+                                                   int M, int N, int K)
+{
+    constexpr int THREADS_ = BM * BN / (TM * TN);
+    __shared__ float As[BM][BK], Bs[BK][BN];
+    int row0, col0;
+    block_tile(M, N, row0, col0);
+    const int tr = threadIdx.x / (BN / TN) * TM, tc = threadIdx.x % (BN / TN) * TN;
+    float acc[TM][TN] = {};
+    for (int k0 = 0; k0 < K; k0 += BK) {
+        load_tiles<THREADS_>(As, Bs, A, B, M, N, K, row0, col0, k0);
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < BK; k++) {
+            float a[TM], b[TN];
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+                a[i] = As[tr + i][k];
+#pragma unroll
+            for (int j = 0; j < TN; j++)
+                b[j] = Bs[k][tc + j];
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+#pragma unroll
+                for (int j = 0; j < TN; j++)
+                    acc[i][j] += a[i] * b[j];
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int j = 0; j < TN; j++)
+            if (row0 + tr + i < M && col0 + tc + j < N)
+                C[(size_t)(row0 + tr + i) * N + col0 + tc + j] = acc[i][j];
+}
+
+// Step 6: block tiling with 16-byte vectors everywhere, and the next tiles loaded into
+// registers while this one is multiplied (two shared buffers, one barrier per tile). A is
+// stored transposed (k-major), so a thread reads 4 rows of A with one 16-byte load too. A
+// thread's TM x TN tile is TM/4 x TN/4 blocks of 4 x 4, spread BM/(TM/4) and BN/(TN/4) apart,
+// and a warp covers 4 x 8 threads: its shared reads are 4 and 8 distinct 16-byte vectors.
+enum : int { BTV_THREADS = VARIANT == VARIANT_BLOCK_TILED_VECTORIZED ? BM * BN / (TM * TN) : 32 };
+enum : int { THREAD_ROWS = BM / TM, THREAD_COLS = BN / TN, PAD_A = 4 };
+enum : int { WARP_COLS = THREAD_COLS >= 8 ? THREAD_COLS / 8 : 1 }; // warps across the tile
+enum : int { A_VECTORS = BM * BK / 4 / BTV_THREADS, B_VECTORS = BK * BN / 4 / BTV_THREADS };
+
+struct btv_tiles {
+    float a[2][BK][BM + PAD_A];
+    float b[2][BK][BN];
+};
+
+// The next tiles into registers: 16-byte loads when every row is 16-byte aligned, else single
+// elements; zeros outside the matrices.
+__device__ __forceinline__ void btv_fetch(float4 *ra, float4 *rb, const float *A, const float *B,
+                                          int M, int N, int K, int row0, int col0, int k0,
+                                          bool vector_rows)
+{
+#pragma unroll
+    for (int v = 0; v < A_VECTORS; v++) {
+        const int i = threadIdx.x + v * BTV_THREADS, r = row0 + i / (BK / 4), k = k0 + i % (BK / 4) * 4;
+        if (vector_rows) {
+            ra[v] = r < M && k < K ? *reinterpret_cast<const float4 *>(A + (size_t)r * K + k)
+                                   : make_float4(0, 0, 0, 0);
+        } else {
+            ra[v] = make_float4(load_or_zero(A, r, k, M, K, K), load_or_zero(A, r, k + 1, M, K, K),
+                                load_or_zero(A, r, k + 2, M, K, K), load_or_zero(A, r, k + 3, M, K, K));
+        }
+    }
+#pragma unroll
+    for (int v = 0; v < B_VECTORS; v++) {
+        const int i = threadIdx.x + v * BTV_THREADS, k = k0 + i / (BN / 4), c = col0 + i % (BN / 4) * 4;
+        if (vector_rows) {
+            rb[v] = k < K && c < N ? *reinterpret_cast<const float4 *>(B + (size_t)k * N + c)
+                                   : make_float4(0, 0, 0, 0);
+        } else {
+            rb[v] = make_float4(load_or_zero(B, k, c, K, N, N), load_or_zero(B, k, c + 1, K, N, N),
+                                load_or_zero(B, k, c + 2, K, N, N), load_or_zero(B, k, c + 3, K, N, N));
+        }
+    }
+}
+
+__device__ __forceinline__ void btv_store(btv_tiles &s, int buffer, const float4 *ra, const float4 *rb)
+{
+#pragma unroll
+    for (int v = 0; v < A_VECTORS; v++) {
+        const int i = threadIdx.x + v * BTV_THREADS, r = i / (BK / 4), k = i % (BK / 4) * 4;
+        s.a[buffer][k][r] = ra[v].x;
+        s.a[buffer][k + 1][r] = ra[v].y;
+        s.a[buffer][k + 2][r] = ra[v].z;
+        s.a[buffer][k + 3][r] = ra[v].w;
+    }
+#pragma unroll
+    for (int v = 0; v < B_VECTORS; v++) {
+        const int i = threadIdx.x + v * BTV_THREADS, k = i / (BN / 4), c = i % (BN / 4) * 4;
+        *reinterpret_cast<float4 *>(&s.b[buffer][k][c]) = rb[v];
+    }
+}
+
+__device__ __forceinline__ void matmul_block_tiled_vectorized(const float *A, const float *B,
+                                                              float *C, int M, int N, int K)
+{
+    __shared__ __align__(16) btv_tiles s;
+    int row0, col0;
+    block_tile(M, N, row0, col0);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int tr = warp / WARP_COLS * 4 + lane / 8; // this thread's row of threads
+    const int tc = warp % WARP_COLS * 8 + lane % 8; // and column
+    const bool vector_rows = (K % 4 == 0) && (N % 4 == 0) &&
+                             ((reinterpret_cast<size_t>(A) | reinterpret_cast<size_t>(B) |
+                               reinterpret_cast<size_t>(C)) % 16 == 0);
+    float acc[TM][TN] = {};
+    float4 ra[A_VECTORS], rb[B_VECTORS];
+    btv_fetch(ra, rb, A, B, M, N, K, row0, col0, 0, vector_rows);
+    btv_store(s, 0, ra, rb);
+    __syncthreads();
+    const int tiles = (K + BK - 1) / BK;
+    for (int t = 0; t < tiles; t++) {
+        const int buffer = t % 2;
+        if (t + 1 < tiles)
+            btv_fetch(ra, rb, A, B, M, N, K, row0, col0, (t + 1) * BK, vector_rows);
+#pragma unroll
+        for (int k = 0; k < BK; k++) {
+            float a[TM], b[TN];
+#pragma unroll
+            for (int g = 0; g < TM / 4; g++)
+                *reinterpret_cast<float4 *>(&a[g * 4]) =
+                    *reinterpret_cast<const float4 *>(&s.a[buffer][k][g * THREAD_ROWS * 4 + tr * 4]);
+#pragma unroll
+            for (int g = 0; g < TN / 4; g++)
+                *reinterpret_cast<float4 *>(&b[g * 4]) =
+                    *reinterpret_cast<const float4 *>(&s.b[buffer][k][g * THREAD_COLS * 4 + tc * 4]);
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+#pragma unroll
+                for (int j = 0; j < TN; j++)
+                    acc[i][j] += a[i] * b[j];
+        }
+        if (t + 1 < tiles)
+            btv_store(s, buffer ^ 1, ra, rb);
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < TM; i++) {
+        const int r = row0 + i / 4 * THREAD_ROWS * 4 + tr * 4 + i % 4;
+#pragma unroll
+        for (int g = 0; g < TN / 4; g++) {
+            const int c = col0 + g * THREAD_COLS * 4 + tc * 4;
+            if (r >= M)
+                continue;
+            if (vector_rows && c < N) {
+                *reinterpret_cast<float4 *>(C + (size_t)r * N + c) =
+                    make_float4(acc[i][g * 4], acc[i][g * 4 + 1], acc[i][g * 4 + 2], acc[i][g * 4 + 3]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    if (c + j < N)
+                        C[(size_t)r * N + c + j] = acc[i][g * 4 + j];
+            }
+        }
+    }
+}
+
+// Step 7: tensor cores through mma.sync m16n8k8 with tf32 inputs (fp32 rounded to 10 mantissa
+// bits, products accumulated in fp32). Warps own WM x WN tiles of C; tiles of A and B stream
+// through STAGES shared buffers with cp.async, so loads of later tiles overlap the mma of this
+// one. A fragments come from ldmatrix (rows padded by 16 bytes: conflict-free), B fragments
+// from single loads (rows padded by 32 bytes: the 4 k rows of a fragment hit distinct banks).
+enum : int { TC_WARPS = VARIANT == VARIANT_TENSOR_CORE ? BM / WM * (BN / WN) : 1 };
+enum : int { TC_THREADS = TC_WARPS * 32, A_PITCH = BK + 4, B_PITCH = BN + 8 };
+enum : int { TC_STAGE_FLOATS = BM * A_PITCH + BK * B_PITCH };
+enum : int { MT_TILES = WM / 16, NT_TILES = WN / 8 };
+
+__device__ __forceinline__ unsigned shared_address(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+// 16 bytes from global to shared memory, or zeros where the source is outside the matrix.
+__device__ __forceinline__ void copy16_async(void *dst, const void *src, bool inside)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 ::"r"(shared_address(dst)), "l"(src), "r"(inside ? 16 : 0) : "memory");
+}
+
+__device__ __forceinline__ void tc_load_stage(float *stage, const float *A, const float *B, int M,
+                                              int N, int K, int row0, int col0, int k0)
+{
+    float *as = stage, *bs = stage + BM * A_PITCH;
+#pragma unroll
+    for (int v = 0; v < BM * BK / 4 / TC_THREADS; v++) {
+        const int i = threadIdx.x + v * TC_THREADS, r = i / (BK / 4), k = i % (BK / 4) * 4;
+        const bool inside = row0 + r < M && k0 + k < K;
+        copy16_async(as + r * A_PITCH + k, inside ? A + (size_t)(row0 + r) * K + k0 + k : A, inside);
+    }
+#pragma unroll
+    for (int v = 0; v < BK * BN / 4 / TC_THREADS; v++) {
+        const int i = threadIdx.x + v * TC_THREADS, k = i / (BN / 4), c = i % (BN / 4) * 4;
+        const bool inside = k0 + k < K && col0 + c < N;
+        copy16_async(bs + k * B_PITCH + c, inside ? B + (size_t)(k0 + k) * N + col0 + c : B, inside);
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+// fp32 to tf32, rounded to nearest (ties away from zero, as cvt.rna): the tensor core reads
+// only the top 19 bits, so adding half a unit of the 13 dropped bits is the whole rounding.
+// One integer add, where cvt.rna.tf32.f32 costs a conversion-unit slot.
+__device__ __forceinline__ unsigned to_tf32(float v)
+{
+    return __float_as_uint(v) + 0x1000u;
+}
+
+__device__ __forceinline__ void mma_tf32(float *d, const unsigned *a, const unsigned *b)
+{
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// B fragments hold element (k = t, column g) of an 8 x 8 tile. Each warp's n tile n covers
+// the columns n, n + NT, n + 2 NT, ... of its WN, so a thread's values for all NT tiles of one
+// k row sit side by side: 16-byte loads (conflict-free with rows padded by 32 bytes) instead
+// of NT single ones. C's columns come out permuted the same way, which the store undoes.
+enum : int { B_VECTOR = NT_TILES % 4 == 0 ? 4 : NT_TILES % 2 == 0 ? 2 : 1 };
+
+__device__ __forceinline__ void load_b_row(unsigned (&b)[NT_TILES][2], int half, const float *row)
+{
+#pragma unroll
+    for (int n = 0; n < NT_TILES; n += B_VECTOR) {
+        float v[B_VECTOR];
+        if constexpr (B_VECTOR == 4)
+            *reinterpret_cast<float4 *>(v) = *reinterpret_cast<const float4 *>(row + n);
+        else if constexpr (B_VECTOR == 2)
+            *reinterpret_cast<float2 *>(v) = *reinterpret_cast<const float2 *>(row + n);
+        else
+            v[0] = row[n];
+#pragma unroll
+        for (int i = 0; i < B_VECTOR; i++)
+            b[n + i][half] = to_tf32(v[i]);
+    }
+}
+
+struct tc_fragments {
+    unsigned a[MT_TILES][4], b[NT_TILES][2];
+};
+
+// The A (ldmatrix) and B (vector loads) fragments of k step k of the stage.
+__device__ __forceinline__ void tc_load_fragments(tc_fragments &f, const float *stage, int k,
+                                                  int warp_row, int warp_col)
+{
+    const float *as = stage, *bs = stage + BM * A_PITCH;
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int m = 0; m < MT_TILES; m++) {
+        // Lane l addresses row l % 8 of matrix l / 8: rows 0-7 | 8-15, k 0-3 | 4-7.
+        const int q = lane / 8;
+        const float *p = as + (warp_row * WM + m * 16 + q % 2 * 8 + lane % 8) * A_PITCH + k + q / 2 * 4;
+        // Not volatile, so the scheduler may hoist it above earlier mma; the memory clobber
+        // keeps it after the barrier that made the tile visible.
+        asm("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+            : "=r"(f.a[m][0]), "=r"(f.a[m][1]), "=r"(f.a[m][2]), "=r"(f.a[m][3])
+            : "r"(shared_address(p)) : "memory");
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            f.a[m][i] = to_tf32(__uint_as_float(f.a[m][i]));
+    }
+    const float *row = bs + (k + t) * B_PITCH + warp_col * WN + g * NT_TILES;
+    load_b_row(f.b, 0, row);
+    load_b_row(f.b, 1, row + 4 * B_PITCH);
+}
+
+__device__ __forceinline__ void tc_mma_all(float (&acc)[MT_TILES][NT_TILES][4], const tc_fragments &f)
+{
+#pragma unroll
+    for (int m = 0; m < MT_TILES; m++)
+#pragma unroll
+        for (int n = 0; n < NT_TILES; n++)
+            mma_tf32(acc[m][n], f.a[m], f.b[n]);
+}
+
+// One BK slice of the stage in k steps of 8. With PREFETCH the fragments of step k + 8 are
+// loaded before the mma of step k, so their shared-memory latency hides behind the mma.
+__device__ __forceinline__ void tc_multiply_stage(float (&acc)[MT_TILES][NT_TILES][4],
+                                                  const float *stage, int warp_row, int warp_col)
+{
+    if constexpr (PREFETCH) {
+        tc_fragments f[2];
+        tc_load_fragments(f[0], stage, 0, warp_row, warp_col);
+#pragma unroll
+        for (int k = 0; k < BK; k += 8) {
+            if (k + 8 < BK)
+                tc_load_fragments(f[(k / 8 + 1) % 2], stage, k + 8, warp_row, warp_col);
+            tc_mma_all(acc, f[k / 8 % 2]);
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < BK; k += 8) {
+            tc_fragments f;
+            tc_load_fragments(f, stage, k, warp_row, warp_col);
+            tc_mma_all(acc, f);
+        }
+    }
+}
+
+__device__ __forceinline__ void matmul_tensor_core(const float *A, const float *B, float *C,
+                                                   int M, int N, int K)
+{
+    extern __shared__ __align__(16) float stages[];
+    int row0, col0;
+    block_tile(M, N, row0, col0);
+    const int warp = threadIdx.x / 32, warp_row = warp / (BN / WN), warp_col = warp % (BN / WN);
+    float acc[MT_TILES][NT_TILES][4] = {};
+    const int tiles = (K + BK - 1) / BK;
+    // Prologue: the first STAGES - 1 tiles in flight (an empty group where there are fewer).
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < tiles)
+            tc_load_stage(stages + s * TC_STAGE_FLOATS, A, B, M, N, K, row0, col0, s * BK);
+        else
+            asm volatile("cp.async.commit_group;" ::: "memory");
+    }
+    for (int t = 0; t < tiles; t++) {
+        asm volatile("cp.async.wait_group %0;" ::"n"(STAGES - 2) : "memory");
+        __syncthreads(); // tile t landed for every thread; tile t - 1's buffer is free
+        const int next = t + STAGES - 1;
+        if (next < tiles)
+            tc_load_stage(stages + next % STAGES * TC_STAGE_FLOATS, A, B, M, N, K, row0, col0, next * BK);
+        else
+            asm volatile("cp.async.commit_group;" ::: "memory");
+        tc_multiply_stage(acc, stages + t % STAGES * TC_STAGE_FLOATS, warp_row, warp_col);
+    }
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+    // Accumulator (row g [+8], tile column 2t [+1]) of n tile n is C column (2t [+1]) NT + n:
+    // for a fixed row the NT tiles give two runs of NT adjacent columns.
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int m = 0; m < MT_TILES; m++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int r = row0 + warp_row * WM + m * 16 + g + h * 8;
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int c = col0 + warp_col * WN + (2 * t + half) * NT_TILES;
+                float v[NT_TILES];
+#pragma unroll
+                for (int n = 0; n < NT_TILES; n++)
+                    v[n] = acc[m][n][h * 2 + half];
+                if (r >= M)
+                    continue;
+#pragma unroll
+                for (int n = 0; n < NT_TILES; n += B_VECTOR) {
+                    if (c + n >= N) // N is a multiple of 4: a vector is wholly in or out
+                        continue;
+                    if constexpr (B_VECTOR == 4)
+                        *reinterpret_cast<float4 *>(C + (size_t)r * N + c + n) = *reinterpret_cast<float4 *>(v + n);
+                    else if constexpr (B_VECTOR == 2)
+                        *reinterpret_cast<float2 *>(C + (size_t)r * N + c + n) = *reinterpret_cast<float2 *>(v + n);
+                    else
+                        C[(size_t)r * N + c + n] = v[n];
+                }
+            }
+        }
+}
+
+// Beyond the write-up: Hopper's warpgroup MMA. One producer warpgroup (one thread of it)
+// streams BM x 64 tiles of A and 64 x N tiles of B into STAGES shared buffers with TMA,
+// 128-byte swizzled, each stage completing on a "full" mbarrier; the consumer warpgroups each
+// multiply their BM / CONSUMERS rows with wgmma (A K-major, B N-major, both read from shared
+// memory through descriptors) and release the stage on its "empty" mbarrier. The register file
+// is re-split: the producer needs few, the accumulators many (setmaxnreg).
+enum : int { WG_CONSUMERS = VARIANT == VARIANT_WGMMA ? CONSUMERS : 1 };
+enum : int { WG_THREADS = 128 * (WG_CONSUMERS + 1) };
+enum : int { WG_MT = BM >= 64 * WG_CONSUMERS ? BM / (64 * WG_CONSUMERS) : 1 }; // m64 tiles each
+enum : int { WG_BK = 64, B_BOXES = (WG_N + 63) / 64 };
+enum : int { A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = B_BOXES * 64 * 128 };
+enum : int { STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES };
+enum : int { WG_ACC = WG_N / 2 };
+
+__device__ __forceinline__ void barrier_init(unsigned bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void barrier_arrive(unsigned bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void barrier_expect_bytes(unsigned bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+                 ::"r"(bar), "r"(bytes) : "memory");
+}
+
+// Until the barrier's phase of this parity has completed.
+__device__ __forceinline__ void barrier_wait(unsigned bar, unsigned parity)
+{
+    asm volatile("{\n\t.reg .pred done;\n"
+                 "wait_%=:\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
+                 "@!done bra wait_%=;\n}" ::"r"(bar), "r"(parity) : "memory");
+}
+
+__device__ __forceinline__ void tma_load(unsigned dst, const tensor_map *map, int x, int y,
+                                         unsigned bar)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];"
+                 ::"r"(dst), "l"(map), "r"(x), "r"(y), "r"(bar) : "memory");
+}
+
+// A shared-memory matrix descriptor with the 128-byte swizzle: start address, leading and
+// stride byte offsets (each in units of 16 bytes).
+__device__ __forceinline__ unsigned long long smem_descriptor(unsigned address, unsigned leading,
+                                                              unsigned stride)
+{
+    return (unsigned long long)((address & 0x3ffff) >> 4) |
+           (unsigned long long)(leading >> 4) << 16 | (unsigned long long)(stride >> 4) << 32 |
+           1ull << 62;
+}
+
+// ---- generated by src/tools/wgmma_table.py: do not edit by hand ----
+#define R4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
+#define WGMMA_CASES(TYPES) \
+    if constexpr (N == 8) asm volatile("wgmma.mma_async.sync.aligned.m64n8k16.f32." TYPES " {%0, %1, %2, %3}, %4, %5, 1, 1, 1, 0, 1;" : R4(0) : "l"(a), "l"(b)); \
+    if constexpr (N == 16) asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, 1, 1, 1, 0, 1;" : R4(0), R4(4) : "l"(a), "l"(b)); \
+    if constexpr (N == 24) asm volatile("wgmma.mma_async.sync.aligned.m64n24k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, %12, %13, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8) : "l"(a), "l"(b)); \
+    if constexpr (N == 32) asm volatile("wgmma.mma_async.sync.aligned.m64n32k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12) : "l"(a), "l"(b)); \
+    if constexpr (N == 40) asm volatile("wgmma.mma_async.sync.aligned.m64n40k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19}, %20, %21, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16) : "l"(a), "l"(b)); \
+    if constexpr (N == 48) asm volatile("wgmma.mma_async.sync.aligned.m64n48k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23}, %24, %25, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20) : "l"(a), "l"(b)); \
+    if constexpr (N == 56) asm volatile("wgmma.mma_async.sync.aligned.m64n56k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27}, %28, %29, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24) : "l"(a), "l"(b)); \
+    if constexpr (N == 64) asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28) : "l"(a), "l"(b)); \
+    if constexpr (N == 72) asm volatile("wgmma.mma_async.sync.aligned.m64n72k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35}, %36, %37, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32) : "l"(a), "l"(b)); \
+    if constexpr (N == 80) asm volatile("wgmma.mma_async.sync.aligned.m64n80k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}, %40, %41, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36) : "l"(a), "l"(b)); \
+    if constexpr (N == 88) asm volatile("wgmma.mma_async.sync.aligned.m64n88k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43}, %44, %45, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40) : "l"(a), "l"(b)); \
+    if constexpr (N == 96) asm volatile("wgmma.mma_async.sync.aligned.m64n96k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, %48, %49, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44) : "l"(a), "l"(b)); \
+    if constexpr (N == 104) asm volatile("wgmma.mma_async.sync.aligned.m64n104k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51}, %52, %53, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48) : "l"(a), "l"(b)); \
+    if constexpr (N == 112) asm volatile("wgmma.mma_async.sync.aligned.m64n112k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55}, %56, %57, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52) : "l"(a), "l"(b)); \
+    if constexpr (N == 120) asm volatile("wgmma.mma_async.sync.aligned.m64n120k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59}, %60, %61, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56) : "l"(a), "l"(b)); \
+    if constexpr (N == 128) asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60) : "l"(a), "l"(b)); \
+    if constexpr (N == 136) asm volatile("wgmma.mma_async.sync.aligned.m64n136k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67}, %68, %69, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64) : "l"(a), "l"(b)); \
+    if constexpr (N == 144) asm volatile("wgmma.mma_async.sync.aligned.m64n144k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71}, %72, %73, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68) : "l"(a), "l"(b)); \
+    if constexpr (N == 152) asm volatile("wgmma.mma_async.sync.aligned.m64n152k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75}, %76, %77, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72) : "l"(a), "l"(b)); \
+    if constexpr (N == 160) asm volatile("wgmma.mma_async.sync.aligned.m64n160k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, %80, %81, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76) : "l"(a), "l"(b)); \
+    if constexpr (N == 168) asm volatile("wgmma.mma_async.sync.aligned.m64n168k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83}, %84, %85, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80) : "l"(a), "l"(b)); \
+    if constexpr (N == 176) asm volatile("wgmma.mma_async.sync.aligned.m64n176k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87}, %88, %89, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84) : "l"(a), "l"(b)); \
+    if constexpr (N == 184) asm volatile("wgmma.mma_async.sync.aligned.m64n184k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91}, %92, %93, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88) : "l"(a), "l"(b)); \
+    if constexpr (N == 192) asm volatile("wgmma.mma_async.sync.aligned.m64n192k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, %96, %97, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92) : "l"(a), "l"(b)); \
+    if constexpr (N == 200) asm volatile("wgmma.mma_async.sync.aligned.m64n200k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99}, %100, %101, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96) : "l"(a), "l"(b)); \
+    if constexpr (N == 208) asm volatile("wgmma.mma_async.sync.aligned.m64n208k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103}, %104, %105, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100) : "l"(a), "l"(b)); \
+    if constexpr (N == 216) asm volatile("wgmma.mma_async.sync.aligned.m64n216k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107}, %108, %109, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100), R4(104) : "l"(a), "l"(b)); \
+    if constexpr (N == 224) asm volatile("wgmma.mma_async.sync.aligned.m64n224k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111}, %112, %113, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100), R4(104), R4(108) : "l"(a), "l"(b)); \
+    if constexpr (N == 232) asm volatile("wgmma.mma_async.sync.aligned.m64n232k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115}, %116, %117, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100), R4(104), R4(108), R4(112) : "l"(a), "l"(b)); \
+    if constexpr (N == 240) asm volatile("wgmma.mma_async.sync.aligned.m64n240k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119}, %120, %121, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100), R4(104), R4(108), R4(112), R4(116) : "l"(a), "l"(b)); \
+    if constexpr (N == 248) asm volatile("wgmma.mma_async.sync.aligned.m64n248k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123}, %124, %125, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100), R4(104), R4(108), R4(112), R4(116), R4(120) : "l"(a), "l"(b)); \
+    if constexpr (N == 256) asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100), R4(104), R4(108), R4(112), R4(116), R4(120), R4(124) : "l"(a), "l"(b)); \
+    static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk16: N = 8, 16, ..., 256");
+// ---- end of generated wrappers ----
+
+template <int N>
+__device__ __forceinline__ void wgmma(float *d, unsigned long long a, unsigned long long b)
+{
+    if constexpr (DTYPE_ID == DTYPE_BF16) {
+        WGMMA_CASES("bf16.bf16")
+    } else {
+        WGMMA_CASES("f16.f16")
+    }
+}
+
+// The producer: one thread keeps STAGES tiles of A and B in flight.
+__device__ __forceinline__ void wg_produce(char *stages, unsigned full0, unsigned empty0,
+                                           const tensor_map *a_map, const tensor_map *b_map,
+                                           int row0, int col0, int tiles)
+{
+    for (int kt = 0; kt < tiles; kt++) {
+        const int s = kt % STAGES;
+        if (kt >= STAGES)
+            barrier_wait(empty0 + 8 * s, (kt / STAGES - 1) & 1);
+        const unsigned full = full0 + 8 * s, a = shared_address(stages + s * STAGE_BYTES);
+        barrier_expect_bytes(full, STAGE_BYTES);
+        tma_load(a, a_map, kt * WG_BK, row0, full);
+#pragma unroll
+        for (int j = 0; j < B_BOXES; j++)
+            tma_load(a + A_STAGE_BYTES + j * 64 * 128, b_map, col0 + j * 64, kt * WG_BK, full);
+    }
+}
+
+// A consumer: its WG_MT row tiles of 64 times the stage's B, 4 wgmma k steps of 16 per stage.
+// A tile rows are 128 bytes, 8-row swizzle atoms 1024 bytes apart; B is stored as 64-column
+// boxes of 64 k rows (8 KiB each), so k atoms are 1024 bytes apart and column atoms 8 KiB.
+__device__ __forceinline__ void wg_consume(float (&acc)[WG_MT][WG_ACC], char *stages,
+                                           unsigned full0, unsigned empty0, int consumer,
+                                           int tiles)
+{
+    for (int kt = 0; kt < tiles; kt++) {
+        const int s = kt % STAGES;
+        barrier_wait(full0 + 8 * s, (kt / STAGES) & 1);
+        const unsigned a = shared_address(stages + s * STAGE_BYTES), b = a + A_STAGE_BYTES;
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+        for (int k = 0; k < WG_BK / 16; k++)
+#pragma unroll
+            for (int m = 0; m < WG_MT; m++)
+                wgmma<WG_N>(acc[m],
+                            smem_descriptor(a + (consumer * WG_MT + m) * 64 * 128 + k * 32, 16, 1024),
+                            smem_descriptor(b + k * 16 * 128, 64 * 128, 1024));
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+        if (threadIdx.x % 32 == 0)
+            barrier_arrive(empty0 + 8 * s);
+    }
+}
+
+// Accumulator (row, col) pairs: row w*16 + l/4 (+8), column 8i + 2(l%4) (+1) of the 64 x N tile.
+__device__ __forceinline__ void wg_store(const float (&acc)[WG_MT][WG_ACC], TO *C, int M, int N,
+                                         int row0, int col0, int consumer)
+{
+    const int t = threadIdx.x % 128, w = t / 32, l = t % 32;
+#pragma unroll
+    for (int m = 0; m < WG_MT; m++)
+#pragma unroll
+        for (int i = 0; i < WG_N / 8; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int r = row0 + (consumer * WG_MT + m) * 64 + w * 16 + l / 4 + h * 8;
+                const int c = col0 + i * 8 + (l % 4) * 2;
+                if (r >= M || c >= N) // N is a multiple of 8: c + 1 < N too
+                    continue;
+                const float x = acc[m][i * 4 + h * 2], y = acc[m][i * 4 + h * 2 + 1];
+                if constexpr (OUT_ID == OUT_F32) {
+                    *reinterpret_cast<float2 *>(C + (size_t)r * N + c) = make_float2(x, y);
+                } else {
+                    unsigned packed; // the first operand lands in the upper half
+                    if constexpr (OUT_ID == OUT_BF16)
+                        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(y), "f"(x));
+                    else
+                        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(y), "f"(x));
+                    *reinterpret_cast<unsigned *>(C + (size_t)r * N + c) = packed;
+                }
+            }
+}
+
+__device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const tensor_map *a_map,
+                                             const tensor_map *b_map)
+{
+    extern __shared__ unsigned char dynamic_smem[];
+    __shared__ alignas(8) unsigned long long full[STAGES], empty[STAGES];
+    // The 128-byte swizzle repeats every 1024 bytes: align the stages to it.
+    char *stages = reinterpret_cast<char *>(dynamic_smem) +
+                   ((1024 - (shared_address(dynamic_smem) & 1023)) & 1023);
+    int row0, col0;
+    block_tile(M, N, row0, col0);
+    const unsigned full0 = shared_address(full), empty0 = shared_address(empty);
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; s++) {
+            barrier_init(full0 + 8 * s, 1);
+            barrier_init(empty0 + 8 * s, WG_CONSUMERS * 4); // one arrival per consumer warp
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    const int warpgroup = threadIdx.x / 128, tiles = (K + WG_BK - 1) / WG_BK;
+    if (warpgroup == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        if (threadIdx.x == 0)
+            wg_produce(stages, full0, empty0, a_map, b_map, row0, col0, tiles);
+    } else {
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+        float acc[WG_MT][WG_ACC] = {};
+        wg_consume(acc, stages, full0, empty0, warpgroup - 1, tiles);
+        wg_store(acc, C, M, N, row0, col0, warpgroup - 1);
+    }
+}
+
+enum : int {
+    THREADS = VARIANT == VARIANT_NAIVE || VARIANT == VARIANT_COALESCING || VARIANT == VARIANT_TILED ? BM * BN
+              : VARIANT == VARIANT_TILED_REGISTER ? BM * BN / TM
+              : VARIANT == VARIANT_BLOCK_TILED || VARIANT == VARIANT_BLOCK_TILED_VECTORIZED ? BM * BN / (TM * TN)
+              : VARIANT == VARIANT_TENSOR_CORE ? TC_THREADS
+              : WG_THREADS
+};
+
+// One signature for every variant: the SIMT and tensor_core variants read A and B through
+// pointers, wgmma through the tensor maps (the host passes zeros for what a variant does not
+// use). The block's tile of C comes from blockIdx.x (block_tile).
+// Two blocks per SM for the 256-thread SIMT and mma.sync kernels (a 128-register cap), so one
+// block's loads overlap the other's arithmetic, unless a warp's tf32 tile needs more than 64
+// accumulators; wgmma's one block holds all shared memory.
+enum : int {
+    MIN_BLOCKS = VARIANT == VARIANT_WGMMA || THREADS > 256 ||
+                         (VARIANT == VARIANT_TENSOR_CORE && MT_TILES * NT_TILES * 4 > 64)
+                     ? 1 : 2
+};
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+matmul_kernel(const TI *__restrict__ A, const TI *__restrict__ B, TO *__restrict__ C, int M,
+              int N, int K, const __grid_constant__ tensor_map a_map,
+              const __grid_constant__ tensor_map b_map)
+{
+    if constexpr (VARIANT == VARIANT_WGMMA) {
+        matmul_wgmma(C, M, N, K, &a_map, &b_map);
+    } else {
+        const float *a = reinterpret_cast<const float *>(A), *b = reinterpret_cast<const float *>(B);
+        float *c = reinterpret_cast<float *>(C);
+        if constexpr (VARIANT == VARIANT_NAIVE)
+            matmul_naive(a, b, c, M, N, K);
+        else if constexpr (VARIANT == VARIANT_COALESCING)
+            matmul_coalescing(a, b, c, M, N, K);
+        else if constexpr (VARIANT == VARIANT_TILED)
+            matmul_tiled(a, b, c, M, N, K);
+        else if constexpr (VARIANT == VARIANT_TILED_REGISTER)
+            matmul_tiled_register(a, b, c, M, N, K);
+        else if constexpr (VARIANT == VARIANT_BLOCK_TILED)
+            matmul_block_tiled(a, b, c, M, N, K);
+        else if constexpr (VARIANT == VARIANT_BLOCK_TILED_VECTORIZED)
+            matmul_block_tiled_vectorized(a, b, c, M, N, K);
+        else
+            matmul_tensor_core(a, b, c, M, N, K);
+    }
+}

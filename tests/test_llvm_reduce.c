@@ -1,0 +1,169 @@
+/* test_llvm_reduce.c — the reduce generator without a GPU: every request the schema allows
+ * becomes PTX that nvJitLink turns into an sm_90a cubin, with the template's entry and launch
+ * bound, and each variant's IR and PTX hold the instructions the variant is about. */
+#include <stdio.h>
+#include <string.h>
+
+#include "test_util.h"
+
+static ptxjit_context *open_llvm(void)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.disk_cache = 0;
+    options.backend = "llvm";
+    options.arch = "sm_90a";
+    ptxjit_context *context;
+    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
+    return context;
+}
+
+static ptxjit_kernel *compile(ptxjit_context *context, const char *params)
+{
+    ptxjit_kernel *kernel = NULL;
+    ck_assert_msg(ptxjit_get_kernel(&kernel, context, "reduce", params, NULL) == PTXJIT_OK,
+                  "%s: %s", params, ptxjit_last_error());
+    return kernel;
+}
+
+static int count(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *s = strstr(text, needle); s; s = strstr(s + 1, needle))
+        n++;
+    return n;
+}
+
+static void check_cubin(ptxjit_kernel *kernel, int tpb)
+{
+    size_t size = 0;
+    const unsigned char *cubin = ptxjit_kernel_cubin(kernel, &size);
+    ck_assert_msg(cubin && size > 4 && memcmp(cubin, "\177ELF", 4) == 0, "%s: no cubin",
+                  ptxjit_kernel_params(kernel));
+    const char *ptx = ptxjit_kernel_ptx(kernel);
+    char bound[64];
+    snprintf(bound, sizeof bound, ".maxntid %d, 1, 1", tpb);
+    ck_assert_msg(strstr(ptx, ".target sm_90a") && strstr(ptx, ".entry reduce_kernel(") &&
+                      strstr(ptx, bound),
+                  "%s: PTX lacks the target, the entry or %s", ptxjit_kernel_params(kernel),
+                  bound);
+}
+
+START_TEST(every_reduce_request_becomes_an_sm_90a_cubin)
+{
+    static const char *const strided[] = {"two_pass", "warp_shuffle", "one_pass"};
+    static const char *const dtypes[] = {"i32", "f32"};
+    ptxjit_context *context = open_llvm();
+    int kernels = 0;
+    for (int tpb = 32; tpb <= 1024; tpb *= 2)
+        for (int d = 0; d < 2; d++) {
+            char params[128];
+            for (int v = 0; v < 3; v++) {
+                snprintf(params, sizeof params, "variant=%s tpb=%d dtype=%s", strided[v], tpb,
+                         dtypes[d]);
+                check_cubin(compile(context, params), tpb);
+                kernels++;
+            }
+            for (int batch = 1; batch <= 64; batch++) {
+                snprintf(params, sizeof params, "variant=batched tpb=%d batch=%d dtype=%s", tpb,
+                         batch, dtypes[d]);
+                check_cubin(compile(context, params), tpb);
+                kernels++;
+                if (batch > 16)
+                    continue;
+                snprintf(params, sizeof params, "variant=vectorized tpb=%d batch=%d dtype=%s",
+                         tpb, batch, dtypes[d]);
+                check_cubin(compile(context, params), tpb);
+                kernels++;
+            }
+        }
+    ck_assert_int_eq(kernels, 6 * 2 * (3 + 64 + 16));
+    ptxjit_close(context);
+}
+END_TEST
+
+START_TEST(tree_variants_use_barriers_and_write_partials_without_atomics)
+{
+    ptxjit_context *context = open_llvm();
+    ptxjit_kernel *two_pass = compile(context, "variant=two_pass tpb=256");
+    const char *ptx = ptxjit_kernel_ptx(two_pass);
+    /* 256 -> 1: eight levels, each closed by a barrier, after the first store. */
+    ck_assert_int_eq(count(ptx, "bar.sync"), 9);
+    ck_assert_int_eq(count(ptx, "shfl.sync"), 0);
+    ck_assert_int_eq(count(ptx, "atom.global") + count(ptx, "red.global"), 0);
+    ck_assert_ptr_nonnull(strstr(ptx, "ld.global.nc.u32"));
+    /* Step 2 stops at 64 partials and finishes with five shuffles: three barriers fewer... */
+    ptxjit_kernel *warp = compile(context, "variant=warp_shuffle tpb=256");
+    ptx = ptxjit_kernel_ptx(warp);
+    ck_assert_int_eq(count(ptx, "bar.sync"), 3);
+    ck_assert_int_eq(count(ptx, "shfl.sync.down.b32"), 5);
+    ck_assert_ptr_nonnull(strstr(ptxjit_kernel_source(warp), "@llvm.nvvm.shfl.sync.down.i32"));
+    ptxjit_close(context);
+}
+END_TEST
+
+START_TEST(one_pass_variants_shuffle_and_add_atomically)
+{
+    ptxjit_context *context = open_llvm();
+    ptxjit_kernel *i32 = compile(context, "variant=one_pass tpb=512 dtype=i32");
+    ck_assert_ptr_nonnull(strstr(ptxjit_kernel_source(i32), "atomicrmw add ptr addrspace(1)"));
+    ck_assert_int_eq(count(ptxjit_kernel_ptx(i32), "shfl.sync.down.b32"), 10);
+    ck_assert_int_eq(count(ptxjit_kernel_ptx(i32), "atom.global.add.u32") +
+                         count(ptxjit_kernel_ptx(i32), "red.global.add.u32"),
+                     1);
+    ptxjit_kernel *f32 = compile(context, "variant=one_pass tpb=512 dtype=f32");
+    ck_assert_ptr_nonnull(strstr(ptxjit_kernel_source(f32), "atomicrmw fadd ptr addrspace(1)"));
+    ck_assert_int_eq(count(ptxjit_kernel_ptx(f32), "atom.global.add.f32") +
+                         count(ptxjit_kernel_ptx(f32), "red.global.add.f32"),
+                     1);
+    /* One warp per block needs no shared slot and no barrier. */
+    ptxjit_kernel *warp = compile(context, "variant=one_pass tpb=32");
+    ck_assert_int_eq(count(ptxjit_kernel_ptx(warp), "bar.sync"), 0);
+    ck_assert_int_eq(count(ptxjit_kernel_ptx(warp), "shfl.sync.down.b32"), 5);
+    ptxjit_close(context);
+}
+END_TEST
+
+START_TEST(batched_loads_each_batch_item_once_per_tile_and_once_in_the_tail)
+{
+    ptxjit_context *context = open_llvm();
+    ptxjit_kernel *kernel = compile(context, "variant=batched batch=8 dtype=f32");
+    /* The batch is unrolled: 8 loads in the tile loop, 8 guarded ones for the last tile. */
+    ck_assert_int_eq(count(ptxjit_kernel_source(kernel), "load float, ptr addrspace(1)"), 16);
+    ck_assert_int_eq(count(ptxjit_kernel_ptx(kernel), "ld.global.nc.f32"), 16);
+    ptxjit_close(context);
+}
+END_TEST
+
+START_TEST(vectorized_loads_16_bytes_and_adds_head_and_tail_elements)
+{
+    ptxjit_context *context = open_llvm();
+    ptxjit_kernel *i32 = compile(context, "variant=vectorized batch=4 dtype=i32");
+    const char *ir = ptxjit_kernel_source(i32);
+    ck_assert_int_eq(count(ir, "load <4 x i32>, ptr addrspace(1)"), 8);
+    ck_assert_ptr_nonnull(strstr(ir, "align 16, !invariant.load"));
+    ck_assert_int_eq(count(ptxjit_kernel_ptx(i32), "ld.global.nc.v4.u32"), 8);
+    /* Head and tail: two scalar loads in block 0. */
+    ck_assert_int_eq(count(ptxjit_kernel_ptx(i32), "ld.global.nc.u32"), 2);
+    ptxjit_kernel *f32 = compile(context, "variant=vectorized batch=16 dtype=f32");
+    ck_assert_int_eq(count(ptxjit_kernel_ptx(f32), "ld.global.nc.v4.f32"), 32);
+    ptxjit_close(context);
+}
+END_TEST
+
+Suite *suite_llvm_reduce(void)
+{
+    Suite *s = suite_create("llvm_reduce");
+    TCase *tc = tcase_create("generator");
+    tcase_add_test(tc, tree_variants_use_barriers_and_write_partials_without_atomics);
+    tcase_add_test(tc, one_pass_variants_shuffle_and_add_atomically);
+    tcase_add_test(tc, batched_loads_each_batch_item_once_per_tile_and_once_in_the_tail);
+    tcase_add_test(tc, vectorized_loads_16_bytes_and_adds_head_and_tail_elements);
+    suite_add_tcase(s, tc);
+    TCase *sweep = tcase_create("sweep");
+    tcase_set_timeout(sweep, 300);
+    tcase_add_test(sweep, every_reduce_request_becomes_an_sm_90a_cubin);
+    suite_add_tcase(s, sweep);
+    return s;
+}

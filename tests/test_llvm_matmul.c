@@ -384,6 +384,9 @@ static const char *const template_configs[] = {
     "variant=coalescing bm=64 bn=16", "variant=tiled", "variant=tiled bk=8 bm=16 bn=16",
     "variant=tiled_register", "variant=tiled_register bm=32 bn=32 bk=16 tm=4",
     "variant=block_tiled", "variant=block_tiled bm=64 bn=64 tm=4 tn=4 bk=16 group=8",
+    /* many tile loads per thread (128, 8 of them A's with 1024 threads): no spills either */
+    "variant=block_tiled bm=128 bn=16 bk=64 tm=8 tn=4", "variant=block_tiled bm=32 bn=128 bk=64 tm=4 tn=1",
+    "variant=block_tiled bm=64 bn=128 bk=64 tm=2 tn=16",
     "variant=block_tiled_vectorized",
     "variant=block_tiled_vectorized bk=16 tm=4 tn=8 bm=64 bn=128",
     "variant=block_tiled_vectorized bk=8 tm=8 tn=4 bm=64 bn=64",

@@ -35,6 +35,17 @@ static LLVMValueRef i32c(matmul_gen *g, long long v)
     return ir_i32(g->ir, v);
 }
 
+/* x + c and x * scale + y: offsets inside a block's tiles, which never wrap. */
+static LLVMValueRef plus(matmul_gen *g, LLVMValueRef x, long long c)
+{
+    return ir_add_nw(g->ir, x, i32c(g, c));
+}
+
+static LLVMValueRef mad(matmul_gen *g, LLVMValueRef x, long long scale, LLVMValueRef y)
+{
+    return ir_add_nw(g->ir, ir_mul_nw(g->ir, x, i32c(g, scale)), y);
+}
+
 /* ---- what every variant shares ---- */
 
 /* Which tile of C this block computes: GROUP tile rows at a time, column by column inside a
@@ -76,8 +87,15 @@ static LLVMValueRef inside(matmul_gen *g, LLVMValueRef r, LLVMValueRef rows, LLV
     return ir_and(g->ir, ir_ult(g->ir, r, rows), ir_ult(g->ir, c, cols));
 }
 
-/* Element (r, c) of an input with rows x cols elements (A or B: read-only, ld.global.nc), or
- * zero outside it. */
+/* Element (r, c) of input p (A or B) with ld columns: read-only, so ld.global.nc. */
+static LLVMValueRef load_input(matmul_gen *g, LLVMValueRef p, LLVMValueRef r, LLVMValueRef ld,
+                               LLVMValueRef c)
+{
+    ir_builder *ir = g->ir;
+    return ir_load_readonly(ir, ir->f32, ir_at(ir, ir->f32, p, element_index(g, r, ld, c)), 4);
+}
+
+/* Element (r, c) of an input with rows x cols elements, or zero outside it. */
 static LLVMValueRef load_or_zero(matmul_gen *g, LLVMValueRef p, LLVMValueRef r, LLVMValueRef c,
                                  LLVMValueRef rows, LLVMValueRef cols)
 {
@@ -85,7 +103,7 @@ static LLVMValueRef load_or_zero(matmul_gen *g, LLVMValueRef p, LLVMValueRef r, 
     LLVMValueRef v = ir_var(ir, ir->f32, ir_zero(ir->f32), "element");
     ir_if_state in;
     ir_if(ir, &in, inside(g, r, rows, c, cols));
-    ir_set(ir, v, ir_load_readonly(ir, ir->f32, ir_at(ir, ir->f32, p, element_index(g, r, cols, c)), 4));
+    ir_set(ir, v, load_input(g, p, r, cols, c));
     ir_end_if(ir, &in);
     return ir_get(ir, v);
 }
@@ -133,12 +151,9 @@ static void matmul_simple(matmul_gen *g)
     ir_loop_state loop;
     ir_while(ir, &loop);
     ir_do(ir, &loop, ir_ult(ir, ir_get(ir, k), g->k));
-    LLVMValueRef x = ir_load_readonly(ir, ir->f32,
-                                      ir_at(ir, ir->f32, g->a, element_index(g, r, g->k, ir_get(ir, k))), 4);
-    LLVMValueRef y = ir_load_readonly(ir, ir->f32,
-                                      ir_at(ir, ir->f32, g->b, element_index(g, ir_get(ir, k), g->n, c)), 4);
-    fma_into(g, acc, x, y);
-    ir_set(ir, k, ir_add_nw(ir, ir_get(ir, k), i32c(g, 1)));
+    fma_into(g, acc, load_input(g, g->a, r, g->k, ir_get(ir, k)),
+             load_input(g, g->b, ir_get(ir, k), g->n, c));
+    ir_set(ir, k, plus(g, ir_get(ir, k), 1));
     ir_end_while(ir, &loop);
     ir_store(ir, ir_get(ir, acc), ir_at(ir, ir->f32, g->c, element_index(g, r, g->n, c)), 4);
     ir_end_if(ir, &in);
@@ -146,23 +161,49 @@ static void matmul_simple(matmul_gen *g)
 
 /* ---- steps 3 to 5: tiles of A and B in shared memory ---- */
 
-/* A rows x cols tile of p at (r0, c0) into shared memory, element i by thread i % THREADS
- * (guarded where the threads do not divide the tile), zeros outside the matrix. */
+/* Element i of a rows x cols tile of p at (r0, c0) into shared memory, zero outside the
+ * matrix. */
+static void load_tile_element(matmul_gen *g, LLVMValueRef tile, LLVMValueRef p, int cols,
+                              LLVMValueRef i, LLVMValueRef r0, LLVMValueRef c0,
+                              LLVMValueRef row_count, LLVMValueRef col_count)
+{
+    ir_builder *ir = g->ir;
+    LLVMValueRef r = ir_add(ir, r0, ir_udiv(ir, i, i32c(g, cols)));
+    LLVMValueRef c = ir_add(ir, c0, ir_urem(ir, i, i32c(g, cols)));
+    LLVMValueRef v = load_or_zero(g, p, r, c, row_count, col_count);
+    ir_store(ir, v, ir_at(ir, ir->f32, tile, i), 4);
+}
+
+/* Up to this many elements per thread a tile load is unrolled; beyond, it is the template's
+ * loop, which keeps ptxas from hoisting every load ahead of the stores (out of registers:
+ * 128 loads a thread at bm=128 bk=64 with 64 threads). */
+enum { UNROLLED_TILE_LOADS = 4 };
+
+/* A rows x cols tile of p at (r0, c0) into shared memory: element i by thread i % THREADS
+ * (guarded where the threads do not divide the tile). */
 static void load_tile(matmul_gen *g, LLVMValueRef tile, LLVMValueRef p, int rows, int cols,
                       LLVMValueRef r0, LLVMValueRef c0, LLVMValueRef row_count,
                       LLVMValueRef col_count)
 {
     ir_builder *ir = g->ir;
     const int count = rows * cols;
+    if (count > UNROLLED_TILE_LOADS * g->threads) {
+        LLVMValueRef i = ir_var(ir, ir->i32, g->tid, "i");
+        ir_loop_state loop;
+        ir_while(ir, &loop);
+        ir_do(ir, &loop, ir_ult(ir, ir_get(ir, i), i32c(g, count)));
+        load_tile_element(g, tile, p, cols, ir_get(ir, i), r0, c0, row_count, col_count);
+        ir_set(ir, i, plus(g, ir_get(ir, i), g->threads));
+        ir_end_while(ir, &loop);
+        return;
+    }
     for (int first = 0; first < count; first += g->threads) {
-        LLVMValueRef i = ir_add_nw(ir, g->tid, i32c(g, first));
+        LLVMValueRef i = plus(g, g->tid, first);
         const int ragged = first + g->threads > count;
         ir_if_state in;
         if (ragged)
             ir_if(ir, &in, ir_ult(ir, i, i32c(g, count)));
-        LLVMValueRef r = ir_add(ir, r0, ir_udiv(ir, i, i32c(g, cols)));
-        LLVMValueRef c = ir_add(ir, c0, ir_urem(ir, i, i32c(g, cols)));
-        ir_store(ir, load_or_zero(g, p, r, c, row_count, col_count), ir_at(ir, ir->f32, tile, i), 4);
+        load_tile_element(g, tile, p, cols, i, r0, c0, row_count, col_count);
         if (ragged)
             ir_end_if(ir, &in);
     }
@@ -198,9 +239,26 @@ static void tile_loop_end(matmul_gen *g, tile_loop *t)
     ir_end_while(ir, &t->loop);
 }
 
-static LLVMValueRef shared_at(matmul_gen *g, LLVMValueRef tile, LLVMValueRef index)
+/* &base[index] for a constant index. A thread's shared reads are one address computed at run
+ * time plus constants; kept as two steps, the constants stay immediate offsets of the loads
+ * ([%rd5+768]). Folded into one index, the passes may turn the addition into an `or` that
+ * NVPTX then cannot see through: a 64-bit address register per load, and spills. */
+static LLVMValueRef at_offset(matmul_gen *g, LLVMTypeRef element, LLVMValueRef base,
+                              long long index)
 {
-    return ir_load(g->ir, g->ir->f32, ir_at(g->ir, g->ir->f32, tile, index), 4);
+    return ir_at(g->ir, element, base, ir_i64(g->ir, index));
+}
+
+/* The float at base + index (a constant index). */
+static LLVMValueRef shared_at(matmul_gen *g, LLVMValueRef base, long long index)
+{
+    return ir_load(g->ir, g->ir->f32, at_offset(g, g->ir->f32, base, index), 4);
+}
+
+/* &tile[index], the thread's base in a shared tile. */
+static LLVMValueRef thread_base(matmul_gen *g, LLVMValueRef tile, LLVMValueRef index)
+{
+    return ir_at(g->ir, g->ir->f32, tile, index);
 }
 
 /* Step 3: BM x BK of A and BK x BN of B staged in shared memory, one element of C per thread:
@@ -210,14 +268,16 @@ static void matmul_tiled(matmul_gen *g)
     ir_builder *ir = g->ir;
     LLVMValueRef row0, col0;
     tile_origin(g, &row0, &col0);
-    LLVMValueRef tr = ir_udiv(ir, g->tid, i32c(g, g->bn)), tc = ir_urem(ir, g->tid, i32c(g, g->bn));
+    LLVMValueRef tr = ir_udiv(ir, g->tid, i32c(g, g->bn));
+    LLVMValueRef tc = ir_urem(ir, g->tid, i32c(g, g->bn));
     LLVMValueRef acc;
     zero_accumulators(g, &acc, 1);
     tile_loop t;
     tile_loop_begin(g, &t, row0, col0);
+    LLVMValueRef a = thread_base(g, t.as, ir_mul_nw(ir, tr, i32c(g, g->bk)));
+    LLVMValueRef b = thread_base(g, t.bs, tc);
     for (int k = 0; k < g->bk; k++)
-        fma_into(g, acc, shared_at(g, t.as, ir_add_nw(ir, ir_mul_nw(ir, tr, i32c(g, g->bk)), i32c(g, k))),
-                 shared_at(g, t.bs, ir_add_nw(ir, tc, i32c(g, k * g->bn))));
+        fma_into(g, acc, shared_at(g, a, k), shared_at(g, b, k * g->bn));
     tile_loop_end(g, &t);
     store_inside(g, ir_add(ir, row0, tr), ir_add(ir, col0, tc), ir_get(ir, acc));
 }
@@ -234,17 +294,16 @@ static void matmul_tiled_register(matmul_gen *g)
     zero_accumulators(g, acc, g->tm);
     tile_loop t;
     tile_loop_begin(g, &t, row0, col0);
+    LLVMValueRef a_rows = thread_base(g, t.as, ir_mul_nw(ir, tr, i32c(g, g->bk)));
+    LLVMValueRef b_column = thread_base(g, t.bs, tc);
     for (int k = 0; k < g->bk; k++) {
-        LLVMValueRef b = shared_at(g, t.bs, ir_add_nw(ir, tc, i32c(g, k * g->bn)));
-        for (int i = 0; i < g->tm; i++) {
-            LLVMValueRef row = ir_add_nw(ir, tr, i32c(g, i));
-            fma_into(g, acc[i], shared_at(g, t.as, ir_add_nw(ir, ir_mul_nw(ir, row, i32c(g, g->bk)), i32c(g, k))), b);
-        }
+        LLVMValueRef b = shared_at(g, b_column, k * g->bn);
+        for (int i = 0; i < g->tm; i++)
+            fma_into(g, acc[i], shared_at(g, a_rows, i * g->bk + k), b);
     }
     tile_loop_end(g, &t);
     for (int i = 0; i < g->tm; i++)
-        store_inside(g, ir_add(ir, row0, ir_add_nw(ir, tr, i32c(g, i))), ir_add(ir, col0, tc),
-                     ir_get(ir, acc[i]));
+        store_inside(g, ir_add(ir, row0, plus(g, tr, i)), ir_add(ir, col0, tc), ir_get(ir, acc[i]));
 }
 
 /* Step 5: a TM x TN tile of C per thread, grown by outer products of a column of A's tile and
@@ -259,12 +318,13 @@ static void matmul_block_tiled(matmul_gen *g)
     zero_accumulators(g, acc, g->tm * g->tn);
     tile_loop t;
     tile_loop_begin(g, &t, row0, col0);
+    LLVMValueRef a_rows = thread_base(g, t.as, ir_mul_nw(ir, tr, i32c(g, g->bk)));
+    LLVMValueRef b_columns = thread_base(g, t.bs, tc);
     for (int k = 0; k < g->bk; k++) {
         for (int i = 0; i < g->tm; i++)
-            a[i] = shared_at(g, t.as, ir_add_nw(ir, ir_mul_nw(ir, ir_add_nw(ir, tr, i32c(g, i)), i32c(g, g->bk)),
-                                                i32c(g, k)));
+            a[i] = shared_at(g, a_rows, i * g->bk + k);
         for (int j = 0; j < g->tn; j++)
-            b[j] = shared_at(g, t.bs, ir_add_nw(ir, tc, i32c(g, k * g->bn + j)));
+            b[j] = shared_at(g, b_columns, k * g->bn + j);
         for (int i = 0; i < g->tm; i++)
             for (int j = 0; j < g->tn; j++)
                 fma_into(g, acc[i * g->tn + j], a[i], b[j]);
@@ -272,8 +332,7 @@ static void matmul_block_tiled(matmul_gen *g)
     tile_loop_end(g, &t);
     for (int i = 0; i < g->tm; i++)
         for (int j = 0; j < g->tn; j++)
-            store_inside(g, ir_add(ir, row0, ir_add_nw(ir, tr, i32c(g, i))),
-                         ir_add(ir, col0, ir_add_nw(ir, tc, i32c(g, j))),
+            store_inside(g, ir_add(ir, row0, plus(g, tr, i)), ir_add(ir, col0, plus(g, tc, j)),
                          ir_get(ir, acc[i * g->tn + j]));
 }
 
@@ -318,13 +377,14 @@ static LLVMValueRef load_four(matmul_gen *g, LLVMValueRef p, LLVMValueRef r, LLV
     if (!whole) {
         LLVMValueRef v = LLVMGetUndef(vector);
         for (int j = 0; j < 4; j++)
-            v = ir_with_element(ir, v, load_or_zero(g, p, r, ir_add(ir, c, i32c(g, j)), rows, cols), j);
+            v = ir_with_element(ir, v, load_or_zero(g, p, r, plus(g, c, j), rows, cols), j);
         return v;
     }
     LLVMValueRef v = ir_var(ir, vector, ir_zero(vector), "vector");
     ir_if_state in;
     ir_if(ir, &in, inside(g, r, rows, c, cols));
-    ir_set(ir, v, ir_load_readonly(ir, vector, ir_at(ir, ir->f32, p, element_index(g, r, cols, c)), 16));
+    LLVMValueRef at = ir_at(ir, ir->f32, p, element_index(g, r, cols, c));
+    ir_set(ir, v, ir_load_readonly(ir, vector, at, 16));
     ir_end_if(ir, &in);
     return ir_get(ir, v);
 }
@@ -334,15 +394,15 @@ static void btv_fetch_path(matmul_gen *g, btv_state *s, LLVMValueRef row0, LLVMV
 {
     ir_builder *ir = g->ir;
     for (int v = 0; v < s->a_vectors; v++) {
-        LLVMValueRef i = ir_add_nw(ir, g->tid, i32c(g, v * g->threads));
+        LLVMValueRef i = plus(g, g->tid, v * g->threads);
         LLVMValueRef r = ir_add(ir, row0, ir_udiv(ir, i, i32c(g, g->bk / 4)));
-        LLVMValueRef k = ir_add(ir, k0, ir_mul_nw(ir, ir_urem(ir, i, i32c(g, g->bk / 4)), i32c(g, 4)));
+        LLVMValueRef k = ir_add(ir, k0, mad(g, ir_urem(ir, i, i32c(g, g->bk / 4)), 4, i32c(g, 0)));
         ir_set(ir, s->ra[v], load_four(g, g->a, r, k, g->m, g->k, whole));
     }
     for (int v = 0; v < s->b_vectors; v++) {
-        LLVMValueRef i = ir_add_nw(ir, g->tid, i32c(g, v * g->threads));
+        LLVMValueRef i = plus(g, g->tid, v * g->threads);
         LLVMValueRef k = ir_add(ir, k0, ir_udiv(ir, i, i32c(g, g->bn / 4)));
-        LLVMValueRef c = ir_add(ir, col0, ir_mul_nw(ir, ir_urem(ir, i, i32c(g, g->bn / 4)), i32c(g, 4)));
+        LLVMValueRef c = ir_add(ir, col0, mad(g, ir_urem(ir, i, i32c(g, g->bn / 4)), 4, i32c(g, 0)));
         ir_set(ir, s->rb[v], load_four(g, g->b, k, c, g->k, g->n, whole));
     }
 }
@@ -367,21 +427,20 @@ static void btv_store(matmul_gen *g, btv_state *s, LLVMValueRef buffer)
     ir_builder *ir = g->ir;
     LLVMValueRef a = btv_buffer(g, s, 0, buffer), b = btv_buffer(g, s, 1, buffer);
     for (int v = 0; v < s->a_vectors; v++) {
-        LLVMValueRef i = ir_add_nw(ir, g->tid, i32c(g, v * g->threads));
+        LLVMValueRef i = plus(g, g->tid, v * g->threads);
         LLVMValueRef r = ir_udiv(ir, i, i32c(g, g->bk / 4));
         LLVMValueRef k = ir_mul_nw(ir, ir_urem(ir, i, i32c(g, g->bk / 4)), i32c(g, 4));
         LLVMValueRef vector = ir_get(ir, s->ra[v]);
         for (int j = 0; j < 4; j++) {
-            LLVMValueRef slot = ir_add_nw(ir, ir_mul_nw(ir, ir_add_nw(ir, k, i32c(g, j)), i32c(g, g->bm + PAD_A)), r);
+            LLVMValueRef slot = mad(g, plus(g, k, j), g->bm + PAD_A, r);
             ir_store(ir, ir_element(ir, vector, j), ir_at(ir, ir->f32, a, slot), 4);
         }
     }
     for (int v = 0; v < s->b_vectors; v++) {
-        LLVMValueRef i = ir_add_nw(ir, g->tid, i32c(g, v * g->threads));
+        LLVMValueRef i = plus(g, g->tid, v * g->threads);
         LLVMValueRef k = ir_udiv(ir, i, i32c(g, g->bn / 4));
         LLVMValueRef c = ir_mul_nw(ir, ir_urem(ir, i, i32c(g, g->bn / 4)), i32c(g, 4));
-        LLVMValueRef slot = ir_add_nw(ir, ir_mul_nw(ir, k, i32c(g, g->bn)), c);
-        ir_store(ir, ir_get(ir, s->rb[v]), ir_at(ir, ir->f32, b, slot), 16);
+        ir_store(ir, ir_get(ir, s->rb[v]), ir_at(ir, ir->f32, b, mad(g, k, g->bn, c)), 16);
     }
 }
 
@@ -391,20 +450,20 @@ static void btv_multiply(matmul_gen *g, btv_state *s, LLVMValueRef *acc, LLVMVal
     ir_builder *ir = g->ir;
     LLVMTypeRef vector = LLVMVectorType(ir->f32, 4);
     LLVMValueRef a_tile = btv_buffer(g, s, 0, buffer), b_tile = btv_buffer(g, s, 1, buffer);
+    LLVMValueRef a_rows = thread_base(g, a_tile, ir_mul_nw(ir, s->tr, i32c(g, 4)));
+    LLVMValueRef b_columns = thread_base(g, b_tile, ir_mul_nw(ir, s->tc, i32c(g, 4)));
     const int thread_rows = g->bm / g->tm, thread_cols = g->bn / g->tn;
     LLVMValueRef a[16], b[16];
     for (int k = 0; k < g->bk; k++) {
         for (int q = 0; q < g->tm / 4; q++) {
-            LLVMValueRef at = ir_add_nw(ir, ir_mul_nw(ir, s->tr, i32c(g, 4)),
-                                        i32c(g, k * (g->bm + PAD_A) + q * thread_rows * 4));
-            LLVMValueRef v = ir_load(ir, vector, ir_at(ir, ir->f32, a_tile, at), 16);
+            LLVMValueRef at = at_offset(g, ir->f32, a_rows, k * (g->bm + PAD_A) + q * thread_rows * 4);
+            LLVMValueRef v = ir_load(ir, vector, at, 16);
             for (int j = 0; j < 4; j++)
                 a[q * 4 + j] = ir_element(ir, v, j);
         }
         for (int q = 0; q < g->tn / 4; q++) {
-            LLVMValueRef at = ir_add_nw(ir, ir_mul_nw(ir, s->tc, i32c(g, 4)),
-                                        i32c(g, k * g->bn + q * thread_cols * 4));
-            LLVMValueRef v = ir_load(ir, vector, ir_at(ir, ir->f32, b_tile, at), 16);
+            LLVMValueRef at = at_offset(g, ir->f32, b_columns, k * g->bn + q * thread_cols * 4);
+            LLVMValueRef v = ir_load(ir, vector, at, 16);
             for (int j = 0; j < 4; j++)
                 b[q * 4 + j] = ir_element(ir, v, j);
         }
@@ -414,8 +473,8 @@ static void btv_multiply(matmul_gen *g, btv_state *s, LLVMValueRef *acc, LLVMVal
     }
 }
 
-/* Row i of the thread's tile: 16-byte stores where C's rows are whole vectors, else single
- * elements inside C. */
+/* The thread's TM x TN tile into C, row by row in runs of 4: 16-byte stores where C's rows are
+ * whole vectors, else the elements inside C one at a time. */
 static void btv_store_c(matmul_gen *g, btv_state *s, LLVMValueRef *acc, LLVMValueRef row0,
                         LLVMValueRef col0)
 {
@@ -423,13 +482,11 @@ static void btv_store_c(matmul_gen *g, btv_state *s, LLVMValueRef *acc, LLVMValu
     LLVMTypeRef vector = LLVMVectorType(ir->f32, 4);
     const int thread_rows = g->bm / g->tm, thread_cols = g->bn / g->tn;
     for (int i = 0; i < g->tm; i++) {
-        LLVMValueRef r = ir_add(ir, row0, ir_add_nw(ir, ir_mul_nw(ir, s->tr, i32c(g, 4)),
-                                                    i32c(g, i / 4 * thread_rows * 4 + i % 4)));
+        LLVMValueRef r = ir_add(ir, row0, mad(g, s->tr, 4, i32c(g, i / 4 * thread_rows * 4 + i % 4)));
         ir_if_state row_in;
         ir_if(ir, &row_in, ir_ult(ir, r, g->m));
         for (int q = 0; q < g->tn / 4; q++) {
-            LLVMValueRef c = ir_add(ir, col0, ir_add_nw(ir, ir_mul_nw(ir, s->tc, i32c(g, 4)),
-                                                        i32c(g, q * thread_cols * 4)));
+            LLVMValueRef c = ir_add(ir, col0, mad(g, s->tc, 4, i32c(g, q * thread_cols * 4)));
             ir_if_state whole;
             ir_if(ir, &whole, ir_and(ir, s->vector_rows, ir_ult(ir, c, g->n)));
             LLVMValueRef v = LLVMGetUndef(vector);
@@ -438,11 +495,28 @@ static void btv_store_c(matmul_gen *g, btv_state *s, LLVMValueRef *acc, LLVMValu
             ir_store(ir, v, ir_at(ir, ir->f32, g->c, element_index(g, r, g->n, c)), 16);
             ir_else(ir, &whole);
             for (int j = 0; j < 4; j++)
-                store_inside(g, r, ir_add(ir, c, i32c(g, j)), ir_get(ir, acc[i * g->tn + q * 4 + j]));
+                store_inside(g, r, plus(g, c, j), ir_get(ir, acc[i * g->tn + q * 4 + j]));
             ir_end_if(ir, &whole);
         }
         ir_end_if(ir, &row_in);
     }
+}
+
+/* Where the thread is among the block's (warps of 4 x 8 threads), and whether every row of
+ * A, B and C is whole 16-byte vectors: k and n multiples of 4, the matrices 16-byte aligned. */
+static void btv_place(matmul_gen *g, btv_state *s)
+{
+    ir_builder *ir = g->ir;
+    const int warp_cols = g->bn / g->tn / 8;
+    LLVMValueRef warp = ir_udiv(ir, g->tid, i32c(g, 32)), lane = ir_urem(ir, g->tid, i32c(g, 32));
+    s->tr = mad(g, ir_udiv(ir, warp, i32c(g, warp_cols)), 4, ir_udiv(ir, lane, i32c(g, 8)));
+    s->tc = mad(g, ir_urem(ir, warp, i32c(g, warp_cols)), 8, ir_urem(ir, lane, i32c(g, 8)));
+    LLVMValueRef addresses = ir_or(ir, ir_or(ir, LLVMBuildPtrToInt(ir->builder, g->a, ir->i64, ""),
+                                             LLVMBuildPtrToInt(ir->builder, g->b, ir->i64, "")),
+                                   LLVMBuildPtrToInt(ir->builder, g->c, ir->i64, ""));
+    LLVMValueRef aligned = ir_eq(ir, ir_and(ir, addresses, ir_i64(ir, 15)), ir_i64(ir, 0));
+    LLVMValueRef multiples = ir_eq(ir, ir_and(ir, ir_or(ir, g->k, g->n), i32c(g, 3)), i32c(g, 0));
+    s->vector_rows = ir_and(ir, multiples, aligned);
 }
 
 /* Step 6: block tiling with 16-byte vectors everywhere, and the next tiles loaded into
@@ -457,18 +531,7 @@ static void matmul_block_tiled_vectorized(matmul_gen *g)
     tile_origin(g, &row0, &col0);
     s.tiles = ir_shared_array(ir, "tiles", ir->f32,
                               (unsigned)(2 * btv_a_floats(g) + 2 * g->bk * g->bn), 16);
-    const int warp_cols = g->bn / g->tn / 8;
-    LLVMValueRef warp = ir_udiv(ir, g->tid, i32c(g, 32)), lane = ir_urem(ir, g->tid, i32c(g, 32));
-    s.tr = ir_add_nw(ir, ir_mul_nw(ir, ir_udiv(ir, warp, i32c(g, warp_cols)), i32c(g, 4)),
-                     ir_udiv(ir, lane, i32c(g, 8)));
-    s.tc = ir_add_nw(ir, ir_mul_nw(ir, ir_urem(ir, warp, i32c(g, warp_cols)), i32c(g, 8)),
-                     ir_urem(ir, lane, i32c(g, 8)));
-    LLVMValueRef addresses = ir_or(ir, ir_or(ir, LLVMBuildPtrToInt(ir->builder, g->a, ir->i64, ""),
-                                             LLVMBuildPtrToInt(ir->builder, g->b, ir->i64, "")),
-                                   LLVMBuildPtrToInt(ir->builder, g->c, ir->i64, ""));
-    LLVMValueRef aligned = ir_eq(ir, ir_and(ir, addresses, ir_i64(ir, 15)), ir_i64(ir, 0));
-    LLVMValueRef multiples = ir_eq(ir, ir_and(ir, ir_or(ir, g->k, g->n), i32c(g, 3)), i32c(g, 0));
-    s.vector_rows = ir_and(ir, multiples, aligned);
+    btv_place(g, &s);
     zero_accumulators(g, acc, g->tm * g->tn);
     for (int v = 0; v < s.a_vectors; v++)
         s.ra[v] = ir_var(ir, vector, NULL, "ra");
@@ -483,8 +546,7 @@ static void matmul_block_tiled_vectorized(matmul_gen *g)
     ir_while(ir, &loop);
     ir_do(ir, &loop, ir_ult(ir, ir_get(ir, t), tiles));
     LLVMValueRef buffer = ir_and(ir, ir_get(ir, t), i32c(g, 1));
-    LLVMValueRef next = ir_add_nw(ir, ir_get(ir, t), i32c(g, 1));
-    LLVMValueRef more = ir_ult(ir, next, tiles);
+    LLVMValueRef next = plus(g, ir_get(ir, t), 1), more = ir_ult(ir, next, tiles);
     ir_if_state fetch, store;
     ir_if(ir, &fetch, more);
     btv_fetch(g, &s, row0, col0, ir_mul(ir, next, i32c(g, g->bk)));
@@ -530,14 +592,13 @@ static void tc_copy_tile(matmul_gen *g, LLVMValueRef tile, int pitch, LLVMValueR
 {
     ir_builder *ir = g->ir;
     for (int v = 0; v < rows * cols / 4 / g->threads; v++) {
-        LLVMValueRef i = ir_add_nw(ir, g->tid, i32c(g, v * g->threads));
+        LLVMValueRef i = plus(g, g->tid, v * g->threads);
         LLVMValueRef r = ir_udiv(ir, i, i32c(g, cols / 4));
         LLVMValueRef c = ir_mul_nw(ir, ir_urem(ir, i, i32c(g, cols / 4)), i32c(g, 4));
         LLVMValueRef gr = ir_add(ir, r0, r), gc = ir_add(ir, c0, c);
         LLVMValueRef in = inside(g, gr, row_count, gc, col_count);
-        LLVMValueRef source = ir_select(ir, in, ir_at(ir, ir->f32, p, element_index(g, gr, col_count, gc)), p);
-        LLVMValueRef slot = ir_add_nw(ir, ir_mul_nw(ir, r, i32c(g, pitch)), c);
-        ir_cp_async_16(ir, ir_at(ir, ir->f32, tile, slot), source,
+        LLVMValueRef chunk = ir_at(ir, ir->f32, p, element_index(g, gr, col_count, gc));
+        ir_cp_async_16(ir, ir_at(ir, ir->f32, tile, mad(g, r, pitch, c)), ir_select(ir, in, chunk, p),
                        ir_select(ir, in, i32c(g, 16), i32c(g, 0)));
     }
 }
@@ -553,6 +614,21 @@ static void tc_load_stage(matmul_gen *g, tc_state *s, LLVMValueRef stage, LLVMVa
     ir_cp_async_commit(ir);
 }
 
+/* Tile `index` (an i32) of K into its stage, index % STAGES; past the last tile an empty
+ * group, so that cp.async.wait_group's count means the same on every turn. */
+static void tc_issue(matmul_gen *g, tc_state *s, LLVMValueRef index, LLVMValueRef tiles,
+                     LLVMValueRef row0, LLVMValueRef col0)
+{
+    ir_builder *ir = g->ir;
+    ir_if_state exists;
+    ir_if(ir, &exists, ir_ult(ir, index, tiles));
+    tc_load_stage(g, s, tc_stage(g, s, ir_urem(ir, index, i32c(g, g->stages))), row0, col0,
+                  ir_mul(ir, index, i32c(g, g->bk)));
+    ir_else(ir, &exists);
+    ir_cp_async_commit(ir);
+    ir_end_if(ir, &exists);
+}
+
 /* fp32 to tf32, rounded to nearest (ties away from zero): the tensor core reads the top 19
  * bits, so adding half a unit of the 13 dropped bits is the whole rounding. */
 static LLVMValueRef to_tf32(matmul_gen *g, LLVMValueRef bits)
@@ -560,43 +636,50 @@ static LLVMValueRef to_tf32(matmul_gen *g, LLVMValueRef bits)
     return ir_add(g->ir, bits, i32c(g, 0x1000));
 }
 
-/* The A (ldmatrix) and B (vector loads) fragments of k step k of a stage. B's n tile n covers
- * the warp's columns n, n + NT, n + 2 NT, ...: a thread's values of all NT tiles in one k row
- * are adjacent, B_VECTOR at a time. */
-static void tc_load_fragments(matmul_gen *g, tc_state *s, tc_fragments *f, LLVMValueRef stage,
-                              int k)
+/* The A fragments of k step k of a stage: one ldmatrix x4 per 16-row mma tile, lane l
+ * addressing row l % 8 of matrix l / 8 (rows 0-7 | 8-15, k 0-3 | 4-7), rounded to tf32. */
+static void tc_load_a(matmul_gen *g, tc_state *s, tc_fragments *f, LLVMValueRef stage, int k)
+{
+    ir_builder *ir = g->ir;
+    LLVMValueRef lane = ir_urem(ir, g->tid, i32c(g, 32)), q = ir_udiv(ir, lane, i32c(g, 8));
+    LLVMValueRef lane_row = mad(g, ir_urem(ir, q, i32c(g, 2)), 8, ir_urem(ir, lane, i32c(g, 8)));
+    LLVMValueRef lane_k = ir_mul_nw(ir, ir_udiv(ir, q, i32c(g, 2)), i32c(g, 4));
+    LLVMValueRef first_row = mad(g, s->warp_row, g->wm, lane_row);
+    LLVMValueRef base = thread_base(g, stage, mad(g, first_row, s->a_pitch, lane_k));
+    for (int m = 0; m < s->mt; m++) {
+        ir_ldmatrix_x4(ir, at_offset(g, ir->f32, base, m * 16 * s->a_pitch + k), f->a[m]);
+        for (int i = 0; i < 4; i++)
+            f->a[m][i] = to_tf32(g, f->a[m][i]);
+    }
+}
+
+/* The B fragments of k step k: element (k = t, column g) of each 8 x 8 tile, rows t and t + 4.
+ * n tile n covers the warp's columns n, n + NT, n + 2 NT, ..., so a thread's values of all NT
+ * tiles in one k row are adjacent: B_VECTOR per load (rows padded by 32 bytes: conflict-free). */
+static void tc_load_b(matmul_gen *g, tc_state *s, tc_fragments *f, LLVMValueRef stage, int k)
 {
     ir_builder *ir = g->ir;
     LLVMValueRef lane = ir_urem(ir, g->tid, i32c(g, 32));
     LLVMValueRef group = ir_udiv(ir, lane, i32c(g, 4)), t = ir_urem(ir, lane, i32c(g, 4));
-    /* Lane l addresses row l % 8 of matrix l / 8: rows 0-7 | 8-15, k 0-3 | 4-7. */
-    LLVMValueRef q = ir_udiv(ir, lane, i32c(g, 8));
-    LLVMValueRef lane_row = ir_add_nw(ir, ir_mul_nw(ir, ir_urem(ir, q, i32c(g, 2)), i32c(g, 8)),
-                                      ir_urem(ir, lane, i32c(g, 8)));
-    LLVMValueRef lane_k = ir_mul_nw(ir, ir_udiv(ir, q, i32c(g, 2)), i32c(g, 4));
-    LLVMValueRef warp_first = ir_mul_nw(ir, s->warp_row, i32c(g, g->wm));
-    for (int m = 0; m < s->mt; m++) {
-        LLVMValueRef row = ir_add_nw(ir, ir_add_nw(ir, warp_first, lane_row), i32c(g, m * 16));
-        LLVMValueRef at = ir_add_nw(ir, ir_add_nw(ir, ir_mul_nw(ir, row, i32c(g, s->a_pitch)), lane_k),
-                                    i32c(g, k));
-        ir_ldmatrix_x4(ir, ir_at(ir, ir->f32, stage, at), f->a[m]);
-        for (int i = 0; i < 4; i++)
-            f->a[m][i] = to_tf32(g, f->a[m][i]);
-    }
     LLVMValueRef bs = ir_at(ir, ir->f32, stage, i32c(g, g->bm * s->a_pitch));
-    LLVMValueRef column = ir_add_nw(ir, ir_mul_nw(ir, s->warp_col, i32c(g, g->wn)),
-                                    ir_mul_nw(ir, group, i32c(g, s->nt)));
+    LLVMValueRef column = mad(g, s->warp_col, g->wn, ir_mul_nw(ir, group, i32c(g, s->nt)));
     LLVMTypeRef chunk = s->b_vector > 1 ? LLVMVectorType(ir->i32, (unsigned)s->b_vector) : ir->i32;
+    LLVMValueRef base = thread_base(g, bs, mad(g, t, s->b_pitch, column));
     for (int half = 0; half < 2; half++) {
-        LLVMValueRef k_row = ir_add_nw(ir, t, i32c(g, k + 4 * half));
-        LLVMValueRef row = ir_add_nw(ir, ir_mul_nw(ir, k_row, i32c(g, s->b_pitch)), column);
         for (int n = 0; n < s->nt; n += s->b_vector) {
-            LLVMValueRef v = ir_load(ir, chunk, ir_at(ir, ir->f32, bs, ir_add_nw(ir, row, i32c(g, n))),
-                                     (unsigned)(4 * s->b_vector));
+            LLVMValueRef at = at_offset(g, ir->f32, base, (k + 4 * half) * s->b_pitch + n);
+            LLVMValueRef v = ir_load(ir, chunk, at, (unsigned)(4 * s->b_vector));
             for (int i = 0; i < s->b_vector; i++)
                 f->b[n + i][half] = to_tf32(g, s->b_vector > 1 ? ir_element(ir, v, i) : v);
         }
     }
+}
+
+static void tc_load_fragments(matmul_gen *g, tc_state *s, tc_fragments *f, LLVMValueRef stage,
+                              int k)
+{
+    tc_load_a(g, s, f, stage, k);
+    tc_load_b(g, s, f, stage, k);
 }
 
 static void tc_mma_all(matmul_gen *g, tc_state *s, const tc_fragments *f)
@@ -644,25 +727,26 @@ static void tc_store(matmul_gen *g, tc_state *s, LLVMValueRef row0, LLVMValueRef
     LLVMTypeRef chunk = s->b_vector > 1 ? LLVMVectorType(ir->f32, (unsigned)s->b_vector) : ir->f32;
     LLVMValueRef warp_r = ir_add(ir, row0, ir_mul_nw(ir, s->warp_row, i32c(g, g->wm)));
     LLVMValueRef warp_c = ir_add(ir, col0, ir_mul_nw(ir, s->warp_col, i32c(g, g->wn)));
+    const int v = s->b_vector;
     for (int m = 0; m < s->mt; m++)
         for (int h = 0; h < 2; h++) {
-            LLVMValueRef r = ir_add(ir, warp_r, ir_add_nw(ir, group, i32c(g, m * 16 + h * 8)));
+            LLVMValueRef r = ir_add(ir, warp_r, plus(g, group, m * 16 + h * 8));
             ir_if_state row_in;
             ir_if(ir, &row_in, ir_ult(ir, r, g->m));
             for (int half = 0; half < 2; half++) {
-                LLVMValueRef pair = ir_add_nw(ir, ir_mul_nw(ir, t, i32c(g, 2)), i32c(g, half));
+                LLVMValueRef pair = mad(g, t, 2, i32c(g, half));
                 LLVMValueRef c = ir_add(ir, warp_c, ir_mul_nw(ir, pair, i32c(g, s->nt)));
-                for (int n = 0; n < s->nt; n += s->b_vector) {
+                for (int n = 0; n < s->nt; n += v) {
                     LLVMValueRef column = ir_add(ir, c, i32c(g, n));
                     ir_if_state in;
                     ir_if(ir, &in, ir_ult(ir, column, g->n));
-                    LLVMValueRef v = s->b_vector > 1 ? LLVMGetUndef(chunk) : NULL;
-                    for (int i = 0; i < s->b_vector; i++) {
+                    LLVMValueRef values = v > 1 ? LLVMGetUndef(chunk) : NULL;
+                    for (int i = 0; i < v; i++) {
                         LLVMValueRef x = ir_get(ir, s->acc[m * s->nt + n + i][h * 2 + half]);
-                        v = s->b_vector > 1 ? ir_with_element(ir, v, x, i) : x;
+                        values = v > 1 ? ir_with_element(ir, values, x, i) : x;
                     }
-                    ir_store(ir, v, ir_at(ir, ir->f32, g->c, element_index(g, r, g->n, column)),
-                             (unsigned)(4 * s->b_vector));
+                    LLVMValueRef at = ir_at(ir, ir->f32, g->c, element_index(g, r, g->n, column));
+                    ir_store(ir, values, at, (unsigned)(4 * v));
                     ir_end_if(ir, &in);
                 }
             }
@@ -687,30 +771,17 @@ static void matmul_tensor_core(matmul_gen *g)
     for (int i = 0; i < s.mt * s.nt; i++)
         zero_accumulators(g, s.acc[i], 4);
     LLVMValueRef tiles = ir_udiv(ir, ir_add(ir, g->k, i32c(g, g->bk - 1)), i32c(g, g->bk));
-    for (int stage = 0; stage < g->stages - 1; stage++) {
-        ir_if_state exists;
-        ir_if(ir, &exists, ir_ult(ir, i32c(g, stage), tiles));
-        tc_load_stage(g, &s, tc_stage(g, &s, i32c(g, stage)), row0, col0, i32c(g, stage * g->bk));
-        ir_else(ir, &exists);
-        ir_cp_async_commit(ir);
-        ir_end_if(ir, &exists);
-    }
+    for (int stage = 0; stage < g->stages - 1; stage++)
+        tc_issue(g, &s, i32c(g, stage), tiles, row0, col0);
     LLVMValueRef t = ir_var(ir, ir->i32, i32c(g, 0), "t");
     ir_loop_state loop;
     ir_while(ir, &loop);
     ir_do(ir, &loop, ir_ult(ir, ir_get(ir, t), tiles));
     ir_cp_async_wait(ir, g->stages - 2);
     ir_barrier(ir); /* tile t landed for every thread; tile t - 1's buffer is free */
-    LLVMValueRef next = ir_add_nw(ir, ir_get(ir, t), i32c(g, g->stages - 1));
-    ir_if_state exists;
-    ir_if(ir, &exists, ir_ult(ir, next, tiles));
-    tc_load_stage(g, &s, tc_stage(g, &s, ir_urem(ir, next, i32c(g, g->stages))), row0, col0,
-                  ir_mul(ir, next, i32c(g, g->bk)));
-    ir_else(ir, &exists);
-    ir_cp_async_commit(ir);
-    ir_end_if(ir, &exists);
+    tc_issue(g, &s, plus(g, ir_get(ir, t), g->stages - 1), tiles, row0, col0);
     tc_multiply_stage(g, &s, tc_stage(g, &s, ir_urem(ir, ir_get(ir, t), i32c(g, g->stages))));
-    ir_set(ir, t, ir_add_nw(ir, ir_get(ir, t), i32c(g, 1)));
+    ir_set(ir, t, plus(g, ir_get(ir, t), 1));
     ir_end_while(ir, &loop);
     ir_cp_async_wait(ir, 0);
     tc_store(g, &s, row0, col0);
@@ -752,7 +823,8 @@ static LLVMValueRef wg_barrier(matmul_gen *g, LLVMValueRef first, LLVMValueRef s
 static LLVMValueRef wg_stage(matmul_gen *g, wg_state *w, LLVMValueRef stage)
 {
     ir_builder *ir = g->ir;
-    return ir_add(ir, ir_shared_address(ir, w->stages), ir_mul_nw(ir, stage, i32c(g, w->stage_bytes)));
+    return ir_add(ir, ir_shared_address(ir, w->stages),
+                  ir_mul_nw(ir, stage, i32c(g, w->stage_bytes)));
 }
 
 /* The producer: one thread keeps STAGES tiles of A and B in flight, each stage reused once
@@ -780,7 +852,7 @@ static void wg_produce(matmul_gen *g, wg_state *w, LLVMValueRef row0, LLVMValueR
     for (int j = 0; j < w->b_boxes; j++)
         ir_tma_load_2d(ir, ir_add(ir, a, i32c(g, w->a_stage_bytes + j * WG_BOX_BYTES)), map_b,
                        ir_add(ir, col0, i32c(g, j * 64)), k0, full);
-    ir_set(ir, kt, ir_add_nw(ir, ir_get(ir, kt), i32c(g, 1)));
+    ir_set(ir, kt, plus(g, ir_get(ir, kt), 1));
     ir_end_while(ir, &loop);
 }
 
@@ -803,9 +875,8 @@ static void wg_consume(matmul_gen *g, wg_state *w, LLVMValueRef consumer, LLVMVa
     LLVMValueRef d[MAX_ACC / 2];
     for (int k = 0; k < WG_BK / 16; k++)
         for (int m = 0; m < w->mt; m++) {
-            LLVMValueRef tile = ir_add_nw(ir, first_tile, i32c(g, m));
-            LLVMValueRef a_at = ir_add(ir, a, ir_add_nw(ir, ir_mul_nw(ir, tile, i32c(g, WG_BOX_BYTES)),
-                                                        i32c(g, k * 32)));
+            LLVMValueRef a_at = ir_add(ir, a, mad(g, plus(g, first_tile, m), WG_BOX_BYTES,
+                                                  i32c(g, k * 32)));
             LLVMValueRef b_at = ir_add(ir, b, i32c(g, k * 16 * 128));
             for (int i = 0; i < w->accumulators; i++)
                 d[i] = ir_get(ir, w->acc[m][i]);
@@ -820,7 +891,7 @@ static void wg_consume(matmul_gen *g, wg_state *w, LLVMValueRef consumer, LLVMVa
     ir_if(ir, &lane0, ir_eq(ir, ir_urem(ir, g->tid, i32c(g, 32)), i32c(g, 0)));
     ir_mbarrier_arrive(ir, wg_barrier(g, w->empty0, s));
     ir_end_if(ir, &lane0);
-    ir_set(ir, kt, ir_add_nw(ir, ir_get(ir, kt), i32c(g, 1)));
+    ir_set(ir, kt, plus(g, ir_get(ir, kt), 1));
     ir_end_while(ir, &loop);
 }
 
@@ -833,16 +904,17 @@ static void wg_store(matmul_gen *g, wg_state *w, LLVMValueRef consumer, LLVMValu
     ir_builder *ir = g->ir;
     LLVMValueRef t = ir_urem(ir, g->tid, i32c(g, 128));
     LLVMValueRef warp = ir_udiv(ir, t, i32c(g, 32)), lane = ir_urem(ir, t, i32c(g, 32));
-    LLVMValueRef lane_row = ir_add_nw(ir, ir_mul_nw(ir, warp, i32c(g, 16)), ir_udiv(ir, lane, i32c(g, 4)));
+    LLVMValueRef lane_row = mad(g, warp, 16, ir_udiv(ir, lane, i32c(g, 4)));
     LLVMValueRef lane_col = ir_mul_nw(ir, ir_urem(ir, lane, i32c(g, 4)), i32c(g, 2));
     LLVMTypeRef pair_type = LLVMVectorType(ir->f32, 2);
+    const int bfloat = g->out == LLVMBFloatTypeInContext(ir->context);
     for (int m = 0; m < w->mt; m++) {
-        LLVMValueRef tile = ir_add_nw(ir, ir_mul_nw(ir, consumer, i32c(g, w->mt)), i32c(g, m));
-        LLVMValueRef tile_row = ir_add(ir, row0, ir_add_nw(ir, ir_mul_nw(ir, tile, i32c(g, 64)), lane_row));
+        LLVMValueRef tile = mad(g, consumer, w->mt, i32c(g, m));
+        LLVMValueRef tile_row = ir_add(ir, row0, mad(g, tile, 64, lane_row));
         for (int i = 0; i < g->tile_n / 8; i++)
             for (int h = 0; h < 2; h++) {
                 LLVMValueRef r = ir_add(ir, tile_row, i32c(g, h * 8));
-                LLVMValueRef c = ir_add(ir, col0, ir_add_nw(ir, lane_col, i32c(g, i * 8)));
+                LLVMValueRef c = ir_add(ir, col0, plus(g, lane_col, i * 8));
                 ir_if_state in;
                 ir_if(ir, &in, inside(g, r, g->m, c, g->n));
                 LLVMValueRef x = ir_get(ir, w->acc[m][i * 4 + h * 2]);
@@ -852,12 +924,34 @@ static void wg_store(matmul_gen *g, wg_state *w, LLVMValueRef consumer, LLVMValu
                     LLVMValueRef pair = ir_with_element(ir, LLVMGetUndef(pair_type), x, 0);
                     ir_store(ir, ir_with_element(ir, pair, y, 1), at, 8);
                 } else {
-                    ir_store(ir, ir_pack_half2(ir, x, y, g->out != LLVMHalfTypeInContext(ir->context)),
-                             at, 4);
+                    ir_store(ir, ir_pack_half2(ir, x, y, bfloat), at, 4);
                 }
                 ir_end_if(ir, &in);
             }
     }
+}
+
+/* The stages, aligned to the 1024 bytes over which the 128-byte swizzle repeats (the host
+ * gives 1 KiB of slack), and the barriers: "full" completes on the TMA's bytes, "empty" on
+ * one arrival per consumer warp. Thread 0 initializes them before anyone waits. */
+static void wg_setup(matmul_gen *g, wg_state *w)
+{
+    ir_builder *ir = g->ir;
+    LLVMValueRef dynamic = ir_dynamic_shared(ir, "dynamic_smem", 16);
+    LLVMValueRef low = ir_and(ir, ir_shared_address(ir, dynamic), i32c(g, 1023));
+    LLVMValueRef pad = ir_and(ir, ir_sub(ir, i32c(g, 1024), low), i32c(g, 1023));
+    w->stages = ir_byte_offset(ir, dynamic, pad);
+    w->full0 = ir_shared_address(ir, ir_shared_array(ir, "full", ir->i64, (unsigned)g->stages, 8));
+    w->empty0 = ir_shared_address(ir, ir_shared_array(ir, "empty", ir->i64, (unsigned)g->stages, 8));
+    ir_if_state only;
+    ir_if(ir, &only, ir_eq(ir, g->tid, i32c(g, 0)));
+    for (int s = 0; s < g->stages; s++) {
+        ir_mbarrier_init(ir, ir_add(ir, w->full0, i32c(g, 8 * s)), 1);
+        ir_mbarrier_init(ir, ir_add(ir, w->empty0, i32c(g, 8 * s)), g->consumers * 4);
+    }
+    ir_fence_mbarrier_init(ir);
+    ir_end_if(ir, &only);
+    ir_barrier(ir);
 }
 
 static void matmul_wgmma(matmul_gen *g)
@@ -866,25 +960,10 @@ static void matmul_wgmma(matmul_gen *g)
     wg_state w = {.mt = g->bm / (64 * g->consumers), .b_boxes = (g->tile_n + 63) / 64,
                   .a_stage_bytes = g->bm * 128, .accumulators = g->tile_n / 2};
     w.stage_bytes = w.a_stage_bytes + w.b_boxes * WG_BOX_BYTES;
-    LLVMValueRef dynamic = ir_dynamic_shared(ir, "dynamic_smem", 16);
-    LLVMValueRef full = ir_shared_array(ir, "full", ir->i64, (unsigned)g->stages, 8);
-    LLVMValueRef empty = ir_shared_array(ir, "empty", ir->i64, (unsigned)g->stages, 8);
-    /* The 128-byte swizzle repeats every 1024 bytes: align the stages to it. */
-    LLVMValueRef low = ir_and(ir, ir_shared_address(ir, dynamic), i32c(g, 1023));
-    w.stages = ir_byte_offset(ir, dynamic, ir_and(ir, ir_sub(ir, i32c(g, 1024), low), i32c(g, 1023)));
     LLVMValueRef row0, col0;
     tile_origin(g, &row0, &col0);
-    w.full0 = ir_shared_address(ir, full);
-    w.empty0 = ir_shared_address(ir, empty);
-    ir_if_state only, role, first;
-    ir_if(ir, &only, ir_eq(ir, g->tid, i32c(g, 0)));
-    for (int s = 0; s < g->stages; s++) {
-        ir_mbarrier_init(ir, ir_add(ir, w.full0, i32c(g, 8 * s)), 1);
-        ir_mbarrier_init(ir, ir_add(ir, w.empty0, i32c(g, 8 * s)), g->consumers * 4); /* a warp each */
-    }
-    ir_fence_mbarrier_init(ir);
-    ir_end_if(ir, &only);
-    ir_barrier(ir);
+    wg_setup(g, &w);
+    ir_if_state role, first;
     LLVMValueRef warpgroup = ir_udiv(ir, g->tid, i32c(g, 128));
     LLVMValueRef tiles = ir_udiv(ir, ir_add(ir, g->k, i32c(g, WG_BK - 1)), i32c(g, WG_BK));
     ir_if(ir, &role, ir_eq(ir, warpgroup, i32c(g, 0)));
@@ -978,7 +1057,8 @@ static void read_shape(matmul_gen *g, const pj_llvm_request *request)
     if (v == WGMMA && sscanf(gen_text(request, "mma"), "m64n%dk16", &g->tile_n) != 1)
         g->tile_n = 0;
     g->threads = threads_of(g);
-    const int mma_accumulators = v == TENSOR_CORE && g->wm && g->wn ? g->wm / 16 * (g->wn / 8) * 4 : 0;
+    const int mma_accumulators =
+        v == TENSOR_CORE && g->wm && g->wn ? g->wm / 16 * (g->wn / 8) * 4 : 0;
     g->min_blocks = v == WGMMA || g->threads > 256 || mma_accumulators > 64 ? 1 : 2;
 }
 

@@ -211,7 +211,7 @@ void ir_mma_tf32(ir_builder *ir, LLVMValueRef acc[4], const LLVMValueRef a[4],
                  const LLVMValueRef b[2]);
 /* wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{types} over n / 2 accumulators (f32, in and
  * out), A and B from shared memory through descriptors (i64), B transposed (N-major):
- * types is "bf16.bf16" or "f16.f16". */
+ * types is "bf16.bf16" or "f16.f16"; n a multiple of 8 up to 256 (else nothing is emitted). */
 void ir_wgmma(ir_builder *ir, int n, const char *types, LLVMValueRef *acc, LLVMValueRef a_desc,
               LLVMValueRef b_desc);
 /* wgmma.fence / commit_group / wait_group pending, all .sync.aligned. */

@@ -3,7 +3,8 @@
  * tensor_map b_map) with the template's launch bounds, grouped raster, tiles, shared layouts
  * (padded rows, A transposed, double buffers, cp.async and TMA stages), fragment order and edge
  * guards, so that src/ops/matmul.c launches it unchanged. Tile shapes are C ints here: k steps,
- * thread tiles and mma tiles are unrolled as they are emitted; only K is walked at run time. */
+ * thread tiles and mma tiles are unrolled as they are emitted; K (and tile loads of more than
+ * 4 elements a thread) is walked at run time. */
 #include <stdio.h>
 #include <string.h>
 

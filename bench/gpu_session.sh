@@ -37,8 +37,8 @@ if [ "$what" = transpose ] || [ "$what" = all ]; then
     python3 bench/triton_transpose.py 2>&1 | tee "$out/triton_transpose.log"
 fi
 if [ "$what" = backends ] || [ "$what" = all ]; then
-    echo "== LLVM vs NVRTC results (GPU suites llvm_reduce_gpu, llvm_transpose_gpu)"
-    for suite in llvm_reduce_gpu llvm_transpose_gpu; do
+    echo "== LLVM vs NVRTC results (GPU suites llvm_reduce_gpu, llvm_transpose_gpu, llvm_matmul_gpu)"
+    for suite in llvm_reduce_gpu llvm_transpose_gpu llvm_matmul_gpu; do
         CK_RUN_SUITE=$suite PTXJIT_CLI=$PWD/build/ptxjit build/ptxjit_tests 2>&1 | \
             tee "$out/tests_$suite.log" | grep -E "^[0-9]+%|SKIP|Failure|Error" | head -20
     done
@@ -46,7 +46,10 @@ if [ "$what" = backends ] || [ "$what" = all ]; then
     build/ptxjit bench backends reduce 2>&1 | tee "$out/bench_backends_reduce.log"
     echo "== ptxjit bench backends transpose (16384^2 f32)"
     build/ptxjit bench backends transpose 2>&1 | tee "$out/bench_backends_transpose.log"
+    echo "== ptxjit bench backends matmul (4096^3: fp32 SIMT and tensor_core, bf16 wgmma)"
+    build/ptxjit bench backends matmul 2>&1 | tee "$out/bench_backends_matmul.log"
     echo "== ptxjit bench compile (cold compiles of both routes, by stage)"
     build/ptxjit bench compile 2>&1 | tee "$out/bench_compile.log"
+    build/ptxjit bench compile matmul variant=tensor_core 2>&1 | tee -a "$out/bench_compile.log"
 fi
 rm -rf "$PTXJIT_CACHE_DIR"

@@ -1,7 +1,7 @@
 #!/bin/sh
-# demo.sh — the main job (`make demo`): specialize reduce and transpose kernels, compile them
-# to PTX and cubin, cache them, show what was made; with a GPU also run, check and benchmark
-# them.
+# demo.sh — the main job (`make demo`): specialize reduce, transpose and matmul kernels,
+# compile them to PTX and cubin, cache them, show what was made; with a GPU also run, check
+# and benchmark them.
 set -e
 cli=${1:-build/ptxjit}
 build=$(dirname "$cli")
@@ -43,6 +43,13 @@ step "PTX of the default transpose: the TMA copies, the mbarrier wait, the proxy
 step "a swizzle that does not fit the tile fails before compiling (exit status 2)"
 if "$cli" ptx transpose variant=tma_swizzle block=16; then echo "unexpected success"; exit 1; else echo "(exit $?)"; fi
 
+step "matmul: the write-up's seven steps and Hopper wgmma, compiled; what each is about"
+for v in naive coalescing tiled tiled_register block_tiled block_tiled_vectorized tensor_core wgmma; do
+    "$cli" ptx matmul variant=$v >/dev/null
+done
+"$cli" ptx matmul variant=tensor_core | grep -m2 -E 'mma\.sync|ldmatrix'
+"$cli" ptx matmul variant=wgmma | grep -m3 -E 'wgmma\.mma_async|cp\.async\.bulk\.tensor|setmaxnreg'
+
 step "the embedding example (linked through pkg-config)"
 "$build/embed"
 
@@ -64,6 +71,14 @@ if "$cli" run reduce n=1000 >/dev/null 2>&1; then
     "$cli" run transpose variant=smem dtype=f16 h=4099 w=1001 runs=3
     step "GPU: transpose table, fp32 16384^2 and 32768^2, cuBLAS and copy in the same run"
     "$cli" bench transpose
+    step "GPU: every matmul variant against float64 on a ragged shape"
+    for v in naive coalescing tiled tiled_register block_tiled block_tiled_vectorized; do
+        "$cli" run matmul variant=$v m=127 n=129 k=65 runs=3
+    done
+    "$cli" run matmul variant=tensor_core m=127 n=132 k=68 runs=3
+    "$cli" run matmul variant=wgmma m=127 n=136 k=72 runs=3
+    step "GPU: matmul table, 4096^3 fp32 and 8192^3 bf16, cuBLAS in the same run"
+    "$cli" bench matmul
     step "GPU: JIT costs"
     "$cli" bench jit
 else

@@ -215,7 +215,9 @@ __device__ __forceinline__ void matmul_block_tiled(const float *A, const float *
 enum : int { BTV_THREADS = VARIANT == VARIANT_BLOCK_TILED_VECTORIZED ? BM * BN / (TM * TN) : 32 };
 enum : int { THREAD_ROWS = BM / TM, THREAD_COLS = BN / TN, PAD_A = 4 };
 enum : int { WARP_COLS = THREAD_COLS >= 8 ? THREAD_COLS / 8 : 1 }; // warps across the tile
-enum : int { A_VECTORS = BM * BK / 4 / BTV_THREADS, B_VECTORS = BK * BN / 4 / BTV_THREADS };
+// (At least 1 where the variant is another: its unused functions must still compile.)
+enum : int { A_VECTORS = BM * BK / 4 / BTV_THREADS > 0 ? BM * BK / 4 / BTV_THREADS : 1 };
+enum : int { B_VECTORS = BK * BN / 4 / BTV_THREADS > 0 ? BK * BN / 4 / BTV_THREADS : 1 };
 
 struct btv_tiles {
     float a[2][BK][BM + PAD_A];
@@ -338,7 +340,9 @@ __device__ __forceinline__ void matmul_block_tiled_vectorized(const float *A, co
 // through STAGES shared buffers with cp.async, so loads of later tiles overlap the mma of this
 // one. A fragments come from ldmatrix (rows padded by 16 bytes: conflict-free), B fragments
 // from single loads (rows padded by 32 bytes: the 4 k rows of a fragment hit distinct banks).
-enum : int { TC_WARPS = VARIANT == VARIANT_TENSOR_CORE ? BM / WM * (BN / WN) : 1 };
+// Warps across the block tile (1 where the variant is another, or a tile is smaller than a warp's).
+enum : int { WARP_COLUMNS = BN >= WN ? BN / WN : 1 };
+enum : int { TC_WARPS = VARIANT == VARIANT_TENSOR_CORE ? BM / WM * WARP_COLUMNS : 1 };
 enum : int { TC_THREADS = TC_WARPS * 32, A_PITCH = BK + 4, B_PITCH = BN + 8 };
 enum : int { TC_STAGE_FLOATS = BM * A_PITCH + BK * B_PITCH };
 enum : int { MT_TILES = WM / 16, NT_TILES = WN / 8 };
@@ -481,7 +485,7 @@ __device__ __forceinline__ void matmul_tensor_core(const float *A, const float *
     extern __shared__ __align__(16) float stages[];
     int row0, col0;
     block_tile(M, N, row0, col0);
-    const int warp = threadIdx.x / 32, warp_row = warp / (BN / WN), warp_col = warp % (BN / WN);
+    const int warp = threadIdx.x / 32, warp_row = warp / WARP_COLUMNS, warp_col = warp % WARP_COLUMNS;
     float acc[MT_TILES][NT_TILES][4] = {};
     const int tiles = (K + BK - 1) / BK;
     // Prologue: the first STAGES - 1 tiles in flight (an empty group where there are fewer).

@@ -127,6 +127,26 @@ START_TEST(matmul_variants_compile_to_their_instructions)
 }
 END_TEST
 
+/* Tiles smaller than another variant's vectors or warps: the unused code must still compile,
+ * without warnings (a zero-sized array or a division by zero once broke it). */
+START_TEST(matmul_small_tiles_compile_cleanly)
+{
+    ptxjit_context *context = open_for(NULL);
+    static const char *const small[] = {"variant=tiled bm=16 bn=16 bk=4",
+                                        "variant=block_tiled bm=16 bn=16 bk=4 tm=1 tn=1",
+                                        "variant=naive bm=16 bn=16",
+                                        "variant=tiled_register bm=16 bn=16 bk=4 tm=1"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(small); i++) {
+        ptxjit_kernel *kernel;
+        ck_assert_msg(ptxjit_get_kernel(&kernel, context, "matmul", small[i], NULL) == PTXJIT_OK,
+                      "%s: %s", small[i], ptxjit_last_error());
+        ck_assert_msg(!strstr(ptxjit_kernel_log(kernel), "warning"), "%s: %s", small[i],
+                      ptxjit_kernel_log(kernel));
+    }
+    ptxjit_close(context);
+}
+END_TEST
+
 static matmul_config config_of(const char *params)
 {
     ptxjit_context *context = open_for(NULL);
@@ -219,6 +239,7 @@ Suite *suite_matmul(void)
     tcase_add_test(tc, matmul_defaults_follow_the_variant);
     tcase_add_test(tc, matmul_constraints_fail_early_with_the_fix);
     tcase_add_test(tc, matmul_variants_compile_to_their_instructions);
+    tcase_add_test(tc, matmul_small_tiles_compile_cleanly);
     tcase_add_test(tc, matmul_launch_geometry_follows_the_params);
     tcase_add_test(tc, matmul_shape_rules_name_the_fix);
     tcase_add_test(tc, matmul_elements_round_to_nearest_even);

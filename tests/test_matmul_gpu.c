@@ -49,11 +49,14 @@ static void check(ptxjit_context *context, const char *params, shape s, double t
     ck_assert_msg(status == PTXJIT_OK, "%s %zux%zux%zu: %s", params, s.m, s.n, s.k,
                   ptxjit_last_error());
     ck_assert_int_eq(ptxjit_copy_to_host(context, c, dc, s.m * s.n * eo), PTXJIT_OK);
-    for (size_t i = 0; i < s.m * s.n; i++)
-        ck_assert_msg(isfinite(matmul_element(c, config.out, i)),
-                      "%s %zux%zux%zu: C[%zu][%zu] not written", params, s.m, s.n, s.k,
-                      i / s.n, i % s.n);
-    int all = (double)s.m * s.n * s.k <= 2e8;
+    /* One assertion, not one per element: in Check's forking mode each passing assertion
+     * writes to a pipe. */
+    size_t unwritten = 0;
+    while (unwritten < s.m * s.n && isfinite(matmul_element(c, config.out, unwritten)))
+        unwritten++;
+    ck_assert_msg(unwritten == s.m * s.n, "%s %zux%zux%zu: C[%zu][%zu] not written", params, s.m,
+                  s.n, s.k, unwritten / s.n, unwritten % s.n);
+    int all = (double)s.m * s.n * s.k <= 3e7;
     size_t rows = all || s.m < 6 ? s.m : 6;
     double diff = 0, norm = 0;
     for (size_t i = 0; i < rows; i++) {

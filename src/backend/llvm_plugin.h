@@ -26,7 +26,9 @@
  * variant parameter). A generator's version is part of its kernels' cache keys. */
 #define PJ_LLVM_GENERATOR_LIST(X)                                                           \
     X(reduce, 1, "two_pass,warp_shuffle,one_pass,batched,vectorized")                        \
-    X(transpose, 1, "smem,tma,tma_swizzle,tma_batched")
+    X(transpose, 1, "smem,tma,tma_swizzle,tma_batched")                                      \
+    X(matmul, 1, "naive,coalescing,tiled,tiled_register,block_tiled,block_tiled_vectorized,"   \
+                 "tensor_core,wgmma")
 
 /* One parameter of a validated request: its name, its value (an integer, or an enum's or
  * dtype's index) and the value's name ("vectorized", "f32", "256"). */

@@ -23,5 +23,6 @@ typedef int (*gen_fn)(ir_builder *ir, const pj_llvm_request *request, char *erro
 int gen_reduce(ir_builder *ir, const pj_llvm_request *request, char *error, size_t error_size);
 int gen_transpose(ir_builder *ir, const pj_llvm_request *request, char *error,
                   size_t error_size);
+int gen_matmul(ir_builder *ir, const pj_llvm_request *request, char *error, size_t error_size);
 
 #endif

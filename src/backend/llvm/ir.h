@@ -1,7 +1,8 @@
 /* ir.h — the builder layer over the LLVM C API that the kernel generators are written in:
  * one kernel per module, variables as allocas (the passes promote them to registers), structured
  * if/while, the PTX special registers, barriers, shuffles, atomics, shared arrays, global and
- * vector memory, and inline PTX for what LLVM 19 has no intrinsic for (TMA, mbarrier, fences).
+ * vector memory, tensor cores (mma.sync, ldmatrix, cp.async, wgmma), and inline PTX for what
+ * LLVM 19 has no intrinsic for (TMA, mbarrier, fences, wgmma).
  * Generators unroll by running C loops over their parameters: each iteration emits its code,
  * like Mojo's `@parameter for`. Prefix ir_. */
 #ifndef PTXJIT_LLVM_IR_H
@@ -10,8 +11,10 @@
 #include <llvm-c/Core.h>
 #include <stddef.h>
 
-/* The most parameters a kernel, and operands an inline-asm statement, may have here. */
-#define IR_MAX_OPERANDS 16
+/* The most parameters a kernel may have here, and operands an inline-asm statement: wgmma
+ * m64n256k16 reads and writes 128 accumulators and takes two descriptors (130). */
+#define IR_MAX_PARAMS 16
+#define IR_MAX_ASM_OPERANDS 136
 
 /* NVPTX address spaces. */
 enum { IR_GENERIC = 0, IR_GLOBAL = 1, IR_SHARED = 3, IR_PARAM = 101 };
@@ -44,6 +47,9 @@ typedef struct {
  * __launch_bounds__), parameters as given; the builder is placed in its entry block. */
 void ir_kernel(ir_builder *ir, const char *name, const ir_param_spec *params, int count,
                int max_threads);
+/* .minnctapersm blocks: the second argument of the template's __launch_bounds__, which lets
+ * ptxas cap registers so that that many blocks fit on an SM. */
+void ir_kernel_min_blocks(ir_builder *ir, int blocks);
 LLVMValueRef ir_param(ir_builder *ir, int index);
 /* Ends the kernel with ret void. */
 void ir_kernel_end(ir_builder *ir);
@@ -51,6 +57,13 @@ void ir_kernel_end(ir_builder *ir);
  * else the message, freed with LLVMDisposeMessage). */
 char *ir_text(ir_builder *ir);
 char *ir_verify(ir_builder *ir);
+/* Calls intrinsic name, declared on first use; overloads: the types an overloaded intrinsic
+ * is instantiated for (NULL, 0 for a plain one). */
+LLVMValueRef ir_intrinsic(ir_builder *ir, const char *name, LLVMTypeRef *overloads,
+                          int overload_count, LLVMValueRef *args, int count);
+/* Marks a call convergent: every thread of the warp (warpgroup) must reach it together, so the
+ * passes may not move it into or duplicate it across divergent paths (.sync.aligned). */
+void ir_convergent(ir_builder *ir, LLVMValueRef call);
 
 /* ---- ir_values.c: constants, variables, arithmetic spelled once ---- */
 LLVMValueRef ir_i32(ir_builder *ir, long long value);
@@ -64,6 +77,12 @@ void ir_set(ir_builder *ir, LLVMValueRef var, LLVMValueRef value);
 LLVMValueRef ir_add(ir_builder *ir, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef ir_mul(ir_builder *ir, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef ir_sub(ir_builder *ir, LLVMValueRef a, LLVMValueRef b);
+/* a * b + c rounded once (llvm.fma: fma.rn), as NVRTC contracts `acc += a * b`. */
+LLVMValueRef ir_fma(ir_builder *ir, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c);
+/* Field index of a struct value (an intrinsic's or asm statement's several results). */
+LLVMValueRef ir_field(ir_builder *ir, LLVMValueRef aggregate, int index);
+/* The same bits as another type of the same size (float <-> i32, <4 x float> <-> <4 x i32>). */
+LLVMValueRef ir_bitcast(ir_builder *ir, LLVMValueRef value, LLVMTypeRef type);
 /* Integer add and multiply that never wrap (nuw nsw): offsets within a block's tile, which
  * lets the passes fold constant parts into addressing, as C's signed int arithmetic does. */
 LLVMValueRef ir_add_nw(ir_builder *ir, LLVMValueRef a, LLVMValueRef b);
@@ -147,6 +166,10 @@ LLVMValueRef ir_with_element(ir_builder *ir, LLVMValueRef vector, LLVMValueRef v
  * void_type for none. Always volatile (has side effects). */
 LLVMValueRef ir_asm(ir_builder *ir, LLVMTypeRef result, const char *text,
                     const char *constraints, LLVMValueRef *args, int count);
+/* The same without side effects: a pure function of its operands, which the passes may move,
+ * merge or drop like arithmetic. */
+LLVMValueRef ir_asm_pure(ir_builder *ir, LLVMTypeRef result, const char *text,
+                         const char *constraints, LLVMValueRef *args, int count);
 /* mbarrier.init.shared::cta.b64 [bar], count. */
 void ir_mbarrier_init(ir_builder *ir, LLVMValueRef barrier, int count);
 /* mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], bytes. */
@@ -165,6 +188,41 @@ void ir_tma_store_2d(ir_builder *ir, LLVMValueRef tensor_map, LLVMValueRef x, LL
 void ir_tma_store_commit(ir_builder *ir);
 /* cp.async.bulk.wait_group.read 0: the shared sources of all committed stores were read. */
 void ir_tma_store_wait_read(ir_builder *ir);
+
+/* mbarrier.arrive.shared::cta.b64 _, [bar]: one arrival, no transaction bytes. */
+void ir_mbarrier_arrive(ir_builder *ir, LLVMValueRef barrier);
+/* fence.mbarrier_init.release.cluster: initialized mbarriers visible to the async proxy. */
+void ir_fence_mbarrier_init(ir_builder *ir);
+
+/* ---- ir_tensor.c: tensor cores and asynchronous copies (sm_80 mma.sync, sm_90a wgmma) ---- */
+/* cp.async.cg.shared.global [dst], [src], 16, src_bytes: 16 bytes global → shared without
+ * registers, the last 16 - src_bytes of them zeros (src_bytes 0: zeros, src not read). */
+void ir_cp_async_16(ir_builder *ir, LLVMValueRef shared_dst, LLVMValueRef global_src,
+                    LLVMValueRef src_bytes);
+/* cp.async.commit_group, and cp.async.wait_group pending (at most that many groups in
+ * flight). */
+void ir_cp_async_commit(ir_builder *ir);
+void ir_cp_async_wait(ir_builder *ir, int pending);
+/* ldmatrix.sync.aligned.m8n8.x4.shared.b16: four 8 x 8 matrices of 16-bit pairs, each lane
+ * giving one row's address; out[i] gets this lane's 32 bits of matrix i. */
+void ir_ldmatrix_x4(ir_builder *ir, LLVMValueRef shared_row, LLVMValueRef out[4]);
+/* mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32: acc (4 f32) += a (4 i32) x b (2 i32). */
+void ir_mma_tf32(ir_builder *ir, LLVMValueRef acc[4], const LLVMValueRef a[4],
+                 const LLVMValueRef b[2]);
+/* wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{types} over n / 2 accumulators (f32, in and
+ * out), A and B from shared memory through descriptors (i64), B transposed (N-major):
+ * types is "bf16.bf16" or "f16.f16"; n a multiple of 8 up to 256 (else nothing is emitted). */
+void ir_wgmma(ir_builder *ir, int n, const char *types, LLVMValueRef *acc, LLVMValueRef a_desc,
+              LLVMValueRef b_desc);
+/* wgmma.fence / commit_group / wait_group pending, all .sync.aligned. */
+void ir_wgmma_fence(ir_builder *ir);
+void ir_wgmma_commit(ir_builder *ir);
+void ir_wgmma_wait(ir_builder *ir, int pending);
+/* cvt.rn.bf16x2.f32 (bfloat) or cvt.rn.f16x2.f32: two floats rounded to 16 bits and packed
+ * in an i32, lo in the low half (the lower address once stored). */
+LLVMValueRef ir_pack_half2(ir_builder *ir, LLVMValueRef lo, LLVMValueRef hi, int bfloat);
+/* setmaxnreg.{inc,dec}.sync.aligned.u32 count: the warpgroup's register budget moved. */
+void ir_setmaxnreg(ir_builder *ir, int increase, int count);
 
 /* ---- ir_target.c: NVPTX ---- */
 /* Optimizes the module with PJ_LLVM_PASSES for arch and prints PTX into *ptx (free()).

@@ -1,23 +1,36 @@
 /* ir_asm.c — inline PTX for the Hopper instructions LLVM 19 has no intrinsics for: mbarrier
  * waits with transaction counts, the async-proxy fence, and TMA (cp.async.bulk.tensor).
  * Labels use ${:uid}, which LLVM makes unique per asm statement, so a helper can be emitted
- * many times in one kernel. Tensor-core helpers (mma.sync, wgmma) belong here too: each is
- * one asm statement whose operands are the fragments' registers. */
+ * many times in one kernel. The tensor-core helpers are in ir_tensor.c. */
 #include <string.h>
 
 #include "ir.h"
 
-LLVMValueRef ir_asm(ir_builder *ir, LLVMTypeRef result, const char *text,
-                    const char *constraints, LLVMValueRef *args, int count)
+static LLVMValueRef asm_call(ir_builder *ir, LLVMTypeRef result, const char *text,
+                             const char *constraints, LLVMValueRef *args, int count,
+                             int side_effects)
 {
-    LLVMTypeRef types[IR_MAX_OPERANDS];
-    count = count < IR_MAX_OPERANDS ? count : IR_MAX_OPERANDS;
+    LLVMTypeRef types[IR_MAX_ASM_OPERANDS];
+    count = count < IR_MAX_ASM_OPERANDS ? count : IR_MAX_ASM_OPERANDS;
     for (int i = 0; i < count; i++)
         types[i] = LLVMTypeOf(args[i]);
     LLVMTypeRef type = LLVMFunctionType(result, types, (unsigned)count, 0);
     LLVMValueRef code = LLVMGetInlineAsm(type, text, strlen(text), constraints,
-                                         strlen(constraints), 1, 0, LLVMInlineAsmDialectATT, 0);
+                                         strlen(constraints), side_effects, 0,
+                                         LLVMInlineAsmDialectATT, 0);
     return LLVMBuildCall2(ir->builder, type, code, args, (unsigned)count, "");
+}
+
+LLVMValueRef ir_asm(ir_builder *ir, LLVMTypeRef result, const char *text,
+                    const char *constraints, LLVMValueRef *args, int count)
+{
+    return asm_call(ir, result, text, constraints, args, count, 1);
+}
+
+LLVMValueRef ir_asm_pure(ir_builder *ir, LLVMTypeRef result, const char *text,
+                         const char *constraints, LLVMValueRef *args, int count)
+{
+    return asm_call(ir, result, text, constraints, args, count, 0);
 }
 
 void ir_mbarrier_init(ir_builder *ir, LLVMValueRef barrier, int count)
@@ -25,6 +38,17 @@ void ir_mbarrier_init(ir_builder *ir, LLVMValueRef barrier, int count)
     LLVMValueRef args[] = {barrier, ir_i32(ir, count)};
     ir_asm(ir, ir->void_type, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r,~{memory}", args,
            2);
+}
+
+void ir_mbarrier_arrive(ir_builder *ir, LLVMValueRef barrier)
+{
+    ir_asm(ir, ir->void_type, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r,~{memory}",
+           &barrier, 1);
+}
+
+void ir_fence_mbarrier_init(ir_builder *ir)
+{
+    ir_asm(ir, ir->void_type, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0);
 }
 
 void ir_mbarrier_arrive_expect_tx(ir_builder *ir, LLVMValueRef barrier, unsigned bytes)

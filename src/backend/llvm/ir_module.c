@@ -67,10 +67,10 @@ static void byval_param(ir_builder *ir, int index, const ir_param_spec *spec,
 void ir_kernel(ir_builder *ir, const char *name, const ir_param_spec *params, int count,
                int max_threads)
 {
-    LLVMTypeRef types[IR_MAX_OPERANDS];
-    LLVMValueRef grid_constants[IR_MAX_OPERANDS];
+    LLVMTypeRef types[IR_MAX_PARAMS];
+    LLVMValueRef grid_constants[IR_MAX_PARAMS];
     int grid_constant_count = 0;
-    count = count < IR_MAX_OPERANDS ? count : IR_MAX_OPERANDS;
+    count = count < IR_MAX_PARAMS ? count : IR_MAX_PARAMS;
     for (int i = 0; i < count; i++)
         types[i] = params[i].byval_bytes ? ir->generic_ptr : params[i].type;
     LLVMTypeRef type = LLVMFunctionType(ir->void_type, types, (unsigned)count, 0);
@@ -97,6 +97,11 @@ void ir_kernel(ir_builder *ir, const char *name, const ir_param_spec *params, in
     LLVMPositionBuilderAtEnd(ir->builder, ir->entry);
 }
 
+void ir_kernel_min_blocks(ir_builder *ir, int blocks)
+{
+    annotate(ir, "minctasm", LLVMConstInt(ir->i32, (unsigned long long)blocks, 0));
+}
+
 LLVMValueRef ir_param(ir_builder *ir, int index)
 {
     return LLVMGetParam(ir->function, (unsigned)index);
@@ -120,4 +125,21 @@ char *ir_verify(ir_builder *ir)
         return NULL;
     }
     return message;
+}
+
+LLVMValueRef ir_intrinsic(ir_builder *ir, const char *name, LLVMTypeRef *overloads,
+                          int overload_count, LLVMValueRef *args, int count)
+{
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef function =
+        LLVMGetIntrinsicDeclaration(ir->module, id, overloads, (size_t)overload_count);
+    LLVMTypeRef type = LLVMIntrinsicGetType(ir->context, id, overloads, (size_t)overload_count);
+    return LLVMBuildCall2(ir->builder, type, function, args, (unsigned)count, "");
+}
+
+void ir_convergent(ir_builder *ir, LLVMValueRef call)
+{
+    unsigned kind = LLVMGetEnumAttributeKindForName("convergent", strlen("convergent"));
+    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                             LLVMCreateEnumAttribute(ir->context, kind, 0));
 }

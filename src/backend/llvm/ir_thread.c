@@ -1,18 +1,6 @@
 /* ir_thread.c — where a thread is (PTX special registers), block barriers, warp shuffles and
  * atomics, through the NVVM intrinsics LLVM 19 has for them. */
-#include <string.h>
-
 #include "ir.h"
-
-/* Calls a non-overloaded intrinsic by name, declaring it on first use. */
-static LLVMValueRef call_intrinsic(ir_builder *ir, const char *name, LLVMValueRef *args,
-                                   unsigned count)
-{
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    LLVMValueRef function = LLVMGetIntrinsicDeclaration(ir->module, id, NULL, 0);
-    LLVMTypeRef type = LLVMIntrinsicGetType(ir->context, id, NULL, 0);
-    return LLVMBuildCall2(ir->builder, type, function, args, count, "");
-}
 
 LLVMValueRef ir_sreg(ir_builder *ir, ir_sreg_kind which)
 {
@@ -25,12 +13,12 @@ LLVMValueRef ir_sreg(ir_builder *ir, ir_sreg_kind which)
         [IR_NCTAID_Y] = "llvm.nvvm.read.ptx.sreg.nctaid.y",
         [IR_NTID_X] = "llvm.nvvm.read.ptx.sreg.ntid.x",
     };
-    return call_intrinsic(ir, names[which], NULL, 0);
+    return ir_intrinsic(ir, names[which], NULL, 0, NULL, 0);
 }
 
 void ir_barrier(ir_builder *ir)
 {
-    call_intrinsic(ir, "llvm.nvvm.barrier0", NULL, 0);
+    ir_intrinsic(ir, "llvm.nvvm.barrier0", NULL, 0, NULL, 0);
 }
 
 LLVMValueRef ir_shfl_down(ir_builder *ir, LLVMValueRef value, int offset)
@@ -38,9 +26,9 @@ LLVMValueRef ir_shfl_down(ir_builder *ir, LLVMValueRef value, int offset)
     int is_float = LLVMGetTypeKind(LLVMTypeOf(value)) == LLVMFloatTypeKind;
     /* The last operand packs the segment mask (0: whole warp) and the clamp lane, 31. */
     LLVMValueRef args[] = {ir_i32(ir, -1), value, ir_i32(ir, offset), ir_i32(ir, 0x1f)};
-    return call_intrinsic(ir, is_float ? "llvm.nvvm.shfl.sync.down.f32"
-                                       : "llvm.nvvm.shfl.sync.down.i32",
-                          args, 4);
+    return ir_intrinsic(ir, is_float ? "llvm.nvvm.shfl.sync.down.f32"
+                                     : "llvm.nvvm.shfl.sync.down.i32",
+                        NULL, 0, args, 4);
 }
 
 void ir_atomic_add(ir_builder *ir, LLVMValueRef pointer, LLVMValueRef value)

@@ -68,6 +68,23 @@ LLVMValueRef ir_sub(ir_builder *ir, LLVMValueRef a, LLVMValueRef b)
     return is_float(a) ? LLVMBuildFSub(ir->builder, a, b, "") : LLVMBuildSub(ir->builder, a, b, "");
 }
 
+LLVMValueRef ir_fma(ir_builder *ir, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
+{
+    LLVMTypeRef type = LLVMTypeOf(a);
+    LLVMValueRef args[] = {a, b, c};
+    return ir_intrinsic(ir, "llvm.fma", &type, 1, args, 3);
+}
+
+LLVMValueRef ir_field(ir_builder *ir, LLVMValueRef aggregate, int index)
+{
+    return LLVMBuildExtractValue(ir->builder, aggregate, (unsigned)index, "");
+}
+
+LLVMValueRef ir_bitcast(ir_builder *ir, LLVMValueRef value, LLVMTypeRef type)
+{
+    return LLVMBuildBitCast(ir->builder, value, type, "");
+}
+
 LLVMValueRef ir_add_nw(ir_builder *ir, LLVMValueRef a, LLVMValueRef b)
 {
     LLVMValueRef sum = LLVMBuildNUWAdd(ir->builder, a, b, "");

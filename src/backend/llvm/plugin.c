@@ -36,6 +36,7 @@ static const struct {
 } generators[] = {
     {"reduce", gen_reduce},
     {"transpose", gen_transpose},
+    {"matmul", gen_matmul},
 };
 
 static double now_ms(void)

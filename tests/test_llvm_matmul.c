@@ -1,0 +1,487 @@
+/* test_llvm_matmul.c — the matmul generator without a GPU: a sample of every variant's
+ * parameter space (each value of each parameter at least once) becomes PTX that nvJitLink turns
+ * into an sm_90a cubin without local memory; each variant's kernel has the template kernel's
+ * signature, launch bounds and shared memory (in the PTX and in the cubin), a stack frame only
+ * where the template's has one, and the instructions its step is about. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "context.h"
+#include "test_util.h"
+
+static ptxjit_context *open_plain(void)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.disk_cache = 0;
+    options.arch = "sm_90a";
+    ptxjit_context *context;
+    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
+    return context;
+}
+
+static ptxjit_kernel *compile(ptxjit_context *context, const char *params)
+{
+    ptxjit_kernel *kernel = NULL;
+    ck_assert_msg(ptxjit_get_kernel(&kernel, context, "matmul", params, NULL) == PTXJIT_OK,
+                  "%s: %s", params, ptxjit_last_error());
+    return kernel;
+}
+
+static const char *llvm_ptx(ptxjit_context *context, const char *params)
+{
+    char request[512];
+    snprintf(request, sizeof request, "backend=llvm %s", params);
+    return ptxjit_kernel_ptx(compile(context, request));
+}
+
+static int count(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *s = strstr(text, needle); s; s = strstr(s + 1, needle))
+        n++;
+    return n;
+}
+
+static int valid(ptxjit_context *context, const char *params)
+{
+    char *canonical = NULL;
+    int ok = ptxjit_canonical_params(&canonical, context, "matmul", params) == PTXJIT_OK;
+    free(canonical);
+    return ok;
+}
+
+/* ---- the sweep ---- */
+
+/* The parameters a variant varies, each with the values the schema allows. */
+typedef struct {
+    const char *format; /* " bm=%d", or " mma=m64n%dk16"; NULL: the dtype pairs */
+    int values[32], count;
+} axis;
+
+enum { BM, BN, BK, TM, TN, WM, WN, STAGES, PREFETCH, MMA_N, CONSUMERS, TYPES, AXES };
+static const axis axes[AXES] = {
+    [BM] = {" bm=%d", {16, 32, 64, 128, 256}, 5},
+    [BN] = {" bn=%d", {16, 32, 64, 128, 256}, 5},
+    [BK] = {" bk=%d", {4, 8, 16, 32, 64}, 5},
+    [TM] = {" tm=%d", {1, 2, 4, 8, 16}, 5},
+    [TN] = {" tn=%d", {1, 2, 4, 8, 16}, 5},
+    [WM] = {" wm=%d", {16, 32, 64, 128}, 4},
+    [WN] = {" wn=%d", {8, 16, 32, 64, 128}, 5},
+    [STAGES] = {" stages=%d", {2, 3, 4, 5, 6, 7, 8}, 7},
+    [PREFETCH] = {" prefetch=%d", {0, 1}, 2},
+    [MMA_N] = {" mma=m64n%dk16", {8,   16,  24,  32,  40,  48,  56,  64,  72,  80,  88,
+                                  96,  104, 112, 120, 128, 136, 144, 152, 160, 168, 176,
+                                  184, 192, 200, 208, 216, 224, 232, 240, 248, 256}, 32},
+    [CONSUMERS] = {" consumers=%d", {1, 2}, 2},
+    [TYPES] = {NULL, {0, 1, 2, 3}, 4},
+};
+static const char *const type_pairs[] = {" dtype=bf16 out=bf16", " dtype=bf16 out=f32",
+                                         " dtype=f16 out=f16", " dtype=f16 out=f32"};
+static const int groups[] = {1, 2, 4, 8, 16, 32, 64};
+
+/* Each variant, the axes it varies, and every how many valid requests the sample takes one
+ * (besides any request holding a value not sampled yet): about 390 kernels, ~55 s on 2 cores. */
+static const struct {
+    const char *variant;
+    int axes[8], axis_count, stride;
+} plans[] = {
+    {"naive", {BM, BN}, 2, 1},
+    {"coalescing", {BM, BN}, 2, 1},
+    {"tiled", {BM, BN, BK}, 3, 1},
+    {"tiled_register", {BM, BN, BK, TM}, 4, 7},
+    {"block_tiled", {BM, BN, BK, TM, TN}, 5, 41},
+    {"block_tiled_vectorized", {BM, BN, BK, TM, TN}, 5, 5},
+    {"tensor_core", {BM, BN, BK, WM, WN, STAGES, PREFETCH}, 7, 113},
+    {"wgmma", {MMA_N, CONSUMERS, BM, STAGES, TYPES}, 5, 37},
+};
+
+typedef struct {
+    char (*requests)[256];
+    int count, capacity;
+} request_list;
+
+static void add_request(request_list *list, const char *params)
+{
+    if (list->count == list->capacity) {
+        list->capacity = list->capacity ? 2 * list->capacity : 256;
+        list->requests = realloc(list->requests, (size_t)list->capacity * sizeof *list->requests);
+        ck_assert_ptr_nonnull(list->requests);
+    }
+    snprintf(list->requests[list->count++], sizeof *list->requests, "%s", params);
+}
+
+static int format_request(char *out, size_t size, int plan, const int *digit)
+{
+    int length = snprintf(out, size, "backend=llvm variant=%s", plans[plan].variant);
+    for (int a = 0; a < plans[plan].axis_count; a++) {
+        const axis *x = &axes[plans[plan].axes[a]];
+        if (x->format)
+            length += snprintf(out + length, size - (size_t)length, x->format,
+                               x->values[digit[a]]);
+        else
+            length += snprintf(out + length, size - (size_t)length, "%s",
+                               type_pairs[x->values[digit[a]]]);
+    }
+    return length;
+}
+
+/* Walks every combination of the plan's axes and samples the valid ones: every stride-th, and
+ * any that holds a value of an axis not sampled yet, so that each value a valid request can
+ * have is in the sample; group rotates through its values. Returns the valid combinations. */
+static int sample_plan(request_list *list, ptxjit_context *context, int plan)
+{
+    int digit[8] = {0}, valid_count = 0, sampled = 0;
+    int taken[8][32] = {{0}}, group_taken[7] = {0};
+    const int n = plans[plan].axis_count;
+    for (;;) {
+        char params[256];
+        int length = format_request(params, sizeof params, plan, digit);
+        if (valid(context, params)) {
+            int fresh = 0;
+            for (int a = 0; a < n; a++)
+                fresh |= !taken[a][digit[a]];
+            if (fresh || valid_count % plans[plan].stride == 0) {
+                const int g = sampled % 7;
+                snprintf(params + length, sizeof params - (size_t)length, " group=%d", groups[g]);
+                ck_assert_msg(valid(context, params), "%s: %s", params, ptxjit_last_error());
+                add_request(list, params);
+                for (int a = 0; a < n; a++)
+                    taken[a][digit[a]] = 1;
+                group_taken[g] = 1;
+                sampled++;
+            }
+            valid_count++;
+        }
+        int a = 0;
+        while (a < n && ++digit[a] == axes[plans[plan].axes[a]].count)
+            digit[a++] = 0;
+        if (a == n)
+            break;
+    }
+    for (int g = 0; g < 7 && sampled >= 7; g++)
+        ck_assert(group_taken[g]);
+    return valid_count;
+}
+
+typedef struct {
+    ptxjit_context *context;
+    const request_list *list;
+    pthread_mutex_t lock;
+    int next, failures;
+    char failure[1024];
+} sweep;
+
+static void sweep_failed(sweep *s, const char *params, const char *what)
+{
+    pthread_mutex_lock(&s->lock);
+    if (!s->failures++)
+        snprintf(s->failure, sizeof s->failure, "%s: %s", params, what);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Compiles requests until none are left; failures are recorded, not asserted: Check's
+ * assertions belong to the test's own thread. */
+static void *sweep_worker(void *arg)
+{
+    sweep *s = arg;
+    for (;;) {
+        pthread_mutex_lock(&s->lock);
+        int i = s->next++;
+        pthread_mutex_unlock(&s->lock);
+        if (i >= s->list->count)
+            return NULL;
+        const char *params = s->list->requests[i];
+        ptxjit_kernel *kernel = NULL;
+        if (ptxjit_get_kernel(&kernel, s->context, "matmul", params, NULL) != PTXJIT_OK) {
+            sweep_failed(s, params, ptxjit_last_error());
+            continue;
+        }
+        size_t size = 0;
+        const unsigned char *cubin = ptxjit_kernel_cubin(kernel, &size);
+        const char *ptx = ptxjit_kernel_ptx(kernel);
+        if (!cubin || size < 4 || memcmp(cubin, "\177ELF", 4) != 0)
+            sweep_failed(s, params, "no cubin");
+        else if (!strstr(ptx, ".entry matmul_kernel("))
+            sweep_failed(s, params, "no matmul_kernel entry");
+        else if (strstr(ptx, ".local"))
+            sweep_failed(s, params, "local memory in the PTX (a variable not in registers)");
+    }
+}
+
+START_TEST(a_sample_of_every_matmul_variants_requests_becomes_an_sm_90a_cubin)
+{
+    ptxjit_context *context = open_plain();
+    request_list list = {0};
+    for (size_t p = 0; p < PJ_ARRAY_SIZE(plans); p++) {
+        int before = list.count, all = sample_plan(&list, context, (int)p);
+        printf("llvm matmul sweep: %s %d of %d requests\n", plans[p].variant, list.count - before,
+               all);
+    }
+    sweep s = {.context = context, .list = &list};
+    pthread_mutex_init(&s.lock, NULL);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int workers = cores < 1 ? 1 : cores > 8 ? 8 : (int)cores;
+    pthread_t threads[8];
+    for (int i = 0; i < workers; i++)
+        ck_assert_int_eq(pthread_create(&threads[i], NULL, sweep_worker, &s), 0);
+    for (int i = 0; i < workers; i++)
+        pthread_join(threads[i], NULL);
+    ck_assert_msg(s.failures == 0, "%d of %d kernels failed; the first: %s", s.failures,
+                  list.count, s.failure);
+    ck_assert_int_gt(list.count, 300);
+    printf("llvm matmul sweep: %d kernels on %d threads\n", list.count, workers);
+    pthread_mutex_destroy(&s.lock);
+    free(list.requests);
+    ptxjit_close(context);
+}
+END_TEST
+
+/* ---- against the template's kernel ---- */
+
+/* The first number after needle in text, or -1. */
+static long number_after(const char *text, const char *needle)
+{
+    const char *at = strstr(text, needle);
+    return at ? strtol(at + strlen(needle), NULL, 10) : -1;
+}
+
+/* Bytes of the static shared arrays the PTX declares (".shared .align 4 .b8 As[4096];"). */
+static long static_shared_bytes(const char *ptx)
+{
+    long total = 0;
+    for (const char *s = strstr(ptx, "\n\t.shared "); s; s = strstr(s + 1, "\n\t.shared ")) {
+        const char *open = strchr(s, '['), *end = strchr(s, ';');
+        if (open && end && open < end)
+            total += strtol(open + 1, NULL, 10);
+    }
+    for (const char *s = strstr(ptx, "\n.shared "); s; s = strstr(s + 1, "\n.shared ")) {
+        const char *open = strchr(s, '['), *end = strchr(s, ';');
+        if (open && end && open < end)
+            total += strtol(open + 1, NULL, 10);
+    }
+    return total;
+}
+
+static uint64_t read_u64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static uint32_t read_u32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static uint16_t read_u16(const unsigned char *p)
+{
+    uint16_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* The header of section `name` of an ELF64 cubin, or NULL. */
+static const unsigned char *cubin_section(const unsigned char *elf, size_t size, const char *name)
+{
+    if (!elf || size < 64 || memcmp(elf, "\177ELF", 4) != 0 || elf[4] != 2)
+        return NULL;
+    uint64_t table = read_u64(elf + 0x28);
+    unsigned entry = read_u16(elf + 0x3a), sections = read_u16(elf + 0x3c),
+             names = read_u16(elf + 0x3e);
+    if (entry < 0x40 || table + (uint64_t)sections * entry > size || names >= sections)
+        return NULL;
+    uint64_t strings = read_u64(elf + table + (uint64_t)names * entry + 0x18);
+    for (unsigned i = 0; i < sections; i++) {
+        const unsigned char *header = elf + table + (uint64_t)i * entry;
+        uint64_t at = strings + read_u32(header);
+        if (at + strlen(name) < size && strcmp((const char *)elf + at, name) == 0)
+            return header;
+    }
+    return NULL;
+}
+
+/* A section's size (shared memory is NOBITS: a size without bytes in the file), or -1. */
+static long cubin_section_size(const unsigned char *elf, size_t size, const char *name)
+{
+    const unsigned char *header = cubin_section(elf, size, name);
+    return header ? (long)read_u64(header + 0x20) : -1;
+}
+
+/* The per-thread stack frame ptxas gave the kernel (spills, stack arrays): EIATTR_FRAME_SIZE
+ * (0x11) in .nv.info, whose entries are a format byte, an attribute byte and a payload
+ * (format 4: a 16-bit length, then the bytes: here the function's symbol and the size). -1 if
+ * absent. */
+static long cubin_frame_bytes(const unsigned char *elf, size_t size)
+{
+    const unsigned char *header = cubin_section(elf, size, ".nv.info");
+    if (!header)
+        return -1;
+    uint64_t offset = read_u64(header + 0x18), length = read_u64(header + 0x20);
+    if (offset + length > size)
+        return -1;
+    const unsigned char *info = elf + offset;
+    for (uint64_t i = 0; i + 4 <= length;) {
+        unsigned format = info[i], attribute = info[i + 1];
+        uint64_t payload = format == 4 ? read_u16(info + i + 2) : 0;
+        if (format == 4 && attribute == 0x11 && payload == 8 && i + 12 <= length)
+            return read_u32(info + i + 8);
+        i += 4 + payload;
+    }
+    return -1;
+}
+
+/* What the host op relies on, and the resources ptxas gave each kernel. */
+static void same_needs_as_nvrtc(ptxjit_context *context, const char *params)
+{
+    char llvm_params[512];
+    snprintf(llvm_params, sizeof llvm_params, "%s backend=llvm", params);
+    ptxjit_kernel *llvm = compile(context, llvm_params), *nvrtc = compile(context, params);
+    const char *ours = ptxjit_kernel_ptx(llvm), *theirs = ptxjit_kernel_ptx(nvrtc);
+    static const char *const bounds[] = {".maxntid ", ".minnctapersm "};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(bounds); i++)
+        ck_assert_msg(number_after(ours, bounds[i]) == number_after(theirs, bounds[i]),
+                      "%s: %s%ld, the template's kernel %ld", params, bounds[i],
+                      number_after(ours, bounds[i]), number_after(theirs, bounds[i]));
+    static const char *const signature[] = {
+        ".param .u64 matmul_kernel_param_2,", ".param .u32 matmul_kernel_param_5,",
+        ".param .align 64 .b8 matmul_kernel_param_6[128],",
+        ".param .align 64 .b8 matmul_kernel_param_7[128]",
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(signature); i++)
+        ck_assert_msg(strstr(ours, signature[i]) && strstr(theirs, signature[i]),
+                      "%s: '%s' missing", params, signature[i]);
+    ck_assert_msg(static_shared_bytes(ours) == static_shared_bytes(theirs),
+                  "%s: %ld bytes of static shared memory, the template's kernel %ld", params,
+                  static_shared_bytes(ours), static_shared_bytes(theirs));
+    ck_assert_msg(!strstr(ours, ".extern .shared") == !strstr(theirs, ".extern .shared"),
+                  "%s: dynamic shared memory in one kernel only", params);
+    size_t our_size = 0, their_size = 0;
+    const unsigned char *our_cubin = ptxjit_kernel_cubin(llvm, &our_size);
+    const unsigned char *their_cubin = ptxjit_kernel_cubin(nvrtc, &their_size);
+    ck_assert_int_gt(cubin_section_size(our_cubin, our_size, ".text.matmul_kernel"), 0);
+    long our_shared = cubin_section_size(our_cubin, our_size, ".nv.shared.matmul_kernel");
+    long their_shared = cubin_section_size(their_cubin, their_size, ".nv.shared.matmul_kernel");
+    ck_assert_msg(our_shared == their_shared, "%s: cubin shared %ld bytes, the template's %ld",
+                  params, our_shared, their_shared);
+    long our_frame = cubin_frame_bytes(our_cubin, our_size);
+    long their_frame = cubin_frame_bytes(their_cubin, their_size);
+    ck_assert_msg(our_frame >= 0 && their_frame >= 0, "%s: no frame size in a cubin", params);
+    ck_assert_msg(their_frame > 0 || our_frame == 0,
+                  "%s: a %ld-byte stack frame (spills) where the template's kernel has none",
+                  params, our_frame);
+    ck_assert_msg(!strstr(ours, ".local"), "%s: local memory in the PTX", params);
+}
+
+static const char *const template_configs[] = {
+    "variant=naive", "variant=naive bm=16 bn=64 group=4", "variant=coalescing",
+    "variant=coalescing bm=64 bn=16", "variant=tiled", "variant=tiled bk=8 bm=16 bn=16",
+    "variant=tiled_register", "variant=tiled_register bm=32 bn=32 bk=16 tm=4",
+    "variant=block_tiled", "variant=block_tiled bm=64 bn=64 tm=4 tn=4 bk=16 group=8",
+    /* many tile loads per thread (128, 8 of them A's with 1024 threads): no spills either */
+    "variant=block_tiled bm=128 bn=16 bk=64 tm=8 tn=4", "variant=block_tiled bm=32 bn=128 bk=64 tm=4 tn=1",
+    "variant=block_tiled bm=64 bn=128 bk=64 tm=2 tn=16",
+    "variant=block_tiled_vectorized",
+    "variant=block_tiled_vectorized bk=16 tm=4 tn=8 bm=64 bn=128",
+    "variant=block_tiled_vectorized bk=8 tm=8 tn=4 bm=64 bn=64",
+    "variant=tensor_core", "variant=tensor_core stages=2", "variant=tensor_core stages=4 bk=16",
+    "variant=tensor_core bm=64 bn=64 wm=32 wn=32", "variant=tensor_core wm=32 wn=64 bk=64 stages=2",
+    "variant=tensor_core wm=64 wn=64 bn=256", "variant=tensor_core wm=64 wn=16",
+    "variant=tensor_core wm=16 wn=8 bm=32 bn=32", "variant=tensor_core prefetch=0 group=1",
+    "variant=wgmma", "variant=wgmma out=f32", "variant=wgmma dtype=f16",
+    "variant=wgmma dtype=f16 out=f32", "variant=wgmma mma=m64n128k16",
+    "variant=wgmma mma=m64n64k16 consumers=1 bm=64", "variant=wgmma mma=m64n200k16 stages=3",
+    "variant=wgmma mma=m64n8k16 consumers=1 bm=128", "variant=wgmma mma=m64n128k16 bm=256",
+    "variant=wgmma stages=2 group=1", "variant=wgmma mma=m64n96k16 consumers=1 bm=64 stages=8",
+};
+
+START_TEST(each_variant_needs_what_the_template_kernel_needs)
+{
+    ptxjit_context *context = open_plain();
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(template_configs); i++)
+        same_needs_as_nvrtc(context, template_configs[i]);
+    ptxjit_close(context);
+}
+END_TEST
+
+/* ---- each step's idea ---- */
+
+START_TEST(variants_hold_the_instructions_they_are_about)
+{
+    ptxjit_context *context = open_plain();
+    const char *naive = llvm_ptx(context, "variant=naive");
+    ck_assert(strstr(naive, "ld.global.nc.f32") && strstr(naive, "fma.rn.f32"));
+    ck_assert(!strstr(naive, "bar.sync") && !strstr(naive, ".shared"));
+    const char *tiled = llvm_ptx(context, "variant=tiled");
+    ck_assert_int_eq(count(tiled, "bar.sync"), 2);
+    ck_assert_int_eq(count(tiled, "fma.rn.f32"), 32); /* BK multiply-adds per tile, unrolled */
+    ck_assert_int_eq(count(llvm_ptx(context, "variant=block_tiled"), "fma.rn.f32"), 8 * 8 * 8);
+    const char *vectorized = llvm_ptx(context, "variant=block_tiled_vectorized");
+    static const char *const vector_ops[] = {"ld.global.nc.v4.f32", "ld.shared.v4.f32",
+                                             "st.shared.v4.f32", "st.global.v4.f32"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(vector_ops); i++)
+        ck_assert_msg(strstr(vectorized, vector_ops[i]), "no %s", vector_ops[i]);
+    /* Scalar loads too: the path for rows that are no whole vectors. */
+    ck_assert_ptr_nonnull(strstr(vectorized, "ld.global.nc.f32"));
+    const char *tc = llvm_ptx(context, "variant=tensor_core");
+    /* 128 x 128 x 32 per block of 8 warps, 64 x 32 each: 4 x 4 mma tiles, 4 k steps. */
+    ck_assert_int_eq(count(tc, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), 64);
+    ck_assert_int_eq(count(tc, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 16);
+    ck_assert_int_eq(count(tc, "ld.shared.v4.u32"), 8); /* permuted B columns: 4 at once */
+    ck_assert_ptr_nonnull(strstr(tc, "cp.async.cg.shared.global"));
+    ck_assert_ptr_nonnull(strstr(tc, "cp.async.wait_group 1;")); /* stages - 2 */
+    ck_assert_ptr_nonnull(strstr(tc, ", 4096;")); /* tf32 rounding: + 0x1000 */
+    ck_assert_ptr_null(strstr(tc, "cvt.rna.tf32"));
+    ck_assert_int_eq(count(llvm_ptx(context, "variant=tensor_core wm=64 wn=16"), "ld.shared.v2.u32"), 8);
+    const char *wgmma = llvm_ptx(context, "variant=wgmma");
+    static const char *const hopper[] = {
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "wgmma.fence.sync.aligned",
+        "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned 0",
+        "cp.async.bulk.tensor.2d.shared::cluster.global", "setmaxnreg.inc.sync.aligned.u32 232",
+        "setmaxnreg.dec.sync.aligned.u32 40", "mbarrier.try_wait.parity",
+        "mbarrier.arrive.expect_tx", "fence.mbarrier_init.release.cluster", "cvt.rn.bf16x2.f32",
+        "cvta.param.u64"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(hopper); i++)
+        ck_assert_msg(strstr(wgmma, hopper[i]), "no %s", hopper[i]);
+    /* 4 B boxes of 64 columns and one A box per stage. */
+    ck_assert_int_ge(count(wgmma, "cp.async.bulk.tensor.2d"), 5);
+    ck_assert_ptr_nonnull(strstr(llvm_ptx(context, "variant=wgmma dtype=f16"), "cvt.rn.f16x2.f32"));
+    ck_assert_ptr_nonnull(strstr(llvm_ptx(context, "variant=wgmma out=f32"), "st.global.v2.f32"));
+    ck_assert_ptr_nonnull(strstr(llvm_ptx(context, "variant=wgmma dtype=f16 mma=m64n200k16 stages=3"),
+                                 "wgmma.mma_async.sync.aligned.m64n200k16.f32.f16.f16"));
+    ptxjit_close(context);
+}
+END_TEST
+
+START_TEST(matmul_description_lists_the_variants_llvm_builds)
+{
+    ptxjit_context *context = open_plain();
+    const char *text = NULL;
+    ck_assert_int_eq(ptxjit_family_describe(&text, context, "matmul"), PTXJIT_OK);
+    ck_assert_ptr_nonnull(strstr(text, "llvm   variants naive,coalescing,tiled,tiled_register,"
+                                       "block_tiled,block_tiled_vectorized,tensor_core,wgmma"));
+    ptxjit_close(context);
+}
+END_TEST
+
+Suite *suite_llvm_matmul(void)
+{
+    Suite *s = suite_create("llvm_matmul");
+    TCase *tc = tcase_create("generator");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, each_variant_needs_what_the_template_kernel_needs);
+    tcase_add_test(tc, variants_hold_the_instructions_they_are_about);
+    tcase_add_test(tc, matmul_description_lists_the_variants_llvm_builds);
+    suite_add_tcase(s, tc);
+    TCase *sweep = tcase_create("sweep");
+    tcase_set_timeout(sweep, 900);
+    tcase_add_test(sweep, a_sample_of_every_matmul_variants_requests_becomes_an_sm_90a_cubin);
+    suite_add_tcase(s, sweep);
+    return s;
+}

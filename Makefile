@@ -161,39 +161,52 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread -Iinclude -
                -I$(CUDA_HOME)/include $(SAN_OPT) $(FUZZ_SAN)
 STRESS_SECONDS ?= 600
 
-hardening:
-	$(Q)for target in stress asan ubsan tsan valgrind fuzz gpu-runs-check; do \
-	    echo "== make $$target"; $(MAKE) --no-print-directory CI= $$target || exit 1; done
+# Longest first: they run side by side, as many as there are processors (tests/hardening.sh).
+# What several of them share in $(BUILD) is built first, so that none builds it concurrently.
+HARDENING := valgrind fuzz tsan asan ubsan gpu-runs-check stress
+hardening: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(STRESS)
+	$(Q)MAKE="$(MAKE)" sh tests/hardening.sh $(BUILD)/hardening $(HARDENING)
 
-# 16 processes x 1000 requests on one cache dir, 4 killed mid-write and 2 at random; then 8
-# processes against a cap small enough to evict all the time. Passes on correctness.
+# 16 processes x 1000 requests on one cache dir (NVRTC and llvm keys), 4 killed mid-write and
+# 2 at random; then 8 processes against a cap small enough to evict all the time. Passes on
+# correctness.
 stress: $(STRESS)
 	$(Q)timeout $(STRESS_SECONDS) $(STRESS) -p 16 -r 1000 -k 4 -K 2
 	$(Q)timeout $(STRESS_SECONDS) $(STRESS) -p 8 -r 300 -k 2 -K 1 -m 300000
 
-# The same objects and suite, each with a sanitizer, in a build folder of its own.
+# The same objects and suite, each with a sanitizer, in a build folder of its own. The LLVM
+# sweeps (~2,100 kernels, ~2 min natively) and the matmul generator's comparisons with NVRTC
+# compile a sample there: every SWEEP_STRIDE-th request (and the first configuration of each
+# matmul variant). LLVM itself is not instrumented; the generators and libptxjit's side are.
+SWEEP_STRIDE ?= 10
+SAN_TESTS = PTXJIT_TEST_SWEEP_STRIDE=$(SWEEP_STRIDE)
 # intercept_tls_get_addr=0: LSan's tracking of dynamic TLS records a block of libnvrtc with
 # an impossible address and its tracer dies on it; ptxjit keeps no heap pointer in dynamic TLS.
 asan:
-	$(Q)ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:intercept_tls_get_addr=0 \
+	$(Q)$(SAN_TESTS) \
+	    ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:intercept_tls_get_addr=0 \
 	    $(MAKE) --no-print-directory CI= BUILD=$(BUILD)/asan OPT="$(SAN_OPT)" \
 	    SAN="-fsanitize=address" test
 ubsan:
-	$(Q)UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	$(Q)$(SAN_TESTS) UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    $(MAKE) --no-print-directory CI= BUILD=$(BUILD)/ubsan OPT="$(SAN_OPT)" \
 	    SAN="-fsanitize=undefined -fno-sanitize-recover=all" test
 tsan:
-	$(Q)TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	$(Q)$(SAN_TESTS) \
+	    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(SAN_DIR)/tsan.supp \
 	    $(MAKE) --no-print-directory CI= BUILD=$(BUILD)/tsan OPT="$(SAN_OPT)" \
 	    SAN="-fsanitize=thread" test
 
 # memcheck over the suite; every child process Check forks is checked and exits 99 on an
-# error or a leak. The runner warms NVRTC's translation first (see tests/main.c).
+# error or a leak. The runner warms NVRTC's translation first (see tests/main.c). Each llvm
+# compile costs seconds under memcheck: the sweeps compile their first request only.
 VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full \
 	--errors-for-leak-kinds=definite,indirect,possible \
 	--show-leak-kinds=definite,indirect,possible --suppressions=$(SAN_DIR)/valgrind.supp
-valgrind: $(TEST_RUNNER) $(CLI)
-	$(Q)PTXJIT_TEST_WARM_NVRTC=1 PTXJIT_CLI=$(abspath $(CLI)) $(VALGRIND) $(TEST_RUNNER)
+VALGRIND_SWEEP_STRIDE ?= 1000
+valgrind: $(TEST_RUNNER) $(CLI) $(PLUGIN)
+	$(Q)PTXJIT_TEST_SWEEP_STRIDE=$(VALGRIND_SWEEP_STRIDE) CK_TIMEOUT_MULTIPLIER=10 \
+	    PTXJIT_TEST_WARM_NVRTC=1 PTXJIT_CLI=$(abspath $(CLI)) $(VALGRIND) $(TEST_RUNNER)
 
 # Every run of bench/sanitize_gpu.sh (which needs a GPU) still names valid parameters.
 gpu-runs-check: $(CLI)

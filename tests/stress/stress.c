@@ -8,7 +8,8 @@
  *
  * Each request opens a fresh context (as a new process would), asks for one reduce kernel,
  * checks it and closes the context, so that every request goes through the disk cache. Keys
- * come from a pool shared by all processes and from a few distinct to each process. Victims
+ * come from a pool shared by all processes and from a few distinct to each process, half of
+ * them compiled by NVRTC and half by the llvm backend (plugin and nvJitLink). Victims
  * (-k) arm a fault hook partway through and die by SIGKILL after the first piece of their
  * next entry reached its temp file; others (-K) are killed by the parent at a random moment. */
 #include <dirent.h>
@@ -63,17 +64,25 @@ static int key_count(void)
     return cfg.shared_keys + cfg.processes * cfg.distinct_keys;
 }
 
-/* Request j: batched reduce kernels, all distinct (batch 1..64, then the other dtype). */
+/* Request j: batched reduce kernels, all distinct (batch 1..64, then the other dtype); odd
+ * ones through the llvm backend, whose entries (IR, PTX from LLVM, nvJitLink's cubin) share
+ * the cache with NVRTC's. */
 static void key_params(char *out, size_t size, int j)
 {
-    snprintf(out, size, "variant=batched batch=%d dtype=%s", j % 64 + 1,
-             j / 64 % 2 ? "f32" : "i32");
+    snprintf(out, size, "variant=batched batch=%d dtype=%s%s", j % 64 + 1,
+             j / 64 % 2 ? "f32" : "i32", j % 2 ? " backend=llvm" : "");
+}
+
+/* The distinct key a victim dies writing: of either backend, as victims alternate. */
+static int victim_key(int index)
+{
+    return cfg.shared_keys + index * cfg.distinct_keys + index % cfg.distinct_keys;
 }
 
 static void key_canonical(char *out, size_t size, int j)
 {
-    snprintf(out, size, "batch=%d dtype=%s tpb=512 variant=batched", j % 64 + 1,
-             j / 64 % 2 ? "f32" : "i32");
+    snprintf(out, size, "%sbatch=%d dtype=%s tpb=512 variant=batched", j % 2 ? "backend=llvm " : "",
+             j % 64 + 1, j / 64 % 2 ? "f32" : "i32");
 }
 
 static pj_hash128 kernel_digest(const char *ptx, const void *cubin, size_t cubin_size)
@@ -170,7 +179,7 @@ static int run_worker(int index, int victim)
         int j = own ? first_own + rand() % cfg.distinct_keys : rand() % cfg.shared_keys;
         if (victim) {
             self.armed = r >= kill_at;
-            j = self.armed ? first_own : rand() % cfg.shared_keys;
+            j = self.armed ? victim_key(index) : rand() % cfg.shared_keys;
         }
         failures += !request(j);
     }
@@ -372,7 +381,7 @@ static void verify_entries(const disk_census *c, const pj_hash128 *reference)
         if (!present[j])
             die("shared key %s has no entry", reference_keys[j]);
     for (int p = 0; p < cfg.kills; p++)
-        if (present[cfg.shared_keys + p * cfg.distinct_keys])
+        if (present[victim_key(p)])
             die("%s", "a key whose writer was killed mid-write has an entry");
     disk_cache_stats(disk, &final_stats);
     if (final_stats.corrupt)
@@ -436,8 +445,8 @@ int main(int argc, char **argv)
         die("mkdtemp: %s", strerror(errno));
     snprintf(results_dir, sizeof results_dir, "%s/results", cache_dir);
     mkdir(results_dir, 0700);
-    printf("stress: %d processes x %d requests on %s; %d shared keys, %d distinct per process; "
-           "%d killed mid-write, %d killed at random\n",
+    printf("stress: %d processes x %d requests on %s; %d shared keys, %d distinct per process "
+           "(odd keys through the llvm backend); %d killed mid-write, %d killed at random\n",
            cfg.processes, cfg.requests, cache_dir, cfg.shared_keys, cfg.distinct_keys,
            cfg.kills, cfg.random_kills);
     fflush(stdout);

@@ -1,8 +1,6 @@
-/* main.c — the Check test runner: every suite in suites.h. The GPU suites run only where a
- * GPU is usable; elsewhere the runner says once why they were left out, so the summary line
- * counts only tests that really ran. */
-#include <dlfcn.h>
-#include <nvrtc.h>
+/* main.c — the Check test runner: every suite in suites.h, or those $PTXJIT_TEST_SUITES
+ * chooses. The GPU suites run only where a GPU is usable; elsewhere the runner says once why
+ * they were left out, so the summary line counts only tests that really ran. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,45 +41,39 @@ static int gpu_usable(char *reason, size_t size)
     return child > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-/* Under valgrind, translating NVRTC's code costs about 20 s in each process that first
- * compiles, and Check forks one per test; a child inherits what its parent translated. So
- * with PTXJIT_TEST_WARM_NVRTC set (`make valgrind`), the runner compiles one small kernel
- * through NVRTC itself first: directly, not through ptxjit, whose tests check when ptxjit
- * loads its compiler. */
-static void warm_compiler(void)
+/* Whether a word is in a list of words separated by spaces or commas. */
+static int in_list(const char *list, const char *word)
 {
-    const char *names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "/usr/local/cuda/lib64/libnvrtc.so",
-                           "/usr/local/cuda/lib/libnvrtc.so"};
-    void *nvrtc = NULL;
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(names) && !nvrtc; i++)
-        nvrtc = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    nvrtcResult (*create)(nvrtcProgram *, const char *, const char *, int, const char *const *,
-                          const char *const *) = nvrtc ? dlsym(nvrtc, "nvrtcCreateProgram") : NULL;
-    nvrtcResult (*compile)(nvrtcProgram, int, const char *const *) =
-        nvrtc ? dlsym(nvrtc, "nvrtcCompileProgram") : NULL;
-    nvrtcResult (*destroy)(nvrtcProgram *) = nvrtc ? dlsym(nvrtc, "nvrtcDestroyProgram") : NULL;
-    nvrtcProgram program;
-    const char *source = "extern \"C\" __global__ void warm(int *x, int n) {\n"
-                         "  int v = x[threadIdx.x];\n"
-                         "  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(~0u, v, o);\n"
-                         "  if (threadIdx.x == 0) atomicAdd(x + n, v);\n}\n";
-    const char *options[] = {"-arch=sm_90a", "-std=c++17"};
-    if (create && compile && destroy && create(&program, source, "warm.cu", 0, NULL, NULL) == 0) {
-        compile(program, 2, options);
-        destroy(&program);
+    size_t length = strlen(word);
+    for (const char *s = list; *s;) {
+        size_t n = strcspn(s, " ,");
+        if (n == length && strncmp(s, word, n) == 0)
+            return 1;
+        s += n + (s[n] != '\0');
     }
-    printf("NVRTC warmed for the forked tests%s\n", compile ? "" : " (not found: not warmed)");
-    fflush(stdout); /* or every forked child prints it again */
+    return 0;
+}
+
+/* $PTXJIT_TEST_SUITES names the suites to run ("llvm llvm_reduce"), and
+ * $PTXJIT_TEST_SUITES_EXCLUDE those to leave out: `make valgrind` runs the suites that compile
+ * through the llvm backend apart, each half with the compilers it uses warmed (tests/warm.c). */
+static int suite_selected(const char *function)
+{
+    const char *name = function + strlen("suite_");
+    const char *only = getenv("PTXJIT_TEST_SUITES"), *skip = getenv("PTXJIT_TEST_SUITES_EXCLUDE");
+    return (!only || in_list(only, name)) && !(skip && in_list(skip, name));
 }
 
 int main(void)
 {
-    if (getenv("PTXJIT_TEST_WARM_NVRTC"))
-        warm_compiler();
+    if (getenv("PTXJIT_TEST_WARM_COMPILERS"))
+        test_warm_compilers();
     char reason[2048];
     int gpu = gpu_usable(reason, sizeof reason); /* before the runner: the child owns nothing */
     SRunner *runner = srunner_create(NULL);
-#define PJ_SUITE_ADD(name) srunner_add_suite(runner, name());
+#define PJ_SUITE_ADD(name)                                                                 \
+    if (suite_selected(#name))                                                             \
+        srunner_add_suite(runner, name());
     PJ_TEST_SUITES(PJ_SUITE_ADD)
     if (gpu) {
         PJ_GPU_TEST_SUITES(PJ_SUITE_ADD)

@@ -10,6 +10,10 @@
 /* A fresh empty directory under $TMPDIR (or /tmp); caller removes it with test_rmtree. */
 char *test_mkdtemp(void);
 void test_rmtree(const char *path);
+/* Under valgrind: runs the compilers $PTXJIT_TEST_WARM_COMPILERS names ("nvrtc,llvm,nvjitlink")
+ * once in the runner before Check forks, so that no test process translates them again
+ * (tests/warm.c). */
+void test_warm_compilers(void);
 /* A GPU context for one test (each Check test is its own process), or NULL after printing
  * why the test is skipped. */
 ptxjit_context *test_gpu_context(const char *test);

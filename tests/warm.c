@@ -1,5 +1,5 @@
 /* warm.c — for `make valgrind`: valgrind translates a library's code the first time it runs
- * in a process (measured here: NVRTC ~25 s, the LLVM plugin ~15 s, nvJitLink ~10 s), and Check
+ * in a process (measured here: NVRTC ~25 s, the LLVM plugin ~15 s, nvJitLink 5-10 s), and Check
  * forks one process per test; a child inherits what its parent translated. So the runner runs
  * the compilers named in $PTXJIT_TEST_WARM_COMPILERS ("nvrtc,llvm,nvjitlink"; nvJitLink links
  * the plugin's PTX, so it needs llvm too) once before the tests: directly, through dlopen, not

@@ -37,8 +37,12 @@ START_TEST(matmul_defaults_follow_the_variant)
     expect_canonical(context, "variant=block_tiled",
                      "bk=8 bm=128 bn=128 dtype=f32 group=1 out=f32 tm=8 tn=8 variant=block_tiled");
     expect_canonical(context, "variant=tensor_core",
-                     "bk=32 bm=128 bn=128 dtype=f32 group=8 mma=m16n8k8 out=f32 prefetch=1 "
-                     "stages=3 variant=tensor_core wm=64 wn=32");
+                     "bk=32 bm=128 bn=128 dtype=f32 group=8 load=cp_async mma=m16n8k8 out=f32 "
+                     "prefetch=1 stages=3 variant=tensor_core wm=64 wn=32");
+    /* TMA loads: the tile that measured fastest on the H100 (docs/PERFORMANCE.md). */
+    expect_canonical(context, "variant=tensor_core load=tma",
+                     "bk=32 bm=256 bn=128 dtype=f32 group=8 load=tma mma=m16n8k8 out=f32 "
+                     "prefetch=0 stages=4 variant=tensor_core wm=64 wn=64");
     expect_canonical(context, "", "bm=128 consumers=2 dtype=bf16 group=8 mma=m64n256k16 out=bf16 "
                                   "stages=3 variant=wgmma");
     expect_canonical(context, "dtype=f16", "bm=128 consumers=2 dtype=f16 group=8 mma=m64n256k16 "
@@ -77,6 +81,11 @@ START_TEST(matmul_constraints_fail_early_with_the_fix)
     expect_refused("variant=tensor_core wm=24", "power of two", NULL);
     expect_refused("variant=tensor_core wm=128 wn=128", "at most 32 mma tiles", NULL);
     expect_refused("variant=tensor_core stages=8 bk=64", "227 KiB", NULL);
+    expect_refused("variant=tensor_core load=tma", "tensor memory accelerator of sm_90", "sm_80");
+    expect_refused("variant=tensor_core load=tma bk=64", "swizzle span of 32, 64 or 128 bytes", NULL);
+    expect_refused("variant=tensor_core load=tma bn=16 wn=16", "boxes of 32 columns", NULL);
+    expect_refused("variant=tensor_core load=tma stages=8", "227 KiB", NULL);
+    expect_refused("variant=naive load=tma", "does not apply", NULL);
     expect_refused("bm=64", "bm = 64 or 128 times consumers", NULL);
     expect_refused("bm=256", "at most 128 accumulators", NULL);
     expect_refused("stages=5", "227 KiB", NULL);
@@ -116,6 +125,12 @@ START_TEST(matmul_variants_compile_to_their_instructions)
     expect_in_ptx(context, "variant=tensor_core", "ldmatrix.sync.aligned.m8n8.x4.shared.b16");
     expect_in_ptx(context, "variant=tensor_core", "cp.async.cg.shared.global");
     expect_in_ptx(context, "variant=tensor_core", "ld.shared.v4.u32"); /* B fragments */
+    expect_in_ptx(context, "variant=tensor_core load=tma",
+                  "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes");
+    expect_in_ptx(context, "variant=tensor_core load=tma", "mbarrier.try_wait.parity");
+    expect_in_ptx(context, "variant=tensor_core load=tma", "ldmatrix.sync.aligned.m8n8.x4.shared.b16");
+    expect_in_ptx(context, "variant=tensor_core load=tma bk=8 wm=16 wn=8 bm=32 bn=32",
+                  "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
     expect_in_ptx(context, "", "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16");
     expect_in_ptx(context, "", "cp.async.bulk.tensor.2d.shared::cluster.global");
     expect_in_ptx(context, "", "setmaxnreg.inc.sync.aligned.u32 232");
@@ -166,6 +181,11 @@ START_TEST(matmul_launch_geometry_follows_the_params)
     c = config_of("variant=tensor_core");
     ck_assert_int_eq(c.threads, 256);
     ck_assert_uint_eq(c.shared_bytes, 3 * (128 * 36 + 32 * 136) * 4);
+    ck_assert_int_eq(c.tma, 0);
+    c = config_of("variant=tensor_core load=tma");
+    ck_assert_int_eq(c.threads, 256); /* 4 x 2 warps of 64 x 64 */
+    ck_assert_int_eq(c.tma, 1);
+    ck_assert_uint_eq(c.shared_bytes, 4 * (256 + 128) * 32 * 4 + 1024); /* unpadded, aligned */
     c = config_of("");
     ck_assert_int_eq(c.threads, 384);
     ck_assert_int_eq(c.tile_n, 256);

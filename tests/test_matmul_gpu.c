@@ -136,6 +136,32 @@ START_TEST(matmul_tensor_core_shapes_and_tiles)
 }
 END_TEST
 
+/* tensor_core with TMA loads: the same shapes; every swizzle span (bk = 8, 16, 32), vectors of
+ * B of 1, 2 and 4 columns (wn = 8, 16, 32 and more), more warps, deep and shallow pipelines,
+ * fewer tiles of K than stages. */
+START_TEST(matmul_tensor_core_tma_shapes_and_tiles)
+{
+    ptxjit_context *context = test_gpu_context("matmul_tensor_core_tma_shapes_and_tiles");
+    if (!context)
+        return;
+    static const shape shapes[] = {{1, 4, 4}, {127, 132, 68}, {512, 512, 512},
+                                   {4096, 4096, 4096}, {300, 20, 1000}, {257, 36, 4}};
+    for (size_t s = 0; s < PJ_ARRAY_SIZE(shapes); s++)
+        check(context, "variant=tensor_core load=tma", shapes[s], 1e-3);
+    static const char *const tiles[] = {
+        "bk=16 stages=4", "bk=8 stages=6", "stages=2", "prefetch=0",
+        "bm=256 wm=64 wn=32", "bm=256 wm=64 wn=64", "wm=64 wn=64 bn=256 bk=16",
+        "wm=32 wn=16 bm=64 bn=64", "wm=16 wn=8 bm=32 bn=32 bk=8 stages=8"};
+    for (size_t t = 0; t < PJ_ARRAY_SIZE(tiles); t++) {
+        char params[160];
+        snprintf(params, sizeof params, "variant=tensor_core load=tma %s", tiles[t]);
+        check(context, params, (shape){127, 132, 68}, 1e-3);
+        check(context, params, (shape){260, 200, 300}, 1e-3);
+    }
+    ptxjit_close(context);
+}
+END_TEST
+
 /* wgmma: k and n multiples of 8, any m; bf16 and f16, both outputs, several N and depths. */
 START_TEST(matmul_wgmma_shapes_types_and_tiles)
 {
@@ -190,6 +216,7 @@ Suite *suite_matmul_gpu(void)
     tcase_add_test(tc, matmul_simt_variants_any_shape);
     tcase_add_test(tc, matmul_simt_variants_4096);
     tcase_add_test(tc, matmul_tensor_core_shapes_and_tiles);
+    tcase_add_test(tc, matmul_tensor_core_tma_shapes_and_tiles);
     tcase_add_test(tc, matmul_wgmma_shapes_types_and_tiles);
     tcase_add_test(tc, matmul_refuses_shapes_it_cannot_take);
     suite_add_tcase(suite, tc);

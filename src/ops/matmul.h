@@ -1,5 +1,5 @@
 /* matmul.h — the host side of the matmul family: configuration from the parameters, the
- * shapes each variant accepts, the launch (with TMA maps for wgmma), and the float64 CPU
+ * shapes each variant accepts, the launch (with TMA maps for wgmma and load=tma), and the float64 CPU
  * reference that the tests and `ptxjit run` compare with. */
 #ifndef PTXJIT_OPS_MATMUL_H
 #define PTXJIT_OPS_MATMUL_H
@@ -17,6 +17,7 @@ typedef struct {
     int bm, tile_n, bk;     /* the block's tile of C and its K step (tile_n: wgmma's N) */
     int threads;
     int stages;
+    int tma;                /* tensor_core with load=tma: tensor maps as wgmma has them */
     unsigned shared_bytes;  /* dynamic shared memory per block */
 } matmul_config;
 

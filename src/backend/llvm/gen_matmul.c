@@ -1103,6 +1103,12 @@ static int read_request(matmul_gen *g, const pj_llvm_request *request, char *err
                  gen_text(request, "out"));
         return PJ_LLVM_UNSUPPORTED;
     }
+    if (g->variant == TENSOR_CORE && gen_is(request, "load", "tma")) {
+        snprintf(error, size, "matmul variant=tensor_core load=tma is not supported by the llvm "
+                 "backend's generator (it builds load=cp_async); use load=cp_async or "
+                 "backend=nvrtc");
+        return PJ_LLVM_UNSUPPORTED;
+    }
     read_shape(g, request);
     if (!shape_is_built(g)) {
         snprintf(error, size, "matmul %s is outside the shapes the llvm backend's generator "

@@ -615,6 +615,34 @@ ptxjit_status ptxjit_launch(ptxjit_kernel *kernel, const char *entry, ptxjit_dim
                  "cuLaunchKernel");
 }
 
+ptxjit_status ptxjit_launch_cluster(ptxjit_kernel *kernel, const char *entry, ptxjit_dim3 grid,
+                                    ptxjit_dim3 block, ptxjit_dim3 cluster, unsigned shared_bytes,
+                                    void *stream, void **args)
+{
+    if (cluster.x == 1 && cluster.y == 1 && cluster.z == 1)
+        return ptxjit_launch(kernel, entry, grid, block, shared_bytes, stream, args);
+    if (!cluster.x || !cluster.y || !cluster.z || grid.x % cluster.x || grid.y % cluster.y ||
+        grid.z % cluster.z)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "launch: a cluster of %u x %u x %u blocks must divide the grid of "
+                        "%u x %u x %u; round the grid up to a multiple of it",
+                        cluster.x, cluster.y, cluster.z, grid.x, grid.y, grid.z);
+    CUfunction function;
+    ptxjit_status status = kernel_function(&function, kernel, entry, shared_bytes);
+    if (status != PTXJIT_OK)
+        return status;
+    CUlaunchAttribute attribute;
+    memset(&attribute, 0, sizeof attribute);
+    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attribute.value.clusterDim.x = cluster.x;
+    attribute.value.clusterDim.y = cluster.y;
+    attribute.value.clusterDim.z = cluster.z;
+    CUlaunchConfig config = {grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes,
+                             (CUstream)stream, &attribute, 1};
+    const pj_driver *d = kernel->context->driver;
+    return PJ_CU(d->cuLaunchKernelEx(&config, function, args, NULL), "cuLaunchKernelEx");
+}
+
 ptxjit_status ptxjit_kernel_resources_get(ptxjit_kernel_resources *out, ptxjit_kernel *kernel,
                                           const char *entry)
 {

@@ -20,6 +20,7 @@
 //@ptxjit param stages int(2..8) default=3 default_if="variant == tensor_core && load == tma => 4" when="variant == tensor_core || variant == wgmma" doc="shared-memory pipeline depth: tiles loading while one is multiplied"
 //@ptxjit param prefetch int(0..1) default=1 default_if="load == tma => 0" when="variant == tensor_core" doc="1: load the next k step's fragments before the mma of this one (more registers, loads hidden behind mma)"
 //@ptxjit param consumers int(1..2) default=2 when="variant == wgmma" doc="consumer warpgroups, each multiplying bm / consumers rows (plus one producer warpgroup issuing the TMA loads)"
+//@ptxjit param cluster int(1..2) default=1 when="variant == wgmma" doc="thread-block cluster along M: 2 blocks on adjacent row tiles share each B tile, every block loading half of it and multicasting it to both (half the B traffic from L2)"
 //@ptxjit param group int(1..64) pow2 default=1 default_if="variant == wgmma || variant == tensor_core => 8" doc="tile rows per raster group: blocks run down GROUP tiles of a column before the next, so the tiles in flight share rows of A and columns of B in L2"
 //@ptxjit constraint "(variant == wgmma) == (dtype != f32)" "the SIMT and tensor_core variants take dtype=f32; wgmma takes dtype=bf16 or f16"
 //@ptxjit constraint "variant == wgmma && (out == f32 || out == dtype) || variant != wgmma && out == f32" "out is f32, or for wgmma also the input dtype"
@@ -58,16 +59,21 @@ enum : int { MMA_INDEX = (VARIANT == VARIANT_TENSOR_CORE || VARIANT == VARIANT_W
 enum : int { WG_N = VARIANT == VARIANT_WGMMA ? MMA_INDEX * 8 : 8 };
 enum : int { TILE_N = VARIANT == VARIANT_WGMMA ? WG_N : BN };
 
+// Blocks per thread-block cluster (wgmma's cluster=2: two row tiles sharing their B tiles).
+enum : int { CLUSTER_SIZE = VARIANT == VARIANT_WGMMA ? CLUSTER : 1 };
+
 // Which tile of C this block computes. Blocks are dispatched in index order; GROUP > 1 runs
 // down GROUP tile rows before moving to the next tile column, so the blocks in flight at
-// once read GROUP row panels of A and a few column panels of B, which then stay in L2.
+// once read GROUP row panels of A and a few column panels of B, which then stay in L2. A
+// cluster's blocks (consecutive indices) take adjacent row tiles of one column.
 __device__ __forceinline__ void block_tile(int M, int N, int &row0, int &col0)
 {
-    const unsigned tiles_m = (M + BM - 1) / BM, tiles_n = (N + TILE_N - 1) / TILE_N;
-    const unsigned linear = blockIdx.x, per_group = GROUP * tiles_n;
+    enum : int { ROWS = BM * CLUSTER_SIZE };
+    const unsigned tiles_m = (M + ROWS - 1) / ROWS, tiles_n = (N + TILE_N - 1) / TILE_N;
+    const unsigned linear = blockIdx.x / CLUSTER_SIZE, per_group = GROUP * tiles_n;
     const unsigned first = linear / per_group * GROUP;
     const unsigned rows = tiles_m - first < GROUP ? tiles_m - first : GROUP;
-    row0 = (int)(first + linear % per_group % rows) * BM;
+    row0 = (int)(first + linear % per_group % rows) * ROWS + (int)(blockIdx.x % CLUSTER_SIZE) * BM;
     col0 = (int)(linear % per_group / rows) * TILE_N;
 }
 
@@ -374,6 +380,40 @@ __device__ __forceinline__ void tma_load(unsigned dst, const tensor_map *map, in
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
                  " [%0], [%1, {%2, %3}], [%4];"
                  ::"r"(dst), "l"(map), "r"(x), "r"(y), "r"(bar) : "memory");
+}
+
+// Thread-block clusters (sm_90). A multicast TMA copy lands at the same offset in the shared
+// memory of every block in cta_mask and completes bytes on each one's barrier at bar's offset.
+__device__ __forceinline__ void tma_load_multicast(unsigned dst, const tensor_map *map, int x,
+                                                   int y, unsigned bar, unsigned short cta_mask)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
+                 ::"r"(dst), "l"(map), "r"(x), "r"(y), "r"(bar), "h"(cta_mask) : "memory");
+}
+
+__device__ __forceinline__ unsigned cluster_rank()
+{
+    unsigned rank;
+    asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    return rank;
+}
+
+// One arrival on the barrier at bar's offset in block `rank` of the cluster.
+__device__ __forceinline__ void barrier_arrive_in(unsigned bar, unsigned rank)
+{
+    asm volatile("{\n\t.reg .b32 remote;\n\t"
+                 "mapa.shared::cluster.u32 remote, %0, %1;\n\t"
+                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}"
+                 ::"r"(bar), "r"(rank) : "memory");
+}
+
+// Every thread of every block of the cluster: barrier inits before, shared-memory traffic
+// between the blocks after (a block must not exit while its peer may still write to it).
+__device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
 
@@ -773,21 +813,30 @@ __device__ __forceinline__ void wgmma(float *d, unsigned long long a, unsigned l
     }
 }
 
-// The producer: one thread keeps STAGES tiles of A and B in flight.
+// The producer: one thread keeps STAGES tiles of A and B in flight. In a cluster, block r
+// loads B boxes r, r + CLUSTER, ... for every block of the cluster (multicast), so a stage is
+// refilled only once the consumers of every block have released it.
 __device__ __forceinline__ void wg_produce(char *stages, unsigned full0, unsigned empty0,
                                            const tensor_map *a_map, const tensor_map *b_map,
                                            int row0, int col0, int tiles)
 {
+    const unsigned rank = CLUSTER_SIZE > 1 ? cluster_rank() : 0;
     for (int kt = 0; kt < tiles; kt++) {
         const int s = kt % STAGES;
         if (kt >= STAGES)
             barrier_wait(empty0 + 8 * s, (kt / STAGES - 1) & 1);
         const unsigned full = full0 + 8 * s, a = shared_address(stages + s * STAGE_BYTES);
-        barrier_expect_bytes(full, STAGE_BYTES);
+        barrier_expect_bytes(full, STAGE_BYTES); // A, and all of B from whichever block loads it
         tma_load(a, a_map, kt * WG_BK, row0, full);
 #pragma unroll
-        for (int j = 0; j < B_BOXES; j++)
-            tma_load(a + A_STAGE_BYTES + j * 64 * 128, b_map, col0 + j * 64, kt * WG_BK, full);
+        for (int j = 0; j < B_BOXES; j++) {
+            const unsigned b = a + A_STAGE_BYTES + j * 64 * 128;
+            if constexpr (CLUSTER_SIZE == 1)
+                tma_load(b, b_map, col0 + j * 64, kt * WG_BK, full);
+            else if (j % CLUSTER_SIZE == (int)rank)
+                tma_load_multicast(b, b_map, col0 + j * 64, kt * WG_BK, full,
+                                   (1u << CLUSTER_SIZE) - 1);
+        }
     }
 }
 
@@ -812,8 +861,15 @@ __device__ __forceinline__ void wg_consume(float (&acc)[WG_MT][WG_ACC], char *st
                             smem_descriptor(b + k * 16 * 128, 64 * 128, 1024));
         asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
         asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-        if (threadIdx.x % 32 == 0)
-            barrier_arrive(empty0 + 8 * s);
+        if (threadIdx.x % 32 == 0) {
+            if constexpr (CLUSTER_SIZE == 1) {
+                barrier_arrive(empty0 + 8 * s);
+            } else { // every block's producer writes into this stage
+#pragma unroll
+                for (int r = 0; r < CLUSTER_SIZE; r++)
+                    barrier_arrive_in(empty0 + 8 * s, r);
+            }
+        }
     }
 }
 
@@ -860,11 +916,14 @@ __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const t
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
             barrier_init(full0 + 8 * s, 1);
-            barrier_init(empty0 + 8 * s, WG_CONSUMERS * 4); // one arrival per consumer warp
+            barrier_init(empty0 + 8 * s, WG_CONSUMERS * 4 * CLUSTER_SIZE); // per consumer warp
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
-    __syncthreads();
+    if constexpr (CLUSTER_SIZE > 1)
+        cluster_sync();
+    else
+        __syncthreads();
     const int warpgroup = threadIdx.x / 128, tiles = (K + WG_BK - 1) / WG_BK;
     if (warpgroup == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
@@ -876,6 +935,8 @@ __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const t
         wg_consume(acc, stages, full0, empty0, warpgroup - 1, tiles);
         wg_store(acc, C, M, N, row0, col0, warpgroup - 1);
     }
+    if constexpr (CLUSTER_SIZE > 1)
+        cluster_sync(); // the peer's last multicasts and arrivals have landed here
 }
 
 enum : int {

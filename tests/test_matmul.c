@@ -43,9 +43,9 @@ START_TEST(matmul_defaults_follow_the_variant)
     expect_canonical(context, "variant=tensor_core load=tma",
                      "bk=32 bm=256 bn=128 dtype=f32 group=8 load=tma mma=m16n8k8 out=f32 "
                      "prefetch=0 stages=4 variant=tensor_core wm=64 wn=64");
-    expect_canonical(context, "", "bm=128 consumers=2 dtype=bf16 group=8 mma=m64n256k16 out=bf16 "
+    expect_canonical(context, "", "bm=128 cluster=1 consumers=2 dtype=bf16 group=8 mma=m64n256k16 out=bf16 "
                                   "stages=3 variant=wgmma");
-    expect_canonical(context, "dtype=f16", "bm=128 consumers=2 dtype=f16 group=8 mma=m64n256k16 "
+    expect_canonical(context, "dtype=f16", "bm=128 cluster=1 consumers=2 dtype=f16 group=8 mma=m64n256k16 "
                                            "out=f16 stages=3 variant=wgmma");
     expect_canonical(context, "variant=block_tiled_vectorized",
                      "bk=16 bm=128 bn=128 dtype=f32 group=1 out=f32 tm=8 tn=8 "
@@ -86,6 +86,7 @@ START_TEST(matmul_constraints_fail_early_with_the_fix)
     expect_refused("variant=tensor_core load=tma bn=16 wn=16", "boxes of 32 columns", NULL);
     expect_refused("variant=tensor_core load=tma stages=8", "227 KiB", NULL);
     expect_refused("variant=naive load=tma", "does not apply", NULL);
+    expect_refused("variant=tensor_core cluster=2", "does not apply", NULL);
     expect_refused("bm=64", "bm = 64 or 128 times consumers", NULL);
     expect_refused("bm=256", "at most 128 accumulators", NULL);
     expect_refused("stages=5", "227 KiB", NULL);
@@ -138,6 +139,9 @@ START_TEST(matmul_variants_compile_to_their_instructions)
     expect_in_ptx(context, "dtype=f16 out=f32 mma=m64n200k16 stages=3",
                   "wgmma.mma_async.sync.aligned.m64n200k16.f32.f16.f16");
     expect_in_ptx(context, "mma=m64n8k16 consumers=1 bm=64", "m64n8k16");
+    expect_in_ptx(context, "cluster=2", ".multicast::cluster");
+    expect_in_ptx(context, "cluster=2", "mbarrier.arrive.release.cluster.shared::cluster.b64");
+    expect_in_ptx(context, "cluster=2", "barrier.cluster.wait.acquire.aligned");
     ptxjit_close(context);
 }
 END_TEST
@@ -194,6 +198,12 @@ START_TEST(matmul_launch_geometry_follows_the_params)
     ck_assert_int_eq(c.threads, 256);
     ck_assert_int_eq(c.tile_n, 200);
     ck_assert_uint_eq(c.shared_bytes, 2 * (64 + 256) * 128 + 1024); /* B boxes of 64 columns */
+    ck_assert_int_eq(c.cluster, 1);
+    ck_assert_uint_eq(matmul_blocks(&c, 130, 400), 3 * 2);
+    c = config_of("cluster=2");
+    ck_assert_int_eq(c.cluster, 2);
+    ck_assert_uint_eq(matmul_blocks(&c, 4096, 4096), 32 * 16);
+    ck_assert_uint_eq(matmul_blocks(&c, 130, 300), 2 * 2); /* one cluster of row tiles, half empty */
 }
 END_TEST
 

@@ -185,6 +185,19 @@ START_TEST(matmul_wgmma_shapes_types_and_tiles)
         check(context, params, (shape){127, 136, 72}, 1e-2);
     }
     check(context, "variant=wgmma", (shape){8192, 8192, 1024}, 1e-2);
+    /* Clusters of 2 row tiles sharing B: whole clusters, a half-empty last one (m of 1, 3 or
+     * 5 row tiles), both outputs, one B box (split unevenly), one consumer. */
+    static const char *const clustered[] = {"cluster=2", "cluster=2 out=f32 dtype=f16",
+                                            "cluster=2 mma=m64n64k16 consumers=1 bm=64",
+                                            "cluster=2 mma=m64n120k16 stages=4"};
+    static const shape cluster_shapes[] = {{1, 8, 8}, {300, 264, 200}, {640, 520, 1000},
+                                           {1024, 1024, 1024}};
+    for (size_t t = 0; t < PJ_ARRAY_SIZE(clustered); t++)
+        for (size_t s = 0; s < PJ_ARRAY_SIZE(cluster_shapes); s++) {
+            char params[160];
+            snprintf(params, sizeof params, "variant=wgmma %s", clustered[t]);
+            check(context, params, cluster_shapes[s], 1e-2);
+        }
     ptxjit_close(context);
 }
 END_TEST

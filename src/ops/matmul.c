@@ -75,6 +75,9 @@ ptxjit_status matmul_config_of(matmul_config *out, const ptxjit_kernel *kernel)
     int bn = (int)request_value(request, "bn");
     /* The mma list is m16n8k8, then m64nNk16 for N = 8, 16, ...: value i is N = 8 i. */
     out->tile_n = out->variant == MATMUL_WGMMA ? 8 * (int)request_value(request, "mma") : bn;
+    /* wgmma's cluster (1 where a template lacks it). */
+    out->cluster = out->variant == MATMUL_WGMMA && schema_param_index(schema, "cluster") >= 0
+                       ? (int)request_value(request, "cluster") : 1;
     /* tensor_core's load=tma (a parameter that older templates may lack: cp_async then). */
     out->tma = out->variant == MATMUL_TENSOR_CORE && schema_param_index(schema, "load") >= 0 &&
                strcmp(request_value_name(request, "load", buf), "tma") == 0;
@@ -84,6 +87,14 @@ ptxjit_status matmul_config_of(matmul_config *out, const ptxjit_kernel *kernel)
                               (int)request_value(request, "consumers"));
     out->shared_bytes = shared_bytes_of(out, bn);
     return PTXJIT_OK;
+}
+
+/* Blocks of the grid: the tiles of C, row tiles rounded up to whole clusters. */
+uint64_t matmul_blocks(const matmul_config *config, size_t m, size_t n)
+{
+    uint64_t rows = (uint64_t)config->bm * (uint64_t)config->cluster;
+    return ((uint64_t)m + rows - 1) / rows * (uint64_t)config->cluster *
+           (((uint64_t)n + config->tile_n - 1) / config->tile_n);
 }
 
 static ptxjit_status shape_error(const matmul_config *config, const char *rule, const char *fix)
@@ -116,8 +127,7 @@ ptxjit_status matmul_check_shape(const matmul_config *config, uint64_t a, uint64
         return shape_error(config, "loads A and B with TMA: it needs k and n multiples of 8 "
                            "(rows of 16 bytes) and 16-byte aligned a and b",
                            "pad k and n to multiples of 8 (any m works)");
-    uint64_t tiles = ((uint64_t)m + config->bm - 1) / config->bm *
-                     (((uint64_t)n + config->tile_n - 1) / config->tile_n);
+    uint64_t tiles = matmul_blocks(config, m, n);
     if (tiles > 0x7fffffff)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
                         "matmul: %zu x %zu needs %llu tiles, over the grid's limit; raise bm "
@@ -184,10 +194,10 @@ ptxjit_status ptxjit_matmul(ptxjit_context *context, const char *params, ptxjit_
     CUdeviceptr pa = a, pb = b, pc = c;
     int im = (int)m, in = (int)n, ik = (int)k;
     void *args[] = {&pa, &pb, &pc, &im, &in, &ik, &a_map, &b_map};
-    uint64_t tiles = (m + (size_t)config.bm - 1) / (size_t)config.bm *
-                     ((n + (size_t)config.tile_n - 1) / (size_t)config.tile_n);
-    ptxjit_dim3 grid = {(unsigned)tiles, 1, 1}, block = {(unsigned)config.threads, 1, 1};
-    return ptxjit_launch(kernel, NULL, grid, block, config.shared_bytes, stream, args);
+    ptxjit_dim3 grid = {(unsigned)matmul_blocks(&config, m, n), 1, 1};
+    ptxjit_dim3 block = {(unsigned)config.threads, 1, 1}, cluster = {(unsigned)config.cluster, 1, 1};
+    return ptxjit_launch_cluster(kernel, NULL, grid, block, cluster, config.shared_bytes, stream,
+                                 args);
 }
 
 double matmul_element(const void *data, pj_dtype dtype, size_t index)

@@ -1109,6 +1109,12 @@ static int read_request(matmul_gen *g, const pj_llvm_request *request, char *err
                  "backend=nvrtc");
         return PJ_LLVM_UNSUPPORTED;
     }
+    if (g->variant == WGMMA && !gen_is(request, "cluster", "1")) {
+        snprintf(error, size, "matmul variant=wgmma cluster=%s is not supported by the llvm "
+                 "backend's generator (it builds cluster=1); use cluster=1 or backend=nvrtc",
+                 gen_text(request, "cluster"));
+        return PJ_LLVM_UNSUPPORTED;
+    }
     read_shape(g, request);
     if (!shape_is_built(g)) {
         snprintf(error, size, "matmul %s is outside the shapes the llvm backend's generator "

@@ -131,7 +131,8 @@ LLVMValueRef ir_sreg(ir_builder *ir, ir_sreg_kind which);
 void ir_barrier(ir_builder *ir);
 /* __shfl_down_sync(0xffffffff, value, offset): i32 or f32. */
 LLVMValueRef ir_shfl_down(ir_builder *ir, LLVMValueRef value, int offset);
-/* atomicAdd(pointer, value) with no result: relaxed, i32 (wrapping) or f32. */
+/* atomicAdd(pointer, value) with no result (red.global.add: relaxed, gpu scope), i32
+ * (wrapping) or f32; pointer in the global address space. */
 void ir_atomic_add(ir_builder *ir, LLVMValueRef pointer, LLVMValueRef value);
 
 /* ---- ir_memory.c: shared arrays, addresses, loads and stores ---- */

@@ -459,6 +459,41 @@ START_TEST(variants_hold_the_instructions_they_are_about)
 }
 END_TEST
 
+/* nvJitLink's ptxas compiles relocatable code: it merges neighbouring shared reads into 16-byte
+ * ones only as far as the arrays' declared alignment lets it (block_tiled: 32 LDS.128 a tile
+ * instead of 128 LDS). */
+START_TEST(shared_tiles_are_declared_16_byte_aligned)
+{
+    ptxjit_context *context = open_plain();
+    static const char *const tiled[] = {"variant=tiled", "variant=tiled_register",
+                                        "variant=block_tiled"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(tiled); i++) {
+        const char *ptx = llvm_ptx(context, tiled[i]);
+        ck_assert_msg(strstr(ptx, ".shared .align 16 .b8 As[") &&
+                          strstr(ptx, ".shared .align 16 .b8 Bs["),
+                      "%s: As and Bs not 16-byte aligned", tiled[i]);
+    }
+    ptxjit_close(context);
+}
+END_TEST
+
+/* The k loop of one thread per element of C has the shape NVVM gives the template's: 4 steps
+ * an iteration left for ptxas to unroll further (no "nounroll" on it), then a remainder loop
+ * of single steps marked "nounroll". */
+START_TEST(dot_product_loop_takes_four_steps_and_leaves_unrolling_to_ptxas)
+{
+    ptxjit_context *context = open_plain();
+    static const char *const simple[] = {"variant=naive", "variant=coalescing"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(simple); i++) {
+        const char *ptx = llvm_ptx(context, simple[i]);
+        ck_assert_msg(count(ptx, "fma.rn.f32") == 4 + 1, "%s: %d multiply-adds", simple[i],
+                      count(ptx, "fma.rn.f32"));
+        ck_assert_int_eq(count(ptx, ".pragma \"nounroll\""), 1);
+    }
+    ptxjit_close(context);
+}
+END_TEST
+
 START_TEST(matmul_description_lists_the_variants_llvm_builds)
 {
     ptxjit_context *context = open_plain();
@@ -477,6 +512,8 @@ Suite *suite_llvm_matmul(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, each_variant_needs_what_the_template_kernel_needs);
     tcase_add_test(tc, variants_hold_the_instructions_they_are_about);
+    tcase_add_test(tc, shared_tiles_are_declared_16_byte_aligned);
+    tcase_add_test(tc, dot_product_loop_takes_four_steps_and_leaves_unrolling_to_ptxas);
     tcase_add_test(tc, matmul_description_lists_the_variants_llvm_builds);
     suite_add_tcase(s, tc);
     TCase *sweep = tcase_create("sweep");

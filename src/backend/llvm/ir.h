@@ -112,8 +112,13 @@ void ir_if(ir_builder *ir, ir_if_state *state, LLVMValueRef cond);
 void ir_else(ir_builder *ir, ir_if_state *state);
 void ir_end_if(ir_builder *ir, ir_if_state *state);
 
+/* Who unrolls a loop: the passes as they see fit, only ptxas, or no one. Only ptxas is
+ * llvm.loop.unroll.runtime.disable; no one is llvm.loop.unroll.disable, which NVPTX prints as
+ * `.pragma "nounroll"` for ptxas (so does a count, which LLVM marks disabled once applied). */
+typedef enum { IR_UNROLL_ANY, IR_UNROLL_BY_PTXAS, IR_UNROLL_NONE } ir_unroll;
 typedef struct {
     LLVMBasicBlockRef header, body, exit;
+    ir_unroll unroll; /* IR_UNROLL_ANY unless set before ir_end_while */
 } ir_loop_state;
 /* ir_while(&s); cond = ...; ir_do(&s, cond); body ...; ir_end_while(&s): the condition is
  * computed in the loop's header block, before each iteration. */
@@ -131,7 +136,8 @@ LLVMValueRef ir_sreg(ir_builder *ir, ir_sreg_kind which);
 void ir_barrier(ir_builder *ir);
 /* __shfl_down_sync(0xffffffff, value, offset): i32 or f32. */
 LLVMValueRef ir_shfl_down(ir_builder *ir, LLVMValueRef value, int offset);
-/* atomicAdd(pointer, value) with no result: relaxed, i32 (wrapping) or f32. */
+/* atomicAdd(pointer, value) with no result (red.global.add: relaxed, gpu scope), i32
+ * (wrapping) or f32; pointer in the global address space. */
 void ir_atomic_add(ir_builder *ir, LLVMValueRef pointer, LLVMValueRef value);
 
 /* ---- ir_memory.c: shared arrays, addresses, loads and stores ---- */

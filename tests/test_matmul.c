@@ -140,7 +140,7 @@ START_TEST(matmul_variants_compile_to_their_instructions)
                   "wgmma.mma_async.sync.aligned.m64n200k16.f32.f16.f16");
     expect_in_ptx(context, "mma=m64n8k16 consumers=1 bm=64", "m64n8k16");
     expect_in_ptx(context, "cluster=2", ".multicast::cluster");
-    expect_in_ptx(context, "cluster=2", "mbarrier.arrive.release.cluster.shared::cluster.b64");
+    expect_in_ptx(context, "cluster=2", "mbarrier.arrive.shared::cluster.b64");
     expect_in_ptx(context, "cluster=2", "barrier.cluster.wait.acquire.aligned");
     ptxjit_close(context);
 }

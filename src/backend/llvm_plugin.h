@@ -27,7 +27,7 @@
 #define PJ_LLVM_GENERATOR_LIST(X)                                                           \
     X(reduce, 2, "two_pass,warp_shuffle,one_pass,batched,vectorized")                        \
     X(transpose, 1, "smem,tma,tma_swizzle,tma_batched")                                      \
-    X(matmul, 2, "naive,coalescing,tiled,tiled_register,block_tiled,block_tiled_vectorized,"   \
+    X(matmul, 3, "naive,coalescing,tiled,tiled_register,block_tiled,block_tiled_vectorized,"   \
                  "tensor_core,wgmma")
 
 /* One parameter of a validated request: its name, its value (an integer, or an enum's or

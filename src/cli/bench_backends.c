@@ -176,11 +176,18 @@ static int matmul_row(bench_job *job, const char *params, pj_dtype type, int run
         return cli_fail(status);
     double flops = 2.0 * (double)job->n * (double)job->n * (double)job->n;
     double nvrtc = flops / (ms[0] * 1e6), llvm = flops / (ms[1] * 1e6);
-    printf("| %-36s | %12.1f | %11.1f | %10.3f | %16.1e |\n", params, nvrtc, llvm,
+    printf("| %-40s | %12.1f | %11.1f | %10.3f | %16.1e |\n", params, nvrtc, llvm,
            llvm / nvrtc, difference);
     fflush(stdout);
     return CLI_OK;
 }
+
+/* Rows beside a variant's defaults: its other ways of loading (the variant's name, then the
+ * parameters of the extra row). */
+static const char *const matmul_extra_rows[][2] = {
+    {"tensor_core", "load=tma"}, /* TMA and mbarriers instead of cp.async (sm_90) */
+    {"wgmma", "cluster=2"},      /* clusters of 2 blocks sharing B by multicast */
+};
 
 static int bench_matmul_type(ptxjit_context *context, size_t n, int runs, pj_dtype type,
                              const char *variants)
@@ -200,6 +207,15 @@ static int bench_matmul_type(ptxjit_context *context, size_t n, int runs, pj_dty
             snprintf(params, sizeof params, "variant=%.*s dtype=%s", (int)length, s,
                      dtype_name(type));
             code = matmul_row(&job, params, type, runs); /* C of the input type */
+            for (size_t i = 0; i < PJ_ARRAY_SIZE(matmul_extra_rows) && code == CLI_OK; i++) {
+                const char *variant = matmul_extra_rows[i][0];
+                if (strlen(variant) != length || strncmp(s, variant, length) != 0 ||
+                    (strcmp(variant, "tensor_core") == 0 && atoi(ptxjit_arch(context) + 3) < 90))
+                    continue;
+                snprintf(params, sizeof params, "variant=%s %s dtype=%s", variant,
+                         matmul_extra_rows[i][1], dtype_name(type));
+                code = matmul_row(&job, params, type, runs);
+            }
         }
         s += length + (s[length] == ',');
     }
@@ -209,8 +225,9 @@ static int bench_matmul_type(ptxjit_context *context, size_t n, int runs, pj_dty
     return code;
 }
 
-/* The SIMT variants and tensor_core on fp32, then wgmma on bf16 (C bf16), each n³ with the
- * template's default tiles, on random inputs in [-1, 1). */
+/* The SIMT variants and tensor_core (load=cp_async, and load=tma on sm_90) on fp32, then
+ * wgmma (cluster=1 and 2) on bf16 (C bf16), each n³ with the template's default tiles, on
+ * random inputs in [-1, 1). */
 static int bench_matmul(ptxjit_context *context, size_t n, int runs)
 {
     const char *variants = llvm_generator_variants("matmul");
@@ -221,10 +238,10 @@ static int bench_matmul(ptxjit_context *context, size_t n, int runs)
     printf("matmul, %zu x %zu x %zu, %s, median of up to %d runs per route (A B B A; about 2 s "
            "for slow variants), 2 n^3 / time; last column: ||C_llvm - C_nvrtc|| / ||C_nvrtc||:\n\n",
            n, n, n, ptxjit_arch(context), runs);
-    printf("| %-36s | nvrtc GFLOP/s | llvm GFLOP/s | llvm/nvrtc | llvm vs nvrtc C |\n",
+    printf("| %-40s | nvrtc GFLOP/s | llvm GFLOP/s | llvm/nvrtc | llvm vs nvrtc C |\n",
            "matmul parameters (others: defaults)");
-    printf("|--------------------------------------|--------------:|-------------:|-----------:|"
-           "-----------------:|\n");
+    printf("|------------------------------------------|--------------:|-------------:|"
+           "-----------:|-----------------:|\n");
     int code = bench_matmul_type(context, n, runs, PJ_DTYPE_f32, variants);
     if (code == CLI_OK && strstr(variants, "wgmma"))
         code = bench_matmul_type(context, n, runs, PJ_DTYPE_bf16, variants);

@@ -2,7 +2,7 @@
  * one kernel per module, variables as allocas (the passes promote them to registers), structured
  * if/while, the PTX special registers, barriers, shuffles, atomics, shared arrays, global and
  * vector memory, tensor cores (mma.sync, ldmatrix, cp.async, wgmma), and inline PTX for what
- * LLVM 19 has no intrinsic for (TMA, mbarrier, fences, wgmma).
+ * LLVM 19 has no intrinsic for (TMA, mbarrier, fences, clusters, wgmma).
  * Generators unroll by running C loops over their parameters: each iteration emits its code,
  * like Mojo's `@parameter for`. Prefix ir_. */
 #ifndef PTXJIT_LLVM_IR_H
@@ -199,6 +199,23 @@ void ir_tma_store_wait_read(ir_builder *ir);
 void ir_mbarrier_arrive(ir_builder *ir, LLVMValueRef barrier);
 /* fence.mbarrier_init.release.cluster: initialized mbarriers visible to the async proxy. */
 void ir_fence_mbarrier_init(ir_builder *ir);
+/* __syncwarp(): bar.warp.sync -1, every lane's earlier shared accesses done (before one lane
+ * arrives on an mbarrier for the warp). */
+void ir_syncwarp(ir_builder *ir);
+/* Thread-block clusters (sm_90). The multicast form of ir_tma_load_2d: the box lands at the
+ * same offset in the shared memory of every block in cta_mask (bit r: rank r) and completes
+ * bytes on each one's mbarrier at barrier's offset. */
+void ir_tma_load_2d_multicast(ir_builder *ir, LLVMValueRef shared_dst, LLVMValueRef tensor_map,
+                              LLVMValueRef x, LLVMValueRef y, LLVMValueRef barrier,
+                              unsigned cta_mask);
+/* %cluster_ctarank: the block's rank in its cluster (i32). */
+LLVMValueRef ir_cluster_rank(ir_builder *ir);
+/* One arrival (release, cluster scope) on the mbarrier at barrier's offset in the shared
+ * memory of block `rank` (an i32) of the cluster: mapa, then mbarrier.arrive.shared::cluster. */
+void ir_mbarrier_arrive_cluster(ir_builder *ir, LLVMValueRef barrier, LLVMValueRef rank);
+/* barrier.cluster.arrive.release + wait.acquire, .aligned: every thread of every block of the
+ * cluster. */
+void ir_cluster_sync(ir_builder *ir);
 
 /* ---- ir_tensor.c: tensor cores and asynchronous copies (sm_80 mma.sync, sm_90a wgmma) ---- */
 /* cp.async.cg.shared.global [dst], [src], 16, src_bytes: 16 bytes global → shared without

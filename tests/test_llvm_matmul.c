@@ -537,7 +537,7 @@ START_TEST(wgmma_cluster_multicasts_b_and_arrives_in_both_blocks)
     const char *ptx = llvm_ptx(context, "variant=wgmma cluster=2");
     static const char *const cluster_ops[] = {
         "%cluster_ctarank", "mapa.shared::cluster.u32",
-        "mbarrier.arrive.release.cluster.shared::cluster.b64",
+        "mbarrier.arrive.shared::cluster.b64",
         ".multicast::cluster [", "fence.mbarrier_init.release.cluster"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(cluster_ops); i++)
         ck_assert_msg(strstr(ptx, cluster_ops[i]), "no %s", cluster_ops[i]);

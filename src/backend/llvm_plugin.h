@@ -10,7 +10,7 @@
 #define PJ_LLVM_PLUGIN_ABI 1
 /* Bumped whenever the builder layer (src/backend/llvm/ir_*.c), the passes or the PTX target
  * options change the code of every kernel; part of every llvm cache key. */
-#define PJ_LLVM_BUILDER_VERSION 1
+#define PJ_LLVM_BUILDER_VERSION 2
 /* What the NVPTX target is asked for: a PTX ISA that every supported architecture accepts
  * (sm_90a needs 8.0) and the optimization pipeline. Both are part of the key. */
 #define PJ_LLVM_PTX_FEATURES "+ptx80"

@@ -488,22 +488,29 @@ __device__ __forceinline__ void tc_tma_stage(char *stage, unsigned full, const t
         tma_load(dst + TMA_A_BYTES + j * TMA_B_BOX_BYTES, b_map, col0 + j * 32, k0, full);
 }
 
-// load=tma: where element (row, col) of the stage's A tile, and (k row, col) of its B tile,
-// lie, as byte offsets from the stage's start. TMA's swizzle flips the 16-byte-chunk bits of
-// an offset with the bits above its 128-byte line (the stages start 1024-byte aligned).
-__device__ __forceinline__ int swizzled(int offset, int chunk_bits)
-{
-    return offset ^ (offset >> 7 & chunk_bits) << 4;
-}
+// load=tma: element (row, col) of the stage's A tile lies at byte (row * BK + col) * 4, and
+// (k row, col) of B in box col / 32 at k * 128 + col % 32 * 4; TMA's swizzle then flips each
+// offset's 16-byte-chunk bits (4-6, as many as a row spans: A's BK * 4 bytes give 1, 2 or 3,
+// B's 128 bytes 3) with the bits above its 128-byte line (the stages start 1024-byte
+// aligned). For a fragment load that flip depends only on the thread's row modulo 8 (A's mma
+// tiles are 16 rows apart, B's k steps 8), so each address is a base of the thread's plus
+// (the chunk it wants XOR its flip) plus an immediate: one XOR per k step for A, none in the
+// loop for B.
+struct tc_swizzle {
+    int a_row, a_chunk; // A: the thread's row bytes, and its flipped chunk at k = 0
+    int b_row, b_chunk; // B: box and row t, and the flipped chunk of the thread's columns
+};
 
-__device__ __forceinline__ int a_swizzled(int row, int col)
+__device__ __forceinline__ tc_swizzle tc_swizzle_of(int warp_row, int warp_col)
 {
-    return swizzled((row * BK + col) * 4, A_SWIZZLE);
-}
-
-__device__ __forceinline__ int b_swizzled(int k, int col)
-{
-    return TMA_A_BYTES + col / 32 * TMA_B_BOX_BYTES + swizzled(k * 128 + col % 32 * 4, 7);
+    const int lane = threadIdx.x % 32, q = lane / 8, t = lane % 4;
+    tc_swizzle z;
+    z.a_row = (warp_row * WM + q % 2 * 8 + lane % 8) * BK * 4;
+    z.a_chunk = q / 2 * 16 ^ (z.a_row >> 7 & A_SWIZZLE) << 4; // lanes 16-31: k 4-7
+    const int col = warp_col * WN + lane / 4 * NT_TILES;      // NT columns within one box
+    z.b_row = TMA_A_BYTES + col / 32 * TMA_B_BOX_BYTES + t * 128;
+    z.b_chunk = col % 32 * 4 ^ t << 4;
+    return z;
 }
 
 // fp32 to tf32, rounded to nearest (ties away from zero, as cvt.rna): the tensor core reads
@@ -529,17 +536,20 @@ __device__ __forceinline__ void mma_tf32(float *d, const unsigned *a, const unsi
 // the same way, which the store undoes.
 enum : int { B_VECTOR = NT_TILES % 4 == 0 ? 4 : NT_TILES % 2 == 0 ? 2 : 1 };
 
+// Row k + t + 4 half of the stage's B tile (k: the k step, a multiple of 8).
 __device__ __forceinline__ void load_b_row(unsigned (&b)[NT_TILES][2], int half, const char *stage,
-                                           int k, int col)
+                                           int k, int col, const tc_swizzle &z)
 {
+    const int t = threadIdx.x % 4;
 #pragma unroll
     for (int n = 0; n < NT_TILES; n += B_VECTOR) {
         const char *at;
-        if constexpr (TC_TMA)
-            at = stage + b_swizzled(k, col + n);
+        if constexpr (TC_TMA) // z: box and row t, and t's flip; the half flips bit 6 too
+            at = stage + z.b_row + (k + 4 * half) * 128 + (z.b_chunk ^ (half * 64 + n * 4));
         else // the padded B tile after the padded A tile
             at = reinterpret_cast<const char *>(reinterpret_cast<const float *>(stage) +
-                                                BM * A_PITCH + k * B_PITCH + col + n);
+                                                BM * A_PITCH + (k + t + 4 * half) * B_PITCH +
+                                                col + n);
         float v[B_VECTOR];
         if constexpr (B_VECTOR == 4)
             *reinterpret_cast<float4 *>(v) = *reinterpret_cast<const float4 *>(at);
@@ -559,17 +569,17 @@ struct tc_fragments {
 
 // The A (ldmatrix) and B (vector loads) fragments of k step k of the stage.
 __device__ __forceinline__ void tc_load_fragments(tc_fragments &f, const char *stage, int k,
-                                                  int warp_row, int warp_col)
+                                                  int warp_row, int warp_col, const tc_swizzle &z)
 {
-    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4, q = lane / 8;
+    const int lane = threadIdx.x % 32, g = lane / 4, q = lane / 8;
     const unsigned base = shared_address(stage);
 #pragma unroll
     for (int m = 0; m < MT_TILES; m++) {
         // Lane l addresses row l % 8 of matrix l / 8: rows 0-7 | 8-15, k 0-3 | 4-7.
         const int row = warp_row * WM + m * 16 + q % 2 * 8 + lane % 8, col = k + q / 2 * 4;
         unsigned p;
-        if constexpr (TC_TMA)
-            p = base + a_swizzled(row, col);
+        if constexpr (TC_TMA) // k * 4 is a multiple of 32: it leaves the flipped bits alone
+            p = base + z.a_row + m * 16 * BK * 4 + (z.a_chunk ^ k * 4);
         else
             p = shared_address(reinterpret_cast<const float *>(stage) + row * A_PITCH + col);
         // Not volatile, so the scheduler may hoist it above earlier mma; the memory clobber
@@ -582,8 +592,8 @@ __device__ __forceinline__ void tc_load_fragments(tc_fragments &f, const char *s
             f.a[m][i] = to_tf32(__uint_as_float(f.a[m][i]));
     }
     const int col = warp_col * WN + g * NT_TILES;
-    load_b_row(f.b, 0, stage, k + t, col);
-    load_b_row(f.b, 1, stage, k + t + 4, col);
+    load_b_row(f.b, 0, stage, k, col, z);
+    load_b_row(f.b, 1, stage, k, col, z);
 }
 
 __device__ __forceinline__ void tc_mma_all(float (&acc)[MT_TILES][NT_TILES][4], const tc_fragments &f)
@@ -600,20 +610,21 @@ __device__ __forceinline__ void tc_mma_all(float (&acc)[MT_TILES][NT_TILES][4], 
 __device__ __forceinline__ void tc_multiply_stage(float (&acc)[MT_TILES][NT_TILES][4],
                                                   const char *stage, int warp_row, int warp_col)
 {
+    const tc_swizzle z = tc_swizzle_of(warp_row, warp_col); // loop-invariant: hoisted
     if constexpr (PREFETCH) {
         tc_fragments f[2];
-        tc_load_fragments(f[0], stage, 0, warp_row, warp_col);
+        tc_load_fragments(f[0], stage, 0, warp_row, warp_col, z);
 #pragma unroll
         for (int k = 0; k < BK; k += 8) {
             if (k + 8 < BK)
-                tc_load_fragments(f[(k / 8 + 1) % 2], stage, k + 8, warp_row, warp_col);
+                tc_load_fragments(f[(k / 8 + 1) % 2], stage, k + 8, warp_row, warp_col, z);
             tc_mma_all(acc, f[k / 8 % 2]);
         }
     } else {
 #pragma unroll
         for (int k = 0; k < BK; k += 8) {
             tc_fragments f;
-            tc_load_fragments(f, stage, k, warp_row, warp_col);
+            tc_load_fragments(f, stage, k, warp_row, warp_col, z);
             tc_mma_all(acc, f);
         }
     }

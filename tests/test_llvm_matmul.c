@@ -98,7 +98,7 @@ static const struct {
     {"tiled_register", {BM, BN, BK, TM}, 4, 7},
     {"block_tiled", {BM, BN, BK, TM, TN}, 5, 41},
     {"block_tiled_vectorized", {BM, BN, BK, TM, TN}, 5, 5},
-    {"tensor_core", {BM, BN, BK, WM, WN, STAGES, PREFETCH}, 7, 113},
+    {"tensor_core load=cp_async", {BM, BN, BK, WM, WN, STAGES, PREFETCH}, 7, 113},
     {"tensor_core load=tma", {BM, BN, BK, WM, WN, STAGES, PREFETCH}, 7, 113},
     {"wgmma", {MMA_N, CONSUMERS, BM, STAGES, TYPES, CLUSTER}, 6, 37},
 };
@@ -394,10 +394,10 @@ static const char *const template_configs[] = {
     "variant=block_tiled_vectorized",
     "variant=block_tiled_vectorized bk=16 tm=4 tn=8 bm=64 bn=128",
     "variant=block_tiled_vectorized bk=8 tm=8 tn=4 bm=64 bn=64",
-    "variant=tensor_core", "variant=tensor_core stages=2", "variant=tensor_core stages=4 bk=16",
-    "variant=tensor_core bm=64 bn=64 wm=32 wn=32", "variant=tensor_core wm=32 wn=64 bk=64 stages=2",
-    "variant=tensor_core wm=64 wn=64 bn=256", "variant=tensor_core wm=64 wn=16",
-    "variant=tensor_core wm=16 wn=8 bm=32 bn=32", "variant=tensor_core prefetch=0 group=1",
+    "variant=tensor_core load=cp_async", "variant=tensor_core load=cp_async stages=2", "variant=tensor_core load=cp_async stages=4 bk=16",
+    "variant=tensor_core load=cp_async bm=64 bn=64 wm=32 wn=32", "variant=tensor_core load=cp_async wm=32 wn=64 bk=64 stages=2",
+    "variant=tensor_core load=cp_async wm=64 wn=64 bn=256", "variant=tensor_core load=cp_async wm=64 wn=16",
+    "variant=tensor_core load=cp_async wm=16 wn=8 bm=32 bn=32", "variant=tensor_core load=cp_async prefetch=0 group=1",
     /* load=tma: A rows of 32, 64 and 128 bytes; B fragments 1, 2 and 4 at a time, 16 a thread */
     "variant=tensor_core load=tma", "variant=tensor_core load=tma bk=16 stages=4",
     "variant=tensor_core load=tma bk=8 stages=6", "variant=tensor_core load=tma prefetch=1",
@@ -444,7 +444,7 @@ START_TEST(variants_hold_the_instructions_they_are_about)
         ck_assert_msg(strstr(vectorized, vector_ops[i]), "no %s", vector_ops[i]);
     /* Scalar loads too: the path for rows that are no whole vectors. */
     ck_assert_ptr_nonnull(strstr(vectorized, "ld.global.nc.f32"));
-    const char *tc = llvm_ptx(context, "variant=tensor_core");
+    const char *tc = llvm_ptx(context, "variant=tensor_core load=cp_async");
     /* 128 x 128 x 32 per block of 8 warps, 64 x 32 each: 4 x 4 mma tiles, 4 k steps. */
     ck_assert_int_eq(count(tc, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), 64);
     ck_assert_int_eq(count(tc, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 16);
@@ -453,7 +453,7 @@ START_TEST(variants_hold_the_instructions_they_are_about)
     ck_assert_ptr_nonnull(strstr(tc, "cp.async.wait_group 1;")); /* stages - 2 */
     ck_assert_ptr_nonnull(strstr(tc, ", 4096;")); /* tf32 rounding: + 0x1000 */
     ck_assert_ptr_null(strstr(tc, "cvt.rna.tf32"));
-    ck_assert_int_eq(count(llvm_ptx(context, "variant=tensor_core wm=64 wn=16"), "ld.shared.v2.u32"), 8);
+    ck_assert_int_eq(count(llvm_ptx(context, "variant=tensor_core load=cp_async wm=64 wn=16"), "ld.shared.v2.u32"), 8);
     const char *wgmma = llvm_ptx(context, "variant=wgmma");
     static const char *const hopper[] = {
         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "wgmma.fence.sync.aligned",

@@ -207,11 +207,11 @@ END_TEST
 START_TEST(llvm_tensor_core_matmuls_match_nvrtc_and_float64)
 {
     static const char *const configs[] = {
-        "variant=tensor_core", "variant=tensor_core stages=2", "variant=tensor_core stages=4 bk=16",
-        "variant=tensor_core bm=64 bn=64 wm=32 wn=32",
-        "variant=tensor_core wm=32 wn=64 bk=64 stages=2", "variant=tensor_core wm=64 wn=64 bn=256",
-        "variant=tensor_core wm=64 wn=16", "variant=tensor_core wm=16 wn=8 bm=32 bn=32",
-        "variant=tensor_core prefetch=0 group=1", "variant=tensor_core stages=8 bk=8 bm=64 bn=64"};
+        "variant=tensor_core load=cp_async", "variant=tensor_core load=cp_async stages=2", "variant=tensor_core load=cp_async stages=4 bk=16",
+        "variant=tensor_core load=cp_async bm=64 bn=64 wm=32 wn=32",
+        "variant=tensor_core load=cp_async wm=32 wn=64 bk=64 stages=2", "variant=tensor_core load=cp_async wm=64 wn=64 bn=256",
+        "variant=tensor_core load=cp_async wm=64 wn=16", "variant=tensor_core load=cp_async wm=16 wn=8 bm=32 bn=32",
+        "variant=tensor_core load=cp_async prefetch=0 group=1", "variant=tensor_core load=cp_async stages=8 bk=8 bm=64 bn=64"};
     /* k and n multiples of 4 (16-byte cp.async rows); m and the tile edges ragged. */
     static const shape shapes[] = {{1, 4, 4}, {127, 132, 68}, {512, 512, 512}};
     compare_all("llvm matmul tensor_core", configs, PJ_ARRAY_SIZE(configs), shapes,
@@ -303,8 +303,8 @@ START_TEST(llvm_matmul_kernels_get_the_resources_of_nvrtc_kernels)
         return;
     static const char *const configs[] = {
         "variant=naive", "variant=coalescing", "variant=tiled", "variant=tiled_register",
-        "variant=block_tiled", "variant=block_tiled_vectorized", "variant=tensor_core",
-        "variant=tensor_core wm=64 wn=64 bn=256", "variant=tensor_core load=tma",
+        "variant=block_tiled", "variant=block_tiled_vectorized", "variant=tensor_core load=cp_async",
+        "variant=tensor_core load=cp_async wm=64 wn=64 bn=256", "variant=tensor_core load=tma",
         "variant=tensor_core load=tma bk=8 stages=6", "variant=wgmma", "variant=wgmma out=f32",
         "variant=wgmma mma=m64n128k16 bm=256", "variant=wgmma cluster=2",
         "variant=wgmma cluster=2 mma=m64n64k16 consumers=1 bm=64"};

@@ -124,12 +124,12 @@ START_TEST(matmul_tensor_core_shapes_and_tiles)
     static const shape shapes[] = {{1, 4, 4}, {127, 132, 68}, {512, 512, 512},
                                    {4096, 4096, 4096}, {300, 20, 1000}};
     for (size_t s = 0; s < PJ_ARRAY_SIZE(shapes); s++)
-        check(context, "variant=tensor_core", shapes[s], 1e-3);
+        check(context, "variant=tensor_core load=cp_async", shapes[s], 1e-3);
     static const char *const tiles[] = {
-        "variant=tensor_core stages=2", "variant=tensor_core stages=4 bk=16",
-        "variant=tensor_core bm=64 bn=64 wm=32 wn=32", "variant=tensor_core wm=32 wn=64 bk=64 stages=2",
-        "variant=tensor_core wm=64 wn=64 bn=256", "variant=tensor_core wm=64 wn=16",
-        "variant=tensor_core wm=16 wn=8 bm=32 bn=32"};
+        "variant=tensor_core load=cp_async stages=2", "variant=tensor_core load=cp_async stages=4 bk=16",
+        "variant=tensor_core load=cp_async bm=64 bn=64 wm=32 wn=32", "variant=tensor_core load=cp_async wm=32 wn=64 bk=64 stages=2",
+        "variant=tensor_core load=cp_async wm=64 wn=64 bn=256", "variant=tensor_core load=cp_async wm=64 wn=16",
+        "variant=tensor_core load=cp_async wm=16 wn=8 bm=32 bn=32"};
     for (size_t t = 0; t < PJ_ARRAY_SIZE(tiles); t++)
         check(context, tiles[t], (shape){127, 132, 68}, 1e-3);
     ptxjit_close(context);
@@ -213,7 +213,7 @@ START_TEST(matmul_refuses_shapes_it_cannot_take)
                                    NULL),
                      PTXJIT_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "multiples of 8"));
-    ck_assert_int_eq(ptxjit_matmul(context, "variant=tensor_core", buffer + 4, buffer + 4096,
+    ck_assert_int_eq(ptxjit_matmul(context, "variant=tensor_core load=cp_async", buffer + 4, buffer + 4096,
                                    buffer + 8192, 16, 16, 16, NULL),
                      PTXJIT_ERR_INVALID_ARGUMENT);
     ptxjit_free(context, buffer);

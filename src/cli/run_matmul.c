@@ -196,8 +196,9 @@ static const struct {
     {"variant=tiled_register", 7078},
     {"variant=block_tiled", 10661},
     {"variant=block_tiled_vectorized", 10663},
-    {"variant=tensor_core", 0},
-    /* Beyond the write-up's step on sm_90: whole tiles by TMA, mbarriers, 64 x 64 warp tiles. */
+    {"variant=tensor_core load=cp_async", 0},
+    /* Beyond the write-up's step on sm_90 (and its default there): whole tiles by TMA,
+     * mbarriers, 64 x 64 warp tiles. */
     {"variant=tensor_core load=tma", 0},
 };
 

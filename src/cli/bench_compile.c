@@ -75,13 +75,22 @@ static ptxjit_status cold_compile(route_times *t, int i, const cli_args *args, c
     return status;
 }
 
-static ptxjit_status time_route(route_times *t, int samples, const cli_args *args,
-                                const char *family, const char *params)
+/* Both routes, samples of each: first the first request of the process for each, then the
+ * samples in the order A B B A A B ..., so that a load that comes and goes on the machine
+ * falls on both routes alike. */
+static ptxjit_status time_routes(route_times t[2], int samples, const cli_args *args,
+                                 const char *family, const char *const params[2])
 {
-    t->samples = samples;
-    ptxjit_status status = cold_compile(t, -1, args, family, params);
+    ptxjit_status status = PTXJIT_OK;
+    for (int r = 0; r < 2 && status == PTXJIT_OK; r++) {
+        t[r].samples = samples;
+        status = cold_compile(&t[r], -1, args, family, params[r]);
+    }
     for (int i = 0; i < samples && status == PTXJIT_OK; i++)
-        status = cold_compile(t, i, args, family, params);
+        for (int k = 0; k < 2 && status == PTXJIT_OK; k++) {
+            int r = i % 2 ? 1 - k : k;
+            status = cold_compile(&t[r], i, args, family, params[r]);
+        }
     return status;
 }
 
@@ -188,8 +197,7 @@ static ptxjit_status gpu_part(const cli_args *args, const char *family, const ch
     route_times cached[2];
     nvrtc_allow_driver_cache(1);
     nvjitlink_allow_driver_cache(1);
-    for (int r = 0; r < 2 && status == PTXJIT_OK; r++)
-        status = time_route(&cached[r], samples, args, family, p[r]);
+    status = time_routes(cached, samples, args, family, p);
     nvrtc_allow_driver_cache(0);
     nvjitlink_allow_driver_cache(0);
     ptxjit_close(gpu);
@@ -227,9 +235,7 @@ int cmd_bench_compile(cli_args *args)
     snprintf(llvm_params, sizeof llvm_params, "%s backend=llvm", params);
     const char *const p[2] = {nvrtc_params, llvm_params};
     route_times routes[2];
-    ptxjit_status status = PTXJIT_OK;
-    for (int r = 0; r < 2 && status == PTXJIT_OK; r++)
-        status = time_route(&routes[r], samples, args, family, p[r]);
+    ptxjit_status status = time_routes(routes, samples, args, family, p);
     if (status != PTXJIT_OK) {
         free(given);
         return cli_fail(status);
@@ -242,8 +248,9 @@ int cmd_bench_compile(cli_args *args)
         ptxjit_close(context);
     }
     printf("cold compile, request -> cubin, %s %s, median of %d in one process (each in a fresh "
-           "context without disk cache; the compilers' driver cache off), ms; other = total - "
-           "stages (request, key, metadata); CPU = this thread's CPU time (total):\n\n",
+           "context without disk cache; the compilers' driver cache off; routes alternating A B B "
+           "A), ms; other = total - stages (request, key, metadata); CPU = this thread's CPU time "
+           "(total):\n\n",
            family, params, samples);
     print_table_head();
     print_row("nvrtc (prelude; NVRTC -> PTX + cubin)", &routes[0], 0);

@@ -36,6 +36,8 @@ SHARED_LIB := $(BUILD)/libptxjit.so
 CLI := $(BUILD)/ptxjit
 TEST_RUNNER := $(BUILD)/ptxjit_tests
 PLUGIN := $(BUILD)/libptxjit_llvm.so
+# A stand-in libcuda that logs cuInit: test_cli checks that --no-gpu keeps the driver unstarted.
+FAKE_CUDA := $(BUILD)/fake_cuda/libcuda.so.1
 
 # LLVM 19 (Debian's llvm-19-dev), linked statically into the plugin only: one ~30 MB file that
 # travels with the CLI and the tests, which stay small; nothing of LLVM is needed at run time.
@@ -108,7 +110,11 @@ $(PLUGIN): $(PLUGIN_OBJ) src/backend/llvm/plugin.map
 deps:
 	$(Q)sh tests/install_deps.sh
 
-test: $(TEST_RUNNER) $(CLI) $(PLUGIN)
+$(FAKE_CUDA): tests/fake_cuda/libcuda.c
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) -shared -fPIC -O1 -Wall -Wextra -Werror -o $@ $<
+
+test: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA)
 	$(Q)PTXJIT_CLI=$(abspath $(CLI)) $(TEST_RUNNER)
 
 demo: all examples

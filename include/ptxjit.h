@@ -120,8 +120,9 @@ const char *ptxjit_kernel_key(const ptxjit_kernel *kernel);    /* 32 hex digits 
 const char *ptxjit_kernel_ptx(const ptxjit_kernel *kernel);    /* NUL-terminated PTX text */
 const void *ptxjit_kernel_cubin(const ptxjit_kernel *kernel, size_t *size);
 const char *ptxjit_kernel_log(const ptxjit_kernel *kernel);    /* compiler log, may be "" */
-const char *ptxjit_kernel_source(const ptxjit_kernel *kernel); /* specialized source; NULL if
-                                                                   served from the disk cache */
+/* The specialized source (backend=llvm: the generated IR, built again on the first call);
+ * NULL if served from the disk cache. Valid as long as the kernel. */
+const char *ptxjit_kernel_source(const ptxjit_kernel *kernel);
 int ptxjit_kernel_entry_count(const ptxjit_kernel *kernel);
 const char *ptxjit_kernel_entry_name(const ptxjit_kernel *kernel, int index);
 

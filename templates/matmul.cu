@@ -18,7 +18,7 @@
 //@ptxjit param wm int(16..128) pow2 default=64 when="variant == tensor_core" doc="warp tile rows"
 //@ptxjit param wn int(8..128) pow2 default=32 default_if="load == tma => 64" when="variant == tensor_core" doc="warp tile columns"
 //@ptxjit param stages int(2..8) default=3 default_if="variant == tensor_core && load == tma => 4" when="variant == tensor_core || variant == wgmma" doc="shared-memory pipeline depth: tiles loading while one is multiplied"
-//@ptxjit param prefetch int(0..1) default=1 default_if="load == tma => 0" when="variant == tensor_core" doc="1: load the next k step's fragments before the mma of this one (more registers, loads hidden behind mma)"
+//@ptxjit param prefetch int(0..1) default=1 when="variant == tensor_core" doc="1: load the next k step's fragments before the mma of this one (more registers, loads hidden behind mma)"
 //@ptxjit param consumers int(1..2) default=2 when="variant == wgmma" doc="consumer warpgroups, each multiplying bm / consumers rows (plus one producer warpgroup issuing the TMA loads)"
 //@ptxjit param cluster int(1..2) default=1 when="variant == wgmma" doc="thread-block cluster along M: 2 blocks on adjacent row tiles share each B tile, every block loading half of it and multicasting it to both (half the B traffic from L2)"
 //@ptxjit param group int(1..64) pow2 default=1 default_if="variant == wgmma || variant == tensor_core => 8" doc="tile rows per raster group: blocks run down GROUP tiles of a column before the next, so the tiles in flight share rows of A and columns of B in L2"

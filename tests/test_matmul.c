@@ -43,7 +43,7 @@ START_TEST(matmul_defaults_follow_the_variant)
      * (docs/PERFORMANCE.md); the write-up's cp.async step elsewhere. */
     expect_canonical(context, "variant=tensor_core",
                      "bk=32 bm=256 bn=128 dtype=f32 group=8 load=tma mma=m16n8k8 out=f32 "
-                     "prefetch=0 stages=4 variant=tensor_core wm=64 wn=64");
+                     "prefetch=1 stages=4 variant=tensor_core wm=64 wn=64");
     ptxjit_context *ampere = open_for("sm_80");
     expect_canonical(ampere, "variant=tensor_core",
                      "bk=32 bm=128 bn=128 dtype=f32 group=8 load=cp_async mma=m16n8k8 out=f32 "
@@ -51,7 +51,7 @@ START_TEST(matmul_defaults_follow_the_variant)
     ptxjit_close(ampere);
     expect_canonical(context, "variant=tensor_core load=tma",
                      "bk=32 bm=256 bn=128 dtype=f32 group=8 load=tma mma=m16n8k8 out=f32 "
-                     "prefetch=0 stages=4 variant=tensor_core wm=64 wn=64");
+                     "prefetch=1 stages=4 variant=tensor_core wm=64 wn=64");
     expect_canonical(context, "", "bm=128 cluster=1 consumers=2 dtype=bf16 group=8 mma=m64n256k16 out=bf16 "
                                   "stages=3 variant=wgmma");
     expect_canonical(context, "dtype=f16", "bm=128 cluster=1 consumers=2 dtype=f16 group=8 mma=m64n256k16 "

@@ -25,7 +25,7 @@
  * X(family, generator version, variants it builds: "a,b,c", or "" for a family without a
  * variant parameter). A generator's version is part of its kernels' cache keys. */
 #define PJ_LLVM_GENERATOR_LIST(X)                                                           \
-    X(reduce, 2, "two_pass,warp_shuffle,one_pass,batched,vectorized")                        \
+    X(reduce, 3, "two_pass,warp_shuffle,one_pass,batched,vectorized")                        \
     X(transpose, 1, "smem,tma,tma_swizzle,tma_batched")                                      \
     X(matmul, 3, "naive,coalescing,tiled,tiled_register,block_tiled,block_tiled_vectorized,"   \
                  "tensor_core,wgmma")

@@ -462,15 +462,15 @@ __device__ __forceinline__ void tc_load_stage(char *stage, const float *A, const
     float *as = reinterpret_cast<float *>(stage), *bs = as + BM * A_PITCH;
 #pragma unroll
     for (int v = 0; v < BM * BK / 4 / TC_THREADS; v++) {
-        const int i = threadIdx.x + v * TC_THREADS, r = i / (BK / 4), k = i % (BK / 4) * 4;
-        const bool inside = row0 + r < M && k0 + k < K;
-        copy16_async(as + r * A_PITCH + k, inside ? A + (size_t)(row0 + r) * K + k0 + k : A, inside);
+        const unsigned i = threadIdx.x + v * TC_THREADS, r = i / (BK / 4), k = i % (BK / 4) * 4;
+        const bool inside = row0 + (int)r < M && k0 + (int)k < K;
+        copy16_async(as + r * A_PITCH + k, inside ? A + (size_t)(row0 + (int)r) * K + k0 + k : A, inside);
     }
 #pragma unroll
     for (int v = 0; v < BK * BN / 4 / TC_THREADS; v++) {
-        const int i = threadIdx.x + v * TC_THREADS, k = i / (BN / 4), c = i % (BN / 4) * 4;
-        const bool inside = k0 + k < K && col0 + c < N;
-        copy16_async(bs + k * B_PITCH + c, inside ? B + (size_t)(k0 + k) * N + col0 + c : B, inside);
+        const unsigned i = threadIdx.x + v * TC_THREADS, k = i / (BN / 4), c = i % (BN / 4) * 4;
+        const bool inside = k0 + (int)k < K && col0 + (int)c < N;
+        copy16_async(bs + k * B_PITCH + c, inside ? B + (size_t)(k0 + (int)k) * N + col0 + c : B, inside);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");
 }

@@ -395,7 +395,7 @@ static const char *const template_configs[] = {
     "variant=block_tiled_vectorized bk=16 tm=4 tn=8 bm=64 bn=128",
     "variant=block_tiled_vectorized bk=8 tm=8 tn=4 bm=64 bn=64",
     "variant=tensor_core load=cp_async", "variant=tensor_core load=cp_async stages=2", "variant=tensor_core load=cp_async stages=4 bk=16",
-    "variant=tensor_core load=cp_async bm=64 bn=64 wm=32 wn=32", "variant=tensor_core load=cp_async wm=32 wn=64 bk=64 stages=2",
+    "variant=tensor_core load=cp_async bm=64 bn=64 wm=32 wn=32", "variant=tensor_core load=cp_async wm=32 wn=64 bk=32 stages=2",
     "variant=tensor_core load=cp_async wm=64 wn=64 bn=256", "variant=tensor_core load=cp_async wm=64 wn=16",
     "variant=tensor_core load=cp_async wm=16 wn=8 bm=32 bn=32", "variant=tensor_core load=cp_async prefetch=0 group=1",
     /* load=tma: A rows of 32, 64 and 128 bytes; B fragments 1, 2 and 4 at a time, 16 a thread */

@@ -39,6 +39,8 @@ TEST_RUNNER := $(BUILD)/ptxjit_tests
 TEST_SHIM := $(BUILD)/libpjtest_nvrtc_shim.so
 STRESS := $(BUILD)/ptxjit_stress
 PLUGIN := $(BUILD)/libptxjit_llvm.so
+# A stand-in libcuda that logs cuInit: test_cli checks that --no-gpu keeps the driver unstarted.
+FAKE_CUDA := $(BUILD)/fake_cuda/libcuda.so.1
 
 # LLVM 19 (Debian's llvm-19-dev), linked statically into the plugin only: one ~30 MB file that
 # travels with the CLI and the tests, which stay small; nothing of LLVM is needed at run time.
@@ -120,7 +122,11 @@ $(PLUGIN): $(PLUGIN_OBJ) src/backend/llvm/plugin.map
 deps:
 	$(Q)sh tests/install_deps.sh
 
-test: $(TEST_RUNNER) $(CLI) $(PLUGIN)
+$(FAKE_CUDA): tests/fake_cuda/libcuda.c
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) -shared -fPIC -O1 -Wall -Wextra -Werror -o $@ $<
+
+test: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA)
 	$(Q)PTXJIT_CLI=$(abspath $(CLI)) $(TEST_RUNNER)
 	$(Q)$(if $(filter true,$(CI)),$(MAKE) --no-print-directory CI= hardening,:)
 

@@ -2,8 +2,9 @@
 # gpu_session.sh — everything one lent-GPU call does, in order: the GPU test suite, the
 # reduce bandwidth table, the CUB and copy comparator (built here with nvcc), the JIT costs,
 # and the transpose table with its cuBLAS, copy and Triton peers. Binaries come prebuilt (carried build/); logs land in $OUT (or ./gpu-out).
-# Usage: bash bench/gpu_session.sh [tests|bench|transpose|backends|all]
-# (backends: the LLVM route against NVRTC; carry build/libptxjit_llvm.so with the binaries.)
+# Usage: bash bench/gpu_session.sh [tests|bench|transpose|backends|compile|all]
+# (backends, compile: the LLVM route against NVRTC; carry build/libptxjit_llvm.so with the
+# binaries. compile: only the cold-compile tables, with the compute cache and module loads.)
 set -uo pipefail
 what=${1:-all}
 out=${OUT:-gpu-out}
@@ -48,7 +49,12 @@ if [ "$what" = backends ] || [ "$what" = all ]; then
     build/ptxjit bench backends transpose 2>&1 | tee "$out/bench_backends_transpose.log"
     echo "== ptxjit bench backends matmul (4096^3: fp32 SIMT and tensor_core, bf16 wgmma)"
     build/ptxjit bench backends matmul 2>&1 | tee "$out/bench_backends_matmul.log"
-    echo "== ptxjit bench compile (cold compiles of both routes, by stage)"
+fi
+if [ "$what" = compile ] || [ "$what" = backends ] || [ "$what" = all ]; then
+    echo "== ptxjit bench compile (cold compiles of both routes, by stage; then with the driver's"
+    echo "   compute cache, which NVRTC and nvJitLink use by default and ptxjit turns off)"
+    echo "compute cache before: $(du -sh ~/.nv/ComputeCache 2>/dev/null || echo none)," \
+         "CUDA_CACHE_DISABLE=${CUDA_CACHE_DISABLE:-unset}"
     build/ptxjit bench compile 2>&1 | tee "$out/bench_compile.log"
     build/ptxjit bench compile matmul variant=tensor_core 2>&1 | tee -a "$out/bench_compile.log"
 fi

@@ -60,9 +60,10 @@ transpose | variant=tma_batched dtype=f32 rows=0 block=64   | h=200 w=136
 transpose | variant=tma_batched dtype=f32 inplace=0         | h=200 w=136
 transpose | variant=tma_batched dtype=f32 stages=2          | h=200 w=136
 transpose | variant=tma_batched dtype=f64 stages=1 group=4  | h=200 w=136
-# matmul: the seven steps at their defaults and in smaller tiles, tensor_core without
-# prefetch and in narrow warp tiles, wgmma in both dtypes and outputs, one consumer, a width
-# that is no power of two; m, n, k multiples of no tile (n and k of 8, as TMA needs)
+# matmul: the seven steps at their defaults and in smaller tiles, tensor_core with both loads,
+# without prefetch and in narrow warp tiles, wgmma in both dtypes and outputs, one consumer, a
+# width that is no power of two, clusters of two; m, n, k multiples of no tile (n and k of 8,
+# as TMA needs)
 matmul    | variant=naive                                    | m=200 n=136 k=72
 matmul    | variant=coalescing                               | m=200 n=136 k=72
 matmul    | variant=tiled                                    | m=200 n=136 k=72
@@ -71,13 +72,18 @@ matmul    | variant=tiled_register                           | m=200 n=136 k=72
 matmul    | variant=block_tiled                              | m=200 n=136 k=72
 matmul    | variant=block_tiled bm=32 bn=32 bk=8 tm=4 tn=4   | m=200 n=136 k=72
 matmul    | variant=block_tiled_vectorized                   | m=200 n=136 k=72
-matmul    | variant=tensor_core                              | m=200 n=136 k=72
-matmul    | variant=tensor_core prefetch=0 stages=2          | m=200 n=136 k=72
-matmul    | variant=tensor_core wm=64 wn=16 bn=64            | m=200 n=136 k=72
+matmul    | variant=tensor_core load=cp_async                | m=200 n=136 k=72
+matmul    | variant=tensor_core load=cp_async prefetch=0 stages=2 | m=200 n=136 k=72
+matmul    | variant=tensor_core load=cp_async wm=64 wn=16 bn=64 | m=200 n=136 k=72
+matmul    | variant=tensor_core load=tma                     | m=200 n=136 k=72
+matmul    | variant=tensor_core load=tma bk=16 prefetch=0 wm=32 wn=16 bm=64 bn=64 | m=200 n=136 k=72
+matmul    | variant=tensor_core load=tma bk=8 stages=6 wm=16 wn=8 bm=32 bn=32 | m=200 n=136 k=72
 matmul    | variant=wgmma                                    | m=200 n=136 k=72
 matmul    | variant=wgmma dtype=f16 out=f32                  | m=200 n=136 k=72
 matmul    | variant=wgmma consumers=1 bm=128 mma=m64n128k16 stages=2 | m=200 n=136 k=72
 matmul    | variant=wgmma dtype=f16 mma=m64n200k16 stages=3  | m=200 n=136 k=72
+matmul    | variant=wgmma cluster=2                          | m=200 n=136 k=72
+matmul    | variant=wgmma cluster=2 dtype=f16 out=f32 consumers=1 bm=64 mma=m64n64k16 | m=200 n=136 k=72
 '
 
 cli=${PTXJIT:-build/ptxjit}

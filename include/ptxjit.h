@@ -126,8 +126,9 @@ const char *ptxjit_kernel_key(const ptxjit_kernel *kernel);    /* 32 hex digits 
 const char *ptxjit_kernel_ptx(const ptxjit_kernel *kernel);    /* NUL-terminated PTX text */
 const void *ptxjit_kernel_cubin(const ptxjit_kernel *kernel, size_t *size);
 const char *ptxjit_kernel_log(const ptxjit_kernel *kernel);    /* compiler log, may be "" */
-const char *ptxjit_kernel_source(const ptxjit_kernel *kernel); /* specialized source; NULL if
-                                                                   served from the disk cache */
+/* The specialized source (backend=llvm: the generated IR, built again on the first call);
+ * NULL if served from the disk cache. Valid as long as the kernel. */
+const char *ptxjit_kernel_source(const ptxjit_kernel *kernel);
 int ptxjit_kernel_entry_count(const ptxjit_kernel *kernel);
 const char *ptxjit_kernel_entry_name(const ptxjit_kernel *kernel, int index);
 
@@ -149,6 +150,12 @@ typedef struct { unsigned x, y, z; } ptxjit_dim3;
  * raised first (once), up to what the device allows. */
 ptxjit_status ptxjit_launch(ptxjit_kernel *kernel, const char *entry, ptxjit_dim3 grid,
                             ptxjit_dim3 block, unsigned shared_bytes, void *stream, void **args);
+/* ptxjit_launch in thread-block clusters of cluster.x × cluster.y × cluster.z blocks (sm_90:
+ * the blocks of a cluster run at once and share their shared memory); each grid dimension
+ * must be a multiple of the cluster's. A cluster of 1 × 1 × 1 is a plain launch. */
+ptxjit_status ptxjit_launch_cluster(ptxjit_kernel *kernel, const char *entry, ptxjit_dim3 grid,
+                                    ptxjit_dim3 block, ptxjit_dim3 cluster, unsigned shared_bytes,
+                                    void *stream, void **args);
 
 /* ---- Device memory, for programs that have no CUDA runtime of their own ---- */
 ptxjit_status ptxjit_alloc(ptxjit_devptr *out, ptxjit_context *context, size_t bytes);

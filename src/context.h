@@ -27,7 +27,9 @@ struct ptxjit_kernel {
     pj_backend backend;        /* the route that compiles it (request or context default) */
     pj_stages stages;          /* where its compile's time went; zeros if not compiled here */
     pj_artifact artifact;
-    char *source;       /* specialized source (llvm: the generated IR), when compiled here */
+    char *source;       /* specialized source, when compiled here; llvm: the generated IR,
+                           made on the first ptxjit_kernel_source (under context->lock) */
+    int ir_on_request;  /* llvm, compiled here: ptxjit_kernel_source may generate the IR */
     int ready;          /* 0 while one thread compiles it; guarded by context->lock */
     int loaded;         /* module loaded on the GPU; read with acquire, set under lock */
     CUmodule module;

@@ -179,9 +179,9 @@ static double clock_ms(void)
 /* The LLVM route: IR generator → passes → PTX (the plugin) → cubin (nvJitLink). */
 static ptxjit_status compile_llvm(ptxjit_kernel *kernel)
 {
-    ptxjit_status status = llvm_compile(&kernel->artifact, &kernel->source, &kernel->stages,
-                                        &kernel->request, kernel->canonical,
-                                        kernel->context->arch);
+    ptxjit_status status = llvm_compile(&kernel->artifact, &kernel->stages, &kernel->request,
+                                        kernel->canonical, kernel->context->arch);
+    kernel->ir_on_request = status == PTXJIT_OK;
     if (status == PTXJIT_OK)
         status = fill_metadata(kernel);
     if (status == PTXJIT_OK)
@@ -485,7 +485,32 @@ const char *ptxjit_kernel_params(const ptxjit_kernel *k) { return k ? k->canonic
 const char *ptxjit_kernel_key(const ptxjit_kernel *k) { return k ? k->key_hex : NULL; }
 const char *ptxjit_kernel_ptx(const ptxjit_kernel *k) { return k ? k->artifact.ptx : NULL; }
 const char *ptxjit_kernel_log(const ptxjit_kernel *k) { return k ? k->artifact.log : NULL; }
-const char *ptxjit_kernel_source(const ptxjit_kernel *k) { return k ? k->source : NULL; }
+
+/* The llvm route prints its IR only when asked (printing is 3% of a compile, and 600 KB of
+ * text for a wgmma kernel): the generator runs again, outside the lock. */
+const char *ptxjit_kernel_source(const ptxjit_kernel *k)
+{
+    if (!k || k->backend != PJ_BACKEND_LLVM)
+        return k ? k->source : NULL;
+    ptxjit_kernel *kernel = (ptxjit_kernel *)k; /* a cache of the IR, not a change */
+    ptxjit_context *context = kernel->context;
+    pthread_mutex_lock(&context->lock);
+    const char *source = kernel->source;
+    int generate = !source && kernel->ir_on_request;
+    pthread_mutex_unlock(&context->lock);
+    if (!generate)
+        return source;
+    char *ir = llvm_generate_ir(&kernel->request, kernel->canonical, context->arch);
+    pthread_mutex_lock(&context->lock);
+    if (!kernel->source) {
+        kernel->source = ir;
+        ir = NULL;
+    }
+    source = kernel->source;
+    pthread_mutex_unlock(&context->lock);
+    free(ir);
+    return source;
+}
 int ptxjit_kernel_entry_count(const ptxjit_kernel *k) { return k ? k->artifact.entry_count : 0; }
 
 const void *ptxjit_kernel_cubin(const ptxjit_kernel *kernel, size_t *size)
@@ -613,6 +638,34 @@ ptxjit_status ptxjit_launch(ptxjit_kernel *kernel, const char *entry, ptxjit_dim
     return PJ_CU(d->cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
                                    shared_bytes, (CUstream)stream, args, NULL),
                  "cuLaunchKernel");
+}
+
+ptxjit_status ptxjit_launch_cluster(ptxjit_kernel *kernel, const char *entry, ptxjit_dim3 grid,
+                                    ptxjit_dim3 block, ptxjit_dim3 cluster, unsigned shared_bytes,
+                                    void *stream, void **args)
+{
+    if (cluster.x == 1 && cluster.y == 1 && cluster.z == 1)
+        return ptxjit_launch(kernel, entry, grid, block, shared_bytes, stream, args);
+    if (!cluster.x || !cluster.y || !cluster.z || grid.x % cluster.x || grid.y % cluster.y ||
+        grid.z % cluster.z)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "launch: a cluster of %u x %u x %u blocks must divide the grid of "
+                        "%u x %u x %u; round the grid up to a multiple of it",
+                        cluster.x, cluster.y, cluster.z, grid.x, grid.y, grid.z);
+    CUfunction function;
+    ptxjit_status status = kernel_function(&function, kernel, entry, shared_bytes);
+    if (status != PTXJIT_OK)
+        return status;
+    CUlaunchAttribute attribute;
+    memset(&attribute, 0, sizeof attribute);
+    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attribute.value.clusterDim.x = cluster.x;
+    attribute.value.clusterDim.y = cluster.y;
+    attribute.value.clusterDim.z = cluster.z;
+    CUlaunchConfig config = {grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes,
+                             (CUstream)stream, &attribute, 1};
+    const pj_driver *d = kernel->context->driver;
+    return PJ_CU(d->cuLaunchKernelEx(&config, function, args, NULL), "cuLaunchKernelEx");
 }
 
 ptxjit_status ptxjit_kernel_resources_get(ptxjit_kernel_resources *out, ptxjit_kernel *kernel,

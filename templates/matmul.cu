@@ -9,16 +9,18 @@
 //@ptxjit param dtype dtype(f32,bf16,f16) default=f32 default_if="variant == wgmma => bf16" doc="A and B: f32 (the SIMT variants; tensor_core rounds it to tf32) or bf16/f16 (wgmma)"
 //@ptxjit param out dtype(f32,bf16,f16) default=f32 default_if="variant == wgmma && dtype == bf16 => bf16" default_if="variant == wgmma && dtype == f16 => f16" doc="C; every variant accumulates in fp32"
 //@ptxjit param mma enum(m16n8k8,m64n8k16,m64n16k16,m64n24k16,m64n32k16,m64n40k16,m64n48k16,m64n56k16,m64n64k16,m64n72k16,m64n80k16,m64n88k16,m64n96k16,m64n104k16,m64n112k16,m64n120k16,m64n128k16,m64n136k16,m64n144k16,m64n152k16,m64n160k16,m64n168k16,m64n176k16,m64n184k16,m64n192k16,m64n200k16,m64n208k16,m64n216k16,m64n224k16,m64n232k16,m64n240k16,m64n248k16,m64n256k16) default=m16n8k8 default_if="variant == wgmma => m64n256k16" when="variant == tensor_core || variant == wgmma" doc="tensor-core instruction shape: mma.sync m16n8k8 (tf32), or wgmma m64nNk16 with N a multiple of 8 up to 256 (the block's tile width)"
-//@ptxjit param bm int(16..256) pow2 default=32 default_if="variant == tiled_register => 64" default_if="variant == block_tiled || variant == block_tiled_vectorized || variant == tensor_core || variant == wgmma => 128" doc="block tile rows (of C)"
+//@ptxjit param load enum(cp_async,tma) default=cp_async default_if="sm >= 90 => tma" when="variant == tensor_core" doc="how tensor_core fills its stages: cp_async (the write-up's step: every thread copies 16-byte pieces into padded rows; sm_80+) or tma (one thread, whole swizzled tiles, mbarriers instead of block barriers; sm_90, where it is the default)"
+//@ptxjit param bm int(16..256) pow2 default=32 default_if="variant == tiled_register => 64" default_if="variant == tensor_core && load == tma => 256" default_if="variant == block_tiled || variant == block_tiled_vectorized || variant == tensor_core || variant == wgmma => 128" doc="block tile rows (of C)"
 //@ptxjit param bn int(16..256) pow2 default=32 default_if="variant == tiled_register => 64" default_if="variant == block_tiled || variant == block_tiled_vectorized || variant == tensor_core => 128" when="variant != wgmma" doc="block tile columns (wgmma: N of mma)"
 //@ptxjit param bk int(4..64) pow2 default=8 default_if="variant == tiled || variant == tensor_core => 32" default_if="variant == block_tiled_vectorized => 16" when="variant != naive && variant != coalescing && variant != wgmma" doc="K step of the shared-memory tiles (wgmma: 64, one 128-byte row)"
 //@ptxjit param tm int(1..16) pow2 default=8 when="variant == tiled_register || variant == block_tiled || variant == block_tiled_vectorized" doc="C rows per thread"
 //@ptxjit param tn int(1..16) pow2 default=8 when="variant == block_tiled || variant == block_tiled_vectorized" doc="C columns per thread"
 //@ptxjit param wm int(16..128) pow2 default=64 when="variant == tensor_core" doc="warp tile rows"
-//@ptxjit param wn int(8..128) pow2 default=32 when="variant == tensor_core" doc="warp tile columns"
-//@ptxjit param stages int(2..8) default=3 when="variant == tensor_core || variant == wgmma" doc="shared-memory pipeline depth: tiles loading while one is multiplied"
+//@ptxjit param wn int(8..128) pow2 default=32 default_if="load == tma => 64" when="variant == tensor_core" doc="warp tile columns"
+//@ptxjit param stages int(2..8) default=3 default_if="variant == tensor_core && load == tma => 4" when="variant == tensor_core || variant == wgmma" doc="shared-memory pipeline depth: tiles loading while one is multiplied"
 //@ptxjit param prefetch int(0..1) default=1 when="variant == tensor_core" doc="1: load the next k step's fragments before the mma of this one (more registers, loads hidden behind mma)"
 //@ptxjit param consumers int(1..2) default=2 when="variant == wgmma" doc="consumer warpgroups, each multiplying bm / consumers rows (plus one producer warpgroup issuing the TMA loads)"
+//@ptxjit param cluster int(1..2) default=1 when="variant == wgmma" doc="thread-block cluster along M: 2 blocks on adjacent row tiles share each B tile, every block loading half of it and multicasting it to both (half the B traffic from L2)"
 //@ptxjit param group int(1..64) pow2 default=1 default_if="variant == wgmma || variant == tensor_core => 8" doc="tile rows per raster group: blocks run down GROUP tiles of a column before the next, so the tiles in flight share rows of A and columns of B in L2"
 //@ptxjit constraint "(variant == wgmma) == (dtype != f32)" "the SIMT and tensor_core variants take dtype=f32; wgmma takes dtype=bf16 or f16"
 //@ptxjit constraint "variant == wgmma && (out == f32 || out == dtype) || variant != wgmma && out == f32" "out is f32, or for wgmma also the input dtype"
@@ -34,9 +36,13 @@
 //@ptxjit constraint "variant != block_tiled_vectorized || 2 * (bk * (bm + 4) + bk * bn) * 4 <= 49152" "block_tiled_vectorized's two tile buffers must fit 48 KiB: lower bm, bn or bk"
 //@ptxjit constraint "variant != tiled && variant != tiled_register && variant != block_tiled || (bm * bk + bk * bn) * 4 <= 49152" "the tiles must fit 48 KiB of shared memory: lower bm, bn or bk"
 //@ptxjit constraint "variant != tensor_core || bm % wm == 0 && bn % wn == 0 && wm % 16 == 0 && wn % 8 == 0 && bk % 8 == 0" "tensor_core: warp tiles divide the block tile, in whole 16 x 8 x 8 mma tiles"
-//@ptxjit constraint "variant != tensor_core || bm / wm * (bn / wn) * 32 <= 1024 && bm * bk / 4 % (bm / wm * (bn / wn) * 32) == 0 && bk * bn / 4 % (bm / wm * (bn / wn) * 32) == 0" "tensor_core: at most 32 warps, each loading the same number of 16-byte chunks of each tile"
+//@ptxjit constraint "variant != tensor_core || bm / wm * (bn / wn) * 32 <= 1024" "tensor_core: at most 32 warps (bm / wm * bn / wn)"
+//@ptxjit constraint "variant != tensor_core || load == tma || bm * bk / 4 % (bm / wm * (bn / wn) * 32) == 0 && bk * bn / 4 % (bm / wm * (bn / wn) * 32) == 0" "tensor_core load=cp_async: each thread copies the same number of 16-byte pieces of each tile (bm * bk / 4 and bk * bn / 4 divisible by the threads); raise bk or use load=tma"
+//@ptxjit constraint "variant != tensor_core || load != tma || sm >= 90" "tensor_core load=tma needs the tensor memory accelerator of sm_90; use load=cp_async"
+//@ptxjit constraint "variant != tensor_core || load != tma || bk >= 8 && bk <= 32 && bn % 32 == 0" "tensor_core load=tma: rows of A (bk floats) must be a swizzle span of 32, 64 or 128 bytes (bk = 8, 16, 32) and B comes in boxes of 32 columns (bn a multiple of 32)"
 //@ptxjit constraint "variant != tensor_core || wm / 16 * (wn / 8) <= 32" "tensor_core: a warp tile holds at most 32 mma tiles (128 accumulators per thread): lower wm or wn"
-//@ptxjit constraint "variant != tensor_core || stages * (bm * (bk + 4) + bk * (bn + 8)) * 4 <= 232448" "tensor_core's pipeline must fit 227 KiB of shared memory: lower stages, bm, bn or bk"
+//@ptxjit constraint "variant != tensor_core || load == tma || stages * (bm * (bk + 4) + bk * (bn + 8)) * 4 <= 232448" "tensor_core's pipeline must fit 227 KiB of shared memory: lower stages, bm, bn or bk"
+//@ptxjit constraint "variant != tensor_core || load != tma || stages * (bm + bn) * bk * 4 + 1024 <= 232448" "tensor_core's pipeline must fit 227 KiB of shared memory: lower stages, bm, bn or bk"
 //@ptxjit constraint "variant != wgmma || bm == 64 * consumers || bm == 128 * consumers" "wgmma: each consumer warpgroup multiplies 64 or 128 rows: bm = 64 or 128 times consumers"
 //@ptxjit constraint "variant != wgmma || bm / (64 * consumers) * 4 * mma <= 128" "wgmma: at most 128 accumulators per thread (rows per consumer / 64 * N / 2): lower N or bm"
 //@ptxjit constraint "variant != wgmma || stages * (bm + (8 * mma + 63) / 64 * 64) * 128 + 1024 <= 232448" "wgmma's pipeline must fit 227 KiB of shared memory: lower stages, bm or N"
@@ -53,16 +59,21 @@ enum : int { MMA_INDEX = (VARIANT == VARIANT_TENSOR_CORE || VARIANT == VARIANT_W
 enum : int { WG_N = VARIANT == VARIANT_WGMMA ? MMA_INDEX * 8 : 8 };
 enum : int { TILE_N = VARIANT == VARIANT_WGMMA ? WG_N : BN };
 
+// Blocks per thread-block cluster (wgmma's cluster=2: two row tiles sharing their B tiles).
+enum : int { CLUSTER_SIZE = VARIANT == VARIANT_WGMMA ? CLUSTER : 1 };
+
 // Which tile of C this block computes. Blocks are dispatched in index order; GROUP > 1 runs
 // down GROUP tile rows before moving to the next tile column, so the blocks in flight at
-// once read GROUP row panels of A and a few column panels of B, which then stay in L2.
+// once read GROUP row panels of A and a few column panels of B, which then stay in L2. A
+// cluster's blocks (consecutive indices) take adjacent row tiles of one column.
 __device__ __forceinline__ void block_tile(int M, int N, int &row0, int &col0)
 {
-    const unsigned tiles_m = (M + BM - 1) / BM, tiles_n = (N + TILE_N - 1) / TILE_N;
-    const unsigned linear = blockIdx.x, per_group = GROUP * tiles_n;
+    enum : int { ROWS = BM * CLUSTER_SIZE };
+    const unsigned tiles_m = (M + ROWS - 1) / ROWS, tiles_n = (N + TILE_N - 1) / TILE_N;
+    const unsigned linear = blockIdx.x / CLUSTER_SIZE, per_group = GROUP * tiles_n;
     const unsigned first = linear / per_group * GROUP;
     const unsigned rows = tiles_m - first < GROUP ? tiles_m - first : GROUP;
-    row0 = (int)(first + linear % per_group % rows) * BM;
+    row0 = (int)(first + linear % per_group % rows) * ROWS + (int)(blockIdx.x % CLUSTER_SIZE) * BM;
     col0 = (int)(linear % per_group / rows) * TILE_N;
 }
 
@@ -335,224 +346,9 @@ __device__ __forceinline__ void matmul_block_tiled_vectorized(const float *A, co
     }
 }
 
-// Step 7: tensor cores through mma.sync m16n8k8 with tf32 inputs (fp32 rounded to 10 mantissa
-// bits, products accumulated in fp32). Warps own WM x WN tiles of C; tiles of A and B stream
-// through STAGES shared buffers with cp.async, so loads of later tiles overlap the mma of this
-// one. A fragments come from ldmatrix (rows padded by 16 bytes: conflict-free), B fragments
-// from single loads (rows padded by 32 bytes: the 4 k rows of a fragment hit distinct banks).
-// Warps across the block tile (1 where the variant is another, or a tile is smaller than a warp's).
-enum : int { WARP_COLUMNS = BN >= WN ? BN / WN : 1 };
-enum : int { TC_WARPS = VARIANT == VARIANT_TENSOR_CORE ? BM / WM * WARP_COLUMNS : 1 };
-enum : int { TC_THREADS = TC_WARPS * 32, A_PITCH = BK + 4, B_PITCH = BN + 8 };
-enum : int { TC_STAGE_FLOATS = BM * A_PITCH + BK * B_PITCH };
-enum : int { MT_TILES = WM / 16, NT_TILES = WN / 8 };
-
-__device__ __forceinline__ unsigned shared_address(const void *p)
-{
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-
-// 16 bytes from global to shared memory, or zeros where the source is outside the matrix.
-__device__ __forceinline__ void copy16_async(void *dst, const void *src, bool inside)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-                 ::"r"(shared_address(dst)), "l"(src), "r"(inside ? 16 : 0) : "memory");
-}
-
-__device__ __forceinline__ void tc_load_stage(float *stage, const float *A, const float *B, int M,
-                                              int N, int K, int row0, int col0, int k0)
-{
-    float *as = stage, *bs = stage + BM * A_PITCH;
-#pragma unroll
-    for (int v = 0; v < BM * BK / 4 / TC_THREADS; v++) {
-        const int i = threadIdx.x + v * TC_THREADS, r = i / (BK / 4), k = i % (BK / 4) * 4;
-        const bool inside = row0 + r < M && k0 + k < K;
-        copy16_async(as + r * A_PITCH + k, inside ? A + (size_t)(row0 + r) * K + k0 + k : A, inside);
-    }
-#pragma unroll
-    for (int v = 0; v < BK * BN / 4 / TC_THREADS; v++) {
-        const int i = threadIdx.x + v * TC_THREADS, k = i / (BN / 4), c = i % (BN / 4) * 4;
-        const bool inside = k0 + k < K && col0 + c < N;
-        copy16_async(bs + k * B_PITCH + c, inside ? B + (size_t)(k0 + k) * N + col0 + c : B, inside);
-    }
-    asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
-// fp32 to tf32, rounded to nearest (ties away from zero, as cvt.rna): the tensor core reads
-// only the top 19 bits, so adding half a unit of the 13 dropped bits is the whole rounding.
-// One integer add, where cvt.rna.tf32.f32 costs a conversion-unit slot.
-__device__ __forceinline__ unsigned to_tf32(float v)
-{
-    return __float_as_uint(v) + 0x1000u;
-}
-
-__device__ __forceinline__ void mma_tf32(float *d, const unsigned *a, const unsigned *b)
-{
-    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-// B fragments hold element (k = t, column g) of an 8 x 8 tile. Each warp's n tile n covers
-// the columns n, n + NT, n + 2 NT, ... of its WN, so a thread's values for all NT tiles of one
-// k row sit side by side: 16-byte loads (conflict-free with rows padded by 32 bytes) instead
-// of NT single ones. C's columns come out permuted the same way, which the store undoes.
-enum : int { B_VECTOR = NT_TILES % 4 == 0 ? 4 : NT_TILES % 2 == 0 ? 2 : 1 };
-
-__device__ __forceinline__ void load_b_row(unsigned (&b)[NT_TILES][2], int half, const float *row)
-{
-#pragma unroll
-    for (int n = 0; n < NT_TILES; n += B_VECTOR) {
-        float v[B_VECTOR];
-        if constexpr (B_VECTOR == 4)
-            *reinterpret_cast<float4 *>(v) = *reinterpret_cast<const float4 *>(row + n);
-        else if constexpr (B_VECTOR == 2)
-            *reinterpret_cast<float2 *>(v) = *reinterpret_cast<const float2 *>(row + n);
-        else
-            v[0] = row[n];
-#pragma unroll
-        for (int i = 0; i < B_VECTOR; i++)
-            b[n + i][half] = to_tf32(v[i]);
-    }
-}
-
-struct tc_fragments {
-    unsigned a[MT_TILES][4], b[NT_TILES][2];
-};
-
-// The A (ldmatrix) and B (vector loads) fragments of k step k of the stage.
-__device__ __forceinline__ void tc_load_fragments(tc_fragments &f, const float *stage, int k,
-                                                  int warp_row, int warp_col)
-{
-    const float *as = stage, *bs = stage + BM * A_PITCH;
-    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-#pragma unroll
-    for (int m = 0; m < MT_TILES; m++) {
-        // Lane l addresses row l % 8 of matrix l / 8: rows 0-7 | 8-15, k 0-3 | 4-7.
-        const int q = lane / 8;
-        const float *p = as + (warp_row * WM + m * 16 + q % 2 * 8 + lane % 8) * A_PITCH + k + q / 2 * 4;
-        // Not volatile, so the scheduler may hoist it above earlier mma; the memory clobber
-        // keeps it after the barrier that made the tile visible.
-        asm("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-            : "=r"(f.a[m][0]), "=r"(f.a[m][1]), "=r"(f.a[m][2]), "=r"(f.a[m][3])
-            : "r"(shared_address(p)) : "memory");
-#pragma unroll
-        for (int i = 0; i < 4; i++)
-            f.a[m][i] = to_tf32(__uint_as_float(f.a[m][i]));
-    }
-    const float *row = bs + (k + t) * B_PITCH + warp_col * WN + g * NT_TILES;
-    load_b_row(f.b, 0, row);
-    load_b_row(f.b, 1, row + 4 * B_PITCH);
-}
-
-__device__ __forceinline__ void tc_mma_all(float (&acc)[MT_TILES][NT_TILES][4], const tc_fragments &f)
-{
-#pragma unroll
-    for (int m = 0; m < MT_TILES; m++)
-#pragma unroll
-        for (int n = 0; n < NT_TILES; n++)
-            mma_tf32(acc[m][n], f.a[m], f.b[n]);
-}
-
-// One BK slice of the stage in k steps of 8. With PREFETCH the fragments of step k + 8 are
-// loaded before the mma of step k, so their shared-memory latency hides behind the mma.
-__device__ __forceinline__ void tc_multiply_stage(float (&acc)[MT_TILES][NT_TILES][4],
-                                                  const float *stage, int warp_row, int warp_col)
-{
-    if constexpr (PREFETCH) {
-        tc_fragments f[2];
-        tc_load_fragments(f[0], stage, 0, warp_row, warp_col);
-#pragma unroll
-        for (int k = 0; k < BK; k += 8) {
-            if (k + 8 < BK)
-                tc_load_fragments(f[(k / 8 + 1) % 2], stage, k + 8, warp_row, warp_col);
-            tc_mma_all(acc, f[k / 8 % 2]);
-        }
-    } else {
-#pragma unroll
-        for (int k = 0; k < BK; k += 8) {
-            tc_fragments f;
-            tc_load_fragments(f, stage, k, warp_row, warp_col);
-            tc_mma_all(acc, f);
-        }
-    }
-}
-
-__device__ __forceinline__ void matmul_tensor_core(const float *A, const float *B, float *C,
-                                                   int M, int N, int K)
-{
-    extern __shared__ __align__(16) float stages[];
-    int row0, col0;
-    block_tile(M, N, row0, col0);
-    const int warp = threadIdx.x / 32, warp_row = warp / WARP_COLUMNS, warp_col = warp % WARP_COLUMNS;
-    float acc[MT_TILES][NT_TILES][4] = {};
-    const int tiles = (K + BK - 1) / BK;
-    // Prologue: the first STAGES - 1 tiles in flight (an empty group where there are fewer).
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; s++) {
-        if (s < tiles)
-            tc_load_stage(stages + s * TC_STAGE_FLOATS, A, B, M, N, K, row0, col0, s * BK);
-        else
-            asm volatile("cp.async.commit_group;" ::: "memory");
-    }
-    for (int t = 0; t < tiles; t++) {
-        asm volatile("cp.async.wait_group %0;" ::"n"(STAGES - 2) : "memory");
-        __syncthreads(); // tile t landed for every thread; tile t - 1's buffer is free
-        const int next = t + STAGES - 1;
-        if (next < tiles)
-            tc_load_stage(stages + next % STAGES * TC_STAGE_FLOATS, A, B, M, N, K, row0, col0, next * BK);
-        else
-            asm volatile("cp.async.commit_group;" ::: "memory");
-        tc_multiply_stage(acc, stages + t % STAGES * TC_STAGE_FLOATS, warp_row, warp_col);
-    }
-    asm volatile("cp.async.wait_group 0;" ::: "memory");
-    // Accumulator (row g [+8], tile column 2t [+1]) of n tile n is C column (2t [+1]) NT + n:
-    // for a fixed row the NT tiles give two runs of NT adjacent columns.
-    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-#pragma unroll
-    for (int m = 0; m < MT_TILES; m++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int r = row0 + warp_row * WM + m * 16 + g + h * 8;
-#pragma unroll
-            for (int half = 0; half < 2; half++) {
-                const int c = col0 + warp_col * WN + (2 * t + half) * NT_TILES;
-                float v[NT_TILES];
-#pragma unroll
-                for (int n = 0; n < NT_TILES; n++)
-                    v[n] = acc[m][n][h * 2 + half];
-                if (r >= M)
-                    continue;
-#pragma unroll
-                for (int n = 0; n < NT_TILES; n += B_VECTOR) {
-                    if (c + n >= N) // N is a multiple of 4: a vector is wholly in or out
-                        continue;
-                    if constexpr (B_VECTOR == 4)
-                        *reinterpret_cast<float4 *>(C + (size_t)r * N + c + n) = *reinterpret_cast<float4 *>(v + n);
-                    else if constexpr (B_VECTOR == 2)
-                        *reinterpret_cast<float2 *>(C + (size_t)r * N + c + n) = *reinterpret_cast<float2 *>(v + n);
-                    else
-                        C[(size_t)r * N + c + n] = v[n];
-                }
-            }
-        }
-}
-
-// Beyond the write-up: Hopper's warpgroup MMA. One producer warpgroup (one thread of it)
-// streams BM x 64 tiles of A and 64 x N tiles of B into STAGES shared buffers with TMA,
-// 128-byte swizzled, each stage completing on a "full" mbarrier; the consumer warpgroups each
-// multiply their BM / CONSUMERS rows with wgmma (A K-major, B N-major, both read from shared
-// memory through descriptors) and release the stage on its "empty" mbarrier. The register file
-// is re-split: the producer needs few, the accumulators many (setmaxnreg).
-enum : int { WG_CONSUMERS = VARIANT == VARIANT_WGMMA ? CONSUMERS : 1 };
-enum : int { WG_THREADS = 128 * (WG_CONSUMERS + 1) };
-enum : int { WG_MT = BM >= 64 * WG_CONSUMERS ? BM / (64 * WG_CONSUMERS) : 1 }; // m64 tiles each
-enum : int { WG_BK = 64, B_BOXES = (WG_N + 63) / 64 };
-enum : int { A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = B_BOXES * 64 * 128 };
-enum : int { STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES };
-enum : int { WG_ACC = WG_N / 2 };
-
+// mbarriers and TMA (sm_90; the tensor_core variant with load=tma, and wgmma): a barrier
+// completes a phase when its arrivals and its expected bytes are in; waiters name the
+// phase by its parity.
 __device__ __forceinline__ void barrier_init(unsigned bar, unsigned count)
 {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
@@ -585,6 +381,392 @@ __device__ __forceinline__ void tma_load(unsigned dst, const tensor_map *map, in
                  " [%0], [%1, {%2, %3}], [%4];"
                  ::"r"(dst), "l"(map), "r"(x), "r"(y), "r"(bar) : "memory");
 }
+
+// Thread-block clusters (sm_90). A multicast TMA copy lands at the same offset in the shared
+// memory of every block in cta_mask and completes bytes on each one's barrier at bar's offset.
+__device__ __forceinline__ void tma_load_multicast(unsigned dst, const tensor_map *map, int x,
+                                                   int y, unsigned bar, unsigned short cta_mask)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
+                 ::"r"(dst), "l"(map), "r"(x), "r"(y), "r"(bar), "h"(cta_mask) : "memory");
+}
+
+__device__ __forceinline__ unsigned cluster_rank()
+{
+    unsigned rank;
+    asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    return rank;
+}
+
+// One arrival on the barrier at bar's offset in block `rank` of the cluster. The default
+// (release at CTA scope) is enough to order this warp's finished reads of the stage before
+// the TMA that refills it; a cluster-scope release per warp and stage measured 2.4x slower.
+__device__ __forceinline__ void barrier_arrive_in(unsigned bar, unsigned rank)
+{
+    asm volatile("{\n\t.reg .b32 remote;\n\t"
+                 "mapa.shared::cluster.u32 remote, %0, %1;\n\t"
+                 "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}"
+                 ::"r"(bar), "r"(rank) : "memory");
+}
+
+// Every thread of every block of the cluster: barrier inits before, shared-memory traffic
+// between the blocks after (a block must not exit while its peer may still write to it).
+__device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+
+// Step 7: tensor cores through mma.sync m16n8k8 with tf32 inputs (fp32 rounded to 10 mantissa
+// bits, products accumulated in fp32). Warps own WM x WN tiles of C; tiles of A and B stream
+// through STAGES shared buffers, so loads of later tiles overlap the mma of this one:
+// - load=cp_async (the write-up's step, any sm_80+): every thread copies 16-byte pieces, rows
+//   padded so that the fragment loads below are conflict-free, one block barrier per tile;
+// - load=tma (sm_90): one thread asks the tensor memory accelerator for whole tiles, which
+//   land swizzled (the swizzle, not padding, spreads a fragment load over the banks), and
+//   mbarriers replace the block barrier: a warp waits for its tile only and releases the
+//   stage when done with it. No load instructions are issued by the other 255 threads.
+// A fragments come from ldmatrix, B fragments from 16-byte loads of interleaved columns.
+// Warps across the block tile (1 where the variant is another, or a tile is smaller than a warp's).
+enum : int { WARP_COLUMNS = BN >= WN ? BN / WN : 1 };
+enum : int { TC_WARPS = VARIANT == VARIANT_TENSOR_CORE ? BM / WM * WARP_COLUMNS : 1 };
+enum : int { TC_THREADS = TC_WARPS * 32, MT_TILES = WM / 16, NT_TILES = WN / 8 };
+enum : int { TC_TMA = VARIANT == VARIANT_TENSOR_CORE && LOAD == LOAD_TMA };
+// cp_async stages: A rows padded by 16 bytes, B rows by 32.
+enum : int { A_PITCH = BK + 4, B_PITCH = BN + 8 };
+// tma stages: A as BM rows of BK * 4 bytes, swizzled over that span (32, 64 or 128 bytes);
+// B as BN / 32 boxes of BK rows of 32 columns (128 bytes, 128-byte swizzle).
+enum : int { TMA_A_BYTES = BM * BK * 4, TMA_B_BOX_BYTES = BK * 128 };
+enum : int { TC_STAGE_BYTES = TC_TMA ? (BM + BN) * BK * 4 : (BM * A_PITCH + BK * B_PITCH) * 4 };
+enum : int { A_SWIZZLE = BK * 4 / 16 - 1 }; // the 16-byte-chunk bits the swizzle flips
+
+__device__ __forceinline__ unsigned shared_address(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+
+// 16 bytes from global to shared memory, or zeros where the source is outside the matrix.
+__device__ __forceinline__ void copy16_async(void *dst, const void *src, bool inside)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+                 ::"r"(shared_address(dst)), "l"(src), "r"(inside ? 16 : 0) : "memory");
+}
+
+// load=cp_async: the tiles of A and B at k0 into a padded stage, one commit group.
+__device__ __forceinline__ void tc_load_stage(char *stage, const float *A, const float *B, int M,
+                                              int N, int K, int row0, int col0, int k0)
+{
+    float *as = reinterpret_cast<float *>(stage), *bs = as + BM * A_PITCH;
+#pragma unroll
+    for (int v = 0; v < BM * BK / 4 / TC_THREADS; v++) {
+        const unsigned i = threadIdx.x + v * TC_THREADS, r = i / (BK / 4), k = i % (BK / 4) * 4;
+        const bool inside = row0 + (int)r < M && k0 + (int)k < K;
+        copy16_async(as + r * A_PITCH + k, inside ? A + (size_t)(row0 + (int)r) * K + k0 + k : A, inside);
+    }
+#pragma unroll
+    for (int v = 0; v < BK * BN / 4 / TC_THREADS; v++) {
+        const unsigned i = threadIdx.x + v * TC_THREADS, k = i / (BN / 4), c = i % (BN / 4) * 4;
+        const bool inside = k0 + (int)k < K && col0 + (int)c < N;
+        copy16_async(bs + k * B_PITCH + c, inside ? B + (size_t)(k0 + (int)k) * N + col0 + c : B, inside);
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+// load=tma: the tiles of A and B at k0 into a stage, completing on barrier `full`. Elements
+// outside the matrices arrive as zeros and still count towards the expected bytes.
+__device__ __forceinline__ void tc_tma_stage(char *stage, unsigned full, const tensor_map *a_map,
+                                             const tensor_map *b_map, int row0, int col0, int k0)
+{
+    const unsigned dst = shared_address(stage);
+    barrier_expect_bytes(full, TC_STAGE_BYTES);
+    tma_load(dst, a_map, k0, row0, full);
+#pragma unroll
+    for (int j = 0; j < BN / 32; j++)
+        tma_load(dst + TMA_A_BYTES + j * TMA_B_BOX_BYTES, b_map, col0 + j * 32, k0, full);
+}
+
+// load=tma: element (row, col) of the stage's A tile lies at byte (row * BK + col) * 4, and
+// (k row, col) of B in box col / 32 at k * 128 + col % 32 * 4; TMA's swizzle then flips each
+// offset's 16-byte-chunk bits (4-6, as many as a row spans: A's BK * 4 bytes give 1, 2 or 3,
+// B's 128 bytes 3) with the bits above its 128-byte line (the stages start 1024-byte
+// aligned). For a fragment load that flip depends only on the thread's row modulo 8 (A's mma
+// tiles are 16 rows apart, B's k steps 8), so each address is a base of the thread's plus
+// (the chunk it wants XOR its flip) plus an immediate: one XOR per k step for A, none in the
+// loop for B.
+struct tc_swizzle {
+    int a_row, a_chunk; // A: the thread's row bytes, and its flipped chunk at k = 0
+    int b_row, b_chunk; // B: box and row t, and the flipped chunk of the thread's columns
+};
+
+__device__ __forceinline__ tc_swizzle tc_swizzle_of(int warp_row, int warp_col)
+{
+    const int lane = threadIdx.x % 32, q = lane / 8, t = lane % 4;
+    tc_swizzle z;
+    z.a_row = (warp_row * WM + q % 2 * 8 + lane % 8) * BK * 4;
+    z.a_chunk = q / 2 * 16 ^ (z.a_row >> 7 & A_SWIZZLE) << 4; // lanes 16-31: k 4-7
+    const int col = warp_col * WN + lane / 4 * NT_TILES;      // NT columns within one box
+    z.b_row = TMA_A_BYTES + col / 32 * TMA_B_BOX_BYTES + t * 128;
+    z.b_chunk = col % 32 * 4 ^ t << 4;
+    return z;
+}
+
+// fp32 to tf32, rounded to nearest (ties away from zero, as cvt.rna): the tensor core reads
+// only the top 19 bits, so adding half a unit of the 13 dropped bits is the whole rounding.
+// One integer add, where cvt.rna.tf32.f32 costs a conversion-unit slot.
+__device__ __forceinline__ unsigned to_tf32(float v)
+{
+    return __float_as_uint(v) + 0x1000u;
+}
+
+__device__ __forceinline__ void mma_tf32(float *d, const unsigned *a, const unsigned *b)
+{
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// B fragments hold element (k = t, column g) of an 8 x 8 tile. Each warp's n tile n covers
+// the columns n, n + NT, n + 2 NT, ... of its WN, so a thread's values for all NT tiles of one
+// k row sit side by side: 16-byte loads (conflict-free: padding or swizzle puts the 4 k rows
+// of a fragment in distinct banks) instead of NT single ones. C's columns come out permuted
+// the same way, which the store undoes.
+enum : int { B_VECTOR = NT_TILES % 4 == 0 ? 4 : NT_TILES % 2 == 0 ? 2 : 1 };
+
+// Row k + t + 4 half of the stage's B tile (k: the k step, a multiple of 8).
+__device__ __forceinline__ void load_b_row(unsigned (&b)[NT_TILES][2], int half, const char *stage,
+                                           int k, int col, const tc_swizzle &z)
+{
+    const int t = threadIdx.x % 4;
+#pragma unroll
+    for (int n = 0; n < NT_TILES; n += B_VECTOR) {
+        const char *at;
+        if constexpr (TC_TMA) // z: box and row t, and t's flip; the half flips bit 6 too
+            at = stage + z.b_row + (k + 4 * half) * 128 + (z.b_chunk ^ (half * 64 + n * 4));
+        else // the padded B tile after the padded A tile
+            at = reinterpret_cast<const char *>(reinterpret_cast<const float *>(stage) +
+                                                BM * A_PITCH + (k + t + 4 * half) * B_PITCH +
+                                                col + n);
+        float v[B_VECTOR];
+        if constexpr (B_VECTOR == 4)
+            *reinterpret_cast<float4 *>(v) = *reinterpret_cast<const float4 *>(at);
+        else if constexpr (B_VECTOR == 2)
+            *reinterpret_cast<float2 *>(v) = *reinterpret_cast<const float2 *>(at);
+        else
+            v[0] = *reinterpret_cast<const float *>(at);
+#pragma unroll
+        for (int i = 0; i < B_VECTOR; i++)
+            b[n + i][half] = to_tf32(v[i]);
+    }
+}
+
+struct tc_fragments {
+    unsigned a[MT_TILES][4], b[NT_TILES][2];
+};
+
+// The A (ldmatrix) and B (vector loads) fragments of k step k of the stage.
+__device__ __forceinline__ void tc_load_fragments(tc_fragments &f, const char *stage, int k,
+                                                  int warp_row, int warp_col, const tc_swizzle &z)
+{
+    const int lane = threadIdx.x % 32, g = lane / 4, q = lane / 8;
+    const unsigned base = shared_address(stage);
+#pragma unroll
+    for (int m = 0; m < MT_TILES; m++) {
+        // Lane l addresses row l % 8 of matrix l / 8: rows 0-7 | 8-15, k 0-3 | 4-7.
+        const int row = warp_row * WM + m * 16 + q % 2 * 8 + lane % 8, col = k + q / 2 * 4;
+        unsigned p;
+        if constexpr (TC_TMA) // k * 4 is a multiple of 32: it leaves the flipped bits alone
+            p = base + z.a_row + m * 16 * BK * 4 + (z.a_chunk ^ k * 4);
+        else
+            p = shared_address(reinterpret_cast<const float *>(stage) + row * A_PITCH + col);
+        // Not volatile, so the scheduler may hoist it above earlier mma; the memory clobber
+        // keeps it after the barrier that made the tile visible.
+        asm("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+            : "=r"(f.a[m][0]), "=r"(f.a[m][1]), "=r"(f.a[m][2]), "=r"(f.a[m][3])
+            : "r"(p) : "memory");
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            f.a[m][i] = to_tf32(__uint_as_float(f.a[m][i]));
+    }
+    const int col = warp_col * WN + g * NT_TILES;
+    load_b_row(f.b, 0, stage, k, col, z);
+    load_b_row(f.b, 1, stage, k, col, z);
+}
+
+__device__ __forceinline__ void tc_mma_all(float (&acc)[MT_TILES][NT_TILES][4], const tc_fragments &f)
+{
+#pragma unroll
+    for (int m = 0; m < MT_TILES; m++)
+#pragma unroll
+        for (int n = 0; n < NT_TILES; n++)
+            mma_tf32(acc[m][n], f.a[m], f.b[n]);
+}
+
+// One BK slice of the stage in k steps of 8. With PREFETCH the fragments of step k + 8 are
+// loaded before the mma of step k, so their shared-memory latency hides behind the mma.
+__device__ __forceinline__ void tc_multiply_stage(float (&acc)[MT_TILES][NT_TILES][4],
+                                                  const char *stage, int warp_row, int warp_col)
+{
+    const tc_swizzle z = tc_swizzle_of(warp_row, warp_col); // loop-invariant: hoisted
+    if constexpr (PREFETCH) {
+        tc_fragments f[2];
+        tc_load_fragments(f[0], stage, 0, warp_row, warp_col, z);
+#pragma unroll
+        for (int k = 0; k < BK; k += 8) {
+            if (k + 8 < BK)
+                tc_load_fragments(f[(k / 8 + 1) % 2], stage, k + 8, warp_row, warp_col, z);
+            tc_mma_all(acc, f[k / 8 % 2]);
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < BK; k += 8) {
+            tc_fragments f;
+            tc_load_fragments(f, stage, k, warp_row, warp_col, z);
+            tc_mma_all(acc, f);
+        }
+    }
+}
+
+// load=cp_async: the first STAGES - 1 tiles in flight (an empty group where there are fewer);
+// each turn waits for its tile, then one barrier makes it visible to every warp and frees the
+// buffer of the turn before, which then takes the tile STAGES - 1 ahead.
+__device__ __forceinline__ void tc_pipeline_cp_async(float (&acc)[MT_TILES][NT_TILES][4],
+                                                     char *stages, const float *A,
+                                                     const float *B, int M, int N, int K,
+                                                     int row0, int col0, int warp_row,
+                                                     int warp_col)
+{
+    const int tiles = (K + BK - 1) / BK;
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < tiles)
+            tc_load_stage(stages + s * TC_STAGE_BYTES, A, B, M, N, K, row0, col0, s * BK);
+        else
+            asm volatile("cp.async.commit_group;" ::: "memory");
+    }
+    for (int t = 0; t < tiles; t++) {
+        asm volatile("cp.async.wait_group %0;" ::"n"(STAGES - 2) : "memory");
+        __syncthreads(); // tile t landed for every thread; tile t - 1's buffer is free
+        const int next = t + STAGES - 1;
+        if (next < tiles)
+            tc_load_stage(stages + next % STAGES * TC_STAGE_BYTES, A, B, M, N, K, row0, col0, next * BK);
+        else
+            asm volatile("cp.async.commit_group;" ::: "memory");
+        tc_multiply_stage(acc, stages + t % STAGES * TC_STAGE_BYTES, warp_row, warp_col);
+    }
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+}
+
+// load=tma: thread 0 fills all STAGES buffers, then refills each as soon as every warp has
+// released it ("empty" barrier, one arrival per warp); a warp waits only on the "full"
+// barrier of the tile it multiplies. Thread 0 thus waits for the slowest warp once per tile,
+// which costs nothing once its warp is the slowest: the others run ahead within the stages.
+__device__ __forceinline__ void tc_pipeline_tma(float (&acc)[MT_TILES][NT_TILES][4], char *stages,
+                                                const tensor_map *a_map, const tensor_map *b_map,
+                                                int K, int row0, int col0, int warp_row,
+                                                int warp_col)
+{
+    __shared__ alignas(8) unsigned long long full[STAGES], empty[STAGES];
+    const unsigned full0 = shared_address(full), empty0 = shared_address(empty);
+    const int tiles = (K + BK - 1) / BK;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; s++) {
+            barrier_init(full0 + 8 * s, 1);
+            barrier_init(empty0 + 8 * s, TC_WARPS);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (int s = 0; s < STAGES && s < tiles; s++)
+            tc_tma_stage(stages + s * TC_STAGE_BYTES, full0 + 8 * s, a_map, b_map, row0, col0, s * BK);
+    }
+    __syncthreads();
+    for (int t = 0; t < tiles; t++) {
+        const int s = t % STAGES, refill = t - 1 + STAGES;
+        if (threadIdx.x == 0 && t > 0 && refill < tiles) {
+            const int r = (t - 1) % STAGES;
+            barrier_wait(empty0 + 8 * r, (t - 1) / STAGES & 1);
+            tc_tma_stage(stages + r * TC_STAGE_BYTES, full0 + 8 * r, a_map, b_map, row0, col0,
+                         refill * BK);
+        }
+        barrier_wait(full0 + 8 * s, t / STAGES & 1);
+        tc_multiply_stage(acc, stages + s * TC_STAGE_BYTES, warp_row, warp_col);
+        __syncwarp(); // every lane's reads of the stage are done
+        if (threadIdx.x % 32 == 0)
+            barrier_arrive(empty0 + 8 * s);
+    }
+}
+
+// Accumulator (row g [+8], tile column 2t [+1]) of n tile n is C column (2t [+1]) NT + n:
+// for a fixed row the NT tiles give two runs of NT adjacent columns.
+__device__ __forceinline__ void tc_store(const float (&acc)[MT_TILES][NT_TILES][4], float *C,
+                                         int M, int N, int row0, int col0, int warp_row,
+                                         int warp_col)
+{
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int m = 0; m < MT_TILES; m++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int r = row0 + warp_row * WM + m * 16 + g + h * 8;
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int c = col0 + warp_col * WN + (2 * t + half) * NT_TILES;
+                float v[NT_TILES];
+#pragma unroll
+                for (int n = 0; n < NT_TILES; n++)
+                    v[n] = acc[m][n][h * 2 + half];
+                if (r >= M)
+                    continue;
+#pragma unroll
+                for (int n = 0; n < NT_TILES; n += B_VECTOR) {
+                    if (c + n >= N) // N is a multiple of 4: a vector is wholly in or out
+                        continue;
+                    if constexpr (B_VECTOR == 4)
+                        *reinterpret_cast<float4 *>(C + (size_t)r * N + c + n) = *reinterpret_cast<float4 *>(v + n);
+                    else if constexpr (B_VECTOR == 2)
+                        *reinterpret_cast<float2 *>(C + (size_t)r * N + c + n) = *reinterpret_cast<float2 *>(v + n);
+                    else
+                        C[(size_t)r * N + c + n] = v[n];
+                }
+            }
+        }
+}
+
+__device__ __forceinline__ void matmul_tensor_core(const float *A, const float *B, float *C,
+                                                   int M, int N, int K, const tensor_map *a_map,
+                                                   const tensor_map *b_map)
+{
+    extern __shared__ __align__(16) unsigned char tc_smem[];
+    int row0, col0;
+    block_tile(M, N, row0, col0);
+    const int warp = threadIdx.x / 32, warp_row = warp / WARP_COLUMNS, warp_col = warp % WARP_COLUMNS;
+    float acc[MT_TILES][NT_TILES][4] = {};
+    if constexpr (TC_TMA) {
+        // The swizzle repeats every 1024 bytes: align the stages to it.
+        char *stages = reinterpret_cast<char *>(tc_smem) + ((1024 - (shared_address(tc_smem) & 1023)) & 1023);
+        tc_pipeline_tma(acc, stages, a_map, b_map, K, row0, col0, warp_row, warp_col);
+    } else {
+        tc_pipeline_cp_async(acc, reinterpret_cast<char *>(tc_smem), A, B, M, N, K, row0, col0,
+                             warp_row, warp_col);
+    }
+    tc_store(acc, C, M, N, row0, col0, warp_row, warp_col);
+}
+
+// Beyond the write-up: Hopper's warpgroup MMA. One producer warpgroup (one thread of it)
+// streams BM x 64 tiles of A and 64 x N tiles of B into STAGES shared buffers with TMA,
+// 128-byte swizzled, each stage completing on a "full" mbarrier; the consumer warpgroups each
+// multiply their BM / CONSUMERS rows with wgmma (A K-major, B N-major, both read from shared
+// memory through descriptors) and release the stage on its "empty" mbarrier. The register file
+// is re-split: the producer needs few, the accumulators many (setmaxnreg).
+enum : int { WG_CONSUMERS = VARIANT == VARIANT_WGMMA ? CONSUMERS : 1 };
+enum : int { WG_THREADS = 128 * (WG_CONSUMERS + 1) };
+enum : int { WG_MT = BM >= 64 * WG_CONSUMERS ? BM / (64 * WG_CONSUMERS) : 1 }; // m64 tiles each
+enum : int { WG_BK = 64, B_BOXES = (WG_N + 63) / 64 };
+enum : int { A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = B_BOXES * 64 * 128 };
+enum : int { STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES };
+enum : int { WG_ACC = WG_N / 2 };
 
 // A shared-memory matrix descriptor with the 128-byte swizzle: start address, leading and
 // stride byte offsets (each in units of 16 bytes).
@@ -644,21 +826,30 @@ __device__ __forceinline__ void wgmma(float *d, unsigned long long a, unsigned l
     }
 }
 
-// The producer: one thread keeps STAGES tiles of A and B in flight.
+// The producer: one thread keeps STAGES tiles of A and B in flight. In a cluster, block r
+// loads B boxes r, r + CLUSTER, ... for every block of the cluster (multicast), so a stage is
+// refilled only once the consumers of every block have released it.
 __device__ __forceinline__ void wg_produce(char *stages, unsigned full0, unsigned empty0,
                                            const tensor_map *a_map, const tensor_map *b_map,
                                            int row0, int col0, int tiles)
 {
+    const unsigned rank = CLUSTER_SIZE > 1 ? cluster_rank() : 0;
     for (int kt = 0; kt < tiles; kt++) {
         const int s = kt % STAGES;
         if (kt >= STAGES)
             barrier_wait(empty0 + 8 * s, (kt / STAGES - 1) & 1);
         const unsigned full = full0 + 8 * s, a = shared_address(stages + s * STAGE_BYTES);
-        barrier_expect_bytes(full, STAGE_BYTES);
+        barrier_expect_bytes(full, STAGE_BYTES); // A, and all of B from whichever block loads it
         tma_load(a, a_map, kt * WG_BK, row0, full);
 #pragma unroll
-        for (int j = 0; j < B_BOXES; j++)
-            tma_load(a + A_STAGE_BYTES + j * 64 * 128, b_map, col0 + j * 64, kt * WG_BK, full);
+        for (int j = 0; j < B_BOXES; j++) {
+            const unsigned b = a + A_STAGE_BYTES + j * 64 * 128;
+            if constexpr (CLUSTER_SIZE == 1)
+                tma_load(b, b_map, col0 + j * 64, kt * WG_BK, full);
+            else if (j % CLUSTER_SIZE == (int)rank)
+                tma_load_multicast(b, b_map, col0 + j * 64, kt * WG_BK, full,
+                                   (1u << CLUSTER_SIZE) - 1);
+        }
     }
 }
 
@@ -683,8 +874,15 @@ __device__ __forceinline__ void wg_consume(float (&acc)[WG_MT][WG_ACC], char *st
                             smem_descriptor(b + k * 16 * 128, 64 * 128, 1024));
         asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
         asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-        if (threadIdx.x % 32 == 0)
-            barrier_arrive(empty0 + 8 * s);
+        if (threadIdx.x % 32 == 0) {
+            if constexpr (CLUSTER_SIZE == 1) {
+                barrier_arrive(empty0 + 8 * s);
+            } else { // every block's producer writes into this stage
+#pragma unroll
+                for (int r = 0; r < CLUSTER_SIZE; r++)
+                    barrier_arrive_in(empty0 + 8 * s, r);
+            }
+        }
     }
 }
 
@@ -731,11 +929,14 @@ __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const t
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
             barrier_init(full0 + 8 * s, 1);
-            barrier_init(empty0 + 8 * s, WG_CONSUMERS * 4); // one arrival per consumer warp
+            barrier_init(empty0 + 8 * s, WG_CONSUMERS * 4 * CLUSTER_SIZE); // per consumer warp
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
-    __syncthreads();
+    if constexpr (CLUSTER_SIZE > 1)
+        cluster_sync();
+    else
+        __syncthreads();
     const int warpgroup = threadIdx.x / 128, tiles = (K + WG_BK - 1) / WG_BK;
     if (warpgroup == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
@@ -747,6 +948,8 @@ __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const t
         wg_consume(acc, stages, full0, empty0, warpgroup - 1, tiles);
         wg_store(acc, C, M, N, row0, col0, warpgroup - 1);
     }
+    if constexpr (CLUSTER_SIZE > 1)
+        cluster_sync(); // the peer's last multicasts and arrivals have landed here
 }
 
 enum : int {
@@ -792,6 +995,6 @@ matmul_kernel(const TI *__restrict__ A, const TI *__restrict__ B, TO *__restrict
         else if constexpr (VARIANT == VARIANT_BLOCK_TILED_VECTORIZED)
             matmul_block_tiled_vectorized(a, b, c, M, N, K);
         else
-            matmul_tensor_core(a, b, c, M, N, K);
+            matmul_tensor_core(a, b, c, M, N, K, &a_map, &b_map);
     }
 }

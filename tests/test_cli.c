@@ -3,20 +3,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
-/* Runs the CLI (from $PTXJIT_CLI) with args and the given cache dir, and environment
- * assignments before it ("" for none); captures stdout and stderr together; returns the
- * exit status. */
-static int run_cli_env(char **output, const char *cache_dir, const char *args,
-                       const char *environment)
+/* Runs the CLI (from $PTXJIT_CLI) with args and the given cache dir, after the environment
+ * assignments in env ("" for none); captures stdout and stderr together; returns the exit
+ * status. */
+static int run_cli_env(char **output, const char *cache_dir, const char *env, const char *args)
 {
     const char *cli = getenv("PTXJIT_CLI");
     ck_assert_msg(cli != NULL, "PTXJIT_CLI is not set (make test sets it)");
-    char command[8192];
-    snprintf(command, sizeof command, "%s PTXJIT_CACHE_DIR='%s' '%s' %s 2>&1", environment,
-             cache_dir, cli, args);
+    char command[16384];
+    snprintf(command, sizeof command, "%s PTXJIT_CACHE_DIR='%s' '%s' %s 2>&1", env, cache_dir,
+             cli, args);
     FILE *pipe = popen(command, "r");
     ck_assert_ptr_nonnull(pipe);
     pj_strbuf sb;
@@ -32,7 +32,7 @@ static int run_cli_env(char **output, const char *cache_dir, const char *args,
 
 static int run_cli(char **output, const char *cache_dir, const char *args)
 {
-    return run_cli_env(output, cache_dir, args, "");
+    return run_cli_env(output, cache_dir, "", args);
 }
 
 START_TEST(cli_ptx_prints_entry_and_vector_loads)
@@ -109,15 +109,15 @@ START_TEST(cli_cache_trim_keeps_the_cap_from_the_environment)
     char environment[64], cap[32];
     snprintf(environment, sizeof environment, "PTXJIT_CACHE_MAX_BYTES=%llu", bytes / 2);
     snprintf(cap, sizeof cap, "(cap %llu)", bytes / 2);
-    ck_assert_int_eq(run_cli_env(&out, dir, "cache trim", environment), 0);
+    ck_assert_int_eq(run_cli_env(&out, dir, environment, "cache trim"), 0);
     ck_assert_ptr_nonnull(strstr(out, "evicted 2 entries"));
     free(out);
-    ck_assert_int_eq(run_cli_env(&out, dir, "cache stats", environment), 0);
+    ck_assert_int_eq(run_cli_env(&out, dir, environment, "cache stats"), 0);
     ck_assert_ptr_nonnull(strstr(out, "entries  1\n"));
     ck_assert_ptr_nonnull(strstr(out, cap));
     ck_assert_ptr_nonnull(strstr(out, "evicted  2 "));
     free(out);
-    ck_assert_int_eq(run_cli_env(&out, dir, "cache stats", "PTXJIT_CACHE_MAX_BYTES=huge"), 0);
+    ck_assert_int_eq(run_cli_env(&out, dir, "PTXJIT_CACHE_MAX_BYTES=huge", "cache stats"), 0);
     ck_assert_ptr_nonnull(strstr(out, "PTXJIT_CACHE_MAX_BYTES='huge' is not a size"));
     free(out);
     test_rmtree(dir);
@@ -192,16 +192,67 @@ START_TEST(cli_ir_and_backend_flag_show_the_llvm_route)
     ck_assert_int_eq(run_cli(&out, dir, "--no-gpu ptx reduce backend=llvm backend=llvm"), 2);
     ck_assert_ptr_nonnull(strstr(out, "given twice"));
     free(out);
-    /* Cold compiles of both routes need no GPU: the stage table and the ratio. */
-    ck_assert_int_eq(run_cli(&out, dir, "bench compile reduce variant=one_pass tpb=64"), 0);
-    ck_assert_ptr_nonnull(strstr(out, "reduce variant=one_pass tpb=64, median of 10"));
+    /* Cold compiles of both routes need no GPU: the stage table, the ratio, and cubins that
+     * hold SASS (nothing left for the driver to compile at load). */
+    ck_assert_int_eq(run_cli(&out, dir, "bench compile reduce variant=one_pass tpb=64 samples=2"),
+                     0);
+    ck_assert_ptr_nonnull(strstr(out, "reduce variant=one_pass tpb=64, median of 2"));
     ck_assert_ptr_nonnull(strstr(out, "| nvrtc (prelude; NVRTC -> PTX + cubin) |"));
     ck_assert_ptr_nonnull(strstr(out, "| llvm (IR build; O3; NVPTX; nvJitLink) |"));
     ck_assert_ptr_nonnull(strstr(out, "llvm / nvrtc total: "));
+    ck_assert_ptr_nonnull(strstr(out, "cubin, nvrtc: "));
+    ck_assert_ptr_nonnull(strstr(strstr(out, "cubin, nvrtc: "), "CUDA ELF for sm_90: SASS "));
+    ck_assert_ptr_nonnull(strstr(strstr(out, "cubin, llvm: "), "CUDA ELF for sm_90: SASS "));
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "bench compile samples=0"), 2);
     free(out);
     ck_assert_int_eq(run_cli(&out, dir, "--backend gcc list"), 1);
     ck_assert_ptr_nonnull(strstr(out, "available: nvrtc, llvm"));
     free(out);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* NVRTC (12.9+) and nvJitLink would start the CUDA driver (cuInit) to use its compute cache;
+ * ptxjit turns that off, so --no-gpu (use_gpu=0) really leaves the driver alone. A stand-in
+ * libcuda.so.1 (build/fake_cuda, found first through LD_LIBRARY_PATH) logs its loading and
+ * every cuInit. */
+START_TEST(cli_no_gpu_compiles_leave_the_cuda_driver_unstarted)
+{
+    const char *cli = getenv("PTXJIT_CLI");
+    ck_assert_ptr_nonnull(cli);
+    char fake[4096];
+    const char *slash = strrchr(cli, '/');
+    snprintf(fake, sizeof fake, "%.*sfake_cuda", slash ? (int)(slash + 1 - cli) : 0, cli);
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/libcuda.so.1", fake);
+    if (access(probe, R_OK) != 0) {
+        printf("SKIP cli_no_gpu_compiles_leave_the_cuda_driver_unstarted: no %s (make test "
+               "builds it)\n", probe);
+        return;
+    }
+    char *dir = test_mkdtemp(), *out, log[4200], env[9000];
+    snprintf(log, sizeof log, "%s/cuda.log", dir);
+    snprintf(env, sizeof env, "LD_LIBRARY_PATH='%s' PTXJIT_TEST_CUDA_LOG='%s' "
+             "PTXJIT_CUDA_LIBRARY=", fake, log);
+    ck_assert_int_eq(run_cli_env(&out, dir, env, "--no-gpu --no-disk-cache ptx reduce "
+                                                 "variant=one_pass"), 0);
+    free(out);
+    ck_assert_int_eq(run_cli_env(&out, dir, env, "--no-gpu --no-disk-cache ptx reduce "
+                                                 "variant=one_pass backend=llvm"), 0);
+    free(out);
+    char *text = NULL;
+    if (pj_read_file(&text, NULL, log) != PTXJIT_OK)
+        text = NULL; /* no log: nothing loaded the stand-in at all */
+    ck_assert_msg(!text || !strstr(text, "cuInit"), "cuInit was called during --no-gpu compiles");
+    free(text);
+    /* The stand-in is the libcuda these processes find: without --no-gpu, ptxjit loads it. */
+    ck_assert_int_eq(run_cli_env(&out, dir, env, "ptx reduce variant=one_pass"), 0);
+    free(out);
+    ck_assert_int_eq(pj_read_file(&text, NULL, log), PTXJIT_OK);
+    ck_assert_msg(strstr(text, "loaded"), "the stand-in libcuda was not the one loaded");
+    free(text);
     test_rmtree(dir);
     free(dir);
 }
@@ -220,6 +271,7 @@ Suite *suite_cli(void)
     tcase_add_test(tc, cli_info_and_list_describe_the_reduce_family);
     tcase_add_test(tc, cli_run_without_gpu_fails_with_reason);
     tcase_add_test(tc, cli_ir_and_backend_flag_show_the_llvm_route);
+    tcase_add_test(tc, cli_no_gpu_compiles_leave_the_cuda_driver_unstarted);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -92,11 +92,50 @@ START_TEST(llvm_kernel_is_a_disk_hit_in_a_new_context)
                                PTXJIT_ORIGIN_DISK);
     ck_assert_str_eq(ptxjit_kernel_key(again), key);
     ck_assert_ptr_nonnull(strstr(ptxjit_kernel_ptx(again), "ld.global.nc.v4.f32"));
+    ck_assert_ptr_null(ptxjit_kernel_source(again)); /* like nvrtc's: no source for a disk hit */
     /* The nvrtc request of the same parameters is not that entry. */
     get(context, "reduce", "variant=vectorized dtype=f32", PTXJIT_ORIGIN_COMPILED);
     ptxjit_close(context);
     test_rmtree(dir);
     free(dir);
+}
+END_TEST
+
+/* The IR is printed only when asked for (generated again, after the compile), then kept. */
+START_TEST(llvm_ir_is_made_when_asked_and_kept)
+{
+    ptxjit_context *context = open_context(NULL, NULL, NULL, NULL);
+    ptxjit_kernel *llvm = get(context, "reduce", "variant=vectorized backend=llvm",
+                              PTXJIT_ORIGIN_COMPILED);
+    ck_assert_ptr_null(llvm->source);
+    const char *ir = ptxjit_kernel_source(llvm);
+    ck_assert_ptr_nonnull(ir);
+    ck_assert_ptr_nonnull(strstr(ir, "; ModuleID = 'backend=llvm batch=4 dtype=i32 tpb=512 "
+                                     "variant=vectorized'"));
+    ck_assert_ptr_nonnull(strstr(ir, "load <4 x i32>, ptr addrspace(1)"));
+    ck_assert_ptr_eq(ptxjit_kernel_source(llvm), ir);
+    ptxjit_close(context);
+}
+END_TEST
+
+/* Target machines are kept per architecture and lent to one compile at a time: a compile
+ * after another architecture's, in the same process, is the same PTX as the first. */
+START_TEST(llvm_target_machines_are_reused_per_arch_without_state)
+{
+    const char *params = "variant=vectorized tpb=256 batch=8 backend=llvm";
+    char *ptx[3];
+    const char *arch[3] = {"sm_90a", "sm_80", "sm_90a"};
+    for (int i = 0; i < 3; i++) {
+        ptxjit_context *context = open_context(NULL, NULL, NULL, arch[i]);
+        ptx[i] = pj_strdup(ptxjit_kernel_ptx(get(context, "reduce", params,
+                                                 PTXJIT_ORIGIN_COMPILED)));
+        ptxjit_close(context);
+    }
+    ck_assert_ptr_nonnull(strstr(ptx[0], ".target sm_90a"));
+    ck_assert_ptr_nonnull(strstr(ptx[1], ".target sm_80"));
+    ck_assert_str_eq(ptx[0], ptx[2]);
+    for (int i = 0; i < 3; i++)
+        free(ptx[i]);
 }
 END_TEST
 
@@ -219,6 +258,8 @@ Suite *suite_llvm(void)
     tcase_add_test(tc, context_default_backend_applies_unless_the_request_names_one);
     tcase_add_test(tc, llvm_kernel_is_a_disk_hit_in_a_new_context);
     tcase_add_test(tc, llvm_compile_records_its_stage_times);
+    tcase_add_test(tc, llvm_ir_is_made_when_asked_and_kept);
+    tcase_add_test(tc, llvm_target_machines_are_reused_per_arch_without_state);
     tcase_add_test(tc, what_llvm_does_not_generate_is_refused_naming_what_it_does);
     tcase_add_test(tc, threads_compile_distinct_llvm_kernels_at_once);
     suite_add_tcase(s, tc);

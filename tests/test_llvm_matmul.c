@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "context.h"
+#include "ops/matmul.h"
 #include "test_util.h"
 
 static ptxjit_context *open_plain(void)
@@ -62,7 +63,7 @@ typedef struct {
     int values[32], count;
 } axis;
 
-enum { BM, BN, BK, TM, TN, WM, WN, STAGES, PREFETCH, MMA_N, CONSUMERS, TYPES, AXES };
+enum { BM, BN, BK, TM, TN, WM, WN, STAGES, PREFETCH, MMA_N, CONSUMERS, CLUSTER, TYPES, AXES };
 static const axis axes[AXES] = {
     [BM] = {" bm=%d", {16, 32, 64, 128, 256}, 5},
     [BN] = {" bn=%d", {16, 32, 64, 128, 256}, 5},
@@ -77,14 +78,16 @@ static const axis axes[AXES] = {
                                   96,  104, 112, 120, 128, 136, 144, 152, 160, 168, 176,
                                   184, 192, 200, 208, 216, 224, 232, 240, 248, 256}, 32},
     [CONSUMERS] = {" consumers=%d", {1, 2}, 2},
+    [CLUSTER] = {" cluster=%d", {1, 2}, 2},
     [TYPES] = {NULL, {0, 1, 2, 3}, 4},
 };
 static const char *const type_pairs[] = {" dtype=bf16 out=bf16", " dtype=bf16 out=f32",
                                          " dtype=f16 out=f16", " dtype=f16 out=f32"};
 static const int groups[] = {1, 2, 4, 8, 16, 32, 64};
 
-/* Each variant, the axes it varies, and every how many valid requests the sample takes one
- * (besides any request holding a value not sampled yet): about 390 kernels, ~55 s on 2 cores. */
+/* Each variant (and any fixed parameters), the axes it varies, and every how many valid
+ * requests the sample takes one (besides any request holding a value not sampled yet): about
+ * 540 kernels, ~70 s on 2 cores. */
 static const struct {
     const char *variant;
     int axes[8], axis_count, stride;
@@ -95,8 +98,9 @@ static const struct {
     {"tiled_register", {BM, BN, BK, TM}, 4, 7},
     {"block_tiled", {BM, BN, BK, TM, TN}, 5, 41},
     {"block_tiled_vectorized", {BM, BN, BK, TM, TN}, 5, 5},
-    {"tensor_core", {BM, BN, BK, WM, WN, STAGES, PREFETCH}, 7, 113},
-    {"wgmma", {MMA_N, CONSUMERS, BM, STAGES, TYPES}, 5, 37},
+    {"tensor_core load=cp_async", {BM, BN, BK, WM, WN, STAGES, PREFETCH}, 7, 113},
+    {"tensor_core load=tma", {BM, BN, BK, WM, WN, STAGES, PREFETCH}, 7, 113},
+    {"wgmma", {MMA_N, CONSUMERS, BM, STAGES, TYPES, CLUSTER}, 6, 37},
 };
 
 typedef struct {
@@ -392,15 +396,26 @@ static const char *const template_configs[] = {
     "variant=block_tiled_vectorized",
     "variant=block_tiled_vectorized bk=16 tm=4 tn=8 bm=64 bn=128",
     "variant=block_tiled_vectorized bk=8 tm=8 tn=4 bm=64 bn=64",
-    "variant=tensor_core", "variant=tensor_core stages=2", "variant=tensor_core stages=4 bk=16",
-    "variant=tensor_core bm=64 bn=64 wm=32 wn=32", "variant=tensor_core wm=32 wn=64 bk=64 stages=2",
-    "variant=tensor_core wm=64 wn=64 bn=256", "variant=tensor_core wm=64 wn=16",
-    "variant=tensor_core wm=16 wn=8 bm=32 bn=32", "variant=tensor_core prefetch=0 group=1",
+    "variant=tensor_core load=cp_async", "variant=tensor_core load=cp_async stages=2", "variant=tensor_core load=cp_async stages=4 bk=16",
+    "variant=tensor_core load=cp_async bm=64 bn=64 wm=32 wn=32", "variant=tensor_core load=cp_async wm=32 wn=64 bk=32 stages=2",
+    "variant=tensor_core load=cp_async wm=64 wn=64 bn=256", "variant=tensor_core load=cp_async wm=64 wn=16",
+    "variant=tensor_core load=cp_async wm=16 wn=8 bm=32 bn=32", "variant=tensor_core load=cp_async prefetch=0 group=1",
+    /* load=tma: A rows of 32, 64 and 128 bytes; B fragments 1, 2 and 4 at a time, 16 a thread */
+    "variant=tensor_core load=tma", "variant=tensor_core load=tma bk=16 stages=4",
+    "variant=tensor_core load=tma bk=8 stages=6", "variant=tensor_core load=tma prefetch=1",
+    "variant=tensor_core load=tma bm=256 wm=64 wn=32", "variant=tensor_core load=tma stages=2",
+    "variant=tensor_core load=tma wm=64 wn=64 bn=256 bk=16",
+    "variant=tensor_core load=tma wm=32 wn=16 bm=64 bn=64",
+    "variant=tensor_core load=tma wm=16 wn=8 bm=32 bn=32 bk=8 stages=8",
+    "variant=tensor_core load=tma wm=32 wn=128 bm=64 bn=128 group=1",
     "variant=wgmma", "variant=wgmma out=f32", "variant=wgmma dtype=f16",
     "variant=wgmma dtype=f16 out=f32", "variant=wgmma mma=m64n128k16",
     "variant=wgmma mma=m64n64k16 consumers=1 bm=64", "variant=wgmma mma=m64n200k16 stages=3",
     "variant=wgmma mma=m64n8k16 consumers=1 bm=128", "variant=wgmma mma=m64n128k16 bm=256",
     "variant=wgmma stages=2 group=1", "variant=wgmma mma=m64n96k16 consumers=1 bm=64 stages=8",
+    "variant=wgmma cluster=2", "variant=wgmma cluster=2 out=f32 dtype=f16",
+    "variant=wgmma cluster=2 mma=m64n64k16 consumers=1 bm=64",
+    "variant=wgmma cluster=2 mma=m64n120k16 stages=4 group=1",
 };
 
 START_TEST(each_variant_needs_what_the_template_kernel_needs)
@@ -439,7 +454,7 @@ START_TEST(variants_hold_the_instructions_they_are_about)
         ck_assert_msg(strstr(vectorized, vector_ops[i]), "no %s", vector_ops[i]);
     /* Scalar loads too: the path for rows that are no whole vectors. */
     ck_assert_ptr_nonnull(strstr(vectorized, "ld.global.nc.f32"));
-    const char *tc = llvm_ptx(context, "variant=tensor_core");
+    const char *tc = llvm_ptx(context, "variant=tensor_core load=cp_async");
     /* 128 x 128 x 32 per block of 8 warps, 64 x 32 each: 4 x 4 mma tiles, 4 k steps. */
     ck_assert_int_eq(count(tc, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), 64);
     ck_assert_int_eq(count(tc, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 16);
@@ -448,7 +463,7 @@ START_TEST(variants_hold_the_instructions_they_are_about)
     ck_assert_ptr_nonnull(strstr(tc, "cp.async.wait_group 1;")); /* stages - 2 */
     ck_assert_ptr_nonnull(strstr(tc, ", 4096;")); /* tf32 rounding: + 0x1000 */
     ck_assert_ptr_null(strstr(tc, "cvt.rna.tf32"));
-    ck_assert_int_eq(count(llvm_ptx(context, "variant=tensor_core wm=64 wn=16"), "ld.shared.v2.u32"), 8);
+    ck_assert_int_eq(count(llvm_ptx(context, "variant=tensor_core load=cp_async wm=64 wn=16"), "ld.shared.v2.u32"), 8);
     const char *wgmma = llvm_ptx(context, "variant=wgmma");
     static const char *const hopper[] = {
         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "wgmma.fence.sync.aligned",
@@ -465,6 +480,123 @@ START_TEST(variants_hold_the_instructions_they_are_about)
     ck_assert_ptr_nonnull(strstr(llvm_ptx(context, "variant=wgmma out=f32"), "st.global.v2.f32"));
     ck_assert_ptr_nonnull(strstr(llvm_ptx(context, "variant=wgmma dtype=f16 mma=m64n200k16 stages=3"),
                                  "wgmma.mma_async.sync.aligned.m64n200k16.f32.f16.f16"));
+    ptxjit_close(context);
+}
+END_TEST
+
+/* tensor_core load=tma: thread 0 fills the stages with TMA (an expect_tx, one A box and bn / 32
+ * B boxes per stage: all stages first, then one refill a turn), warps wait on "full" mbarriers
+ * and release stages on "empty" ones after a warp barrier; no cp.async, one block barrier
+ * (after the barriers' initialization). Fragments are read from the swizzled stages as with
+ * cp.async: ldmatrix for A, B_VECTOR words a load for B. The passes may unroll the k loop
+ * (small tiles: twice), so counts are per copy of its body (one arrival on "empty" each). */
+START_TEST(tensor_core_tma_fills_stages_with_tma_and_mbarriers)
+{
+    ptxjit_context *context = open_plain();
+    static const struct {
+        const char *params;
+        int ldmatrix, b_loads; /* per k step of 8 */
+        const char *b_load;
+    } configs[] = {
+        {"variant=tensor_core load=tma", 4, 4, "ld.shared.v4.u32"},
+        {"variant=tensor_core load=tma bk=16 stages=4", 4, 4, "ld.shared.v4.u32"},
+        {"variant=tensor_core load=tma bk=8 stages=6", 4, 4, "ld.shared.v4.u32"},
+        {"variant=tensor_core load=tma bm=256 wm=64 wn=32", 4, 2, "ld.shared.v4.u32"},
+        {"variant=tensor_core load=tma wm=32 wn=16 bm=64 bn=64", 2, 2, "ld.shared.v2.u32"},
+        {"variant=tensor_core load=tma wm=16 wn=8 bm=32 bn=32 bk=8", 1, 2, "ld.shared.u32"},
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(configs); i++) {
+        const char *params = configs[i].params, *ptx = llvm_ptx(context, params);
+        matmul_config config;
+        ck_assert_int_eq(matmul_config_of(&config, compile(context, params)), PTXJIT_OK);
+        const int steps = config.bk / 8, b_boxes = config.tile_n / 32;
+        const int issues = count(ptx, "mbarrier.arrive.expect_tx.shared::cta.b64");
+        const int copies = count(ptx, "mbarrier.arrive.shared::cta.b64");
+        ck_assert_msg(issues > config.stages, "%s: %d stage loads", params, issues);
+        ck_assert_msg(count(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global") ==
+                          issues * (1 + b_boxes),
+                      "%s: %d TMA loads for %d stage loads", params,
+                      count(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global"), issues);
+        ck_assert_int_eq(count(ptx, "mbarrier.init.shared::cta.b64"), 2 * config.stages);
+        ck_assert_int_ge(copies, 1);
+        ck_assert_int_ge(count(ptx, "mbarrier.try_wait.parity.shared::cta.b64"), copies + 1);
+        ck_assert_int_eq(count(ptx, "bar.warp.sync"), copies);
+        ck_assert_int_eq(count(ptx, "bar.sync"), 1);
+        ck_assert_ptr_null(strstr(ptx, "cp.async.cg"));
+        ck_assert_ptr_null(strstr(ptx, "cp.async.wait_group"));
+        ck_assert_msg(count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") ==
+                          copies * configs[i].ldmatrix * steps,
+                      "%s: %d ldmatrix in %d copies", params,
+                      count(ptx, "ldmatrix.sync.aligned.m8n8.x4"), copies);
+        char needle[64];
+        snprintf(needle, sizeof needle, "\t%s \t", configs[i].b_load);
+        ck_assert_msg(count(ptx, needle) == copies * configs[i].b_loads * steps,
+                      "%s: %d '%s' in %d copies", params, count(ptx, needle), configs[i].b_load,
+                      copies);
+    }
+    ptxjit_close(context);
+}
+END_TEST
+
+/* wgmma cluster=2: the producer reads its rank and multicasts its share of the B boxes to both
+ * blocks; consumer warps arrive on the "empty" barriers of both blocks; the cluster barrier
+ * replaces the block barrier after initialization and ends the kernel. */
+START_TEST(wgmma_cluster_multicasts_b_and_arrives_in_both_blocks)
+{
+    ptxjit_context *context = open_plain();
+    const char *ptx = llvm_ptx(context, "variant=wgmma cluster=2");
+    static const char *const cluster_ops[] = {
+        "%cluster_ctarank", "mapa.shared::cluster.u32",
+        "mbarrier.arrive.shared::cluster.b64",
+        ".multicast::cluster [", "fence.mbarrier_init.release.cluster"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cluster_ops); i++)
+        ck_assert_msg(strstr(ptx, cluster_ops[i]), "no %s", cluster_ops[i]);
+    ck_assert_int_eq(count(ptx, "barrier.cluster.arrive.release.aligned"), 2);
+    ck_assert_int_eq(count(ptx, "barrier.cluster.wait.acquire.aligned"), 2);
+    ck_assert_ptr_null(strstr(ptx, "bar.sync"));
+    /* arrivals on both blocks' barriers, none on the block's own alone */
+    ck_assert_int_eq(count(ptx, "mapa.shared::cluster.u32") % 2, 0);
+    ck_assert_ptr_null(strstr(ptx, "mbarrier.arrive.shared::cta.b64"));
+    /* cluster=1 keeps the block barrier and plain loads */
+    const char *single = llvm_ptx(context, "variant=wgmma");
+    ck_assert_ptr_null(strstr(single, ".multicast::cluster"));
+    ck_assert_ptr_null(strstr(single, "barrier.cluster"));
+    ck_assert_ptr_nonnull(strstr(single, "bar.sync"));
+    ptxjit_close(context);
+}
+END_TEST
+
+/* nvJitLink's ptxas compiles relocatable code: it merges neighbouring shared reads into 16-byte
+ * ones only as far as the arrays' declared alignment lets it (block_tiled: 32 LDS.128 a tile
+ * instead of 128 LDS). */
+START_TEST(shared_tiles_are_declared_16_byte_aligned)
+{
+    ptxjit_context *context = open_plain();
+    static const char *const tiled[] = {"variant=tiled", "variant=tiled_register",
+                                        "variant=block_tiled"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(tiled); i++) {
+        const char *ptx = llvm_ptx(context, tiled[i]);
+        ck_assert_msg(strstr(ptx, ".shared .align 16 .b8 As[") &&
+                          strstr(ptx, ".shared .align 16 .b8 Bs["),
+                      "%s: As and Bs not 16-byte aligned", tiled[i]);
+    }
+    ptxjit_close(context);
+}
+END_TEST
+
+/* The k loop of one thread per element of C has the shape NVVM gives the template's: 4 steps
+ * an iteration left for ptxas to unroll further (no "nounroll" on it), then a remainder loop
+ * of single steps marked "nounroll". */
+START_TEST(dot_product_loop_takes_four_steps_and_leaves_unrolling_to_ptxas)
+{
+    ptxjit_context *context = open_plain();
+    static const char *const simple[] = {"variant=naive", "variant=coalescing"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(simple); i++) {
+        const char *ptx = llvm_ptx(context, simple[i]);
+        ck_assert_msg(count(ptx, "fma.rn.f32") == 4 + 1, "%s: %d multiply-adds", simple[i],
+                      count(ptx, "fma.rn.f32"));
+        ck_assert_int_eq(count(ptx, ".pragma \"nounroll\""), 1);
+    }
     ptxjit_close(context);
 }
 END_TEST
@@ -487,6 +619,10 @@ Suite *suite_llvm_matmul(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, each_variant_needs_what_the_template_kernel_needs);
     tcase_add_test(tc, variants_hold_the_instructions_they_are_about);
+    tcase_add_test(tc, tensor_core_tma_fills_stages_with_tma_and_mbarriers);
+    tcase_add_test(tc, wgmma_cluster_multicasts_b_and_arrives_in_both_blocks);
+    tcase_add_test(tc, shared_tiles_are_declared_16_byte_aligned);
+    tcase_add_test(tc, dot_product_loop_takes_four_steps_and_leaves_unrolling_to_ptxas);
     tcase_add_test(tc, matmul_description_lists_the_variants_llvm_builds);
     suite_add_tcase(s, tc);
     TCase *sweep = tcase_create("sweep");

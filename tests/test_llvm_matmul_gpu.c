@@ -207,14 +207,36 @@ END_TEST
 START_TEST(llvm_tensor_core_matmuls_match_nvrtc_and_float64)
 {
     static const char *const configs[] = {
-        "variant=tensor_core", "variant=tensor_core stages=2", "variant=tensor_core stages=4 bk=16",
-        "variant=tensor_core bm=64 bn=64 wm=32 wn=32",
-        "variant=tensor_core wm=32 wn=64 bk=64 stages=2", "variant=tensor_core wm=64 wn=64 bn=256",
-        "variant=tensor_core wm=64 wn=16", "variant=tensor_core wm=16 wn=8 bm=32 bn=32",
-        "variant=tensor_core prefetch=0 group=1", "variant=tensor_core stages=8 bk=8 bm=64 bn=64"};
+        "variant=tensor_core load=cp_async", "variant=tensor_core load=cp_async stages=2", "variant=tensor_core load=cp_async stages=4 bk=16",
+        "variant=tensor_core load=cp_async bm=64 bn=64 wm=32 wn=32",
+        "variant=tensor_core load=cp_async wm=32 wn=64 bk=64 stages=2", "variant=tensor_core load=cp_async wm=64 wn=64 bn=256",
+        "variant=tensor_core load=cp_async wm=64 wn=16", "variant=tensor_core load=cp_async wm=16 wn=8 bm=32 bn=32",
+        "variant=tensor_core load=cp_async prefetch=0 group=1", "variant=tensor_core load=cp_async stages=8 bk=8 bm=64 bn=64"};
     /* k and n multiples of 4 (16-byte cp.async rows); m and the tile edges ragged. */
     static const shape shapes[] = {{1, 4, 4}, {127, 132, 68}, {512, 512, 512}};
     compare_all("llvm matmul tensor_core", configs, PJ_ARRAY_SIZE(configs), shapes,
+                PJ_ARRAY_SIZE(shapes), PJ_DTYPE_f32);
+}
+END_TEST
+
+/* load=tma: A rows of 32, 64 and 128 bytes (bk = 8, 16, 32), B fragments 1, 2 and 4 words a
+ * load (wn = 8, 16, 32 and more), several warps, deep and shallow pipelines, fewer tiles of K
+ * than stages, prefetch; k and n multiples of 4 (TMA rows of 16 bytes), m and the tile edges
+ * ragged (257 x 36 x 4: two row tiles of 256, part of one B box, one short k tile). */
+START_TEST(llvm_tensor_core_tma_matmuls_match_nvrtc_and_float64)
+{
+    static const char *const configs[] = {
+        "variant=tensor_core load=tma", "variant=tensor_core load=tma bk=16 stages=4",
+        "variant=tensor_core load=tma bk=8 stages=6", "variant=tensor_core load=tma stages=2",
+        "variant=tensor_core load=tma prefetch=1",
+        "variant=tensor_core load=tma bm=256 wm=64 wn=32",
+        "variant=tensor_core load=tma wm=64 wn=64 bn=256 bk=16",
+        "variant=tensor_core load=tma wm=32 wn=16 bm=64 bn=64",
+        "variant=tensor_core load=tma wm=16 wn=8 bm=32 bn=32 bk=8 stages=8",
+        "variant=tensor_core load=tma wm=32 wn=128 bm=64 bn=128 group=1"};
+    static const shape shapes[] = {{1, 4, 4},       {127, 132, 68},  {257, 36, 4},
+                                   {300, 264, 200}, {640, 520, 1000}, {512, 512, 512}};
+    compare_all("llvm matmul tensor_core load=tma", configs, PJ_ARRAY_SIZE(configs), shapes,
                 PJ_ARRAY_SIZE(shapes), PJ_DTYPE_f32);
 }
 END_TEST
@@ -232,6 +254,34 @@ START_TEST(llvm_wgmma_bf16_matmuls_match_nvrtc_and_float64)
         "variant=wgmma stages=2 group=1", "variant=wgmma mma=m64n96k16 consumers=1 bm=64 stages=8"};
     compare_all("llvm matmul wgmma bf16", configs, PJ_ARRAY_SIZE(configs), wgmma_shapes,
                 PJ_ARRAY_SIZE(wgmma_shapes), PJ_DTYPE_bf16);
+}
+END_TEST
+
+/* Clusters of 2 row tiles sharing B by multicast: whole clusters and a half-empty last one (m
+ * of 1, 3 or 5 row tiles), B boxes split evenly (4, 2) and unevenly (1, 3 of 64 columns), one
+ * consumer, both outputs, both input types. */
+static const shape cluster_shapes[] = {{1, 8, 8},       {127, 136, 72},  {300, 264, 200},
+                                       {640, 520, 1000}, {1024, 1024, 1024}};
+
+START_TEST(llvm_wgmma_cluster_matmuls_match_nvrtc_and_float64)
+{
+    static const char *const configs[] = {
+        "variant=wgmma cluster=2", "variant=wgmma cluster=2 out=f32",
+        "variant=wgmma cluster=2 mma=m64n64k16 consumers=1 bm=64",
+        "variant=wgmma cluster=2 mma=m64n120k16 stages=4",
+        "variant=wgmma cluster=2 mma=m64n128k16 bm=256 group=1",
+        "variant=wgmma cluster=2 mma=m64n192k16 stages=2"};
+    compare_all("llvm matmul wgmma cluster=2 bf16", configs, PJ_ARRAY_SIZE(configs),
+                cluster_shapes, PJ_ARRAY_SIZE(cluster_shapes), PJ_DTYPE_bf16);
+}
+END_TEST
+
+START_TEST(llvm_wgmma_cluster_f16_matmuls_match_nvrtc_and_float64)
+{
+    static const char *const configs[] = {"variant=wgmma cluster=2 dtype=f16 out=f32",
+                                          "variant=wgmma cluster=2 dtype=f16"};
+    compare_all("llvm matmul wgmma cluster=2 f16", configs, PJ_ARRAY_SIZE(configs),
+                cluster_shapes, PJ_ARRAY_SIZE(cluster_shapes), PJ_DTYPE_f16);
 }
 END_TEST
 
@@ -253,9 +303,11 @@ START_TEST(llvm_matmul_kernels_get_the_resources_of_nvrtc_kernels)
         return;
     static const char *const configs[] = {
         "variant=naive", "variant=coalescing", "variant=tiled", "variant=tiled_register",
-        "variant=block_tiled", "variant=block_tiled_vectorized", "variant=tensor_core",
-        "variant=tensor_core wm=64 wn=64 bn=256", "variant=wgmma", "variant=wgmma out=f32",
-        "variant=wgmma mma=m64n128k16 bm=256"};
+        "variant=block_tiled", "variant=block_tiled_vectorized", "variant=tensor_core load=cp_async",
+        "variant=tensor_core load=cp_async wm=64 wn=64 bn=256", "variant=tensor_core load=tma",
+        "variant=tensor_core load=tma bk=8 stages=6", "variant=wgmma", "variant=wgmma out=f32",
+        "variant=wgmma mma=m64n128k16 bm=256", "variant=wgmma cluster=2",
+        "variant=wgmma cluster=2 mma=m64n64k16 consumers=1 bm=64"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(configs); i++) {
         char llvm_params[256];
         snprintf(llvm_params, sizeof llvm_params, "%s backend=llvm", configs[i]);
@@ -287,8 +339,11 @@ Suite *suite_llvm_matmul_gpu(void)
     tcase_add_test(tc, llvm_simt_matmuls_match_nvrtc_and_float64);
     tcase_add_test(tc, llvm_vectorized_matmul_takes_misaligned_matrices);
     tcase_add_test(tc, llvm_tensor_core_matmuls_match_nvrtc_and_float64);
+    tcase_add_test(tc, llvm_tensor_core_tma_matmuls_match_nvrtc_and_float64);
     tcase_add_test(tc, llvm_wgmma_bf16_matmuls_match_nvrtc_and_float64);
     tcase_add_test(tc, llvm_wgmma_f16_matmuls_match_nvrtc_and_float64);
+    tcase_add_test(tc, llvm_wgmma_cluster_matmuls_match_nvrtc_and_float64);
+    tcase_add_test(tc, llvm_wgmma_cluster_f16_matmuls_match_nvrtc_and_float64);
     tcase_add_test(tc, llvm_matmul_kernels_get_the_resources_of_nvrtc_kernels);
     suite_add_tcase(s, tc);
     return s;

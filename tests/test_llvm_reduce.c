@@ -111,20 +111,21 @@ START_TEST(tree_variants_use_barriers_and_write_partials_without_atomics)
 }
 END_TEST
 
-START_TEST(one_pass_variants_shuffle_and_add_atomically)
+START_TEST(one_pass_variants_shuffle_and_add_with_red_not_atom)
 {
+    /* red, not an atom whose result goes unused: nvJitLink's relocatable ptxas keeps such an
+     * atom as ATOMG (a reply per block), where NVRTC's whole-program one becomes REDG. */
     ptxjit_context *context = open_llvm();
     ptxjit_kernel *i32 = compile(context, "variant=one_pass tpb=512 dtype=i32");
-    ck_assert_ptr_nonnull(strstr(ptxjit_kernel_source(i32), "atomicrmw add ptr addrspace(1)"));
+    ck_assert_ptr_nonnull(strstr(ptxjit_kernel_source(i32), "red.global.add.u32"));
     ck_assert_int_eq(count(ptxjit_kernel_ptx(i32), "shfl.sync.down.b32"), 10);
-    ck_assert_int_eq(count(ptxjit_kernel_ptx(i32), "atom.global.add.u32") +
-                         count(ptxjit_kernel_ptx(i32), "red.global.add.u32"),
-                     1);
+    ck_assert_int_eq(count(ptxjit_kernel_ptx(i32), "red.global.add.u32"), 1);
+    ck_assert_int_eq(count(ptxjit_kernel_ptx(i32), "atom."), 0);
     ptxjit_kernel *f32 = compile(context, "variant=one_pass tpb=512 dtype=f32");
-    ck_assert_ptr_nonnull(strstr(ptxjit_kernel_source(f32), "atomicrmw fadd ptr addrspace(1)"));
-    ck_assert_int_eq(count(ptxjit_kernel_ptx(f32), "atom.global.add.f32") +
-                         count(ptxjit_kernel_ptx(f32), "red.global.add.f32"),
-                     1);
+    ck_assert_int_eq(count(ptxjit_kernel_ptx(f32), "red.global.add.f32"), 1);
+    ck_assert_int_eq(count(ptxjit_kernel_ptx(f32), "atom."), 0);
+    ptxjit_kernel *vectorized = compile(context, "variant=vectorized dtype=i32");
+    ck_assert_int_eq(count(ptxjit_kernel_ptx(vectorized), "red.global.add.u32"), 1);
     /* One warp per block needs no shared slot and no barrier. */
     ptxjit_kernel *warp = compile(context, "variant=one_pass tpb=32");
     ck_assert_int_eq(count(ptxjit_kernel_ptx(warp), "bar.sync"), 0);
@@ -165,7 +166,7 @@ Suite *suite_llvm_reduce(void)
     Suite *s = suite_create("llvm_reduce");
     TCase *tc = tcase_create("generator");
     tcase_add_test(tc, tree_variants_use_barriers_and_write_partials_without_atomics);
-    tcase_add_test(tc, one_pass_variants_shuffle_and_add_atomically);
+    tcase_add_test(tc, one_pass_variants_shuffle_and_add_with_red_not_atom);
     tcase_add_test(tc, batched_loads_each_batch_item_once_per_tile_and_once_in_the_tail);
     tcase_add_test(tc, vectorized_loads_16_bytes_and_adds_head_and_tail_elements);
     suite_add_tcase(s, tc);

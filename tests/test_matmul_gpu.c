@@ -124,14 +124,40 @@ START_TEST(matmul_tensor_core_shapes_and_tiles)
     static const shape shapes[] = {{1, 4, 4}, {127, 132, 68}, {512, 512, 512},
                                    {4096, 4096, 4096}, {300, 20, 1000}};
     for (size_t s = 0; s < PJ_ARRAY_SIZE(shapes); s++)
-        check(context, "variant=tensor_core", shapes[s], 1e-3);
+        check(context, "variant=tensor_core load=cp_async", shapes[s], 1e-3);
     static const char *const tiles[] = {
-        "variant=tensor_core stages=2", "variant=tensor_core stages=4 bk=16",
-        "variant=tensor_core bm=64 bn=64 wm=32 wn=32", "variant=tensor_core wm=32 wn=64 bk=64 stages=2",
-        "variant=tensor_core wm=64 wn=64 bn=256", "variant=tensor_core wm=64 wn=16",
-        "variant=tensor_core wm=16 wn=8 bm=32 bn=32"};
+        "variant=tensor_core load=cp_async stages=2", "variant=tensor_core load=cp_async stages=4 bk=16",
+        "variant=tensor_core load=cp_async bm=64 bn=64 wm=32 wn=32", "variant=tensor_core load=cp_async wm=32 wn=64 bk=64 stages=2",
+        "variant=tensor_core load=cp_async wm=64 wn=64 bn=256", "variant=tensor_core load=cp_async wm=64 wn=16",
+        "variant=tensor_core load=cp_async wm=16 wn=8 bm=32 bn=32"};
     for (size_t t = 0; t < PJ_ARRAY_SIZE(tiles); t++)
         check(context, tiles[t], (shape){127, 132, 68}, 1e-3);
+    ptxjit_close(context);
+}
+END_TEST
+
+/* tensor_core with TMA loads: the same shapes; every swizzle span (bk = 8, 16, 32), vectors of
+ * B of 1, 2 and 4 columns (wn = 8, 16, 32 and more), more warps, deep and shallow pipelines,
+ * fewer tiles of K than stages. */
+START_TEST(matmul_tensor_core_tma_shapes_and_tiles)
+{
+    ptxjit_context *context = test_gpu_context("matmul_tensor_core_tma_shapes_and_tiles");
+    if (!context)
+        return;
+    static const shape shapes[] = {{1, 4, 4}, {127, 132, 68}, {512, 512, 512},
+                                   {4096, 4096, 4096}, {300, 20, 1000}, {257, 36, 4}};
+    for (size_t s = 0; s < PJ_ARRAY_SIZE(shapes); s++)
+        check(context, "variant=tensor_core load=tma", shapes[s], 1e-3);
+    static const char *const tiles[] = {
+        "bk=16 stages=4", "bk=8 stages=6", "stages=2", "prefetch=0",
+        "bm=256 wm=64 wn=32", "bm=256 wm=64 wn=64", "wm=64 wn=64 bn=256 bk=16",
+        "wm=32 wn=16 bm=64 bn=64", "wm=16 wn=8 bm=32 bn=32 bk=8 stages=8"};
+    for (size_t t = 0; t < PJ_ARRAY_SIZE(tiles); t++) {
+        char params[160];
+        snprintf(params, sizeof params, "variant=tensor_core load=tma %s", tiles[t]);
+        check(context, params, (shape){127, 132, 68}, 1e-3);
+        check(context, params, (shape){260, 200, 300}, 1e-3);
+    }
     ptxjit_close(context);
 }
 END_TEST
@@ -159,6 +185,19 @@ START_TEST(matmul_wgmma_shapes_types_and_tiles)
         check(context, params, (shape){127, 136, 72}, 1e-2);
     }
     check(context, "variant=wgmma", (shape){8192, 8192, 1024}, 1e-2);
+    /* Clusters of 2 row tiles sharing B: whole clusters, a half-empty last one (m of 1, 3 or
+     * 5 row tiles), both outputs, one B box (split unevenly), one consumer. */
+    static const char *const clustered[] = {"cluster=2", "cluster=2 out=f32 dtype=f16",
+                                            "cluster=2 mma=m64n64k16 consumers=1 bm=64",
+                                            "cluster=2 mma=m64n120k16 stages=4"};
+    static const shape cluster_shapes[] = {{1, 8, 8}, {300, 264, 200}, {640, 520, 1000},
+                                           {1024, 1024, 1024}};
+    for (size_t t = 0; t < PJ_ARRAY_SIZE(clustered); t++)
+        for (size_t s = 0; s < PJ_ARRAY_SIZE(cluster_shapes); s++) {
+            char params[160];
+            snprintf(params, sizeof params, "variant=wgmma %s", clustered[t]);
+            check(context, params, cluster_shapes[s], 1e-2);
+        }
     ptxjit_close(context);
 }
 END_TEST
@@ -174,7 +213,7 @@ START_TEST(matmul_refuses_shapes_it_cannot_take)
                                    NULL),
                      PTXJIT_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "multiples of 8"));
-    ck_assert_int_eq(ptxjit_matmul(context, "variant=tensor_core", buffer + 4, buffer + 4096,
+    ck_assert_int_eq(ptxjit_matmul(context, "variant=tensor_core load=cp_async", buffer + 4, buffer + 4096,
                                    buffer + 8192, 16, 16, 16, NULL),
                      PTXJIT_ERR_INVALID_ARGUMENT);
     ptxjit_free(context, buffer);
@@ -190,6 +229,7 @@ Suite *suite_matmul_gpu(void)
     tcase_add_test(tc, matmul_simt_variants_any_shape);
     tcase_add_test(tc, matmul_simt_variants_4096);
     tcase_add_test(tc, matmul_tensor_core_shapes_and_tiles);
+    tcase_add_test(tc, matmul_tensor_core_tma_shapes_and_tiles);
     tcase_add_test(tc, matmul_wgmma_shapes_types_and_tiles);
     tcase_add_test(tc, matmul_refuses_shapes_it_cannot_take);
     suite_add_tcase(suite, tc);

@@ -282,9 +282,10 @@ START_TEST(request_compiled_survives_every_allocation_failure)
 }
 END_TEST
 
-/* The llvm route in a fresh context: the request handed to the plugin, its IR and PTX copied
- * back, nvJitLink's cubin and log, the kernel record. The plugin's own allocations (LLVM's)
- * are not ptxjit's and are not failed: --wrap reaches the objects linked into the runner. */
+/* The llvm route in a fresh context: the request handed to the plugin, its PTX copied back,
+ * nvJitLink's cubin and log, the kernel record, then the IR built again on request (NULL when
+ * that runs out of memory). The plugin's own allocations (LLVM's) are not ptxjit's and are
+ * not failed: --wrap reaches the objects linked into the runner. */
 static ptxjit_status request_compiled_through_llvm(void *user)
 {
     (void)user;
@@ -301,8 +302,13 @@ static ptxjit_status request_compiled_through_llvm(void *user)
     size_t cubin_size = 0;
     if (status == PTXJIT_OK &&
         (origin != PTXJIT_ORIGIN_COMPILED || !ptxjit_kernel_cubin(kernel, &cubin_size) ||
-         !strstr(ptxjit_kernel_ptx(kernel), ".entry reduce_kernel(") ||
-         !strstr(ptxjit_kernel_source(kernel), "define ptx_kernel void @reduce_kernel")))
+         !strstr(ptxjit_kernel_ptx(kernel), ".entry reduce_kernel(")))
+        status = PTXJIT_ERR_COMPILE;
+    const char *ir = status == PTXJIT_OK ? ptxjit_kernel_source(kernel) : NULL;
+    if (status == PTXJIT_OK && !ir)
+        status = strstr(ptxjit_last_error(), "out of memory") ? PTXJIT_ERR_OUT_OF_MEMORY
+                                                               : PTXJIT_ERR_COMPILE;
+    else if (status == PTXJIT_OK && !strstr(ir, "define ptx_kernel void @reduce_kernel"))
         status = PTXJIT_ERR_COMPILE;
     ptxjit_close(context);
     return status;

@@ -21,6 +21,7 @@
 
 static struct {
     const pj_llvm_plugin *plugin;
+    char path[4096]; /* the file it was loaded from */
     ptxjit_status status;
     char error[2048];
 } loaded;
@@ -171,6 +172,7 @@ static void load_plugin(void)
         if (!wrong) {
             loaded.plugin = get();
             loaded.status = PTXJIT_OK;
+            snprintf(loaded.path, sizeof loaded.path, "%.4000s", paths[i]);
             break;
         }
         sb_appendf(&tried, "%s%s (refused: %s)", tried.length ? ", " : "", paths[i], wrong);
@@ -190,6 +192,11 @@ ptxjit_status llvm_load(void)
     if (loaded.status != PTXJIT_OK)
         return pj_error(loaded.status, "%s", loaded.error);
     return PTXJIT_OK;
+}
+
+const char *llvm_plugin_path(void)
+{
+    return loaded.status == PTXJIT_OK && loaded.path[0] ? loaded.path : NULL;
 }
 
 static double now_ms(void)
@@ -217,55 +224,75 @@ static ptxjit_status plugin_params(pj_llvm_param **out, char (**names)[32],
     return PTXJIT_OK;
 }
 
-static ptxjit_status generate_ptx(pj_artifact *out, char **ir_out, pj_stages *stages,
-                                  const pj_request *request, const char *canonical,
-                                  const char *arch)
+typedef int (*plugin_call)(pj_llvm_result *, const pj_llvm_request *);
+
+/* Runs one of the plugin's calls on request; *result is the plugin's (release it). */
+static ptxjit_status call_plugin(pj_llvm_result *result, plugin_call call,
+                                 const pj_request *request, const char *canonical,
+                                 const char *arch)
 {
     pj_llvm_param *params = NULL;
     char(*names)[32] = NULL;
     ptxjit_status status = plugin_params(&params, &names, request);
-    pj_llvm_result result = {0};
-    int code = PJ_LLVM_FAILED;
     if (status == PTXJIT_OK) {
         pj_llvm_request r = {request->schema->family, canonical, arch, params,
                              request->schema->param_count};
-        code = loaded.plugin->compile(&result, &r);
-        if (code == PJ_LLVM_OK && result.ptx && result.ir) {
-            out->ptx = pj_strdup(result.ptx);
-            *ir_out = pj_strdup(result.ir);
-            if (!out->ptx || !*ir_out)
-                status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-        } else {
+        int code = call(result, &r);
+        if (code != PJ_LLVM_OK)
             status = pj_error(code == PJ_LLVM_UNSUPPORTED ? PTXJIT_ERR_UNSUPPORTED
                                                           : PTXJIT_ERR_COMPILE,
                               "%s (%s): the llvm backend failed for %s: %s",
                               request->schema->family, canonical, arch,
-                              result.error ? result.error : "no PTX and no reason");
-        }
-        stages->generate_ms = result.build_ms;
-        stages->optimize_ms = result.optimize_ms;
-        stages->emit_ms = result.emit_ms;
-        loaded.plugin->release(&result);
+                              result->error ? result->error : "no reason given");
     }
     free(params);
     free(names);
     return status;
 }
 
-ptxjit_status llvm_compile(pj_artifact *out, char **ir_out, pj_stages *stages,
-                           const pj_request *request, const char *canonical, const char *arch)
+static ptxjit_status generate_ptx(pj_artifact *out, pj_stages *stages, const pj_request *request,
+                                  const char *canonical, const char *arch)
+{
+    pj_llvm_result result = {0};
+    ptxjit_status status = call_plugin(&result, loaded.plugin->compile, request, canonical, arch);
+    if (status == PTXJIT_OK && !(out->ptx = pj_strdup(result.ptx)))
+        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    stages->generate_ms = result.build_ms;
+    stages->optimize_ms = result.optimize_ms;
+    stages->emit_ms = result.emit_ms;
+    loaded.plugin->release(&result);
+    return status;
+}
+
+char *llvm_generate_ir(const pj_request *request, const char *canonical, const char *arch)
+{
+    ptxjit_status status = llvm_check_request(request);
+    if (status == PTXJIT_OK)
+        status = llvm_load();
+    if (status != PTXJIT_OK)
+        return NULL;
+    pj_llvm_result result = {0};
+    char *ir = NULL;
+    status = call_plugin(&result, loaded.plugin->generate_ir, request, canonical, arch);
+    if (status == PTXJIT_OK && !(ir = pj_strdup(result.ir)))
+        pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    loaded.plugin->release(&result);
+    return ir;
+}
+
+ptxjit_status llvm_compile(pj_artifact *out, pj_stages *stages, const pj_request *request,
+                           const char *canonical, const char *arch)
 {
     pj_stages ignored;
     stages = stages ? stages : &ignored;
     memset(stages, 0, sizeof *stages);
-    *ir_out = NULL;
     ptxjit_status status = llvm_check_request(request);
     if (status == PTXJIT_OK)
         status = llvm_load();
     if (status == PTXJIT_OK)
         status = nvjitlink_load();
     if (status == PTXJIT_OK)
-        status = generate_ptx(out, ir_out, stages, request, canonical, arch);
+        status = generate_ptx(out, stages, request, canonical, arch);
     if (status != PTXJIT_OK)
         return status;
     double start = now_ms();

@@ -18,10 +18,15 @@ const char *llvm_version_string(void);
 /* PTXJIT_OK when the plugin could be loaded and matches this build; else
  * PTXJIT_ERR_NO_COMPILER saying where it looked. */
 ptxjit_status llvm_load(void);
+/* The path the plugin was loaded from (after a successful llvm_load), else NULL. */
+const char *llvm_plugin_path(void);
 
 /* Compiles request for arch: out->ptx and out->cubin (nvJitLink's info log in out->log);
- * *ir_out gets the generated IR (caller frees); stages may be NULL. */
-ptxjit_status llvm_compile(pj_artifact *out, char **ir_out, pj_stages *stages,
-                           const pj_request *request, const char *canonical, const char *arch);
+ * stages may be NULL. The IR is not printed here: see llvm_generate_ir. */
+ptxjit_status llvm_compile(pj_artifact *out, pj_stages *stages, const pj_request *request,
+                           const char *canonical, const char *arch);
+/* The generated IR of request for arch as text, unoptimized (caller frees); NULL with the
+ * error set on failure. Builds the kernel again: only `ptxjit ir` and the like ask for it. */
+char *llvm_generate_ir(const pj_request *request, const char *canonical, const char *arch);
 
 #endif

@@ -7,10 +7,10 @@
 #define PTXJIT_BACKEND_LLVM_PLUGIN_H
 
 /* Bumped whenever these structs or their meaning change. */
-#define PJ_LLVM_PLUGIN_ABI 1
+#define PJ_LLVM_PLUGIN_ABI 2
 /* Bumped whenever the builder layer (src/backend/llvm/ir_*.c), the passes or the PTX target
  * options change the code of every kernel; part of every llvm cache key. */
-#define PJ_LLVM_BUILDER_VERSION 1
+#define PJ_LLVM_BUILDER_VERSION 2
 /* What the NVPTX target is asked for: a PTX ISA that every supported architecture accepts
  * (sm_90a needs 8.0) and the optimization pipeline. Both are part of the key. */
 #define PJ_LLVM_PTX_FEATURES "+ptx80"
@@ -25,9 +25,9 @@
  * X(family, generator version, variants it builds: "a,b,c", or "" for a family without a
  * variant parameter). A generator's version is part of its kernels' cache keys. */
 #define PJ_LLVM_GENERATOR_LIST(X)                                                           \
-    X(reduce, 1, "two_pass,warp_shuffle,one_pass,batched,vectorized")                        \
+    X(reduce, 3, "two_pass,warp_shuffle,one_pass,batched,vectorized")                        \
     X(transpose, 1, "smem,tma,tma_swizzle,tma_batched")                                      \
-    X(matmul, 1, "naive,coalescing,tiled,tiled_register,block_tiled,block_tiled_vectorized,"   \
+    X(matmul, 3, "naive,coalescing,tiled,tiled_register,block_tiled,block_tiled_vectorized,"   \
                  "tensor_core,wgmma")
 
 /* One parameter of a validated request: its name, its value (an integer, or an enum's or
@@ -49,9 +49,9 @@ typedef struct {
 enum { PJ_LLVM_OK = 0, PJ_LLVM_UNSUPPORTED = 1, PJ_LLVM_FAILED = 2 };
 
 typedef struct {
-    char *ir;    /* the generated module as text, before optimization */
-    char *ptx;   /* after optimization and NVPTX code generation */
-    char *error; /* set when compile returns non-zero */
+    char *ir;    /* generate_ir: the generated module as text, before optimization */
+    char *ptx;   /* compile: after optimization and NVPTX code generation */
+    char *error; /* set when compile or generate_ir returns non-zero */
     double build_ms, optimize_ms, emit_ms;
 } pj_llvm_result;
 
@@ -60,8 +60,12 @@ typedef struct {
     const char *llvm_version; /* "19.1.7": the LLVM linked into the plugin */
     int builder_version;    /* PJ_LLVM_BUILDER_VERSION */
     const char *generators; /* the text of PJ_LLVM_GENERATOR_LIST, to catch a stale plugin */
-    /* Builds, optimizes and emits one kernel; thread-safe (one LLVM context per call). */
+    /* Builds, optimizes and emits one kernel; thread-safe (one LLVM context per call, target
+     * machines lent to one call at a time). */
     int (*compile)(pj_llvm_result *out, const pj_llvm_request *request);
+    /* Builds the kernel and prints it, unoptimized (what `ptxjit ir` shows): a separate call,
+     * so that compiles do not print IR nobody reads (600 KB for a wgmma kernel). */
+    int (*generate_ir)(pj_llvm_result *out, const pj_llvm_request *request);
     void (*release)(pj_llvm_result *result);
 } pj_llvm_plugin;
 

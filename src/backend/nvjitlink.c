@@ -5,6 +5,7 @@
 #include <link.h>
 #include <nvJitLink.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,19 @@ static struct {
 } jit;
 
 static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
+
+/* nvJitLink looks every PTX up in the CUDA driver's compute cache (~/.nv/ComputeCache), and
+ * for that loads libcuda and calls cuInit, wherever a driver is installed. ptxjit has its own
+ * cache, a context opened with use_gpu=0 must not touch the driver, and a cold compile must
+ * run ptxas: so -no-cache, unless the bench asks for the cache. A library that does not know
+ * the option (older than its header here) is asked again without it, once per process. */
+static atomic_int driver_cache_allowed;
+static atomic_int no_cache_unknown;
+
+void nvjitlink_allow_driver_cache(int allowed)
+{
+    atomic_store(&driver_cache_allowed, allowed != 0);
+}
 
 static void *open_library(pj_strbuf *tried)
 {
@@ -169,6 +183,19 @@ static ptxjit_status take_cubin(pj_artifact *out, nvJitLinkHandle handle)
     return PTXJIT_OK;
 }
 
+/* nvJitLinkCreate with -arch, -O3 and, unless allowed or unknown, -no-cache. */
+static nvJitLinkResult create_handle(nvJitLinkHandle *handle, const char *arch_option)
+{
+    const char *options[] = {arch_option, "-O3", "-no-cache"};
+    int no_cache = !atomic_load(&driver_cache_allowed) && !atomic_load(&no_cache_unknown);
+    nvJitLinkResult result = jit.Create(handle, no_cache ? 3 : 2, options);
+    if (result == NVJITLINK_ERROR_UNRECOGNIZED_OPTION && no_cache) {
+        atomic_store(&no_cache_unknown, 1);
+        result = jit.Create(handle, 2, options);
+    }
+    return result;
+}
+
 ptxjit_status nvjitlink_compile(pj_artifact *out, const char *ptx, const char *arch)
 {
     ptxjit_status status = nvjitlink_load();
@@ -176,9 +203,8 @@ ptxjit_status nvjitlink_compile(pj_artifact *out, const char *ptx, const char *a
         return status;
     char arch_option[64];
     snprintf(arch_option, sizeof arch_option, "-arch=%s", arch);
-    const char *options[] = {arch_option, "-O3"};
     nvJitLinkHandle handle = NULL;
-    nvJitLinkResult result = jit.Create(&handle, 2, options);
+    nvJitLinkResult result = create_handle(&handle, arch_option);
     if (result != NVJITLINK_SUCCESS)
         return pj_error(PTXJIT_ERR_COMPILE, "nvJitLinkCreate(%s) failed with code %d",
                         arch_option, (int)result);

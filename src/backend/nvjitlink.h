@@ -13,6 +13,10 @@ const char *nvjitlink_version_string(void);
 /* The path of the library file that was loaded, or NULL. */
 const char *nvjitlink_library_path(void);
 
+/* Whether nvJitLink may use the CUDA driver's compute cache; off unless allowed (process-wide:
+ * only `ptxjit bench compile` turns it on, to show what it hides). */
+void nvjitlink_allow_driver_cache(int allowed);
+
 /* Compiles ptx for arch ("sm_90a") into out->cubin; out->log gets the info log. On failure
  * PTXJIT_ERR_COMPILE with nvJitLink's error log in the message. */
 ptxjit_status nvjitlink_compile(pj_artifact *out, const char *ptx, const char *arch);

@@ -4,6 +4,7 @@
 #include <link.h>
 #include <nvrtc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 static struct {
     void *handle;
     char version[32];
+    int has_cache;      /* 12.9+: NVRTC caches in the driver's compute cache */
     char library[4096]; /* the file dlopen chose */
     ptxjit_status status;
     char error[1024];
@@ -31,6 +33,18 @@ static struct {
 } nvrtc;
 
 static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT;
+
+/* NVRTC 12.9+ keeps both its PTX and its cubin in the CUDA driver's compute cache
+ * (~/.nv/ComputeCache), loading libcuda and calling cuInit for it wherever a driver is
+ * installed. ptxjit has its own cache, a context opened with use_gpu=0 must not touch the
+ * driver, and a cold compile must compile: so --no-cache (not part of the key: the code is the
+ * same), unless the bench asks for the cache. */
+static atomic_int driver_cache_allowed;
+
+void nvrtc_allow_driver_cache(int allowed)
+{
+    atomic_store(&driver_cache_allowed, allowed != 0);
+}
 
 static void *open_library(pj_strbuf *tried)
 {
@@ -99,6 +113,7 @@ static void nvrtc_load_once(void)
     int major = 0, minor = 0;
     nvrtc.Version(&major, &minor);
     snprintf(nvrtc.version, sizeof nvrtc.version, "nvrtc %d.%d", major, minor);
+    nvrtc.has_cache = major > 12 || (major == 12 && minor >= 9);
     nvrtc.status = PTXJIT_OK;
 }
 
@@ -157,12 +172,21 @@ ptxjit_status nvrtc_compile(pj_artifact *out, const char *source, const char *na
     ptxjit_status status = nvrtc_load();
     if (status != PTXJIT_OK)
         return status;
+    if (option_count > PJ_NVRTC_MAX_OPTIONS)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "%d NVRTC options, at most %d", option_count,
+                        PJ_NVRTC_MAX_OPTIONS);
     nvrtcProgram program = NULL;
     nvrtcResult result = nvrtc.CreateProgram(&program, source, name, 0, NULL, NULL);
     if (result != NVRTC_SUCCESS)
         return pj_error(PTXJIT_ERR_COMPILE, "nvrtcCreateProgram: %s",
                         nvrtc.GetErrorString(result));
-    result = nvrtc.CompileProgram(program, option_count, options);
+    const char *all[PJ_NVRTC_MAX_OPTIONS + 1];
+    int count = 0;
+    for (int i = 0; i < option_count; i++)
+        all[count++] = options[i];
+    if (nvrtc.has_cache && !atomic_load(&driver_cache_allowed))
+        all[count++] = "--no-cache";
+    result = nvrtc.CompileProgram(program, count, all);
     char *log = program_log(program);
     if (result != NVRTC_SUCCESS) {
         status = pj_error(PTXJIT_ERR_COMPILE, "%s", nvrtc.GetErrorString(result));

@@ -12,6 +12,11 @@ const char *nvrtc_version_string(void);
 /* The path of the library file that was loaded, or NULL. */
 const char *nvrtc_library_path(void);
 
+/* Whether NVRTC may use the CUDA driver's compute cache; off unless allowed (process-wide:
+ * only `ptxjit bench compile` turns it on, to show what it hides). */
+void nvrtc_allow_driver_cache(int allowed);
+
+#define PJ_NVRTC_MAX_OPTIONS 31
 /* Compiles source for the architecture in options ("-arch=sm_90a" gives PTX and cubin).
  * name is the program's file name in the log. On success out->ptx, cubin and log are set.
  * On failure PTXJIT_ERR_COMPILE, *log_out (if given) receives the log; caller frees. */

@@ -1,7 +1,6 @@
 /* bench_backends.c — `ptxjit bench backends reduce|transpose|matmul`: each variant the llvm
  * backend generates, run through the family op with backend=nvrtc and backend=llvm in one
- * process, GB/s (GFLOP/s for matmul) of each and their ratio; and `ptxjit bench compile`: cold
- * compiles of both routes, request → cubin, with each stage's time. */
+ * process, GB/s (GFLOP/s for matmul) of each and their ratio. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,9 +11,6 @@
 #include "cli/timing.h"
 #include "context.h"
 #include "ops/matmul.h"
-
-#define COMPILE_SAMPLES 10
-#define COMPILE_PARAMS "variant=vectorized tpb=512 batch=8"
 
 static int read_count(size_t *out, const char *text, const char *name, size_t fallback)
 {
@@ -176,11 +172,18 @@ static int matmul_row(bench_job *job, const char *params, pj_dtype type, int run
         return cli_fail(status);
     double flops = 2.0 * (double)job->n * (double)job->n * (double)job->n;
     double nvrtc = flops / (ms[0] * 1e6), llvm = flops / (ms[1] * 1e6);
-    printf("| %-36s | %12.1f | %11.1f | %10.3f | %16.1e |\n", params, nvrtc, llvm,
+    printf("| %-40s | %12.1f | %11.1f | %10.3f | %16.1e |\n", params, nvrtc, llvm,
            llvm / nvrtc, difference);
     fflush(stdout);
     return CLI_OK;
 }
+
+/* Rows beside a variant's defaults: its other ways of loading (the variant's name, then the
+ * parameters of the extra row). */
+static const char *const matmul_extra_rows[][2] = {
+    {"tensor_core", "load=cp_async"}, /* the write-up's step (sm_90's default is load=tma) */
+    {"wgmma", "cluster=2"},      /* clusters of 2 blocks sharing B by multicast */
+};
 
 static int bench_matmul_type(ptxjit_context *context, size_t n, int runs, pj_dtype type,
                              const char *variants)
@@ -200,6 +203,15 @@ static int bench_matmul_type(ptxjit_context *context, size_t n, int runs, pj_dty
             snprintf(params, sizeof params, "variant=%.*s dtype=%s", (int)length, s,
                      dtype_name(type));
             code = matmul_row(&job, params, type, runs); /* C of the input type */
+            for (size_t i = 0; i < PJ_ARRAY_SIZE(matmul_extra_rows) && code == CLI_OK; i++) {
+                const char *variant = matmul_extra_rows[i][0];
+                if (strlen(variant) != length || strncmp(s, variant, length) != 0 ||
+                    (strcmp(variant, "tensor_core") == 0 && atoi(ptxjit_arch(context) + 3) < 90))
+                    continue;
+                snprintf(params, sizeof params, "variant=%s %s dtype=%s", variant,
+                         matmul_extra_rows[i][1], dtype_name(type));
+                code = matmul_row(&job, params, type, runs);
+            }
         }
         s += length + (s[length] == ',');
     }
@@ -209,8 +221,9 @@ static int bench_matmul_type(ptxjit_context *context, size_t n, int runs, pj_dty
     return code;
 }
 
-/* The SIMT variants and tensor_core on fp32, then wgmma on bf16 (C bf16), each n³ with the
- * template's default tiles, on random inputs in [-1, 1). */
+/* The SIMT variants and tensor_core (its default, and load=cp_async too on sm_90) on fp32, then
+ * wgmma (cluster=1 and 2) on bf16 (C bf16), each n³ with the template's default tiles, on
+ * random inputs in [-1, 1). */
 static int bench_matmul(ptxjit_context *context, size_t n, int runs)
 {
     const char *variants = llvm_generator_variants("matmul");
@@ -221,10 +234,10 @@ static int bench_matmul(ptxjit_context *context, size_t n, int runs)
     printf("matmul, %zu x %zu x %zu, %s, median of up to %d runs per route (A B B A; about 2 s "
            "for slow variants), 2 n^3 / time; last column: ||C_llvm - C_nvrtc|| / ||C_nvrtc||:\n\n",
            n, n, n, ptxjit_arch(context), runs);
-    printf("| %-36s | nvrtc GFLOP/s | llvm GFLOP/s | llvm/nvrtc | llvm vs nvrtc C |\n",
+    printf("| %-40s | nvrtc GFLOP/s | llvm GFLOP/s | llvm/nvrtc | llvm vs nvrtc C |\n",
            "matmul parameters (others: defaults)");
-    printf("|--------------------------------------|--------------:|-------------:|-----------:|"
-           "-----------------:|\n");
+    printf("|------------------------------------------|--------------:|-------------:|"
+           "-----------:|-----------------:|\n");
     int code = bench_matmul_type(context, n, runs, PJ_DTYPE_f32, variants);
     if (code == CLI_OK && strstr(variants, "wgmma"))
         code = bench_matmul_type(context, n, runs, PJ_DTYPE_bf16, variants);
@@ -326,83 +339,4 @@ int cmd_bench_backends(cli_args *args)
                      : bench_reduce(context, n, (int)runs);
     ptxjit_close(context);
     return code;
-}
-
-/* One cold compile: a fresh context without a disk cache, so nothing can be a hit. */
-static ptxjit_status cold_compile(pj_stages *stages, double *total_ms, const cli_args *args,
-                                  const char *family, const char *params)
-{
-    ptxjit_options options = args->options;
-    options.disk_cache = 0;
-    options.use_gpu = 0;
-    ptxjit_context *context;
-    ptxjit_kernel *kernel;
-    ptxjit_origin origin;
-    ptxjit_status status = ptxjit_open(&context, &options);
-    if (status != PTXJIT_OK)
-        return status;
-    double start = wall_ms();
-    status = ptxjit_get_kernel(&kernel, context, family, params, &origin);
-    *total_ms = wall_ms() - start;
-    if (status == PTXJIT_OK && origin != PTXJIT_ORIGIN_COMPILED)
-        status = pj_error(PTXJIT_ERR_CACHE, "a cold compile was served from a cache");
-    if (status == PTXJIT_OK)
-        *stages = kernel->stages;
-    ptxjit_close(context);
-    return status;
-}
-
-typedef struct {
-    double total[COMPILE_SAMPLES], generate[COMPILE_SAMPLES], optimize[COMPILE_SAMPLES],
-        emit[COMPILE_SAMPLES], compile[COMPILE_SAMPLES];
-    double first_ms; /* the first request in the process: libraries loaded then */
-} route_times;
-
-static ptxjit_status time_route(route_times *t, const cli_args *args, const char *family,
-                                const char *params)
-{
-    pj_stages s;
-    ptxjit_status status = cold_compile(&s, &t->first_ms, args, family, params);
-    for (int i = 0; i < COMPILE_SAMPLES && status == PTXJIT_OK; i++) {
-        status = cold_compile(&s, &t->total[i], args, family, params);
-        t->generate[i] = s.generate_ms;
-        t->optimize[i] = s.optimize_ms;
-        t->emit[i] = s.emit_ms;
-        t->compile[i] = s.compile_ms;
-    }
-    return status;
-}
-
-int cmd_bench_compile(cli_args *args)
-{
-    const char *family = args->argc >= 2 ? args->argv[1] : "reduce";
-    char *given = cli_join_params(args->argc - 2 > 0 ? args->argc - 2 : 0, args->argv + 2, NULL,
-                                  NULL);
-    const char *params = given && *given ? given : COMPILE_PARAMS;
-    char nvrtc_params[256], llvm_params[256];
-    snprintf(nvrtc_params, sizeof nvrtc_params, "%s backend=nvrtc", params);
-    snprintf(llvm_params, sizeof llvm_params, "%s backend=llvm", params);
-    route_times nvrtc, llvm;
-    ptxjit_status status = time_route(&nvrtc, args, family, nvrtc_params);
-    if (status == PTXJIT_OK)
-        status = time_route(&llvm, args, family, llvm_params);
-    if (status != PTXJIT_OK) {
-        free(given);
-        return cli_fail(status);
-    }
-    printf("cold compile, request -> cubin, %s %s, median of %d in one process (each in a fresh "
-           "context without disk cache), ms:\n\n", family, params, COMPILE_SAMPLES);
-    printf("| route | generate | optimize | PTX emit | compile | total | first in process |\n");
-    printf("|-------|---------:|---------:|---------:|--------:|------:|-----------------:|\n");
-    printf("| nvrtc (prelude; NVRTC -> PTX + cubin) | %.2f | - | - | %.2f | %.2f | %.1f |\n",
-           median_of(nvrtc.generate, COMPILE_SAMPLES), median_of(nvrtc.compile, COMPILE_SAMPLES),
-           median_of(nvrtc.total, COMPILE_SAMPLES), nvrtc.first_ms);
-    printf("| llvm (IR build; O3; NVPTX; nvJitLink) | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f |\n",
-           median_of(llvm.generate, COMPILE_SAMPLES), median_of(llvm.optimize, COMPILE_SAMPLES),
-           median_of(llvm.emit, COMPILE_SAMPLES), median_of(llvm.compile, COMPILE_SAMPLES),
-           median_of(llvm.total, COMPILE_SAMPLES), llvm.first_ms);
-    double ratio = median_of(llvm.total, COMPILE_SAMPLES) / median_of(nvrtc.total, COMPILE_SAMPLES);
-    printf("\nllvm / nvrtc total: %.3f\n", ratio);
-    free(given);
-    return CLI_OK;
 }

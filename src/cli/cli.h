@@ -30,8 +30,12 @@ int cmd_cache(cli_args *args);
 int cmd_run(cli_args *args);
 int cmd_bench(cli_args *args);
 int cmd_jit_time(cli_args *args);
-/* bench_backends.c: `bench backends FAMILY` (needs a GPU) and `bench compile` (does not). */
+/* bench_backends.c: `bench backends FAMILY` (needs a GPU). */
 int cmd_bench_backends(cli_args *args);
+/* bench_compile.c: `bench compile [FAMILY [PARAMS]] [samples=N]` (a GPU adds to it). */
 int cmd_bench_compile(cli_args *args);
+/* cubin_info.c: describes a kernel's binary into out ("7648 bytes, CUDA ELF for sm_90: SASS
+ * ..."); returns 1 when it is a CUDA ELF holding SASS, 0 otherwise (PTX text, empty, other). */
+int cubin_describe(char *out, size_t size, const void *data, size_t bytes);
 
 #endif

@@ -34,6 +34,7 @@
                                CUtensorMapFloatOOBfill))                                     \
     X(cuLaunchKernel, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,         \
                        unsigned, unsigned, CUstream, void **, void **))                      \
+    X(cuLaunchKernelEx, (const CUlaunchConfig *, CUfunction, void **, void **))             \
     X(cuMemAlloc, (CUdeviceptr *, size_t))                                                   \
     X(cuMemFree, (CUdeviceptr))                                                              \
     X(cuMemAllocAsync, (CUdeviceptr *, size_t, CUstream))                                    \

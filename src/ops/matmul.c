@@ -1,6 +1,6 @@
 /* matmul.c — runs the matmul family: a 1-D grid of output tiles (the kernel maps each block to
- * its tile); the tensor_core and wgmma variants get dynamic shared memory, wgmma also two
- * tensor maps (A K-major, B N-major, 128-byte swizzled boxes). */
+ * its tile); the tensor_core and wgmma variants get dynamic shared memory, wgmma and
+ * tensor_core with load=tma also two tensor maps (A K-major, B N-major, swizzled boxes). */
 #include <math.h>
 #include <string.h>
 
@@ -31,9 +31,12 @@ static int threads_of(const matmul_config *c, int bn, int tm, int tn, int wm, in
     return 0;
 }
 
-/* Mirrors the template: tensor_core's padded stages, wgmma's stages plus 1 KiB of alignment. */
+/* Mirrors the template: tensor_core's padded stages (load=cp_async) or swizzled ones plus
+ * 1 KiB of alignment (load=tma), wgmma's stages plus 1 KiB of alignment. */
 static unsigned shared_bytes_of(const matmul_config *c, int bn)
 {
+    if (c->variant == MATMUL_TENSOR_CORE && c->tma)
+        return (unsigned)(c->stages * (c->bm + bn) * c->bk * 4 + 1024);
     if (c->variant == MATMUL_TENSOR_CORE)
         return (unsigned)(c->stages * (c->bm * (c->bk + 4) + c->bk * (bn + 8)) * 4);
     if (c->variant == MATMUL_WGMMA) {
@@ -72,12 +75,26 @@ ptxjit_status matmul_config_of(matmul_config *out, const ptxjit_kernel *kernel)
     int bn = (int)request_value(request, "bn");
     /* The mma list is m16n8k8, then m64nNk16 for N = 8, 16, ...: value i is N = 8 i. */
     out->tile_n = out->variant == MATMUL_WGMMA ? 8 * (int)request_value(request, "mma") : bn;
+    /* wgmma's cluster (1 where a template lacks it). */
+    out->cluster = out->variant == MATMUL_WGMMA && schema_param_index(schema, "cluster") >= 0
+                       ? (int)request_value(request, "cluster") : 1;
+    /* tensor_core's load=tma (a parameter that older templates may lack: cp_async then). */
+    out->tma = out->variant == MATMUL_TENSOR_CORE && schema_param_index(schema, "load") >= 0 &&
+               strcmp(request_value_name(request, "load", buf), "tma") == 0;
     out->threads = threads_of(out, bn, (int)request_value(request, "tm"),
                               (int)request_value(request, "tn"), (int)request_value(request, "wm"),
                               (int)request_value(request, "wn"),
                               (int)request_value(request, "consumers"));
     out->shared_bytes = shared_bytes_of(out, bn);
     return PTXJIT_OK;
+}
+
+/* Blocks of the grid: the tiles of C, row tiles rounded up to whole clusters. */
+uint64_t matmul_blocks(const matmul_config *config, size_t m, size_t n)
+{
+    uint64_t rows = (uint64_t)config->bm * (uint64_t)config->cluster;
+    return ((uint64_t)m + rows - 1) / rows * (uint64_t)config->cluster *
+           (((uint64_t)n + config->tile_n - 1) / config->tile_n);
 }
 
 static ptxjit_status shape_error(const matmul_config *config, const char *rule, const char *fix)
@@ -110,8 +127,7 @@ ptxjit_status matmul_check_shape(const matmul_config *config, uint64_t a, uint64
         return shape_error(config, "loads A and B with TMA: it needs k and n multiples of 8 "
                            "(rows of 16 bytes) and 16-byte aligned a and b",
                            "pad k and n to multiples of 8 (any m works)");
-    uint64_t tiles = ((uint64_t)m + config->bm - 1) / config->bm *
-                     (((uint64_t)n + config->tile_n - 1) / config->tile_n);
+    uint64_t tiles = matmul_blocks(config, m, n);
     if (tiles > 0x7fffffff)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
                         "matmul: %zu x %zu needs %llu tiles, over the grid's limit; raise bm "
@@ -119,18 +135,24 @@ ptxjit_status matmul_check_shape(const matmul_config *config, uint64_t a, uint64
     return PTXJIT_OK;
 }
 
+/* A row-major rows x cols matrix in boxes of box_rows x box_cols, each box row of
+ * box_cols elements (32, 64 or 128 bytes) swizzled over its own span. */
 static ptxjit_status encode(CUtensorMap *map, const pj_driver *d, pj_dtype dtype, uint64_t address,
                             uint64_t rows, uint64_t cols, uint32_t box_cols, uint32_t box_rows)
 {
     cuuint64_t dims[2] = {cols, rows}, strides[1] = {cols * (uint64_t)dtype_bytes(dtype)};
     cuuint32_t box[2] = {box_cols, box_rows}, element_strides[2] = {1, 1};
-    CUtensorMapDataType type = dtype == PJ_DTYPE_bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                      : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    CUtensorMapDataType type = dtype == PJ_DTYPE_f32    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                               : dtype == PJ_DTYPE_bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                        : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    uint32_t span = box_cols * (uint32_t)dtype_bytes(dtype);
+    CUtensorMapSwizzle swizzle = span == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
+                                 : span == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                              : CU_TENSOR_MAP_SWIZZLE_32B;
     /* Out-of-bounds elements arrive as zeros, which add nothing: ragged tiles need no care. */
     return PJ_CU(d->cuTensorMapEncodeTiled(map, type, 2, (void *)(uintptr_t)address, dims, strides,
                                            box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                           CU_TENSOR_MAP_SWIZZLE_128B,
-                                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                           swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
                  "cuTensorMapEncodeTiled");
 }
@@ -160,14 +182,22 @@ ptxjit_status ptxjit_matmul(ptxjit_context *context, const char *params, ptxjit_
             status = encode(&b_map, context->driver, config.dtype, b, k, n, 64, 64);
         if (status != PTXJIT_OK)
             return status;
+    } else if (config.tma) {
+        /* tensor_core: A in boxes of bk columns x bm rows, B of 32 columns x bk rows. */
+        status = encode(&a_map, context->driver, config.dtype, a, m, k, (uint32_t)config.bk,
+                        (uint32_t)config.bm);
+        if (status == PTXJIT_OK)
+            status = encode(&b_map, context->driver, config.dtype, b, k, n, 32, (uint32_t)config.bk);
+        if (status != PTXJIT_OK)
+            return status;
     }
     CUdeviceptr pa = a, pb = b, pc = c;
     int im = (int)m, in = (int)n, ik = (int)k;
     void *args[] = {&pa, &pb, &pc, &im, &in, &ik, &a_map, &b_map};
-    uint64_t tiles = (m + (size_t)config.bm - 1) / (size_t)config.bm *
-                     ((n + (size_t)config.tile_n - 1) / (size_t)config.tile_n);
-    ptxjit_dim3 grid = {(unsigned)tiles, 1, 1}, block = {(unsigned)config.threads, 1, 1};
-    return ptxjit_launch(kernel, NULL, grid, block, config.shared_bytes, stream, args);
+    ptxjit_dim3 grid = {(unsigned)matmul_blocks(&config, m, n), 1, 1};
+    ptxjit_dim3 block = {(unsigned)config.threads, 1, 1}, cluster = {(unsigned)config.cluster, 1, 1};
+    return ptxjit_launch_cluster(kernel, NULL, grid, block, cluster, config.shared_bytes, stream,
+                                 args);
 }
 
 double matmul_element(const void *data, pj_dtype dtype, size_t index)

@@ -1,5 +1,5 @@
 /* matmul.h — the host side of the matmul family: configuration from the parameters, the
- * shapes each variant accepts, the launch (with TMA maps for wgmma), and the float64 CPU
+ * shapes each variant accepts, the launch (with TMA maps for wgmma and load=tma), and the float64 CPU
  * reference that the tests and `ptxjit run` compare with. */
 #ifndef PTXJIT_OPS_MATMUL_H
 #define PTXJIT_OPS_MATMUL_H
@@ -17,10 +17,15 @@ typedef struct {
     int bm, tile_n, bk;     /* the block's tile of C and its K step (tile_n: wgmma's N) */
     int threads;
     int stages;
+    int tma;                /* tensor_core with load=tma: tensor maps as wgmma has them */
+    int cluster;            /* blocks per thread-block cluster (wgmma's cluster=), else 1 */
     unsigned shared_bytes;  /* dynamic shared memory per block */
 } matmul_config;
 
 ptxjit_status matmul_config_of(matmul_config *out, const ptxjit_kernel *kernel);
+
+/* Blocks of the grid for an m x n C: its tiles, row tiles rounded up to whole clusters. */
+uint64_t matmul_blocks(const matmul_config *config, size_t m, size_t n);
 
 /* PTXJIT_OK when the variant accepts m x n x k at these addresses; else
  * PTXJIT_ERR_INVALID_ARGUMENT naming the rule and what to do instead. */

@@ -1,10 +1,10 @@
 /* gen_matmul.c — the matmul family as LLVM IR, step by step as templates/matmul.cu builds it:
  * the entry matmul_kernel(const T *A, const T *B, TO *C, int M, int N, int K, tensor_map a_map,
  * tensor_map b_map) with the template's launch bounds, grouped raster, tiles, shared layouts
- * (padded rows, A transposed, double buffers, cp.async and TMA stages), fragment order and edge
- * guards, so that src/ops/matmul.c launches it unchanged. Tile shapes are C ints here: k steps,
- * thread tiles and mma tiles are unrolled as they are emitted; K (and tile loads of more than
- * 4 elements a thread) is walked at run time. */
+ * (padded rows, A transposed, double buffers, cp.async and swizzled TMA stages), clusters,
+ * fragment order and edge guards, so that src/ops/matmul.c launches it unchanged. Tile shapes
+ * are C ints here: k steps, thread tiles and mma tiles are unrolled as they are emitted; K (and
+ * tile loads of more than 4 elements a thread) is walked at run time. */
 #include <stdio.h>
 #include <string.h>
 
@@ -23,7 +23,9 @@ typedef struct {
     ir_builder *ir;
     variant variant;
     int bm, bn, bk, tm, tn, wm, wn, stages, prefetch, group, consumers;
-    int tile_n; /* the block's tile width: bn, or N of wgmma's m64nNk16 */
+    int tma;     /* tensor_core load=tma: stages filled by TMA (else cp.async) */
+    int cluster; /* wgmma: blocks per thread-block cluster (1 elsewhere) */
+    int tile_n;  /* the block's tile width: bn, or N of wgmma's m64nNk16 */
     int threads, min_blocks;
     LLVMTypeRef out; /* C's element: f32, or for wgmma also bfloat or half */
     const char *wgmma_types;
@@ -50,14 +52,20 @@ static LLVMValueRef mad(matmul_gen *g, LLVMValueRef x, long long scale, LLVMValu
 /* ---- what every variant shares ---- */
 
 /* Which tile of C this block computes: GROUP tile rows at a time, column by column inside a
- * group, so that the blocks in flight share row panels of A and column panels of B in L2. */
+ * group, so that the blocks in flight share row panels of A and column panels of B in L2. A
+ * cluster's blocks (consecutive indices) take adjacent row tiles of one column: the raster
+ * walks tiles of CLUSTER x BM rows. */
 static void tile_origin(matmul_gen *g, LLVMValueRef *row0, LLVMValueRef *col0)
 {
     ir_builder *ir = g->ir;
-    LLVMValueRef tiles_m = ir_udiv(ir, ir_add(ir, g->m, i32c(g, g->bm - 1)), i32c(g, g->bm));
+    const int rows_per_tile = g->bm * g->cluster;
+    LLVMValueRef tiles_m = ir_udiv(ir, ir_add(ir, g->m, i32c(g, rows_per_tile - 1)),
+                                   i32c(g, rows_per_tile));
     LLVMValueRef tiles_n = ir_udiv(ir, ir_add(ir, g->n, i32c(g, g->tile_n - 1)),
                                    i32c(g, g->tile_n));
-    LLVMValueRef linear = ir_sreg(ir, IR_CTAID_X), row, col;
+    LLVMValueRef block = ir_sreg(ir, IR_CTAID_X), linear = block, row, col;
+    if (g->cluster > 1)
+        linear = ir_udiv(ir, block, i32c(g, g->cluster));
     if (g->group == 1) { /* one tile row per group: row by row */
         row = ir_udiv(ir, linear, tiles_n);
         col = ir_urem(ir, linear, tiles_n);
@@ -69,7 +77,10 @@ static void tile_origin(matmul_gen *g, LLVMValueRef *row0, LLVMValueRef *col0)
         row = ir_add(ir, first, ir_urem(ir, within, rows));
         col = ir_udiv(ir, within, rows);
     }
-    *row0 = ir_mul(ir, row, i32c(g, g->bm));
+    *row0 = ir_mul(ir, row, i32c(g, rows_per_tile));
+    if (g->cluster > 1) /* the block's row tile within its cluster's */
+        *row0 = ir_add(ir, *row0, ir_mul(ir, ir_urem(ir, block, i32c(g, g->cluster)),
+                                         i32c(g, g->bm)));
     *col0 = ir_mul(ir, col, i32c(g, g->tile_n));
 }
 
@@ -133,8 +144,24 @@ static void fma_into(matmul_gen *g, LLVMValueRef acc, LLVMValueRef x, LLVMValueR
 
 /* ---- steps 1 and 2: one thread per element of C ---- */
 
+/* acc += A[r][k] * B[k][c], with a_row = &A[r][0] and *b_at = &B[k][c], which then moves down
+ * one row (b_row_step = N elements). */
+static void dot_step(matmul_gen *g, LLVMValueRef acc, LLVMValueRef a_row, LLVMValueRef k,
+                     LLVMValueRef b_at, LLVMValueRef b_row_step)
+{
+    ir_builder *ir = g->ir;
+    LLVMValueRef a = ir_at(ir, ir->f32, a_row, ir_zext(ir, k, ir->i64));
+    LLVMValueRef b = ir_get(ir, b_at);
+    fma_into(g, acc, ir_load_readonly(ir, ir->f32, a, 4), ir_load_readonly(ir, ir->f32, b, 4));
+    ir_set(ir, b_at, ir_at(ir, ir->f32, b, b_row_step));
+}
+
 /* Step 1 (naive): consecutive threads on consecutive rows, a warp reads 32 rows of A. Step 2
- * (coalescing): consecutive threads on consecutive columns, B and C accesses coalesce. */
+ * (coalescing): consecutive threads on consecutive columns, B and C accesses coalesce.
+ * The k loop is shaped as NVVM compiles the template's: 4 steps an iteration, which ptxas
+ * unrolls 4 times more (16 steps, 32 loads in flight), then the last K % 4 steps one by one,
+ * B's column walked by a pointer. Left to LLVM, the loop took 8 steps an iteration (32 after
+ * ptxas, 64 registers against 56) and coalescing ran at 0.855x the template's kernel (H100). */
 static void matmul_simple(matmul_gen *g)
 {
     ir_builder *ir = g->ir;
@@ -148,14 +175,25 @@ static void matmul_simple(matmul_gen *g)
     ir_if_state in;
     ir_if(ir, &in, inside(g, r, g->m, c, g->n));
     LLVMValueRef acc = ir_var(ir, ir->f32, ir_zero(ir->f32), "acc");
+    LLVMValueRef a_row = ir_at(ir, ir->f32, g->a, element_index(g, r, g->k, i32c(g, 0)));
+    LLVMValueRef b_at = ir_var(ir, ir->global_ptr,
+                               ir_at(ir, ir->f32, g->b, ir_zext(ir, c, ir->i64)), "b_at");
+    LLVMValueRef b_row_step = ir_zext(ir, g->n, ir->i64);
     LLVMValueRef k = ir_var(ir, ir->i32, i32c(g, 0), "k");
-    ir_loop_state loop;
-    ir_while(ir, &loop);
-    ir_do(ir, &loop, ir_ult(ir, ir_get(ir, k), g->k));
-    fma_into(g, acc, load_input(g, g->a, r, g->k, ir_get(ir, k)),
-             load_input(g, g->b, ir_get(ir, k), g->n, c));
+    ir_loop_state by_four, by_one;
+    ir_while(ir, &by_four);
+    ir_do(ir, &by_four, ir_ult(ir, ir_get(ir, k), ir_and(ir, g->k, i32c(g, ~3))));
+    for (int step = 0; step < 4; step++)
+        dot_step(g, acc, a_row, plus(g, ir_get(ir, k), step), b_at, b_row_step);
+    ir_set(ir, k, plus(g, ir_get(ir, k), 4));
+    by_four.unroll = IR_UNROLL_BY_PTXAS;
+    ir_end_while(ir, &by_four);
+    ir_while(ir, &by_one);
+    ir_do(ir, &by_one, ir_ult(ir, ir_get(ir, k), g->k));
+    dot_step(g, acc, a_row, ir_get(ir, k), b_at, b_row_step);
     ir_set(ir, k, plus(g, ir_get(ir, k), 1));
-    ir_end_while(ir, &loop);
+    by_one.unroll = IR_UNROLL_NONE;
+    ir_end_while(ir, &by_one);
     ir_store(ir, ir_get(ir, acc), ir_at(ir, ir->f32, g->c, element_index(g, r, g->n, c)), 4);
     ir_end_if(ir, &in);
 }
@@ -220,8 +258,13 @@ typedef struct {
 static void tile_loop_begin(matmul_gen *g, tile_loop *t, LLVMValueRef row0, LLVMValueRef col0)
 {
     ir_builder *ir = g->ir;
-    t->as = ir_shared_array(ir, "As", ir->f32, (unsigned)(g->bm * g->bk), 4);
-    t->bs = ir_shared_array(ir, "Bs", ir->f32, (unsigned)(g->bk * g->bn), 4);
+    /* Declared 16-byte aligned: ptxas then merges a thread's reads of 4 neighbouring floats
+     * into one 16-byte load (LDS.128). In the template's kernel it knows where its
+     * whole-program compile puts As and Bs; nvJitLink's relocatable compile trusts only the
+     * declared alignment, and with 4 kept block_tiled's 128 scalar reads a tile for 32
+     * (0.78x the template's kernel on the H100). */
+    t->as = ir_shared_array(ir, "As", ir->f32, (unsigned)(g->bm * g->bk), 16);
+    t->bs = ir_shared_array(ir, "Bs", ir->f32, (unsigned)(g->bk * g->bn), 16);
     t->k0 = ir_var(ir, ir->i32, i32c(g, 0), "k0");
     ir_while(ir, &t->loop);
     ir_do(ir, &t->loop, ir_ult(ir, ir_get(ir, t->k0), g->k));
@@ -562,16 +605,40 @@ static void matmul_block_tiled_vectorized(matmul_gen *g)
     btv_store_c(g, &s, acc, row0, col0);
 }
 
+/* ---- what the TMA variants share (tensor_core load=tma, wgmma) ---- */
+
+/* The dynamic shared memory from its first 1024-byte boundary, where the swizzle pattern of
+ * the TMA's boxes starts over (the host gives 1 KiB of slack). */
+static LLVMValueRef swizzle_aligned(matmul_gen *g, LLVMValueRef dynamic)
+{
+    ir_builder *ir = g->ir;
+    LLVMValueRef low = ir_and(ir, ir_shared_address(ir, dynamic), i32c(g, 1023));
+    LLVMValueRef pad = ir_and(ir, ir_sub(ir, i32c(g, 1024), low), i32c(g, 1023));
+    return ir_byte_offset(ir, dynamic, pad);
+}
+
+/* The shared address (i32) of stage `stage`'s mbarrier, the barriers 8 bytes apart from first. */
+static LLVMValueRef stage_barrier(matmul_gen *g, LLVMValueRef first, LLVMValueRef stage)
+{
+    return ir_add(g->ir, first, ir_mul_nw(g->ir, stage, i32c(g, 8)));
+}
+
 /* ---- step 7: tensor cores, mma.sync m16n8k8 tf32 ---- */
 
-/* Warps own WM x WN tiles of C; tiles of A and B stream through STAGES shared buffers with
- * cp.async. A rows are padded by 16 bytes (ldmatrix conflict-free), B rows by 32 (the 4 k rows
- * of a fragment in distinct banks). */
+/* Warps own WM x WN tiles of C; tiles of A and B stream through STAGES shared buffers:
+ * - load=cp_async: every thread copies 16-byte pieces; A rows are padded by 16 bytes (ldmatrix
+ *   conflict-free), B rows by 32 (the 4 k rows of a fragment in distinct banks); one block
+ *   barrier per tile;
+ * - load=tma: thread 0 asks the TMA for whole tiles, which land swizzled (the swizzle, not
+ *   padding, spreads a fragment load over the banks): A as BM rows of BK * 4 bytes, B as BN / 32
+ *   boxes of BK rows of 32 columns; mbarriers per stage instead of the block barrier. */
 typedef struct {
-    LLVMValueRef stages;             /* the dynamic shared memory */
+    LLVMValueRef stages;             /* the dynamic shared memory (load=tma: 1024-byte aligned) */
     LLVMValueRef warp_row, warp_col; /* this warp's tile of the block's */
+    LLVMValueRef full0, empty0;      /* load=tma: shared addresses (i32) of the barrier arrays */
     LLVMValueRef acc[MAX_MMA_TILES][4];
     int mt, nt, a_pitch, b_pitch, stage_floats;
+    int a_bytes, stage_bytes; /* load=tma: the A tile's bytes, a stage's */
     int b_vector; /* B fragments per load: permuted columns make a thread's values adjacent */
 } tc_state;
 
@@ -582,6 +649,9 @@ typedef struct {
 /* Stage `index` (an i32) of the pipeline. */
 static LLVMValueRef tc_stage(matmul_gen *g, tc_state *s, LLVMValueRef index)
 {
+    if (g->tma)
+        return ir_byte_offset(g->ir, s->stages,
+                              ir_mul_nw(g->ir, index, i32c(g, s->stage_bytes)));
     return ir_at(g->ir, g->ir->f32, s->stages, ir_mul_nw(g->ir, index, i32c(g, s->stage_floats)));
 }
 
@@ -676,11 +746,74 @@ static void tc_load_b(matmul_gen *g, tc_state *s, tc_fragments *f, LLVMValueRef 
     }
 }
 
+/* load=tma: the TMA's swizzle flips the 16-byte-chunk bits of an offset (bits 4-6, as many as
+ * a row spans: A's BK * 4 bytes give 1, 2 or 3; B's 128 bytes 3) with the bits above its
+ * 128-byte line. For a fragment load that flip depends only on the thread's row modulo 8 (A:
+ * mma tiles are 16 rows apart; B: k steps are 8 rows apart), so an address is a base of the
+ * thread's plus (the chunk it wants XOR its flip) plus a constant: one XOR a k step for A,
+ * loop-invariant XORs for B, and the tile's offsets stay immediates of the loads. */
+
+/* The A fragments of k step k of a swizzled stage: element (row, col) of the tile is at
+ * (row * BK + col) * 4, chunk bits flipped by (row * BK * 4) >> 7. */
+static void tc_load_a_swizzled(matmul_gen *g, tc_state *s, tc_fragments *f, LLVMValueRef stage,
+                               int k)
+{
+    ir_builder *ir = g->ir;
+    LLVMValueRef lane = ir_urem(ir, g->tid, i32c(g, 32)), q = ir_udiv(ir, lane, i32c(g, 8));
+    LLVMValueRef lane_row = mad(g, ir_urem(ir, q, i32c(g, 2)), 8, ir_urem(ir, lane, i32c(g, 8)));
+    LLVMValueRef row_bytes = ir_mul_nw(ir, mad(g, s->warp_row, g->wm, lane_row),
+                                       i32c(g, g->bk * 4));
+    LLVMValueRef flip = ir_shl(ir, ir_and(ir, ir_lshr(ir, row_bytes, i32c(g, 7)),
+                                          i32c(g, g->bk * 4 / 16 - 1)), i32c(g, 4));
+    /* lanes 16-31 address k 4-7: the second chunk of the step's 32 bytes */
+    LLVMValueRef chunk = ir_xor(ir, ir_mul_nw(ir, ir_udiv(ir, q, i32c(g, 2)), i32c(g, 16)), flip);
+    LLVMValueRef base = ir_byte_offset(ir, stage, ir_add_nw(ir, row_bytes,
+                                                            ir_xor(ir, chunk, i32c(g, k * 4))));
+    for (int m = 0; m < s->mt; m++) {
+        ir_ldmatrix_x4(ir, at_offset(g, ir->i8, base, m * 16 * g->bk * 4), f->a[m]);
+        for (int i = 0; i < 4; i++)
+            f->a[m][i] = to_tf32(g, f->a[m][i]);
+    }
+}
+
+/* The B fragments of k step k of a swizzled stage: (k row, column c) is in box c / 32 at
+ * k * 128 + c % 32 * 4, chunk bits flipped by k % 8 (t, or t + 4 for the second half). The
+ * thread's NT columns start at a multiple of NT (< 32), so they share a box. */
+static void tc_load_b_swizzled(matmul_gen *g, tc_state *s, tc_fragments *f, LLVMValueRef stage,
+                               int k)
+{
+    ir_builder *ir = g->ir;
+    LLVMValueRef lane = ir_urem(ir, g->tid, i32c(g, 32));
+    LLVMValueRef group = ir_udiv(ir, lane, i32c(g, 4)), t = ir_urem(ir, lane, i32c(g, 4));
+    LLVMValueRef column = mad(g, s->warp_col, g->wn, ir_mul_nw(ir, group, i32c(g, s->nt)));
+    LLVMValueRef box = ir_udiv(ir, column, i32c(g, 32));
+    LLVMValueRef flip = ir_xor(ir, ir_mul_nw(ir, ir_urem(ir, column, i32c(g, 32)), i32c(g, 4)),
+                               ir_shl(ir, t, i32c(g, 4)));
+    LLVMValueRef row = mad(g, box, g->bk * 128, ir_mul_nw(ir, t, i32c(g, 128)));
+    LLVMValueRef base = ir_byte_offset(ir, stage, ir_add_nw(ir, row, i32c(g, s->a_bytes)));
+    LLVMTypeRef chunk = s->b_vector > 1 ? LLVMVectorType(ir->i32, (unsigned)s->b_vector) : ir->i32;
+    for (int half = 0; half < 2; half++) {
+        for (int n = 0; n < s->nt; n += s->b_vector) {
+            LLVMValueRef chunk_at = ir_xor(ir, flip, i32c(g, half * 64 + n * 4));
+            LLVMValueRef at = at_offset(g, ir->i8, ir_byte_offset(ir, base, chunk_at),
+                                        (k + 4 * half) * 128);
+            LLVMValueRef v = ir_load(ir, chunk, at, (unsigned)(4 * s->b_vector));
+            for (int i = 0; i < s->b_vector; i++)
+                f->b[n + i][half] = to_tf32(g, s->b_vector > 1 ? ir_element(ir, v, i) : v);
+        }
+    }
+}
+
 static void tc_load_fragments(matmul_gen *g, tc_state *s, tc_fragments *f, LLVMValueRef stage,
                               int k)
 {
-    tc_load_a(g, s, f, stage, k);
-    tc_load_b(g, s, f, stage, k);
+    if (g->tma) {
+        tc_load_a_swizzled(g, s, f, stage, k);
+        tc_load_b_swizzled(g, s, f, stage, k);
+    } else {
+        tc_load_a(g, s, f, stage, k);
+        tc_load_b(g, s, f, stage, k);
+    }
 }
 
 static void tc_mma_all(matmul_gen *g, tc_state *s, const tc_fragments *f)
@@ -755,15 +888,120 @@ static void tc_store(matmul_gen *g, tc_state *s, LLVMValueRef row0, LLVMValueRef
         }
 }
 
-/* Step 7: the first STAGES - 1 tiles in flight before the loop; each turn waits for its tile,
- * issues the load of the tile STAGES - 1 ahead (an empty group past the end), multiplies. */
+/* load=cp_async: the first STAGES - 1 tiles in flight before the loop; each turn waits for its
+ * tile, issues the load of the tile STAGES - 1 ahead (an empty group past the end),
+ * multiplies. */
+static void tc_pipeline_cp_async(matmul_gen *g, tc_state *s, LLVMValueRef tiles,
+                                 LLVMValueRef row0, LLVMValueRef col0)
+{
+    ir_builder *ir = g->ir;
+    for (int stage = 0; stage < g->stages - 1; stage++)
+        tc_issue(g, s, i32c(g, stage), tiles, row0, col0);
+    LLVMValueRef t = ir_var(ir, ir->i32, i32c(g, 0), "t");
+    ir_loop_state loop;
+    ir_while(ir, &loop);
+    ir_do(ir, &loop, ir_ult(ir, ir_get(ir, t), tiles));
+    ir_cp_async_wait(ir, g->stages - 2);
+    ir_barrier(ir); /* tile t landed for every thread; tile t - 1's buffer is free */
+    tc_issue(g, s, plus(g, ir_get(ir, t), g->stages - 1), tiles, row0, col0);
+    tc_multiply_stage(g, s, tc_stage(g, s, ir_urem(ir, ir_get(ir, t), i32c(g, g->stages))));
+    ir_set(ir, t, plus(g, ir_get(ir, t), 1));
+    ir_end_while(ir, &loop);
+    ir_cp_async_wait(ir, 0);
+}
+
+/* load=tma: tile `tile` (an i32) of K into stage `index` (an i32), completing on the stage's
+ * "full" barrier: A as one box of BK x BM, B as BN / 32 boxes of 32 columns x BK. Elements
+ * outside the matrices arrive as zeros and still count towards the expected bytes. */
+static void tc_tma_issue(matmul_gen *g, tc_state *s, LLVMValueRef index, LLVMValueRef tile,
+                         LLVMValueRef row0, LLVMValueRef col0)
+{
+    ir_builder *ir = g->ir;
+    LLVMValueRef dst = ir_shared_address(ir, tc_stage(g, s, index));
+    LLVMValueRef full = stage_barrier(g, s->full0, index), k0 = ir_mul(ir, tile, i32c(g, g->bk));
+    LLVMValueRef map_a = ir_param_address(ir, g->a_map), map_b = ir_param_address(ir, g->b_map);
+    ir_mbarrier_arrive_expect_tx(ir, full, (unsigned)s->stage_bytes);
+    ir_tma_load_2d(ir, dst, map_a, k0, row0, full);
+    for (int j = 0; j < g->bn / 32; j++)
+        ir_tma_load_2d(ir, ir_add(ir, dst, i32c(g, s->a_bytes + j * g->bk * 128)), map_b,
+                       ir_add(ir, col0, i32c(g, j * 32)), k0, full);
+}
+
+/* load=tma, before any warp waits: thread 0 initializes the barriers ("full": its own arrival
+ * and the stage's bytes; "empty": one arrival per warp) and fills every stage it has a tile
+ * for. */
+static void tc_tma_start(matmul_gen *g, tc_state *s, LLVMValueRef tiles, LLVMValueRef row0,
+                         LLVMValueRef col0)
+{
+    ir_builder *ir = g->ir;
+    const unsigned stages = (unsigned)g->stages;
+    s->full0 = ir_shared_address(ir, ir_shared_array(ir, "full", ir->i64, stages, 8));
+    s->empty0 = ir_shared_address(ir, ir_shared_array(ir, "empty", ir->i64, stages, 8));
+    ir_if_state only;
+    ir_if(ir, &only, ir_eq(ir, g->tid, i32c(g, 0)));
+    for (int stage = 0; stage < g->stages; stage++) {
+        ir_mbarrier_init(ir, ir_add(ir, s->full0, i32c(g, 8 * stage)), 1);
+        ir_mbarrier_init(ir, ir_add(ir, s->empty0, i32c(g, 8 * stage)), g->threads / 32);
+    }
+    ir_fence_mbarrier_init(ir);
+    for (int stage = 0; stage < g->stages; stage++) {
+        ir_if_state exists;
+        ir_if(ir, &exists, ir_ult(ir, i32c(g, stage), tiles));
+        tc_tma_issue(g, s, i32c(g, stage), i32c(g, stage), row0, col0);
+        ir_end_if(ir, &exists);
+    }
+    ir_end_if(ir, &only);
+    ir_barrier(ir);
+}
+
+/* load=tma: thread 0 refills each stage as soon as every warp has released it (at the top of
+ * the turn after its use, the tile STAGES ahead of it); a warp waits only on the "full" barrier
+ * of the tile it multiplies, and releases the stage once all its lanes are done reading. */
+static void tc_pipeline_tma(matmul_gen *g, tc_state *s, LLVMValueRef tiles, LLVMValueRef row0,
+                            LLVMValueRef col0)
+{
+    ir_builder *ir = g->ir;
+    LLVMValueRef stages = i32c(g, g->stages);
+    tc_tma_start(g, s, tiles, row0, col0);
+    LLVMValueRef t = ir_var(ir, ir->i32, i32c(g, 0), "t");
+    ir_loop_state loop;
+    ir_while(ir, &loop);
+    ir_do(ir, &loop, ir_ult(ir, ir_get(ir, t), tiles));
+    LLVMValueRef now = ir_get(ir, t), index = ir_urem(ir, now, stages);
+    LLVMValueRef refill = plus(g, now, g->stages - 1);
+    LLVMValueRef later = ir_and(ir, ir_ult(ir, i32c(g, 0), now), ir_ult(ir, refill, tiles));
+    LLVMValueRef producer = ir_and(ir, ir_eq(ir, g->tid, i32c(g, 0)), later);
+    ir_if_state refills;
+    ir_if(ir, &refills, producer);
+    LLVMValueRef before = ir_sub(ir, now, i32c(g, 1)), released = ir_urem(ir, before, stages);
+    ir_mbarrier_wait(ir, stage_barrier(g, s->empty0, released),
+                     ir_and(ir, ir_udiv(ir, before, stages), i32c(g, 1)));
+    tc_tma_issue(g, s, released, refill, row0, col0);
+    ir_end_if(ir, &refills);
+    ir_mbarrier_wait(ir, stage_barrier(g, s->full0, index),
+                     ir_and(ir, ir_udiv(ir, now, stages), i32c(g, 1)));
+    tc_multiply_stage(g, s, tc_stage(g, s, index));
+    ir_syncwarp(ir); /* every lane's reads of the stage are done */
+    ir_if_state lane0;
+    ir_if(ir, &lane0, ir_eq(ir, ir_urem(ir, g->tid, i32c(g, 32)), i32c(g, 0)));
+    ir_mbarrier_arrive(ir, stage_barrier(g, s->empty0, index));
+    ir_end_if(ir, &lane0);
+    ir_set(ir, t, plus(g, now, 1));
+    ir_end_while(ir, &loop);
+}
+
+/* Step 7: warps of mma.sync tiles over a pipeline of STAGES tiles of A and B. */
 static void matmul_tensor_core(matmul_gen *g)
 {
     ir_builder *ir = g->ir;
     tc_state s = {.mt = g->wm / 16, .nt = g->wn / 8, .a_pitch = g->bk + 4, .b_pitch = g->bn + 8};
     s.stage_floats = g->bm * s.a_pitch + g->bk * s.b_pitch;
+    s.a_bytes = g->bm * g->bk * 4;
+    s.stage_bytes = (g->bm + g->bn) * g->bk * 4;
     s.b_vector = s.nt % 4 == 0 ? 4 : s.nt % 2 == 0 ? 2 : 1;
     s.stages = ir_dynamic_shared(ir, "stages", 16);
+    if (g->tma)
+        s.stages = swizzle_aligned(g, s.stages);
     LLVMValueRef row0, col0;
     tile_origin(g, &row0, &col0);
     LLVMValueRef warp = ir_udiv(ir, g->tid, i32c(g, 32));
@@ -772,19 +1010,10 @@ static void matmul_tensor_core(matmul_gen *g)
     for (int i = 0; i < s.mt * s.nt; i++)
         zero_accumulators(g, s.acc[i], 4);
     LLVMValueRef tiles = ir_udiv(ir, ir_add(ir, g->k, i32c(g, g->bk - 1)), i32c(g, g->bk));
-    for (int stage = 0; stage < g->stages - 1; stage++)
-        tc_issue(g, &s, i32c(g, stage), tiles, row0, col0);
-    LLVMValueRef t = ir_var(ir, ir->i32, i32c(g, 0), "t");
-    ir_loop_state loop;
-    ir_while(ir, &loop);
-    ir_do(ir, &loop, ir_ult(ir, ir_get(ir, t), tiles));
-    ir_cp_async_wait(ir, g->stages - 2);
-    ir_barrier(ir); /* tile t landed for every thread; tile t - 1's buffer is free */
-    tc_issue(g, &s, plus(g, ir_get(ir, t), g->stages - 1), tiles, row0, col0);
-    tc_multiply_stage(g, &s, tc_stage(g, &s, ir_urem(ir, ir_get(ir, t), i32c(g, g->stages))));
-    ir_set(ir, t, plus(g, ir_get(ir, t), 1));
-    ir_end_while(ir, &loop);
-    ir_cp_async_wait(ir, 0);
+    if (g->tma)
+        tc_pipeline_tma(g, &s, tiles, row0, col0);
+    else
+        tc_pipeline_cp_async(g, &s, tiles, row0, col0);
     tc_store(g, &s, row0, col0);
 }
 
@@ -793,7 +1022,10 @@ static void matmul_tensor_core(matmul_gen *g)
 /* One producer warpgroup (one thread of it) streams BM x 64 tiles of A and 64 x N tiles of B
  * into STAGES shared buffers with TMA, 128-byte swizzled, each stage completing on a "full"
  * mbarrier; the consumer warpgroups multiply their BM / CONSUMERS rows with wgmma and release
- * the stage on its "empty" mbarrier. setmaxnreg moves registers from producer to consumers. */
+ * the stage on its "empty" mbarrier. setmaxnreg moves registers from producer to consumers.
+ * With cluster=2 the two blocks of a cluster (adjacent row tiles) share B: each producer loads
+ * every other 64-column box and multicasts it into both blocks' stages, so a stage is free
+ * again once the consumers of both blocks released it. */
 typedef struct {
     LLVMValueRef stages;        /* in dynamic shared memory, aligned to 1024 bytes */
     LLVMValueRef full0, empty0; /* shared addresses (i32) of the two barrier arrays */
@@ -815,11 +1047,6 @@ static LLVMValueRef smem_descriptor(matmul_gen *g, LLVMValueRef address, unsigne
     return ir_or(ir, ir_zext(ir, start, ir->i64), ir_i64(ir, (long long)fixed));
 }
 
-static LLVMValueRef wg_barrier(matmul_gen *g, LLVMValueRef first, LLVMValueRef stage)
-{
-    return ir_add(g->ir, first, ir_mul_nw(g->ir, stage, i32c(g, 8)));
-}
-
 /* The shared address (i32) of stage `stage`. */
 static LLVMValueRef wg_stage(matmul_gen *g, wg_state *w, LLVMValueRef stage)
 {
@@ -828,12 +1055,35 @@ static LLVMValueRef wg_stage(matmul_gen *g, wg_state *w, LLVMValueRef stage)
                   ir_mul_nw(ir, stage, i32c(g, w->stage_bytes)));
 }
 
+/* The B boxes of stage `a` (its shared address) at k0: all of them, or in a cluster those
+ * whose index modulo CLUSTER is the block's rank, multicast to every block of the cluster. */
+static void wg_load_b(matmul_gen *g, wg_state *w, LLVMValueRef a, LLVMValueRef col0,
+                      LLVMValueRef k0, LLVMValueRef full, LLVMValueRef rank)
+{
+    ir_builder *ir = g->ir;
+    LLVMValueRef map_b = ir_param_address(ir, g->b_map);
+    for (int j = 0; j < w->b_boxes; j++) {
+        LLVMValueRef dst = ir_add(ir, a, i32c(g, w->a_stage_bytes + j * WG_BOX_BYTES));
+        LLVMValueRef x = ir_add(ir, col0, i32c(g, j * 64));
+        if (g->cluster == 1) {
+            ir_tma_load_2d(ir, dst, map_b, x, k0, full);
+            continue;
+        }
+        ir_if_state mine;
+        ir_if(ir, &mine, ir_eq(ir, rank, i32c(g, j % g->cluster)));
+        ir_tma_load_2d_multicast(ir, dst, map_b, x, k0, full, (1u << g->cluster) - 1);
+        ir_end_if(ir, &mine);
+    }
+}
+
 /* The producer: one thread keeps STAGES tiles of A and B in flight, each stage reused once
- * the consumers released it. */
+ * the consumers (of every block of the cluster) released it. Its "full" barrier expects the
+ * whole stage: A, and B from whichever block loads each box. */
 static void wg_produce(matmul_gen *g, wg_state *w, LLVMValueRef row0, LLVMValueRef col0,
                        LLVMValueRef tiles)
 {
     ir_builder *ir = g->ir;
+    LLVMValueRef rank = g->cluster > 1 ? ir_cluster_rank(ir) : NULL;
     LLVMValueRef kt = ir_var(ir, ir->i32, i32c(g, 0), "kt");
     ir_loop_state loop;
     ir_while(ir, &loop);
@@ -842,17 +1092,14 @@ static void wg_produce(matmul_gen *g, wg_state *w, LLVMValueRef row0, LLVMValueR
     LLVMValueRef round = ir_udiv(ir, ir_get(ir, kt), i32c(g, g->stages));
     ir_if_state reused;
     ir_if(ir, &reused, ir_ult(ir, i32c(g, g->stages - 1), ir_get(ir, kt)));
-    ir_mbarrier_wait(ir, wg_barrier(g, w->empty0, s),
+    ir_mbarrier_wait(ir, stage_barrier(g, w->empty0, s),
                      ir_and(ir, ir_sub(ir, round, i32c(g, 1)), i32c(g, 1)));
     ir_end_if(ir, &reused);
-    LLVMValueRef full = wg_barrier(g, w->full0, s), a = wg_stage(g, w, s);
+    LLVMValueRef full = stage_barrier(g, w->full0, s), a = wg_stage(g, w, s);
     LLVMValueRef k0 = ir_mul(ir, ir_get(ir, kt), i32c(g, WG_BK));
-    LLVMValueRef map_a = ir_param_address(ir, g->a_map), map_b = ir_param_address(ir, g->b_map);
     ir_mbarrier_arrive_expect_tx(ir, full, (unsigned)w->stage_bytes);
-    ir_tma_load_2d(ir, a, map_a, k0, row0, full);
-    for (int j = 0; j < w->b_boxes; j++)
-        ir_tma_load_2d(ir, ir_add(ir, a, i32c(g, w->a_stage_bytes + j * WG_BOX_BYTES)), map_b,
-                       ir_add(ir, col0, i32c(g, j * 64)), k0, full);
+    ir_tma_load_2d(ir, a, ir_param_address(ir, g->a_map), k0, row0, full);
+    wg_load_b(g, w, a, col0, k0, full, rank);
     ir_set(ir, kt, plus(g, ir_get(ir, kt), 1));
     ir_end_while(ir, &loop);
 }
@@ -870,7 +1117,7 @@ static void wg_consume(matmul_gen *g, wg_state *w, LLVMValueRef consumer, LLVMVa
     ir_do(ir, &loop, ir_ult(ir, ir_get(ir, kt), tiles));
     LLVMValueRef s = ir_urem(ir, ir_get(ir, kt), i32c(g, g->stages));
     LLVMValueRef parity = ir_and(ir, ir_udiv(ir, ir_get(ir, kt), i32c(g, g->stages)), i32c(g, 1));
-    ir_mbarrier_wait(ir, wg_barrier(g, w->full0, s), parity);
+    ir_mbarrier_wait(ir, stage_barrier(g, w->full0, s), parity);
     LLVMValueRef a = wg_stage(g, w, s), b = ir_add(ir, a, i32c(g, w->a_stage_bytes));
     ir_wgmma_fence(ir);
     LLVMValueRef d[MAX_ACC / 2];
@@ -890,7 +1137,12 @@ static void wg_consume(matmul_gen *g, wg_state *w, LLVMValueRef consumer, LLVMVa
     ir_wgmma_wait(ir, 0);
     ir_if_state lane0;
     ir_if(ir, &lane0, ir_eq(ir, ir_urem(ir, g->tid, i32c(g, 32)), i32c(g, 0)));
-    ir_mbarrier_arrive(ir, wg_barrier(g, w->empty0, s));
+    if (g->cluster == 1) {
+        ir_mbarrier_arrive(ir, stage_barrier(g, w->empty0, s));
+    } else { /* every block's producer writes into this stage */
+        for (int r = 0; r < g->cluster; r++)
+            ir_mbarrier_arrive_cluster(ir, stage_barrier(g, w->empty0, s), i32c(g, r));
+    }
     ir_end_if(ir, &lane0);
     ir_set(ir, kt, plus(g, ir_get(ir, kt), 1));
     ir_end_while(ir, &loop);
@@ -934,25 +1186,27 @@ static void wg_store(matmul_gen *g, wg_state *w, LLVMValueRef consumer, LLVMValu
 
 /* The stages, aligned to the 1024 bytes over which the 128-byte swizzle repeats (the host
  * gives 1 KiB of slack), and the barriers: "full" completes on the TMA's bytes, "empty" on
- * one arrival per consumer warp. Thread 0 initializes them before anyone waits. */
+ * one arrival per consumer warp (of every block of the cluster). Thread 0 initializes them
+ * before anyone waits; in a cluster, before the peer block's multicasts and arrivals too. */
 static void wg_setup(matmul_gen *g, wg_state *w)
 {
     ir_builder *ir = g->ir;
-    LLVMValueRef dynamic = ir_dynamic_shared(ir, "dynamic_smem", 16);
-    LLVMValueRef low = ir_and(ir, ir_shared_address(ir, dynamic), i32c(g, 1023));
-    LLVMValueRef pad = ir_and(ir, ir_sub(ir, i32c(g, 1024), low), i32c(g, 1023));
-    w->stages = ir_byte_offset(ir, dynamic, pad);
+    w->stages = swizzle_aligned(g, ir_dynamic_shared(ir, "dynamic_smem", 16));
     w->full0 = ir_shared_address(ir, ir_shared_array(ir, "full", ir->i64, (unsigned)g->stages, 8));
     w->empty0 = ir_shared_address(ir, ir_shared_array(ir, "empty", ir->i64, (unsigned)g->stages, 8));
     ir_if_state only;
     ir_if(ir, &only, ir_eq(ir, g->tid, i32c(g, 0)));
     for (int s = 0; s < g->stages; s++) {
         ir_mbarrier_init(ir, ir_add(ir, w->full0, i32c(g, 8 * s)), 1);
-        ir_mbarrier_init(ir, ir_add(ir, w->empty0, i32c(g, 8 * s)), g->consumers * 4);
+        ir_mbarrier_init(ir, ir_add(ir, w->empty0, i32c(g, 8 * s)),
+                         g->consumers * 4 * g->cluster);
     }
     ir_fence_mbarrier_init(ir);
     ir_end_if(ir, &only);
-    ir_barrier(ir);
+    if (g->cluster > 1)
+        ir_cluster_sync(ir);
+    else
+        ir_barrier(ir);
 }
 
 static void matmul_wgmma(matmul_gen *g)
@@ -980,6 +1234,8 @@ static void matmul_wgmma(matmul_gen *g)
     wg_consume(g, &w, consumer, tiles);
     wg_store(g, &w, consumer, row0, col0);
     ir_end_if(ir, &role);
+    if (g->cluster > 1) /* the peer's last multicasts and arrivals have landed here */
+        ir_cluster_sync(ir);
 }
 
 /* ---- the request ---- */
@@ -1024,15 +1280,18 @@ static int shape_is_built(const matmul_gen *g)
                g->bk * g->bn / 4 % threads == 0 && g->bm * g->bk / 4 / threads <= MAX_VECTORS &&
                g->bk * g->bn / 4 / threads <= MAX_VECTORS;
     case TENSOR_CORE:
-        return g->wm >= 16 && g->wm % 16 == 0 && g->wn >= 8 && g->wn % 8 == 0 &&
-               g->bm % g->wm == 0 && g->bn % g->wn == 0 && g->bk % 8 == 0 &&
-               g->wm / 16 * (g->wn / 8) <= MAX_MMA_TILES && g->bm * g->bk / 4 % threads == 0 &&
-               g->bk * g->bn / 4 % threads == 0 && g->stages >= 2 && g->stages <= 8;
+        if (!(g->wm >= 16 && g->wm % 16 == 0 && g->wn >= 8 && g->wn % 8 == 0 &&
+              g->bm % g->wm == 0 && g->bn % g->wn == 0 && g->bk % 8 == 0 &&
+              g->wm / 16 * (g->wn / 8) <= MAX_MMA_TILES && g->stages >= 2 && g->stages <= 8))
+            return 0;
+        if (g->tma) /* A rows span 32, 64 or 128 bytes; B comes in boxes of 32 columns */
+            return g->bk <= 32 && g->bn % 32 == 0 && g->wn <= 128;
+        return g->bm * g->bk / 4 % threads == 0 && g->bk * g->bn / 4 % threads == 0;
     case WGMMA:
         return g->tile_n % 8 == 0 && g->tile_n <= 256 && g->consumers >= 1 &&
                g->consumers <= 2 && (g->bm == 64 * g->consumers || g->bm == 128 * g->consumers) &&
                g->bm / (64 * g->consumers) * g->tile_n / 2 <= MAX_ACC / 2 && g->stages >= 1 &&
-               g->stages <= 8;
+               g->stages <= 8 && (g->cluster == 1 || g->cluster == 2);
     default:
         return 1;
     }
@@ -1050,7 +1309,10 @@ static void read_shape(matmul_gen *g, const pj_llvm_request *request)
         g->wm = (int)gen_int(request, "wm");
         g->wn = (int)gen_int(request, "wn");
         g->prefetch = (int)gen_int(request, "prefetch");
+        g->tma = gen_is(request, "load", "tma");
     }
+    g->cluster = v == WGMMA && gen_int(request, "cluster") > 1 ? (int)gen_int(request, "cluster")
+                                                               : 1;
     g->stages = v == TENSOR_CORE || v == WGMMA ? (int)gen_int(request, "stages") : 0;
     g->consumers = v == WGMMA ? (int)gen_int(request, "consumers") : 0;
     g->group = (int)gen_int(request, "group");

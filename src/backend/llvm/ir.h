@@ -2,7 +2,7 @@
  * one kernel per module, variables as allocas (the passes promote them to registers), structured
  * if/while, the PTX special registers, barriers, shuffles, atomics, shared arrays, global and
  * vector memory, tensor cores (mma.sync, ldmatrix, cp.async, wgmma), and inline PTX for what
- * LLVM 19 has no intrinsic for (TMA, mbarrier, fences, wgmma).
+ * LLVM 19 has no intrinsic for (TMA, mbarrier, fences, clusters, wgmma).
  * Generators unroll by running C loops over their parameters: each iteration emits its code,
  * like Mojo's `@parameter for`. Prefix ir_. */
 #ifndef PTXJIT_LLVM_IR_H
@@ -112,8 +112,13 @@ void ir_if(ir_builder *ir, ir_if_state *state, LLVMValueRef cond);
 void ir_else(ir_builder *ir, ir_if_state *state);
 void ir_end_if(ir_builder *ir, ir_if_state *state);
 
+/* Who unrolls a loop: the passes as they see fit, only ptxas, or no one. Only ptxas is
+ * llvm.loop.unroll.runtime.disable; no one is llvm.loop.unroll.disable, which NVPTX prints as
+ * `.pragma "nounroll"` for ptxas (so does a count, which LLVM marks disabled once applied). */
+typedef enum { IR_UNROLL_ANY, IR_UNROLL_BY_PTXAS, IR_UNROLL_NONE } ir_unroll;
 typedef struct {
     LLVMBasicBlockRef header, body, exit;
+    ir_unroll unroll; /* IR_UNROLL_ANY unless set before ir_end_while */
 } ir_loop_state;
 /* ir_while(&s); cond = ...; ir_do(&s, cond); body ...; ir_end_while(&s): the condition is
  * computed in the loop's header block, before each iteration. */
@@ -131,7 +136,8 @@ LLVMValueRef ir_sreg(ir_builder *ir, ir_sreg_kind which);
 void ir_barrier(ir_builder *ir);
 /* __shfl_down_sync(0xffffffff, value, offset): i32 or f32. */
 LLVMValueRef ir_shfl_down(ir_builder *ir, LLVMValueRef value, int offset);
-/* atomicAdd(pointer, value) with no result: relaxed, i32 (wrapping) or f32. */
+/* atomicAdd(pointer, value) with no result (red.global.add: relaxed, gpu scope), i32
+ * (wrapping) or f32; pointer in the global address space. */
 void ir_atomic_add(ir_builder *ir, LLVMValueRef pointer, LLVMValueRef value);
 
 /* ---- ir_memory.c: shared arrays, addresses, loads and stores ---- */
@@ -193,6 +199,23 @@ void ir_tma_store_wait_read(ir_builder *ir);
 void ir_mbarrier_arrive(ir_builder *ir, LLVMValueRef barrier);
 /* fence.mbarrier_init.release.cluster: initialized mbarriers visible to the async proxy. */
 void ir_fence_mbarrier_init(ir_builder *ir);
+/* __syncwarp(): bar.warp.sync -1, every lane's earlier shared accesses done (before one lane
+ * arrives on an mbarrier for the warp). */
+void ir_syncwarp(ir_builder *ir);
+/* Thread-block clusters (sm_90). The multicast form of ir_tma_load_2d: the box lands at the
+ * same offset in the shared memory of every block in cta_mask (bit r: rank r) and completes
+ * bytes on each one's mbarrier at barrier's offset. */
+void ir_tma_load_2d_multicast(ir_builder *ir, LLVMValueRef shared_dst, LLVMValueRef tensor_map,
+                              LLVMValueRef x, LLVMValueRef y, LLVMValueRef barrier,
+                              unsigned cta_mask);
+/* %cluster_ctarank: the block's rank in its cluster (i32). */
+LLVMValueRef ir_cluster_rank(ir_builder *ir);
+/* One arrival (release, cluster scope) on the mbarrier at barrier's offset in the shared
+ * memory of block `rank` (an i32) of the cluster: mapa, then mbarrier.arrive.shared::cluster. */
+void ir_mbarrier_arrive_cluster(ir_builder *ir, LLVMValueRef barrier, LLVMValueRef rank);
+/* barrier.cluster.arrive.release + wait.acquire, .aligned: every thread of every block of the
+ * cluster. */
+void ir_cluster_sync(ir_builder *ir);
 
 /* ---- ir_tensor.c: tensor cores and asynchronous copies (sm_80 mma.sync, sm_90a wgmma) ---- */
 /* cp.async.cg.shared.global [dst], [src], 16, src_bytes: 16 bytes global → shared without

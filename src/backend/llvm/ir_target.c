@@ -1,5 +1,6 @@
 /* ir_target.c — the NVPTX target: the module optimized with the standard O3 pipeline and
- * printed as PTX, one target machine per compile so that compiles may run in parallel. */
+ * printed as PTX. Target machines are kept for the process and lent to one compile at a time,
+ * so that compiles may run in parallel. */
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -34,6 +35,54 @@ int ir_arch_supported(const char *arch)
         if (strcmp(arch, known[i]) == 0)
             return 1;
     return 0;
+}
+
+/* A target machine costs about 0.8 M instructions to create (0.15-0.3 ms) and holds nothing
+ * of a compile once it is done, so each is kept and reused. It is not safe to use from two
+ * threads at once: a compile takes one for its architecture from the idle list (or creates
+ * one), and gives it back; concurrent compiles get one each. The idle list only grows to the
+ * number of compiles that ever ran at once. */
+typedef struct idle_machine {
+    char arch[16];
+    LLVMTargetMachineRef machine;
+    struct idle_machine *next;
+} idle_machine;
+
+static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
+static idle_machine *idle_machines;
+
+static idle_machine *machine_take(const char *arch, LLVMTargetRef target)
+{
+    pthread_mutex_lock(&idle_lock);
+    for (idle_machine **p = &idle_machines; *p; p = &(*p)->next) {
+        if (strcmp((*p)->arch, arch) == 0) {
+            idle_machine *found = *p;
+            *p = found->next;
+            pthread_mutex_unlock(&idle_lock);
+            return found;
+        }
+    }
+    pthread_mutex_unlock(&idle_lock);
+    idle_machine *fresh = calloc(1, sizeof *fresh);
+    if (!fresh)
+        return NULL;
+    snprintf(fresh->arch, sizeof fresh->arch, "%s", arch);
+    fresh->machine = LLVMCreateTargetMachine(
+        target, IR_TRIPLE, arch, PJ_LLVM_PTX_FEATURES, (LLVMCodeGenOptLevel)PJ_LLVM_CODEGEN_LEVEL,
+        LLVMRelocDefault, LLVMCodeModelDefault);
+    if (!fresh->machine) {
+        free(fresh);
+        return NULL;
+    }
+    return fresh;
+}
+
+static void machine_give_back(idle_machine *lent)
+{
+    pthread_mutex_lock(&idle_lock);
+    lent->next = idle_machines;
+    idle_machines = lent;
+    pthread_mutex_unlock(&idle_lock);
 }
 
 static double now_ms(void)
@@ -95,7 +144,7 @@ char *ir_emit_ptx(ir_builder *ir, const char *arch, char **ptx, double *optimize
                   double *emit_ms)
 {
     *ptx = NULL;
-    if (!ir_arch_supported(arch))
+    if (strlen(arch) >= sizeof((idle_machine *)0)->arch || !ir_arch_supported(arch))
         return message("architecture not supported by the llvm backend (LLVM 19 targets "
                        "sm_50 to sm_90a)", arch);
     pthread_once(&target_once, initialize_target);
@@ -106,19 +155,19 @@ char *ir_emit_ptx(ir_builder *ir, const char *arch, char **ptx, double *optimize
         LLVMDisposeMessage(detail);
         return text;
     }
-    LLVMTargetMachineRef machine = LLVMCreateTargetMachine(
-        target, IR_TRIPLE, arch, PJ_LLVM_PTX_FEATURES, (LLVMCodeGenOptLevel)PJ_LLVM_CODEGEN_LEVEL,
-        LLVMRelocDefault, LLVMCodeModelDefault);
-    LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(machine);
+    idle_machine *lent = machine_take(arch, target);
+    if (!lent)
+        return message("cannot create an NVPTX target machine for", arch);
+    LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(lent->machine);
     LLVMSetModuleDataLayout(ir->module, layout);
     LLVMDisposeTargetData(layout);
     double start = now_ms();
-    char *error = optimize(ir, machine);
+    char *error = optimize(ir, lent->machine);
     *optimize_ms = now_ms() - start;
     start = now_ms();
     if (!error)
-        error = emit(ir, machine, ptx);
+        error = emit(ir, lent->machine, ptx);
     *emit_ms = now_ms() - start;
-    LLVMDisposeTargetMachine(machine);
+    machine_give_back(lent);
     return error;
 }

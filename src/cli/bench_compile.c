@@ -1,0 +1,267 @@
+/* bench_compile.c — `ptxjit bench compile`: cold compiles of both routes in one process,
+ * request → cubin, each stage timed, the wall time beside the thread's CPU time, and what the
+ * cubins hold; with a GPU also the module loads and the same compiles with the CUDA driver's
+ * compute cache on (NVRTC's and nvJitLink's own default, which ptxjit turns off). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/llvm.h"
+#include "backend/nvjitlink.h"
+#include "backend/nvrtc.h"
+#include "cli/cli.h"
+#include "cli/timing.h"
+#include "context.h"
+
+#define COMPILE_SAMPLES_MAX 100
+#define COMPILE_PARAMS "variant=vectorized tpb=512 batch=8"
+
+typedef struct {
+    int samples;
+    double total[COMPILE_SAMPLES_MAX], cpu[COMPILE_SAMPLES_MAX], generate[COMPILE_SAMPLES_MAX],
+        optimize[COMPILE_SAMPLES_MAX], emit[COMPILE_SAMPLES_MAX], compile[COMPILE_SAMPLES_MAX],
+        other[COMPILE_SAMPLES_MAX];
+    double first_ms;  /* the first request in the process: libraries loaded then */
+    char cubin[256];  /* what the last cubin holds */
+    int cubin_is_sass;
+} route_times;
+
+static double thread_cpu_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* One cold compile into sample i (-1: the first of the process): a fresh context without a
+ * disk cache, so nothing can be a hit. Compiles run in the calling thread, so its CPU time is
+ * the compile's. */
+static ptxjit_status cold_compile(route_times *t, int i, const cli_args *args, const char *family,
+                                  const char *params)
+{
+    ptxjit_options options = args->options;
+    options.disk_cache = 0;
+    options.use_gpu = 0;
+    ptxjit_context *context;
+    ptxjit_kernel *kernel;
+    ptxjit_origin origin;
+    ptxjit_status status = ptxjit_open(&context, &options);
+    if (status != PTXJIT_OK)
+        return status;
+    double cpu = thread_cpu_ms(), start = wall_ms();
+    status = ptxjit_get_kernel(&kernel, context, family, params, &origin);
+    double total = wall_ms() - start;
+    cpu = thread_cpu_ms() - cpu;
+    if (status == PTXJIT_OK && origin != PTXJIT_ORIGIN_COMPILED)
+        status = pj_error(PTXJIT_ERR_CACHE, "a cold compile was served from a cache");
+    if (status == PTXJIT_OK && i < 0)
+        t->first_ms = total;
+    if (status == PTXJIT_OK && i >= 0) {
+        const pj_stages *s = &kernel->stages;
+        t->total[i] = total;
+        t->cpu[i] = cpu;
+        t->generate[i] = s->generate_ms;
+        t->optimize[i] = s->optimize_ms;
+        t->emit[i] = s->emit_ms;
+        t->compile[i] = s->compile_ms;
+        t->other[i] = total - s->generate_ms - s->optimize_ms - s->emit_ms - s->compile_ms;
+        size_t size = 0;
+        const void *cubin = ptxjit_kernel_cubin(kernel, &size);
+        t->cubin_is_sass = cubin_describe(t->cubin, sizeof t->cubin, cubin, size);
+    }
+    ptxjit_close(context);
+    return status;
+}
+
+/* Both routes, samples of each: first the first request of the process for each, then the
+ * samples in the order A B B A A B ..., so that a load that comes and goes on the machine
+ * falls on both routes alike. */
+static ptxjit_status time_routes(route_times t[2], int samples, const cli_args *args,
+                                 const char *family, const char *const params[2])
+{
+    ptxjit_status status = PTXJIT_OK;
+    for (int r = 0; r < 2 && status == PTXJIT_OK; r++) {
+        t[r].samples = samples;
+        status = cold_compile(&t[r], -1, args, family, params[r]);
+    }
+    for (int i = 0; i < samples && status == PTXJIT_OK; i++)
+        for (int k = 0; k < 2 && status == PTXJIT_OK; k++) {
+            int r = i % 2 ? 1 - k : k;
+            status = cold_compile(&t[r], i, args, family, params[r]);
+        }
+    return status;
+}
+
+static void print_table_head(void)
+{
+    printf("| route | generate | optimize | PTX emit | compile | other | total | CPU | first in "
+           "process |\n");
+    printf("|-------|---------:|---------:|---------:|--------:|------:|------:|----:|---------"
+           "-------:|\n");
+}
+
+static void print_row(const char *label, route_times *t, int llvm)
+{
+    int n = t->samples;
+    if (llvm)
+        printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f |\n", label,
+               median_of(t->generate, n), median_of(t->optimize, n), median_of(t->emit, n),
+               median_of(t->compile, n), median_of(t->other, n), median_of(t->total, n),
+               median_of(t->cpu, n), t->first_ms);
+    else
+        printf("| %s | %.2f | - | - | %.2f | %.2f | %.2f | %.2f | %.1f |\n", label,
+               median_of(t->generate, n), median_of(t->compile, n), median_of(t->other, n),
+               median_of(t->total, n), median_of(t->cpu, n), t->first_ms);
+}
+
+/* The host and the compilers, so that a table from another machine can be read. */
+static void print_setting(const char *arch)
+{
+    char model[256] = "?", line[512], load[64] = "?";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
+            snprintf(model, sizeof model, "%s", strchr(line, ':') + 2);
+            model[strcspn(model, "\n")] = '\0';
+            break;
+        }
+    if (f)
+        fclose(f);
+    f = fopen("/proc/loadavg", "r");
+    if (f && fgets(line, sizeof line, f))
+        snprintf(load, sizeof load, "%.*s", (int)strcspn(line, " "), line);
+    if (f)
+        fclose(f);
+    printf("host: %s, %ld CPUs, load average %s (1 min); target %s\n", model,
+           sysconf(_SC_NPROCESSORS_ONLN), load, arch);
+    printf("compilers: %s (%s); %s (%s); llvm %s (%s)\n", nvrtc_version_string(),
+           nvrtc_library_path() ? nvrtc_library_path() : "?", nvjitlink_version_string(),
+           nvjitlink_library_path() ? nvjitlink_library_path() : "?",
+           llvm_version_string() + strlen("llvm "),
+           llvm_plugin_path() ? llvm_plugin_path() : "?");
+}
+
+/* Loads each route's kernel once in a GPU context and times it: a cubin of SASS loads as it
+ * is; PTX would be compiled by the driver here, and that time would belong to the compile. */
+static void print_loads(ptxjit_context *gpu, const char *family, const char *const params[2])
+{
+    printf("\nmodule load in a GPU context (%s), once per route, ms:", ptxjit_arch(gpu));
+    for (int r = 0; r < 2; r++) {
+        ptxjit_kernel *kernel;
+        ptxjit_kernel_resources res;
+        ptxjit_status status = ptxjit_get_kernel(&kernel, gpu, family, params[r], NULL);
+        double start = wall_ms();
+        if (status == PTXJIT_OK)
+            status = ptxjit_kernel_resources_get(&res, kernel, ptxjit_kernel_entry_name(kernel, 0));
+        double ms = wall_ms() - start;
+        if (status == PTXJIT_OK)
+            printf(" %s %.3f (%d registers)", r ? "llvm" : "nvrtc", ms, res.registers);
+        else
+            printf(" %s failed: %s", r ? "llvm" : "nvrtc", ptxjit_last_error());
+    }
+    printf("\n");
+}
+
+static int usage_samples(const char *text, int *samples)
+{
+    char *end = NULL;
+    long value = text ? strtol(text, &end, 10) : 10;
+    if (text && (*end || value < 1 || value > COMPILE_SAMPLES_MAX)) {
+        fprintf(stderr, "ptxjit: samples=%s: give 1 to %d\n", text, COMPILE_SAMPLES_MAX);
+        return 0;
+    }
+    *samples = (int)value;
+    return 1;
+}
+
+/* With a GPU (a driver that initializes): module loads, and the compiles again with the
+ * driver's compute cache allowed, warmed by the first compile of each route. */
+static ptxjit_status gpu_part(const cli_args *args, const char *family, const char *const p[2],
+                              int samples)
+{
+    ptxjit_options options = args->options;
+    options.disk_cache = 0;
+    ptxjit_context *gpu;
+    ptxjit_status status = ptxjit_open(&gpu, &options);
+    if (status != PTXJIT_OK)
+        return status;
+    if (!options.use_gpu || ptxjit_gpu_status(gpu) != PTXJIT_OK) {
+        printf("\nno GPU (%s): module loads and the driver's compute cache not shown\n",
+               options.use_gpu ? ptxjit_last_error() : "--no-gpu");
+        ptxjit_close(gpu);
+        return PTXJIT_OK;
+    }
+    print_loads(gpu, family, p);
+    route_times cached[2];
+    nvrtc_allow_driver_cache(1);
+    nvjitlink_allow_driver_cache(1);
+    status = time_routes(cached, samples, args, family, p);
+    nvrtc_allow_driver_cache(0);
+    nvjitlink_allow_driver_cache(0);
+    ptxjit_close(gpu);
+    if (status != PTXJIT_OK)
+        return status;
+    printf("\nthe same with the CUDA driver's compute cache on (~/.nv/ComputeCache: NVRTC's and "
+           "nvJitLink's default; a hit skips NVRTC's NVVM and ptxas steps and nvJitLink's "
+           "ptxas; 'first' is the compile that fills it, or hits an earlier run's entry):\n\n");
+    print_table_head();
+    print_row("nvrtc, driver cache", &cached[0], 0);
+    print_row("llvm, driver cache", &cached[1], 1);
+    printf("\nllvm / nvrtc total with the driver cache: %.3f\n",
+           median_of(cached[1].total, samples) / median_of(cached[0].total, samples));
+    return PTXJIT_OK;
+}
+
+int cmd_bench_compile(cli_args *args)
+{
+    /* argv: "compile" [FAMILY] [key=value ...] */
+    int named = args->argc >= 2 && !strchr(args->argv[1], '=');
+    const char *family = named ? args->argv[1] : "reduce";
+    static const char *const own[] = {"samples", NULL};
+    const char *values[1] = {NULL};
+    int first = named ? 2 : 1;
+    char *given = cli_join_params(args->argc > first ? args->argc - first : 0, args->argv + first,
+                                  own, values);
+    int samples;
+    if (!usage_samples(values[0], &samples)) {
+        free(given);
+        return CLI_USAGE;
+    }
+    const char *params = given && *given ? given : COMPILE_PARAMS;
+    char nvrtc_params[512], llvm_params[512];
+    snprintf(nvrtc_params, sizeof nvrtc_params, "%s backend=nvrtc", params);
+    snprintf(llvm_params, sizeof llvm_params, "%s backend=llvm", params);
+    const char *const p[2] = {nvrtc_params, llvm_params};
+    route_times routes[2];
+    ptxjit_status status = time_routes(routes, samples, args, family, p);
+    if (status != PTXJIT_OK) {
+        free(given);
+        return cli_fail(status);
+    }
+    ptxjit_options options = args->options;
+    options.use_gpu = 0;
+    ptxjit_context *context;
+    if (ptxjit_open(&context, &options) == PTXJIT_OK) {
+        print_setting(ptxjit_arch(context));
+        ptxjit_close(context);
+    }
+    printf("cold compile, request -> cubin, %s %s, median of %d in one process (each in a fresh "
+           "context without disk cache; the compilers' driver cache off; routes alternating A B B "
+           "A), ms; other = total - stages (request, key, metadata); CPU = this thread's CPU time "
+           "(total):\n\n",
+           family, params, samples);
+    print_table_head();
+    print_row("nvrtc (prelude; NVRTC -> PTX + cubin)", &routes[0], 0);
+    print_row("llvm (IR build; O3; NVPTX; nvJitLink)", &routes[1], 1);
+    printf("\nllvm / nvrtc total: %.3f (CPU: %.3f)\n",
+           median_of(routes[1].total, samples) / median_of(routes[0].total, samples),
+           median_of(routes[1].cpu, samples) / median_of(routes[0].cpu, samples));
+    printf("\ncubin, nvrtc: %s\ncubin, llvm:  %s\n", routes[0].cubin, routes[1].cubin);
+    status = gpu_part(args, family, p, samples);
+    free(given);
+    return status == PTXJIT_OK && routes[0].cubin_is_sass && routes[1].cubin_is_sass
+               ? CLI_OK
+               : status != PTXJIT_OK ? cli_fail(status) : CLI_FAIL;
+}

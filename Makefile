@@ -170,7 +170,7 @@ STRESS_SECONDS ?= 600
 # Longest first: they run side by side, as many as there are processors (tests/hardening.sh).
 # What several of them share in $(BUILD) is built first, so that none builds it concurrently.
 HARDENING := valgrind-rest valgrind-llvm fuzz tsan asan ubsan gpu-runs-check stress
-hardening: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(STRESS)
+hardening: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA) $(STRESS)
 	$(Q)MAKE="$(MAKE)" sh tests/hardening.sh $(BUILD)/hardening $(HARDENING)
 
 # 16 processes x 1000 requests on one cache dir (NVRTC and llvm keys), 4 killed mid-write and
@@ -218,11 +218,11 @@ VALGRIND_LLVM_SUITES := llvm llvm_reduce llvm_transpose llvm_matmul
 VALGRIND_LEFT_OUT := matmul transpose
 VALGRIND_SWEEP_STRIDE ?= 1000
 valgrind: valgrind-rest valgrind-llvm
-valgrind-rest: $(TEST_RUNNER) $(CLI) $(PLUGIN)
+valgrind-rest: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA)
 	$(Q)PTXJIT_TEST_SUITES_EXCLUDE="$(VALGRIND_LLVM_SUITES) $(VALGRIND_LEFT_OUT)" \
 	    PTXJIT_TEST_WARM_COMPILERS=nvrtc CK_TIMEOUT_MULTIPLIER=10 \
 	    PTXJIT_CLI=$(abspath $(CLI)) $(VALGRIND) $(TEST_RUNNER)
-valgrind-llvm: $(TEST_RUNNER) $(CLI) $(PLUGIN)
+valgrind-llvm: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA)
 	$(Q)PTXJIT_TEST_SUITES="$(VALGRIND_LLVM_SUITES)" PTXJIT_TEST_WARM_COMPILERS=nvrtc,llvm,nvjitlink \
 	    PTXJIT_TEST_SWEEP_STRIDE=$(VALGRIND_SWEEP_STRIDE) CK_TIMEOUT_MULTIPLIER=10 \
 	    PTXJIT_CLI=$(abspath $(CLI)) $(VALGRIND) $(TEST_RUNNER)

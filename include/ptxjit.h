@@ -127,7 +127,8 @@ const char *ptxjit_kernel_ptx(const ptxjit_kernel *kernel);    /* NUL-terminated
 const void *ptxjit_kernel_cubin(const ptxjit_kernel *kernel, size_t *size);
 const char *ptxjit_kernel_log(const ptxjit_kernel *kernel);    /* compiler log, may be "" */
 /* The specialized source (backend=llvm: the generated IR, built again on the first call);
- * NULL if served from the disk cache. Valid as long as the kernel. */
+ * NULL if served from the disk cache, or if the IR cannot be built again (out of memory;
+ * ptxjit_last_error() says why, and a later call tries again). Valid as long as the kernel. */
 const char *ptxjit_kernel_source(const ptxjit_kernel *kernel);
 int ptxjit_kernel_entry_count(const ptxjit_kernel *kernel);
 const char *ptxjit_kernel_entry_name(const ptxjit_kernel *kernel, int index);

@@ -41,11 +41,14 @@ static int warm_nvrtc(void)
                          "  int v = x[threadIdx.x];\n"
                          "  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(~0u, v, o);\n"
                          "  if (threadIdx.x == 0) atomicAdd(x + n, v);\n}\n";
-    const char *options[] = {"-arch=sm_90a", "-std=c++17"};
+    /* --no-cache as ptxjit passes it: NVRTC 12.9+ would otherwise start the CUDA driver for
+     * its compute cache, here in the runner, before it forks (an older NVRTC refuses the
+     * option, and is warmed less). */
+    const char *options[] = {"-arch=sm_90a", "-std=c++17", "--no-cache"};
     nvrtcProgram program;
     if (!create || !compile || !destroy || create(&program, source, "warm.cu", 0, NULL, NULL))
         return 0;
-    compile(program, 2, options);
+    compile(program, 3, options);
     destroy(&program);
     return 1;
 }
@@ -102,9 +105,9 @@ static int warm_nvjitlink(const char *ptx)
                            const char *) = jit ? jit_symbol(jit, "AddData") : NULL;
     nvJitLinkResult (*complete)(nvJitLinkHandle) = jit ? jit_symbol(jit, "Complete") : NULL;
     nvJitLinkResult (*destroy)(nvJitLinkHandle *) = jit ? jit_symbol(jit, "Destroy") : NULL;
-    const char *options[] = {"-arch=sm_90a", "-O3"};
+    const char *options[] = {"-arch=sm_90a", "-O3", "-no-cache"}; /* as ptxjit, as NVRTC's */
     nvJitLinkHandle handle = NULL;
-    if (!create || !add || !complete || !destroy || create(&handle, 2, options))
+    if (!create || !add || !complete || !destroy || create(&handle, 3, options))
         return 0;
     add(handle, NVJITLINK_INPUT_PTX, ptx, strlen(ptx), "warm.ptx");
     complete(handle);

@@ -135,6 +135,18 @@ int cmd_ptx(cli_args *args)
     return CLI_OK;
 }
 
+/* Prints the kernel's source or IR and closes the context. The IR is built again on request,
+ * which can fail (out of memory): then ptxjit_last_error() says why. */
+static int print_source(ptxjit_context *context, ptxjit_kernel *kernel)
+{
+    const char *source = ptxjit_kernel_source(kernel);
+    int code = source ? CLI_OK : cli_fail(PTXJIT_ERR_OUT_OF_MEMORY);
+    if (source)
+        fputs(source, stdout);
+    ptxjit_close(context);
+    return code;
+}
+
 int cmd_source(cli_args *args)
 {
     /* A disk hit carries no source, so specialize without the disk cache. */
@@ -144,9 +156,7 @@ int cmd_source(cli_args *args)
     int code = get_kernel(&context, &kernel, args);
     if (code != CLI_OK)
         return code;
-    fputs(ptxjit_kernel_source(kernel), stdout);
-    ptxjit_close(context);
-    return CLI_OK;
+    return print_source(context, kernel);
 }
 
 int cmd_ir(cli_args *args)
@@ -159,9 +169,7 @@ int cmd_ir(cli_args *args)
     int code = get_kernel(&context, &kernel, args);
     if (code != CLI_OK)
         return code;
-    fputs(ptxjit_kernel_source(kernel), stdout);
-    ptxjit_close(context);
-    return CLI_OK;
+    return print_source(context, kernel);
 }
 
 int cmd_inspect(cli_args *args)

@@ -167,7 +167,7 @@ while IFS='|' read -r index backend family params sizes; do
 done < <(jobs_list) >"$out/compiled.txt"
 if [ "$check_only" = 1 ]; then
     cat "$out/compiled.txt"
-    echo "$(jobs_list | wc -l) kernels compiled in $(($(date +%s) - start)) s"
+    echo "$(jobs_list | wc -l) kernels checked in $(($(date +%s) - start)) s"
     exit $broken
 fi
 

@@ -72,6 +72,12 @@ typedef struct {
     ptxjit_log_fn log;         /* warnings (corrupt cache entry, ...) and info; NULL: warnings
                                   to stderr, info too when $PTXJIT_VERBOSE is set */
     void *log_user;
+    uint64_t cache_max_bytes;  /* disk cache cap, least recently used entries evicted first;
+                                  0: $PTXJIT_CACHE_MAX_BYTES, else 1 GiB */
+    int cache_shared;          /* 1: the cache directory is shared with its group on purpose
+                                  (see docs/RELIABILITY.md); 0: as $PTXJIT_CACHE_SHARED says,
+                                  by default private: a directory that another user owns or
+                                  others can write is not used */
 } ptxjit_options;
 
 /* Fills *options with the defaults above. */
@@ -121,7 +127,8 @@ const char *ptxjit_kernel_ptx(const ptxjit_kernel *kernel);    /* NUL-terminated
 const void *ptxjit_kernel_cubin(const ptxjit_kernel *kernel, size_t *size);
 const char *ptxjit_kernel_log(const ptxjit_kernel *kernel);    /* compiler log, may be "" */
 /* The specialized source (backend=llvm: the generated IR, built again on the first call);
- * NULL if served from the disk cache. Valid as long as the kernel. */
+ * NULL if served from the disk cache, or if the IR cannot be built again (out of memory;
+ * ptxjit_last_error() says why, and a later call tries again). Valid as long as the kernel. */
 const char *ptxjit_kernel_source(const ptxjit_kernel *kernel);
 int ptxjit_kernel_entry_count(const ptxjit_kernel *kernel);
 const char *ptxjit_kernel_entry_name(const ptxjit_kernel *kernel, int index);
@@ -192,10 +199,17 @@ ptxjit_status ptxjit_matmul(ptxjit_context *context, const char *params, ptxjit_
 typedef struct {
     uint64_t entries, bytes;                    /* now on disk */
     uint64_t hits, misses, stores, corrupt;     /* since the cache was created or cleared */
+    uint64_t evicted;                           /* entries removed to keep under the cap */
+    uint64_t max_bytes;                         /* the cap this context keeps */
 } ptxjit_cache_stats;
 ptxjit_status ptxjit_cache_stats_get(ptxjit_cache_stats *out, ptxjit_context *context);
 /* Removes every entry of this cache version; returns how many in *removed (may be NULL). */
 ptxjit_status ptxjit_cache_clear(ptxjit_context *context, uint64_t *removed);
+/* Evicts least recently used entries until the cache is under its cap (stores do this as
+ * they go) and removes the temporary files that writers killed mid-store left more than an
+ * hour ago. Counts in *evicted and *temp_files (either may be NULL). */
+ptxjit_status ptxjit_cache_trim(ptxjit_context *context, uint64_t *evicted,
+                                uint64_t *temp_files);
 
 #ifdef __cplusplus
 }

@@ -60,15 +60,19 @@ static ptxjit_status load_template_dir(ptxjit_context *context, const char *dir)
         return pj_error(PTXJIT_ERR_TEMPLATE, "template directory %s: %s; fix the path in "
                         "PTXJIT_TEMPLATE_PATH or the template_path option", dir, strerror(errno));
     char *names[1024];
-    int count = 0;
+    int count = 0, out_of_memory = 0;
     for (struct dirent *e; (e = readdir(handle)) && count < 1024;) {
         size_t n = strlen(e->d_name);
-        if (n > 3 && strcmp(e->d_name + n - 3, ".cu") == 0)
-            names[count++] = pj_strdup(e->d_name);
+        if (n > 3 && strcmp(e->d_name + n - 3, ".cu") == 0) {
+            names[count] = pj_strdup(e->d_name);
+            out_of_memory |= !names[count];
+            count += names[count] != NULL;
+        }
     }
     closedir(handle);
     qsort(names, (size_t)count, sizeof *names, compare_strings);
-    ptxjit_status status = PTXJIT_OK;
+    ptxjit_status status =
+        out_of_memory ? pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory") : PTXJIT_OK;
     for (int i = 0; i < count; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -86,6 +90,8 @@ static ptxjit_status load_template_path(ptxjit_context *context, const char *pat
     if (!path || !*path)
         return PTXJIT_OK;
     char *copy = pj_strdup(path), *save = NULL;
+    if (!copy)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     ptxjit_status status = PTXJIT_OK;
     for (char *dir = strtok_r(copy, ":", &save); dir && status == PTXJIT_OK;
          dir = strtok_r(NULL, ":", &save))
@@ -182,36 +188,38 @@ static ptxjit_status choose_arch(ptxjit_context *context, const char *requested)
     return PTXJIT_OK;
 }
 
-static void add_option(ptxjit_context *context, const char *format, const char *value)
+static int add_option(ptxjit_context *context, const char *format, const char *value)
     PJ_PRINTF(2, 0);
-static void add_option(ptxjit_context *context, const char *format, const char *value)
+static int add_option(ptxjit_context *context, const char *format, const char *value)
 {
     pj_strbuf sb;
     sb_init(&sb);
     sb_appendf(&sb, format, value);
-    context->options[context->option_count++] = sb_take(&sb);
+    return (context->options[context->option_count++] = sb_take(&sb)) != NULL;
 }
 
 /* The compile options; the toolkit include folder lets templates use cuda_fp16.h and
  * cuda_bf16.h. */
-static void choose_options(ptxjit_context *context)
+static ptxjit_status choose_options(ptxjit_context *context)
 {
-    add_option(context, "-arch=%s", context->arch);
-    add_option(context, "%s", "-std=c++17");
+    int ok = add_option(context, "-arch=%s", context->arch);
+    ok &= add_option(context, "%s", "-std=c++17");
     const char *cuda = getenv("CUDA_HOME");
     char include[4096];
     snprintf(include, sizeof include, "%s/include",
              cuda && *cuda ? cuda : "/usr/local/cuda");
     struct stat st;
     if (stat(include, &st) == 0 && S_ISDIR(st.st_mode))
-        add_option(context, "-I%s", include);
+        ok &= add_option(context, "-I%s", include);
+    return ok ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
 static ptxjit_status open_disk_cache(ptxjit_context *context, const ptxjit_options *options)
 {
     if (!options->disk_cache)
         return PTXJIT_OK;
-    if (disk_cache_open(&context->disk, options->cache_dir, &context->logger) != PTXJIT_OK) {
+    pj_disk_options disk = {options->cache_dir, options->cache_max_bytes, options->cache_shared};
+    if (disk_cache_open(&context->disk, &disk, &context->logger) != PTXJIT_OK) {
         /* Kernels still compile without a disk cache; say why it is off. */
         pj_log(&context->logger, PTXJIT_LOG_WARNING, "disk cache disabled: %s",
                ptxjit_last_error());
@@ -252,11 +260,12 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
         status = load_templates(context, options);
     if (status == PTXJIT_OK)
         status = open_disk_cache(context, options);
+    if (status == PTXJIT_OK)
+        status = choose_options(context);
     if (status != PTXJIT_OK) {
         ptxjit_close(context);
         return status;
     }
-    choose_options(context);
     pj_error_clear();
     *out = context;
     return PTXJIT_OK;

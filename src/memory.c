@@ -83,3 +83,16 @@ ptxjit_status ptxjit_cache_clear(ptxjit_context *context, uint64_t *removed)
         *removed = count;
     return status;
 }
+
+ptxjit_status ptxjit_cache_trim(ptxjit_context *context, uint64_t *evicted, uint64_t *temp_files)
+{
+    ptxjit_status status = disk(context);
+    evict_report report = {0};
+    if (status == PTXJIT_OK)
+        status = disk_cache_trim(context->disk, &report);
+    if (evicted)
+        *evicted = report.evicted;
+    if (temp_files)
+        *temp_files = report.temp_removed;
+    return status;
+}

@@ -2,8 +2,11 @@
 # Installs the Debian packages ptxjit needs to build and test; does nothing when all are there.
 set -e
 need=""
+# g++ and llvm-19-dev, libzstd-dev, zlib1g-dev for the LLVM backend's plugin; clang and
+# libclang-rt-14-dev (libFuzzer) for `make fuzz`, valgrind for `make valgrind`; gcc brings the
+# ASan, UBSan and TSan runtimes.
 for pkg in gcc g++ make pkg-config check libsubunit-dev libxxhash-dev \
-           llvm-19-dev libzstd-dev zlib1g-dev; do
+           llvm-19-dev libzstd-dev zlib1g-dev clang libclang-rt-14-dev valgrind; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
 done
 if [ -n "$need" ]; then

@@ -1,6 +1,6 @@
-/* main.c — the Check test runner: every suite in suites.h. The GPU suites run only where a
- * GPU is usable; elsewhere the runner says once why they were left out, so the summary line
- * counts only tests that really ran. */
+/* main.c — the Check test runner: every suite in suites.h, or those $PTXJIT_TEST_SUITES
+ * chooses. The GPU suites run only where a GPU is usable; elsewhere the runner says once why
+ * they were left out, so the summary line counts only tests that really ran. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,13 +41,41 @@ static int gpu_usable(char *reason, size_t size)
     return child > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/* Whether a word is in a list of words separated by spaces or commas. */
+static int in_list(const char *list, const char *word)
+{
+    size_t length = strlen(word);
+    for (const char *s = list; *s;) {
+        size_t n = strcspn(s, " ,");
+        if (n == length && strncmp(s, word, n) == 0)
+            return 1;
+        s += n + (s[n] != '\0');
+    }
+    return 0;
+}
+
+/* $PTXJIT_TEST_SUITES names the suites to run ("llvm llvm_reduce"), and
+ * $PTXJIT_TEST_SUITES_EXCLUDE those to leave out: `make valgrind` runs the suites that compile
+ * through the llvm backend apart, each half with the compilers it uses warmed (tests/warm.c). */
+static int suite_selected(const char *function)
+{
+    const char *name = function + strlen("suite_");
+    const char *only = getenv("PTXJIT_TEST_SUITES"), *skip = getenv("PTXJIT_TEST_SUITES_EXCLUDE");
+    return (!only || in_list(only, name)) && !(skip && in_list(skip, name));
+}
+
 int main(void)
 {
-    SRunner *runner = srunner_create(NULL);
-#define PJ_SUITE_ADD(name) srunner_add_suite(runner, name());
-    PJ_TEST_SUITES(PJ_SUITE_ADD)
+    if (getenv("PTXJIT_TEST_WARM_COMPILERS"))
+        test_warm_compilers();
     char reason[2048];
-    if (gpu_usable(reason, sizeof reason)) {
+    int gpu = gpu_usable(reason, sizeof reason); /* before the runner: the child owns nothing */
+    SRunner *runner = srunner_create(NULL);
+#define PJ_SUITE_ADD(name)                                                                 \
+    if (suite_selected(#name))                                                             \
+        srunner_add_suite(runner, name());
+    PJ_TEST_SUITES(PJ_SUITE_ADD)
+    if (gpu) {
         PJ_GPU_TEST_SUITES(PJ_SUITE_ADD)
     } else {
         printf("GPU suites not run (no usable GPU: %s)\n", reason);

@@ -4,6 +4,10 @@
     X(suite_params)           \
     X(suite_pipeline)         \
     X(suite_cache_disk)       \
+    X(suite_cache_evict)      \
+    X(suite_cache_trust)      \
+    X(suite_faults)           \
+    X(suite_out_of_memory)    \
     X(suite_cli)              \
     X(suite_transpose)        \
     X(suite_matmul)           \
@@ -11,7 +15,9 @@
     X(suite_llvm)             \
     X(suite_llvm_reduce)      \
     X(suite_llvm_transpose)   \
-    X(suite_llvm_matmul)
+    X(suite_llvm_matmul)      \
+    X(suite_threads)          \
+    X(suite_fuzz_replay)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \

@@ -36,7 +36,8 @@ static void open_disk(disk_fixture *f)
     memset(f, 0, sizeof *f);
     f->root = test_mkdtemp();
     pj_logger logger = {on_log, f};
-    ck_assert_int_eq(disk_cache_open(&f->cache, f->root, &logger), PTXJIT_OK);
+    pj_disk_options options = {f->root, 0, 0};
+    ck_assert_int_eq(disk_cache_open(&f->cache, &options, &logger), PTXJIT_OK);
 }
 
 static void close_disk(disk_fixture *f)
@@ -604,7 +605,8 @@ START_TEST(disk_unusable_root_names_the_directory)
     fclose(fopen(root, "w"));
     strcat(root, "/sub"); /* under a regular file: ENOTDIR, even for root */
     pj_disk_cache *cache = NULL;
-    ck_assert_int_eq(disk_cache_open(&cache, root, NULL), PTXJIT_ERR_CACHE);
+    pj_disk_options options = {root, 0, 0};
+    ck_assert_int_eq(disk_cache_open(&cache, &options, NULL), PTXJIT_ERR_CACHE);
     ck_assert_ptr_null(cache);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), root));
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), strerror(ENOTDIR)));
@@ -612,7 +614,7 @@ START_TEST(disk_unusable_root_names_the_directory)
     if (geteuid() != 0) { /* root ignores permissions: only an ordinary user can test 0500 */
         snprintf(root, sizeof root, "%s/readonly", base);
         ck_assert_int_eq(mkdir(root, 0500), 0);
-        ck_assert_int_eq(disk_cache_open(&cache, root, NULL), PTXJIT_ERR_CACHE);
+        ck_assert_int_eq(disk_cache_open(&cache, &options, NULL), PTXJIT_ERR_CACHE);
         ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), root));
         ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), strerror(EACCES)));
     }
@@ -626,7 +628,7 @@ START_TEST(disk_counters_are_shared_between_instances)
     disk_fixture f;
     open_disk(&f);
     pj_disk_cache *second;
-    ck_assert_int_eq(disk_cache_open(&second, f.root, NULL), PTXJIT_OK);
+    ck_assert_int_eq(disk_cache_open(&second, &(pj_disk_options){f.root, 0, 0}, NULL), PTXJIT_OK);
     pj_artifact a, got;
     store_one(&f, &a);
     ck_assert_int_eq(disk_cache_store(second, OTHER_KEY, &a), PTXJIT_OK);
@@ -686,7 +688,7 @@ START_TEST(disk_directories_and_entries_are_private)
     memset(&f, 0, sizeof f);
     char *base = test_mkdtemp(), root[4200], shard[4300];
     snprintf(root, sizeof root, "%s/a/b/", base); /* missing parents; trailing slash */
-    ck_assert_int_eq(disk_cache_open(&f.cache, root, NULL), PTXJIT_OK);
+    ck_assert_int_eq(disk_cache_open(&f.cache, &(pj_disk_options){root, 0, 0}, NULL), PTXJIT_OK);
     snprintf(root, sizeof root, "%s/a/b/v%d", base, PJ_DISK_FORMAT_VERSION);
     ck_assert_str_eq(disk_cache_dir(f.cache), root);
     expect_mode(root, 0700);
@@ -726,7 +728,7 @@ static void expect_root(const char *root, const char *expect_root)
     char expect[4200];
     snprintf(expect, sizeof expect, "%s/v%d", expect_root, PJ_DISK_FORMAT_VERSION);
     pj_disk_cache *cache;
-    ck_assert_int_eq(disk_cache_open(&cache, root, NULL), PTXJIT_OK);
+    ck_assert_int_eq(disk_cache_open(&cache, &(pj_disk_options){root, 0, 0}, NULL), PTXJIT_OK);
     ck_assert_str_eq(disk_cache_dir(cache), expect);
     disk_cache_close(cache);
 }

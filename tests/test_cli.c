@@ -85,6 +85,46 @@ START_TEST(cli_second_ptx_call_is_a_disk_hit_in_stats)
 }
 END_TEST
 
+START_TEST(cli_cache_trim_keeps_the_cap_from_the_environment)
+{
+    char *dir = test_mkdtemp(), *out;
+    static const char *const params[] = {"variant=one_pass", "variant=two_pass",
+                                         "variant=warp_shuffle"};
+    for (int i = 0; i < 3; i++) {
+        char args[128];
+        snprintf(args, sizeof args, "--no-gpu ptx reduce %s", params[i]);
+        ck_assert_int_eq(run_cli(&out, dir, args), 0);
+        free(out);
+    }
+    ck_assert_int_eq(run_cli(&out, dir, "cache trim"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "evicted 0 entries and removed 0 stale temporary files"));
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "cache stats"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "entries  3\n"));
+    ck_assert_ptr_nonnull(strstr(out, "(cap 1073741824)"));
+    unsigned long long bytes = 0;
+    ck_assert_int_eq(sscanf(strstr(out, "bytes    "), "bytes %llu", &bytes), 1);
+    free(out);
+    /* Three entries of about the same size; half of them as the cap keeps one. */
+    char environment[64], cap[32];
+    snprintf(environment, sizeof environment, "PTXJIT_CACHE_MAX_BYTES=%llu", bytes / 2);
+    snprintf(cap, sizeof cap, "(cap %llu)", bytes / 2);
+    ck_assert_int_eq(run_cli_env(&out, dir, environment, "cache trim"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "evicted 2 entries"));
+    free(out);
+    ck_assert_int_eq(run_cli_env(&out, dir, environment, "cache stats"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "entries  1\n"));
+    ck_assert_ptr_nonnull(strstr(out, cap));
+    ck_assert_ptr_nonnull(strstr(out, "evicted  2 "));
+    free(out);
+    ck_assert_int_eq(run_cli_env(&out, dir, "PTXJIT_CACHE_MAX_BYTES=huge", "cache stats"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "PTXJIT_CACHE_MAX_BYTES='huge' is not a size"));
+    free(out);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(cli_usage_errors_exit_2_and_help_exits_0)
 {
     char *dir = test_mkdtemp(), *out;
@@ -226,6 +266,7 @@ Suite *suite_cli(void)
     tcase_add_test(tc, cli_ptx_prints_entry_and_vector_loads);
     tcase_add_test(tc, cli_bad_tpb_exits_2_naming_tpb_and_allowed_values);
     tcase_add_test(tc, cli_second_ptx_call_is_a_disk_hit_in_stats);
+    tcase_add_test(tc, cli_cache_trim_keeps_the_cap_from_the_environment);
     tcase_add_test(tc, cli_usage_errors_exit_2_and_help_exits_0);
     tcase_add_test(tc, cli_info_and_list_describe_the_reduce_family);
     tcase_add_test(tc, cli_run_without_gpu_fails_with_reason);

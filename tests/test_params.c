@@ -124,6 +124,53 @@ START_TEST(schema_rejects_bad_expressions)
 }
 END_TEST
 
+/* Found by fuzzing: a second doc= (or when=) replaced and leaked the first. */
+START_TEST(schema_rejects_an_attribute_given_twice)
+{
+    expect_template_error("//@ptxjit family x\n//@ptxjit entry k\n"
+                          "//@ptxjit param a int(1..8) default=1 doc=one doc=two\n",
+                          "bad.cu:3: param attribute 'doc=' is given twice");
+    expect_template_error("//@ptxjit family x\n//@ptxjit entry k\n"
+                          "//@ptxjit param a int(1..8) default=1 default=2\n",
+                          "'default=' is given twice");
+    expect_template_error("//@ptxjit family x\n//@ptxjit entry k\n"
+                          "//@ptxjit param a enum(p,q) pow2 default=p\n",
+                          "unknown param attribute 'pow2'");
+}
+END_TEST
+
+/* Found by fuzzing: bytes(sm) read one parameter past the end of the schema's list. */
+START_TEST(schema_rejects_bytes_of_sm)
+{
+    expect_template_error("//@ptxjit family x\n//@ptxjit entry k\n"
+                          "//@ptxjit param t dtype(f32) default=f32\n"
+                          "//@ptxjit constraint \"bytes(sm) == 4\" \"m\"\n",
+                          "bytes() takes a dtype");
+}
+END_TEST
+
+START_TEST(schema_rejects_expressions_nested_too_deeply)
+{
+    char source[1024] = "//@ptxjit family x\n//@ptxjit entry k\n//@ptxjit constraint \"";
+    for (int i = 0; i < 70; i++)
+        strcat(source, "(");
+    strcat(source, "1");
+    for (int i = 0; i < 70; i++)
+        strcat(source, ")");
+    strcat(source, "\" \"m\"\n");
+    expect_template_error(source, "nested too deeply");
+}
+END_TEST
+
+START_TEST(schema_power_of_two_default_is_positive)
+{
+    expect_template_error("//@ptxjit family x\n//@ptxjit entry k\n"
+                          "//@ptxjit param n int(-9223372036854775808..4) pow2 "
+                          "default=-9223372036854775808\n",
+                          "outside");
+}
+END_TEST
+
 static int64_t eval_text(const char *text, int64_t mode, int64_t width, int64_t dtype)
 {
     pj_schema *schema = demo_schema();
@@ -145,6 +192,18 @@ START_TEST(expr_follows_c_precedence)
     ck_assert_int_eq(eval_text("1 < 2 == 1", 0, 0, 0), 1);
     ck_assert_int_eq(eval_text("-width + 10", 0, 4, 0), 6);
     ck_assert_int_eq(eval_text("width / 0", 0, 4, 0), 0);
+}
+END_TEST
+
+/* Found by fuzzing: overflow was undefined behaviour (and INT64_MIN / -1 a SIGFPE). */
+START_TEST(expr_arithmetic_wraps_instead_of_overflowing)
+{
+    ck_assert_int_eq(eval_text("9223372036854775807 + 1 < 0", 0, 0, 0), 1);
+    ck_assert_int_eq(eval_text("9223372036854775807 * 2", 0, 0, 0), -2);
+    ck_assert_int_eq(eval_text("(0 - 9223372036854775807 - 1) / -1 < 0", 0, 0, 0), 1);
+    ck_assert_int_eq(eval_text("(0 - 9223372036854775807 - 1) % -1", 0, 0, 0), 0);
+    ck_assert_int_eq(eval_text("-(0 - 9223372036854775807 - 1) < 0", 0, 0, 0), 1);
+    ck_assert_int_eq(eval_text("-7 / 2", 0, 0, 0), -3);
 }
 END_TEST
 
@@ -351,7 +410,12 @@ Suite *suite_params(void)
     tcase_add_test(tc, schema_rejects_bad_types_and_defaults);
     tcase_add_test(tc, schema_rejects_duplicates);
     tcase_add_test(tc, schema_rejects_bad_expressions);
+    tcase_add_test(tc, schema_rejects_an_attribute_given_twice);
+    tcase_add_test(tc, schema_rejects_bytes_of_sm);
+    tcase_add_test(tc, schema_rejects_expressions_nested_too_deeply);
+    tcase_add_test(tc, schema_power_of_two_default_is_positive);
     tcase_add_test(tc, expr_follows_c_precedence);
+    tcase_add_test(tc, expr_arithmetic_wraps_instead_of_overflowing);
     tcase_add_test(tc, expr_reads_params_enums_and_dtype_sizes);
     suite_add_tcase(suite, tc);
     tc = tcase_create("request");

@@ -1,4 +1,4 @@
-/* test_util.c — temporary directories and GPU detection for the tests. */
+/* test_util.c — temporary directories, GPU detection and the sweep stride for the tests. */
 #define _XOPEN_SOURCE 700
 #include <ftw.h>
 #include <stdio.h>
@@ -40,4 +40,11 @@ ptxjit_context *test_gpu_context(const char *test)
     fflush(stdout);
     ptxjit_close(context);
     return NULL;
+}
+
+int test_sweep_stride(void)
+{
+    const char *text = getenv("PTXJIT_TEST_SWEEP_STRIDE");
+    int stride = text ? atoi(text) : 1;
+    return stride > 1 ? stride : 1;
 }

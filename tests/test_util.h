@@ -10,9 +10,18 @@
 /* A fresh empty directory under $TMPDIR (or /tmp); caller removes it with test_rmtree. */
 char *test_mkdtemp(void);
 void test_rmtree(const char *path);
+/* Under valgrind: runs the compilers $PTXJIT_TEST_WARM_COMPILERS names ("nvrtc,llvm,nvjitlink")
+ * once in the runner before Check forks, so that no test process translates them again
+ * (tests/warm.c). */
+void test_warm_compilers(void);
 /* A GPU context for one test (each Check test is its own process), or NULL after printing
  * why the test is skipped. */
 ptxjit_context *test_gpu_context(const char *test);
+/* Every how many of its requests a sweep (or a long list of configurations compiled by both
+ * backends) compiles one: $PTXJIT_TEST_SWEEP_STRIDE, else 1 (all). The sanitizer and valgrind
+ * runs set it (Makefile): there a compile costs 3-100 times more, and the full sweeps (~2,100
+ * kernels, ~2 min natively) would outlast the CI job. */
+int test_sweep_stride(void);
 
 #define PJ_SUITE_DECLARE(name) Suite *name(void);
 #include "suites.h"

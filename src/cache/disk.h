@@ -1,33 +1,53 @@
-/* disk.h — the on-disk kernel cache: one file per entry, published by rename, checksummed.
+/* disk.h — the on-disk kernel cache: one checksummed file per entry, published by rename,
+ * kept under a size cap, in a directory that must be trusted.
  * Layout: <root>/v<PJ_DISK_FORMAT_VERSION>/<first two hex digits of key>/<key>. */
 #ifndef PTXJIT_CACHE_DISK_H
 #define PTXJIT_CACHE_DISK_H
 
-#include "internal.h"
+#include "cache/entry.h"
+#include "cache/evict.h"
 
-#define PJ_DISK_FORMAT_VERSION 1
+#define PJ_DEFAULT_CACHE_MAX_BYTES ((uint64_t)1 << 30)
 
 typedef struct pj_disk_cache pj_disk_cache;
 
-/* Resolves the root (root if not NULL, else $PTXJIT_CACHE_DIR, else $XDG_CACHE_HOME/ptxjit,
- * else $HOME/.cache/ptxjit), creates the versioned directory (mode 0700) and checks that it
- * is writable. Fails with PTXJIT_ERR_CACHE naming the directory and the fix. */
-ptxjit_status disk_cache_open(pj_disk_cache **out, const char *root, const pj_logger *logger);
+typedef struct {
+    const char *root;   /* NULL: $PTXJIT_CACHE_DIR, else $XDG_CACHE_HOME/ptxjit, else
+                           $HOME/.cache/ptxjit */
+    uint64_t max_bytes; /* 0: $PTXJIT_CACHE_MAX_BYTES, else PJ_DEFAULT_CACHE_MAX_BYTES */
+    int shared;         /* 1: a cache shared with the directory's group; 0: as
+                           $PTXJIT_CACHE_SHARED says (default: private) */
+} pj_disk_options;
+
+/* Resolves the root, creates the versioned directory (0700, or 02770 shared), and checks that
+ * both are trusted (directory.h) and writable. Fails with PTXJIT_ERR_CACHE naming the
+ * directory and the fix. A malformed $PTXJIT_CACHE_MAX_BYTES or $PTXJIT_CACHE_SHARED is
+ * reported through logger and the default used. options may be NULL. */
+ptxjit_status disk_cache_open(pj_disk_cache **out, const pj_disk_options *options,
+                              const pj_logger *logger);
 void disk_cache_close(pj_disk_cache *cache);
 /* The versioned directory, e.g. /home/u/.cache/ptxjit/v1. */
 const char *disk_cache_dir(const pj_disk_cache *cache);
+uint64_t disk_cache_max_bytes(const pj_disk_cache *cache);
 
-/* Looks up key (32 hex digits). Hit: *found = 1 and *out filled (caller frees it with
- * artifact_free). Miss: *found = 0. A corrupt, truncated or foreign entry is reported as a
- * warning through the logger, counted, removed, and treated as a miss. Counts hits/misses. */
+/* Looks up key (32 hex digits). Hit: *found = 1, *out filled (caller frees it with
+ * artifact_free), and the entry's time renewed (it is now the most recently used). Miss:
+ * *found = 0. A corrupt, truncated or foreign entry is reported as a warning through the
+ * logger, counted, removed, and treated as a miss; one that cannot be read (a directory or
+ * a link at its path, no permission) is reported and left alone. The entry is read under a
+ * shared flock, which keeps eviction away from it. */
 ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact *out,
                               int *found);
 /* Writes the entry atomically: temp file in the same directory, write, fsync, rename, fsync
- * of the directory. Concurrent writers of one key leave one whole entry. */
+ * of the directory. Concurrent writers of one key leave one whole entry. Sweeps the shard's
+ * stale temp files first; evicts when the cache goes over its cap. */
 ptxjit_status disk_cache_store(pj_disk_cache *cache, const char *key,
                                const pj_artifact *artifact);
 ptxjit_status disk_cache_stats(pj_disk_cache *cache, ptxjit_cache_stats *out);
 ptxjit_status disk_cache_clear(pj_disk_cache *cache, uint64_t *removed);
+/* Evicts down to the cap now (waiting for another evictor) and sweeps every shard's stale
+ * temp files; *report says what was found and removed. */
+ptxjit_status disk_cache_trim(pj_disk_cache *cache, evict_report *report);
 
 /* Path of key's entry file; caller frees. For tests and `ptxjit cache`. */
 char *disk_cache_entry_path(const pj_disk_cache *cache, const char *key);

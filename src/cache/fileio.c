@@ -1,7 +1,9 @@
 /* fileio.c — cache writes through one seam, with injectable faults for the tests. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h> /* rename */
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cache/fileio.h"
@@ -11,6 +13,7 @@ static struct {
     int armed, after, error_number;
 } faults[FILEIO_OP_COUNT];
 static size_t write_limit;
+static fileio_hook *before_hook;
 
 void fileio_inject_fault(fileio_op op, int after_calls, int error_number)
 {
@@ -28,23 +31,38 @@ void fileio_limit_writes(size_t max_bytes)
     pthread_mutex_unlock(&fault_lock);
 }
 
+void fileio_set_hook(fileio_hook *hook)
+{
+    pthread_mutex_lock(&fault_lock);
+    before_hook = hook;
+    pthread_mutex_unlock(&fault_lock);
+}
+
 void fileio_clear_faults(void)
 {
     for (int op = 0; op < FILEIO_OP_COUNT; op++)
         fileio_inject_fault((fileio_op)op, 0, 0);
     fileio_limit_writes(0);
+    fileio_set_hook(NULL);
 }
 
-/* Whether this call of op is the one that must fail; if so, sets errno. */
+/* Runs the hook, then says whether this call of op is the one that must fail; if so, sets
+ * errno. */
 static int injected(fileio_op op)
 {
     pthread_mutex_lock(&fault_lock);
+    fileio_hook *hook = before_hook;
     int fail = faults[op].armed && faults[op].after-- <= 0;
     if (fail) {
         faults[op].armed = 0;
         errno = faults[op].error_number;
     }
     pthread_mutex_unlock(&fault_lock);
+    if (hook) {
+        int error = errno;
+        hook(op);
+        errno = error;
+    }
     return fail;
 }
 
@@ -85,4 +103,40 @@ int fileio_fsync(int fd)
 int fileio_rename(const char *from, const char *to)
 {
     return injected(FILEIO_RENAME) ? -1 : rename(from, to);
+}
+
+int fileio_create(const char *path, mode_t mode)
+{
+    return injected(FILEIO_CREATE) ? -1 : open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+}
+
+int fileio_mkdir(const char *path, mode_t mode)
+{
+    return injected(FILEIO_MKDIR) ? -1 : mkdir(path, mode);
+}
+
+int fileio_access(const char *path, int mode)
+{
+    return injected(FILEIO_ACCESS) ? -1 : access(path, mode);
+}
+
+int fileio_open_shared_file(const char *path, mode_t mode)
+{
+    for (int attempt = 0; attempt < 8; attempt++) {
+        int fd = open(path, O_RDWR | O_CLOEXEC);
+        if (fd >= 0 || errno != ENOENT)
+            return fd;
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+        if (fd >= 0 && fchmod(fd, mode) == 0)
+            return fd;
+        if (fd >= 0) {
+            int error = errno;
+            close(fd);
+            errno = error;
+            return -1;
+        }
+        if (errno != EEXIST) /* EEXIST: another process made it first; open theirs */
+            return -1;
+    }
+    return -1;
 }

@@ -1,17 +1,33 @@
-/* fileio.h — the one seam every cache write goes through, so tests can make it fail the way
- * disks do (full, short writes, failing fsync, failing rename) without a faulty disk. */
+/* fileio.h — the one seam every cache write (and the writability check) goes through, so
+ * tests can make it fail the way disks and file systems do (full, read-only, short writes,
+ * failing fsync or rename, a process killed mid-write) without a faulty disk. */
 #ifndef PTXJIT_CACHE_FILEIO_H
 #define PTXJIT_CACHE_FILEIO_H
 
 #include <stddef.h>
 #include <sys/types.h>
 
-typedef enum { FILEIO_WRITE, FILEIO_FSYNC, FILEIO_RENAME, FILEIO_OP_COUNT } fileio_op;
+typedef enum {
+    FILEIO_WRITE,
+    FILEIO_FSYNC,
+    FILEIO_RENAME,
+    FILEIO_CREATE,
+    FILEIO_MKDIR,
+    FILEIO_ACCESS,
+    FILEIO_OP_COUNT
+} fileio_op;
 
 /* Writes all n bytes, retrying short writes and EINTR; n, or -1 with errno on failure. */
 ssize_t fileio_write_all(int fd, const void *data, size_t n);
 int fileio_fsync(int fd);
 int fileio_rename(const char *from, const char *to);
+/* A new file, opened for writing (O_CREAT | O_EXCL | O_CLOEXEC). */
+int fileio_create(const char *path, mode_t mode);
+int fileio_mkdir(const char *path, mode_t mode);
+/* Opens path for reading and writing, creating it with exactly mode (the umask does not
+ * apply: a shared cache's counters must stay group-writable). Not fault-injected. */
+int fileio_open_shared_file(const char *path, mode_t mode);
+int fileio_access(const char *path, int mode);
 
 /* ---- test hooks; process-wide, guarded by a mutex ---- */
 /* After `after_calls` more successful calls of op, the next one fails with error_number,
@@ -20,7 +36,10 @@ int fileio_rename(const char *from, const char *to);
 void fileio_inject_fault(fileio_op op, int after_calls, int error_number);
 /* Makes every write(2) take at most max_bytes (0: no limit), to exercise short writes. */
 void fileio_limit_writes(size_t max_bytes);
-/* Disarms every fault and the write limit. */
+/* Called before every call of every op (NULL: none): crash tests kill the process there. */
+typedef void fileio_hook(fileio_op op);
+void fileio_set_hook(fileio_hook *hook);
+/* Disarms every fault, the write limit and the hook. */
 void fileio_clear_faults(void);
 
 #endif

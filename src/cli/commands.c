@@ -135,6 +135,18 @@ int cmd_ptx(cli_args *args)
     return CLI_OK;
 }
 
+/* Prints the kernel's source or IR and closes the context. The IR is built again on request,
+ * which can fail (out of memory): then ptxjit_last_error() says why. */
+static int print_source(ptxjit_context *context, ptxjit_kernel *kernel)
+{
+    const char *source = ptxjit_kernel_source(kernel);
+    int code = source ? CLI_OK : cli_fail(PTXJIT_ERR_OUT_OF_MEMORY);
+    if (source)
+        fputs(source, stdout);
+    ptxjit_close(context);
+    return code;
+}
+
 int cmd_source(cli_args *args)
 {
     /* A disk hit carries no source, so specialize without the disk cache. */
@@ -144,9 +156,7 @@ int cmd_source(cli_args *args)
     int code = get_kernel(&context, &kernel, args);
     if (code != CLI_OK)
         return code;
-    fputs(ptxjit_kernel_source(kernel), stdout);
-    ptxjit_close(context);
-    return CLI_OK;
+    return print_source(context, kernel);
 }
 
 int cmd_ir(cli_args *args)
@@ -159,9 +169,7 @@ int cmd_ir(cli_args *args)
     int code = get_kernel(&context, &kernel, args);
     if (code != CLI_OK)
         return code;
-    fputs(ptxjit_kernel_source(kernel), stdout);
-    ptxjit_close(context);
-    return CLI_OK;
+    return print_source(context, kernel);
 }
 
 int cmd_inspect(cli_args *args)
@@ -198,8 +206,9 @@ int cmd_inspect(cli_args *args)
 int cmd_cache(cli_args *args)
 {
     const char *what = args->argc == 1 ? args->argv[0] : "";
-    if (strcmp(what, "path") && strcmp(what, "stats") && strcmp(what, "clear")) {
-        fprintf(stderr, "ptxjit: usage: ptxjit cache path|stats|clear\n");
+    if (strcmp(what, "path") && strcmp(what, "stats") && strcmp(what, "clear") &&
+        strcmp(what, "trim")) {
+        fprintf(stderr, "ptxjit: usage: ptxjit cache path|stats|clear|trim\n");
         return CLI_USAGE;
     }
     args->options.use_gpu = 0;
@@ -218,12 +227,21 @@ int cmd_cache(cli_args *args)
         ptxjit_cache_stats s;
         status = ptxjit_cache_stats_get(&s, context);
         if (status == PTXJIT_OK)
-            printf("path     %s\nentries  %llu\nbytes    %llu\nhits     %llu\nmisses   %llu\n"
-                   "stores   %llu\ncorrupt  %llu (detected, removed and rebuilt)\n",
+            printf("path     %s\nentries  %llu\nbytes    %llu (cap %llu)\nhits     %llu\n"
+                   "misses   %llu\nstores   %llu\ncorrupt  %llu (detected, removed and rebuilt)\n"
+                   "evicted  %llu (least recently used, to stay under the cap)\n",
                    ptxjit_cache_dir(context), (unsigned long long)s.entries,
-                   (unsigned long long)s.bytes, (unsigned long long)s.hits,
-                   (unsigned long long)s.misses, (unsigned long long)s.stores,
-                   (unsigned long long)s.corrupt);
+                   (unsigned long long)s.bytes, (unsigned long long)s.max_bytes,
+                   (unsigned long long)s.hits, (unsigned long long)s.misses,
+                   (unsigned long long)s.stores, (unsigned long long)s.corrupt,
+                   (unsigned long long)s.evicted);
+    } else if (strcmp(what, "trim") == 0) {
+        uint64_t evicted, temp_files;
+        status = ptxjit_cache_trim(context, &evicted, &temp_files);
+        if (status == PTXJIT_OK)
+            printf("evicted %llu entries and removed %llu stale temporary files from %s\n",
+                   (unsigned long long)evicted, (unsigned long long)temp_files,
+                   ptxjit_cache_dir(context));
     } else {
         uint64_t removed;
         status = ptxjit_cache_clear(context, &removed);

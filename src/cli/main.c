@@ -50,7 +50,9 @@ static const char usage[] =
     "                                loads and the compiles with the driver's compute cache)\n"
     "  jit-time FAMILY [key=value ...] time one context open and one request in this\n"
     "                                process (what `bench jit` runs in a fresh process)\n"
-    "  cache path|stats|clear        the disk cache\n"
+    "  cache path|stats|clear|trim   the disk cache: where it is, its counters, remove\n"
+    "                                every entry, or evict down to the cap and sweep the\n"
+    "                                temp files of killed writers\n"
     "\n"
     "global options:\n"
     "  --arch ARCH          target architecture (default: $PTXJIT_ARCH, the GPU's, sm_90a)\n"
@@ -66,6 +68,11 @@ static const char usage[] =
     "  --no-gpu             never touch the CUDA driver\n"
     "  -h, --help           this help (COMMAND --help: the same)\n"
     "  --version            print the version\n"
+    "\n"
+    "\n"
+    "environment: PTXJIT_CACHE_DIR, PTXJIT_CACHE_MAX_BYTES (disk cache cap, default 1G),\n"
+    "  PTXJIT_CACHE_SHARED=1 (trust a cache directory shared with its group), PTXJIT_ARCH,\n"
+    "  PTXJIT_TEMPLATE_PATH, PTXJIT_NVRTC_LIBRARY, PTXJIT_CUDA_LIBRARY, CUDA_HOME\n"
     "\n"
     "exit status: 0 success, 1 failure, 2 usage error (unknown command, option or parameter)\n";
 

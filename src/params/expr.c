@@ -18,10 +18,14 @@ struct pj_expr {
     pj_expr *left, *right;
 };
 
+/* Deeper nesting than any constraint needs; bounds the recursion of parse, eval and free. */
+#define MAX_DEPTH 64
+
 typedef struct {
     const char *text, *at;
     const pj_schema *schema;
     ptxjit_status status;
+    int depth; /* parentheses and unary operators open at this point */
 } expr_parser;
 
 static pj_expr *parse_or(expr_parser *p);
@@ -100,7 +104,10 @@ static pj_expr *parse_primary(expr_parser *p)
 {
     skip_space(p);
     if (accept(p, "(")) {
+        if (++p->depth > MAX_DEPTH)
+            return fail(p, "nested too deeply");
         pj_expr *inner = parse_or(p);
+        p->depth--;
         if (inner && !accept(p, ")")) {
             expr_free(inner);
             return fail(p, "expected ')'");
@@ -138,7 +145,8 @@ static pj_expr *parse_primary(expr_parser *p)
             pj_expr *arg = parse_primary(p);
             if (!arg)
                 return NULL;
-            if (arg->kind != EXPR_PARAM ||
+            /* `sm` is an EXPR_PARAM past the last parameter: not a dtype either. */
+            if (arg->kind != EXPR_PARAM || arg->value >= p->schema->param_count ||
                 p->schema->params[arg->value].kind != PJ_PARAM_DTYPE) {
                 expr_free(arg);
                 return fail(p, "bytes() takes a dtype parameter");
@@ -153,15 +161,14 @@ static pj_expr *parse_primary(expr_parser *p)
 
 static pj_expr *parse_unary(expr_parser *p)
 {
-    if (accept(p, "!")) {
-        pj_expr *operand = parse_unary(p);
-        return operand ? node(EXPR_NOT, 0, operand, NULL) : NULL;
-    }
-    if (accept(p, "-")) {
-        pj_expr *operand = parse_unary(p);
-        return operand ? node(EXPR_NEG, 0, operand, NULL) : NULL;
-    }
-    return parse_primary(p);
+    int negate = accept(p, "-");
+    if (!negate && !accept(p, "!"))
+        return parse_primary(p);
+    if (++p->depth > MAX_DEPTH)
+        return fail(p, "nested too deeply");
+    pj_expr *operand = parse_unary(p);
+    p->depth--;
+    return operand ? node(negate ? EXPR_NEG : EXPR_NOT, 0, operand, NULL) : NULL;
 }
 
 /* One precedence level: operands from next, joined by any of ops (longest first). */
@@ -221,7 +228,7 @@ static pj_expr *parse_or(expr_parser *p)
 
 ptxjit_status expr_parse(pj_expr **out, const char *text, const pj_schema *schema)
 {
-    expr_parser p = {text, text, schema, PTXJIT_OK};
+    expr_parser p = {text, text, schema, PTXJIT_OK, 0};
     pj_expr *e = parse_or(&p);
     skip_space(&p);
     if (e && *p.at) {
@@ -235,14 +242,23 @@ ptxjit_status expr_parse(pj_expr **out, const char *text, const pj_schema *schem
     return PTXJIT_OK;
 }
 
+/* Arithmetic wraps modulo 2^64, where C leaves overflow undefined: a template may write any
+ * constant, and evaluating it must not be a way to crash the process (found by fuzzing). */
+static int64_t wrap(uint64_t value)
+{
+    int64_t result;
+    memcpy(&result, &value, sizeof result);
+    return result;
+}
+
 static int64_t apply(const char *op, int64_t a, int64_t b)
 {
     switch (op[0]) {
-    case '*': return a * b;
-    case '/': return b ? a / b : 0;
-    case '%': return b ? a % b : 0;
-    case '+': return a + b;
-    case '-': return a - b;
+    case '*': return wrap((uint64_t)a * (uint64_t)b);
+    case '/': return b == 0 ? 0 : b == -1 ? wrap(0 - (uint64_t)a) : a / b;
+    case '%': return b == 0 || b == -1 ? 0 : a % b;
+    case '+': return wrap((uint64_t)a + (uint64_t)b);
+    case '-': return wrap((uint64_t)a - (uint64_t)b);
     case '<': return op[1] ? a <= b : a < b;
     case '>': return op[1] ? a >= b : a > b;
     case '=': return a == b;
@@ -267,7 +283,7 @@ int64_t expr_eval(const pj_expr *e, const int64_t *values, const pj_schema *sche
     case EXPR_NOT:
         return !expr_eval(e->left, values, schema);
     case EXPR_NEG:
-        return -expr_eval(e->left, values, schema);
+        return wrap(0 - (uint64_t)expr_eval(e->left, values, schema));
     case EXPR_BINARY:
         /* && and || short-circuit as in C. */
         if (e->op[0] == '&' && !expr_eval(e->left, values, schema))

@@ -39,7 +39,7 @@ static ptxjit_status parse_value(int64_t *out, const pj_schema *schema, const pj
         return param_error(schema, param, text, "not an integer");
     if (value < param->min || value > param->max)
         return param_error(schema, param, text, "out of range");
-    if (param->pow2 && (value & (value - 1)))
+    if (param->pow2 && !pj_is_power_of_two(value))
         return param_error(schema, param, text, "not a power of two");
     *out = value;
     return PTXJIT_OK;

@@ -205,7 +205,7 @@ static ptxjit_status parse_default(const pj_param *param, const char *text, int6
     if (param->kind == PJ_PARAM_INT) {
         int64_t v;
         if (!parse_int(text, &v) || v < param->min || v > param->max ||
-            (param->pow2 && (v & (v - 1))))
+            (param->pow2 && !pj_is_power_of_two(v)))
             return bad(at, "default '%s' is outside the parameter's own range", text);
         *out = v;
         return PTXJIT_OK;
@@ -247,6 +247,42 @@ static ptxjit_status parse_default_case(pj_param *param, const char *text, const
     return PTXJIT_OK;
 }
 
+/* One of pow2, default=, default_if=, when=, doc=; each but default_if= at most once, so
+ * that no value is silently replaced (or leaked) by a second one. */
+static ptxjit_status parse_attribute(pj_param *param, const char **default_text,
+                                     const char *word, const where *at)
+{
+    const char *name = word;
+    if (strcmp(word, "pow2") == 0 && param->kind == PJ_PARAM_INT) {
+        if (!param->pow2) {
+            param->pow2 = 1;
+            return PTXJIT_OK;
+        }
+    } else if (strncmp(word, "default_if=", 11) == 0) {
+        return parse_default_case(param, word + 11, at); /* one per case: may repeat */
+    } else if (strncmp(word, "default=", 8) == 0) {
+        name = "default=";
+        if (!*default_text) {
+            *default_text = word + 8;
+            return PTXJIT_OK;
+        }
+    } else {
+        char **text = strncmp(word, "when=", 5) == 0  ? &param->when_text
+                      : strncmp(word, "doc=", 4) == 0 ? &param->doc
+                                                      : NULL;
+        if (!text)
+            return bad(at, "unknown param attribute '%s' (pow2 for int, default=, default_if=, "
+                           "when=, doc=)",
+                       word);
+        name = text == &param->doc ? "doc=" : "when=";
+        if (!*text) {
+            *text = pj_strdup(strchr(word, '=') + 1);
+            return *text ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+        }
+    }
+    return bad(at, "param attribute '%s' is given twice; keep one", name);
+}
+
 static ptxjit_status parse_param(pj_schema *schema, char **words, int count, const where *at)
 {
     if (count < 3)
@@ -261,25 +297,12 @@ static ptxjit_status parse_param(pj_schema *schema, char **words, int count, con
     schema->params = grown;
     pj_param *param = &grown[schema->param_count++];
     memset(param, 0, sizeof *param);
-    param->name = pj_strdup(words[1]);
+    if (!(param->name = pj_strdup(words[1])))
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     ptxjit_status status = parse_type(param, words[2], at);
     const char *default_text = NULL;
-    for (int i = 3; i < count && status == PTXJIT_OK; i++) {
-        if (strcmp(words[i], "pow2") == 0 && param->kind == PJ_PARAM_INT)
-            param->pow2 = 1;
-        else if (strncmp(words[i], "default=", 8) == 0)
-            default_text = words[i] + 8;
-        else if (strncmp(words[i], "default_if=", 11) == 0)
-            status = parse_default_case(param, words[i] + 11, at);
-        else if (strncmp(words[i], "when=", 5) == 0)
-            param->when_text = pj_strdup(words[i] + 5);
-        else if (strncmp(words[i], "doc=", 4) == 0)
-            param->doc = pj_strdup(words[i] + 4);
-        else
-            status = bad(at, "unknown param attribute '%s' (pow2, default=, default_if=, "
-                             "when=, doc=)",
-                         words[i]);
-    }
+    for (int i = 3; i < count && status == PTXJIT_OK; i++)
+        status = parse_attribute(param, &default_text, words[i], at);
     if (status != PTXJIT_OK)
         return status;
     if (!default_text)
@@ -295,7 +318,7 @@ static ptxjit_status parse_directive(pj_schema *schema, const char *line, const 
     if (strncmp(line, "doc ", 4) == 0) { /* free text: not split into words */
         free(schema->doc);
         schema->doc = pj_strdup(line + 4);
-        return PTXJIT_OK;
+        return schema->doc ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     }
     int count = split_words(line, buf, words);
     if (count < 0)
@@ -306,7 +329,8 @@ static ptxjit_status parse_directive(pj_schema *schema, const char *line, const 
     if (strcmp(verb, "family") == 0) {
         if (count != 2 || !is_name(words[1]) || schema->family)
             return bad(at, "%s", "expected one 'family NAME' line with a plain name");
-        schema->family = pj_strdup(words[1]);
+        if (!(schema->family = pj_strdup(words[1])))
+            return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     } else if (strcmp(verb, "entry") == 0) {
         if (count != 2 || !is_name(words[1]))
             return bad(at, "%s", "expected 'entry NAME'");
@@ -326,27 +350,32 @@ static ptxjit_status parse_directive(pj_schema *schema, const char *line, const 
         c->text = pj_strdup(words[1]);
         c->message = pj_strdup(words[2]);
         c->expr = NULL;
+        if (!c->text || !c->message)
+            return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     } else {
         return bad(at, "unknown directive '%s' (family, doc, entry, param, constraint)", verb);
     }
     return PTXJIT_OK;
 }
 
-/* Expressions may name any parameter, so they are parsed once all are declared. */
+/* Expressions may name any parameter, so they are parsed once all are declared. A failure
+ * keeps its status: a bad expression is PTXJIT_ERR_TEMPLATE, running out of memory is not. */
 static ptxjit_status parse_expressions(pj_schema *schema, const char *origin)
 {
+    ptxjit_status status;
     for (int i = 0; i < schema->param_count; i++) {
         pj_param *param = &schema->params[i];
-        if (param->when_text && expr_parse(&param->when, param->when_text, schema) != PTXJIT_OK)
-            return pj_error_wrap(PTXJIT_ERR_TEMPLATE, "%s: `when` of parameter '%s'", origin,
-                                 param->name);
+        if (param->when_text &&
+            (status = expr_parse(&param->when, param->when_text, schema)) != PTXJIT_OK)
+            return pj_error_wrap(status, "%s: `when` of parameter '%s'", origin, param->name);
         param->case_when = calloc((size_t)param->case_count + 1, sizeof *param->case_when);
         if (!param->case_when)
             return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
         for (int c = 0; c < param->case_count; c++) {
-            if (expr_parse(&param->case_when[c], param->case_text[c], schema) != PTXJIT_OK)
-                return pj_error_wrap(PTXJIT_ERR_TEMPLATE, "%s: default_if of parameter '%s'",
-                                     origin, param->name);
+            status = expr_parse(&param->case_when[c], param->case_text[c], schema);
+            if (status != PTXJIT_OK)
+                return pj_error_wrap(status, "%s: default_if of parameter '%s'", origin,
+                                     param->name);
             /* Defaults are settled in declaration order; a later one is not known yet. */
             if (expr_reads_params(param->case_when[c], i, schema->param_count))
                 return pj_error(PTXJIT_ERR_TEMPLATE,
@@ -357,8 +386,8 @@ static ptxjit_status parse_expressions(pj_schema *schema, const char *origin)
     }
     for (int i = 0; i < schema->constraint_count; i++) {
         pj_constraint *c = &schema->constraints[i];
-        if (expr_parse(&c->expr, c->text, schema) != PTXJIT_OK)
-            return pj_error_wrap(PTXJIT_ERR_TEMPLATE, "%s: constraint", origin);
+        if ((status = expr_parse(&c->expr, c->text, schema)) != PTXJIT_OK)
+            return pj_error_wrap(status, "%s: constraint", origin);
     }
     return PTXJIT_OK;
 }
@@ -368,10 +397,12 @@ ptxjit_status schema_parse(pj_schema **out, const char *source, const char *orig
     pj_schema *schema = calloc(1, sizeof *schema);
     if (!schema)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    ptxjit_status status = PTXJIT_OK;
     schema->origin = pj_strdup(origin);
     schema->source = pj_strdup(source);
     schema->source_hash = pj_hash(source, strlen(source));
+    ptxjit_status status = schema->origin && schema->source
+                               ? PTXJIT_OK
+                               : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     where at = {origin, 0};
     for (const char *line = source; *line && status == PTXJIT_OK;) {
         const char *end = strchr(line, '\n');

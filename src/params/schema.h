@@ -23,6 +23,11 @@ typedef enum {
 } pj_dtype;
 
 int dtype_from_name(const char *name); /* -1 if unknown */
+/* 1, 2, 4, ...; never zero or negative (and no overflow on INT64_MIN). */
+static inline int pj_is_power_of_two(int64_t value)
+{
+    return value > 0 && (value & (value - 1)) == 0;
+}
 const char *dtype_name(pj_dtype dtype);
 const char *dtype_ctype(pj_dtype dtype);
 int dtype_bytes(pj_dtype dtype);
@@ -89,7 +94,8 @@ void schema_describe_allowed(pj_strbuf *sb, const pj_param *param);
 ptxjit_status expr_parse(pj_expr **out, const char *text, const pj_schema *schema);
 /* 1 when expr reads a parameter with index in [first, last). */
 int expr_reads_params(const pj_expr *expr, int first, int last);
-/* values: one per schema parameter. Division by zero evaluates to 0. */
+/* values: one per schema parameter. Arithmetic wraps modulo 2^64; division by zero
+ * evaluates to 0. */
 int64_t expr_eval(const pj_expr *expr, const int64_t *values, const pj_schema *schema);
 void expr_free(pj_expr *expr);
 

@@ -1,0 +1,28 @@
+/* counters.h — the disk cache's counters, shared by every process that uses the directory:
+ * one small text file, read and rewritten under flock. */
+#ifndef PTXJIT_CACHE_COUNTERS_H
+#define PTXJIT_CACHE_COUNTERS_H
+
+#include <sys/types.h>
+
+#include "internal.h"
+
+/* bytes is what the stores and evictions have added up: an estimate that eviction's scans
+ * correct, not a measurement (stats measures). */
+#define PJ_COUNTER_LIST(X) X(hits) X(misses) X(stores) X(corrupt) X(evicted) X(bytes)
+
+typedef enum {
+#define PJ_COUNTER_ENUM(name) COUNTER_##name,
+    PJ_COUNTER_LIST(PJ_COUNTER_ENUM)
+#undef PJ_COUNTER_ENUM
+    COUNTER_COUNT
+} counter_id;
+
+/* One locked read-modify-write of the file at path (created with mode): adds delta to each
+ * counter, never below zero (delta NULL: resets every counter to zero); fills totals (may
+ * be NULL). Returns 1 when the file held every counter, 0 when some were missing (a new
+ * file, one written by an older version, or a damaged one: they start at zero) or the file
+ * could not be used. The counters are advisory: a failure only loses a count. */
+int counters_update(const char *path, mode_t mode, const int64_t *delta, uint64_t *totals);
+
+#endif

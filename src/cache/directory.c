@@ -1,0 +1,103 @@
+/* directory.c — the cache root, its directories, and the trust check on them. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cache/directory.h"
+#include "cache/fileio.h"
+
+ptxjit_status directory_resolve_root(char **out, const char *root)
+{
+    const char *env = getenv("PTXJIT_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    pj_strbuf sb;
+    sb_init(&sb);
+    if (root && *root)
+        sb_append(&sb, root);
+    else if (env && *env)
+        sb_append(&sb, env);
+    else if (xdg && *xdg)
+        sb_appendf(&sb, "%s/ptxjit", xdg);
+    else if (home && *home)
+        sb_appendf(&sb, "%s/.cache/ptxjit", home);
+    else
+        return pj_error(PTXJIT_ERR_CACHE, "no cache directory: HOME is not set; set "
+                                          "PTXJIT_CACHE_DIR or disable the disk cache");
+    char *path = sb_take(&sb);
+    if (!path)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    for (size_t n = strlen(path); n > 1 && path[n - 1] == '/'; n--)
+        path[n - 1] = '\0';
+    *out = path;
+    return PTXJIT_OK;
+}
+
+int directory_make(const char *path, mode_t mode)
+{
+    if (fileio_mkdir(path, mode) == 0)
+        return chmod(path, mode); /* mkdir's mode passes through the umask; ours must not */
+    int error = errno;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return 0;
+    errno = error == EEXIST ? ENOTDIR : error;
+    return -1;
+}
+
+int directory_make_all(const char *path, mode_t mode)
+{
+    char *copy = pj_strdup(path);
+    if (!copy) {
+        errno = ENOMEM;
+        return -1;
+    }
+    int result = 0;
+    for (char *slash = strchr(copy + 1, '/'); slash && result == 0;
+         slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        result = directory_make(copy, mode);
+        *slash = '/';
+    }
+    if (result == 0)
+        result = directory_make(copy, mode);
+    int error = errno;
+    free(copy);
+    errno = error;
+    return result;
+}
+
+ptxjit_status directory_check_trust(const char *path, int shared)
+{
+    static const char *const share = "or set PTXJIT_CACHE_SHARED=1 to share it with its "
+                                     "group on purpose (docs/RELIABILITY.md)";
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return pj_error(PTXJIT_ERR_CACHE, "cannot use cache directory %s: %s", path,
+                        strerror(errno));
+    unsigned mode = (unsigned)st.st_mode & 07777;
+    if (!S_ISDIR(st.st_mode))
+        return pj_error(PTXJIT_ERR_CACHE, "cache directory %s is not a directory", path);
+    if (st.st_mode & S_IWOTH)
+        return pj_error(PTXJIT_ERR_CACHE,
+                        "cache directory %s is writable by every user (mode %04o), who could "
+                        "put code into this process; not even a shared cache may be: chmod o-w "
+                        "%s, or use another directory (PTXJIT_CACHE_DIR)",
+                        path, mode, path);
+    if (shared)
+        return PTXJIT_OK;
+    if (st.st_uid != geteuid())
+        return pj_error(PTXJIT_ERR_CACHE,
+                        "cache directory %s belongs to user %ld, not to you (user %ld), who "
+                        "could put code into this process; use a directory of your own "
+                        "(PTXJIT_CACHE_DIR), %s",
+                        path, (long)st.st_uid, (long)geteuid(), share);
+    if (st.st_mode & S_IWGRP)
+        return pj_error(PTXJIT_ERR_CACHE,
+                        "cache directory %s is writable by its group (mode %04o), who could "
+                        "put code into this process; chmod g-w %s, %s",
+                        path, mode, path, share);
+    return PTXJIT_OK;
+}

@@ -1,0 +1,62 @@
+/* scan.c — walks <dir>/<shard>/<name> with openat and fstatat(AT_SYMLINK_NOFOLLOW), so that
+ * a link planted in the cache is never followed. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache/entry.h"
+#include "cache/scan.h"
+
+#define HEX "0123456789abcdef"
+
+/* A writer's temp file: ".tmp.<pid>.<n>" in a shard, "<name>.tmp.<pid>" for the memo. */
+static int is_temp_name(const char *name)
+{
+    return strstr(name, ".tmp.") != NULL;
+}
+
+static void visit_file(int top_fd, const char *path, scan_kind kind, scan_visitor *visit,
+                       void *user)
+{
+    struct stat st;
+    if (fstatat(top_fd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+        visit(top_fd, path, kind, &st, user);
+}
+
+int scan_shard(int top_fd, const char *shard, scan_visitor *visit, void *user)
+{
+    int fd = openat(top_fd, shard, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!dir) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    for (struct dirent *e; (e = readdir(dir));) {
+        char path[sizeof e->d_name + 4];
+        int entry = entry_key_valid(e->d_name) && strncmp(e->d_name, shard, 2) == 0;
+        if ((!entry && !is_temp_name(e->d_name)) || strlen(e->d_name) > 40)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", shard, e->d_name);
+        visit_file(top_fd, path, entry ? SCAN_ENTRY : SCAN_TEMP, visit, user);
+    }
+    closedir(dir); /* closes fd */
+    return 0;
+}
+
+int scan_cache(const char *dir, scan_visitor *visit, void *user)
+{
+    DIR *top = opendir(dir);
+    if (!top)
+        return -1;
+    for (struct dirent *e; (e = readdir(top));) {
+        if (strlen(e->d_name) == 2 && strspn(e->d_name, HEX) == 2)
+            scan_shard(dirfd(top), e->d_name, visit, user);
+        else if (is_temp_name(e->d_name) && strlen(e->d_name) < 64)
+            visit_file(dirfd(top), e->d_name, SCAN_TEMP, visit, user);
+    }
+    closedir(top);
+    return 0;
+}

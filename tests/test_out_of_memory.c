@@ -1,0 +1,374 @@
+/* test_out_of_memory.c — every allocation of an operation made to fail in turn, as SQLite
+ * tests its allocation failures: the operation must fail cleanly (PTXJIT_ERR_OUT_OF_MEMORY,
+ * or success where the allocation was optional) and never crash. `make asan` and `make
+ * valgrind` run the same tests and fail any that leaks on one of those error paths.
+ *
+ * The test runner is linked with --wrap for malloc, calloc and realloc (see the Makefile), so
+ * that every allocation ptxjit makes passes through here; libc's own do not. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache/disk.h"
+#include "cache/entry.h"
+#include "params/schema.h"
+#include "test_util.h"
+
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t count, size_t size);
+void *__real_realloc(void *pointer, size_t size);
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t count, size_t size);
+void *__wrap_realloc(void *pointer, size_t size);
+
+/* Allocations left before the one that fails; -1: none fails. Each test is its own process
+ * and single-threaded while armed. */
+static long countdown = -1;
+static int failed_one, paused;
+
+static int this_one_fails(void)
+{
+    if (countdown < 0 || paused || countdown-- > 0)
+        return 0;
+    failed_one = 1;
+    return 1;
+}
+
+void *__wrap_malloc(size_t size)
+{
+    return this_one_fails() ? NULL : __real_malloc(size);
+}
+
+void *__wrap_calloc(size_t count, size_t size)
+{
+    return this_one_fails() ? NULL : __real_calloc(count, size);
+}
+
+void *__wrap_realloc(void *pointer, size_t size)
+{
+    return this_one_fails() ? NULL : __real_realloc(pointer, size);
+}
+
+typedef ptxjit_status operation(void *user);
+
+/* A context opened with no allocation failing: for operations on an open context, whose
+ * opening the user-templates test already fails in every way. */
+static ptxjit_context *open_unfailing(ptxjit_options *options)
+{
+    ptxjit_context *context = NULL;
+    paused = 1; /* Check's asserts allocate too */
+    ck_assert_int_eq(ptxjit_open(&context, options), PTXJIT_OK);
+    paused = 0;
+    return context;
+}
+
+/* Runs op with allocation 0, 1, 2, ... failing, until a run needs fewer allocations than
+ * that; each run must end in success or PTXJIT_ERR_OUT_OF_MEMORY. Returns the number of
+ * allocations the operation makes. */
+static long fail_each_allocation(operation *op, void *user, const char *name)
+{
+    for (long n = 0;; n++) {
+        failed_one = 0;
+        countdown = n;
+        ptxjit_status status = op(user);
+        countdown = -1;
+        ck_assert_msg(status == PTXJIT_OK || status == PTXJIT_ERR_OUT_OF_MEMORY,
+                      "%s with allocation %ld failing: %s (%s)", name, n,
+                      ptxjit_status_name(status), ptxjit_last_error());
+        if (!failed_one) {
+            ck_assert_int_eq(status, PTXJIT_OK);
+            printf("out of memory: %s: each of %ld allocations failed in turn\n", name, n);
+            return n;
+        }
+    }
+}
+
+extern const struct {
+    const char *path;
+    const char *text;
+} pj_embedded_templates[];
+
+static ptxjit_status parse_templates(void *user)
+{
+    (void)user;
+    for (int i = 0; pj_embedded_templates[i].path; i++) {
+        pj_schema *schema = NULL;
+        ptxjit_status status = schema_parse(&schema, pj_embedded_templates[i].text, "t.cu");
+        if (status != PTXJIT_OK)
+            return status;
+        char *description = schema_describe(schema);
+        schema_free(schema);
+        if (!description)
+            return PTXJIT_ERR_OUT_OF_MEMORY;
+        free(description);
+    }
+    return PTXJIT_OK;
+}
+
+START_TEST(schema_parse_survives_every_allocation_failure)
+{
+    ck_assert_int_gt(fail_each_allocation(parse_templates, NULL, "schema_parse"), 50);
+}
+END_TEST
+
+static ptxjit_status parse_request(void *user)
+{
+    const pj_schema *schema = user;
+    pj_request request;
+    ptxjit_status status =
+        request_parse(&request, schema, "variant=tma_batched dtype=bf16 group=4 xpose=scalar", 90);
+    if (status != PTXJIT_OK)
+        return status;
+    char *canonical = request_canonical(&request);
+    request_free(&request);
+    free(canonical);
+    return canonical ? PTXJIT_OK : PTXJIT_ERR_OUT_OF_MEMORY;
+}
+
+START_TEST(request_parse_survives_every_allocation_failure)
+{
+    pj_schema *schema = NULL;
+    for (int i = 0; pj_embedded_templates[i].path && !schema; i++)
+        if (strstr(pj_embedded_templates[i].path, "transpose"))
+            ck_assert_int_eq(schema_parse(&schema, pj_embedded_templates[i].text, "t.cu"),
+                             PTXJIT_OK);
+    ck_assert_ptr_nonnull(schema);
+    ck_assert_int_gt(fail_each_allocation(parse_request, schema, "request_parse"), 3);
+    schema_free(schema);
+}
+END_TEST
+
+static void ignore(void *user, ptxjit_log_level level, const char *message)
+{
+    (void)user, (void)level, (void)message;
+}
+
+typedef struct {
+    char *root;
+    pj_artifact artifact;
+} disk_job;
+
+#define KEY "0123456789abcdef0123456789abcdef"
+
+/* Open, store, load (a hit), stats, trim, clear, close: the disk cache's every call. */
+static ptxjit_status use_disk_cache(void *user)
+{
+    disk_job *job = user;
+    pj_disk_cache *cache = NULL;
+    pj_logger quiet = {ignore, NULL}; /* "cannot be read (out of memory)" */
+    ptxjit_status status = disk_cache_open(&cache, &(pj_disk_options){job->root, 0, 0}, &quiet);
+    pj_artifact got = {0};
+    int found = 0;
+    if (status == PTXJIT_OK)
+        status = disk_cache_store(cache, KEY, &job->artifact);
+    if (status == PTXJIT_OK)
+        status = disk_cache_load(cache, KEY, &got, &found);
+    if (status == PTXJIT_OK && !found)
+        status = PTXJIT_ERR_OUT_OF_MEMORY; /* a hit is only lost to a failed allocation */
+    artifact_free(&got);
+    ptxjit_cache_stats stats;
+    evict_report report;
+    if (status == PTXJIT_OK)
+        status = disk_cache_stats(cache, &stats);
+    if (status == PTXJIT_OK)
+        status = disk_cache_trim(cache, &report);
+    if (status == PTXJIT_OK)
+        status = disk_cache_clear(cache, NULL);
+    disk_cache_close(cache);
+    return status;
+}
+
+START_TEST(disk_cache_survives_every_allocation_failure)
+{
+    disk_job job;
+    job.root = test_mkdtemp();
+    pj_artifact *a = &job.artifact;
+    memset(a, 0, sizeof *a);
+    a->family = pj_strdup("reduce");
+    a->params = pj_strdup("tpb=64");
+    a->ptx = pj_strdup(".entry reduce_kernel(");
+    a->log = pj_strdup("");
+    a->cubin_size = 100;
+    a->cubin = calloc(1, 100);
+    a->entries = calloc(2, sizeof *a->entries);
+    a->entries[0] = pj_strdup("reduce_kernel");
+    a->entries[1] = pj_strdup("reduce_finish");
+    a->entry_count = 2;
+    ck_assert_int_gt(fail_each_allocation(use_disk_cache, &job, "disk cache"), 10);
+    artifact_free(a);
+    test_rmtree(job.root);
+    free(job.root);
+}
+END_TEST
+
+static ptxjit_status decode_entry(void *user)
+{
+    const pj_artifact *a = user;
+    size_t size = 0;
+    char *data = entry_encode(&size, KEY, a);
+    if (!data)
+        return PTXJIT_ERR_OUT_OF_MEMORY;
+    pj_artifact got;
+    const char *why = NULL;
+    ptxjit_status status = entry_decode(&got, &why, data, size, KEY);
+    free(data);
+    artifact_free(&got);
+    return status;
+}
+
+START_TEST(entry_codec_survives_every_allocation_failure)
+{
+    pj_artifact a = {0};
+    char *entries[] = {"a", "bb", "ccc"};
+    a.family = "f", a.params = "p=1", a.ptx = "ptx", a.log = "log", a.entries = entries;
+    a.entry_count = 3;
+    ck_assert_int_gt(fail_each_allocation(decode_entry, &a, "entry encode and decode"), 8);
+}
+END_TEST
+
+/* A request served from the disk cache in a fresh context: key, disk hit, kernel record,
+ * close. (A failed allocation in the disk lookup makes it compile instead.) */
+static ptxjit_status request_from_disk(void *user)
+{
+    const char *dir = user;
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.cache_dir = dir;
+    options.use_gpu = 0;
+    options.log = ignore; /* "cannot be read (out of memory)", and the like */
+    ptxjit_context *context = open_unfailing(&options);
+    ptxjit_kernel *kernel;
+    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "reduce", "tpb=64", NULL);
+    if (status == PTXJIT_OK && !strstr(ptxjit_kernel_ptx(kernel), ".entry reduce_kernel("))
+        status = PTXJIT_ERR_CACHE;
+    ptxjit_close(context);
+    return status;
+}
+
+START_TEST(request_from_disk_survives_every_allocation_failure)
+{
+    char *dir = test_mkdtemp();
+    ck_assert_int_eq(request_from_disk(dir), PTXJIT_OK); /* compiles once and stores */
+    ck_assert_int_gt(fail_each_allocation(request_from_disk, dir, "request from disk"), 10);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* A request compiled in memory in a fresh context: specialize, NVRTC, the artifact, the
+ * kernel record, close. */
+static ptxjit_status request_compiled(void *user)
+{
+    (void)user;
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.disk_cache = 0;
+    ptxjit_context *context = open_unfailing(&options);
+    ptxjit_kernel *kernel;
+    ptxjit_origin origin = PTXJIT_ORIGIN_MEMORY;
+    ptxjit_status status =
+        ptxjit_get_kernel(&kernel, context, "reduce", "variant=one_pass", &origin);
+    if (status == PTXJIT_OK && (origin != PTXJIT_ORIGIN_COMPILED ||
+                                !strstr(ptxjit_kernel_ptx(kernel), ".entry reduce_kernel(")))
+        status = PTXJIT_ERR_COMPILE;
+    ptxjit_close(context);
+    return status;
+}
+
+START_TEST(request_compiled_survives_every_allocation_failure)
+{
+    ck_assert_int_gt(fail_each_allocation(request_compiled, NULL, "request compiled"), 10);
+}
+END_TEST
+
+/* The llvm route in a fresh context: the request handed to the plugin, its PTX copied back,
+ * nvJitLink's cubin and log, the kernel record, then the IR built again on request (NULL when
+ * that runs out of memory). The plugin's own allocations (LLVM's) are not ptxjit's and are
+ * not failed: --wrap reaches the objects linked into the runner. */
+static ptxjit_status request_compiled_through_llvm(void *user)
+{
+    (void)user;
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.disk_cache = 0;
+    options.backend = "llvm";
+    ptxjit_context *context = open_unfailing(&options);
+    ptxjit_kernel *kernel;
+    ptxjit_origin origin = PTXJIT_ORIGIN_MEMORY;
+    ptxjit_status status =
+        ptxjit_get_kernel(&kernel, context, "reduce", "variant=vectorized tpb=128", &origin);
+    size_t cubin_size = 0;
+    if (status == PTXJIT_OK &&
+        (origin != PTXJIT_ORIGIN_COMPILED || !ptxjit_kernel_cubin(kernel, &cubin_size) ||
+         !strstr(ptxjit_kernel_ptx(kernel), ".entry reduce_kernel(")))
+        status = PTXJIT_ERR_COMPILE;
+    const char *ir = status == PTXJIT_OK ? ptxjit_kernel_source(kernel) : NULL;
+    if (status == PTXJIT_OK && !ir)
+        status = strstr(ptxjit_last_error(), "out of memory") ? PTXJIT_ERR_OUT_OF_MEMORY
+                                                               : PTXJIT_ERR_COMPILE;
+    else if (status == PTXJIT_OK && !strstr(ir, "define ptx_kernel void @reduce_kernel"))
+        status = PTXJIT_ERR_COMPILE;
+    ptxjit_close(context);
+    return status;
+}
+
+START_TEST(request_compiled_through_llvm_survives_every_allocation_failure)
+{
+    ck_assert_int_gt(fail_each_allocation(request_compiled_through_llvm, NULL,
+                                          "request compiled through llvm"), 10);
+}
+END_TEST
+
+/* Opening a context with a directory of user templates, and describing their family. */
+static ptxjit_status open_with_user_templates(void *user)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.disk_cache = 0;
+    options.template_path = user;
+    ptxjit_context *context = NULL;
+    const char *text;
+    ptxjit_status status = ptxjit_open(&context, &options);
+    if (status == PTXJIT_OK)
+        status = ptxjit_family_describe(&text, context, "scale");
+    ptxjit_close(context);
+    return status;
+}
+
+START_TEST(user_templates_survive_every_allocation_failure)
+{
+    char *dir = test_mkdtemp(), path[4200];
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/scale%d.cu", dir, i);
+        FILE *file = fopen(path, "w");
+        ck_assert_ptr_nonnull(file);
+        fprintf(file, "//@ptxjit family scale%s\n//@ptxjit entry k\n"
+                      "//@ptxjit param f int(1..9) default=2 when=\"f > 1\"\n",
+                i ? (i == 1 ? "_b" : "_c") : "");
+        fclose(file);
+    }
+    ck_assert_int_gt(fail_each_allocation(open_with_user_templates, dir, "user templates"), 20);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+Suite *suite_out_of_memory(void)
+{
+    Suite *suite = suite_create("out_of_memory");
+    TCase *tc = tcase_create("allocations");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, schema_parse_survives_every_allocation_failure);
+    tcase_add_test(tc, request_parse_survives_every_allocation_failure);
+    tcase_add_test(tc, entry_codec_survives_every_allocation_failure);
+    tcase_add_test(tc, disk_cache_survives_every_allocation_failure);
+    tcase_add_test(tc, request_from_disk_survives_every_allocation_failure);
+    tcase_add_test(tc, user_templates_survive_every_allocation_failure);
+    tcase_add_test(tc, request_compiled_survives_every_allocation_failure);
+    tcase_add_test(tc, request_compiled_through_llvm_survives_every_allocation_failure);
+    suite_add_tcase(suite, tc);
+    return suite;
+}

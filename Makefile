@@ -156,7 +156,8 @@ clean:
 # ---- hardening (docs/RELIABILITY.md): multi-process stress, sanitizers, valgrind, fuzzing.
 # `make test` with CI=true (the environment .ci/run runs in) runs all of them after the
 # suite: `make hardening`.
-.PHONY: hardening stress asan ubsan tsan valgrind valgrind-rest valgrind-llvm fuzz gpu-runs-check
+.PHONY: hardening stress asan ubsan tsan valgrind valgrind-rest valgrind-llvm valgrind-families \
+	fuzz gpu-runs-check
 SAN_OPT := -O1 -g -fno-omit-frame-pointer
 SAN_DIR := $(CURDIR)/tests/sanitizers
 FUZZ_SECONDS ?= 60
@@ -169,7 +170,7 @@ STRESS_SECONDS ?= 600
 
 # Longest first: they run side by side, as many as there are processors (tests/hardening.sh).
 # What several of them share in $(BUILD) is built first, so that none builds it concurrently.
-HARDENING := valgrind-rest valgrind-llvm fuzz tsan asan ubsan gpu-runs-check stress
+HARDENING := valgrind-llvm valgrind-rest valgrind-families fuzz tsan asan ubsan gpu-runs-check stress
 hardening: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA) $(STRESS)
 	$(Q)MAKE="$(MAKE)" sh tests/hardening.sh $(BUILD)/hardening $(HARDENING)
 
@@ -203,29 +204,31 @@ tsan:
 	    $(MAKE) --no-print-directory CI= BUILD=$(BUILD)/tsan OPT="$(SAN_OPT)" \
 	    SAN="-fsanitize=thread" test
 
-# memcheck over the suite; every child process Check forks is checked and exits 99 on an
-# error or a leak. In two halves, which CI runs side by side: the suites that compile through
-# the llvm backend, with NVRTC, the plugin and nvJitLink warmed in the runner before it forks,
-# and the rest with NVRTC only (tests/warm.c says why). Under memcheck a compile takes seconds
-# (a matmul template through NVRTC ~12 s): the sweeps compile their first request only, the
-# matmul generator's comparisons the first configuration of each variant, and the matmul and
-# transpose suites (NVRTC compiling their templates, 280 s here, around host arithmetic that
-# ASan and UBSan check) are left out.
+# memcheck over the whole CPU suite; every child process Check forks is checked and exits 99
+# on an error or a leak. In three parts, which CI runs side by side: the suites that compile
+# through the llvm backend, with NVRTC, the plugin and nvJitLink warmed in the runner before it
+# forks; the matmul and transpose suites (NVRTC compiling the family templates, ~6 min); and
+# the rest, both with NVRTC warmed (tests/warm.c says why). Under memcheck a compile takes
+# seconds (a matmul template through NVRTC ~12 s): the sweeps compile their first request
+# only and the matmul generator's comparisons the first configuration of each variant.
 VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full \
 	--errors-for-leak-kinds=definite,indirect,possible \
 	--show-leak-kinds=definite,indirect,possible --suppressions=$(SAN_DIR)/valgrind.supp
 VALGRIND_LLVM_SUITES := llvm llvm_reduce llvm_transpose llvm_matmul
-VALGRIND_LEFT_OUT := matmul transpose
+VALGRIND_FAMILY_SUITES := matmul transpose
 VALGRIND_SWEEP_STRIDE ?= 1000
-valgrind: valgrind-rest valgrind-llvm
+valgrind: valgrind-rest valgrind-llvm valgrind-families
 valgrind-rest: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA)
-	$(Q)PTXJIT_TEST_SUITES_EXCLUDE="$(VALGRIND_LLVM_SUITES) $(VALGRIND_LEFT_OUT)" \
+	$(Q)PTXJIT_TEST_SUITES_EXCLUDE="$(VALGRIND_LLVM_SUITES) $(VALGRIND_FAMILY_SUITES)" \
 	    PTXJIT_TEST_WARM_COMPILERS=nvrtc CK_TIMEOUT_MULTIPLIER=10 \
 	    PTXJIT_CLI=$(abspath $(CLI)) $(VALGRIND) $(TEST_RUNNER)
 valgrind-llvm: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA)
 	$(Q)PTXJIT_TEST_SUITES="$(VALGRIND_LLVM_SUITES)" PTXJIT_TEST_WARM_COMPILERS=nvrtc,llvm,nvjitlink \
 	    PTXJIT_TEST_SWEEP_STRIDE=$(VALGRIND_SWEEP_STRIDE) CK_TIMEOUT_MULTIPLIER=10 \
 	    PTXJIT_CLI=$(abspath $(CLI)) $(VALGRIND) $(TEST_RUNNER)
+valgrind-families: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA)
+	$(Q)PTXJIT_TEST_SUITES="$(VALGRIND_FAMILY_SUITES)" PTXJIT_TEST_WARM_COMPILERS=nvrtc \
+	    CK_TIMEOUT_MULTIPLIER=10 PTXJIT_CLI=$(abspath $(CLI)) $(VALGRIND) $(TEST_RUNNER)
 
 # Every run of bench/sanitize_gpu.sh (which needs a GPU) still names valid parameters.
 gpu-runs-check: $(CLI)

@@ -333,20 +333,20 @@ static ptxjit_status produce(ptxjit_kernel *kernel, ptxjit_origin *origin)
     return PTXJIT_OK;
 }
 
-static pj_hash128 nvrtc_key(const ptxjit_kernel *kernel)
+static ptxjit_status nvrtc_key(ptxjit_kernel *kernel)
 {
     const ptxjit_context *context = kernel->context;
     pj_key_inputs inputs = {
         kernel->schema->family, kernel->canonical, kernel->schema->source, "nvrtc",
         kernel->compiler_version, context->arch, (const char *const *)context->options,
         context->option_count, PJ_SPECIALIZER_VERSION};
-    return cache_key(&inputs);
+    return cache_key(&kernel->key, &inputs);
 }
 
 /* The llvm route's code comes from the family's generator, not the template text: the key
  * names the generator and its version, the builder's version, LLVM and nvJitLink, and what
  * the NVPTX target and nvJitLink are asked for. */
-static pj_hash128 llvm_key(const ptxjit_kernel *kernel)
+static ptxjit_status llvm_key(ptxjit_kernel *kernel)
 {
     const ptxjit_context *context = kernel->context;
     char generator[128];
@@ -359,7 +359,7 @@ static pj_hash128 llvm_key(const ptxjit_kernel *kernel)
     pj_key_inputs inputs = {kernel->schema->family, kernel->canonical, generator, "llvm",
                             kernel->compiler_version, context->arch, options,
                             (int)PJ_ARRAY_SIZE(options), PJ_LLVM_BUILDER_VERSION};
-    return cache_key(&inputs);
+    return cache_key(&kernel->key, &inputs);
 }
 
 static ptxjit_status new_kernel(ptxjit_kernel **out, ptxjit_context *context,
@@ -388,11 +388,12 @@ static ptxjit_status new_kernel(ptxjit_kernel **out, ptxjit_context *context,
         status = context_compiler_version(context, kernel->backend, kernel->compiler_version);
     if (status == PTXJIT_OK && !kernel->canonical)
         status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    if (status == PTXJIT_OK)
+        status = kernel->backend == PJ_BACKEND_LLVM ? llvm_key(kernel) : nvrtc_key(kernel);
     if (status != PTXJIT_OK) {
         kernel_free(kernel);
         return status;
     }
-    kernel->key = kernel->backend == PJ_BACKEND_LLVM ? llvm_key(kernel) : nvrtc_key(kernel);
     pj_hash_hex(&kernel->key, kernel->key_hex);
     *out = kernel;
     return PTXJIT_OK;

@@ -1,13 +1,17 @@
 /* test_cache_disk.c — the disk cache: round trips, every kind of damaged entry, failing
  * writes, concurrent writer processes and threads, shared counters, directory resolution. */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cache/counters.h"
 #include "cache/disk.h"
 #include "cache/fileio.h"
 #include "test_util.h"
@@ -762,6 +766,187 @@ START_TEST(disk_root_comes_from_option_then_environment)
 }
 END_TEST
 
+/* The trust check at open covers the root and v<N>; an entry file is checked too, since a
+ * cache that was once shared (or a shard someone else made writable) can hold files that
+ * others could have written. Refused, kept by the load, replaced by the next store. */
+static void expect_untrusted_then_replaced(disk_fixture *f, pj_artifact *a, const char *needle)
+{
+    char *path = disk_cache_entry_path(f->cache, KEY);
+    expect_rejected(f, needle);
+    ck_assert_int_eq(access(path, F_OK), 0);
+    ck_assert_int_eq(disk_cache_store(f->cache, KEY, a), PTXJIT_OK);
+    expect_mode(path, 0600);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_uid, geteuid());
+    pj_artifact got;
+    int found = 0;
+    ck_assert_int_eq(disk_cache_load(f->cache, KEY, &got, &found), PTXJIT_OK);
+    ck_assert_int_eq(found, 1);
+    ck_assert(same_artifact(a, &got));
+    artifact_free(&got);
+    free(path);
+}
+
+START_TEST(disk_entries_others_could_write_are_not_trusted)
+{
+    disk_fixture f;
+    open_disk(&f);
+    pj_artifact a;
+    store_one(&f, &a);
+    char *path = disk_cache_entry_path(f.cache, KEY);
+    ck_assert_int_eq(chmod(path, 0660), 0);
+    expect_untrusted_then_replaced(&f, &a, "writable by its group: not trusted");
+    ck_assert_int_eq(chmod(path, 0602), 0);
+    expect_untrusted_then_replaced(&f, &a, "writable by every user: not trusted");
+    if (geteuid() == 0) { /* only root can give a file away */
+        ck_assert_int_eq(chown(path, 54321, 54321), 0);
+        expect_untrusted_then_replaced(&f, &a, "owned by another user: not trusted");
+    }
+    free(path);
+    artifact_free(&a);
+    close_disk(&f);
+}
+END_TEST
+
+START_TEST(disk_entries_are_private_whatever_the_umask)
+{
+    disk_fixture f;
+    open_disk(&f);
+    mode_t saved = umask(0277); /* would make them 0400, or unreadable with 0477 */
+    pj_artifact a;
+    store_one(&f, &a);
+    umask(saved);
+    char *path = disk_cache_entry_path(f.cache, KEY);
+    expect_mode(path, 0600);
+    pj_artifact got;
+    int found = 0;
+    ck_assert_int_eq(disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
+    ck_assert_int_eq(found, 1);
+    artifact_free(&got);
+    free(path);
+    artifact_free(&a);
+    close_disk(&f);
+}
+END_TEST
+
+/* A link where a shard belongs: the store fails with a warning-worthy error and writes
+ * nothing where the link points. */
+START_TEST(disk_shard_that_is_a_link_is_not_followed)
+{
+    disk_fixture f;
+    open_disk(&f);
+    char shard[4200], target[4200];
+    snprintf(shard, sizeof shard, "%s/v%d/01", f.root, PJ_DISK_FORMAT_VERSION);
+    snprintf(target, sizeof target, "%s/elsewhere", f.root);
+    ck_assert_int_eq(mkdir(target, 0700), 0);
+    ck_assert_int_eq(symlink(target, shard), 0);
+    pj_artifact a;
+    make_artifact(&a);
+    ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_ERR_CACHE);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), shard));
+    ck_assert_int_eq(count_files(target, "*"), 1); /* the directory itself, nothing in it */
+    evict_report report;
+    ck_assert_int_eq(disk_cache_trim(f.cache, &report), PTXJIT_OK); /* not a gap in a scan */
+    ck_assert(report.complete);
+    artifact_free(&a);
+    close_disk(&f);
+}
+END_TEST
+
+/* The counters file is rewritten in place: a link there must not make a load or a store
+ * rewrite what it points to. */
+START_TEST(disk_counters_file_that_is_a_link_is_not_written)
+{
+    disk_fixture f;
+    open_disk(&f);
+    char stats[4200], victim[4200];
+    snprintf(stats, sizeof stats, "%s/v%d/stats", f.root, PJ_DISK_FORMAT_VERSION);
+    snprintf(victim, sizeof victim, "%s/precious", f.root);
+    FILE *file = fopen(victim, "w");
+    fputs("precious text\n", file);
+    fclose(file);
+    unlink(stats);
+    ck_assert_int_eq(symlink(victim, stats), 0);
+    pj_artifact a, got;
+    store_one(&f, &a);
+    int found = 0;
+    ck_assert_int_eq(disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
+    ck_assert_int_eq(found, 1);
+    char *text = NULL;
+    size_t size = 0;
+    ck_assert_int_eq(pj_read_file(&text, &size, victim), PTXJIT_OK);
+    ck_assert_str_eq(text, "precious text\n");
+    struct stat st;
+    ck_assert_int_eq(lstat(stats, &st), 0);
+    ck_assert(S_ISLNK(st.st_mode));
+    free(text);
+    artifact_free(&got);
+    artifact_free(&a);
+    close_disk(&f);
+}
+END_TEST
+
+/* A process stopped while it updates the counters holds their lock: a load waits for it
+ * PJ_COUNTERS_WAIT_MS at most, then loses only that count. */
+START_TEST(disk_counters_held_by_a_stopped_process_cost_a_count_not_the_load)
+{
+    disk_fixture f;
+    open_disk(&f);
+    pj_artifact a, got;
+    store_one(&f, &a);
+    char stats[4200];
+    snprintf(stats, sizeof stats, "%s/v%d/stats", f.root, PJ_DISK_FORMAT_VERSION);
+    int holder = open(stats, O_RDWR | O_CLOEXEC);
+    ck_assert_int_ge(holder, 0);
+    ck_assert_int_eq(flock(holder, LOCK_EX), 0);
+    int found = 0;
+    ck_assert_int_eq(disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
+    ck_assert_int_eq(found, 1);
+    ck_assert(same_artifact(&a, &got));
+    artifact_free(&got);
+    ptxjit_cache_stats stats_now;
+    int before = f.warnings;
+    disk_cache_stats(f.cache, &stats_now); /* cannot read them either: says so */
+    ck_assert_int_eq(f.warnings, before + 1);
+    ck_assert_ptr_nonnull(strstr(f.last, "cache counters"));
+    close(holder);
+    disk_cache_stats(f.cache, &stats_now);
+    ck_assert_uint_eq(stats_now.hits, 0); /* the one hit's count was lost, nothing else */
+    ck_assert_uint_eq(stats_now.stores, 1);
+    ck_assert_uint_eq(stats_now.entries, 1);
+    artifact_free(&a);
+    close_disk(&f);
+}
+END_TEST
+
+/* A flock belongs to the open file, which a forked child shares: the lock must be released
+ * when we are done, not when the child exits. */
+START_TEST(disk_locks_are_released_while_a_forked_child_lives)
+{
+    char *dir = test_mkdtemp(), path[4200];
+    snprintf(path, sizeof path, "%s/lock", dir);
+    int fd = fileio_open_shared_file(path, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        pause(); /* holds its copy of the descriptor until killed */
+        _exit(0);
+    }
+    fileio_unlock_and_close(fd);
+    int other = open(path, O_RDWR | O_CLOEXEC);
+    ck_assert_int_ge(other, 0);
+    int locked = flock(other, LOCK_EX | LOCK_NB);
+    close(other);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    ck_assert_msg(locked == 0, "the lock stayed with the forked child");
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_cache_disk(void)
 {
     Suite *suite = suite_create("cache_disk");
@@ -796,6 +981,15 @@ Suite *suite_cache_disk(void)
     tcase_add_test(tc, disk_clear_removes_entries_and_resets_counters);
     tcase_add_test(tc, disk_directories_and_entries_are_private);
     tcase_add_test(tc, disk_root_comes_from_option_then_environment);
+    suite_add_tcase(suite, tc);
+    tc = tcase_create("trust");
+    tcase_set_timeout(tc, 30); /* one test waits out a held lock twice */
+    tcase_add_test(tc, disk_entries_others_could_write_are_not_trusted);
+    tcase_add_test(tc, disk_entries_are_private_whatever_the_umask);
+    tcase_add_test(tc, disk_shard_that_is_a_link_is_not_followed);
+    tcase_add_test(tc, disk_counters_file_that_is_a_link_is_not_written);
+    tcase_add_test(tc, disk_locks_are_released_while_a_forked_child_lives);
+    tcase_add_test(tc, disk_counters_held_by_a_stopped_process_cost_a_count_not_the_load);
     suite_add_tcase(suite, tc);
     return suite;
 }

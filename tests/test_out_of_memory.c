@@ -155,7 +155,7 @@ static ptxjit_status use_disk_cache(void *user)
 {
     disk_job *job = user;
     pj_disk_cache *cache = NULL;
-    pj_logger quiet = {ignore, NULL}; /* "cannot be read (out of memory)" */
+    pj_logger quiet = {ignore, NULL}; /* "cannot be used (out of memory)" */
     ptxjit_status status = disk_cache_open(&cache, &(pj_disk_options){job->root, 0, 0}, &quiet);
     pj_artifact got = {0};
     int found = 0;
@@ -235,7 +235,7 @@ static ptxjit_status request_from_disk(void *user)
     ptxjit_options_init(&options);
     options.cache_dir = dir;
     options.use_gpu = 0;
-    options.log = ignore; /* "cannot be read (out of memory)", and the like */
+    options.log = ignore; /* "cannot be used (out of memory)", and the like */
     ptxjit_context *context = open_unfailing(&options);
     ptxjit_kernel *kernel;
     ptxjit_status status = ptxjit_get_kernel(&kernel, context, "reduce", "tpb=64", NULL);

@@ -2,6 +2,8 @@
  * cache directory was filled with. The memo holds the library path dlopen chose, its size and
  * mtime, a fingerprint of what steers dlopen's choice (the override variables,
  * LD_LIBRARY_PATH, /etc/ld.so.cache), and the version it reported. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,9 +58,13 @@ static int file_identity(const char *path, long long *size, long long *mtime)
 
 static int read_memo(compiler_memo *memo, const char *path)
 {
-    FILE *file = fopen(path, "r");
-    if (!file)
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    FILE *file = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!file) {
+        if (fd >= 0)
+            close(fd);
         return 0;
+    }
     int fields = fscanf(file, "library %4095s\nsize %lld\nmtime %lld\nenvironment %32s\n"
                         "version %63[^\n]\n",
                         memo->library, &memo->size, &memo->mtime, memo->environment,
@@ -67,12 +73,32 @@ static int read_memo(compiler_memo *memo, const char *path)
     return fields == 5;
 }
 
+/* A new temp file for the memo, readable by the cache's group whatever the umask (a shared
+ * cache's other users read it too). O_EXCL | O_NOFOLLOW: a link planted at this
+ * predictable name is never followed; a leftover of a dead process with our pid is removed
+ * once. */
+static FILE *create_memo_temp(const char *temp)
+{
+    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    int fd = open(temp, flags, 0644);
+    if (fd < 0 && errno == EEXIST && unlink(temp) == 0)
+        fd = open(temp, flags, 0644);
+    if (fd < 0)
+        return NULL;
+    FILE *file = fchmod(fd, 0644) == 0 ? fdopen(fd, "w") : NULL;
+    if (!file) {
+        close(fd);
+        unlink(temp);
+    }
+    return file;
+}
+
 /* Written whole or not at all (temp file + rename); a lost memo only costs a dlopen. */
 static void write_memo(const compiler_memo *memo, const char *path)
 {
     char temp[4200];
     snprintf(temp, sizeof temp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *file = fopen(temp, "w");
+    FILE *file = create_memo_temp(temp);
     if (!file)
         return;
     fprintf(file, "library %s\nsize %lld\nmtime %lld\nenvironment %s\nversion %s\n",
@@ -91,6 +117,8 @@ ptxjit_status compiler_version_of(const pj_compiler_probe *probe, char *out, siz
 {
     compiler_memo memo, now = {0};
     environment_fingerprint(now.environment, probe);
+    if (!now.environment[0]) /* out of memory: no fingerprint to compare, so no memo */
+        memo_path = NULL;
     if (memo_path && read_memo(&memo, memo_path) &&
         strcmp(memo.environment, now.environment) == 0 &&
         file_identity(memo.library, &now.size, &now.mtime) && now.size == memo.size &&

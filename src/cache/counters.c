@@ -1,10 +1,12 @@
 /* counters.c — the shared counters file: "name value" lines, rewritten whole under an
  * exclusive flock so that concurrent processes lose no update. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache/counters.h"
@@ -59,12 +61,26 @@ static void rewrite(int fd, const unsigned long long values[COUNTER_COUNT])
         (void)!ftruncate(fd, (off_t)length);
 }
 
+/* The exclusive lock, waited for at most PJ_COUNTERS_WAIT_MS: an update holds it for
+ * microseconds, so a longer wait means a holder that is stopped or stuck. */
+static int lock_briefly(int fd)
+{
+    for (int tries = 0; tries < 10 * PJ_COUNTERS_WAIT_MS; tries++) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return 0;
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            return -1;
+        nanosleep(&(struct timespec){0, 100000}, NULL); /* 0.1 ms */
+    }
+    return -1;
+}
+
 int counters_update(const char *path, mode_t mode, const int64_t *delta, uint64_t *totals)
 {
     unsigned long long values[COUNTER_COUNT] = {0};
-    int found = 0, changed = !delta;
+    int found = -1, changed = !delta;
     int fd = fileio_open_shared_file(path, mode);
-    if (fd < 0 || flock(fd, LOCK_EX) != 0)
+    if (fd < 0 || lock_briefly(fd) != 0)
         goto done;
     char text[512];
     ssize_t n = pread(fd, text, sizeof text - 1, 0);
@@ -77,8 +93,8 @@ int counters_update(const char *path, mode_t mode, const int64_t *delta, uint64_
         rewrite(fd, values);
 done:
     if (fd >= 0)
-        close(fd); /* releases the lock */
+        fileio_unlock_and_close(fd);
     for (int i = 0; totals && i < COUNTER_COUNT; i++)
         totals[i] = values[i];
-    return found == COUNTER_COUNT;
+    return found < 0 ? -1 : found == COUNTER_COUNT;
 }

@@ -21,8 +21,11 @@ typedef enum {
 /* One locked read-modify-write of the file at path (created with mode): adds delta to each
  * counter, never below zero (delta NULL: resets every counter to zero); fills totals (may
  * be NULL). Returns 1 when the file held every counter, 0 when some were missing (a new
- * file, one written by an older version, or a damaged one: they start at zero) or the file
- * could not be used. The counters are advisory: a failure only loses a count. */
+ * file, one written by an older version, or a damaged one: they start at zero), -1 when
+ * nothing was read or written: the file could not be used, or its lock stayed taken for
+ * PJ_COUNTERS_WAIT_MS (a process stopped while it held it must not stall every load). The
+ * counters are advisory: a failure only loses a count. */
+#define PJ_COUNTERS_WAIT_MS 2000
 int counters_update(const char *path, mode_t mode, const int64_t *delta, uint64_t *totals);
 
 #endif

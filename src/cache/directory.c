@@ -1,5 +1,6 @@
 /* directory.c — the cache root, its directories, and the trust check on them. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,16 +36,44 @@ ptxjit_status directory_resolve_root(char **out, const char *root)
     return PTXJIT_OK;
 }
 
-int directory_make(const char *path, mode_t mode)
+/* Sets the mode of the directory just made at path, which mkdir's umask may have narrowed.
+ * Through a descriptor opened without following links, and only on a directory of ours: in
+ * a shared cache another member could have put a link in its place, and a chmod by name
+ * would then widen whatever the link points to. */
+static int set_mode(const char *path, mode_t mode)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    int result = fstat(fd, &st);
+    if (result == 0 && st.st_uid != geteuid()) {
+        errno = EPERM;
+        result = -1;
+    }
+    if (result == 0)
+        result = fchmod(fd, mode);
+    int error = errno;
+    close(fd);
+    errno = error;
+    return result;
+}
+
+static int make_one(const char *path, mode_t mode, int follow)
 {
     if (fileio_mkdir(path, mode) == 0)
-        return chmod(path, mode); /* mkdir's mode passes through the umask; ours must not */
+        return set_mode(path, mode);
     int error = errno;
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    if ((follow ? stat(path, &st) : lstat(path, &st)) == 0 && S_ISDIR(st.st_mode))
         return 0;
     errno = error == EEXIST ? ENOTDIR : error;
     return -1;
+}
+
+int directory_make(const char *path, mode_t mode)
+{
+    return make_one(path, mode, 0);
 }
 
 int directory_make_all(const char *path, mode_t mode)
@@ -58,11 +87,11 @@ int directory_make_all(const char *path, mode_t mode)
     for (char *slash = strchr(copy + 1, '/'); slash && result == 0;
          slash = strchr(slash + 1, '/')) {
         *slash = '\0';
-        result = directory_make(copy, mode);
+        result = make_one(copy, mode, 1);
         *slash = '/';
     }
     if (result == 0)
-        result = directory_make(copy, mode);
+        result = make_one(copy, mode, 1);
     int error = errno;
     free(copy);
     errno = error;

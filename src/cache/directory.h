@@ -21,9 +21,11 @@
 ptxjit_status directory_resolve_root(char **out, const char *root);
 
 /* mkdir of one level with mode (exactly: the umask does not apply); an existing directory
- * is fine and kept as it is. -1 with errno otherwise (ENOTDIR for an existing non-directory). */
+ * is fine and kept as it is. -1 with errno otherwise (ENOTDIR for an existing non-directory,
+ * a symbolic link included: the cache's own directories are never links). */
 int directory_make(const char *path, mode_t mode);
-/* mkdir -p with mode for every level it creates. */
+/* mkdir -p with mode for every level it creates; existing levels may be links (a root
+ * under a linked home directory is ordinary). */
 int directory_make_all(const char *path, mode_t mode);
 
 /* PTXJIT_OK when path is a directory we may take code from: owned by us and writable by

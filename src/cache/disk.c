@@ -208,8 +208,29 @@ static read_result read_all(int fd, char *data, size_t want, size_t *got, const 
     return READ_OK;
 }
 
+/* Whether an entry file may hold code we load. The directory check at open covers the root
+ * and v<N>, not the shards below them or the files: a private cache that was once shared
+ * can still have group-writable shards and entries, and whoever can write those could put
+ * a cubin there. Private: the file must be ours and writable by nobody else; shared: by
+ * nobody outside the group. */
+static const char *untrusted_entry(const pj_disk_cache *cache, const struct stat *st)
+{
+    if (st->st_mode & S_IWOTH)
+        return "writable by every user: not trusted";
+    if (cache->shared)
+        return NULL;
+    if (st->st_uid != geteuid())
+        return "owned by another user: not trusted (PTXJIT_CACHE_SHARED=1 shares a cache "
+               "with its group)";
+    if (st->st_mode & S_IWGRP)
+        return "writable by its group: not trusted (PTXJIT_CACHE_SHARED=1 shares a cache "
+               "with its group)";
+    return NULL;
+}
+
 /* Reads the open entry whole into *data (caller frees). Only a regular file is an entry. */
-static read_result read_open_entry(int fd, char **data, size_t *size, const char **why)
+static read_result read_open_entry(const pj_disk_cache *cache, int fd, char **data, size_t *size,
+                                   const char **why)
 {
     struct stat st;
     if (fstat(fd, &st) != 0) {
@@ -220,6 +241,8 @@ static read_result read_open_entry(int fd, char **data, size_t *size, const char
         *why = "not a regular file";
         return READ_UNUSABLE;
     }
+    if ((*why = untrusted_entry(cache, &st)))
+        return READ_UNUSABLE;
     if ((uint64_t)st.st_size > PJ_ENTRY_MAX_BYTES) {
         *why = "impossibly large";
         return READ_CORRUPT;
@@ -234,8 +257,8 @@ static read_result read_open_entry(int fd, char **data, size_t *size, const char
 /* Opens and reads path: O_NOFOLLOW refuses a link planted there, O_NONBLOCK keeps a FIFO
  * from hanging the open. The shared flock, held until close, tells evictors that the entry
  * is being read; a hit renews its time, which orders eviction. */
-static read_result read_entry(const char *path, char **data, size_t *size, const char **why,
-                              int *fd_out)
+static read_result read_entry(const pj_disk_cache *cache, const char *path, char **data,
+                              size_t *size, const char **why, int *fd_out)
 {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
@@ -245,7 +268,17 @@ static read_result read_entry(const char *path, char **data, size_t *size, const
     }
     (void)flock(fd, LOCK_SH); /* without lock support (ENOLCK): read unprotected */
     *fd_out = fd;
-    return read_open_entry(fd, data, size, why);
+    return read_open_entry(cache, fd, data, size, why);
+}
+
+/* Unlinks path if it is still the file open at fd: a writer may have renamed a fresh entry
+ * over the corrupt one since it was read, and that one must stay. */
+static void remove_if_still(const char *path, int fd)
+{
+    struct stat held, now;
+    if (fstat(fd, &held) == 0 && lstat(path, &now) == 0 && held.st_dev == now.st_dev &&
+        held.st_ino == now.st_ino)
+        unlink(path);
 }
 
 ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact *out, int *found)
@@ -261,7 +294,7 @@ ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact
     size_t size = 0;
     int fd = -1;
     ptxjit_status status = PTXJIT_OK;
-    read_result result = read_entry(path, &data, &size, &why, &fd);
+    read_result result = read_entry(cache, path, &data, &size, &why, &fd);
     if (result == READ_OK) {
         status = entry_decode(out, &why, data, size, key);
         result = status == PTXJIT_ERR_CACHE ? READ_CORRUPT : READ_OK;
@@ -271,18 +304,17 @@ ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact
     }
     if (*found)
         (void)futimens(fd, NULL); /* most recently used; a read-only cache stays unordered */
-    if (fd >= 0)
-        close(fd);
     if (result == READ_CORRUPT) {
-        /* A reader racing a rename may unlink the fresh entry: harmless, it is recompiled. */
         pj_log(&cache->logger, PTXJIT_LOG_WARNING,
                "cache entry %s is corrupt (%s); removing it and recompiling", path, why);
-        unlink(path);
+        remove_if_still(path, fd);
         count(cache, COUNTER_corrupt);
     } else if (result == READ_UNUSABLE) {
         pj_log(&cache->logger, PTXJIT_LOG_WARNING,
-               "cache entry %s cannot be read (%s); leaving it and recompiling", path, why);
+               "cache entry %s cannot be used (%s); recompiling", path, why);
     }
+    if (fd >= 0)
+        fileio_unlock_and_close(fd);
     count(cache, *found ? COUNTER_hits : COUNTER_misses);
     free(data);
     free(path);
@@ -291,8 +323,8 @@ ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact
 
 /* ---- store ---- */
 
-/* A new file in dir named .tmp.<pid>.<counter>, private or (shared) group-writable whatever
- * the umask; a leftover of a crashed process with our pid makes us take the next number. */
+/* A new file in dir named .tmp.<pid>.<counter>, private or (shared) group-writable, with
+ * exactly that mode whatever the umask; a leftover of a crashed process with our pid makes us take the next number. */
 static int create_temp(const pj_disk_cache *cache, const char *dir, char **temp)
 {
     static unsigned counter;
@@ -305,7 +337,7 @@ static int create_temp(const pj_disk_cache *cache, const char *dir, char **temp)
         }
         int fd = fileio_create(name, cache->file_mode);
         int error = errno;
-        if (fd >= 0 && cache->shared && fchmod(fd, cache->file_mode) != 0) {
+        if (fd >= 0 && fchmod(fd, cache->file_mode) != 0) { /* whatever the umask */
             error = errno;
             close(fd);
             unlink(name);
@@ -383,10 +415,14 @@ static void keep_under_cap(const pj_disk_cache *cache, int64_t added)
     delta[COUNTER_stores] = 1;
     delta[COUNTER_bytes] = added;
     int measured = counters_update(cache->counters_path, cache->file_mode, delta, totals);
+    if (measured < 0) /* nothing read: no estimate to act on; the next store tries again */
+        return;
     if (measured && totals[COUNTER_bytes] <= cache->max_bytes)
         return;
     evict_report report;
-    if (evict_run(&report, cache->dir, cache->max_bytes, cache->file_mode, 0))
+    /* An incomplete scan (a shard unreadable, out of memory) measured less than the cache:
+     * the counter keeps its estimate rather than drop to that. */
+    if (evict_run(&report, cache->dir, cache->max_bytes, cache->file_mode, 0) && report.complete)
         correct_bytes(cache, &report, totals[COUNTER_bytes]);
 }
 
@@ -438,7 +474,12 @@ ptxjit_status disk_cache_stats(pj_disk_cache *cache, ptxjit_cache_stats *out)
 {
     uint64_t totals[COUNTER_COUNT];
     memset(out, 0, sizeof *out);
-    counters_update(cache->counters_path, cache->file_mode, (int64_t[COUNTER_COUNT]){0}, totals);
+    if (counters_update(cache->counters_path, cache->file_mode, (int64_t[COUNTER_COUNT]){0},
+                        totals) < 0)
+        pj_log(&cache->logger, PTXJIT_LOG_WARNING,
+               "cache counters %s cannot be read (%s); hits, misses and stores show as 0. "
+               "Remove the file if it is not a regular file; it is made again",
+               cache->counters_path, strerror(errno));
     out->hits = totals[COUNTER_hits];
     out->misses = totals[COUNTER_misses];
     out->stores = totals[COUNTER_stores];
@@ -487,6 +528,13 @@ ptxjit_status disk_cache_trim(pj_disk_cache *cache, evict_report *report)
     if (!evict_run(report, cache->dir, cache->max_bytes, cache->file_mode, 1))
         return pj_error(PTXJIT_ERR_IO, "cannot lock %s/evict.lock: %s", cache->dir,
                         strerror(errno));
+    if (report->out_of_memory)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory scanning %s", cache->dir);
+    if (!report->complete)
+        return pj_error(PTXJIT_ERR_IO,
+                        "cannot read every directory of %s (a shard unreadable, or out of "
+                        "memory); nothing was evicted. Check its permissions (ls -l %s)",
+                        cache->dir, cache->dir);
     correct_bytes(cache, report, totals[COUNTER_bytes]);
     return PTXJIT_OK;
 }

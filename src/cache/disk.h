@@ -33,9 +33,10 @@ uint64_t disk_cache_max_bytes(const pj_disk_cache *cache);
 /* Looks up key (32 hex digits). Hit: *found = 1, *out filled (caller frees it with
  * artifact_free), and the entry's time renewed (it is now the most recently used). Miss:
  * *found = 0. A corrupt, truncated or foreign entry is reported as a warning through the
- * logger, counted, removed, and treated as a miss; one that cannot be read (a directory or
- * a link at its path, no permission) is reported and left alone. The entry is read under a
- * shared flock, which keeps eviction away from it. */
+ * logger, counted, removed, and treated as a miss; one that cannot be used (a directory or
+ * a link at its path, no permission, a file that others could have written) is reported
+ * and not removed here (a store of the key replaces a file or a link, never what a link
+ * points to). The entry is read under a shared flock, which keeps eviction away from it. */
 ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact *out,
                               int *found);
 /* Writes the entry atomically: temp file in the same directory, write, fsync, rename, fsync

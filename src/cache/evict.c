@@ -103,7 +103,7 @@ static removal remove_candidate(int top_fd, const candidate *c)
         result = errno == EWOULDBLOCK ? HELD : SKIPPED;
     else if (unchanged(fd, top_fd, c) && unlinkat(top_fd, c->path, 0) == 0)
         result = REMOVED;
-    close(fd); /* releases the lock */
+    fileio_unlock_and_close(fd);
     return result;
 }
 
@@ -145,13 +145,14 @@ int evict_run(evict_report *out, const char *dir, uint64_t max_bytes, mode_t fil
         return 0;
     scan_state state = {NULL, 0, 0, time(NULL) - PJ_TEMP_SWEEP_SECONDS, out, 0};
     int top_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (top_fd >= 0 && scan_cache(dir, collect, &state) == 0 && !state.failed &&
-        out->bytes > max_bytes)
+    out->complete = top_fd >= 0 && scan_cache(dir, collect, &state) == 0 && !state.failed;
+    out->out_of_memory = state.failed;
+    if (out->complete && out->bytes > max_bytes)
         evict_oldest(&state, top_fd, max_bytes);
     if (top_fd >= 0)
         close(top_fd);
     free(state.items);
-    close(lock);
+    fileio_unlock_and_close(lock);
     return 1;
 }
 

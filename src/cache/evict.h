@@ -16,10 +16,13 @@ typedef struct {
     uint64_t evicted, evicted_bytes; /* entries removed to get under the cap */
     uint64_t busy;                  /* entries it would have removed but a reader held */
     uint64_t temp_removed;          /* stale temp files removed */
+    int complete;                   /* the scan read every shard: bytes is the cache's size */
+    int out_of_memory;              /* why it was not, if that was the reason */
 } evict_report;
 
 /* Scans dir (the versioned cache directory): removes temp files older than the sweep age
- * and, when the entries add up to more than max_bytes, removes the least recently used
+ * and, when the scan is complete and the entries add up to more than max_bytes, removes
+ * the least recently used
  * (oldest modification time: a hit touches its entry) until they fit in nine tenths of it.
  * An entry that a reader holds (flock), or that changed since the scan, stays. One process
  * evicts at a time: with wait = 0 returns 0 at once when another does; 1 after a run. */

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h> /* rename */
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -117,16 +118,34 @@ int fileio_mkdir(const char *path, mode_t mode)
 
 int fileio_access(const char *path, int mode)
 {
-    return injected(FILEIO_ACCESS) ? -1 : access(path, mode);
+    /* AT_EACCESS: the effective user, whom the trust check and the files belong to. */
+    return injected(FILEIO_ACCESS) ? -1 : faccessat(AT_FDCWD, path, mode, AT_EACCESS);
+}
+
+/* Keeps fd if it is a regular file, else closes it and fails with EINVAL. */
+static int regular_or_close(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        return fd;
+    close(fd);
+    errno = EINVAL;
+    return -1;
 }
 
 int fileio_open_shared_file(const char *path, mode_t mode)
 {
+    /* O_NOFOLLOW and a regular file only: these files are rewritten in place, and a link
+     * planted there must not make us rewrite what it points to; O_NONBLOCK: a FIFO must not
+     * hang the open. */
+    const int flags = O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
     for (int attempt = 0; attempt < 8; attempt++) {
-        int fd = open(path, O_RDWR | O_CLOEXEC);
-        if (fd >= 0 || errno != ENOENT)
-            return fd;
-        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+        int fd = open(path, flags);
+        if (fd >= 0)
+            return regular_or_close(fd);
+        if (errno != ENOENT)
+            return -1;
+        fd = open(path, flags | O_CREAT | O_EXCL, mode);
         if (fd >= 0 && fchmod(fd, mode) == 0)
             return fd;
         if (fd >= 0) {
@@ -139,4 +158,13 @@ int fileio_open_shared_file(const char *path, mode_t mode)
             return -1;
     }
     return -1;
+}
+
+void fileio_unlock_and_close(int fd)
+{
+    /* A flock belongs to the open file, which a fork() without exec shares with the child:
+     * closing our descriptor alone would leave the lock held for as long as the child
+     * lives, and every other process waiting on it. LOCK_UN releases it for both. */
+    (void)flock(fd, LOCK_UN);
+    close(fd);
 }

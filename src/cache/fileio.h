@@ -25,9 +25,12 @@ int fileio_rename(const char *from, const char *to);
 int fileio_create(const char *path, mode_t mode);
 int fileio_mkdir(const char *path, mode_t mode);
 /* Opens path for reading and writing, creating it with exactly mode (the umask does not
- * apply: a shared cache's counters must stay group-writable). Not fault-injected. */
+ * apply: a shared cache's counters must stay group-writable). A symbolic link there fails
+ * (ELOOP), anything but a regular file too (EINVAL). Not fault-injected. */
 int fileio_open_shared_file(const char *path, mode_t mode);
 int fileio_access(const char *path, int mode);
+/* Releases fd's flock, if any, then closes it (see fileio.c for why not close alone). */
+void fileio_unlock_and_close(int fd);
 
 /* ---- test hooks; process-wide, guarded by a mutex ---- */
 /* After `after_calls` more successful calls of op, the next one fails with error_number,

@@ -3,11 +3,11 @@
 
 #include "cache/key.h"
 
-pj_hash128 cache_key(const pj_key_inputs *in)
+ptxjit_status cache_key(pj_hash128 *out, const pj_key_inputs *in)
 {
     pj_hasher *hasher = hasher_new();
     if (!hasher)
-        return (pj_hash128){0, 0};
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     char number[32];
     snprintf(number, sizeof number, "%d", PJ_KEY_SCHEMA_VERSION);
     hasher_field_str(hasher, "key-schema", number);
@@ -21,7 +21,7 @@ pj_hash128 cache_key(const pj_key_inputs *in)
     hasher_field_str(hasher, "specializer", number);
     for (int i = 0; i < in->option_count; i++)
         hasher_field_str(hasher, "option", in->options[i]);
-    pj_hash128 key = hasher_digest(hasher);
+    *out = hasher_digest(hasher);
     hasher_free(hasher);
-    return key;
+    return PTXJIT_OK;
 }

@@ -19,6 +19,8 @@ typedef struct {
     int specializer_version;
 } pj_key_inputs;
 
-pj_hash128 cache_key(const pj_key_inputs *inputs);
+/* PTXJIT_ERR_OUT_OF_MEMORY when the hasher cannot be made: never a key of nothing, which
+ * two different requests would share. */
+ptxjit_status cache_key(pj_hash128 *out, const pj_key_inputs *inputs);
 
 #endif

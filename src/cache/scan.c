@@ -1,6 +1,7 @@
 /* scan.c — walks <dir>/<shard>/<name> with openat and fstatat(AT_SYMLINK_NOFOLLOW), so that
  * a link planted in the cache is never followed. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,12 +52,20 @@ int scan_cache(const char *dir, scan_visitor *visit, void *user)
     DIR *top = opendir(dir);
     if (!top)
         return -1;
+    int result = 0, error = 0;
     for (struct dirent *e; (e = readdir(top));) {
-        if (strlen(e->d_name) == 2 && strspn(e->d_name, HEX) == 2)
-            scan_shard(dirfd(top), e->d_name, visit, user);
+        if (strlen(e->d_name) == 2 && strspn(e->d_name, HEX) == 2 &&
+            scan_shard(dirfd(top), e->d_name, visit, user) != 0 && errno != ENOENT &&
+            errno != ELOOP && errno != ENOTDIR) {
+            /* Not gaps: a shard a concurrent clear removed, and a link or a file where a
+             * shard would be, which holds nothing of ours and must not block eviction. */
+            result = -1;
+            error = errno;
+        }
         else if (is_temp_name(e->d_name) && strlen(e->d_name) < 64)
             visit_file(dirfd(top), e->d_name, SCAN_TEMP, visit, user);
     }
     closedir(top);
-    return 0;
+    errno = error;
+    return result;
 }

@@ -271,16 +271,6 @@ static read_result read_entry(const pj_disk_cache *cache, const char *path, char
     return read_open_entry(cache, fd, data, size, why);
 }
 
-/* Unlinks path if it is still the file open at fd: a writer may have renamed a fresh entry
- * over the corrupt one since it was read, and that one must stay. */
-static void remove_if_still(const char *path, int fd)
-{
-    struct stat held, now;
-    if (fstat(fd, &held) == 0 && lstat(path, &now) == 0 && held.st_dev == now.st_dev &&
-        held.st_ino == now.st_ino)
-        unlink(path);
-}
-
 ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact *out, int *found)
 {
     *found = 0;
@@ -307,7 +297,9 @@ ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact
     if (result == READ_CORRUPT) {
         pj_log(&cache->logger, PTXJIT_LOG_WARNING,
                "cache entry %s is corrupt (%s); removing it and recompiling", path, why);
-        remove_if_still(path, fd);
+        struct stat held; /* a writer may have renamed a fresh entry over it since */
+        if (fileio_same_file(fd, AT_FDCWD, path, &held))
+            unlink(path);
         count(cache, COUNTER_corrupt);
     } else if (result == READ_UNUSABLE) {
         pj_log(&cache->logger, PTXJIT_LOG_WARNING,
@@ -324,7 +316,8 @@ ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact
 /* ---- store ---- */
 
 /* A new file in dir named .tmp.<pid>.<counter>, private or (shared) group-writable, with
- * exactly that mode whatever the umask; a leftover of a crashed process with our pid makes us take the next number. */
+ * exactly that mode whatever the umask; a leftover of a crashed process with our pid makes
+ * us take the next number. */
 static int create_temp(const pj_disk_cache *cache, const char *dir, char **temp)
 {
     static unsigned counter;

@@ -79,10 +79,9 @@ static int older_first(const void *a, const void *b)
  * not renewed by a hit. */
 static int unchanged(int fd, int top_fd, const candidate *c)
 {
-    struct stat held, now;
-    return fstat(fd, &held) == 0 && fstatat(top_fd, c->path, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
-           held.st_dev == c->device && held.st_ino == c->inode && now.st_dev == c->device &&
-           now.st_ino == c->inode && held.st_mtim.tv_sec == c->mtime.tv_sec &&
+    struct stat held;
+    return fileio_same_file(fd, top_fd, c->path, &held) && held.st_dev == c->device &&
+           held.st_ino == c->inode && held.st_mtim.tv_sec == c->mtime.tv_sec &&
            held.st_mtim.tv_nsec == c->mtime.tv_nsec;
 }
 

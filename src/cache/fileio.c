@@ -160,6 +160,13 @@ int fileio_open_shared_file(const char *path, mode_t mode)
     return -1;
 }
 
+int fileio_same_file(int fd, int dir_fd, const char *path, struct stat *held)
+{
+    struct stat now;
+    return fstat(fd, held) == 0 && fstatat(dir_fd, path, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+           held->st_dev == now.st_dev && held->st_ino == now.st_ino;
+}
+
 void fileio_unlock_and_close(int fd)
 {
     /* A flock belongs to the open file, which a fork() without exec shares with the child:

@@ -5,6 +5,7 @@
 #define PTXJIT_CACHE_FILEIO_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 typedef enum {
@@ -29,6 +30,10 @@ int fileio_mkdir(const char *path, mode_t mode);
  * (ELOOP), anything but a regular file too (EINVAL). Not fault-injected. */
 int fileio_open_shared_file(const char *path, mode_t mode);
 int fileio_access(const char *path, int mode);
+/* Whether path (relative to dir_fd, or AT_FDCWD; a link is not followed) is still the file
+ * open at fd, whose stat goes to *held: a file may be renamed over between an open and an
+ * unlink by name, and the one renamed in must stay. */
+int fileio_same_file(int fd, int dir_fd, const char *path, struct stat *held);
 /* Releases fd's flock, if any, then closes it (see fileio.c for why not close alone). */
 void fileio_unlock_and_close(int fd);
 

@@ -97,6 +97,17 @@ static void expect_rejected(disk_fixture *f, const char *needle)
     ck_assert_msg(strstr(f->last, needle), "warning '%s' lacks '%s'", f->last, needle);
 }
 
+/* Loads KEY and expects a hit holding exactly a. */
+static void expect_hit(disk_fixture *f, const pj_artifact *a)
+{
+    pj_artifact got;
+    int found = 0;
+    ck_assert_int_eq(disk_cache_load(f->cache, KEY, &got, &found), PTXJIT_OK);
+    ck_assert_int_eq(found, 1);
+    ck_assert(same_artifact(a, &got));
+    artifact_free(&got);
+}
+
 /* Damaged entries are removed; the warning names the file. */
 static void expect_corrupt_removed(disk_fixture *f, const char *needle)
 {
@@ -344,13 +355,9 @@ START_TEST(disk_malformed_fields_are_detected_despite_a_valid_checksum)
     expect_resigned_rejected(&f, data, size, entries + 4, "", 1, "an empty entry name");
     expect_resigned_rejected(&f, data, size, size - 17, "x", 1, "an unterminated entry name");
     write_entry_file(&f, data, size); /* and the untouched file still loads */
-    pj_artifact got;
-    int found = 0;
-    ck_assert_int_eq(disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
-    ck_assert(found && same_artifact(&a, &got));
+    expect_hit(&f, &a);
     free(data);
     artifact_free(&a);
-    artifact_free(&got);
     close_disk(&f);
 }
 END_TEST
@@ -427,7 +434,7 @@ static void expect_store_fails_cleanly(fileio_op op, int after, int error_number
 {
     disk_fixture f;
     open_disk(&f);
-    pj_artifact a, got;
+    pj_artifact a;
     make_artifact(&a);
     char *path = disk_cache_entry_path(f.cache, KEY);
     fileio_inject_fault(op, after, error_number);
@@ -437,13 +444,10 @@ static void expect_store_fails_cleanly(fileio_op op, int after, int error_number
     ck_assert_int_eq(access(path, F_OK), -1);
     ck_assert_int_eq(count_files(f.root, ".tmp.*"), 0);
     ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_OK);
-    int found = 0;
-    ck_assert_int_eq(disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
-    ck_assert(found && same_artifact(&a, &got));
+    expect_hit(&f, &a);
     fileio_clear_faults();
     free(path);
     artifact_free(&a);
-    artifact_free(&got);
     close_disk(&f);
 }
 
@@ -464,16 +468,13 @@ START_TEST(disk_short_writes_are_completed)
 {
     disk_fixture f;
     open_disk(&f);
-    pj_artifact a, got;
+    pj_artifact a;
     make_artifact(&a);
     fileio_limit_writes(7);
     ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_OK);
     fileio_clear_faults();
-    int found = 0;
-    ck_assert_int_eq(disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
-    ck_assert(found && same_artifact(&a, &got));
+    expect_hit(&f, &a);
     artifact_free(&a);
-    artifact_free(&got);
     close_disk(&f);
 }
 END_TEST
@@ -527,7 +528,7 @@ START_TEST(disk_concurrent_writers_leave_one_whole_entry)
 {
     disk_fixture f;
     open_disk(&f);
-    pj_artifact a, got;
+    pj_artifact a;
     make_artifact(&a);
     pid_t writers[WRITERS];
     for (int w = 0; w < WRITERS; w++) {
@@ -538,9 +539,7 @@ START_TEST(disk_concurrent_writers_leave_one_whole_entry)
     }
     int loads = read_while_writers_run(&f, &a, writers);
     ck_assert_int_eq(f.warnings, 0);
-    int found = 0;
-    ck_assert_int_eq(disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
-    ck_assert(found && same_artifact(&a, &got));
+    expect_hit(&f, &a);
     ck_assert_int_eq(count_files(f.root, ".tmp.*"), 0);
     ptxjit_cache_stats stats;
     disk_cache_stats(f.cache, &stats);
@@ -548,7 +547,6 @@ START_TEST(disk_concurrent_writers_leave_one_whole_entry)
     ck_assert_uint_eq(stats.hits + stats.misses, (uint64_t)loads + 1);
     ck_assert_uint_eq(stats.entries, 1);
     artifact_free(&a);
-    artifact_free(&got);
     close_disk(&f);
 }
 END_TEST
@@ -779,12 +777,7 @@ static void expect_untrusted_then_replaced(disk_fixture *f, pj_artifact *a, cons
     struct stat st;
     ck_assert_int_eq(stat(path, &st), 0);
     ck_assert_int_eq(st.st_uid, geteuid());
-    pj_artifact got;
-    int found = 0;
-    ck_assert_int_eq(disk_cache_load(f->cache, KEY, &got, &found), PTXJIT_OK);
-    ck_assert_int_eq(found, 1);
-    ck_assert(same_artifact(a, &got));
-    artifact_free(&got);
+    expect_hit(f, a);
     free(path);
 }
 
@@ -819,11 +812,7 @@ START_TEST(disk_entries_are_private_whatever_the_umask)
     umask(saved);
     char *path = disk_cache_entry_path(f.cache, KEY);
     expect_mode(path, 0600);
-    pj_artifact got;
-    int found = 0;
-    ck_assert_int_eq(disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
-    ck_assert_int_eq(found, 1);
-    artifact_free(&got);
+    expect_hit(&f, &a);
     free(path);
     artifact_free(&a);
     close_disk(&f);
@@ -868,11 +857,9 @@ START_TEST(disk_counters_file_that_is_a_link_is_not_written)
     fclose(file);
     unlink(stats);
     ck_assert_int_eq(symlink(victim, stats), 0);
-    pj_artifact a, got;
+    pj_artifact a;
     store_one(&f, &a);
-    int found = 0;
-    ck_assert_int_eq(disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
-    ck_assert_int_eq(found, 1);
+    expect_hit(&f, &a);
     char *text = NULL;
     size_t size = 0;
     ck_assert_int_eq(pj_read_file(&text, &size, victim), PTXJIT_OK);
@@ -881,7 +868,6 @@ START_TEST(disk_counters_file_that_is_a_link_is_not_written)
     ck_assert_int_eq(lstat(stats, &st), 0);
     ck_assert(S_ISLNK(st.st_mode));
     free(text);
-    artifact_free(&got);
     artifact_free(&a);
     close_disk(&f);
 }
@@ -893,18 +879,14 @@ START_TEST(disk_counters_held_by_a_stopped_process_cost_a_count_not_the_load)
 {
     disk_fixture f;
     open_disk(&f);
-    pj_artifact a, got;
+    pj_artifact a;
     store_one(&f, &a);
     char stats[4200];
     snprintf(stats, sizeof stats, "%s/v%d/stats", f.root, PJ_DISK_FORMAT_VERSION);
     int holder = open(stats, O_RDWR | O_CLOEXEC);
     ck_assert_int_ge(holder, 0);
     ck_assert_int_eq(flock(holder, LOCK_EX), 0);
-    int found = 0;
-    ck_assert_int_eq(disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
-    ck_assert_int_eq(found, 1);
-    ck_assert(same_artifact(&a, &got));
-    artifact_free(&got);
+    expect_hit(&f, &a);
     ptxjit_cache_stats stats_now;
     int before = f.warnings;
     disk_cache_stats(f.cache, &stats_now); /* cannot read them either: says so */

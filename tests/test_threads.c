@@ -119,6 +119,31 @@ static int run_threads(ptxjit_context *context, const key_set *keys)
     return compiled;
 }
 
+/* A context without the GPU, with its disk cache in dir. */
+static ptxjit_context *open_cached(const char *dir)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.cache_dir = dir;
+    options.use_gpu = 0;
+    ptxjit_context *context;
+    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
+    return context;
+}
+
+/* The disk cache of the context got one entry per key, each stored once; then the context
+ * and its directory (dir, freed) go. */
+static void expect_each_key_stored_once_then_close(ptxjit_context *context, char *dir)
+{
+    ptxjit_cache_stats stats;
+    ck_assert_int_eq(ptxjit_cache_stats_get(&stats, context), PTXJIT_OK);
+    ck_assert_uint_eq(stats.stores, KEYS);
+    ck_assert_uint_eq(stats.entries, KEYS);
+    ptxjit_close(context);
+    test_rmtree(dir);
+    free(dir);
+}
+
 /* The stand-in NVRTC, built next to the test runner (see the Makefile). */
 static void *load_shim(char *path, size_t size)
 {
@@ -143,12 +168,7 @@ START_TEST(threads_compile_each_key_once_and_distinct_keys_at_the_same_time)
     expect(KEYS); /* no compile proceeds until KEYS of them are in flight together */
     setenv("PTXJIT_NVRTC_LIBRARY", shim_path, 1);
     char *dir = test_mkdtemp();
-    ptxjit_options options;
-    ptxjit_options_init(&options);
-    options.cache_dir = dir;
-    options.use_gpu = 0;
-    ptxjit_context *context;
-    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
+    ptxjit_context *context = open_cached(dir);
     int compiled = run_threads(context, &nvrtc_keys);
     int total, most_at_once, gave_up;
     counts(&total, &most_at_once, &gave_up);
@@ -158,13 +178,7 @@ START_TEST(threads_compile_each_key_once_and_distinct_keys_at_the_same_time)
     ck_assert_int_eq(total, KEYS);         /* ... and NVRTC called once per key */
     ck_assert_int_eq(gave_up, 0);          /* the four compiles met in flight ... */
     ck_assert_int_eq(most_at_once, KEYS);  /* ... all at the same time */
-    ptxjit_cache_stats stats;
-    ck_assert_int_eq(ptxjit_cache_stats_get(&stats, context), PTXJIT_OK);
-    ck_assert_uint_eq(stats.stores, KEYS);
-    ck_assert_uint_eq(stats.entries, KEYS);
-    ptxjit_close(context);
-    test_rmtree(dir);
-    free(dir);
+    expect_each_key_stored_once_then_close(context, dir);
     unsetenv("PTXJIT_NVRTC_LIBRARY");
 }
 END_TEST
@@ -175,23 +189,12 @@ END_TEST
 START_TEST(threads_load_the_llvm_backend_once_and_compile_each_key_once)
 {
     char *dir = test_mkdtemp();
-    ptxjit_options options;
-    ptxjit_options_init(&options);
-    options.cache_dir = dir;
-    options.use_gpu = 0;
-    ptxjit_context *context;
-    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
+    ptxjit_context *context = open_cached(dir);
     int compiled = run_threads(context, &llvm_keys);
     printf("threads: %d threads x %d requests, %d llvm keys: %d compiles\n", THREADS, ROUNDS,
            KEYS, compiled);
     ck_assert_int_eq(compiled, KEYS);
-    ptxjit_cache_stats stats;
-    ck_assert_int_eq(ptxjit_cache_stats_get(&stats, context), PTXJIT_OK);
-    ck_assert_uint_eq(stats.stores, KEYS);
-    ck_assert_uint_eq(stats.entries, KEYS);
-    ptxjit_close(context);
-    test_rmtree(dir);
-    free(dir);
+    expect_each_key_stored_once_then_close(context, dir);
 }
 END_TEST
 

@@ -4,7 +4,7 @@
 
 #include "internal.h"
 
-void artifact_free(pj_artifact *artifact)
+void pj_artifact_free(pj_artifact *artifact)
 {
     if (!artifact)
         return;

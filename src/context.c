@@ -26,20 +26,20 @@ void ptxjit_options_init(ptxjit_options *options)
 static ptxjit_status add_schema(ptxjit_context *context, const char *source, const char *origin)
 {
     pj_schema *schema;
-    ptxjit_status status = schema_parse(&schema, source, origin);
+    ptxjit_status status = pj_schema_parse(&schema, source, origin);
     if (status != PTXJIT_OK)
         return status;
-    if (context_find_schema(context, schema->family)) {
+    if (pj_context_find_schema(context, schema->family)) {
         /* User directories come first, so a user template overrides a built-in one. */
         pj_log(&context->logger, PTXJIT_LOG_INFO, "%s: family %s already defined; ignored",
                origin, schema->family);
-        schema_free(schema);
+        pj_schema_free(schema);
         return PTXJIT_OK;
     }
     pj_schema **grown = realloc(context->schemas,
                                 (size_t)(context->schema_count + 1) * sizeof *grown);
     if (!grown) {
-        schema_free(schema);
+        pj_schema_free(schema);
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     }
     context->schemas = grown;
@@ -113,7 +113,7 @@ static ptxjit_status load_templates(ptxjit_context *context, const ptxjit_option
     return status;
 }
 
-const pj_schema *context_find_schema(ptxjit_context *context, const char *family)
+const pj_schema *pj_context_find_schema(ptxjit_context *context, const char *family)
 {
     for (int i = 0; i < context->schema_count; i++)
         if (strcmp(context->schemas[i]->family, family) == 0)
@@ -132,7 +132,7 @@ static int attribute(ptxjit_context *context, CUdevice_attribute which)
 static void open_gpu(ptxjit_context *context)
 {
     const pj_driver *driver = NULL;
-    ptxjit_status status = driver_get(&driver);
+    ptxjit_status status = pj_driver_get(&driver);
     int count = 0;
     if (status == PTXJIT_OK)
         status = PJ_CU(driver->cuDeviceGetCount(&count), "cuDeviceGetCount");
@@ -193,9 +193,9 @@ static int add_option(ptxjit_context *context, const char *format, const char *v
 static int add_option(ptxjit_context *context, const char *format, const char *value)
 {
     pj_strbuf sb;
-    sb_init(&sb);
-    sb_appendf(&sb, format, value);
-    return (context->options[context->option_count++] = sb_take(&sb)) != NULL;
+    pj_sb_init(&sb);
+    pj_sb_appendf(&sb, format, value);
+    return (context->options[context->option_count++] = pj_sb_take(&sb)) != NULL;
 }
 
 /* The compile options; the toolkit include folder lets templates use cuda_fp16.h and
@@ -219,7 +219,7 @@ static ptxjit_status open_disk_cache(ptxjit_context *context, const ptxjit_optio
     if (!options->disk_cache)
         return PTXJIT_OK;
     pj_disk_options disk = {options->cache_dir, options->cache_max_bytes, options->cache_shared};
-    if (disk_cache_open(&context->disk, &disk, &context->logger) != PTXJIT_OK) {
+    if (pj_disk_cache_open(&context->disk, &disk, &context->logger) != PTXJIT_OK) {
         /* Kernels still compile without a disk cache; say why it is off. */
         pj_log(&context->logger, PTXJIT_LOG_WARNING, "disk cache disabled: %s",
                ptxjit_last_error());
@@ -240,7 +240,7 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
     }
     const char *backend = options->backend && *options->backend ? options->backend : "nvrtc";
     pj_backend default_backend;
-    if (backend_from_name(&default_backend, backend) != PTXJIT_OK)
+    if (pj_backend_from_name(&default_backend, backend) != PTXJIT_OK)
         return PTXJIT_ERR_UNSUPPORTED;
     ptxjit_context *context = calloc(1, sizeof *context);
     if (!context)
@@ -276,12 +276,12 @@ void ptxjit_close(ptxjit_context *context)
     if (!context)
         return;
     if (context->driver)
-        context_make_current(context); /* modules unload from their own context */
-    kernel_free_all(context);
+        pj_context_make_current(context); /* modules unload from their own context */
+    pj_kernel_free_all(context);
     if (context->driver)
         context->driver->cuDevicePrimaryCtxRelease(context->device);
     for (int i = 0; i < context->schema_count; i++) {
-        schema_free(context->schemas[i]);
+        pj_schema_free(context->schemas[i]);
         if (context->descriptions)
             free(context->descriptions[i]);
     }
@@ -289,7 +289,7 @@ void ptxjit_close(ptxjit_context *context)
     free(context->schemas);
     for (int i = 0; i < context->option_count; i++)
         free(context->options[i]);
-    disk_cache_close(context->disk);
+    pj_disk_cache_close(context->disk);
     pthread_mutex_destroy(&context->lock);
     pthread_cond_destroy(&context->compiled);
     free(context);
@@ -304,7 +304,7 @@ ptxjit_status ptxjit_gpu_status(ptxjit_context *context)
     return PTXJIT_OK;
 }
 
-ptxjit_status context_make_current(ptxjit_context *context)
+ptxjit_status pj_context_make_current(ptxjit_context *context)
 {
     if (context->gpu_status != PTXJIT_OK)
         return pj_error(context->gpu_status, "%s", context->gpu_error);
@@ -315,7 +315,7 @@ ptxjit_status context_make_current(ptxjit_context *context)
     return PJ_CU(context->driver->cuCtxSetCurrent(context->cu_context), "cuCtxSetCurrent");
 }
 
-int context_sm(const ptxjit_context *context)
+int pj_context_sm(const ptxjit_context *context)
 {
     return atoi(context->arch + 3); /* "sm_90a" -> 90; choose_arch checked the form */
 }
@@ -327,7 +327,7 @@ const char *ptxjit_arch(const ptxjit_context *context)
 
 const char *ptxjit_cache_dir(const ptxjit_context *context)
 {
-    return context && context->disk ? disk_cache_dir(context->disk) : NULL;
+    return context && context->disk ? pj_disk_cache_dir(context->disk) : NULL;
 }
 
 int ptxjit_family_count(ptxjit_context *context)
@@ -352,21 +352,21 @@ const char *ptxjit_family_origin(ptxjit_context *context, int index)
 static ptxjit_status unknown_family(ptxjit_context *context, const char *family)
 {
     pj_strbuf sb;
-    sb_init(&sb);
+    pj_sb_init(&sb);
     for (int i = 0; i < context->schema_count; i++)
-        sb_appendf(&sb, "%s%s", i ? ", " : "", context->schemas[i]->family);
+        pj_sb_appendf(&sb, "%s%s", i ? ", " : "", context->schemas[i]->family);
     ptxjit_status status = pj_error(PTXJIT_ERR_UNKNOWN_FAMILY,
                                     "unknown kernel family '%s'; known: %s (see 'ptxjit list')",
                                     family, sb.data ? sb.data : "none");
-    sb_free(&sb);
+    pj_sb_free(&sb);
     return status;
 }
 
-ptxjit_status context_schema(const pj_schema **out, ptxjit_context *context, const char *family)
+ptxjit_status pj_context_schema(const pj_schema **out, ptxjit_context *context, const char *family)
 {
     if (!context || !family)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "context and family must not be NULL");
-    *out = context_find_schema(context, family);
+    *out = pj_context_find_schema(context, family);
     return *out ? PTXJIT_OK : unknown_family(context, family);
 }
 
@@ -377,27 +377,27 @@ static char *describe_backends(char *text, const pj_schema *schema)
     if (!text)
         return NULL;
     pj_strbuf sb;
-    sb_init(&sb);
-    sb_append(&sb, text);
+    pj_sb_init(&sb);
+    pj_sb_append(&sb, text);
     free(text);
-    const char *variants = llvm_generator_variants(schema->family);
-    sb_append(&sb, "backends:\n  nvrtc  every request (the template, compiled by NVRTC)\n");
+    const char *variants = pj_llvm_generator_variants(schema->family);
+    pj_sb_append(&sb, "backends:\n  nvrtc  every request (the template, compiled by NVRTC)\n");
     if (!variants)
-        sb_append(&sb, "  llvm   not supported by this backend (no IR generator for the family)\n");
+        pj_sb_append(&sb, "  llvm   not supported by this backend (no IR generator for the family)\n");
     else if (strncmp(schema->origin, "built-in:", 9) != 0)
-        sb_append(&sb, "  llvm   not supported by this backend (it generates the built-in template's "
+        pj_sb_append(&sb, "  llvm   not supported by this backend (it generates the built-in template's "
                        "kernels; this one comes from a user directory)\n");
     else
-        sb_appendf(&sb, "  llvm   variants %s (IR generator v%d; backend=llvm)\n", variants,
-                   llvm_generator_version(schema->family));
-    return sb_take(&sb);
+        pj_sb_appendf(&sb, "  llvm   variants %s (IR generator v%d; backend=llvm)\n", variants,
+                   pj_llvm_generator_version(schema->family));
+    return pj_sb_take(&sb);
 }
 
 ptxjit_status ptxjit_family_describe(const char **out, ptxjit_context *context,
                                      const char *family)
 {
     const pj_schema *schema;
-    ptxjit_status status = context_schema(&schema, context, family);
+    ptxjit_status status = pj_context_schema(&schema, context, family);
     if (status != PTXJIT_OK)
         return status;
     int index = 0;
@@ -407,7 +407,7 @@ ptxjit_status ptxjit_family_describe(const char **out, ptxjit_context *context,
     if (!context->descriptions)
         context->descriptions = calloc((size_t)context->schema_count, sizeof(char *));
     if (context->descriptions && !context->descriptions[index])
-        context->descriptions[index] = describe_backends(schema_describe(schema), schema);
+        context->descriptions[index] = describe_backends(pj_schema_describe(schema), schema);
     *out = context->descriptions ? context->descriptions[index] : NULL;
     pthread_mutex_unlock(&context->lock);
     return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
@@ -417,19 +417,19 @@ ptxjit_status ptxjit_canonical_params(char **out, ptxjit_context *context, const
                                       const char *params)
 {
     const pj_schema *schema;
-    ptxjit_status status = context_schema(&schema, context, family);
+    ptxjit_status status = pj_context_schema(&schema, context, family);
     if (status != PTXJIT_OK)
         return status;
     pj_request request;
     pj_backend backend;
     char *rest = NULL;
-    status = backend_take(&backend, &rest, params, context->default_backend);
+    status = pj_backend_take(&backend, &rest, params, context->default_backend);
     if (status == PTXJIT_OK)
-        status = request_parse(&request, schema, rest, context_sm(context));
+        status = pj_request_parse(&request, schema, rest, pj_context_sm(context));
     free(rest);
     if (status != PTXJIT_OK)
         return status;
-    *out = backend_canonical(request_canonical(&request), backend);
-    request_free(&request);
+    *out = pj_backend_canonical(pj_request_canonical(&request), backend);
+    pj_request_free(&request);
     return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }

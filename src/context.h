@@ -65,19 +65,19 @@ struct ptxjit_context {
     pj_alias *aliases[PJ_BUCKETS];
 };
 
-const pj_schema *context_find_schema(ptxjit_context *context, const char *family);
+const pj_schema *pj_context_find_schema(ptxjit_context *context, const char *family);
 /* The schema of family, or PTXJIT_ERR_UNKNOWN_FAMILY listing the known ones. */
-ptxjit_status context_schema(const pj_schema **out, ptxjit_context *context, const char *family);
+ptxjit_status pj_context_schema(const pj_schema **out, ptxjit_context *context, const char *family);
 /* The target's compute capability as a number: 90 for sm_90a. */
-int context_sm(const ptxjit_context *context);
+int pj_context_sm(const ptxjit_context *context);
 /* PTXJIT_OK with the CUDA context current on this thread; else why the GPU is unusable. */
-ptxjit_status context_make_current(ptxjit_context *context);
+ptxjit_status pj_context_make_current(ptxjit_context *context);
 /* Loads kernel's module and functions once; index of entry (NULL: 0) in *index. */
-ptxjit_status kernel_load(ptxjit_kernel *kernel, const char *entry, int *index);
+ptxjit_status pj_kernel_load(ptxjit_kernel *kernel, const char *entry, int *index);
 /* The loaded function of entry (NULL: the first), allowed shared_bytes of dynamic shared
  * memory per block (the limit is raised above 48 KiB as needed). */
-ptxjit_status kernel_function(CUfunction *out, ptxjit_kernel *kernel, const char *entry,
+ptxjit_status pj_kernel_function(CUfunction *out, ptxjit_kernel *kernel, const char *entry,
                               unsigned shared_bytes);
-void kernel_free_all(ptxjit_context *context);
+void pj_kernel_free_all(ptxjit_context *context);
 
 #endif

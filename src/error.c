@@ -48,11 +48,11 @@ ptxjit_status pj_error_wrap(ptxjit_status status, const char *format, ...)
     va_end(args);
     memcpy(previous, last_error, sizeof previous);
     pj_strbuf sb;
-    sb_init(&sb);
-    sb_appendf(&sb, "%s: %s", prefix, previous);
+    pj_sb_init(&sb);
+    pj_sb_appendf(&sb, "%s: %s", prefix, previous);
     if (sb.data) /* an over-long message is cut to the buffer */
         snprintf(last_error, sizeof last_error, "%s", sb.data);
-    sb_free(&sb);
+    pj_sb_free(&sb);
     return status;
 }
 

@@ -11,7 +11,7 @@ struct pj_hasher {
     XXH3_state_t *state;
 };
 
-pj_hasher *hasher_new(void)
+pj_hasher *pj_hasher_new(void)
 {
     pj_hasher *hasher = malloc(sizeof *hasher);
     if (!hasher)
@@ -25,7 +25,7 @@ pj_hasher *hasher_new(void)
     return hasher;
 }
 
-void hasher_free(pj_hasher *hasher)
+void pj_hasher_free(pj_hasher *hasher)
 {
     if (!hasher)
         return;
@@ -33,26 +33,26 @@ void hasher_free(pj_hasher *hasher)
     free(hasher);
 }
 
-void hasher_update(pj_hasher *hasher, const void *data, size_t size)
+void pj_hasher_update(pj_hasher *hasher, const void *data, size_t size)
 {
     XXH3_128bits_update(hasher->state, data, size);
 }
 
-void hasher_field(pj_hasher *hasher, const char *name, const void *data, size_t size)
+void pj_hasher_field(pj_hasher *hasher, const char *name, const void *data, size_t size)
 {
     uint64_t name_size = strlen(name), data_size = size;
-    hasher_update(hasher, &name_size, sizeof name_size);
-    hasher_update(hasher, name, name_size);
-    hasher_update(hasher, &data_size, sizeof data_size);
-    hasher_update(hasher, data, size);
+    pj_hasher_update(hasher, &name_size, sizeof name_size);
+    pj_hasher_update(hasher, name, name_size);
+    pj_hasher_update(hasher, &data_size, sizeof data_size);
+    pj_hasher_update(hasher, data, size);
 }
 
-void hasher_field_str(pj_hasher *hasher, const char *name, const char *text)
+void pj_hasher_field_str(pj_hasher *hasher, const char *name, const char *text)
 {
-    hasher_field(hasher, name, text ? text : "", text ? strlen(text) : 0);
+    pj_hasher_field(hasher, name, text ? text : "", text ? strlen(text) : 0);
 }
 
-pj_hash128 hasher_digest(pj_hasher *hasher)
+pj_hash128 pj_hasher_digest(pj_hasher *hasher)
 {
     XXH128_hash_t digest = XXH3_128bits_digest(hasher->state);
     return (pj_hash128){digest.low64, digest.high64};

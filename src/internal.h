@@ -33,14 +33,14 @@ typedef struct {
     size_t length, capacity;
     int failed;
 } pj_strbuf;
-void sb_init(pj_strbuf *sb);
-void sb_append(pj_strbuf *sb, const char *text);
-void sb_append_n(pj_strbuf *sb, const char *text, size_t n);
-void sb_appendf(pj_strbuf *sb, const char *format, ...) PJ_PRINTF(2, 3);
-void sb_vappendf(pj_strbuf *sb, const char *format, va_list args);
+void pj_sb_init(pj_strbuf *sb);
+void pj_sb_append(pj_strbuf *sb, const char *text);
+void pj_sb_append_n(pj_strbuf *sb, const char *text, size_t n);
+void pj_sb_appendf(pj_strbuf *sb, const char *format, ...) PJ_PRINTF(2, 3);
+void pj_sb_vappendf(pj_strbuf *sb, const char *format, va_list args);
 /* Hands the string to the caller (never NULL unless allocation failed); resets sb. */
-char *sb_take(pj_strbuf *sb);
-void sb_free(pj_strbuf *sb);
+char *pj_sb_take(pj_strbuf *sb);
+void pj_sb_free(pj_strbuf *sb);
 
 char *pj_strdup(const char *text);
 char *pj_strndup(const char *text, size_t n);
@@ -52,13 +52,13 @@ typedef struct {
     uint64_t low, high;
 } pj_hash128;
 typedef struct pj_hasher pj_hasher;
-pj_hasher *hasher_new(void);
-void hasher_free(pj_hasher *hasher);
-void hasher_update(pj_hasher *hasher, const void *data, size_t size);
+pj_hasher *pj_hasher_new(void);
+void pj_hasher_free(pj_hasher *hasher);
+void pj_hasher_update(pj_hasher *hasher, const void *data, size_t size);
 /* Adds a length-prefixed field, so that ("ab","c") and ("a","bc") hash differently. */
-void hasher_field(pj_hasher *hasher, const char *name, const void *data, size_t size);
-void hasher_field_str(pj_hasher *hasher, const char *name, const char *text);
-pj_hash128 hasher_digest(pj_hasher *hasher);
+void pj_hasher_field(pj_hasher *hasher, const char *name, const void *data, size_t size);
+void pj_hasher_field_str(pj_hasher *hasher, const char *name, const char *text);
+pj_hash128 pj_hasher_digest(pj_hasher *hasher);
 pj_hash128 pj_hash(const void *data, size_t size);
 /* One-shot 64-bit XXH3, for hash tables on hot paths (no allocation). */
 uint64_t pj_hash64(const void *data, size_t size, uint64_t seed);
@@ -76,7 +76,7 @@ typedef struct {
     char **entries;     /* kernel entry names (mangling-free, extern "C") */
     int entry_count;
 } pj_artifact;
-void artifact_free(pj_artifact *artifact); /* frees the members, not the struct */
+void pj_artifact_free(pj_artifact *artifact); /* frees the members, not the struct */
 
 /* Where one compile's time went, in ms (`ptxjit bench compile`). nvrtc: generate is the
  * prelude, compile is NVRTC; llvm: generate is the IR generator, then the optimization

@@ -77,8 +77,8 @@ static void kernel_free(ptxjit_kernel *kernel)
         return;
     if (kernel->loaded && kernel->context->driver)
         kernel->context->driver->cuModuleUnload(kernel->module);
-    request_free(&kernel->request);
-    artifact_free(&kernel->artifact);
+    pj_request_free(&kernel->request);
+    pj_artifact_free(&kernel->artifact);
     free(kernel->canonical);
     free(kernel->source);
     free(kernel->functions);
@@ -86,7 +86,7 @@ static void kernel_free(ptxjit_kernel *kernel)
     free(kernel);
 }
 
-void kernel_free_all(ptxjit_context *context)
+void pj_kernel_free_all(ptxjit_context *context)
 {
     for (int b = 0; b < PJ_BUCKETS; b++) {
         for (ptxjit_kernel *k = context->kernels[b], *next; k; k = next) {
@@ -112,8 +112,8 @@ static void append_error_excerpts(pj_strbuf *sb, const char *log, const char *so
         int line = atoi(s + 4);
         if (line <= 0 || !strstr(s, "error"))
             continue;
-        char *excerpt = specialize_excerpt(source, line - 2, line + 2);
-        sb_appendf(sb, "\ngenerated source around line %d:\n%s", line, excerpt ? excerpt : "");
+        char *excerpt = pj_specialize_excerpt(source, line - 2, line + 2);
+        pj_sb_appendf(sb, "\ngenerated source around line %d:\n%s", line, excerpt ? excerpt : "");
         free(excerpt);
         shown++;
     }
@@ -122,16 +122,16 @@ static void append_error_excerpts(pj_strbuf *sb, const char *log, const char *so
 static ptxjit_status compile_error(ptxjit_kernel *kernel, const char *log)
 {
     pj_strbuf sb;
-    sb_init(&sb);
-    sb_appendf(&sb, "%s (%s): NVRTC failed for %s: %s\n--- compiler log ---\n%s",
+    pj_sb_init(&sb);
+    pj_sb_appendf(&sb, "%s (%s): NVRTC failed for %s: %s\n--- compiler log ---\n%s",
                kernel->schema->family, kernel->canonical, kernel->context->arch,
                ptxjit_last_error(), log ? log : "(no log)");
     if (log && kernel->source)
         append_error_excerpts(&sb, log, kernel->source);
-    sb_appendf(&sb, "\n(template %s; see the whole source with 'ptxjit source %s %s')",
+    pj_sb_appendf(&sb, "\n(template %s; see the whole source with 'ptxjit source %s %s')",
                kernel->schema->origin, kernel->schema->family, kernel->canonical);
     ptxjit_status status = pj_error(PTXJIT_ERR_COMPILE, "%s", sb.data ? sb.data : "");
-    sb_free(&sb);
+    pj_sb_free(&sb);
     return status;
 }
 
@@ -179,7 +179,7 @@ static double clock_ms(void)
 /* The LLVM route: IR generator → passes → PTX (the plugin) → cubin (nvJitLink). */
 static ptxjit_status compile_llvm(ptxjit_kernel *kernel)
 {
-    ptxjit_status status = llvm_compile(&kernel->artifact, &kernel->stages, &kernel->request,
+    ptxjit_status status = pj_llvm_compile(&kernel->artifact, &kernel->stages, &kernel->request,
                                         kernel->canonical, kernel->context->arch);
     kernel->ir_on_request = status == PTXJIT_OK;
     if (status == PTXJIT_OK)
@@ -195,14 +195,14 @@ static ptxjit_status compile(ptxjit_kernel *kernel)
     if (kernel->backend == PJ_BACKEND_LLVM)
         return compile_llvm(kernel);
     double start = clock_ms();
-    kernel->source = specialize_source(&kernel->request, kernel->canonical);
+    kernel->source = pj_specialize_source(&kernel->request, kernel->canonical);
     if (!kernel->source)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     char name[128], *log = NULL;
     snprintf(name, sizeof name, "%s.cu", kernel->schema->family);
     kernel->stages.generate_ms = clock_ms() - start;
     start = clock_ms();
-    ptxjit_status status = nvrtc_compile(&kernel->artifact, kernel->source, name,
+    ptxjit_status status = pj_nvrtc_compile(&kernel->artifact, kernel->source, name,
                                          (const char *const *)context->options,
                                          context->option_count, &log);
     kernel->stages.compile_ms = clock_ms() - start;
@@ -235,17 +235,17 @@ static int artifact_matches(const ptxjit_kernel *kernel, const pj_artifact *a)
 static char *memo_path(ptxjit_context *context, pj_backend backend)
 {
     pj_strbuf sb;
-    sb_init(&sb);
-    sb_appendf(&sb, "%s/compiler%s", disk_cache_dir(context->disk),
+    pj_sb_init(&sb);
+    pj_sb_appendf(&sb, "%s/compiler%s", pj_disk_cache_dir(context->disk),
                backend == PJ_BACKEND_LLVM ? "-nvjitlink" : "");
-    return sb_take(&sb);
+    return pj_sb_take(&sb);
 }
 
 /* The llvm route's compiler: the LLVM built into the plugin, and nvJitLink. */
 static void llvm_route_version(char out[64], const char *nvjitlink)
 {
     /* Both names are short ("llvm 19.1.7", "nvjitlink 13.0"); a cut would only split keys. */
-    int length = snprintf(out, 64, "%s, ", llvm_version_string());
+    int length = snprintf(out, 64, "%s, ", pj_llvm_version_string());
     if (length > 0 && length < 64)
         snprintf(out + length, (size_t)(64 - length), "%.40s", nvjitlink);
 }
@@ -262,8 +262,8 @@ static ptxjit_status context_compiler_version(ptxjit_context *context, pj_backen
         return PTXJIT_OK;
     char *memo = context->disk ? memo_path(context, backend) : NULL;
     char found[64];
-    ptxjit_status status = compiler_version_of(
-        backend == PJ_BACKEND_LLVM ? &compiler_nvjitlink : &compiler_nvrtc, found, 64, memo);
+    ptxjit_status status = pj_compiler_version_of(
+        backend == PJ_BACKEND_LLVM ? &pj_compiler_nvjitlink : &pj_compiler_nvrtc, found, 64, memo);
     free(memo);
     if (status != PTXJIT_OK)
         return status;
@@ -281,9 +281,9 @@ static ptxjit_status context_compiler_version(ptxjit_context *context, pj_backen
 static void compiled_version(char out[64], pj_backend backend)
 {
     if (backend == PJ_BACKEND_LLVM)
-        llvm_route_version(out, nvjitlink_version_string());
+        llvm_route_version(out, pj_nvjitlink_version_string());
     else
-        snprintf(out, 64, "%s", nvrtc_version_string());
+        snprintf(out, 64, "%s", pj_nvrtc_version_string());
 }
 
 /* Fills kernel->artifact from the disk cache or the compiler; runs without the lock. */
@@ -293,7 +293,7 @@ static ptxjit_status produce(ptxjit_kernel *kernel, ptxjit_origin *origin)
     if (context->disk) {
         int found = 0;
         pj_artifact cached = {0};
-        if (disk_cache_load(context->disk, kernel->key_hex, &cached, &found) == PTXJIT_OK &&
+        if (pj_disk_cache_load(context->disk, kernel->key_hex, &cached, &found) == PTXJIT_OK &&
             found) {
             if (artifact_matches(kernel, &cached)) {
                 kernel->artifact = cached;
@@ -303,10 +303,10 @@ static ptxjit_status produce(ptxjit_kernel *kernel, ptxjit_origin *origin)
             pj_log(&context->logger, PTXJIT_LOG_WARNING,
                    "cache entry %s holds another request (%s %s); recompiling",
                    kernel->key_hex, cached.family, cached.params);
-            artifact_free(&cached);
+            pj_artifact_free(&cached);
         }
     }
-    ptxjit_status status = kernel->backend == PJ_BACKEND_LLVM ? PTXJIT_OK : nvrtc_load();
+    ptxjit_status status = kernel->backend == PJ_BACKEND_LLVM ? PTXJIT_OK : pj_nvrtc_load();
     if (status == PTXJIT_OK)
         status = compile(kernel);
     if (status != PTXJIT_OK)
@@ -327,7 +327,7 @@ static ptxjit_status produce(ptxjit_kernel *kernel, ptxjit_origin *origin)
         free(memo);
         return PTXJIT_OK;
     }
-    if (context->disk && disk_cache_store(context->disk, kernel->key_hex, &kernel->artifact))
+    if (context->disk && pj_disk_cache_store(context->disk, kernel->key_hex, &kernel->artifact))
         pj_log(&context->logger, PTXJIT_LOG_WARNING, "kernel not saved to the disk cache: %s",
                ptxjit_last_error());
     return PTXJIT_OK;
@@ -340,7 +340,7 @@ static ptxjit_status nvrtc_key(ptxjit_kernel *kernel)
         kernel->schema->family, kernel->canonical, kernel->schema->source, "nvrtc",
         kernel->compiler_version, context->arch, (const char *const *)context->options,
         context->option_count, PJ_SPECIALIZER_VERSION};
-    return cache_key(&kernel->key, &inputs);
+    return pj_cache_key(&kernel->key, &inputs);
 }
 
 /* The llvm route's code comes from the family's generator, not the template text: the key
@@ -351,7 +351,7 @@ static ptxjit_status llvm_key(ptxjit_kernel *kernel)
     const ptxjit_context *context = kernel->context;
     char generator[128];
     snprintf(generator, sizeof generator, "llvm IR generator %s v%d", kernel->schema->family,
-             llvm_generator_version(kernel->schema->family));
+             pj_llvm_generator_version(kernel->schema->family));
     char codegen[32];
     snprintf(codegen, sizeof codegen, "codegen-level=%d", PJ_LLVM_CODEGEN_LEVEL);
     const char *options[] = {"features=" PJ_LLVM_PTX_FEATURES, "passes=" PJ_LLVM_PASSES, codegen,
@@ -359,7 +359,7 @@ static ptxjit_status llvm_key(ptxjit_kernel *kernel)
     pj_key_inputs inputs = {kernel->schema->family, kernel->canonical, generator, "llvm",
                             kernel->compiler_version, context->arch, options,
                             (int)PJ_ARRAY_SIZE(options), PJ_LLVM_BUILDER_VERSION};
-    return cache_key(&kernel->key, &inputs);
+    return pj_cache_key(&kernel->key, &inputs);
 }
 
 static ptxjit_status new_kernel(ptxjit_kernel **out, ptxjit_context *context,
@@ -371,19 +371,19 @@ static ptxjit_status new_kernel(ptxjit_kernel **out, ptxjit_context *context,
     kernel->context = context;
     kernel->schema = schema;
     char *rest = NULL;
-    ptxjit_status status = backend_take(&kernel->backend, &rest, params,
+    ptxjit_status status = pj_backend_take(&kernel->backend, &rest, params,
                                         context->default_backend);
     if (status == PTXJIT_OK)
-        status = request_parse(&kernel->request, schema, rest, context_sm(context));
+        status = pj_request_parse(&kernel->request, schema, rest, pj_context_sm(context));
     free(rest);
     if (status != PTXJIT_OK) {
         free(kernel);
         return status;
     }
-    kernel->canonical = backend_canonical(request_canonical(&kernel->request), kernel->backend);
+    kernel->canonical = pj_backend_canonical(pj_request_canonical(&kernel->request), kernel->backend);
     /* An unsupported (family, variant) fails here, before any compiler is loaded. */
     if (kernel->backend == PJ_BACKEND_LLVM)
-        status = llvm_check_request(&kernel->request);
+        status = pj_llvm_check_request(&kernel->request);
     if (status == PTXJIT_OK)
         status = context_compiler_version(context, kernel->backend, kernel->compiler_version);
     if (status == PTXJIT_OK && !kernel->canonical)
@@ -457,7 +457,7 @@ ptxjit_status ptxjit_get_kernel(ptxjit_kernel **out, ptxjit_context *context, co
     }
     const pj_schema *schema;
     ptxjit_kernel *kernel = NULL;
-    ptxjit_status status = context_schema(&schema, context, family);
+    ptxjit_status status = pj_context_schema(&schema, context, family);
     if (status == PTXJIT_OK)
         status = new_kernel(&kernel, context, schema, params);
     if (status != PTXJIT_OK)
@@ -501,7 +501,7 @@ const char *ptxjit_kernel_source(const ptxjit_kernel *k)
     pthread_mutex_unlock(&context->lock);
     if (!generate)
         return source;
-    char *ir = llvm_generate_ir(&kernel->request, kernel->canonical, context->arch);
+    char *ir = pj_llvm_generate_ir(&kernel->request, kernel->canonical, context->arch);
     pthread_mutex_lock(&context->lock);
     if (!kernel->source) {
         kernel->source = ir;
@@ -567,12 +567,12 @@ static ptxjit_status load_module(ptxjit_kernel *kernel)
     return PTXJIT_OK;
 }
 
-ptxjit_status kernel_load(ptxjit_kernel *kernel, const char *entry, int *index)
+ptxjit_status pj_kernel_load(ptxjit_kernel *kernel, const char *entry, int *index)
 {
     if (!kernel)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "kernel is NULL");
     ptxjit_context *context = kernel->context;
-    ptxjit_status status = context_make_current(context);
+    ptxjit_status status = pj_context_make_current(context);
     if (status != PTXJIT_OK)
         return status;
     *index = entry_index(kernel, entry);
@@ -611,11 +611,11 @@ static ptxjit_status allow_shared_bytes(ptxjit_kernel *kernel, int index, unsign
     return status;
 }
 
-ptxjit_status kernel_function(CUfunction *out, ptxjit_kernel *kernel, const char *entry,
+ptxjit_status pj_kernel_function(CUfunction *out, ptxjit_kernel *kernel, const char *entry,
                               unsigned shared_bytes)
 {
     int index;
-    ptxjit_status status = kernel_load(kernel, entry, &index);
+    ptxjit_status status = pj_kernel_load(kernel, entry, &index);
     if (status != PTXJIT_OK)
         return status;
     if (shared_bytes > 48 * 1024 &&
@@ -632,7 +632,7 @@ ptxjit_status ptxjit_launch(ptxjit_kernel *kernel, const char *entry, ptxjit_dim
                             ptxjit_dim3 block, unsigned shared_bytes, void *stream, void **args)
 {
     CUfunction function;
-    ptxjit_status status = kernel_function(&function, kernel, entry, shared_bytes);
+    ptxjit_status status = pj_kernel_function(&function, kernel, entry, shared_bytes);
     if (status != PTXJIT_OK)
         return status;
     const pj_driver *d = kernel->context->driver;
@@ -654,7 +654,7 @@ ptxjit_status ptxjit_launch_cluster(ptxjit_kernel *kernel, const char *entry, pt
                         "%u x %u x %u; round the grid up to a multiple of it",
                         cluster.x, cluster.y, cluster.z, grid.x, grid.y, grid.z);
     CUfunction function;
-    ptxjit_status status = kernel_function(&function, kernel, entry, shared_bytes);
+    ptxjit_status status = pj_kernel_function(&function, kernel, entry, shared_bytes);
     if (status != PTXJIT_OK)
         return status;
     CUlaunchAttribute attribute;
@@ -673,7 +673,7 @@ ptxjit_status ptxjit_kernel_resources_get(ptxjit_kernel_resources *out, ptxjit_k
                                           const char *entry)
 {
     int index;
-    ptxjit_status status = kernel_load(kernel, entry, &index);
+    ptxjit_status status = pj_kernel_load(kernel, entry, &index);
     if (status != PTXJIT_OK)
         return status;
     const pj_driver *d = kernel->context->driver;

@@ -6,7 +6,7 @@ static ptxjit_status ready(ptxjit_context *context)
 {
     if (!context)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "context is NULL");
-    return context_make_current(context);
+    return pj_context_make_current(context);
 }
 
 ptxjit_status ptxjit_alloc(ptxjit_devptr *out, ptxjit_context *context, size_t bytes)
@@ -70,7 +70,7 @@ static ptxjit_status disk(ptxjit_context *context)
 ptxjit_status ptxjit_cache_stats_get(ptxjit_cache_stats *out, ptxjit_context *context)
 {
     ptxjit_status status = disk(context);
-    return status == PTXJIT_OK ? disk_cache_stats(context->disk, out) : status;
+    return status == PTXJIT_OK ? pj_disk_cache_stats(context->disk, out) : status;
 }
 
 ptxjit_status ptxjit_cache_clear(ptxjit_context *context, uint64_t *removed)
@@ -78,7 +78,7 @@ ptxjit_status ptxjit_cache_clear(ptxjit_context *context, uint64_t *removed)
     ptxjit_status status = disk(context);
     uint64_t count = 0;
     if (status == PTXJIT_OK)
-        status = disk_cache_clear(context->disk, &count);
+        status = pj_disk_cache_clear(context->disk, &count);
     if (removed)
         *removed = count;
     return status;
@@ -89,7 +89,7 @@ ptxjit_status ptxjit_cache_trim(ptxjit_context *context, uint64_t *evicted, uint
     ptxjit_status status = disk(context);
     evict_report report = {0};
     if (status == PTXJIT_OK)
-        status = disk_cache_trim(context->disk, &report);
+        status = pj_disk_cache_trim(context->disk, &report);
     if (evicted)
         *evicted = report.evicted;
     if (temp_files)

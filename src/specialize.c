@@ -10,7 +10,7 @@ static void append_upper(pj_strbuf *sb, const char *name)
 {
     for (; *name; name++) {
         char c = (char)toupper((unsigned char)*name);
-        sb_append_n(sb, &c, 1);
+        pj_sb_append_n(sb, &c, 1);
     }
 }
 
@@ -19,40 +19,40 @@ static void define_param(pj_strbuf *sb, const pj_param *param, int64_t value)
 {
     switch (param->kind) {
     case PJ_PARAM_INT:
-        sb_append(sb, "enum : long long { ");
+        pj_sb_append(sb, "enum : long long { ");
         append_upper(sb, param->name);
-        sb_appendf(sb, " = %lld };\n", (long long)value);
+        pj_sb_appendf(sb, " = %lld };\n", (long long)value);
         break;
     case PJ_PARAM_ENUM:
-        sb_append(sb, "enum : int { ");
+        pj_sb_append(sb, "enum : int { ");
         for (int v = 0; v < param->value_count; v++) {
             append_upper(sb, param->name);
-            sb_append(sb, "_");
+            pj_sb_append(sb, "_");
             append_upper(sb, param->values[v]);
-            sb_appendf(sb, " = %d, ", v);
+            pj_sb_appendf(sb, " = %d, ", v);
         }
         append_upper(sb, param->name);
-        sb_append(sb, " = ");
+        pj_sb_append(sb, " = ");
         append_upper(sb, param->name);
-        sb_append(sb, "_");
+        pj_sb_append(sb, "_");
         append_upper(sb, param->values[value]);
-        sb_append(sb, " };\n");
+        pj_sb_append(sb, " };\n");
         break;
     case PJ_PARAM_DTYPE:
         /* The type, and which of the listed types it is, for `if constexpr` without the
          * half-precision headers (NAME_F32 = 0, ..., NAME_ID = the choice). */
-        sb_append(sb, "using ");
+        pj_sb_append(sb, "using ");
         append_upper(sb, param->name);
-        sb_appendf(sb, " = %s;\n", dtype_ctype((pj_dtype)param->dtypes[value]));
-        sb_append(sb, "enum : int { ");
+        pj_sb_appendf(sb, " = %s;\n", pj_dtype_ctype((pj_dtype)param->dtypes[value]));
+        pj_sb_append(sb, "enum : int { ");
         for (int v = 0; v < param->value_count; v++) {
             append_upper(sb, param->name);
-            sb_append(sb, "_");
+            pj_sb_append(sb, "_");
             append_upper(sb, param->values[v]);
-            sb_appendf(sb, " = %d, ", v);
+            pj_sb_appendf(sb, " = %d, ", v);
         }
         append_upper(sb, param->name);
-        sb_appendf(sb, "_ID = %lld };\n", (long long)value);
+        pj_sb_appendf(sb, "_ID = %lld };\n", (long long)value);
         break;
     }
 }
@@ -67,43 +67,43 @@ static void include_headers(pj_strbuf *sb, const pj_request *request)
             continue;
         pj_dtype dtype = (pj_dtype)param->dtypes[request->values[i]];
         if (dtype == PJ_DTYPE_f16)
-            sb_append(sb, "#include <cuda_fp16.h>\n");
+            pj_sb_append(sb, "#include <cuda_fp16.h>\n");
         if (dtype == PJ_DTYPE_bf16)
-            sb_append(sb, "#include <cuda_bf16.h>\n");
+            pj_sb_append(sb, "#include <cuda_bf16.h>\n");
     }
 }
 
-char *specialize_source(const pj_request *request, const char *canonical)
+char *pj_specialize_source(const pj_request *request, const char *canonical)
 {
     const pj_schema *schema = request->schema;
     pj_strbuf sb;
-    sb_init(&sb);
-    sb_appendf(&sb, "// ptxjit: %s specialized for \"%s\" from %s\n", schema->family, canonical,
+    pj_sb_init(&sb);
+    pj_sb_appendf(&sb, "// ptxjit: %s specialized for \"%s\" from %s\n", schema->family, canonical,
                schema->origin);
     include_headers(&sb, request);
     /* Parameters that do not apply keep their defaults, so the template always compiles;
      * they are left out of the canonical form and cannot change the code. */
     for (int i = 0; i < schema->param_count; i++)
         define_param(&sb, &schema->params[i], request->values[i]);
-    sb_append(&sb, "// ---- template ----\n");
-    sb_append(&sb, schema->source);
-    return sb_take(&sb);
+    pj_sb_append(&sb, "// ---- template ----\n");
+    pj_sb_append(&sb, schema->source);
+    return pj_sb_take(&sb);
 }
 
-char *specialize_excerpt(const char *source, int first, int last)
+char *pj_specialize_excerpt(const char *source, int first, int last)
 {
     pj_strbuf sb;
-    sb_init(&sb);
+    pj_sb_init(&sb);
     int line = 1;
     for (const char *s = source; *s && line <= last; line++) {
         const char *end = strchr(s, '\n');
         size_t length = end ? (size_t)(end - s) : strlen(s);
         if (line >= first) {
-            sb_appendf(&sb, "%5d | ", line);
-            sb_append_n(&sb, s, length);
-            sb_append(&sb, "\n");
+            pj_sb_appendf(&sb, "%5d | ", line);
+            pj_sb_append_n(&sb, s, length);
+            pj_sb_append(&sb, "\n");
         }
         s = end ? end + 1 : s + length;
     }
-    return sb_take(&sb);
+    return pj_sb_take(&sb);
 }

@@ -9,8 +9,8 @@
 #define PJ_SPECIALIZER_VERSION 2 /* 2: dtype parameters also get NAME_<TYPE> and NAME_ID */
 
 /* The specialized source (caller frees), or NULL when out of memory. */
-char *specialize_source(const pj_request *request, const char *canonical);
+char *pj_specialize_source(const pj_request *request, const char *canonical);
 /* Lines first..last of source, numbered, for error messages (caller frees). */
-char *specialize_excerpt(const char *source, int first, int last);
+char *pj_specialize_excerpt(const char *source, int first, int last);
 
 #endif

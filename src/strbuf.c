@@ -6,7 +6,7 @@
 
 #include "internal.h"
 
-void sb_init(pj_strbuf *sb)
+void pj_sb_init(pj_strbuf *sb)
 {
     memset(sb, 0, sizeof *sb);
 }
@@ -31,7 +31,7 @@ static int sb_reserve(pj_strbuf *sb, size_t extra)
     return 1;
 }
 
-void sb_append_n(pj_strbuf *sb, const char *text, size_t n)
+void pj_sb_append_n(pj_strbuf *sb, const char *text, size_t n)
 {
     if (!sb_reserve(sb, n))
         return;
@@ -40,12 +40,12 @@ void sb_append_n(pj_strbuf *sb, const char *text, size_t n)
     sb->data[sb->length] = '\0';
 }
 
-void sb_append(pj_strbuf *sb, const char *text)
+void pj_sb_append(pj_strbuf *sb, const char *text)
 {
-    sb_append_n(sb, text, strlen(text));
+    pj_sb_append_n(sb, text, strlen(text));
 }
 
-void sb_vappendf(pj_strbuf *sb, const char *format, va_list args)
+void pj_sb_vappendf(pj_strbuf *sb, const char *format, va_list args)
 {
     va_list copy;
     va_copy(copy, args);
@@ -57,29 +57,29 @@ void sb_vappendf(pj_strbuf *sb, const char *format, va_list args)
     sb->length += (size_t)n;
 }
 
-void sb_appendf(pj_strbuf *sb, const char *format, ...)
+void pj_sb_appendf(pj_strbuf *sb, const char *format, ...)
 {
     va_list args;
     va_start(args, format);
-    sb_vappendf(sb, format, args);
+    pj_sb_vappendf(sb, format, args);
     va_end(args);
 }
 
-char *sb_take(pj_strbuf *sb)
+char *pj_sb_take(pj_strbuf *sb)
 {
     char *data = NULL;
     if (!sb->failed) {
         data = sb->data ? sb->data : calloc(1, 1);
         sb->data = NULL;
     }
-    sb_free(sb);
+    pj_sb_free(sb);
     return data;
 }
 
-void sb_free(pj_strbuf *sb)
+void pj_sb_free(pj_strbuf *sb)
 {
     free(sb->data);
-    sb_init(sb);
+    pj_sb_init(sb);
 }
 
 char *pj_strndup(const char *text, size_t n)
@@ -103,19 +103,19 @@ ptxjit_status pj_read_file(char **out, size_t *size, const char *path)
     if (!file)
         return pj_error(PTXJIT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
     pj_strbuf sb;
-    sb_init(&sb);
+    pj_sb_init(&sb);
     char chunk[65536];
     size_t n;
     while ((n = fread(chunk, 1, sizeof chunk, file)) > 0)
-        sb_append_n(&sb, chunk, n);
+        pj_sb_append_n(&sb, chunk, n);
     int read_error = ferror(file);
     fclose(file);
     if (read_error) {
-        sb_free(&sb);
+        pj_sb_free(&sb);
         return pj_error(PTXJIT_ERR_IO, "cannot read %s", path);
     }
     size_t length = sb.length;
-    char *data = sb_take(&sb);
+    char *data = pj_sb_take(&sb);
     if (!data)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory reading %s", path);
     *out = data;

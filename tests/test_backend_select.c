@@ -9,17 +9,17 @@ START_TEST(backend_word_is_taken_out_and_the_rest_kept_in_order)
 {
     pj_backend backend;
     char *rest = NULL;
-    ck_assert_int_eq(backend_take(&backend, &rest, "variant=batched, backend=llvm tpb=64",
+    ck_assert_int_eq(pj_backend_take(&backend, &rest, "variant=batched, backend=llvm tpb=64",
                                   PJ_BACKEND_NVRTC),
                      PTXJIT_OK);
     ck_assert_int_eq(backend, PJ_BACKEND_LLVM);
     ck_assert_str_eq(rest, "variant=batched tpb=64");
     free(rest);
-    ck_assert_int_eq(backend_take(&backend, &rest, "tpb=64", PJ_BACKEND_LLVM), PTXJIT_OK);
+    ck_assert_int_eq(pj_backend_take(&backend, &rest, "tpb=64", PJ_BACKEND_LLVM), PTXJIT_OK);
     ck_assert_int_eq(backend, PJ_BACKEND_LLVM); /* the context's default */
     ck_assert_str_eq(rest, "tpb=64");
     free(rest);
-    ck_assert_int_eq(backend_take(&backend, &rest, NULL, PJ_BACKEND_NVRTC), PTXJIT_OK);
+    ck_assert_int_eq(pj_backend_take(&backend, &rest, NULL, PJ_BACKEND_NVRTC), PTXJIT_OK);
     ck_assert_int_eq(backend, PJ_BACKEND_NVRTC);
     ck_assert_str_eq(rest, "");
     free(rest);
@@ -30,32 +30,32 @@ START_TEST(backend_word_twice_or_unknown_is_a_parameter_error)
 {
     pj_backend backend;
     char *rest = NULL;
-    ck_assert_int_eq(backend_take(&backend, &rest, "backend=llvm backend=nvrtc", PJ_BACKEND_NVRTC),
+    ck_assert_int_eq(pj_backend_take(&backend, &rest, "backend=llvm backend=nvrtc", PJ_BACKEND_NVRTC),
                      PTXJIT_ERR_PARAM);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "given twice"));
     ck_assert_ptr_null(rest);
-    ck_assert_int_eq(backend_take(&backend, &rest, "backend=gcc", PJ_BACKEND_NVRTC),
+    ck_assert_int_eq(pj_backend_take(&backend, &rest, "backend=gcc", PJ_BACKEND_NVRTC),
                      PTXJIT_ERR_PARAM);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "one of nvrtc, llvm"));
-    ck_assert_int_eq(backend_from_name(&backend, "gcc"), PTXJIT_ERR_UNSUPPORTED);
+    ck_assert_int_eq(pj_backend_from_name(&backend, "gcc"), PTXJIT_ERR_UNSUPPORTED);
 }
 END_TEST
 
 START_TEST(canonical_form_names_llvm_in_sorted_place_and_leaves_nvrtc_unchanged)
 {
-    char *c = backend_canonical(pj_strdup("batch=8 dtype=i32 tpb=256"), PJ_BACKEND_LLVM);
+    char *c = pj_backend_canonical(pj_strdup("batch=8 dtype=i32 tpb=256"), PJ_BACKEND_LLVM);
     ck_assert_str_eq(c, "backend=llvm batch=8 dtype=i32 tpb=256");
     free(c);
-    c = backend_canonical(pj_strdup("alpha=1 zeta=2"), PJ_BACKEND_LLVM);
+    c = pj_backend_canonical(pj_strdup("alpha=1 zeta=2"), PJ_BACKEND_LLVM);
     ck_assert_str_eq(c, "alpha=1 backend=llvm zeta=2");
     free(c);
-    c = backend_canonical(pj_strdup("alpha=1"), PJ_BACKEND_LLVM);
+    c = pj_backend_canonical(pj_strdup("alpha=1"), PJ_BACKEND_LLVM);
     ck_assert_str_eq(c, "alpha=1 backend=llvm");
     free(c);
-    c = backend_canonical(pj_strdup(""), PJ_BACKEND_LLVM);
+    c = pj_backend_canonical(pj_strdup(""), PJ_BACKEND_LLVM);
     ck_assert_str_eq(c, "backend=llvm");
     free(c);
-    c = backend_canonical(pj_strdup("batch=8 dtype=i32"), PJ_BACKEND_NVRTC);
+    c = pj_backend_canonical(pj_strdup("batch=8 dtype=i32"), PJ_BACKEND_NVRTC);
     ck_assert_str_eq(c, "batch=8 dtype=i32");
     free(c);
 }

@@ -41,12 +41,12 @@ static void open_disk(disk_fixture *f)
     f->root = test_mkdtemp();
     pj_logger logger = {on_log, f};
     pj_disk_options options = {f->root, 0, 0};
-    ck_assert_int_eq(disk_cache_open(&f->cache, &options, &logger), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_open(&f->cache, &options, &logger), PTXJIT_OK);
 }
 
 static void close_disk(disk_fixture *f)
 {
-    disk_cache_close(f->cache);
+    pj_disk_cache_close(f->cache);
     test_rmtree(f->root);
     free(f->root);
 }
@@ -83,7 +83,7 @@ static int same_artifact(const pj_artifact *a, const pj_artifact *b)
 static void store_one(disk_fixture *f, pj_artifact *a)
 {
     make_artifact(a);
-    ck_assert_int_eq(disk_cache_store(f->cache, KEY, a), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_store(f->cache, KEY, a), PTXJIT_OK);
 }
 
 /* Loads KEY and expects a miss reported by a warning that contains needle. */
@@ -91,7 +91,7 @@ static void expect_rejected(disk_fixture *f, const char *needle)
 {
     pj_artifact got;
     int found = 1, before = f->warnings;
-    ck_assert_int_eq(disk_cache_load(f->cache, KEY, &got, &found), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_load(f->cache, KEY, &got, &found), PTXJIT_OK);
     ck_assert_int_eq(found, 0);
     ck_assert_int_eq(f->warnings, before + 1);
     ck_assert_msg(strstr(f->last, needle), "warning '%s' lacks '%s'", f->last, needle);
@@ -102,16 +102,16 @@ static void expect_hit(disk_fixture *f, const pj_artifact *a)
 {
     pj_artifact got;
     int found = 0;
-    ck_assert_int_eq(disk_cache_load(f->cache, KEY, &got, &found), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_load(f->cache, KEY, &got, &found), PTXJIT_OK);
     ck_assert_int_eq(found, 1);
     ck_assert(same_artifact(a, &got));
-    artifact_free(&got);
+    pj_artifact_free(&got);
 }
 
 /* Damaged entries are removed; the warning names the file. */
 static void expect_corrupt_removed(disk_fixture *f, const char *needle)
 {
-    char *path = disk_cache_entry_path(f->cache, KEY);
+    char *path = pj_disk_cache_entry_path(f->cache, KEY);
     expect_rejected(f, needle);
     ck_assert_ptr_nonnull(strstr(f->last, path));
     ck_assert_ptr_nonnull(strstr(f->last, "is corrupt"));
@@ -121,7 +121,7 @@ static void expect_corrupt_removed(disk_fixture *f, const char *needle)
 
 static char *read_entry_file(disk_fixture *f, size_t *size)
 {
-    char *path = disk_cache_entry_path(f->cache, KEY), *data = NULL;
+    char *path = pj_disk_cache_entry_path(f->cache, KEY), *data = NULL;
     ck_assert_int_eq(pj_read_file(&data, size, path), PTXJIT_OK);
     free(path);
     return data;
@@ -129,7 +129,7 @@ static char *read_entry_file(disk_fixture *f, size_t *size)
 
 static void write_entry_file(disk_fixture *f, const char *data, size_t size)
 {
-    char *path = disk_cache_entry_path(f->cache, KEY);
+    char *path = pj_disk_cache_entry_path(f->cache, KEY);
     FILE *file = fopen(path, "wb");
     ck_assert_ptr_nonnull(file);
     ck_assert_uint_eq(fwrite(data, 1, size, file), size);
@@ -155,7 +155,7 @@ START_TEST(disk_round_trip_keeps_every_field)
     pj_artifact a, got;
     store_one(&f, &a);
     int found = 0;
-    ck_assert_int_eq(disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
     ck_assert_int_eq(found, 1);
     ck_assert_str_eq(got.family, "reduce");
     ck_assert_str_eq(got.params, "batch=8 tpb=256");
@@ -167,8 +167,8 @@ START_TEST(disk_round_trip_keeps_every_field)
     ck_assert_str_eq(got.entries[0], "reduce_kernel");
     ck_assert_str_eq(got.entries[1], "reduce_finish");
     ck_assert_int_eq(f.warnings, 0);
-    artifact_free(&a);
-    artifact_free(&got);
+    pj_artifact_free(&a);
+    pj_artifact_free(&got);
     close_disk(&f);
 }
 END_TEST
@@ -179,7 +179,7 @@ START_TEST(disk_absent_key_is_a_quiet_miss)
     open_disk(&f);
     pj_artifact got;
     int found = 1;
-    ck_assert_int_eq(disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
     ck_assert_int_eq(found, 0);
     ck_assert_int_eq(f.warnings, 0);
     close_disk(&f);
@@ -198,14 +198,14 @@ START_TEST(disk_rejects_keys_that_are_not_32_lowercase_hex_digits)
     make_artifact(&a);
     int found;
     for (size_t i = 0; i < PJ_ARRAY_SIZE(bad); i++) {
-        ck_assert_int_eq(disk_cache_store(f.cache, bad[i], &a), PTXJIT_ERR_INVALID_ARGUMENT);
-        ck_assert_int_eq(disk_cache_load(f.cache, bad[i], &got, &found),
+        ck_assert_int_eq(pj_disk_cache_store(f.cache, bad[i], &a), PTXJIT_ERR_INVALID_ARGUMENT);
+        ck_assert_int_eq(pj_disk_cache_load(f.cache, bad[i], &got, &found),
                          PTXJIT_ERR_INVALID_ARGUMENT);
-        ck_assert_ptr_null(disk_cache_entry_path(f.cache, bad[i]));
+        ck_assert_ptr_null(pj_disk_cache_entry_path(f.cache, bad[i]));
     }
-    ck_assert_int_eq(disk_cache_load(f.cache, NULL, &got, &found), PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(pj_disk_cache_load(f.cache, NULL, &got, &found), PTXJIT_ERR_INVALID_ARGUMENT);
     ck_assert_int_eq(count_files(f.root, "*"), 2); /* the root and v1, nothing else */
-    artifact_free(&a);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -217,11 +217,11 @@ START_TEST(disk_refuses_an_artifact_it_could_not_read_back)
     pj_artifact a;
     make_artifact(&a);
     a.entry_count = 0;
-    ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(pj_disk_cache_store(f.cache, KEY, &a), PTXJIT_ERR_INVALID_ARGUMENT);
     a.entry_count = 2;
     a.entries[1][0] = '\0';
-    ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_ERR_INVALID_ARGUMENT);
-    artifact_free(&a);
+    ck_assert_int_eq(pj_disk_cache_store(f.cache, KEY, &a), PTXJIT_ERR_INVALID_ARGUMENT);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -240,10 +240,10 @@ START_TEST(disk_truncated_entries_are_detected_and_removed)
         expect_corrupt_removed(&f, lengths[i] < 64 ? "truncated" : "checksum mismatch");
     }
     ptxjit_cache_stats stats;
-    disk_cache_stats(f.cache, &stats);
+    pj_disk_cache_stats(f.cache, &stats);
     ck_assert_uint_eq(stats.corrupt, PJ_ARRAY_SIZE(lengths));
     free(whole);
-    artifact_free(&a);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -264,7 +264,7 @@ START_TEST(disk_flipped_bit_is_detected)
         data[offsets[i]] ^= 0x10;
     }
     free(data);
-    artifact_free(&a);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -285,7 +285,7 @@ START_TEST(disk_foreign_magic_or_version_is_detected)
     write_entry_file(&f, data, size);
     expect_corrupt_removed(&f, "not a ptxjit cache entry");
     free(data);
-    artifact_free(&a);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -296,16 +296,16 @@ START_TEST(disk_entry_of_another_key_is_detected)
     open_disk(&f);
     pj_artifact a;
     make_artifact(&a);
-    ck_assert_int_eq(disk_cache_store(f.cache, OTHER_KEY, &a), PTXJIT_OK);
-    char *from = disk_cache_entry_path(f.cache, OTHER_KEY);
-    char *to = disk_cache_entry_path(f.cache, KEY), dir[4200];
+    ck_assert_int_eq(pj_disk_cache_store(f.cache, OTHER_KEY, &a), PTXJIT_OK);
+    char *from = pj_disk_cache_entry_path(f.cache, OTHER_KEY);
+    char *to = pj_disk_cache_entry_path(f.cache, KEY), dir[4200];
     snprintf(dir, sizeof dir, "%s/v1/01", f.root);
     ck_assert_int_eq(mkdir(dir, 0700), 0);
     ck_assert_int_eq(rename(from, to), 0);
     expect_corrupt_removed(&f, "holds another key");
     free(from);
     free(to);
-    artifact_free(&a);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -357,7 +357,7 @@ START_TEST(disk_malformed_fields_are_detected_despite_a_valid_checksum)
     write_entry_file(&f, data, size); /* and the untouched file still loads */
     expect_hit(&f, &a);
     free(data);
-    artifact_free(&a);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -366,7 +366,7 @@ START_TEST(disk_directory_at_entry_path_is_a_warned_miss)
 {
     disk_fixture f;
     open_disk(&f);
-    char *path = disk_cache_entry_path(f.cache, KEY), dir[4200];
+    char *path = pj_disk_cache_entry_path(f.cache, KEY), dir[4200];
     snprintf(dir, sizeof dir, "%s/v1/01", f.root);
     ck_assert_int_eq(mkdir(dir, 0700), 0);
     ck_assert_int_eq(mkdir(path, 0700), 0);
@@ -376,15 +376,15 @@ START_TEST(disk_directory_at_entry_path_is_a_warned_miss)
     ck_assert(S_ISDIR(st.st_mode));
     pj_artifact a;
     make_artifact(&a);
-    ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_ERR_IO);
+    ck_assert_int_eq(pj_disk_cache_store(f.cache, KEY, &a), PTXJIT_ERR_IO);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), path));
     ck_assert_int_eq(count_files(f.root, ".tmp.*"), 0);
     ptxjit_cache_stats stats;
-    disk_cache_stats(f.cache, &stats);
+    pj_disk_cache_stats(f.cache, &stats);
     ck_assert_uint_eq(stats.misses, 1);
     ck_assert_uint_eq(stats.corrupt + stats.entries, 0);
     free(path);
-    artifact_free(&a);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -397,12 +397,12 @@ START_TEST(disk_unreadable_entry_is_a_warned_miss_and_kept)
     open_disk(&f);
     pj_artifact a;
     store_one(&f, &a);
-    char *path = disk_cache_entry_path(f.cache, KEY);
+    char *path = pj_disk_cache_entry_path(f.cache, KEY);
     ck_assert_int_eq(chmod(path, 0), 0);
     expect_rejected(&f, strerror(EACCES));
     ck_assert_int_eq(access(path, F_OK), 0);
     free(path);
-    artifact_free(&a);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -413,17 +413,17 @@ START_TEST(disk_symbolic_link_at_entry_path_is_not_followed)
     open_disk(&f);
     pj_artifact a;
     store_one(&f, &a);
-    char *path = disk_cache_entry_path(f.cache, KEY), target[4200];
+    char *path = pj_disk_cache_entry_path(f.cache, KEY), target[4200];
     snprintf(target, sizeof target, "%s/elsewhere", f.root);
     ck_assert_int_eq(rename(path, target), 0);
     ck_assert_int_eq(symlink(target, path), 0);
     expect_rejected(&f, "symbolic link");
-    ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_OK); /* replaces the link */
+    ck_assert_int_eq(pj_disk_cache_store(f.cache, KEY, &a), PTXJIT_OK); /* replaces the link */
     struct stat st;
     ck_assert_int_eq(lstat(path, &st), 0);
     ck_assert(S_ISREG(st.st_mode));
     free(path);
-    artifact_free(&a);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -436,18 +436,18 @@ static void expect_store_fails_cleanly(fileio_op op, int after, int error_number
     open_disk(&f);
     pj_artifact a;
     make_artifact(&a);
-    char *path = disk_cache_entry_path(f.cache, KEY);
-    fileio_inject_fault(op, after, error_number);
-    ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_ERR_IO);
+    char *path = pj_disk_cache_entry_path(f.cache, KEY);
+    pj_fileio_inject_fault(op, after, error_number);
+    ck_assert_int_eq(pj_disk_cache_store(f.cache, KEY, &a), PTXJIT_ERR_IO);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), strerror(error_number)));
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), path));
     ck_assert_int_eq(access(path, F_OK), -1);
     ck_assert_int_eq(count_files(f.root, ".tmp.*"), 0);
-    ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_store(f.cache, KEY, &a), PTXJIT_OK);
     expect_hit(&f, &a);
-    fileio_clear_faults();
+    pj_fileio_clear_faults();
     free(path);
-    artifact_free(&a);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 
@@ -459,7 +459,7 @@ END_TEST
 
 START_TEST(disk_full_midway_through_short_writes_leaves_nothing_behind)
 {
-    fileio_limit_writes(100);
+    pj_fileio_limit_writes(100);
     expect_store_fails_cleanly(FILEIO_WRITE, 10, ENOSPC); /* after 1000 bytes were written */
 }
 END_TEST
@@ -470,11 +470,11 @@ START_TEST(disk_short_writes_are_completed)
     open_disk(&f);
     pj_artifact a;
     make_artifact(&a);
-    fileio_limit_writes(7);
-    ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_OK);
-    fileio_clear_faults();
+    pj_fileio_limit_writes(7);
+    ck_assert_int_eq(pj_disk_cache_store(f.cache, KEY, &a), PTXJIT_OK);
+    pj_fileio_clear_faults();
     expect_hit(&f, &a);
-    artifact_free(&a);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -497,7 +497,7 @@ static void run_writer(disk_fixture *f, const pj_artifact *a)
 {
     int bad = 0;
     for (int i = 0; i < STORES_EACH; i++)
-        bad |= disk_cache_store(f->cache, KEY, a) != PTXJIT_OK;
+        bad |= pj_disk_cache_store(f->cache, KEY, a) != PTXJIT_OK;
     _exit(bad);
 }
 
@@ -508,9 +508,9 @@ static int read_while_writers_run(disk_fixture *f, const pj_artifact *a, pid_t *
     while (running > 0) {
         pj_artifact got;
         int found = 0;
-        ck_assert_int_eq(disk_cache_load(f->cache, KEY, &got, &found), PTXJIT_OK);
+        ck_assert_int_eq(pj_disk_cache_load(f->cache, KEY, &got, &found), PTXJIT_OK);
         ck_assert(!found || same_artifact(a, &got));
-        artifact_free(&got);
+        pj_artifact_free(&got);
         loads++;
         for (int w = 0; w < WRITERS; w++) {
             int status;
@@ -542,11 +542,11 @@ START_TEST(disk_concurrent_writers_leave_one_whole_entry)
     expect_hit(&f, &a);
     ck_assert_int_eq(count_files(f.root, ".tmp.*"), 0);
     ptxjit_cache_stats stats;
-    disk_cache_stats(f.cache, &stats);
+    pj_disk_cache_stats(f.cache, &stats);
     ck_assert_uint_eq(stats.stores, WRITERS * STORES_EACH); /* the counters lose no update */
     ck_assert_uint_eq(stats.hits + stats.misses, (uint64_t)loads + 1);
     ck_assert_uint_eq(stats.entries, 1);
-    artifact_free(&a);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -564,10 +564,10 @@ static void *store_and_load(void *user)
     for (int i = 0; i < 20; i++) {
         pj_artifact got;
         int found = 0;
-        job->bad |= disk_cache_store(job->cache, job->key, job->artifact) != PTXJIT_OK;
-        job->bad |= disk_cache_load(job->cache, job->key, &got, &found) != PTXJIT_OK;
+        job->bad |= pj_disk_cache_store(job->cache, job->key, job->artifact) != PTXJIT_OK;
+        job->bad |= pj_disk_cache_load(job->cache, job->key, &got, &found) != PTXJIT_OK;
         job->bad |= !found || !same_artifact(job->artifact, &got);
-        artifact_free(&got);
+        pj_artifact_free(&got);
     }
     return NULL;
 }
@@ -590,12 +590,12 @@ START_TEST(disk_threads_share_one_cache)
         ck_assert_int_eq(jobs[t].bad, 0);
     }
     ptxjit_cache_stats stats;
-    disk_cache_stats(f.cache, &stats);
+    pj_disk_cache_stats(f.cache, &stats);
     ck_assert_uint_eq(stats.stores, 80);
     ck_assert_uint_eq(stats.hits, 80);
     ck_assert_uint_eq(stats.entries, 2);
     ck_assert_int_eq(f.warnings, 0);
-    artifact_free(&a);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -608,7 +608,7 @@ START_TEST(disk_unusable_root_names_the_directory)
     strcat(root, "/sub"); /* under a regular file: ENOTDIR, even for root */
     pj_disk_cache *cache = NULL;
     pj_disk_options options = {root, 0, 0};
-    ck_assert_int_eq(disk_cache_open(&cache, &options, NULL), PTXJIT_ERR_CACHE);
+    ck_assert_int_eq(pj_disk_cache_open(&cache, &options, NULL), PTXJIT_ERR_CACHE);
     ck_assert_ptr_null(cache);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), root));
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), strerror(ENOTDIR)));
@@ -616,7 +616,7 @@ START_TEST(disk_unusable_root_names_the_directory)
     if (geteuid() != 0) { /* root ignores permissions: only an ordinary user can test 0500 */
         snprintf(root, sizeof root, "%s/readonly", base);
         ck_assert_int_eq(mkdir(root, 0500), 0);
-        ck_assert_int_eq(disk_cache_open(&cache, &options, NULL), PTXJIT_ERR_CACHE);
+        ck_assert_int_eq(pj_disk_cache_open(&cache, &options, NULL), PTXJIT_ERR_CACHE);
         ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), root));
         ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), strerror(EACCES)));
     }
@@ -630,26 +630,26 @@ START_TEST(disk_counters_are_shared_between_instances)
     disk_fixture f;
     open_disk(&f);
     pj_disk_cache *second;
-    ck_assert_int_eq(disk_cache_open(&second, &(pj_disk_options){f.root, 0, 0}, NULL), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_open(&second, &(pj_disk_options){f.root, 0, 0}, NULL), PTXJIT_OK);
     pj_artifact a, got;
     store_one(&f, &a);
-    ck_assert_int_eq(disk_cache_store(second, OTHER_KEY, &a), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_store(second, OTHER_KEY, &a), PTXJIT_OK);
     int found;
-    disk_cache_load(second, KEY, &got, &found); /* hit */
-    artifact_free(&got);
-    disk_cache_load(f.cache, "ffffffffffffffffffffffffffffffff", &got, &found); /* miss */
+    pj_disk_cache_load(second, KEY, &got, &found); /* hit */
+    pj_artifact_free(&got);
+    pj_disk_cache_load(f.cache, "ffffffffffffffffffffffffffffffff", &got, &found); /* miss */
     write_entry_file(&f, "garbage", 7);
     expect_corrupt_removed(&f, "truncated"); /* corrupt, and a miss */
     ptxjit_cache_stats stats;
-    ck_assert_int_eq(disk_cache_stats(second, &stats), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_stats(second, &stats), PTXJIT_OK);
     ck_assert_uint_eq(stats.hits, 1);
     ck_assert_uint_eq(stats.misses, 2);
     ck_assert_uint_eq(stats.stores, 2);
     ck_assert_uint_eq(stats.corrupt, 1);
     ck_assert_uint_eq(stats.entries, 1);
     ck_assert_uint_gt(stats.bytes, a.cubin_size);
-    disk_cache_close(second);
-    artifact_free(&a);
+    pj_disk_cache_close(second);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -660,19 +660,19 @@ START_TEST(disk_clear_removes_entries_and_resets_counters)
     open_disk(&f);
     pj_artifact a;
     store_one(&f, &a);
-    ck_assert_int_eq(disk_cache_store(f.cache, OTHER_KEY, &a), PTXJIT_OK);
-    ck_assert_int_eq(disk_cache_store(f.cache, "0123456789abcdef0123456789abcdee", &a), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_store(f.cache, OTHER_KEY, &a), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_store(f.cache, "0123456789abcdef0123456789abcdee", &a), PTXJIT_OK);
     uint64_t removed = 0;
-    ck_assert_int_eq(disk_cache_clear(f.cache, &removed), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_clear(f.cache, &removed), PTXJIT_OK);
     ck_assert_uint_eq(removed, 3);
     ptxjit_cache_stats stats;
-    ck_assert_int_eq(disk_cache_stats(f.cache, &stats), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_stats(f.cache, &stats), PTXJIT_OK);
     ck_assert_uint_eq(stats.entries + stats.bytes + stats.stores + stats.hits, 0);
-    ck_assert_int_eq(access(disk_cache_dir(f.cache), W_OK), 0); /* the directory stays */
-    ck_assert_int_eq(disk_cache_clear(f.cache, &removed), PTXJIT_OK);
+    ck_assert_int_eq(access(pj_disk_cache_dir(f.cache), W_OK), 0); /* the directory stays */
+    ck_assert_int_eq(pj_disk_cache_clear(f.cache, &removed), PTXJIT_OK);
     ck_assert_uint_eq(removed, 0);
-    ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_OK); /* usable afterwards */
-    artifact_free(&a);
+    ck_assert_int_eq(pj_disk_cache_store(f.cache, KEY, &a), PTXJIT_OK); /* usable afterwards */
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -690,9 +690,9 @@ START_TEST(disk_directories_and_entries_are_private)
     memset(&f, 0, sizeof f);
     char *base = test_mkdtemp(), root[4200], shard[4300];
     snprintf(root, sizeof root, "%s/a/b/", base); /* missing parents; trailing slash */
-    ck_assert_int_eq(disk_cache_open(&f.cache, &(pj_disk_options){root, 0, 0}, NULL), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_open(&f.cache, &(pj_disk_options){root, 0, 0}, NULL), PTXJIT_OK);
     snprintf(root, sizeof root, "%s/a/b/v%d", base, PJ_DISK_FORMAT_VERSION);
-    ck_assert_str_eq(disk_cache_dir(f.cache), root);
+    ck_assert_str_eq(pj_disk_cache_dir(f.cache), root);
     expect_mode(root, 0700);
     snprintf(shard, sizeof shard, "%s/a", base);
     expect_mode(shard, 0700);
@@ -700,11 +700,11 @@ START_TEST(disk_directories_and_entries_are_private)
     store_one(&f, &a);
     snprintf(shard, sizeof shard, "%s/01", root);
     expect_mode(shard, 0700);
-    char *path = disk_cache_entry_path(f.cache, KEY);
+    char *path = pj_disk_cache_entry_path(f.cache, KEY);
     expect_mode(path, 0600);
     free(path);
-    artifact_free(&a);
-    disk_cache_close(f.cache);
+    pj_artifact_free(&a);
+    pj_disk_cache_close(f.cache);
     test_rmtree(base);
     free(base);
 }
@@ -730,9 +730,9 @@ static void expect_root(const char *root, const char *expect_root)
     char expect[4200];
     snprintf(expect, sizeof expect, "%s/v%d", expect_root, PJ_DISK_FORMAT_VERSION);
     pj_disk_cache *cache;
-    ck_assert_int_eq(disk_cache_open(&cache, &(pj_disk_options){root, 0, 0}, NULL), PTXJIT_OK);
-    ck_assert_str_eq(disk_cache_dir(cache), expect);
-    disk_cache_close(cache);
+    ck_assert_int_eq(pj_disk_cache_open(&cache, &(pj_disk_options){root, 0, 0}, NULL), PTXJIT_OK);
+    ck_assert_str_eq(pj_disk_cache_dir(cache), expect);
+    pj_disk_cache_close(cache);
 }
 
 START_TEST(disk_root_comes_from_option_then_environment)
@@ -755,7 +755,7 @@ START_TEST(disk_root_comes_from_option_then_environment)
     expect_root(NULL, a);
     unsetenv("HOME");
     pj_disk_cache *cache;
-    ck_assert_int_eq(disk_cache_open(&cache, NULL, NULL), PTXJIT_ERR_CACHE);
+    ck_assert_int_eq(pj_disk_cache_open(&cache, NULL, NULL), PTXJIT_ERR_CACHE);
     restore_env("PTXJIT_CACHE_DIR", saved[0]);
     restore_env("XDG_CACHE_HOME", saved[1]);
     restore_env("HOME", saved[2]);
@@ -769,10 +769,10 @@ END_TEST
  * others could have written. Refused, kept by the load, replaced by the next store. */
 static void expect_untrusted_then_replaced(disk_fixture *f, pj_artifact *a, const char *needle)
 {
-    char *path = disk_cache_entry_path(f->cache, KEY);
+    char *path = pj_disk_cache_entry_path(f->cache, KEY);
     expect_rejected(f, needle);
     ck_assert_int_eq(access(path, F_OK), 0);
-    ck_assert_int_eq(disk_cache_store(f->cache, KEY, a), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_store(f->cache, KEY, a), PTXJIT_OK);
     expect_mode(path, 0600);
     struct stat st;
     ck_assert_int_eq(stat(path, &st), 0);
@@ -787,7 +787,7 @@ START_TEST(disk_entries_others_could_write_are_not_trusted)
     open_disk(&f);
     pj_artifact a;
     store_one(&f, &a);
-    char *path = disk_cache_entry_path(f.cache, KEY);
+    char *path = pj_disk_cache_entry_path(f.cache, KEY);
     ck_assert_int_eq(chmod(path, 0660), 0);
     expect_untrusted_then_replaced(&f, &a, "writable by its group: not trusted");
     ck_assert_int_eq(chmod(path, 0602), 0);
@@ -797,7 +797,7 @@ START_TEST(disk_entries_others_could_write_are_not_trusted)
         expect_untrusted_then_replaced(&f, &a, "owned by another user: not trusted");
     }
     free(path);
-    artifact_free(&a);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -810,11 +810,11 @@ START_TEST(disk_entries_are_private_whatever_the_umask)
     pj_artifact a;
     store_one(&f, &a);
     umask(saved);
-    char *path = disk_cache_entry_path(f.cache, KEY);
+    char *path = pj_disk_cache_entry_path(f.cache, KEY);
     expect_mode(path, 0600);
     expect_hit(&f, &a);
     free(path);
-    artifact_free(&a);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -832,13 +832,13 @@ START_TEST(disk_shard_that_is_a_link_is_not_followed)
     ck_assert_int_eq(symlink(target, shard), 0);
     pj_artifact a;
     make_artifact(&a);
-    ck_assert_int_eq(disk_cache_store(f.cache, KEY, &a), PTXJIT_ERR_CACHE);
+    ck_assert_int_eq(pj_disk_cache_store(f.cache, KEY, &a), PTXJIT_ERR_CACHE);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), shard));
     ck_assert_int_eq(count_files(target, "*"), 1); /* the directory itself, nothing in it */
     evict_report report;
-    ck_assert_int_eq(disk_cache_trim(f.cache, &report), PTXJIT_OK); /* not a gap in a scan */
+    ck_assert_int_eq(pj_disk_cache_trim(f.cache, &report), PTXJIT_OK); /* not a gap in a scan */
     ck_assert(report.complete);
-    artifact_free(&a);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -868,7 +868,7 @@ START_TEST(disk_counters_file_that_is_a_link_is_not_written)
     ck_assert_int_eq(lstat(stats, &st), 0);
     ck_assert(S_ISLNK(st.st_mode));
     free(text);
-    artifact_free(&a);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -889,15 +889,15 @@ START_TEST(disk_counters_held_by_a_stopped_process_cost_a_count_not_the_load)
     expect_hit(&f, &a);
     ptxjit_cache_stats stats_now;
     int before = f.warnings;
-    disk_cache_stats(f.cache, &stats_now); /* cannot read them either: says so */
+    pj_disk_cache_stats(f.cache, &stats_now); /* cannot read them either: says so */
     ck_assert_int_eq(f.warnings, before + 1);
     ck_assert_ptr_nonnull(strstr(f.last, "cache counters"));
     close(holder);
-    disk_cache_stats(f.cache, &stats_now);
+    pj_disk_cache_stats(f.cache, &stats_now);
     ck_assert_uint_eq(stats_now.hits, 0); /* the one hit's count was lost, nothing else */
     ck_assert_uint_eq(stats_now.stores, 1);
     ck_assert_uint_eq(stats_now.entries, 1);
-    artifact_free(&a);
+    pj_artifact_free(&a);
     close_disk(&f);
 }
 END_TEST
@@ -908,7 +908,7 @@ START_TEST(disk_locks_are_released_while_a_forked_child_lives)
 {
     char *dir = test_mkdtemp(), path[4200];
     snprintf(path, sizeof path, "%s/lock", dir);
-    int fd = fileio_open_shared_file(path, 0600);
+    int fd = pj_fileio_open_shared_file(path, 0600);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(flock(fd, LOCK_EX), 0);
     pid_t child = fork();
@@ -916,7 +916,7 @@ START_TEST(disk_locks_are_released_while_a_forked_child_lives)
         pause(); /* holds its copy of the descriptor until killed */
         _exit(0);
     }
-    fileio_unlock_and_close(fd);
+    pj_fileio_unlock_and_close(fd);
     int other = open(path, O_RDWR | O_CLOEXEC);
     ck_assert_int_ge(other, 0);
     int locked = flock(other, LOCK_EX | LOCK_NB);
@@ -948,7 +948,7 @@ Suite *suite_cache_disk(void)
     suite_add_tcase(suite, tc);
     tc = tcase_create("writes");
     tcase_set_timeout(tc, 120); /* fsync-heavy, and slow under valgrind */
-    tcase_add_checked_fixture(tc, NULL, fileio_clear_faults);
+    tcase_add_checked_fixture(tc, NULL, pj_fileio_clear_faults);
     tcase_add_test(tc, disk_full_on_write_leaves_nothing_behind);
     tcase_add_test(tc, disk_full_midway_through_short_writes_leaves_nothing_behind);
     tcase_add_test(tc, disk_short_writes_are_completed);

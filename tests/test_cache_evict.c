@@ -51,17 +51,17 @@ static void open_evict(evict_fixture *f, double entries_fit)
     f->root = test_mkdtemp();
     make_artifact(&f->artifact);
     size_t size = 0;
-    free(entry_encode(&size, "00000000000000000000000000000000", &f->artifact));
+    free(pj_entry_encode(&size, "00000000000000000000000000000000", &f->artifact));
     f->entry_size = size;
     pj_logger logger = {on_log, f};
     pj_disk_options options = {f->root, (uint64_t)(entries_fit * (double)size), 0};
-    ck_assert_int_eq(disk_cache_open(&f->cache, &options, &logger), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_open(&f->cache, &options, &logger), PTXJIT_OK);
 }
 
 static void close_evict(evict_fixture *f)
 {
-    disk_cache_close(f->cache);
-    artifact_free(&f->artifact);
+    pj_disk_cache_close(f->cache);
+    pj_artifact_free(&f->artifact);
     test_rmtree(f->root);
     free(f->root);
 }
@@ -76,12 +76,12 @@ static const char *key(int i)
 
 static void store(evict_fixture *f, int i)
 {
-    ck_assert_int_eq(disk_cache_store(f->cache, key(i), &f->artifact), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_store(f->cache, key(i), &f->artifact), PTXJIT_OK);
 }
 
 static int present(evict_fixture *f, int i)
 {
-    char *path = disk_cache_entry_path(f->cache, key(i));
+    char *path = pj_disk_cache_entry_path(f->cache, key(i));
     int result = access(path, F_OK) == 0;
     free(path);
     return result;
@@ -90,7 +90,7 @@ static int present(evict_fixture *f, int i)
 /* Sets the entry's times to `age` seconds ago: its place in the LRU order. */
 static void age_entry(evict_fixture *f, int i, int age)
 {
-    char *path = disk_cache_entry_path(f->cache, key(i));
+    char *path = pj_disk_cache_entry_path(f->cache, key(i));
     struct timespec times[2];
     clock_gettime(CLOCK_REALTIME, &times[0]);
     times[0].tv_sec -= age;
@@ -103,9 +103,9 @@ static void hit(evict_fixture *f, int i)
 {
     pj_artifact got;
     int found = 0;
-    ck_assert_int_eq(disk_cache_load(f->cache, key(i), &got, &found), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_load(f->cache, key(i), &got, &found), PTXJIT_OK);
     ck_assert_int_eq(found, 1);
-    artifact_free(&got);
+    pj_artifact_free(&got);
 }
 
 START_TEST(cap_evicts_the_least_recently_used_entry_first)
@@ -121,7 +121,7 @@ START_TEST(cap_evicts_the_least_recently_used_entry_first)
     store(&f, 3); /* four entries > 3.5: evict down to nine tenths of the cap */
     ck_assert(present(&f, 0) && !present(&f, 1) && present(&f, 2) && present(&f, 3));
     ptxjit_cache_stats stats;
-    disk_cache_stats(f.cache, &stats);
+    pj_disk_cache_stats(f.cache, &stats);
     ck_assert_uint_eq(stats.evicted, 1);
     ck_assert_uint_eq(stats.entries, 3);
     ck_assert_uint_le(stats.bytes, stats.max_bytes);
@@ -140,8 +140,8 @@ START_TEST(cap_never_removes_an_entry_being_read)
     age_entry(&f, 0, 300);
     age_entry(&f, 1, 200);
     age_entry(&f, 2, 100);
-    /* A reader in the middle of reading entry 0 holds what disk_cache_load holds. */
-    char *path = disk_cache_entry_path(f.cache, key(0));
+    /* A reader in the middle of reading entry 0 holds what pj_disk_cache_load holds. */
+    char *path = pj_disk_cache_entry_path(f.cache, key(0));
     int reader = open(path, O_RDONLY);
     ck_assert_int_ge(reader, 0);
     ck_assert_int_eq(flock(reader, LOCK_SH), 0);
@@ -163,7 +163,7 @@ START_TEST(cap_smaller_than_one_entry_keeps_none)
     store(&f, 1);
     ck_assert(!present(&f, 0) && !present(&f, 1));
     ptxjit_cache_stats stats;
-    disk_cache_stats(f.cache, &stats);
+    pj_disk_cache_stats(f.cache, &stats);
     ck_assert_uint_eq(stats.evicted, 2);
     ck_assert_uint_eq(stats.stores, 2);
     close_evict(&f);
@@ -188,14 +188,14 @@ START_TEST(cap_measures_a_cache_whose_counter_was_never_kept)
     for (int i = 0; i < 6; i++)
         age_entry(&f, i, 600 - 10 * i);
     char stats[4200];
-    snprintf(stats, sizeof stats, "%s/stats", disk_cache_dir(f.cache));
+    snprintf(stats, sizeof stats, "%s/stats", pj_disk_cache_dir(f.cache));
     write_file(stats, "hits 0\nmisses 0\nstores 6\ncorrupt 0\n"); /* the old format */
-    disk_cache_close(f.cache);
+    pj_disk_cache_close(f.cache);
     pj_disk_options options = {f.root, (uint64_t)(3.5 * (double)f.entry_size), 0};
-    ck_assert_int_eq(disk_cache_open(&f.cache, &options, NULL), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_open(&f.cache, &options, NULL), PTXJIT_OK);
     store(&f, 6);
     ptxjit_cache_stats s;
-    disk_cache_stats(f.cache, &s);
+    pj_disk_cache_stats(f.cache, &s);
     ck_assert_uint_eq(s.entries, 3); /* 7 entries measured; 4 oldest went */
     ck_assert(!present(&f, 0) && !present(&f, 3) && present(&f, 4) && present(&f, 6));
     ck_assert_uint_eq(s.stores, 7);
@@ -206,7 +206,7 @@ END_TEST
 static void make_temp(evict_fixture *f, const char *relative, int age)
 {
     char path[4300];
-    snprintf(path, sizeof path, "%s/%s", disk_cache_dir(f->cache), relative);
+    snprintf(path, sizeof path, "%s/%s", pj_disk_cache_dir(f->cache), relative);
     write_file(path, "part of an entry whose writer was killed");
     struct timespec times[2];
     clock_gettime(CLOCK_REALTIME, &times[0]);
@@ -218,7 +218,7 @@ static void make_temp(evict_fixture *f, const char *relative, int age)
 static int temp_exists(evict_fixture *f, const char *relative)
 {
     char path[4300];
-    snprintf(path, sizeof path, "%s/%s", disk_cache_dir(f->cache), relative);
+    snprintf(path, sizeof path, "%s/%s", pj_disk_cache_dir(f->cache), relative);
     return access(path, F_OK) == 0;
 }
 
@@ -249,11 +249,11 @@ START_TEST(trim_sweeps_every_shard_and_evicts_to_the_cap)
     make_temp(&f, "03/.tmp.999999.2", PJ_TEMP_SWEEP_SECONDS + 60);
     make_temp(&f, "compiler.tmp.999999", PJ_TEMP_SWEEP_SECONDS + 60);
     make_temp(&f, "02/.tmp.999999.3", 5);
-    disk_cache_close(f.cache);
+    pj_disk_cache_close(f.cache);
     pj_disk_options options = {f.root, (uint64_t)(2.5 * (double)f.entry_size), 0};
-    ck_assert_int_eq(disk_cache_open(&f.cache, &options, NULL), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_open(&f.cache, &options, NULL), PTXJIT_OK);
     evict_report report;
-    ck_assert_int_eq(disk_cache_trim(f.cache, &report), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_trim(f.cache, &report), PTXJIT_OK);
     ck_assert_uint_eq(report.temp_removed, 3);
     ck_assert_uint_eq(report.entries, 4);
     ck_assert_uint_eq(report.evicted, 2);
@@ -261,7 +261,7 @@ START_TEST(trim_sweeps_every_shard_and_evicts_to_the_cap)
     ck_assert(temp_exists(&f, "02/.tmp.999999.3"));
     ck_assert(!temp_exists(&f, "compiler.tmp.999999"));
     ptxjit_cache_stats stats;
-    disk_cache_stats(f.cache, &stats);
+    pj_disk_cache_stats(f.cache, &stats);
     ck_assert_uint_eq(stats.evicted, 2);
     close_evict(&f);
 }
@@ -275,16 +275,16 @@ static uint64_t cap_from_environment(const char *text, int *warnings)
     f.root = test_mkdtemp();
     setenv("PTXJIT_CACHE_MAX_BYTES", text, 1);
     pj_logger logger = {on_log, &f};
-    ck_assert_int_eq(disk_cache_open(&f.cache, &(pj_disk_options){f.root, 0, 0}, &logger),
+    ck_assert_int_eq(pj_disk_cache_open(&f.cache, &(pj_disk_options){f.root, 0, 0}, &logger),
                      PTXJIT_OK);
-    uint64_t cap = disk_cache_max_bytes(f.cache);
+    uint64_t cap = pj_disk_cache_max_bytes(f.cache);
     *warnings = f.warnings;
     if (f.warnings) {
         ck_assert_ptr_nonnull(strstr(f.last, "PTXJIT_CACHE_MAX_BYTES"));
         ck_assert_ptr_nonnull(strstr(f.last, "512M")); /* the fix, by example */
     }
     unsetenv("PTXJIT_CACHE_MAX_BYTES");
-    disk_cache_close(f.cache);
+    pj_disk_cache_close(f.cache);
     test_rmtree(f.root);
     free(f.root);
     return cap;
@@ -308,9 +308,9 @@ START_TEST(cap_comes_from_option_then_environment_then_default)
     char *root = test_mkdtemp();
     setenv("PTXJIT_CACHE_MAX_BYTES", "1M", 1);
     pj_disk_cache *cache;
-    ck_assert_int_eq(disk_cache_open(&cache, &(pj_disk_options){root, 4096, 0}, NULL), PTXJIT_OK);
-    ck_assert_uint_eq(disk_cache_max_bytes(cache), 4096);
-    disk_cache_close(cache);
+    ck_assert_int_eq(pj_disk_cache_open(&cache, &(pj_disk_options){root, 4096, 0}, NULL), PTXJIT_OK);
+    ck_assert_uint_eq(pj_disk_cache_max_bytes(cache), 4096);
+    pj_disk_cache_close(cache);
     unsetenv("PTXJIT_CACHE_MAX_BYTES");
     test_rmtree(root);
     free(root);

@@ -35,13 +35,13 @@ static char *foreign_directory(char **base)
 START_TEST(directory_of_another_user_is_not_trusted)
 {
     char *base, *theirs = foreign_directory(&base);
-    ck_assert_int_eq(directory_check_trust(theirs, 0), PTXJIT_ERR_CACHE);
+    ck_assert_int_eq(pj_directory_check_trust(theirs, 0), PTXJIT_ERR_CACHE);
     const char *message = ptxjit_last_error();
     ck_assert_ptr_nonnull(strstr(message, theirs));
     ck_assert_ptr_nonnull(strstr(message, "not to you"));
     ck_assert_ptr_nonnull(strstr(message, "PTXJIT_CACHE_DIR"));
     ck_assert_ptr_nonnull(strstr(message, "PTXJIT_CACHE_SHARED=1"));
-    ck_assert_int_eq(directory_check_trust(theirs, 1), PTXJIT_OK); /* shared: on purpose */
+    ck_assert_int_eq(pj_directory_check_trust(theirs, 1), PTXJIT_OK); /* shared: on purpose */
     free(theirs);
     test_rmtree(base);
     free(base);
@@ -53,11 +53,11 @@ static void expect_mode_trust(const char *dir, mode_t mode, ptxjit_status privat
                               ptxjit_status shared_status, const char *needle)
 {
     ck_assert_int_eq(chmod(dir, mode), 0);
-    ck_assert_int_eq(directory_check_trust(dir, 0), private_status);
+    ck_assert_int_eq(pj_directory_check_trust(dir, 0), private_status);
     if (needle)
         ck_assert_msg(strstr(ptxjit_last_error(), needle), "'%s' lacks '%s'",
                       ptxjit_last_error(), needle);
-    ck_assert_int_eq(directory_check_trust(dir, 1), shared_status);
+    ck_assert_int_eq(pj_directory_check_trust(dir, 1), shared_status);
 }
 
 START_TEST(directory_writable_by_others_is_not_trusted)
@@ -146,7 +146,7 @@ START_TEST(untrusted_versioned_directory_is_refused)
     ck_assert_int_eq(mkdir(v1, 0700), 0);
     ck_assert_int_eq(chmod(v1, 0722), 0);
     pj_disk_cache *cache;
-    ck_assert_int_eq(disk_cache_open(&cache, &(pj_disk_options){root, 0, 0}, NULL),
+    ck_assert_int_eq(pj_disk_cache_open(&cache, &(pj_disk_options){root, 0, 0}, NULL),
                      PTXJIT_ERR_CACHE);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), v1));
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "writable by every user"));
@@ -172,24 +172,24 @@ START_TEST(shared_cache_is_made_group_writable_whatever_the_umask)
     mode_t old_umask = umask(022);
     setenv("PTXJIT_CACHE_SHARED", "1", 1);
     pj_disk_cache *cache;
-    ck_assert_int_eq(disk_cache_open(&cache, &(pj_disk_options){root, 0, 0}, NULL), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_open(&cache, &(pj_disk_options){root, 0, 0}, NULL), PTXJIT_OK);
     unsetenv("PTXJIT_CACHE_SHARED");
     expect_mode(root, PJ_SHARED_DIR_MODE);
-    expect_mode(disk_cache_dir(cache), PJ_SHARED_DIR_MODE);
+    expect_mode(pj_disk_cache_dir(cache), PJ_SHARED_DIR_MODE);
     pj_artifact a = {0};
     char *entries[] = {"k"};
     a.family = "f", a.params = "", a.ptx = ".entry k(", a.log = "", a.entries = entries;
     a.entry_count = 1;
     const char *key = "ab000000000000000000000000000000";
-    ck_assert_int_eq(disk_cache_store(cache, key, &a), PTXJIT_OK);
-    snprintf(path, sizeof path, "%s/ab", disk_cache_dir(cache));
+    ck_assert_int_eq(pj_disk_cache_store(cache, key, &a), PTXJIT_OK);
+    snprintf(path, sizeof path, "%s/ab", pj_disk_cache_dir(cache));
     expect_mode(path, PJ_SHARED_DIR_MODE);
-    char *entry = disk_cache_entry_path(cache, key);
+    char *entry = pj_disk_cache_entry_path(cache, key);
     expect_mode(entry, PJ_SHARED_FILE_MODE);
-    snprintf(path, sizeof path, "%s/stats", disk_cache_dir(cache));
+    snprintf(path, sizeof path, "%s/stats", pj_disk_cache_dir(cache));
     expect_mode(path, PJ_SHARED_FILE_MODE); /* every process of the group counts in it */
     free(entry);
-    disk_cache_close(cache);
+    pj_disk_cache_close(cache);
     umask(old_umask);
     test_rmtree(base);
     free(base);
@@ -268,12 +268,12 @@ static int shared_from_environment(const char *text, int *warnings)
     pj_logger logger = {capture, &log};
     setenv("PTXJIT_CACHE_SHARED", text, 1);
     pj_disk_cache *cache = NULL;
-    ptxjit_status status = disk_cache_open(&cache, &(pj_disk_options){dir, 0, 0}, &logger);
+    ptxjit_status status = pj_disk_cache_open(&cache, &(pj_disk_options){dir, 0, 0}, &logger);
     unsetenv("PTXJIT_CACHE_SHARED");
     *warnings = log.warnings;
     if (log.warnings)
         ck_assert_ptr_nonnull(strstr(log.last, "PTXJIT_CACHE_SHARED"));
-    disk_cache_close(cache);
+    pj_disk_cache_close(cache);
     test_rmtree(dir);
     free(dir);
     return status == PTXJIT_OK;

@@ -20,13 +20,13 @@ static int run_cli_env(char **output, const char *cache_dir, const char *env, co
     FILE *pipe = popen(command, "r");
     ck_assert_ptr_nonnull(pipe);
     pj_strbuf sb;
-    sb_init(&sb);
+    pj_sb_init(&sb);
     char chunk[4096];
     size_t n;
     while ((n = fread(chunk, 1, sizeof chunk, pipe)) > 0)
-        sb_append_n(&sb, chunk, n);
+        pj_sb_append_n(&sb, chunk, n);
     int status = pclose(pipe);
-    *output = sb_take(&sb);
+    *output = pj_sb_take(&sb);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 

@@ -56,7 +56,7 @@ static void setup(fault_fixture *f)
     const void *cubin = ptxjit_kernel_cubin(kernel, &f->cubin_size);
     f->cubin = malloc(f->cubin_size);
     memcpy(f->cubin, cubin, f->cubin_size);
-    f->entry = disk_cache_entry_path(context->disk, ptxjit_kernel_key(kernel));
+    f->entry = pj_disk_cache_entry_path(context->disk, ptxjit_kernel_key(kernel));
     ck_assert_int_eq(access(f->entry, R_OK), 0);
     ptxjit_close(context);
     ck_assert_int_eq(f->warnings, 0);
@@ -64,7 +64,7 @@ static void setup(fault_fixture *f)
 
 static void teardown(fault_fixture *f)
 {
-    fileio_clear_faults();
+    pj_fileio_clear_faults();
     chmod(f->dir, 0700);
     test_rmtree(f->dir);
     free(f->dir);
@@ -201,7 +201,7 @@ START_TEST(fault_cache_dir_read_only)
 {
     fault_fixture f;
     setup(&f);
-    fileio_inject_fault(FILEIO_ACCESS, 0, EROFS);
+    pj_fileio_inject_fault(FILEIO_ACCESS, 0, EROFS);
     expect_right_kernel(&f, f.dir, PTXJIT_ORIGIN_COMPILED, strerror(EROFS));
     ck_assert_ptr_nonnull(strstr(f.warning[0], "disk cache disabled"));
     if (geteuid() != 0) {
@@ -218,7 +218,7 @@ START_TEST(fault_cache_dir_becomes_read_only)
     fault_fixture f;
     setup(&f);
     ck_assert_int_eq(unlink(f.entry), 0);
-    fileio_inject_fault(FILEIO_CREATE, 0, EROFS);
+    pj_fileio_inject_fault(FILEIO_CREATE, 0, EROFS);
     expect_right_kernel(&f, f.dir, PTXJIT_ORIGIN_COMPILED, "cannot create a temporary file");
     ck_assert_ptr_nonnull(strstr(f.warning[0], strerror(EROFS)));
     ck_assert_int_eq(access(f.entry, F_OK), -1);
@@ -244,8 +244,8 @@ START_TEST(fault_disk_full)
     fault_fixture f;
     setup(&f);
     ck_assert_int_eq(unlink(f.entry), 0);
-    fileio_limit_writes(1000);
-    fileio_inject_fault(FILEIO_WRITE, 3, ENOSPC); /* 3000 bytes in */
+    pj_fileio_limit_writes(1000);
+    pj_fileio_inject_fault(FILEIO_WRITE, 3, ENOSPC); /* 3000 bytes in */
     expect_right_kernel(&f, f.dir, PTXJIT_ORIGIN_COMPILED, strerror(ENOSPC));
     ck_assert_ptr_nonnull(strstr(f.warning[0], "kernel not saved to the disk cache"));
     ck_assert_int_eq(access(f.entry, F_OK), -1);
@@ -273,7 +273,7 @@ START_TEST(fault_cache_dir_missing_and_not_creatable)
     int levels = 0;
     for (const char *s = blocked; *s; s++)
         levels += *s == '/';
-    fileio_inject_fault(FILEIO_MKDIR, levels - 1, EACCES);
+    pj_fileio_inject_fault(FILEIO_MKDIR, levels - 1, EACCES);
     expect_right_kernel(&f, blocked, PTXJIT_ORIGIN_COMPILED, strerror(EACCES));
     teardown(&f);
 }

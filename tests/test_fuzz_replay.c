@@ -91,9 +91,9 @@ START_TEST(entry_corpus_holds_accepted_entries)
     key[32] = '\0';
     pj_artifact artifact;
     const char *why = NULL;
-    ck_assert_int_eq(entry_decode(&artifact, &why, data + 1, size - 1, key), PTXJIT_OK);
+    ck_assert_int_eq(pj_entry_decode(&artifact, &why, data + 1, size - 1, key), PTXJIT_OK);
     ck_assert_str_eq(artifact.family, "reduce");
-    artifact_free(&artifact);
+    pj_artifact_free(&artifact);
     free(data);
 }
 END_TEST

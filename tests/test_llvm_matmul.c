@@ -508,7 +508,7 @@ START_TEST(tensor_core_tma_fills_stages_with_tma_and_mbarriers)
     for (size_t i = 0; i < PJ_ARRAY_SIZE(configs); i++) {
         const char *params = configs[i].params, *ptx = llvm_ptx(context, params);
         matmul_config config;
-        ck_assert_int_eq(matmul_config_of(&config, compile(context, params)), PTXJIT_OK);
+        ck_assert_int_eq(pj_matmul_config_of(&config, compile(context, params)), PTXJIT_OK);
         const int steps = config.bk / 8, b_boxes = config.tile_n / 32;
         const int issues = count(ptx, "mbarrier.arrive.expect_tx.shared::cta.b64");
         const int copies = count(ptx, "mbarrier.arrive.shared::cta.b64");

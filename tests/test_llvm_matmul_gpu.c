@@ -35,7 +35,7 @@ static float next_uniform(void) /* [-1, 1) */
 
 static void product_upload(product *p)
 {
-    size_t e = (size_t)dtype_bytes(p->dtype);
+    size_t e = (size_t)pj_dtype_bytes(p->dtype);
     ck_assert_int_eq(ptxjit_copy_to_device(p->context, p->da + p->shift, p->a, p->m * p->k * e),
                      PTXJIT_OK);
     ck_assert_int_eq(ptxjit_copy_to_device(p->context, p->db + p->shift, p->b, p->k * p->n * e),
@@ -46,7 +46,7 @@ static void product_make(product *p, ptxjit_context *context, size_t m, size_t n
                          pj_dtype dtype)
 {
     *p = (product){context, m, n, k, 0, dtype, NULL, NULL, NULL, NULL, 0, 0, 0};
-    size_t e = (size_t)dtype_bytes(dtype);
+    size_t e = (size_t)pj_dtype_bytes(dtype);
     p->a = malloc(m * k * e);
     p->b = malloc(k * n * e);
     p->c = malloc(m * n * 4);
@@ -54,11 +54,11 @@ static void product_make(product *p, ptxjit_context *context, size_t m, size_t n
     ck_assert(p->a && p->b && p->c && p->reference);
     random_state ^= (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20) ^ 0x9e3779b97f4a7c15ull;
     for (size_t i = 0; i < m * k; i++)
-        matmul_set_element(p->a, dtype, i, next_uniform());
+        pj_matmul_set_element(p->a, dtype, i, next_uniform());
     for (size_t i = 0; i < k * n; i++)
-        matmul_set_element(p->b, dtype, i, next_uniform());
+        pj_matmul_set_element(p->b, dtype, i, next_uniform());
     for (size_t row = 0; row < m; row++)
-        matmul_reference_row(p->reference + row * n, p->a, p->b, dtype, n, k, row);
+        pj_matmul_reference_row(p->reference + row * n, p->a, p->b, dtype, n, k, row);
     ck_assert_int_eq(ptxjit_alloc(&p->da, context, m * k * e + 16), PTXJIT_OK);
     ck_assert_int_eq(ptxjit_alloc(&p->db, context, k * n * e + 16), PTXJIT_OK);
     ck_assert_int_eq(ptxjit_alloc(&p->dc, context, m * n * 4 + 16), PTXJIT_OK);
@@ -97,8 +97,8 @@ static double run(product *p, const char *params, matmul_config *config)
     ptxjit_kernel *kernel;
     ck_assert_msg(ptxjit_get_kernel(&kernel, p->context, "matmul", params, NULL) == PTXJIT_OK,
                   "%s: %s", params, ptxjit_last_error());
-    ck_assert_int_eq(matmul_config_of(config, kernel), PTXJIT_OK);
-    const size_t count = p->m * p->n, bytes = count * (size_t)dtype_bytes(config->out);
+    ck_assert_int_eq(pj_matmul_config_of(config, kernel), PTXJIT_OK);
+    const size_t count = p->m * p->n, bytes = count * (size_t)pj_dtype_bytes(config->out);
     ck_assert_int_eq(p->context->driver->cuMemsetD8Async(p->dc + p->shift, 0xff, bytes, NULL),
                      CUDA_SUCCESS); /* NaN in every type */
     ptxjit_status status = ptxjit_matmul(p->context, params, p->da + p->shift, p->db + p->shift,
@@ -111,7 +111,7 @@ static double run(product *p, const char *params, matmul_config *config)
     size_t i = 0;
     double diff = 0, norm = 0;
     for (; i < count; i++) {
-        double got = matmul_element(p->c, config->out, i), delta = got - p->reference[i];
+        double got = pj_matmul_element(p->c, config->out, i), delta = got - p->reference[i];
         if (!isfinite(got))
             break;
         diff += delta * delta;
@@ -138,7 +138,7 @@ static void compare(product *p, const char *config_params, int *identical)
     ck_assert_msg(llvm_error <= tolerance && nvrtc_error <= tolerance,
                   "%s %zux%zux%zu (shift %zu): relative error llvm %.3e, nvrtc %.3e, over %.0e",
                   config_params, p->m, p->n, p->k, p->shift, llvm_error, nvrtc_error, tolerance);
-    *identical += memcmp(llvm_result, p->c, p->m * p->n * (size_t)dtype_bytes(config.out)) == 0;
+    *identical += memcmp(llvm_result, p->c, p->m * p->n * (size_t)pj_dtype_bytes(config.out)) == 0;
     free(llvm_result);
 }
 

@@ -53,7 +53,7 @@ static void compare(ptxjit_context *context, const char *params, const void *hos
             uint32_t ours = reduce_bits(context, llvm, device + offset * 4, n, slot);
             uint32_t theirs = reduce_bits(context, params, device + offset * 4, n, slot);
             if (!is_float) {
-                uint32_t want = reduce_reference_i32((const int32_t *)start, n);
+                uint32_t want = pj_reduce_reference_i32((const int32_t *)start, n);
                 ck_assert_msg(ours == theirs && ours == want,
                               "%s n=%zu offset=%zu: llvm %u, nvrtc %u, cpu %u", params, n,
                               offset, ours, theirs, want);
@@ -62,9 +62,9 @@ static void compare(ptxjit_context *context, const char *params, const void *hos
             float a, b;
             memcpy(&a, &ours, 4);
             memcpy(&b, &theirs, 4);
-            double magnitude, want = reduce_reference_f32((const float *)start, n, &magnitude);
-            ck_assert_msg(reduce_f32_close(a, want, magnitude) &&
-                              reduce_f32_close(b, want, magnitude),
+            double magnitude, want = pj_reduce_reference_f32((const float *)start, n, &magnitude);
+            ck_assert_msg(pj_reduce_f32_close(a, want, magnitude) &&
+                              pj_reduce_f32_close(b, want, magnitude),
                           "%s n=%zu offset=%zu: llvm %.9g, nvrtc %.9g, cpu %.9g (bound %.3g)",
                           params, n, offset, a, b, want, 1e-5 * magnitude);
         }

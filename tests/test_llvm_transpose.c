@@ -48,8 +48,8 @@ static int valid(ptxjit_context *context, const char *params)
 static int has_param(ptxjit_context *context, const char *name)
 {
     const pj_schema *schema;
-    ck_assert_int_eq(context_schema(&schema, context, "transpose"), PTXJIT_OK);
-    return schema_param_index(schema, name) >= 0;
+    ck_assert_int_eq(pj_context_schema(&schema, context, "transpose"), PTXJIT_OK);
+    return pj_schema_param_index(schema, name) >= 0;
 }
 
 /* Appends each of words ("inplace=0 stages=0") that keeps params valid: the knobs a template

@@ -36,7 +36,7 @@ static void setup(transpose_case *c, ptxjit_context *context, size_t rows, size_
     c->got = malloc(total);
     ck_assert(c->host && c->want && c->got);
     random_bytes(c->host, total);
-    transpose_reference(c->want, c->host, rows, cols, (int)bytes);
+    pj_transpose_reference(c->want, c->host, rows, cols, (int)bytes);
     ck_assert_int_eq(ptxjit_alloc(&c->in, context, total), PTXJIT_OK);
     ck_assert_int_eq(ptxjit_alloc(&c->out, context, total), PTXJIT_OK);
     ck_assert_int_eq(ptxjit_copy_to_device(context, c->in, c->host, total), PTXJIT_OK);

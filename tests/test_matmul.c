@@ -181,7 +181,7 @@ static matmul_config config_of(const char *params)
     ptxjit_kernel *kernel;
     ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "matmul", params, NULL), PTXJIT_OK);
     matmul_config config;
-    ck_assert_int_eq(matmul_config_of(&config, kernel), PTXJIT_OK);
+    ck_assert_int_eq(pj_matmul_config_of(&config, kernel), PTXJIT_OK);
     ptxjit_close(context);
     return config;
 }
@@ -208,34 +208,34 @@ START_TEST(matmul_launch_geometry_follows_the_params)
     ck_assert_int_eq(c.tile_n, 200);
     ck_assert_uint_eq(c.shared_bytes, 2 * (64 + 256) * 128 + 1024); /* B boxes of 64 columns */
     ck_assert_int_eq(c.cluster, 1);
-    ck_assert_uint_eq(matmul_blocks(&c, 130, 400), 3 * 2);
+    ck_assert_uint_eq(pj_matmul_blocks(&c, 130, 400), 3 * 2);
     c = config_of("cluster=2");
     ck_assert_int_eq(c.cluster, 2);
-    ck_assert_uint_eq(matmul_blocks(&c, 4096, 4096), 32 * 16);
-    ck_assert_uint_eq(matmul_blocks(&c, 130, 300), 2 * 2); /* one cluster of row tiles, half empty */
+    ck_assert_uint_eq(pj_matmul_blocks(&c, 4096, 4096), 32 * 16);
+    ck_assert_uint_eq(pj_matmul_blocks(&c, 130, 300), 2 * 2); /* one cluster of row tiles, half empty */
 }
 END_TEST
 
 START_TEST(matmul_shape_rules_name_the_fix)
 {
     matmul_config c = config_of("variant=tensor_core load=cp_async");
-    ck_assert_int_eq(matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 127, 129, 64),
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 127, 129, 64),
                      PTXJIT_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "multiples of 4"));
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "block_tiled_vectorized"));
-    ck_assert_int_eq(matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 127, 132, 68), PTXJIT_OK);
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 127, 132, 68), PTXJIT_OK);
     c = config_of("");
-    ck_assert_int_eq(matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 5, 132, 64),
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 5, 132, 64),
                      PTXJIT_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "multiples of 8"));
-    ck_assert_int_eq(matmul_check_shape(&c, 0x1008, 0x2000, 0x3000, 5, 136, 64),
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1008, 0x2000, 0x3000, 5, 136, 64),
                      PTXJIT_ERR_INVALID_ARGUMENT);
-    ck_assert_int_eq(matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 5, 136, 64), PTXJIT_OK);
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 5, 136, 64), PTXJIT_OK);
     c = config_of("variant=naive");
-    ck_assert_int_eq(matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 1, 1, 1), PTXJIT_OK);
-    ck_assert_int_eq(matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 0, 1, 1),
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 1, 1, 1), PTXJIT_OK);
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 0, 1, 1),
                      PTXJIT_ERR_INVALID_ARGUMENT);
-    ck_assert_int_eq(matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 1, (size_t)1 << 31, 1),
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 1, (size_t)1 << 31, 1),
                      PTXJIT_ERR_INVALID_ARGUMENT);
 }
 END_TEST
@@ -243,19 +243,19 @@ END_TEST
 START_TEST(matmul_elements_round_to_nearest_even)
 {
     uint16_t h[4];
-    matmul_set_element(h, PJ_DTYPE_bf16, 0, 1.0f);
+    pj_matmul_set_element(h, PJ_DTYPE_bf16, 0, 1.0f);
     ck_assert_uint_eq(h[0], 0x3f80);
-    matmul_set_element(h, PJ_DTYPE_bf16, 1, -0.333333f);
-    ck_assert(fabs(matmul_element(h, PJ_DTYPE_bf16, 1) + 0.333333) < 0.002);
-    matmul_set_element(h, PJ_DTYPE_f16, 2, 1.0f);
+    pj_matmul_set_element(h, PJ_DTYPE_bf16, 1, -0.333333f);
+    ck_assert(fabs(pj_matmul_element(h, PJ_DTYPE_bf16, 1) + 0.333333) < 0.002);
+    pj_matmul_set_element(h, PJ_DTYPE_f16, 2, 1.0f);
     ck_assert_uint_eq(h[2], 0x3c00);
-    matmul_set_element(h, PJ_DTYPE_f16, 3, -0.1f);
+    pj_matmul_set_element(h, PJ_DTYPE_f16, 3, -0.1f);
     ck_assert_uint_eq(h[3], 0xae66); /* -0.1 rounded to the nearest half */
-    ck_assert(fabs(matmul_element(h, PJ_DTYPE_f16, 3) + 0.0999755859375) < 1e-12);
-    matmul_set_element(h, PJ_DTYPE_f16, 0, 1e-6f); /* subnormal: 17 units of 2^-24 */
+    ck_assert(fabs(pj_matmul_element(h, PJ_DTYPE_f16, 3) + 0.0999755859375) < 1e-12);
+    pj_matmul_set_element(h, PJ_DTYPE_f16, 0, 1e-6f); /* subnormal: 17 units of 2^-24 */
     ck_assert_uint_eq(h[0], 17);
     /* 1 + 2^-8 lies halfway between two bf16 values: ties go to the even one, 1.0. */
-    matmul_set_element(h, PJ_DTYPE_bf16, 0, 1.00390625f);
+    pj_matmul_set_element(h, PJ_DTYPE_bf16, 0, 1.00390625f);
     ck_assert_uint_eq(h[0], 0x3f80);
 }
 END_TEST
@@ -265,7 +265,7 @@ START_TEST(matmul_reference_row_is_the_product)
     const float a[6] = {1, 2, 3, 4, 5, 6};    /* 2 x 3 */
     const float b[6] = {7, 8, 9, 10, 11, 12}; /* 3 x 2 */
     double row[2];
-    matmul_reference_row(row, a, b, PJ_DTYPE_f32, 2, 3, 1);
+    pj_matmul_reference_row(row, a, b, PJ_DTYPE_f32, 2, 3, 1);
     ck_assert(row[0] == 4 * 7 + 5 * 9 + 6 * 11 && row[1] == 4 * 8 + 5 * 10 + 6 * 12);
 }
 END_TEST

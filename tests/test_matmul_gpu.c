@@ -27,16 +27,16 @@ static void check(ptxjit_context *context, const char *params, shape s, double t
     matmul_config config;
     ck_assert_msg(ptxjit_get_kernel(&kernel, context, "matmul", params, NULL) == PTXJIT_OK, "%s: %s",
                   params, ptxjit_last_error());
-    ck_assert_int_eq(matmul_config_of(&config, kernel), PTXJIT_OK);
-    const size_t e = (size_t)dtype_bytes(config.dtype), eo = (size_t)dtype_bytes(config.out);
+    ck_assert_int_eq(pj_matmul_config_of(&config, kernel), PTXJIT_OK);
+    const size_t e = (size_t)pj_dtype_bytes(config.dtype), eo = (size_t)pj_dtype_bytes(config.out);
     void *a = malloc(s.m * s.k * e), *b = malloc(s.k * s.n * e), *c = malloc(s.m * s.n * eo);
     double *want = malloc(s.n * sizeof *want);
     ck_assert(a && b && c && want);
     state ^= (uint64_t)time(NULL) ^ ((uint64_t)clock() << 17);
     for (size_t i = 0; i < s.m * s.k; i++)
-        matmul_set_element(a, config.dtype, i, next_uniform());
+        pj_matmul_set_element(a, config.dtype, i, next_uniform());
     for (size_t i = 0; i < s.k * s.n; i++)
-        matmul_set_element(b, config.dtype, i, next_uniform());
+        pj_matmul_set_element(b, config.dtype, i, next_uniform());
     ptxjit_devptr da, db, dc;
     ck_assert_int_eq(ptxjit_alloc(&da, context, s.m * s.k * e), PTXJIT_OK);
     ck_assert_int_eq(ptxjit_alloc(&db, context, s.k * s.n * e), PTXJIT_OK);
@@ -52,7 +52,7 @@ static void check(ptxjit_context *context, const char *params, shape s, double t
     /* One assertion, not one per element: in Check's forking mode each passing assertion
      * writes to a pipe. */
     size_t unwritten = 0;
-    while (unwritten < s.m * s.n && isfinite(matmul_element(c, config.out, unwritten)))
+    while (unwritten < s.m * s.n && isfinite(pj_matmul_element(c, config.out, unwritten)))
         unwritten++;
     ck_assert_msg(unwritten == s.m * s.n, "%s %zux%zux%zu: C[%zu][%zu] not written", params, s.m,
                   s.n, s.k, unwritten / s.n, unwritten % s.n);
@@ -61,9 +61,9 @@ static void check(ptxjit_context *context, const char *params, shape s, double t
     double diff = 0, norm = 0;
     for (size_t i = 0; i < rows; i++) {
         size_t row = all ? i : i == rows - 1 ? s.m - 1 : i * s.m / rows;
-        matmul_reference_row(want, a, b, config.dtype, s.n, s.k, row);
+        pj_matmul_reference_row(want, a, b, config.dtype, s.n, s.k, row);
         for (size_t j = 0; j < s.n; j++) {
-            double delta = matmul_element(c, config.out, row * s.n + j) - want[j];
+            double delta = pj_matmul_element(c, config.out, row * s.n + j) - want[j];
             diff += delta * delta;
             norm += want[j] * want[j];
         }

@@ -93,11 +93,11 @@ static ptxjit_status parse_templates(void *user)
     (void)user;
     for (int i = 0; pj_embedded_templates[i].path; i++) {
         pj_schema *schema = NULL;
-        ptxjit_status status = schema_parse(&schema, pj_embedded_templates[i].text, "t.cu");
+        ptxjit_status status = pj_schema_parse(&schema, pj_embedded_templates[i].text, "t.cu");
         if (status != PTXJIT_OK)
             return status;
-        char *description = schema_describe(schema);
-        schema_free(schema);
+        char *description = pj_schema_describe(schema);
+        pj_schema_free(schema);
         if (!description)
             return PTXJIT_ERR_OUT_OF_MEMORY;
         free(description);
@@ -107,7 +107,7 @@ static ptxjit_status parse_templates(void *user)
 
 START_TEST(schema_parse_survives_every_allocation_failure)
 {
-    ck_assert_int_gt(fail_each_allocation(parse_templates, NULL, "schema_parse"), 50);
+    ck_assert_int_gt(fail_each_allocation(parse_templates, NULL, "pj_schema_parse"), 50);
 }
 END_TEST
 
@@ -116,11 +116,11 @@ static ptxjit_status parse_request(void *user)
     const pj_schema *schema = user;
     pj_request request;
     ptxjit_status status =
-        request_parse(&request, schema, "variant=tma_batched dtype=bf16 group=4 xpose=scalar", 90);
+        pj_request_parse(&request, schema, "variant=tma_batched dtype=bf16 group=4 xpose=scalar", 90);
     if (status != PTXJIT_OK)
         return status;
-    char *canonical = request_canonical(&request);
-    request_free(&request);
+    char *canonical = pj_request_canonical(&request);
+    pj_request_free(&request);
     free(canonical);
     return canonical ? PTXJIT_OK : PTXJIT_ERR_OUT_OF_MEMORY;
 }
@@ -130,11 +130,11 @@ START_TEST(request_parse_survives_every_allocation_failure)
     pj_schema *schema = NULL;
     for (int i = 0; pj_embedded_templates[i].path && !schema; i++)
         if (strstr(pj_embedded_templates[i].path, "transpose"))
-            ck_assert_int_eq(schema_parse(&schema, pj_embedded_templates[i].text, "t.cu"),
+            ck_assert_int_eq(pj_schema_parse(&schema, pj_embedded_templates[i].text, "t.cu"),
                              PTXJIT_OK);
     ck_assert_ptr_nonnull(schema);
-    ck_assert_int_gt(fail_each_allocation(parse_request, schema, "request_parse"), 3);
-    schema_free(schema);
+    ck_assert_int_gt(fail_each_allocation(parse_request, schema, "pj_request_parse"), 3);
+    pj_schema_free(schema);
 }
 END_TEST
 
@@ -156,25 +156,25 @@ static ptxjit_status use_disk_cache(void *user)
     disk_job *job = user;
     pj_disk_cache *cache = NULL;
     pj_logger quiet = {ignore, NULL}; /* "cannot be used (out of memory)" */
-    ptxjit_status status = disk_cache_open(&cache, &(pj_disk_options){job->root, 0, 0}, &quiet);
+    ptxjit_status status = pj_disk_cache_open(&cache, &(pj_disk_options){job->root, 0, 0}, &quiet);
     pj_artifact got = {0};
     int found = 0;
     if (status == PTXJIT_OK)
-        status = disk_cache_store(cache, KEY, &job->artifact);
+        status = pj_disk_cache_store(cache, KEY, &job->artifact);
     if (status == PTXJIT_OK)
-        status = disk_cache_load(cache, KEY, &got, &found);
+        status = pj_disk_cache_load(cache, KEY, &got, &found);
     if (status == PTXJIT_OK && !found)
         status = PTXJIT_ERR_OUT_OF_MEMORY; /* a hit is only lost to a failed allocation */
-    artifact_free(&got);
+    pj_artifact_free(&got);
     ptxjit_cache_stats stats;
     evict_report report;
     if (status == PTXJIT_OK)
-        status = disk_cache_stats(cache, &stats);
+        status = pj_disk_cache_stats(cache, &stats);
     if (status == PTXJIT_OK)
-        status = disk_cache_trim(cache, &report);
+        status = pj_disk_cache_trim(cache, &report);
     if (status == PTXJIT_OK)
-        status = disk_cache_clear(cache, NULL);
-    disk_cache_close(cache);
+        status = pj_disk_cache_clear(cache, NULL);
+    pj_disk_cache_close(cache);
     return status;
 }
 
@@ -195,7 +195,7 @@ START_TEST(disk_cache_survives_every_allocation_failure)
     a->entries[1] = pj_strdup("reduce_finish");
     a->entry_count = 2;
     ck_assert_int_gt(fail_each_allocation(use_disk_cache, &job, "disk cache"), 10);
-    artifact_free(a);
+    pj_artifact_free(a);
     test_rmtree(job.root);
     free(job.root);
 }
@@ -205,14 +205,14 @@ static ptxjit_status decode_entry(void *user)
 {
     const pj_artifact *a = user;
     size_t size = 0;
-    char *data = entry_encode(&size, KEY, a);
+    char *data = pj_entry_encode(&size, KEY, a);
     if (!data)
         return PTXJIT_ERR_OUT_OF_MEMORY;
     pj_artifact got;
     const char *why = NULL;
-    ptxjit_status status = entry_decode(&got, &why, data, size, KEY);
+    ptxjit_status status = pj_entry_decode(&got, &why, data, size, KEY);
     free(data);
-    artifact_free(&got);
+    pj_artifact_free(&got);
     return status;
 }
 

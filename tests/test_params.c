@@ -17,7 +17,7 @@ static const char *const small_template =
 static pj_schema *demo_schema(void)
 {
     pj_schema *schema = NULL;
-    ck_assert_int_eq(schema_parse(&schema, small_template, "demo.cu"), PTXJIT_OK);
+    ck_assert_int_eq(pj_schema_parse(&schema, small_template, "demo.cu"), PTXJIT_OK);
     return schema;
 }
 
@@ -26,18 +26,18 @@ static char *canonical_or_error(const char *text, ptxjit_status *status)
 {
     pj_schema *schema = demo_schema();
     pj_request request;
-    *status = request_parse(&request, schema, text, 90);
-    char *result = *status == PTXJIT_OK ? request_canonical(&request) : pj_strdup(ptxjit_last_error());
+    *status = pj_request_parse(&request, schema, text, 90);
+    char *result = *status == PTXJIT_OK ? pj_request_canonical(&request) : pj_strdup(ptxjit_last_error());
     if (*status == PTXJIT_OK)
-        request_free(&request);
-    schema_free(schema);
+        pj_request_free(&request);
+    pj_schema_free(schema);
     return result;
 }
 
 static void expect_template_error(const char *source, const char *needle)
 {
     pj_schema *schema = NULL;
-    ck_assert_int_eq(schema_parse(&schema, source, "bad.cu"), PTXJIT_ERR_TEMPLATE);
+    ck_assert_int_eq(pj_schema_parse(&schema, source, "bad.cu"), PTXJIT_ERR_TEMPLATE);
     ck_assert_ptr_null(schema);
     ck_assert_msg(strstr(ptxjit_last_error(), needle), "message '%s' lacks '%s'",
                   ptxjit_last_error(), needle);
@@ -54,11 +54,11 @@ START_TEST(schema_reads_every_directive)
     ck_assert_int_eq(schema->params[1].max, 64);
     ck_assert_str_eq(schema->params[0].doc, "which path");
     ck_assert_int_eq(schema->params[0].default_value, 1);
-    char *text = schema_describe(schema);
+    char *text = pj_schema_describe(schema);
     ck_assert_ptr_nonnull(strstr(text, "power of two in 1..64"));
     ck_assert_ptr_nonnull(strstr(text, "applies when mode == fast"));
     free(text);
-    schema_free(schema);
+    pj_schema_free(schema);
 }
 END_TEST
 
@@ -175,11 +175,11 @@ static int64_t eval_text(const char *text, int64_t mode, int64_t width, int64_t 
 {
     pj_schema *schema = demo_schema();
     pj_expr *expr;
-    ck_assert_int_eq(expr_parse(&expr, text, schema), PTXJIT_OK);
+    ck_assert_int_eq(pj_expr_parse(&expr, text, schema), PTXJIT_OK);
     int64_t values[5] = {mode, width, 3, dtype, 90};
-    int64_t result = expr_eval(expr, values, schema);
-    expr_free(expr);
-    schema_free(schema);
+    int64_t result = pj_expr_eval(expr, values, schema);
+    pj_expr_free(expr);
+    pj_schema_free(schema);
     return result;
 }
 
@@ -329,12 +329,12 @@ static const char *const cased_template =
 static char *cased_canonical(const char *text)
 {
     pj_schema *schema = NULL;
-    ck_assert_int_eq(schema_parse(&schema, cased_template, "cased.cu"), PTXJIT_OK);
+    ck_assert_int_eq(pj_schema_parse(&schema, cased_template, "cased.cu"), PTXJIT_OK);
     pj_request request;
-    ck_assert_int_eq(request_parse(&request, schema, text, 90), PTXJIT_OK);
-    char *result = request_canonical(&request);
-    request_free(&request);
-    schema_free(schema);
+    ck_assert_int_eq(pj_request_parse(&request, schema, text, 90), PTXJIT_OK);
+    char *result = pj_request_canonical(&request);
+    pj_request_free(&request);
+    pj_schema_free(schema);
     return result;
 }
 
@@ -357,12 +357,12 @@ START_TEST(request_default_cases_follow_earlier_parameters)
         free(got);
     }
     pj_schema *schema = NULL;
-    ck_assert_int_eq(schema_parse(&schema, cased_template, "cased.cu"), PTXJIT_OK);
-    char *text = schema_describe(schema);
+    ck_assert_int_eq(pj_schema_parse(&schema, cased_template, "cased.cu"), PTXJIT_OK);
+    char *text = pj_schema_describe(schema);
     ck_assert_ptr_nonnull(strstr(text, "default 64 when mode == wide"));
     ck_assert_ptr_nonnull(strstr(text, "default b when width >= 32"));
     free(text);
-    schema_free(schema);
+    pj_schema_free(schema);
 }
 END_TEST
 

@@ -80,7 +80,7 @@ END_TEST
 
 START_TEST(specializer_excerpt_numbers_lines)
 {
-    char *excerpt = specialize_excerpt("a\nb\nc\nd\n", 2, 3);
+    char *excerpt = pj_specialize_excerpt("a\nb\nc\nd\n", 2, 3);
     ck_assert_str_eq(excerpt, "    2 | b\n    3 | c\n");
     free(excerpt);
 }
@@ -186,7 +186,7 @@ START_TEST(corrupt_disk_entry_is_reported_and_rebuilt)
     fixture f;
     open_fixture(&f, NULL);
     ptxjit_kernel *kernel = get(&f, "variant=one_pass", PTXJIT_ORIGIN_COMPILED);
-    char *path = disk_cache_entry_path(f.context->disk, ptxjit_kernel_key(kernel));
+    char *path = pj_disk_cache_entry_path(f.context->disk, ptxjit_kernel_key(kernel));
     FILE *file = fopen(path, "r+b");
     ck_assert_ptr_nonnull(file);
     fseek(file, 200, SEEK_SET);
@@ -216,7 +216,7 @@ static pj_hash128 key_with(int field, const char *value)
     if (field == 8)
         in.option_count = 1;
     pj_hash128 key;
-    ck_assert_int_eq(cache_key(&key, &in), PTXJIT_OK);
+    ck_assert_int_eq(pj_cache_key(&key, &in), PTXJIT_OK);
     return key;
 }
 
@@ -253,7 +253,7 @@ START_TEST(template_text_not_name_is_in_the_key)
     /* The same family from a user directory, one comment line longer: a different key. */
     char *templates = test_mkdtemp(), path[4096];
     snprintf(path, sizeof path, "%s/reduce.cu", templates);
-    const pj_schema *schema = context_find_schema(f.context, "reduce");
+    const pj_schema *schema = pj_context_find_schema(f.context, "reduce");
     FILE *file = fopen(path, "w");
     fprintf(file, "%s// a user's copy\n", schema->source);
     fclose(file);
@@ -606,7 +606,7 @@ START_TEST(disk_hit_does_not_load_the_compiler)
     ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "reduce", "", &origin), PTXJIT_OK);
     ck_assert_int_eq(origin, PTXJIT_ORIGIN_DISK);
     /* This process never loaded NVRTC: the version came from the cache's memo. */
-    ck_assert_ptr_null(nvrtc_library_path());
+    ck_assert_ptr_null(pj_nvrtc_library_path());
     ptxjit_close(context);
     test_rmtree(dir);
     free(dir);
@@ -619,7 +619,7 @@ START_TEST(stale_compiler_memo_keeps_new_kernels_off_the_disk)
     open_fixture(&f, NULL);
     fill_cache_in_child(f.dir);
     char memo[4200];
-    snprintf(memo, sizeof memo, "%s/compiler", disk_cache_dir(f.context->disk));
+    snprintf(memo, sizeof memo, "%s/compiler", pj_disk_cache_dir(f.context->disk));
     char *text = NULL;
     ck_assert_int_eq(pj_read_file(&text, NULL, memo), PTXJIT_OK);
     char *version = strstr(text, "version nvrtc ");

@@ -51,12 +51,12 @@ static void check_one(ptxjit_context *context, const char *params, const void *h
     if (is_float) {
         float got;
         memcpy(&got, &bits, 4);
-        double magnitude, want = reduce_reference_f32((const float *)start, n, &magnitude);
-        ck_assert_msg(reduce_f32_close(got, want, magnitude),
+        double magnitude, want = pj_reduce_reference_f32((const float *)start, n, &magnitude);
+        ck_assert_msg(pj_reduce_f32_close(got, want, magnitude),
                       "%s n=%zu offset=%zu: got %.9g, want %.9g (bound %.3g)", params, n, offset,
                       got, want, 1e-5 * magnitude);
     } else {
-        uint32_t want = reduce_reference_i32((const int32_t *)start, n);
+        uint32_t want = pj_reduce_reference_i32((const int32_t *)start, n);
         ck_assert_msg(bits == want, "%s n=%zu offset=%zu: got %u, want %u", params, n, offset,
                       bits, want);
     }
@@ -158,7 +158,7 @@ START_TEST(launch_and_resources_through_the_public_api)
                      PTXJIT_OK);
     ck_assert_int_eq(ptxjit_synchronize(context), PTXJIT_OK);
     ck_assert_int_eq(ptxjit_copy_to_host(context, &got, out, 4), PTXJIT_OK);
-    ck_assert_uint_eq(got, reduce_reference_i32(host, 100));
+    ck_assert_uint_eq(got, pj_reduce_reference_i32(host, 100));
     ck_assert_int_eq(ptxjit_launch(kernel, "no_such_entry", grid, block, 0, NULL, args),
                      PTXJIT_ERR_INVALID_ARGUMENT);
     ptxjit_kernel_resources r;

@@ -139,7 +139,7 @@ static transpose_config config_of(const char *params)
     ptxjit_kernel *kernel;
     ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "transpose", params, NULL), PTXJIT_OK);
     transpose_config config;
-    ck_assert_int_eq(transpose_config_of(&config, kernel), PTXJIT_OK);
+    ck_assert_int_eq(pj_transpose_config_of(&config, kernel), PTXJIT_OK);
     ptxjit_close(context);
     return config;
 }
@@ -150,7 +150,7 @@ START_TEST(transpose_maps_mirror_each_other)
     ck_assert_int_eq(config.threads, 256);
     ck_assert_int_eq(config.swizzle_bytes, 128);
     transpose_map_plan in, out;
-    ck_assert_int_eq(transpose_plan_maps(&in, &out, &config, 0x10000, 0x20000, 36, 68),
+    ck_assert_int_eq(pj_transpose_plan_maps(&in, &out, &config, 0x10000, 0x20000, 36, 68),
                      PTXJIT_OK);
     ck_assert_uint_eq(in.dims[0], 68);  /* innermost: the input's columns */
     ck_assert_uint_eq(in.dims[1], 36);
@@ -163,7 +163,7 @@ START_TEST(transpose_maps_mirror_each_other)
     ck_assert_int_eq(out.swizzle_bytes, 128);
     /* A 64-wide fp32 tile with the 128-byte swizzle moves as two boxes 32 wide. */
     config = config_of("variant=tma_batched block=64 batch=8 swizzle=128B");
-    ck_assert_int_eq(transpose_plan_maps(&in, &out, &config, 0x10000, 0x20000, 128, 256),
+    ck_assert_int_eq(pj_transpose_plan_maps(&in, &out, &config, 0x10000, 0x20000, 128, 256),
                      PTXJIT_OK);
     ck_assert_uint_eq(in.box[0], 32);
     ck_assert_uint_eq(in.box[1], 64);
@@ -176,7 +176,7 @@ START_TEST(transpose_maps_mirror_each_other)
     ck_assert_int_eq(config.threads, 512);
     ck_assert_int_eq(config.tiles, 1);
     ck_assert_uint_eq(config.shared_bytes, 128 * 64 * 4 + 1024);
-    ck_assert_int_eq(transpose_plan_maps(&in, &out, &config, 0x10000, 0x20000, 100, 300),
+    ck_assert_int_eq(pj_transpose_plan_maps(&in, &out, &config, 0x10000, 0x20000, 100, 300),
                      PTXJIT_OK);
     ck_assert_uint_eq(in.box[0], 128);
     ck_assert_uint_eq(in.box[1], 64);
@@ -192,14 +192,14 @@ START_TEST(transpose_maps_refuse_what_the_tma_cannot_describe)
 {
     transpose_config config = config_of("variant=tma");
     transpose_map_plan in, out;
-    ck_assert_int_eq(transpose_plan_maps(&in, &out, &config, 0x10000, 0x20000, 1, 4097),
+    ck_assert_int_eq(pj_transpose_plan_maps(&in, &out, &config, 0x10000, 0x20000, 1, 4097),
                      PTXJIT_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "16388 bytes, not a multiple of 16"));
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "variant=smem"));
-    ck_assert_int_eq(transpose_plan_maps(&in, &out, &config, 0x10000, 0x20000, 33, 64),
+    ck_assert_int_eq(pj_transpose_plan_maps(&in, &out, &config, 0x10000, 0x20000, 33, 64),
                      PTXJIT_ERR_INVALID_ARGUMENT); /* the output's rows: 33 x 4 bytes */
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "output rows"));
-    ck_assert_int_eq(transpose_plan_maps(&in, &out, &config, 0x10004, 0x20000, 64, 64),
+    ck_assert_int_eq(pj_transpose_plan_maps(&in, &out, &config, 0x10004, 0x20000, 64, 64),
                      PTXJIT_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "16-byte aligned"));
 }
@@ -209,7 +209,7 @@ START_TEST(transpose_reference_moves_every_element)
 {
     const uint16_t in[6] = {1, 2, 3, 4, 5, 6}; /* 2 x 3 */
     uint16_t out[6] = {0};
-    transpose_reference(out, in, 2, 3, 2);
+    pj_transpose_reference(out, in, 2, 3, 2);
     const uint16_t want[6] = {1, 4, 2, 5, 3, 6};
     ck_assert_mem_eq(out, want, sizeof want);
 }

@@ -32,7 +32,7 @@ static void check(ptxjit_context *context, const char *params, size_t rows, size
     ptxjit_status status = ptxjit_transpose(context, params, d_in, d_out, rows, cols, NULL);
     ck_assert_msg(status == PTXJIT_OK, "%s %zux%zu: %s", params, rows, cols, ptxjit_last_error());
     ck_assert_int_eq(ptxjit_copy_to_host(context, out, d_out, bytes), PTXJIT_OK);
-    transpose_reference(want, in, rows, cols, e);
+    pj_transpose_reference(want, in, rows, cols, e);
     size_t first_bad = 0;
     while (first_bad < bytes && out[first_bad] == want[first_bad])
         first_bad++;

@@ -21,28 +21,28 @@ typedef struct {
     char version[64];
 } compiler_memo;
 
-const pj_compiler_probe compiler_nvrtc = {"PTXJIT_NVRTC_LIBRARY", nvrtc_load,
-                                          nvrtc_version_string, nvrtc_library_path};
-const pj_compiler_probe compiler_nvjitlink = {"PTXJIT_NVJITLINK_LIBRARY", nvjitlink_load,
-                                              nvjitlink_version_string, nvjitlink_library_path};
+const pj_compiler_probe pj_compiler_nvrtc = {"PTXJIT_NVRTC_LIBRARY", pj_nvrtc_load,
+                                          pj_nvrtc_version_string, pj_nvrtc_library_path};
+const pj_compiler_probe pj_compiler_nvjitlink = {"PTXJIT_NVJITLINK_LIBRARY", pj_nvjitlink_load,
+                                              pj_nvjitlink_version_string, pj_nvjitlink_library_path};
 
 static void environment_fingerprint(char out[33], const pj_compiler_probe *probe)
 {
-    pj_hasher *hasher = hasher_new();
+    pj_hasher *hasher = pj_hasher_new();
     if (!hasher) {
         out[0] = '\0';
         return;
     }
     const char *names[] = {probe->override_variable, "LD_LIBRARY_PATH", "CUDA_HOME"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(names); i++)
-        hasher_field_str(hasher, names[i], getenv(names[i]));
+        pj_hasher_field_str(hasher, names[i], getenv(names[i]));
     struct stat st;
     long long cache[2] = {0, 0};
     if (stat("/etc/ld.so.cache", &st) == 0)
         cache[0] = (long long)st.st_size, cache[1] = (long long)st.st_mtime;
-    hasher_field(hasher, "ld.so.cache", cache, sizeof cache);
-    pj_hash128 hash = hasher_digest(hasher);
-    hasher_free(hasher);
+    pj_hasher_field(hasher, "ld.so.cache", cache, sizeof cache);
+    pj_hash128 hash = pj_hasher_digest(hasher);
+    pj_hasher_free(hasher);
     pj_hash_hex(&hash, out);
 }
 
@@ -107,12 +107,12 @@ static void write_memo(const compiler_memo *memo, const char *path)
         unlink(temp);
 }
 
-ptxjit_status compiler_version(char *out, size_t size, const char *memo_path)
+ptxjit_status pj_compiler_version(char *out, size_t size, const char *memo_path)
 {
-    return compiler_version_of(&compiler_nvrtc, out, size, memo_path);
+    return pj_compiler_version_of(&pj_compiler_nvrtc, out, size, memo_path);
 }
 
-ptxjit_status compiler_version_of(const pj_compiler_probe *probe, char *out, size_t size,
+ptxjit_status pj_compiler_version_of(const pj_compiler_probe *probe, char *out, size_t size,
                                   const char *memo_path)
 {
     compiler_memo memo, now = {0};

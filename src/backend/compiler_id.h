@@ -8,7 +8,7 @@
 /* Writes the NVRTC version ("nvrtc 13.0") into out. With memo_path (a file in the disk
  * cache), a memo whose library file and environment still match is trusted; otherwise NVRTC
  * is loaded, asked, and the memo rewritten. */
-ptxjit_status compiler_version(char *out, size_t size, const char *memo_path);
+ptxjit_status pj_compiler_version(char *out, size_t size, const char *memo_path);
 
 /* The same for another compiler library: how to load it and ask it. */
 typedef struct {
@@ -17,8 +17,8 @@ typedef struct {
     const char *(*version)(void);
     const char *(*library)(void);
 } pj_compiler_probe;
-extern const pj_compiler_probe compiler_nvrtc, compiler_nvjitlink;
-ptxjit_status compiler_version_of(const pj_compiler_probe *probe, char *out, size_t size,
+extern const pj_compiler_probe pj_compiler_nvrtc, pj_compiler_nvjitlink;
+ptxjit_status pj_compiler_version_of(const pj_compiler_probe *probe, char *out, size_t size,
                                   const char *memo_path);
 
 #endif

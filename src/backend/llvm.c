@@ -40,12 +40,12 @@ static const struct {
 
 static const char generator_text[] = PJ_LLVM_GENERATOR_LIST(PJ_LLVM_GENERATOR_TEXT);
 
-const char *llvm_version_string(void)
+const char *pj_llvm_version_string(void)
 {
     return "llvm " PJ_LLVM_VERSION;
 }
 
-int llvm_generator_version(const char *family)
+int pj_llvm_generator_version(const char *family)
 {
     for (size_t i = 0; i < PJ_ARRAY_SIZE(generators); i++)
         if (strcmp(generators[i].family, family) == 0)
@@ -53,7 +53,7 @@ int llvm_generator_version(const char *family)
     return 0;
 }
 
-const char *llvm_generator_variants(const char *family)
+const char *pj_llvm_generator_variants(const char *family)
 {
     for (size_t i = 0; i < PJ_ARRAY_SIZE(generators); i++)
         if (strcmp(generators[i].family, family) == 0)
@@ -76,22 +76,22 @@ static int in_list(const char *list, const char *word)
 static ptxjit_status unsupported_family(const char *family)
 {
     pj_strbuf sb;
-    sb_init(&sb);
+    pj_sb_init(&sb);
     for (size_t i = 0; i < PJ_ARRAY_SIZE(generators); i++)
-        sb_appendf(&sb, "%s%s", i ? ", " : "", generators[i].family);
+        pj_sb_appendf(&sb, "%s%s", i ? ", " : "", generators[i].family);
     ptxjit_status status = pj_error(
         PTXJIT_ERR_UNSUPPORTED,
         "%s is not supported by the llvm backend: it has no IR generator for this family "
         "(the llvm backend generates: %s); use backend=nvrtc",
         family, sb.data ? sb.data : "");
-    sb_free(&sb);
+    pj_sb_free(&sb);
     return status;
 }
 
-ptxjit_status llvm_check_request(const pj_request *request)
+ptxjit_status pj_llvm_check_request(const pj_request *request)
 {
     const pj_schema *schema = request->schema;
-    const char *variants = llvm_generator_variants(schema->family);
+    const char *variants = pj_llvm_generator_variants(schema->family);
     if (!variants)
         return unsupported_family(schema->family);
     /* A generator reproduces the built-in template; a user template of the same name may
@@ -102,8 +102,8 @@ ptxjit_status llvm_check_request(const pj_request *request)
                         "the built-in template's kernels only; use backend=nvrtc",
                         schema->family, schema->origin);
     char buf[32];
-    if (schema_param_index(schema, "variant") >= 0) {
-        const char *variant = request_value_name(request, "variant", buf);
+    if (pj_schema_param_index(schema, "variant") >= 0) {
+        const char *variant = pj_request_value_name(request, "variant", buf);
         if (!in_list(variants, variant))
             return pj_error(PTXJIT_ERR_UNSUPPORTED,
                             "%s variant=%s is not supported by the llvm backend (it builds "
@@ -124,7 +124,7 @@ static int plugin_candidates(char paths[][4096], int max)
         snprintf(paths[count++], 4096, "%s", override);
     char places[2][4096] = {"", ""};
     Dl_info info;
-    if (dladdr((void *)llvm_load, &info) && info.dli_fname && strchr(info.dli_fname, '/'))
+    if (dladdr((void *)pj_llvm_load, &info) && info.dli_fname && strchr(info.dli_fname, '/'))
         snprintf(places[0], sizeof places[0], "%s", info.dli_fname);
     ssize_t length = readlink("/proc/self/exe", places[1], sizeof places[1] - 1);
     places[1][length > 0 ? length : 0] = '\0';
@@ -159,12 +159,12 @@ static void load_plugin(void)
     char paths[8][4096];
     int count = plugin_candidates(paths, 8);
     pj_strbuf tried;
-    sb_init(&tried);
+    pj_sb_init(&tried);
     loaded.status = PTXJIT_ERR_NO_COMPILER;
     for (int i = 0; i < count; i++) {
         void *handle = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
         if (!handle) {
-            sb_appendf(&tried, "%s%s", tried.length ? ", " : "", paths[i]);
+            pj_sb_appendf(&tried, "%s%s", tried.length ? ", " : "", paths[i]);
             continue;
         }
         pj_llvm_plugin_get_fn get = (pj_llvm_plugin_get_fn)dlsym(handle, PJ_LLVM_PLUGIN_SYMBOL);
@@ -175,7 +175,7 @@ static void load_plugin(void)
             snprintf(loaded.path, sizeof loaded.path, "%.4000s", paths[i]);
             break;
         }
-        sb_appendf(&tried, "%s%s (refused: %s)", tried.length ? ", " : "", paths[i], wrong);
+        pj_sb_appendf(&tried, "%s%s (refused: %s)", tried.length ? ", " : "", paths[i], wrong);
         dlclose(handle);
     }
     if (loaded.status != PTXJIT_OK)
@@ -183,10 +183,10 @@ static void load_plugin(void)
                  "cannot load the LLVM backend's plugin %s (tried %s); build it with make "
                  "(it is installed next to libptxjit) or set PTXJIT_LLVM_LIBRARY to its path",
                  PJ_LLVM_PLUGIN_FILE, tried.data ? tried.data : "");
-    sb_free(&tried);
+    pj_sb_free(&tried);
 }
 
-ptxjit_status llvm_load(void)
+ptxjit_status pj_llvm_load(void)
 {
     pthread_once(&load_once, load_plugin);
     if (loaded.status != PTXJIT_OK)
@@ -194,7 +194,7 @@ ptxjit_status llvm_load(void)
     return PTXJIT_OK;
 }
 
-const char *llvm_plugin_path(void)
+const char *pj_llvm_plugin_path(void)
 {
     return loaded.status == PTXJIT_OK && loaded.path[0] ? loaded.path : NULL;
 }
@@ -218,7 +218,7 @@ static ptxjit_status plugin_params(pj_llvm_param **out, char (**names)[32],
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     for (size_t i = 0; i < count; i++) {
         const char *name = schema->params[i].name;
-        const char *text = request_value_name(request, name, (*names)[i]);
+        const char *text = pj_request_value_name(request, name, (*names)[i]);
         (*out)[i] = (pj_llvm_param){name, (long long)request->values[i], text};
     }
     return PTXJIT_OK;
@@ -264,11 +264,11 @@ static ptxjit_status generate_ptx(pj_artifact *out, pj_stages *stages, const pj_
     return status;
 }
 
-char *llvm_generate_ir(const pj_request *request, const char *canonical, const char *arch)
+char *pj_llvm_generate_ir(const pj_request *request, const char *canonical, const char *arch)
 {
-    ptxjit_status status = llvm_check_request(request);
+    ptxjit_status status = pj_llvm_check_request(request);
     if (status == PTXJIT_OK)
-        status = llvm_load();
+        status = pj_llvm_load();
     if (status != PTXJIT_OK)
         return NULL;
     pj_llvm_result result = {0};
@@ -280,23 +280,23 @@ char *llvm_generate_ir(const pj_request *request, const char *canonical, const c
     return ir;
 }
 
-ptxjit_status llvm_compile(pj_artifact *out, pj_stages *stages, const pj_request *request,
+ptxjit_status pj_llvm_compile(pj_artifact *out, pj_stages *stages, const pj_request *request,
                            const char *canonical, const char *arch)
 {
     pj_stages ignored;
     stages = stages ? stages : &ignored;
     memset(stages, 0, sizeof *stages);
-    ptxjit_status status = llvm_check_request(request);
+    ptxjit_status status = pj_llvm_check_request(request);
     if (status == PTXJIT_OK)
-        status = llvm_load();
+        status = pj_llvm_load();
     if (status == PTXJIT_OK)
-        status = nvjitlink_load();
+        status = pj_nvjitlink_load();
     if (status == PTXJIT_OK)
         status = generate_ptx(out, stages, request, canonical, arch);
     if (status != PTXJIT_OK)
         return status;
     double start = now_ms();
-    status = nvjitlink_compile(out, out->ptx, arch);
+    status = pj_nvjitlink_compile(out, out->ptx, arch);
     stages->compile_ms = now_ms() - start;
     if (status != PTXJIT_OK)
         return pj_error_wrap(status, "%s (%s), PTX from LLVM", request->schema->family,

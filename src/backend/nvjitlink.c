@@ -42,7 +42,7 @@ static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
 static atomic_int driver_cache_allowed;
 static atomic_int no_cache_unknown;
 
-void nvjitlink_allow_driver_cache(int allowed)
+void pj_nvjitlink_allow_driver_cache(int allowed)
 {
     atomic_store(&driver_cache_allowed, allowed != 0);
 }
@@ -67,7 +67,7 @@ static void *open_library(pj_strbuf *tried)
         void *handle = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
         if (handle)
             return handle;
-        sb_appendf(tried, "%s%s", i ? ", " : "", paths[i]);
+        pj_sb_appendf(tried, "%s%s", i ? ", " : "", paths[i]);
     }
     return NULL;
 }
@@ -90,7 +90,7 @@ static void *versioned_symbol(const char *name)
 static void jit_load_once(void)
 {
     pj_strbuf tried;
-    sb_init(&tried);
+    pj_sb_init(&tried);
     jit.handle = open_library(&tried);
     jit.status = PTXJIT_ERR_NO_COMPILER;
     if (!jit.handle) {
@@ -98,10 +98,10 @@ static void jit_load_once(void)
                  "cannot load nvJitLink (tried %s); install the CUDA toolkit's nvJitLink or "
                  "set PTXJIT_NVJITLINK_LIBRARY to libnvJitLink.so's path",
                  tried.data ? tried.data : "");
-        sb_free(&tried);
+        pj_sb_free(&tried);
         return;
     }
-    sb_free(&tried);
+    pj_sb_free(&tried);
     struct {
         const char *name;
         void **slot;
@@ -137,7 +137,7 @@ static void jit_load_once(void)
     jit.status = PTXJIT_OK;
 }
 
-ptxjit_status nvjitlink_load(void)
+ptxjit_status pj_nvjitlink_load(void)
 {
     pthread_once(&jit_once, jit_load_once);
     if (jit.status != PTXJIT_OK)
@@ -145,12 +145,12 @@ ptxjit_status nvjitlink_load(void)
     return PTXJIT_OK;
 }
 
-const char *nvjitlink_version_string(void)
+const char *pj_nvjitlink_version_string(void)
 {
     return jit.version;
 }
 
-const char *nvjitlink_library_path(void)
+const char *pj_nvjitlink_library_path(void)
 {
     return jit.library[0] ? jit.library : NULL;
 }
@@ -196,9 +196,9 @@ static nvJitLinkResult create_handle(nvJitLinkHandle *handle, const char *arch_o
     return result;
 }
 
-ptxjit_status nvjitlink_compile(pj_artifact *out, const char *ptx, const char *arch)
+ptxjit_status pj_nvjitlink_compile(pj_artifact *out, const char *ptx, const char *arch)
 {
-    ptxjit_status status = nvjitlink_load();
+    ptxjit_status status = pj_nvjitlink_load();
     if (status != PTXJIT_OK)
         return status;
     char arch_option[64];

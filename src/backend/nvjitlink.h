@@ -7,18 +7,18 @@
 
 /* PTXJIT_OK when libnvJitLink could be loaded; else PTXJIT_ERR_NO_COMPILER saying where it
  * looked. */
-ptxjit_status nvjitlink_load(void);
-/* "nvjitlink 13.0" (after a successful nvjitlink_load). */
-const char *nvjitlink_version_string(void);
+ptxjit_status pj_nvjitlink_load(void);
+/* "nvjitlink 13.0" (after a successful pj_nvjitlink_load). */
+const char *pj_nvjitlink_version_string(void);
 /* The path of the library file that was loaded, or NULL. */
-const char *nvjitlink_library_path(void);
+const char *pj_nvjitlink_library_path(void);
 
 /* Whether nvJitLink may use the CUDA driver's compute cache; off unless allowed (process-wide:
  * only `ptxjit bench compile` turns it on, to show what it hides). */
-void nvjitlink_allow_driver_cache(int allowed);
+void pj_nvjitlink_allow_driver_cache(int allowed);
 
 /* Compiles ptx for arch ("sm_90a") into out->cubin; out->log gets the info log. On failure
  * PTXJIT_ERR_COMPILE with nvJitLink's error log in the message. */
-ptxjit_status nvjitlink_compile(pj_artifact *out, const char *ptx, const char *arch);
+ptxjit_status pj_nvjitlink_compile(pj_artifact *out, const char *ptx, const char *arch);
 
 #endif

@@ -41,7 +41,7 @@ static pthread_once_t nvrtc_once = PTHREAD_ONCE_INIT;
  * same), unless the bench asks for the cache. */
 static atomic_int driver_cache_allowed;
 
-void nvrtc_allow_driver_cache(int allowed)
+void pj_nvrtc_allow_driver_cache(int allowed)
 {
     atomic_store(&driver_cache_allowed, allowed != 0);
 }
@@ -64,7 +64,7 @@ static void *open_library(pj_strbuf *tried)
         void *handle = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
         if (handle)
             return handle;
-        sb_appendf(tried, "%s%s", i ? ", " : "", paths[i]);
+        pj_sb_appendf(tried, "%s%s", i ? ", " : "", paths[i]);
     }
     return NULL;
 }
@@ -72,18 +72,18 @@ static void *open_library(pj_strbuf *tried)
 static void nvrtc_load_once(void)
 {
     pj_strbuf tried;
-    sb_init(&tried);
+    pj_sb_init(&tried);
     nvrtc.handle = open_library(&tried);
     if (!nvrtc.handle) {
         snprintf(nvrtc.error, sizeof nvrtc.error,
                  "cannot load NVRTC (tried %s); install the CUDA toolkit's NVRTC or set "
                  "PTXJIT_NVRTC_LIBRARY to libnvrtc.so's path",
                  tried.data ? tried.data : "");
-        sb_free(&tried);
+        pj_sb_free(&tried);
         nvrtc.status = PTXJIT_ERR_NO_COMPILER;
         return;
     }
-    sb_free(&tried);
+    pj_sb_free(&tried);
     struct {
         const char *name;
         void **slot;
@@ -117,7 +117,7 @@ static void nvrtc_load_once(void)
     nvrtc.status = PTXJIT_OK;
 }
 
-ptxjit_status nvrtc_load(void)
+ptxjit_status pj_nvrtc_load(void)
 {
     pthread_once(&nvrtc_once, nvrtc_load_once);
     if (nvrtc.status != PTXJIT_OK)
@@ -125,12 +125,12 @@ ptxjit_status nvrtc_load(void)
     return PTXJIT_OK;
 }
 
-const char *nvrtc_version_string(void)
+const char *pj_nvrtc_version_string(void)
 {
     return nvrtc.version;
 }
 
-const char *nvrtc_library_path(void)
+const char *pj_nvrtc_library_path(void)
 {
     return nvrtc.library[0] ? nvrtc.library : NULL;
 }
@@ -166,10 +166,10 @@ static ptxjit_status take_outputs(pj_artifact *out, nvrtcProgram program)
     return PTXJIT_OK;
 }
 
-ptxjit_status nvrtc_compile(pj_artifact *out, const char *source, const char *name,
+ptxjit_status pj_nvrtc_compile(pj_artifact *out, const char *source, const char *name,
                             const char *const *options, int option_count, char **log_out)
 {
-    ptxjit_status status = nvrtc_load();
+    ptxjit_status status = pj_nvrtc_load();
     if (status != PTXJIT_OK)
         return status;
     if (option_count > PJ_NVRTC_MAX_OPTIONS)

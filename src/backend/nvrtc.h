@@ -6,21 +6,21 @@
 #include "internal.h"
 
 /* PTXJIT_OK when libnvrtc could be loaded; else PTXJIT_ERR_NO_COMPILER with where it looked. */
-ptxjit_status nvrtc_load(void);
-/* "nvrtc 13.0" (after a successful nvrtc_load). */
-const char *nvrtc_version_string(void);
+ptxjit_status pj_nvrtc_load(void);
+/* "nvrtc 13.0" (after a successful pj_nvrtc_load). */
+const char *pj_nvrtc_version_string(void);
 /* The path of the library file that was loaded, or NULL. */
-const char *nvrtc_library_path(void);
+const char *pj_nvrtc_library_path(void);
 
 /* Whether NVRTC may use the CUDA driver's compute cache; off unless allowed (process-wide:
  * only `ptxjit bench compile` turns it on, to show what it hides). */
-void nvrtc_allow_driver_cache(int allowed);
+void pj_nvrtc_allow_driver_cache(int allowed);
 
 #define PJ_NVRTC_MAX_OPTIONS 31
 /* Compiles source for the architecture in options ("-arch=sm_90a" gives PTX and cubin).
  * name is the program's file name in the log. On success out->ptx, cubin and log are set.
  * On failure PTXJIT_ERR_COMPILE, *log_out (if given) receives the log; caller frees. */
-ptxjit_status nvrtc_compile(pj_artifact *out, const char *source, const char *name,
+ptxjit_status pj_nvrtc_compile(pj_artifact *out, const char *source, const char *name,
                             const char *const *options, int option_count, char **log_out);
 
 #endif

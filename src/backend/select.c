@@ -6,15 +6,15 @@
 
 static const char *const names[PJ_BACKEND_COUNT] = {"nvrtc", "llvm"};
 
-/* The separators request_parse splits on. */
+/* The separators pj_request_parse splits on. */
 #define PJ_PARAM_SEPARATORS " \t\n,"
 
-const char *backend_name(pj_backend backend)
+const char *pj_backend_name(pj_backend backend)
 {
     return backend >= 0 && backend < PJ_BACKEND_COUNT ? names[backend] : "?";
 }
 
-ptxjit_status backend_from_name(pj_backend *out, const char *name)
+ptxjit_status pj_backend_from_name(pj_backend *out, const char *name)
 {
     for (int b = 0; b < PJ_BACKEND_COUNT; b++)
         if (name && strcmp(name, names[b]) == 0) {
@@ -36,13 +36,13 @@ static ptxjit_status take_word(pj_backend *out, int *seen, const char *word, siz
     value[length - key] = '\0';
     if ((*seen)++)
         return pj_error(PTXJIT_ERR_PARAM, "parameter 'backend' is given twice");
-    if (backend_from_name(out, value) != PTXJIT_OK)
+    if (pj_backend_from_name(out, value) != PTXJIT_OK)
         return pj_error(PTXJIT_ERR_PARAM, "backend=%s is not allowed: backend must be one of "
                         "nvrtc, llvm", value);
     return PTXJIT_OK;
 }
 
-ptxjit_status backend_take(pj_backend *out, char **rest, const char *params, pj_backend fallback)
+ptxjit_status pj_backend_take(pj_backend *out, char **rest, const char *params, pj_backend fallback)
 {
     params = params ? params : "";
     *out = fallback;
@@ -70,7 +70,7 @@ ptxjit_status backend_take(pj_backend *out, char **rest, const char *params, pj_
     return PTXJIT_OK;
 }
 
-char *backend_canonical(char *canonical, pj_backend backend)
+char *pj_backend_canonical(char *canonical, pj_backend backend)
 {
     if (!canonical || backend == PJ_BACKEND_NVRTC)
         return canonical;
@@ -81,13 +81,13 @@ char *backend_canonical(char *canonical, pj_backend backend)
         at = space ? space + 1 : at + strlen(at);
     }
     pj_strbuf sb;
-    sb_init(&sb);
-    sb_append_n(&sb, canonical, (size_t)(at - canonical));
+    pj_sb_init(&sb);
+    pj_sb_append_n(&sb, canonical, (size_t)(at - canonical));
     if (at > canonical && at[-1] != ' ')
-        sb_append(&sb, " ");
-    sb_appendf(&sb, "backend=%s", backend_name(backend));
+        pj_sb_append(&sb, " ");
+    pj_sb_appendf(&sb, "backend=%s", pj_backend_name(backend));
     if (*at)
-        sb_appendf(&sb, " %s", at);
+        pj_sb_appendf(&sb, " %s", at);
     free(canonical);
-    return sb_take(&sb);
+    return pj_sb_take(&sb);
 }

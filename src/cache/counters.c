@@ -75,11 +75,11 @@ static int lock_briefly(int fd)
     return -1;
 }
 
-int counters_update(const char *path, mode_t mode, const int64_t *delta, uint64_t *totals)
+int pj_counters_update(const char *path, mode_t mode, const int64_t *delta, uint64_t *totals)
 {
     unsigned long long values[COUNTER_COUNT] = {0};
     int found = -1, changed = !delta;
-    int fd = fileio_open_shared_file(path, mode);
+    int fd = pj_fileio_open_shared_file(path, mode);
     if (fd < 0 || lock_briefly(fd) != 0)
         goto done;
     char text[512];
@@ -93,7 +93,7 @@ int counters_update(const char *path, mode_t mode, const int64_t *delta, uint64_
         rewrite(fd, values);
 done:
     if (fd >= 0)
-        fileio_unlock_and_close(fd);
+        pj_fileio_unlock_and_close(fd);
     for (int i = 0; totals && i < COUNTER_COUNT; i++)
         totals[i] = values[i];
     return found < 0 ? -1 : found == COUNTER_COUNT;

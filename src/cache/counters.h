@@ -26,6 +26,6 @@ typedef enum {
  * PJ_COUNTERS_WAIT_MS (a process stopped while it held it must not stall every load). The
  * counters are advisory: a failure only loses a count. */
 #define PJ_COUNTERS_WAIT_MS 2000
-int counters_update(const char *path, mode_t mode, const int64_t *delta, uint64_t *totals);
+int pj_counters_update(const char *path, mode_t mode, const int64_t *delta, uint64_t *totals);
 
 #endif

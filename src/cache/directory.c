@@ -10,24 +10,24 @@
 #include "cache/directory.h"
 #include "cache/fileio.h"
 
-ptxjit_status directory_resolve_root(char **out, const char *root)
+ptxjit_status pj_directory_resolve_root(char **out, const char *root)
 {
     const char *env = getenv("PTXJIT_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
     pj_strbuf sb;
-    sb_init(&sb);
+    pj_sb_init(&sb);
     if (root && *root)
-        sb_append(&sb, root);
+        pj_sb_append(&sb, root);
     else if (env && *env)
-        sb_append(&sb, env);
+        pj_sb_append(&sb, env);
     else if (xdg && *xdg)
-        sb_appendf(&sb, "%s/ptxjit", xdg);
+        pj_sb_appendf(&sb, "%s/ptxjit", xdg);
     else if (home && *home)
-        sb_appendf(&sb, "%s/.cache/ptxjit", home);
+        pj_sb_appendf(&sb, "%s/.cache/ptxjit", home);
     else
         return pj_error(PTXJIT_ERR_CACHE, "no cache directory: HOME is not set; set "
                                           "PTXJIT_CACHE_DIR or disable the disk cache");
-    char *path = sb_take(&sb);
+    char *path = pj_sb_take(&sb);
     if (!path)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     for (size_t n = strlen(path); n > 1 && path[n - 1] == '/'; n--)
@@ -61,7 +61,7 @@ static int set_mode(const char *path, mode_t mode)
 
 static int make_one(const char *path, mode_t mode, int follow)
 {
-    if (fileio_mkdir(path, mode) == 0)
+    if (pj_fileio_mkdir(path, mode) == 0)
         return set_mode(path, mode);
     int error = errno;
     struct stat st;
@@ -71,12 +71,12 @@ static int make_one(const char *path, mode_t mode, int follow)
     return -1;
 }
 
-int directory_make(const char *path, mode_t mode)
+int pj_directory_make(const char *path, mode_t mode)
 {
     return make_one(path, mode, 0);
 }
 
-int directory_make_all(const char *path, mode_t mode)
+int pj_directory_make_all(const char *path, mode_t mode)
 {
     char *copy = pj_strdup(path);
     if (!copy) {
@@ -98,7 +98,7 @@ int directory_make_all(const char *path, mode_t mode)
     return result;
 }
 
-ptxjit_status directory_check_trust(const char *path, int shared)
+ptxjit_status pj_directory_check_trust(const char *path, int shared)
 {
     static const char *const share = "or set PTXJIT_CACHE_SHARED=1 to share it with its "
                                      "group on purpose (docs/RELIABILITY.md)";

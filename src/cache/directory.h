@@ -18,19 +18,19 @@
 /* The root: root if not NULL or empty, else $PTXJIT_CACHE_DIR, else $XDG_CACHE_HOME/ptxjit,
  * else $HOME/.cache/ptxjit; without trailing slashes; caller frees. No $HOME is an error
  * rather than a guessable shared path such as /tmp. */
-ptxjit_status directory_resolve_root(char **out, const char *root);
+ptxjit_status pj_directory_resolve_root(char **out, const char *root);
 
 /* mkdir of one level with mode (exactly: the umask does not apply); an existing directory
  * is fine and kept as it is. -1 with errno otherwise (ENOTDIR for an existing non-directory,
  * a symbolic link included: the cache's own directories are never links). */
-int directory_make(const char *path, mode_t mode);
+int pj_directory_make(const char *path, mode_t mode);
 /* mkdir -p with mode for every level it creates; existing levels may be links (a root
  * under a linked home directory is ordinary). */
-int directory_make_all(const char *path, mode_t mode);
+int pj_directory_make_all(const char *path, mode_t mode);
 
 /* PTXJIT_OK when path is a directory we may take code from: owned by us and writable by
  * nobody else, or (shared) writable by its group but never by every user. Otherwise
  * PTXJIT_ERR_CACHE naming the directory, what is wrong and the fix. */
-ptxjit_status directory_check_trust(const char *path, int shared);
+ptxjit_status pj_directory_check_trust(const char *path, int shared);
 
 #endif

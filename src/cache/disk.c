@@ -33,12 +33,12 @@ static char *path_printf(const char *format, ...) PJ_PRINTF(1, 2);
 static char *path_printf(const char *format, ...)
 {
     pj_strbuf sb;
-    sb_init(&sb);
+    pj_sb_init(&sb);
     va_list args;
     va_start(args, format);
-    sb_vappendf(&sb, format, args);
+    pj_sb_vappendf(&sb, format, args);
     va_end(args);
-    return sb_take(&sb);
+    return pj_sb_take(&sb);
 }
 
 static ptxjit_status bad_key(const char *key)
@@ -103,13 +103,13 @@ static int configured_shared(const pj_disk_options *options, const pj_logger *lo
 /* Makes dir (and its missing parents), then checks that it is trusted and writable. */
 static ptxjit_status prepare_dir(const pj_disk_cache *cache, const char *dir)
 {
-    if (directory_make_all(dir, cache->dir_mode) != 0)
+    if (pj_directory_make_all(dir, cache->dir_mode) != 0)
         return pj_error(errno == ENOMEM ? PTXJIT_ERR_OUT_OF_MEMORY : PTXJIT_ERR_CACHE,
                         "cannot use cache directory %s: %s; set PTXJIT_CACHE_DIR (or the "
                         "cache_dir option) to a writable directory, or disable the disk cache",
                         dir, strerror(errno));
-    ptxjit_status status = directory_check_trust(dir, cache->shared);
-    if (status == PTXJIT_OK && fileio_access(dir, W_OK | X_OK) != 0)
+    ptxjit_status status = pj_directory_check_trust(dir, cache->shared);
+    if (status == PTXJIT_OK && pj_fileio_access(dir, W_OK | X_OK) != 0)
         status = pj_error(PTXJIT_ERR_CACHE,
                           "cannot use cache directory %s: %s; set PTXJIT_CACHE_DIR (or the "
                           "cache_dir option) to a writable directory, or disable the disk cache",
@@ -117,13 +117,13 @@ static ptxjit_status prepare_dir(const pj_disk_cache *cache, const char *dir)
     return status;
 }
 
-ptxjit_status disk_cache_open(pj_disk_cache **out, const pj_disk_options *options,
+ptxjit_status pj_disk_cache_open(pj_disk_cache **out, const pj_disk_options *options,
                               const pj_logger *logger)
 {
     *out = NULL;
     char *root = NULL;
     pj_disk_cache *cache = calloc(1, sizeof *cache);
-    ptxjit_status status = cache ? directory_resolve_root(&root, options ? options->root : NULL)
+    ptxjit_status status = cache ? pj_directory_resolve_root(&root, options ? options->root : NULL)
                                  : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     if (status != PTXJIT_OK)
         goto fail;
@@ -150,11 +150,11 @@ ptxjit_status disk_cache_open(pj_disk_cache **out, const pj_disk_options *option
     return PTXJIT_OK;
 fail:
     free(root);
-    disk_cache_close(cache);
+    pj_disk_cache_close(cache);
     return status;
 }
 
-void disk_cache_close(pj_disk_cache *cache)
+void pj_disk_cache_close(pj_disk_cache *cache)
 {
     if (!cache)
         return;
@@ -163,26 +163,26 @@ void disk_cache_close(pj_disk_cache *cache)
     free(cache);
 }
 
-const char *disk_cache_dir(const pj_disk_cache *cache)
+const char *pj_disk_cache_dir(const pj_disk_cache *cache)
 {
     return cache->dir;
 }
 
-uint64_t disk_cache_max_bytes(const pj_disk_cache *cache)
+uint64_t pj_disk_cache_max_bytes(const pj_disk_cache *cache)
 {
     return cache->max_bytes;
 }
 
-char *disk_cache_entry_path(const pj_disk_cache *cache, const char *key)
+char *pj_disk_cache_entry_path(const pj_disk_cache *cache, const char *key)
 {
-    return entry_key_valid(key) ? path_printf("%s/%.2s/%s", cache->dir, key, key) : NULL;
+    return pj_entry_key_valid(key) ? path_printf("%s/%.2s/%s", cache->dir, key, key) : NULL;
 }
 
 static void count(const pj_disk_cache *cache, counter_id which)
 {
     int64_t delta[COUNTER_COUNT] = {0};
     delta[which] = 1;
-    counters_update(cache->counters_path, cache->file_mode, delta, NULL);
+    pj_counters_update(cache->counters_path, cache->file_mode, delta, NULL);
 }
 
 /* ---- lookup ---- */
@@ -271,13 +271,13 @@ static read_result read_entry(const pj_disk_cache *cache, const char *path, char
     return read_open_entry(cache, fd, data, size, why);
 }
 
-ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact *out, int *found)
+ptxjit_status pj_disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact *out, int *found)
 {
     *found = 0;
     memset(out, 0, sizeof *out);
-    if (!entry_key_valid(key))
+    if (!pj_entry_key_valid(key))
         return bad_key(key);
-    char *path = disk_cache_entry_path(cache, key), *data = NULL;
+    char *path = pj_disk_cache_entry_path(cache, key), *data = NULL;
     if (!path)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     const char *why = NULL;
@@ -286,7 +286,7 @@ ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact
     ptxjit_status status = PTXJIT_OK;
     read_result result = read_entry(cache, path, &data, &size, &why, &fd);
     if (result == READ_OK) {
-        status = entry_decode(out, &why, data, size, key);
+        status = pj_entry_decode(out, &why, data, size, key);
         result = status == PTXJIT_ERR_CACHE ? READ_CORRUPT : READ_OK;
         *found = status == PTXJIT_OK;
         if (status == PTXJIT_ERR_CACHE)
@@ -298,7 +298,7 @@ ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact
         pj_log(&cache->logger, PTXJIT_LOG_WARNING,
                "cache entry %s is corrupt (%s); removing it and recompiling", path, why);
         struct stat held; /* a writer may have renamed a fresh entry over it since */
-        if (fileio_same_file(fd, AT_FDCWD, path, &held))
+        if (pj_fileio_same_file(fd, AT_FDCWD, path, &held))
             unlink(path);
         count(cache, COUNTER_corrupt);
     } else if (result == READ_UNUSABLE) {
@@ -306,7 +306,7 @@ ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact
                "cache entry %s cannot be used (%s); recompiling", path, why);
     }
     if (fd >= 0)
-        fileio_unlock_and_close(fd);
+        pj_fileio_unlock_and_close(fd);
     count(cache, *found ? COUNTER_hits : COUNTER_misses);
     free(data);
     free(path);
@@ -328,7 +328,7 @@ static int create_temp(const pj_disk_cache *cache, const char *dir, char **temp)
             errno = ENOMEM;
             return -1;
         }
-        int fd = fileio_create(name, cache->file_mode);
+        int fd = pj_fileio_create(name, cache->file_mode);
         int error = errno;
         if (fd >= 0 && fchmod(fd, cache->file_mode) != 0) { /* whatever the umask */
             error = errno;
@@ -354,7 +354,7 @@ static void sync_dir(const char *dir)
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return;
-    (void)fileio_fsync(fd);
+    (void)pj_fileio_fsync(fd);
     close(fd);
 }
 
@@ -370,15 +370,15 @@ static ptxjit_status publish(const pj_disk_cache *cache, const char *dir, const 
         return pj_error(errno == ENOMEM ? PTXJIT_ERR_OUT_OF_MEMORY : PTXJIT_ERR_IO,
                         "cannot create a temporary file in %s: %s", dir, strerror(errno));
     ptxjit_status status = PTXJIT_OK;
-    if (fileio_write_all(fd, data, size) < 0)
+    if (pj_fileio_write_all(fd, data, size) < 0)
         status = pj_error(PTXJIT_ERR_IO, "cannot write cache entry %s: %s", path, strerror(errno));
-    else if (fileio_fsync(fd) != 0)
+    else if (pj_fileio_fsync(fd) != 0)
         status = pj_error(PTXJIT_ERR_IO, "cannot fsync cache entry %s: %s", path, strerror(errno));
     if (close(fd) != 0 && status == PTXJIT_OK)
         status = pj_error(PTXJIT_ERR_IO, "cannot close %s: %s", temp, strerror(errno));
     struct stat old;
     *replaced = lstat(path, &old) == 0 && S_ISREG(old.st_mode) ? (uint64_t)old.st_size : 0;
-    if (status == PTXJIT_OK && fileio_rename(temp, path) != 0)
+    if (status == PTXJIT_OK && pj_fileio_rename(temp, path) != 0)
         status = pj_error(PTXJIT_ERR_IO, "cannot rename %s to %s: %s", temp, path, strerror(errno));
     if (status == PTXJIT_OK)
         sync_dir(dir);
@@ -396,7 +396,7 @@ static void correct_bytes(const pj_disk_cache *cache, const evict_report *report
     int64_t delta[COUNTER_COUNT] = {0};
     delta[COUNTER_evicted] = (int64_t)report->evicted;
     delta[COUNTER_bytes] = (int64_t)(report->bytes - report->evicted_bytes) - (int64_t)counted;
-    counters_update(cache->counters_path, cache->file_mode, delta, NULL);
+    pj_counters_update(cache->counters_path, cache->file_mode, delta, NULL);
 }
 
 /* After a store: over the cap (by the counter), or a counter that was never measured, makes
@@ -407,7 +407,7 @@ static void keep_under_cap(const pj_disk_cache *cache, int64_t added)
     int64_t delta[COUNTER_COUNT] = {0};
     delta[COUNTER_stores] = 1;
     delta[COUNTER_bytes] = added;
-    int measured = counters_update(cache->counters_path, cache->file_mode, delta, totals);
+    int measured = pj_counters_update(cache->counters_path, cache->file_mode, delta, totals);
     if (measured < 0) /* nothing read: no estimate to act on; the next store tries again */
         return;
     if (measured && totals[COUNTER_bytes] <= cache->max_bytes)
@@ -415,31 +415,31 @@ static void keep_under_cap(const pj_disk_cache *cache, int64_t added)
     evict_report report;
     /* An incomplete scan (a shard unreadable, out of memory) measured less than the cache:
      * the counter keeps its estimate rather than drop to that. */
-    if (evict_run(&report, cache->dir, cache->max_bytes, cache->file_mode, 0) && report.complete)
+    if (pj_evict_run(&report, cache->dir, cache->max_bytes, cache->file_mode, 0) && report.complete)
         correct_bytes(cache, &report, totals[COUNTER_bytes]);
 }
 
-ptxjit_status disk_cache_store(pj_disk_cache *cache, const char *key, const pj_artifact *artifact)
+ptxjit_status pj_disk_cache_store(pj_disk_cache *cache, const char *key, const pj_artifact *artifact)
 {
-    if (!entry_key_valid(key))
+    if (!pj_entry_key_valid(key))
         return bad_key(key);
-    if (!entry_storable(artifact))
+    if (!pj_entry_storable(artifact))
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
                         "cannot cache an artifact without entry names or with a NULL cubin");
     size_t size = 0;
     uint64_t replaced = 0;
     char shard[3] = {key[0], key[1], '\0'};
     char *dir = path_printf("%s/%s", cache->dir, shard);
-    char *path = disk_cache_entry_path(cache, key);
-    char *data = entry_encode(&size, key, artifact);
+    char *path = pj_disk_cache_entry_path(cache, key);
+    char *data = pj_entry_encode(&size, key, artifact);
     ptxjit_status status;
     if (!dir || !path || !data) {
         status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory storing cache entry %s", key);
-    } else if (directory_make(dir, cache->dir_mode) != 0) {
+    } else if (pj_directory_make(dir, cache->dir_mode) != 0) {
         status = pj_error(PTXJIT_ERR_CACHE, "cannot create cache directory %s: %s", dir,
                           strerror(errno));
     } else {
-        evict_sweep_shard(cache->dir, shard);
+        pj_evict_sweep_shard(cache->dir, shard);
         status = publish(cache, dir, path, data, size, &replaced);
     }
     if (status == PTXJIT_OK)
@@ -463,11 +463,11 @@ static void count_entry(int top_fd, const char *path, scan_kind kind, const stru
     stats->bytes += (uint64_t)st->st_size;
 }
 
-ptxjit_status disk_cache_stats(pj_disk_cache *cache, ptxjit_cache_stats *out)
+ptxjit_status pj_disk_cache_stats(pj_disk_cache *cache, ptxjit_cache_stats *out)
 {
     uint64_t totals[COUNTER_COUNT];
     memset(out, 0, sizeof *out);
-    if (counters_update(cache->counters_path, cache->file_mode, (int64_t[COUNTER_COUNT]){0},
+    if (pj_counters_update(cache->counters_path, cache->file_mode, (int64_t[COUNTER_COUNT]){0},
                         totals) < 0)
         pj_log(&cache->logger, PTXJIT_LOG_WARNING,
                "cache counters %s cannot be read (%s); hits, misses and stores show as 0. "
@@ -479,7 +479,7 @@ ptxjit_status disk_cache_stats(pj_disk_cache *cache, ptxjit_cache_stats *out)
     out->corrupt = totals[COUNTER_corrupt];
     out->evicted = totals[COUNTER_evicted];
     out->max_bytes = cache->max_bytes;
-    scan_cache(cache->dir, count_entry, out);
+    pj_scan_cache(cache->dir, count_entry, out);
     return PTXJIT_OK;
 }
 
@@ -501,11 +501,11 @@ static void remove_entry(int top_fd, const char *path, scan_kind kind, const str
         state->error = errno;
 }
 
-ptxjit_status disk_cache_clear(pj_disk_cache *cache, uint64_t *removed)
+ptxjit_status pj_disk_cache_clear(pj_disk_cache *cache, uint64_t *removed)
 {
     clear_state state = {0, 0};
-    scan_cache(cache->dir, remove_entry, &state);
-    counters_update(cache->counters_path, cache->file_mode, NULL, NULL);
+    pj_scan_cache(cache->dir, remove_entry, &state);
+    pj_counters_update(cache->counters_path, cache->file_mode, NULL, NULL);
     if (removed)
         *removed = state.removed;
     if (state.error)
@@ -514,11 +514,11 @@ ptxjit_status disk_cache_clear(pj_disk_cache *cache, uint64_t *removed)
     return PTXJIT_OK;
 }
 
-ptxjit_status disk_cache_trim(pj_disk_cache *cache, evict_report *report)
+ptxjit_status pj_disk_cache_trim(pj_disk_cache *cache, evict_report *report)
 {
     uint64_t totals[COUNTER_COUNT];
-    counters_update(cache->counters_path, cache->file_mode, (int64_t[COUNTER_COUNT]){0}, totals);
-    if (!evict_run(report, cache->dir, cache->max_bytes, cache->file_mode, 1))
+    pj_counters_update(cache->counters_path, cache->file_mode, (int64_t[COUNTER_COUNT]){0}, totals);
+    if (!pj_evict_run(report, cache->dir, cache->max_bytes, cache->file_mode, 1))
         return pj_error(PTXJIT_ERR_IO, "cannot lock %s/evict.lock: %s", cache->dir,
                         strerror(errno));
     if (report->out_of_memory)

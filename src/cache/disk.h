@@ -23,34 +23,34 @@ typedef struct {
  * both are trusted (directory.h) and writable. Fails with PTXJIT_ERR_CACHE naming the
  * directory and the fix. A malformed $PTXJIT_CACHE_MAX_BYTES or $PTXJIT_CACHE_SHARED is
  * reported through logger and the default used. options may be NULL. */
-ptxjit_status disk_cache_open(pj_disk_cache **out, const pj_disk_options *options,
+ptxjit_status pj_disk_cache_open(pj_disk_cache **out, const pj_disk_options *options,
                               const pj_logger *logger);
-void disk_cache_close(pj_disk_cache *cache);
+void pj_disk_cache_close(pj_disk_cache *cache);
 /* The versioned directory, e.g. /home/u/.cache/ptxjit/v1. */
-const char *disk_cache_dir(const pj_disk_cache *cache);
-uint64_t disk_cache_max_bytes(const pj_disk_cache *cache);
+const char *pj_disk_cache_dir(const pj_disk_cache *cache);
+uint64_t pj_disk_cache_max_bytes(const pj_disk_cache *cache);
 
 /* Looks up key (32 hex digits). Hit: *found = 1, *out filled (caller frees it with
- * artifact_free), and the entry's time renewed (it is now the most recently used). Miss:
+ * pj_artifact_free), and the entry's time renewed (it is now the most recently used). Miss:
  * *found = 0. A corrupt, truncated or foreign entry is reported as a warning through the
  * logger, counted, removed, and treated as a miss; one that cannot be used (a directory or
  * a link at its path, no permission, a file that others could have written) is reported
  * and not removed here (a store of the key replaces a file or a link, never what a link
  * points to). The entry is read under a shared flock, which keeps eviction away from it. */
-ptxjit_status disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact *out,
+ptxjit_status pj_disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact *out,
                               int *found);
 /* Writes the entry atomically: temp file in the same directory, write, fsync, rename, fsync
  * of the directory. Concurrent writers of one key leave one whole entry. Sweeps the shard's
  * stale temp files first; evicts when the cache goes over its cap. */
-ptxjit_status disk_cache_store(pj_disk_cache *cache, const char *key,
+ptxjit_status pj_disk_cache_store(pj_disk_cache *cache, const char *key,
                                const pj_artifact *artifact);
-ptxjit_status disk_cache_stats(pj_disk_cache *cache, ptxjit_cache_stats *out);
-ptxjit_status disk_cache_clear(pj_disk_cache *cache, uint64_t *removed);
+ptxjit_status pj_disk_cache_stats(pj_disk_cache *cache, ptxjit_cache_stats *out);
+ptxjit_status pj_disk_cache_clear(pj_disk_cache *cache, uint64_t *removed);
 /* Evicts down to the cap now (waiting for another evictor) and sweeps every shard's stale
  * temp files; *report says what was found and removed. */
-ptxjit_status disk_cache_trim(pj_disk_cache *cache, evict_report *report);
+ptxjit_status pj_disk_cache_trim(pj_disk_cache *cache, evict_report *report);
 
 /* Path of key's entry file; caller frees. For tests and `ptxjit cache`. */
-char *disk_cache_entry_path(const pj_disk_cache *cache, const char *key);
+char *pj_disk_cache_entry_path(const pj_disk_cache *cache, const char *key);
 
 #endif

@@ -20,12 +20,12 @@ typedef struct {
     uint64_t size;
 } span;
 
-int entry_key_valid(const char *key)
+int pj_entry_key_valid(const char *key)
 {
     return key && strlen(key) == 32 && strspn(key, HEX) == 32;
 }
 
-int entry_storable(const pj_artifact *a)
+int pj_entry_storable(const pj_artifact *a)
 {
     if (!a || a->entry_count < 1 || !a->entries || (a->cubin_size && !a->cubin))
         return 0;
@@ -39,9 +39,9 @@ int entry_storable(const pj_artifact *a)
 
 static void put_field(pj_strbuf *sb, const void *data, uint64_t size)
 {
-    sb_append_n(sb, (const char *)&size, sizeof size);
+    pj_sb_append_n(sb, (const char *)&size, sizeof size);
     if (size)
-        sb_append_n(sb, data, (size_t)size);
+        pj_sb_append_n(sb, data, (size_t)size);
 }
 
 static void put_text(pj_strbuf *sb, const char *text)
@@ -49,33 +49,33 @@ static void put_text(pj_strbuf *sb, const char *text)
     put_field(sb, text, text ? strlen(text) : 0);
 }
 
-char *entry_encode(size_t *size, const char *key, const pj_artifact *a)
+char *pj_entry_encode(size_t *size, const char *key, const pj_artifact *a)
 {
     pj_strbuf sb, names;
-    sb_init(&sb);
-    sb_init(&names);
+    pj_sb_init(&sb);
+    pj_sb_init(&names);
     uint32_t version = PJ_DISK_FORMAT_VERSION, fields = FIELD_COUNT;
     uint32_t count = (uint32_t)a->entry_count;
-    sb_append_n(&sb, MAGIC, 8);
-    sb_append_n(&sb, (const char *)&version, 4);
-    sb_append_n(&sb, (const char *)&fields, 4);
-    sb_append_n(&sb, key, 32);
+    pj_sb_append_n(&sb, MAGIC, 8);
+    pj_sb_append_n(&sb, (const char *)&version, 4);
+    pj_sb_append_n(&sb, (const char *)&fields, 4);
+    pj_sb_append_n(&sb, key, 32);
     put_text(&sb, a->family);
     put_text(&sb, a->params);
     put_text(&sb, a->ptx);
     put_field(&sb, a->cubin, a->cubin_size);
     put_text(&sb, a->log);
-    sb_append_n(&names, (const char *)&count, 4);
+    pj_sb_append_n(&names, (const char *)&count, 4);
     for (int i = 0; i < a->entry_count; i++)
-        sb_append_n(&names, a->entries[i], strlen(a->entries[i]) + 1);
+        pj_sb_append_n(&names, a->entries[i], strlen(a->entries[i]) + 1);
     put_field(&sb, names.data, names.length);
     sb.failed |= names.failed;
-    sb_free(&names);
+    pj_sb_free(&names);
     pj_hash128 sum = sb.failed ? (pj_hash128){0, 0} : pj_hash(sb.data, sb.length);
-    sb_append_n(&sb, (const char *)&sum.low, 8);
-    sb_append_n(&sb, (const char *)&sum.high, 8);
+    pj_sb_append_n(&sb, (const char *)&sum.low, 8);
+    pj_sb_append_n(&sb, (const char *)&sum.high, 8);
     *size = sb.length;
-    return sb_take(&sb);
+    return pj_sb_take(&sb);
 }
 
 /* ---- decoding: every check before any allocation ---- */
@@ -176,17 +176,17 @@ static ptxjit_status copy_out(pj_artifact *a, const span f[FIELD_COUNT], uint32_
         ok = (a->entries[i] = pj_strdup(name)) != NULL;
     if (ok)
         return PTXJIT_OK;
-    artifact_free(a);
+    pj_artifact_free(a);
     return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory reading a cache entry");
 }
 
-ptxjit_status entry_decode(pj_artifact *out, const char **why, const char *data, size_t size,
+ptxjit_status pj_entry_decode(pj_artifact *out, const char **why, const char *data, size_t size,
                            const char *key)
 {
     memset(out, 0, sizeof *out);
     span fields[FIELD_COUNT];
     uint32_t count = 0;
-    *why = entry_key_valid(key) ? verify(fields, &count, data, size, key) : "an invalid key";
+    *why = pj_entry_key_valid(key) ? verify(fields, &count, data, size, key) : "an invalid key";
     if (*why)
         return pj_error(PTXJIT_ERR_CACHE, "cache entry %.32s is corrupt: %s", key ? key : "",
                         *why);

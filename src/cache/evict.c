@@ -80,7 +80,7 @@ static int older_first(const void *a, const void *b)
 static int unchanged(int fd, int top_fd, const candidate *c)
 {
     struct stat held;
-    return fileio_same_file(fd, top_fd, c->path, &held) && held.st_dev == c->device &&
+    return pj_fileio_same_file(fd, top_fd, c->path, &held) && held.st_dev == c->device &&
            held.st_ino == c->inode && held.st_mtim.tv_sec == c->mtime.tv_sec &&
            held.st_mtim.tv_nsec == c->mtime.tv_nsec;
 }
@@ -102,7 +102,7 @@ static removal remove_candidate(int top_fd, const candidate *c)
         result = errno == EWOULDBLOCK ? HELD : SKIPPED;
     else if (unchanged(fd, top_fd, c) && unlinkat(top_fd, c->path, 0) == 0)
         result = REMOVED;
-    fileio_unlock_and_close(fd);
+    pj_fileio_unlock_and_close(fd);
     return result;
 }
 
@@ -127,7 +127,7 @@ static int lock_evictors(const char *dir, mode_t file_mode, int wait)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/evict.lock", dir);
-    int fd = fileio_open_shared_file(path, file_mode);
+    int fd = pj_fileio_open_shared_file(path, file_mode);
     if (fd >= 0 && flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0) {
         close(fd);
         fd = -1;
@@ -135,7 +135,7 @@ static int lock_evictors(const char *dir, mode_t file_mode, int wait)
     return fd;
 }
 
-int evict_run(evict_report *out, const char *dir, uint64_t max_bytes, mode_t file_mode,
+int pj_evict_run(evict_report *out, const char *dir, uint64_t max_bytes, mode_t file_mode,
               int wait)
 {
     memset(out, 0, sizeof *out);
@@ -144,14 +144,14 @@ int evict_run(evict_report *out, const char *dir, uint64_t max_bytes, mode_t fil
         return 0;
     scan_state state = {NULL, 0, 0, time(NULL) - PJ_TEMP_SWEEP_SECONDS, out, 0};
     int top_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    out->complete = top_fd >= 0 && scan_cache(dir, collect, &state) == 0 && !state.failed;
+    out->complete = top_fd >= 0 && pj_scan_cache(dir, collect, &state) == 0 && !state.failed;
     out->out_of_memory = state.failed;
     if (out->complete && out->bytes > max_bytes)
         evict_oldest(&state, top_fd, max_bytes);
     if (top_fd >= 0)
         close(top_fd);
     free(state.items);
-    fileio_unlock_and_close(lock);
+    pj_fileio_unlock_and_close(lock);
     return 1;
 }
 
@@ -162,14 +162,14 @@ static void sweep_only(int top_fd, const char *path, scan_kind kind, const struc
         sweep_if_stale(top_fd, path, st, user);
 }
 
-uint64_t evict_sweep_shard(const char *dir, const char *shard)
+uint64_t pj_evict_sweep_shard(const char *dir, const char *shard)
 {
     evict_report report = {0};
     scan_state state = {NULL, 0, 0, time(NULL) - PJ_TEMP_SWEEP_SECONDS, &report, 0};
     int top_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (top_fd < 0)
         return 0;
-    scan_shard(top_fd, shard, sweep_only, &state);
+    pj_scan_shard(top_fd, shard, sweep_only, &state);
     close(top_fd);
     return report.temp_removed;
 }

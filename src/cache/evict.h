@@ -26,11 +26,11 @@ typedef struct {
  * (oldest modification time: a hit touches its entry) until they fit in nine tenths of it.
  * An entry that a reader holds (flock), or that changed since the scan, stays. One process
  * evicts at a time: with wait = 0 returns 0 at once when another does; 1 after a run. */
-int evict_run(evict_report *out, const char *dir, uint64_t max_bytes, mode_t file_mode,
+int pj_evict_run(evict_report *out, const char *dir, uint64_t max_bytes, mode_t file_mode,
               int wait);
 
 /* Removes the stale temp files of one shard ("ab") of dir, which a store is about to write;
  * returns how many. */
-uint64_t evict_sweep_shard(const char *dir, const char *shard);
+uint64_t pj_evict_sweep_shard(const char *dir, const char *shard);
 
 #endif

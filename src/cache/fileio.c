@@ -16,7 +16,7 @@ static struct {
 static size_t write_limit;
 static fileio_hook *before_hook;
 
-void fileio_inject_fault(fileio_op op, int after_calls, int error_number)
+void pj_fileio_inject_fault(fileio_op op, int after_calls, int error_number)
 {
     pthread_mutex_lock(&fault_lock);
     faults[op].armed = error_number != 0;
@@ -25,26 +25,26 @@ void fileio_inject_fault(fileio_op op, int after_calls, int error_number)
     pthread_mutex_unlock(&fault_lock);
 }
 
-void fileio_limit_writes(size_t max_bytes)
+void pj_fileio_limit_writes(size_t max_bytes)
 {
     pthread_mutex_lock(&fault_lock);
     write_limit = max_bytes;
     pthread_mutex_unlock(&fault_lock);
 }
 
-void fileio_set_hook(fileio_hook *hook)
+void pj_fileio_set_hook(fileio_hook *hook)
 {
     pthread_mutex_lock(&fault_lock);
     before_hook = hook;
     pthread_mutex_unlock(&fault_lock);
 }
 
-void fileio_clear_faults(void)
+void pj_fileio_clear_faults(void)
 {
     for (int op = 0; op < FILEIO_OP_COUNT; op++)
-        fileio_inject_fault((fileio_op)op, 0, 0);
-    fileio_limit_writes(0);
-    fileio_set_hook(NULL);
+        pj_fileio_inject_fault((fileio_op)op, 0, 0);
+    pj_fileio_limit_writes(0);
+    pj_fileio_set_hook(NULL);
 }
 
 /* Runs the hook, then says whether this call of op is the one that must fail; if so, sets
@@ -76,7 +76,7 @@ static size_t limited(size_t n)
     return n;
 }
 
-ssize_t fileio_write_all(int fd, const void *data, size_t n)
+ssize_t pj_fileio_write_all(int fd, const void *data, size_t n)
 {
     const char *at = data;
     size_t left = n;
@@ -96,27 +96,27 @@ ssize_t fileio_write_all(int fd, const void *data, size_t n)
     return (ssize_t)n;
 }
 
-int fileio_fsync(int fd)
+int pj_fileio_fsync(int fd)
 {
     return injected(FILEIO_FSYNC) ? -1 : fsync(fd);
 }
 
-int fileio_rename(const char *from, const char *to)
+int pj_fileio_rename(const char *from, const char *to)
 {
     return injected(FILEIO_RENAME) ? -1 : rename(from, to);
 }
 
-int fileio_create(const char *path, mode_t mode)
+int pj_fileio_create(const char *path, mode_t mode)
 {
     return injected(FILEIO_CREATE) ? -1 : open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
 }
 
-int fileio_mkdir(const char *path, mode_t mode)
+int pj_fileio_mkdir(const char *path, mode_t mode)
 {
     return injected(FILEIO_MKDIR) ? -1 : mkdir(path, mode);
 }
 
-int fileio_access(const char *path, int mode)
+int pj_fileio_access(const char *path, int mode)
 {
     /* AT_EACCESS: the effective user, whom the trust check and the files belong to. */
     return injected(FILEIO_ACCESS) ? -1 : faccessat(AT_FDCWD, path, mode, AT_EACCESS);
@@ -133,7 +133,7 @@ static int regular_or_close(int fd)
     return -1;
 }
 
-int fileio_open_shared_file(const char *path, mode_t mode)
+int pj_fileio_open_shared_file(const char *path, mode_t mode)
 {
     /* O_NOFOLLOW and a regular file only: these files are rewritten in place, and a link
      * planted there must not make us rewrite what it points to; O_NONBLOCK: a FIFO must not
@@ -160,14 +160,14 @@ int fileio_open_shared_file(const char *path, mode_t mode)
     return -1;
 }
 
-int fileio_same_file(int fd, int dir_fd, const char *path, struct stat *held)
+int pj_fileio_same_file(int fd, int dir_fd, const char *path, struct stat *held)
 {
     struct stat now;
     return fstat(fd, held) == 0 && fstatat(dir_fd, path, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
            held->st_dev == now.st_dev && held->st_ino == now.st_ino;
 }
 
-void fileio_unlock_and_close(int fd)
+void pj_fileio_unlock_and_close(int fd)
 {
     /* A flock belongs to the open file, which a fork() without exec shares with the child:
      * closing our descriptor alone would leave the lock held for as long as the child

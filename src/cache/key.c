@@ -3,25 +3,25 @@
 
 #include "cache/key.h"
 
-ptxjit_status cache_key(pj_hash128 *out, const pj_key_inputs *in)
+ptxjit_status pj_cache_key(pj_hash128 *out, const pj_key_inputs *in)
 {
-    pj_hasher *hasher = hasher_new();
+    pj_hasher *hasher = pj_hasher_new();
     if (!hasher)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     char number[32];
     snprintf(number, sizeof number, "%d", PJ_KEY_SCHEMA_VERSION);
-    hasher_field_str(hasher, "key-schema", number);
-    hasher_field_str(hasher, "family", in->family);
-    hasher_field_str(hasher, "params", in->canonical_params);
-    hasher_field_str(hasher, "template", in->template_source);
-    hasher_field_str(hasher, "backend", in->backend);
-    hasher_field_str(hasher, "compiler", in->compiler_version);
-    hasher_field_str(hasher, "arch", in->arch);
+    pj_hasher_field_str(hasher, "key-schema", number);
+    pj_hasher_field_str(hasher, "family", in->family);
+    pj_hasher_field_str(hasher, "params", in->canonical_params);
+    pj_hasher_field_str(hasher, "template", in->template_source);
+    pj_hasher_field_str(hasher, "backend", in->backend);
+    pj_hasher_field_str(hasher, "compiler", in->compiler_version);
+    pj_hasher_field_str(hasher, "arch", in->arch);
     snprintf(number, sizeof number, "%d", in->specializer_version);
-    hasher_field_str(hasher, "specializer", number);
+    pj_hasher_field_str(hasher, "specializer", number);
     for (int i = 0; i < in->option_count; i++)
-        hasher_field_str(hasher, "option", in->options[i]);
-    *out = hasher_digest(hasher);
-    hasher_free(hasher);
+        pj_hasher_field_str(hasher, "option", in->options[i]);
+    *out = pj_hasher_digest(hasher);
+    pj_hasher_free(hasher);
     return PTXJIT_OK;
 }

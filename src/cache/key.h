@@ -21,6 +21,6 @@ typedef struct {
 
 /* PTXJIT_ERR_OUT_OF_MEMORY when the hasher cannot be made: never a key of nothing, which
  * two different requests would share. */
-ptxjit_status cache_key(pj_hash128 *out, const pj_key_inputs *inputs);
+ptxjit_status pj_cache_key(pj_hash128 *out, const pj_key_inputs *inputs);
 
 #endif

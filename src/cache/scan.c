@@ -26,7 +26,7 @@ static void visit_file(int top_fd, const char *path, scan_kind kind, scan_visito
         visit(top_fd, path, kind, &st, user);
 }
 
-int scan_shard(int top_fd, const char *shard, scan_visitor *visit, void *user)
+int pj_scan_shard(int top_fd, const char *shard, scan_visitor *visit, void *user)
 {
     int fd = openat(top_fd, shard, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
@@ -37,7 +37,7 @@ int scan_shard(int top_fd, const char *shard, scan_visitor *visit, void *user)
     }
     for (struct dirent *e; (e = readdir(dir));) {
         char path[sizeof e->d_name + 4];
-        int entry = entry_key_valid(e->d_name) && strncmp(e->d_name, shard, 2) == 0;
+        int entry = pj_entry_key_valid(e->d_name) && strncmp(e->d_name, shard, 2) == 0;
         if ((!entry && !is_temp_name(e->d_name)) || strlen(e->d_name) > 40)
             continue;
         snprintf(path, sizeof path, "%s/%s", shard, e->d_name);
@@ -47,7 +47,7 @@ int scan_shard(int top_fd, const char *shard, scan_visitor *visit, void *user)
     return 0;
 }
 
-int scan_cache(const char *dir, scan_visitor *visit, void *user)
+int pj_scan_cache(const char *dir, scan_visitor *visit, void *user)
 {
     DIR *top = opendir(dir);
     if (!top)
@@ -55,7 +55,7 @@ int scan_cache(const char *dir, scan_visitor *visit, void *user)
     int result = 0, error = 0;
     for (struct dirent *e; (e = readdir(top));) {
         if (strlen(e->d_name) == 2 && strspn(e->d_name, HEX) == 2 &&
-            scan_shard(dirfd(top), e->d_name, visit, user) != 0 && errno != ENOENT &&
+            pj_scan_shard(dirfd(top), e->d_name, visit, user) != 0 && errno != ENOENT &&
             errno != ELOOP && errno != ENOTDIR) {
             /* Not gaps: a shard a concurrent clear removed, and a link or a file where a
              * shard would be, which holds nothing of ours and must not block eviction. */

@@ -16,8 +16,8 @@ typedef void scan_visitor(int top_fd, const char *path, scan_kind kind, const st
 /* Visits dir (the versioned cache directory). 0 when every shard was read; -1 with errno
  * when dir itself, or one of its shards, could not be (the others are still visited): the
  * caller then knows that what it counted is not the whole cache. */
-int scan_cache(const char *dir, scan_visitor *visit, void *user);
+int pj_scan_cache(const char *dir, scan_visitor *visit, void *user);
 /* Visits one shard only (shard: "ab"); top_fd is dir's. */
-int scan_shard(int top_fd, const char *shard, scan_visitor *visit, void *user);
+int pj_scan_shard(int top_fd, const char *shard, scan_visitor *visit, void *user);
 
 #endif

@@ -104,7 +104,7 @@ static void table_head(const char *what)
 static ptxjit_status random_matrix(ptxjit_devptr *out, ptxjit_context *context, size_t n,
                                    pj_dtype type)
 {
-    const size_t count = n * n, bytes = count * (size_t)dtype_bytes(type);
+    const size_t count = n * n, bytes = count * (size_t)pj_dtype_bytes(type);
     float *values = malloc(count * sizeof *values);
     void *converted = malloc(bytes);
     ptxjit_status status = values && converted ? ptxjit_alloc(out, context, bytes)
@@ -112,7 +112,7 @@ static ptxjit_status random_matrix(ptxjit_devptr *out, ptxjit_context *context, 
     if (status == PTXJIT_OK) {
         random_f32(values, count);
         for (size_t i = 0; i < count; i++)
-            matmul_set_element(converted, type, i, values[i]);
+            pj_matmul_set_element(converted, type, i, values[i]);
         status = ptxjit_copy_to_device(context, *out, converted, bytes);
     }
     free(values);
@@ -134,7 +134,7 @@ static ptxjit_status matmul_result(void *host, bench_job *job, const char *param
 static ptxjit_status route_difference(double *out, bench_job *job, const char *params,
                                       pj_dtype type)
 {
-    const size_t count = job->n * job->n, bytes = count * (size_t)dtype_bytes(type);
+    const size_t count = job->n * job->n, bytes = count * (size_t)pj_dtype_bytes(type);
     void *ours = malloc(bytes), *theirs = malloc(bytes);
     ptxjit_status status = ours && theirs ? matmul_result(ours, job, params, "llvm", bytes)
                                           : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "no memory");
@@ -142,7 +142,7 @@ static ptxjit_status route_difference(double *out, bench_job *job, const char *p
         status = matmul_result(theirs, job, params, "nvrtc", bytes);
     double diff = 0, norm = 0;
     for (size_t i = 0; i < count && status == PTXJIT_OK; i++) {
-        double a = matmul_element(ours, type, i), b = matmul_element(theirs, type, i);
+        double a = pj_matmul_element(ours, type, i), b = pj_matmul_element(theirs, type, i);
         diff += (a - b) * (a - b);
         norm += b * b;
     }
@@ -193,7 +193,7 @@ static int bench_matmul_type(ptxjit_context *context, size_t n, int runs, pj_dty
     if (status == PTXJIT_OK)
         status = random_matrix(&job.b, context, n, type);
     if (status == PTXJIT_OK)
-        status = ptxjit_alloc(&job.out, context, n * n * (size_t)dtype_bytes(type));
+        status = ptxjit_alloc(&job.out, context, n * n * (size_t)pj_dtype_bytes(type));
     int code = status == PTXJIT_OK ? CLI_OK : cli_fail(status);
     for (const char *s = variants; *s && code == CLI_OK;) {
         size_t length = strcspn(s, ",");
@@ -201,7 +201,7 @@ static int bench_matmul_type(ptxjit_context *context, size_t n, int runs, pj_dty
         if (wgmma == (type != PJ_DTYPE_f32)) {
             char params[128];
             snprintf(params, sizeof params, "variant=%.*s dtype=%s", (int)length, s,
-                     dtype_name(type));
+                     pj_dtype_name(type));
             code = matmul_row(&job, params, type, runs); /* C of the input type */
             for (size_t i = 0; i < PJ_ARRAY_SIZE(matmul_extra_rows) && code == CLI_OK; i++) {
                 const char *variant = matmul_extra_rows[i][0];
@@ -209,7 +209,7 @@ static int bench_matmul_type(ptxjit_context *context, size_t n, int runs, pj_dty
                     (strcmp(variant, "tensor_core") == 0 && atoi(ptxjit_arch(context) + 3) < 90))
                     continue;
                 snprintf(params, sizeof params, "variant=%s %s dtype=%s", variant,
-                         matmul_extra_rows[i][1], dtype_name(type));
+                         matmul_extra_rows[i][1], pj_dtype_name(type));
                 code = matmul_row(&job, params, type, runs);
             }
         }
@@ -226,7 +226,7 @@ static int bench_matmul_type(ptxjit_context *context, size_t n, int runs, pj_dty
  * random inputs in [-1, 1). */
 static int bench_matmul(ptxjit_context *context, size_t n, int runs)
 {
-    const char *variants = llvm_generator_variants("matmul");
+    const char *variants = pj_llvm_generator_variants("matmul");
     if (!variants) {
         fprintf(stderr, "ptxjit: the llvm backend generates no matmul kernels yet\n");
         return CLI_FAIL;
@@ -274,7 +274,7 @@ static int bench_reduce(ptxjit_context *context, size_t n, int runs)
 
 static int bench_transpose(ptxjit_context *context, size_t n, int runs)
 {
-    const char *variants = llvm_generator_variants("transpose");
+    const char *variants = pj_llvm_generator_variants("transpose");
     if (!variants) {
         fprintf(stderr, "ptxjit: the llvm backend generates no transpose kernels yet\n");
         return CLI_FAIL;

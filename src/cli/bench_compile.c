@@ -136,11 +136,11 @@ static void print_setting(const char *arch)
         fclose(f);
     printf("host: %s, %ld CPUs, load average %s (1 min); target %s\n", model,
            sysconf(_SC_NPROCESSORS_ONLN), load, arch);
-    printf("compilers: %s (%s); %s (%s); llvm %s (%s)\n", nvrtc_version_string(),
-           nvrtc_library_path() ? nvrtc_library_path() : "?", nvjitlink_version_string(),
-           nvjitlink_library_path() ? nvjitlink_library_path() : "?",
-           llvm_version_string() + strlen("llvm "),
-           llvm_plugin_path() ? llvm_plugin_path() : "?");
+    printf("compilers: %s (%s); %s (%s); llvm %s (%s)\n", pj_nvrtc_version_string(),
+           pj_nvrtc_library_path() ? pj_nvrtc_library_path() : "?", pj_nvjitlink_version_string(),
+           pj_nvjitlink_library_path() ? pj_nvjitlink_library_path() : "?",
+           pj_llvm_version_string() + strlen("llvm "),
+           pj_llvm_plugin_path() ? pj_llvm_plugin_path() : "?");
 }
 
 /* Loads each route's kernel once in a GPU context and times it: a cubin of SASS loads as it
@@ -195,11 +195,11 @@ static ptxjit_status gpu_part(const cli_args *args, const char *family, const ch
     }
     print_loads(gpu, family, p);
     route_times cached[2];
-    nvrtc_allow_driver_cache(1);
-    nvjitlink_allow_driver_cache(1);
+    pj_nvrtc_allow_driver_cache(1);
+    pj_nvjitlink_allow_driver_cache(1);
     status = time_routes(cached, samples, args, family, p);
-    nvrtc_allow_driver_cache(0);
-    nvjitlink_allow_driver_cache(0);
+    pj_nvrtc_allow_driver_cache(0);
+    pj_nvjitlink_allow_driver_cache(0);
     ptxjit_close(gpu);
     if (status != PTXJIT_OK)
         return status;

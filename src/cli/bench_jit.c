@@ -78,7 +78,7 @@ static ptxjit_status launch_costs(double *ours_us, double *bare_us, ptxjit_conte
         status = ptxjit_alloc(&buffer, context, 64);
     int index = 0;
     if (status == PTXJIT_OK)
-        status = kernel_load(kernel, NULL, &index);
+        status = pj_kernel_load(kernel, NULL, &index);
     CUdeviceptr in = buffer, out = buffer + 32;
     unsigned long long n = 1;
     void *args[] = {&in, &out, &n};

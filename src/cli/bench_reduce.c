@@ -99,7 +99,7 @@ int reduce_bench(ptxjit_context *context, size_t n, int runs)
         return CLI_FAIL;
     }
     random_i32(host, n);
-    uint32_t want = reduce_reference_i32(host, n);
+    uint32_t want = pj_reduce_reference_i32(host, n);
     bench_job job = {context, NULL, 0, 0, n};
     double copy = 0;
     int all_ok = 1;

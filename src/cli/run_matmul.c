@@ -43,7 +43,7 @@ static ptxjit_status data_make(matmul_data *d, ptxjit_context *context, size_t m
                                size_t k, pj_dtype dtype)
 {
     *d = (matmul_data){context, m, n, k, dtype, NULL, NULL, 0, 0, 0};
-    const size_t e = (size_t)dtype_bytes(dtype);
+    const size_t e = (size_t)pj_dtype_bytes(dtype);
     float *values = malloc((m > n ? m : n) * k * sizeof *values);
     d->a = malloc(m * k * e);
     d->b = malloc(k * n * e);
@@ -54,7 +54,7 @@ static ptxjit_status data_make(matmul_data *d, ptxjit_context *context, size_t m
         size_t count = which == 0 ? m * k : k * n;
         random_f32(values, count); /* [-1, 1), a fresh seed each time */
         for (size_t i = 0; i < count; i++)
-            matmul_set_element(which == 0 ? d->a : d->b, dtype, i, values[i]);
+            pj_matmul_set_element(which == 0 ? d->a : d->b, dtype, i, values[i]);
     }
     free(values);
     if (status == PTXJIT_OK)
@@ -100,7 +100,7 @@ static double tolerance_of(pj_dtype dtype, pj_dtype out, int tf32)
  * with the reference in float64; NaN if any sampled element is not finite. */
 static double relative_error(const matmul_data *d, pj_dtype out)
 {
-    const size_t e = (size_t)dtype_bytes(out);
+    const size_t e = (size_t)pj_dtype_bytes(out);
     int all = (double)d->m * d->n * d->k <= 1e9;
     size_t rows = all || d->m < 8 ? d->m : 8;
     double *want = malloc(d->n * sizeof *want);
@@ -112,9 +112,9 @@ static double relative_error(const matmul_data *d, pj_dtype out)
             diff = NAN;
             break;
         }
-        matmul_reference_row(want, d->a, d->b, d->dtype, d->n, d->k, row);
+        pj_matmul_reference_row(want, d->a, d->b, d->dtype, d->n, d->k, row);
         for (size_t j = 0; j < d->n; j++) {
-            double g = matmul_element(got, out, j), delta = g - want[j];
+            double g = pj_matmul_element(got, out, j), delta = g - want[j];
             diff = isfinite(g) ? diff + delta * delta : NAN;
             norm += want[j] * want[j];
         }
@@ -166,7 +166,7 @@ int matmul_run(ptxjit_context *context, const char *params, size_t m, size_t n, 
     matmul_config config;
     ptxjit_status status = ptxjit_get_kernel(&kernel, context, "matmul", params, NULL);
     if (status == PTXJIT_OK)
-        status = matmul_config_of(&config, kernel);
+        status = pj_matmul_config_of(&config, kernel);
     if (status != PTXJIT_OK)
         return cli_fail(status);
     matmul_data data;
@@ -237,10 +237,10 @@ static ptxjit_status our_row(measurement *r, matmul_data *d, const char *params,
     matmul_config config;
     ptxjit_status status = ptxjit_get_kernel(&kernel, d->context, "matmul", params, NULL);
     if (status == PTXJIT_OK)
-        status = matmul_config_of(&config, kernel);
+        status = pj_matmul_config_of(&config, kernel);
     if (status == PTXJIT_OK && config.dtype != d->dtype)
         status = pj_error(PTXJIT_ERR_PARAM, "bench matmul: '%s' takes %s, this table is %s",
-                          params, dtype_name(config.dtype), dtype_name(d->dtype));
+                          params, pj_dtype_name(config.dtype), pj_dtype_name(d->dtype));
     matmul_job job = {d, params, NULL, CUBLAS_SGEMM};
     if (status == PTXJIT_OK)
         status = measure(r, &job, config.out,

@@ -65,7 +65,7 @@ static int check_result(ptxjit_context *context, const reduce_data *data, ptxjit
     if (ptxjit_copy_to_host(context, &bits, result, 4) != PTXJIT_OK)
         return 0;
     if (data->dtype == PJ_DTYPE_i32) {
-        uint32_t want = reduce_reference_i32(data->host, data->n);
+        uint32_t want = pj_reduce_reference_i32(data->host, data->n);
         if (verbose || bits != want)
             printf("  sum %" PRId32 ", CPU reference %" PRId32 ": %s\n", (int32_t)bits,
                    (int32_t)want, bits == want ? "exact" : "WRONG");
@@ -73,8 +73,8 @@ static int check_result(ptxjit_context *context, const reduce_data *data, ptxjit
     }
     float got;
     memcpy(&got, &bits, 4);
-    double magnitude, want = reduce_reference_f32(data->host, data->n, &magnitude);
-    int close = reduce_f32_close(got, want, magnitude);
+    double magnitude, want = pj_reduce_reference_f32(data->host, data->n, &magnitude);
+    int close = pj_reduce_f32_close(got, want, magnitude);
     if (verbose || !close)
         printf("  sum %.6g, CPU reference %.6g (|error| %.3g, bound %.3g): %s\n", got, want,
                got - want, 1e-5 * magnitude, close ? "ok" : "WRONG");
@@ -112,7 +112,7 @@ int reduce_run(ptxjit_context *context, const char *params, size_t n, int runs)
     reduce_config config;
     ptxjit_status status = ptxjit_get_kernel(&kernel, context, "reduce", params, NULL);
     if (status == PTXJIT_OK)
-        status = reduce_config_of(&config, kernel);
+        status = pj_reduce_config_of(&config, kernel);
     if (status != PTXJIT_OK)
         return cli_fail(status);
     reduce_data data = {0};
@@ -120,7 +120,7 @@ int reduce_run(ptxjit_context *context, const char *params, size_t n, int runs)
     int correct = 0;
     status = data_make(&data, context, n, config.dtype);
     printf("reduce %s, n = %zu, grid %" PRIu64 " x %d threads\n", ptxjit_kernel_params(kernel),
-           n, reduce_grid(&config, data.device, n), config.tpb);
+           n, pj_reduce_grid(&config, data.device, n), config.tpb);
     if (status == PTXJIT_OK)
         status = measure(&ms, &correct, context, params, &data, 0, runs, 1);
     data_free(&data, context);

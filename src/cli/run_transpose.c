@@ -77,7 +77,7 @@ static int check_output(const transpose_job *job, const char *in, int e, int ful
     int ok = out && ptxjit_copy_to_host(job->context, out, job->out, n * (size_t)e) == PTXJIT_OK;
     if (ok && full) {
         char *want = malloc(n * (size_t)e);
-        transpose_reference(want, in, job->rows, job->cols, e);
+        pj_transpose_reference(want, in, job->rows, job->cols, e);
         ok = want && memcmp(out, want, n * (size_t)e) == 0;
         free(want);
     }
@@ -109,10 +109,10 @@ int transpose_run(ptxjit_context *context, const char *params, size_t rows, size
     transpose_config config;
     ptxjit_status status = ptxjit_get_kernel(&kernel, context, "transpose", params, NULL);
     if (status == PTXJIT_OK)
-        status = transpose_config_of(&config, kernel);
+        status = pj_transpose_config_of(&config, kernel);
     if (status != PTXJIT_OK)
         return cli_fail(status);
-    const int e = dtype_bytes(config.dtype);
+    const int e = pj_dtype_bytes(config.dtype);
     const size_t bytes = rows * cols * (size_t)e;
     transpose_job job = {context, params, 0, 0, rows, cols, NULL};
     void *host = NULL;
@@ -187,7 +187,7 @@ static ptxjit_status time_set(bench_plan *plan, transpose_job *job, const char *
     transpose_config config;
     ptxjit_status status = ptxjit_get_kernel(&kernel, job->context, "transpose", params, NULL);
     if (status == PTXJIT_OK)
-        status = transpose_config_of(&config, kernel);
+        status = pj_transpose_config_of(&config, kernel);
     if (status == PTXJIT_OK && config.dtype != PJ_DTYPE_f32)
         status = pj_error(PTXJIT_ERR_PARAM, "bench transpose measures fp32, not '%s'; time "
                           "other dtypes with 'ptxjit run transpose %s h=.. w=..'", params, params);

@@ -82,7 +82,7 @@ static void driver_load_once(void)
     driver_status = PTXJIT_OK;
 }
 
-ptxjit_status driver_get(const pj_driver **out)
+ptxjit_status pj_driver_get(const pj_driver **out)
 {
     pthread_once(&driver_once, driver_load_once);
     if (driver_status != PTXJIT_OK)
@@ -91,7 +91,7 @@ ptxjit_status driver_get(const pj_driver **out)
     return PTXJIT_OK;
 }
 
-ptxjit_status driver_check(CUresult result, const char *call)
+ptxjit_status pj_driver_check(CUresult result, const char *call)
 {
     if (result == CUDA_SUCCESS)
         return PTXJIT_OK;

@@ -65,10 +65,10 @@ typedef struct {
 
 /* The loaded driver, cuInit done; PTXJIT_ERR_NO_DRIVER with the reason and a fix if the
  * library is missing, too old, or cuInit fails (no GPU, stub library). */
-ptxjit_status driver_get(const pj_driver **out);
+ptxjit_status pj_driver_get(const pj_driver **out);
 
 /* Turns a failed driver call into PTXJIT_ERR_CUDA (or OUT_OF_MEMORY) naming call and error. */
-ptxjit_status driver_check(CUresult result, const char *call);
-#define PJ_CU(call_expr, name) driver_check((call_expr), name)
+ptxjit_status pj_driver_check(CUresult result, const char *call);
+#define PJ_CU(call_expr, name) pj_driver_check((call_expr), name)
 
 #endif

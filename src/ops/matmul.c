@@ -46,7 +46,7 @@ static unsigned shared_bytes_of(const matmul_config *c, int bn)
     return 0;
 }
 
-ptxjit_status matmul_config_of(matmul_config *out, const ptxjit_kernel *kernel)
+ptxjit_status pj_matmul_config_of(matmul_config *out, const ptxjit_kernel *kernel)
 {
     const pj_request *request = &kernel->request;
     const pj_schema *schema = request->schema;
@@ -54,12 +54,12 @@ ptxjit_status matmul_config_of(matmul_config *out, const ptxjit_kernel *kernel)
     static const char *const needed[] = {"variant", "dtype", "out", "mma", "bm", "bn", "bk",
                                          "tm", "tn", "wm", "wn", "stages", "consumers"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(needed); i++)
-        if (schema_param_index(schema, needed[i]) < 0)
+        if (pj_schema_param_index(schema, needed[i]) < 0)
             return pj_error(PTXJIT_ERR_TEMPLATE,
                             "matmul template %s lacks '%s', which the matmul op needs; launch "
                             "it with ptxjit_launch instead",
                             schema->origin, needed[i]);
-    const char *variant = request_value_name(request, "variant", buf);
+    const char *variant = pj_request_value_name(request, "variant", buf);
     out->variant = (matmul_variant)-1;
     for (int i = 0; i < (int)PJ_ARRAY_SIZE(variant_names); i++)
         if (strcmp(variant, variant_names[i]) == 0)
@@ -67,30 +67,30 @@ ptxjit_status matmul_config_of(matmul_config *out, const ptxjit_kernel *kernel)
     if ((int)out->variant < 0)
         return pj_error(PTXJIT_ERR_TEMPLATE, "matmul template %s has variant '%s', which the "
                         "matmul op does not know", schema->origin, variant);
-    out->dtype = (pj_dtype)dtype_from_name(request_value_name(request, "dtype", buf));
-    out->out = (pj_dtype)dtype_from_name(request_value_name(request, "out", buf));
-    out->bm = (int)request_value(request, "bm");
-    out->bk = out->variant == MATMUL_WGMMA ? 64 : (int)request_value(request, "bk");
-    out->stages = (int)request_value(request, "stages");
-    int bn = (int)request_value(request, "bn");
+    out->dtype = (pj_dtype)pj_dtype_from_name(pj_request_value_name(request, "dtype", buf));
+    out->out = (pj_dtype)pj_dtype_from_name(pj_request_value_name(request, "out", buf));
+    out->bm = (int)pj_request_value(request, "bm");
+    out->bk = out->variant == MATMUL_WGMMA ? 64 : (int)pj_request_value(request, "bk");
+    out->stages = (int)pj_request_value(request, "stages");
+    int bn = (int)pj_request_value(request, "bn");
     /* The mma list is m16n8k8, then m64nNk16 for N = 8, 16, ...: value i is N = 8 i. */
-    out->tile_n = out->variant == MATMUL_WGMMA ? 8 * (int)request_value(request, "mma") : bn;
+    out->tile_n = out->variant == MATMUL_WGMMA ? 8 * (int)pj_request_value(request, "mma") : bn;
     /* wgmma's cluster (1 where a template lacks it). */
-    out->cluster = out->variant == MATMUL_WGMMA && schema_param_index(schema, "cluster") >= 0
-                       ? (int)request_value(request, "cluster") : 1;
+    out->cluster = out->variant == MATMUL_WGMMA && pj_schema_param_index(schema, "cluster") >= 0
+                       ? (int)pj_request_value(request, "cluster") : 1;
     /* tensor_core's load=tma (a parameter that older templates may lack: cp_async then). */
-    out->tma = out->variant == MATMUL_TENSOR_CORE && schema_param_index(schema, "load") >= 0 &&
-               strcmp(request_value_name(request, "load", buf), "tma") == 0;
-    out->threads = threads_of(out, bn, (int)request_value(request, "tm"),
-                              (int)request_value(request, "tn"), (int)request_value(request, "wm"),
-                              (int)request_value(request, "wn"),
-                              (int)request_value(request, "consumers"));
+    out->tma = out->variant == MATMUL_TENSOR_CORE && pj_schema_param_index(schema, "load") >= 0 &&
+               strcmp(pj_request_value_name(request, "load", buf), "tma") == 0;
+    out->threads = threads_of(out, bn, (int)pj_request_value(request, "tm"),
+                              (int)pj_request_value(request, "tn"), (int)pj_request_value(request, "wm"),
+                              (int)pj_request_value(request, "wn"),
+                              (int)pj_request_value(request, "consumers"));
     out->shared_bytes = shared_bytes_of(out, bn);
     return PTXJIT_OK;
 }
 
 /* Blocks of the grid: the tiles of C, row tiles rounded up to whole clusters. */
-uint64_t matmul_blocks(const matmul_config *config, size_t m, size_t n)
+uint64_t pj_matmul_blocks(const matmul_config *config, size_t m, size_t n)
 {
     uint64_t rows = (uint64_t)config->bm * (uint64_t)config->cluster;
     return ((uint64_t)m + rows - 1) / rows * (uint64_t)config->cluster *
@@ -103,10 +103,10 @@ static ptxjit_status shape_error(const matmul_config *config, const char *rule, 
                     variant_names[config->variant], rule, fix);
 }
 
-ptxjit_status matmul_check_shape(const matmul_config *config, uint64_t a, uint64_t b, uint64_t c,
+ptxjit_status pj_matmul_check_shape(const matmul_config *config, uint64_t a, uint64_t b, uint64_t c,
                                  size_t m, size_t n, size_t k)
 {
-    const uint64_t in = (uint64_t)dtype_bytes(config->dtype), out = (uint64_t)dtype_bytes(config->out);
+    const uint64_t in = (uint64_t)pj_dtype_bytes(config->dtype), out = (uint64_t)pj_dtype_bytes(config->out);
     if (m == 0 || n == 0 || k == 0 || !a || !b || !c)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
                         "matmul: m, n and k must be at least 1 and a, b, c device addresses");
@@ -127,7 +127,7 @@ ptxjit_status matmul_check_shape(const matmul_config *config, uint64_t a, uint64
         return shape_error(config, "loads A and B with TMA: it needs k and n multiples of 8 "
                            "(rows of 16 bytes) and 16-byte aligned a and b",
                            "pad k and n to multiples of 8 (any m works)");
-    uint64_t tiles = matmul_blocks(config, m, n);
+    uint64_t tiles = pj_matmul_blocks(config, m, n);
     if (tiles > 0x7fffffff)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
                         "matmul: %zu x %zu needs %llu tiles, over the grid's limit; raise bm "
@@ -140,12 +140,12 @@ ptxjit_status matmul_check_shape(const matmul_config *config, uint64_t a, uint64
 static ptxjit_status encode(CUtensorMap *map, const pj_driver *d, pj_dtype dtype, uint64_t address,
                             uint64_t rows, uint64_t cols, uint32_t box_cols, uint32_t box_rows)
 {
-    cuuint64_t dims[2] = {cols, rows}, strides[1] = {cols * (uint64_t)dtype_bytes(dtype)};
+    cuuint64_t dims[2] = {cols, rows}, strides[1] = {cols * (uint64_t)pj_dtype_bytes(dtype)};
     cuuint32_t box[2] = {box_cols, box_rows}, element_strides[2] = {1, 1};
     CUtensorMapDataType type = dtype == PJ_DTYPE_f32    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                : dtype == PJ_DTYPE_bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                         : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    uint32_t span = box_cols * (uint32_t)dtype_bytes(dtype);
+    uint32_t span = box_cols * (uint32_t)pj_dtype_bytes(dtype);
     CUtensorMapSwizzle swizzle = span == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
                                  : span == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
                                               : CU_TENSOR_MAP_SWIZZLE_32B;
@@ -165,11 +165,11 @@ ptxjit_status ptxjit_matmul(ptxjit_context *context, const char *params, ptxjit_
     matmul_config config;
     ptxjit_status status = ptxjit_get_kernel(&kernel, context, "matmul", params, NULL);
     if (status == PTXJIT_OK)
-        status = matmul_config_of(&config, kernel);
+        status = pj_matmul_config_of(&config, kernel);
     if (status == PTXJIT_OK)
-        status = context_make_current(context);
+        status = pj_context_make_current(context);
     if (status == PTXJIT_OK)
-        status = matmul_check_shape(&config, a, b, c, m, n, k);
+        status = pj_matmul_check_shape(&config, a, b, c, m, n, k);
     if (status != PTXJIT_OK)
         return status;
     CUtensorMap a_map, b_map;
@@ -194,13 +194,13 @@ ptxjit_status ptxjit_matmul(ptxjit_context *context, const char *params, ptxjit_
     CUdeviceptr pa = a, pb = b, pc = c;
     int im = (int)m, in = (int)n, ik = (int)k;
     void *args[] = {&pa, &pb, &pc, &im, &in, &ik, &a_map, &b_map};
-    ptxjit_dim3 grid = {(unsigned)matmul_blocks(&config, m, n), 1, 1};
+    ptxjit_dim3 grid = {(unsigned)pj_matmul_blocks(&config, m, n), 1, 1};
     ptxjit_dim3 block = {(unsigned)config.threads, 1, 1}, cluster = {(unsigned)config.cluster, 1, 1};
     return ptxjit_launch_cluster(kernel, NULL, grid, block, cluster, config.shared_bytes, stream,
                                  args);
 }
 
-double matmul_element(const void *data, pj_dtype dtype, size_t index)
+double pj_matmul_element(const void *data, pj_dtype dtype, size_t index)
 {
     if (dtype == PJ_DTYPE_f32)
         return ((const float *)data)[index];
@@ -245,7 +245,7 @@ static uint16_t to_f16(float value)
     return sign | (uint16_t)((exponent + 14) << 10) | (uint16_t)((int)scaled - 1024);
 }
 
-void matmul_set_element(void *data, pj_dtype dtype, size_t index, float value)
+void pj_matmul_set_element(void *data, pj_dtype dtype, size_t index, float value)
 {
     if (dtype == PJ_DTYPE_f32)
         ((float *)data)[index] = value;
@@ -253,14 +253,14 @@ void matmul_set_element(void *data, pj_dtype dtype, size_t index, float value)
         ((uint16_t *)data)[index] = dtype == PJ_DTYPE_bf16 ? to_bf16(value) : to_f16(value);
 }
 
-void matmul_reference_row(double *out, const void *a, const void *b, pj_dtype dtype, size_t n,
+void pj_matmul_reference_row(double *out, const void *a, const void *b, pj_dtype dtype, size_t n,
                           size_t k, size_t row)
 {
     for (size_t j = 0; j < n; j++)
         out[j] = 0;
     for (size_t p = 0; p < k; p++) {
-        double x = matmul_element(a, dtype, row * k + p);
+        double x = pj_matmul_element(a, dtype, row * k + p);
         for (size_t j = 0; j < n; j++)
-            out[j] += x * matmul_element(b, dtype, p * n + j);
+            out[j] += x * pj_matmul_element(b, dtype, p * n + j);
     }
 }

@@ -8,28 +8,28 @@
 static const char *const variant_names[] = {"two_pass", "warp_shuffle", "one_pass", "batched",
                                             "vectorized"};
 
-ptxjit_status reduce_config_of(reduce_config *out, const ptxjit_kernel *kernel)
+ptxjit_status pj_reduce_config_of(reduce_config *out, const ptxjit_kernel *kernel)
 {
     const pj_request *request = &kernel->request;
     const pj_schema *schema = request->schema;
     char buf[32];
-    if (schema_param_index(schema, "variant") < 0 || schema_param_index(schema, "tpb") < 0 ||
-        schema_param_index(schema, "batch") < 0 || schema_param_index(schema, "dtype") < 0)
+    if (pj_schema_param_index(schema, "variant") < 0 || pj_schema_param_index(schema, "tpb") < 0 ||
+        pj_schema_param_index(schema, "batch") < 0 || pj_schema_param_index(schema, "dtype") < 0)
         return pj_error(PTXJIT_ERR_TEMPLATE,
                         "reduce template %s lacks variant, tpb, batch or dtype, which the "
                         "reduce op needs; launch it with ptxjit_launch instead",
                         schema->origin);
-    const char *variant = request_value_name(request, "variant", buf);
+    const char *variant = pj_request_value_name(request, "variant", buf);
     out->variant = (reduce_variant)-1;
     for (int i = 0; i < (int)PJ_ARRAY_SIZE(variant_names); i++)
         if (strcmp(variant, variant_names[i]) == 0)
             out->variant = (reduce_variant)i;
-    out->dtype = (pj_dtype)dtype_from_name(request_value_name(request, "dtype", buf));
+    out->dtype = (pj_dtype)pj_dtype_from_name(pj_request_value_name(request, "dtype", buf));
     if ((int)out->variant < 0 || (out->dtype != PJ_DTYPE_i32 && out->dtype != PJ_DTYPE_f32))
         return pj_error(PTXJIT_ERR_TEMPLATE, "reduce template %s has a variant or dtype the "
                         "reduce op does not know", schema->origin);
-    out->tpb = (int)request_value(request, "tpb");
-    out->batch = (int)request_value(request, "batch");
+    out->tpb = (int)pj_request_value(request, "tpb");
+    out->batch = (int)pj_request_value(request, "batch");
     return PTXJIT_OK;
 }
 
@@ -38,9 +38,9 @@ static uint64_t ceil_div(uint64_t a, uint64_t b)
     return (a + b - 1) / b;
 }
 
-uint64_t reduce_grid(const reduce_config *config, uint64_t input, uint64_t n)
+uint64_t pj_reduce_grid(const reduce_config *config, uint64_t input, uint64_t n)
 {
-    const uint64_t bytes = (uint64_t)dtype_bytes(config->dtype), per_vector = 16 / bytes;
+    const uint64_t bytes = (uint64_t)pj_dtype_bytes(config->dtype), per_vector = 16 / bytes;
     const uint64_t tile = (uint64_t)config->tpb * (uint64_t)config->batch;
     switch (config->variant) {
     case REDUCE_BATCHED:
@@ -100,12 +100,12 @@ ptxjit_status ptxjit_reduce_async(ptxjit_context *context, const char *params,
     reduce_config config;
     ptxjit_status status = ptxjit_get_kernel(&kernel, context, "reduce", params, NULL);
     if (status == PTXJIT_OK)
-        status = reduce_config_of(&config, kernel);
+        status = pj_reduce_config_of(&config, kernel);
     if (status == PTXJIT_OK)
-        status = context_make_current(context);
+        status = pj_context_make_current(context);
     if (status != PTXJIT_OK)
         return status;
-    const int bytes = dtype_bytes(config.dtype);
+    const int bytes = pj_dtype_bytes(config.dtype);
     if (n == 0)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "reduce: n must be at least 1");
     if (!input || input % (uint64_t)bytes || !result_device || result_device % 4)
@@ -113,7 +113,7 @@ ptxjit_status ptxjit_reduce_async(ptxjit_context *context, const char *params,
                         "reduce: input and result must be non-null device addresses aligned "
                         "to the %d-byte element",
                         bytes);
-    uint64_t grid = reduce_grid(&config, input, n);
+    uint64_t grid = pj_reduce_grid(&config, input, n);
     if (config.variant == REDUCE_TWO_PASS || config.variant == REDUCE_WARP_SHUFFLE)
         return two_passes(kernel, &config, grid, input, result_device, n, stream);
     status = PJ_CU(context->driver->cuMemsetD32Async(result_device, 0, 1, (CUstream)stream),
@@ -139,7 +139,7 @@ ptxjit_status ptxjit_reduce(ptxjit_context *context, const char *params, ptxjit_
     return status;
 }
 
-uint32_t reduce_reference_i32(const int32_t *data, size_t n)
+uint32_t pj_reduce_reference_i32(const int32_t *data, size_t n)
 {
     uint32_t sum = 0;
     for (size_t i = 0; i < n; i++)
@@ -147,7 +147,7 @@ uint32_t reduce_reference_i32(const int32_t *data, size_t n)
     return sum;
 }
 
-double reduce_reference_f32(const float *data, size_t n, double *magnitude)
+double pj_reduce_reference_f32(const float *data, size_t n, double *magnitude)
 {
     double sum = 0, total = 0;
     for (size_t i = 0; i < n; i++) {
@@ -159,7 +159,7 @@ double reduce_reference_f32(const float *data, size_t n, double *magnitude)
     return sum;
 }
 
-int reduce_f32_close(float got, double sum, double magnitude)
+int pj_reduce_f32_close(float got, double sum, double magnitude)
 {
     return isfinite(got) && fabs((double)got - sum) <= 1e-5 * magnitude + 1e-30;
 }

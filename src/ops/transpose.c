@@ -7,7 +7,7 @@
 
 static const char *const variant_names[] = {"smem", "tma", "tma_swizzle", "tma_batched"};
 
-ptxjit_status transpose_config_of(transpose_config *out, const ptxjit_kernel *kernel)
+ptxjit_status pj_transpose_config_of(transpose_config *out, const ptxjit_kernel *kernel)
 {
     const pj_request *request = &kernel->request;
     const pj_schema *schema = request->schema;
@@ -15,12 +15,12 @@ ptxjit_status transpose_config_of(transpose_config *out, const ptxjit_kernel *ke
     static const char *const needed[] = {"variant", "block", "batch", "swizzle", "dtype",
                                          "inplace", "stages", "rows"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(needed); i++)
-        if (schema_param_index(schema, needed[i]) < 0)
+        if (pj_schema_param_index(schema, needed[i]) < 0)
             return pj_error(PTXJIT_ERR_TEMPLATE,
                             "transpose template %s lacks '%s', which the transpose op needs; "
                             "launch it with ptxjit_launch instead",
                             schema->origin, needed[i]);
-    const char *variant = request_value_name(request, "variant", buf);
+    const char *variant = pj_request_value_name(request, "variant", buf);
     out->variant = (transpose_variant)-1;
     for (int i = 0; i < (int)PJ_ARRAY_SIZE(variant_names); i++)
         if (strcmp(variant, variant_names[i]) == 0)
@@ -28,25 +28,25 @@ ptxjit_status transpose_config_of(transpose_config *out, const ptxjit_kernel *ke
     if ((int)out->variant < 0)
         return pj_error(PTXJIT_ERR_TEMPLATE, "transpose template %s has variant '%s', which "
                         "the transpose op does not know", schema->origin, variant);
-    out->dtype = (pj_dtype)dtype_from_name(request_value_name(request, "dtype", buf));
-    out->block = (int)request_value(request, "block");
-    int rows = out->variant == TRANSPOSE_TMA_BATCHED ? (int)request_value(request, "rows") : 0;
+    out->dtype = (pj_dtype)pj_dtype_from_name(pj_request_value_name(request, "dtype", buf));
+    out->block = (int)pj_request_value(request, "block");
+    int rows = out->variant == TRANSPOSE_TMA_BATCHED ? (int)pj_request_value(request, "rows") : 0;
     out->tile_rows = rows ? rows : out->block;
     int batched = out->variant == TRANSPOSE_SMEM || out->variant == TRANSPOSE_TMA_BATCHED;
-    out->per_thread = batched ? (int)request_value(request, "batch") : 1;
+    out->per_thread = batched ? (int)pj_request_value(request, "batch") : 1;
     out->threads = out->block * out->tile_rows / out->per_thread;
     int swizzled = out->variant == TRANSPOSE_TMA_SWIZZLE || out->variant == TRANSPOSE_TMA_BATCHED;
-    const char *swizzle = request_value_name(request, "swizzle", buf);
+    const char *swizzle = pj_request_value_name(request, "swizzle", buf);
     out->swizzle_bytes = !swizzled || strcmp(swizzle, "none") == 0 ? 0 : atoi(swizzle);
     int batched_tma = out->variant == TRANSPOSE_TMA_BATCHED;
-    out->tiles = batched_tma && request_value(request, "inplace") ? 1 : 2;
-    out->stages = batched_tma ? (int)request_value(request, "stages") : 0;
+    out->tiles = batched_tma && pj_request_value(request, "inplace") ? 1 : 2;
+    out->stages = batched_tma ? (int)pj_request_value(request, "stages") : 0;
     /* Slack for aligning the tiles to 1024 bytes, where the 128-byte swizzle repeats. */
     int stage_count = out->stages ? out->stages : 1;
     out->shared_bytes = out->variant == TRANSPOSE_SMEM
                             ? 0
                             : (unsigned)(stage_count * out->tiles * out->block * out->tile_rows *
-                                         dtype_bytes(out->dtype) + 1024);
+                                         pj_dtype_bytes(out->dtype) + 1024);
     return PTXJIT_OK;
 }
 
@@ -55,7 +55,7 @@ static ptxjit_status plan_one(transpose_map_plan *plan, const transpose_config *
                               uint64_t address, size_t rows, size_t cols, int box_cols,
                               int box_rows, const char *which)
 {
-    const int bytes = dtype_bytes(config->dtype);
+    const int bytes = pj_dtype_bytes(config->dtype);
     plan->dims[0] = cols;
     plan->dims[1] = rows;
     plan->row_bytes = (uint64_t)cols * (uint64_t)bytes;
@@ -82,7 +82,7 @@ static ptxjit_status plan_one(transpose_map_plan *plan, const transpose_config *
     return PTXJIT_OK;
 }
 
-ptxjit_status transpose_plan_maps(transpose_map_plan *in, transpose_map_plan *out,
+ptxjit_status pj_transpose_plan_maps(transpose_map_plan *in, transpose_map_plan *out,
                                   const transpose_config *config, uint64_t input,
                                   uint64_t output, size_t rows, size_t cols)
 {
@@ -121,7 +121,7 @@ static ptxjit_status persistent_grid(ptxjit_dim3 *grid, ptxjit_kernel *kernel,
 {
     CUfunction function;
     int per_sm = 0;
-    ptxjit_status status = kernel_function(&function, kernel, NULL, config->shared_bytes);
+    ptxjit_status status = pj_kernel_function(&function, kernel, NULL, config->shared_bytes);
     if (status == PTXJIT_OK)
         status = PJ_CU(kernel->context->driver->cuOccupancyMaxActiveBlocksPerMultiprocessor(
                            &per_sm, function, config->threads, config->shared_bytes),
@@ -140,12 +140,12 @@ ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxj
     transpose_config config;
     ptxjit_status status = ptxjit_get_kernel(&kernel, context, "transpose", params, NULL);
     if (status == PTXJIT_OK)
-        status = transpose_config_of(&config, kernel);
+        status = pj_transpose_config_of(&config, kernel);
     if (status == PTXJIT_OK)
-        status = context_make_current(context);
+        status = pj_context_make_current(context);
     if (status != PTXJIT_OK)
         return status;
-    const uint64_t bytes = (uint64_t)dtype_bytes(config.dtype);
+    const uint64_t bytes = (uint64_t)pj_dtype_bytes(config.dtype);
     if (rows == 0 || cols == 0 || !input || !output || input % bytes || output % bytes)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
                         "transpose: rows and cols must be at least 1 and the buffers non-null "
@@ -165,7 +165,7 @@ ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxj
     memset(&out_map, 0, sizeof out_map);
     if (config.variant != TRANSPOSE_SMEM) {
         transpose_map_plan in_plan, out_plan;
-        status = transpose_plan_maps(&in_plan, &out_plan, &config, input, output, rows, cols);
+        status = pj_transpose_plan_maps(&in_plan, &out_plan, &config, input, output, rows, cols);
         if (status == PTXJIT_OK)
             status = encode(&in_map, context->driver, &in_plan, input);
         if (status == PTXJIT_OK)
@@ -186,7 +186,7 @@ ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxj
     return ptxjit_launch(kernel, NULL, grid, block, config.shared_bytes, stream, args);
 }
 
-void transpose_reference(void *out, const void *in, size_t rows, size_t cols, int element_bytes)
+void pj_transpose_reference(void *out, const void *in, size_t rows, size_t cols, int element_bytes)
 {
     const char *src = in;
     char *dst = out;

@@ -19,7 +19,7 @@ typedef struct {
     pj_dtype dtype;
 } transpose_config;
 
-ptxjit_status transpose_config_of(transpose_config *out, const ptxjit_kernel *kernel);
+ptxjit_status pj_transpose_config_of(transpose_config *out, const ptxjit_kernel *kernel);
 
 /* One tensor map's geometry, innermost dimension first, as cuTensorMapEncodeTiled takes it. */
 typedef struct {
@@ -32,11 +32,11 @@ typedef struct {
 
 /* The maps of input (rows x cols) and output (cols x rows), or PTXJIT_ERR_INVALID_ARGUMENT
  * naming the shape or address the TMA cannot describe and what to do instead. */
-ptxjit_status transpose_plan_maps(transpose_map_plan *in, transpose_map_plan *out,
+ptxjit_status pj_transpose_plan_maps(transpose_map_plan *in, transpose_map_plan *out,
                                   const transpose_config *config, uint64_t input,
                                   uint64_t output, size_t rows, size_t cols);
 
 /* out[c * rows + r] = in[r * cols + c] for elements of element_bytes. */
-void transpose_reference(void *out, const void *in, size_t rows, size_t cols, int element_bytes);
+void pj_transpose_reference(void *out, const void *in, size_t rows, size_t cols, int element_bytes);
 
 #endif

@@ -34,8 +34,8 @@ static pj_expr *node(expr_kind kind, int64_t value, pj_expr *left, pj_expr *righ
 {
     pj_expr *e = calloc(1, sizeof *e);
     if (!e) {
-        expr_free(left);
-        expr_free(right);
+        pj_expr_free(left);
+        pj_expr_free(right);
         return NULL;
     }
     e->kind = kind;
@@ -76,10 +76,10 @@ static int accept(expr_parser *p, const char *token)
  * name of an enum or dtype parameter. */
 static pj_expr *resolve_identifier(expr_parser *p, const char *name)
 {
-    int index = schema_param_index(p->schema, name);
+    int index = pj_schema_param_index(p->schema, name);
     if (index >= 0)
         return node(EXPR_PARAM, index, NULL, NULL);
-    if (strcmp(name, "sm") == 0) /* the slot after the parameters; see request_parse */
+    if (strcmp(name, "sm") == 0) /* the slot after the parameters; see pj_request_parse */
         return node(EXPR_PARAM, p->schema->param_count, NULL, NULL);
     int found = -1;
     for (int i = 0; i < p->schema->param_count; i++) {
@@ -109,7 +109,7 @@ static pj_expr *parse_primary(expr_parser *p)
         pj_expr *inner = parse_or(p);
         p->depth--;
         if (inner && !accept(p, ")")) {
-            expr_free(inner);
+            pj_expr_free(inner);
             return fail(p, "expected ')'");
         }
         return inner;
@@ -148,7 +148,7 @@ static pj_expr *parse_primary(expr_parser *p)
             /* `sm` is an EXPR_PARAM past the last parameter: not a dtype either. */
             if (arg->kind != EXPR_PARAM || arg->value >= p->schema->param_count ||
                 p->schema->params[arg->value].kind != PJ_PARAM_DTYPE) {
-                expr_free(arg);
+                pj_expr_free(arg);
                 return fail(p, "bytes() takes a dtype parameter");
             }
             arg->kind = EXPR_BYTES;
@@ -185,7 +185,7 @@ static pj_expr *parse_level(expr_parser *p, pj_expr *(*next)(expr_parser *),
             break;
         pj_expr *right = next(p);
         if (!right) {
-            expr_free(left);
+            pj_expr_free(left);
             return NULL;
         }
         left = node(EXPR_BINARY, 0, left, right);
@@ -226,13 +226,13 @@ static pj_expr *parse_or(expr_parser *p)
     return parse_level(p, parse_and, ops);
 }
 
-ptxjit_status expr_parse(pj_expr **out, const char *text, const pj_schema *schema)
+ptxjit_status pj_expr_parse(pj_expr **out, const char *text, const pj_schema *schema)
 {
     expr_parser p = {text, text, schema, PTXJIT_OK, 0};
     pj_expr *e = parse_or(&p);
     skip_space(&p);
     if (e && *p.at) {
-        expr_free(e);
+        pj_expr_free(e);
         e = fail(&p, "unexpected text after the expression");
     }
     if (!e)
@@ -269,7 +269,7 @@ static int64_t apply(const char *op, int64_t a, int64_t b)
     return 0;
 }
 
-int64_t expr_eval(const pj_expr *e, const int64_t *values, const pj_schema *schema)
+int64_t pj_expr_eval(const pj_expr *e, const int64_t *values, const pj_schema *schema)
 {
     switch (e->kind) {
     case EXPR_CONST:
@@ -278,38 +278,38 @@ int64_t expr_eval(const pj_expr *e, const int64_t *values, const pj_schema *sche
         return values[e->value];
     case EXPR_BYTES: {
         const pj_param *param = &schema->params[e->value];
-        return dtype_bytes((pj_dtype)param->dtypes[values[e->value]]);
+        return pj_dtype_bytes((pj_dtype)param->dtypes[values[e->value]]);
     }
     case EXPR_NOT:
-        return !expr_eval(e->left, values, schema);
+        return !pj_expr_eval(e->left, values, schema);
     case EXPR_NEG:
-        return wrap(0 - (uint64_t)expr_eval(e->left, values, schema));
+        return wrap(0 - (uint64_t)pj_expr_eval(e->left, values, schema));
     case EXPR_BINARY:
         /* && and || short-circuit as in C. */
-        if (e->op[0] == '&' && !expr_eval(e->left, values, schema))
+        if (e->op[0] == '&' && !pj_expr_eval(e->left, values, schema))
             return 0;
-        if (e->op[0] == '|' && expr_eval(e->left, values, schema))
+        if (e->op[0] == '|' && pj_expr_eval(e->left, values, schema))
             return 1;
-        return apply(e->op, expr_eval(e->left, values, schema),
-                     expr_eval(e->right, values, schema));
+        return apply(e->op, pj_expr_eval(e->left, values, schema),
+                     pj_expr_eval(e->right, values, schema));
     }
     return 0;
 }
 
-int expr_reads_params(const pj_expr *e, int first, int last)
+int pj_expr_reads_params(const pj_expr *e, int first, int last)
 {
     if (!e)
         return 0;
     if ((e->kind == EXPR_PARAM || e->kind == EXPR_BYTES) && e->value >= first && e->value < last)
         return 1;
-    return expr_reads_params(e->left, first, last) || expr_reads_params(e->right, first, last);
+    return pj_expr_reads_params(e->left, first, last) || pj_expr_reads_params(e->right, first, last);
 }
 
-void expr_free(pj_expr *e)
+void pj_expr_free(pj_expr *e)
 {
     if (!e)
         return;
-    expr_free(e->left);
-    expr_free(e->right);
+    pj_expr_free(e->left);
+    pj_expr_free(e->right);
     free(e);
 }

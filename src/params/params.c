@@ -11,13 +11,13 @@ static ptxjit_status param_error(const pj_schema *schema, const pj_param *param,
                                  const char *value, const char *why)
 {
     pj_strbuf sb;
-    sb_init(&sb);
-    schema_describe_allowed(&sb, param);
+    pj_sb_init(&sb);
+    pj_schema_describe_allowed(&sb, param);
     ptxjit_status status = pj_error(
         PTXJIT_ERR_PARAM, "%s: %s=%s is not allowed%s%s: %s must be %s (see 'ptxjit info %s')",
         schema->family, param->name, value, why ? ": " : "", why ? why : "", param->name,
         sb.data ? sb.data : "?", schema->family);
-    sb_free(&sb);
+    pj_sb_free(&sb);
     return status;
 }
 
@@ -48,13 +48,13 @@ static ptxjit_status parse_value(int64_t *out, const pj_schema *schema, const pj
 static ptxjit_status unknown_key(const pj_schema *schema, const char *key)
 {
     pj_strbuf sb;
-    sb_init(&sb);
+    pj_sb_init(&sb);
     for (int i = 0; i < schema->param_count; i++)
-        sb_appendf(&sb, "%s%s", i ? ", " : "", schema->params[i].name);
+        pj_sb_appendf(&sb, "%s%s", i ? ", " : "", schema->params[i].name);
     ptxjit_status status = pj_error(
         PTXJIT_ERR_PARAM, "%s: unknown parameter '%s'; %s takes: %s (see 'ptxjit info %s')",
         schema->family, key, schema->family, sb.data ? sb.data : "nothing", schema->family);
-    sb_free(&sb);
+    pj_sb_free(&sb);
     return status;
 }
 
@@ -75,7 +75,7 @@ static ptxjit_status parse_pair(pj_request *request, int *seen, const char *word
                         schema->param_count ? schema->params[0].name : "key",
                         schema->param_count ? "..." : "value");
     *equals = '\0';
-    int index = schema_param_index(schema, pair);
+    int index = pj_schema_param_index(schema, pair);
     if (index < 0)
         return unknown_key(schema, pair);
     if (seen[index])
@@ -92,7 +92,7 @@ static void apply_default_cases(pj_request *request, const int *seen)
     for (int i = 0; i < schema->param_count; i++) {
         const pj_param *param = &schema->params[i];
         for (int c = 0; !seen[i] && c < param->case_count; c++)
-            if (expr_eval(param->case_when[c], request->values, schema)) {
+            if (pj_expr_eval(param->case_when[c], request->values, schema)) {
                 request->values[i] = param->case_value[c];
                 break;
             }
@@ -104,12 +104,12 @@ static ptxjit_status check_applicability(pj_request *request, const int *seen)
     const pj_schema *schema = request->schema;
     for (int i = 0; i < schema->param_count; i++) {
         const pj_param *param = &schema->params[i];
-        request->applies[i] = !param->when || expr_eval(param->when, request->values, schema);
+        request->applies[i] = !param->when || pj_expr_eval(param->when, request->values, schema);
     }
     for (int i = 0; i < schema->param_count; i++) {
         if (!seen[i] || request->applies[i])
             continue;
-        char *canonical = request_canonical(request);
+        char *canonical = pj_request_canonical(request);
         ptxjit_status status = pj_error(
             PTXJIT_ERR_PARAM, "%s: parameter '%s' does not apply to %s; it applies when %s",
             schema->family, schema->params[i].name, canonical ? canonical : "this request",
@@ -125,9 +125,9 @@ static ptxjit_status check_constraints(const pj_request *request)
     const pj_schema *schema = request->schema;
     for (int i = 0; i < schema->constraint_count; i++) {
         const pj_constraint *c = &schema->constraints[i];
-        if (expr_eval(c->expr, request->values, schema))
+        if (pj_expr_eval(c->expr, request->values, schema))
             continue;
-        char *canonical = request_canonical(request);
+        char *canonical = pj_request_canonical(request);
         ptxjit_status status =
             pj_error(PTXJIT_ERR_PARAM, "%s: %s (constraint '%s' fails for %s)", schema->family,
                      c->message, c->text, canonical ? canonical : "this request");
@@ -137,7 +137,7 @@ static ptxjit_status check_constraints(const pj_request *request)
     return PTXJIT_OK;
 }
 
-ptxjit_status request_parse(pj_request *out, const pj_schema *schema, const char *text, int sm)
+ptxjit_status pj_request_parse(pj_request *out, const pj_schema *schema, const char *text, int sm)
 {
     memset(out, 0, sizeof *out);
     out->schema = schema;
@@ -170,11 +170,11 @@ ptxjit_status request_parse(pj_request *out, const pj_schema *schema, const char
 done:
     free(seen);
     if (status != PTXJIT_OK)
-        request_free(out);
+        pj_request_free(out);
     return status;
 }
 
-void request_free(pj_request *request)
+void pj_request_free(pj_request *request)
 {
     free(request->values);
     free(request->applies);
@@ -188,9 +188,9 @@ static int compare_names(const void *a, const void *b)
     return strcmp((*pa)->name, (*pb)->name);
 }
 
-const char *request_value_name(const pj_request *request, const char *name, char buf[32])
+const char *pj_request_value_name(const pj_request *request, const char *name, char buf[32])
 {
-    int index = schema_param_index(request->schema, name);
+    int index = pj_schema_param_index(request->schema, name);
     if (index < 0)
         return "?";
     const pj_param *param = &request->schema->params[index];
@@ -200,7 +200,7 @@ const char *request_value_name(const pj_request *request, const char *name, char
     return buf;
 }
 
-char *request_canonical(const pj_request *request)
+char *pj_request_canonical(const pj_request *request)
 {
     const pj_schema *schema = request->schema;
     const pj_param **sorted = calloc((size_t)schema->param_count + 1, sizeof *sorted);
@@ -210,22 +210,22 @@ char *request_canonical(const pj_request *request)
         sorted[i] = &schema->params[i];
     qsort(sorted, (size_t)schema->param_count, sizeof *sorted, compare_names);
     pj_strbuf sb;
-    sb_init(&sb);
+    pj_sb_init(&sb);
     int written = 0;
     for (int i = 0; i < schema->param_count; i++) {
         int index = (int)(sorted[i] - schema->params);
         if (request->applies && !request->applies[index])
             continue;
         char buf[32];
-        sb_appendf(&sb, "%s%s=%s", written++ ? " " : "", sorted[i]->name,
-                   request_value_name(request, sorted[i]->name, buf));
+        pj_sb_appendf(&sb, "%s%s=%s", written++ ? " " : "", sorted[i]->name,
+                   pj_request_value_name(request, sorted[i]->name, buf));
     }
     free(sorted);
-    return sb_take(&sb);
+    return pj_sb_take(&sb);
 }
 
-int64_t request_value(const pj_request *request, const char *name)
+int64_t pj_request_value(const pj_request *request, const char *name)
 {
-    int index = schema_param_index(request->schema, name);
+    int index = pj_schema_param_index(request->schema, name);
     return index >= 0 ? request->values[index] : 0;
 }

@@ -23,18 +23,18 @@ static const struct {
 #undef PJ_DTYPE_ROW
 };
 
-int dtype_from_name(const char *name)
+int pj_dtype_from_name(const char *name)
 {
     for (int i = 0; i < PJ_DTYPE_COUNT; i++)
         if (strcmp(dtype_table[i].name, name) == 0)
             return i;
     return -1;
 }
-const char *dtype_name(pj_dtype dtype) { return dtype_table[dtype].name; }
-const char *dtype_ctype(pj_dtype dtype) { return dtype_table[dtype].ctype; }
-int dtype_bytes(pj_dtype dtype) { return dtype_table[dtype].bytes; }
+const char *pj_dtype_name(pj_dtype dtype) { return dtype_table[dtype].name; }
+const char *pj_dtype_ctype(pj_dtype dtype) { return dtype_table[dtype].ctype; }
+int pj_dtype_bytes(pj_dtype dtype) { return dtype_table[dtype].bytes; }
 
-int schema_param_index(const pj_schema *schema, const char *name)
+int pj_schema_param_index(const pj_schema *schema, const char *name)
 {
     for (int i = 0; i < schema->param_count; i++)
         if (strcmp(schema->params[i].name, name) == 0)
@@ -181,7 +181,7 @@ static ptxjit_status parse_type(pj_param *param, const char *type, const where *
         if (!param->dtypes)
             return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
         for (int i = 0; i < param->value_count; i++) {
-            param->dtypes[i] = dtype_from_name(param->values[i]);
+            param->dtypes[i] = pj_dtype_from_name(param->values[i]);
             if (param->dtypes[i] < 0)
                 return bad(at, "unknown dtype '%s' (i32 u32 i64 f16 bf16 f32 f64)",
                            param->values[i]);
@@ -289,7 +289,7 @@ static ptxjit_status parse_param(pj_schema *schema, char **words, int count, con
         return bad(at, "%s", "param needs a name and a type");
     if (!is_name(words[1]))
         return bad(at, "parameter name '%s' is not a name", words[1]);
-    if (schema_param_index(schema, words[1]) >= 0)
+    if (pj_schema_param_index(schema, words[1]) >= 0)
         return bad(at, "parameter '%s' is declared twice", words[1]);
     pj_param *grown = realloc(schema->params, (size_t)(schema->param_count + 1) * sizeof *grown);
     if (!grown)
@@ -366,18 +366,18 @@ static ptxjit_status parse_expressions(pj_schema *schema, const char *origin)
     for (int i = 0; i < schema->param_count; i++) {
         pj_param *param = &schema->params[i];
         if (param->when_text &&
-            (status = expr_parse(&param->when, param->when_text, schema)) != PTXJIT_OK)
+            (status = pj_expr_parse(&param->when, param->when_text, schema)) != PTXJIT_OK)
             return pj_error_wrap(status, "%s: `when` of parameter '%s'", origin, param->name);
         param->case_when = calloc((size_t)param->case_count + 1, sizeof *param->case_when);
         if (!param->case_when)
             return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
         for (int c = 0; c < param->case_count; c++) {
-            status = expr_parse(&param->case_when[c], param->case_text[c], schema);
+            status = pj_expr_parse(&param->case_when[c], param->case_text[c], schema);
             if (status != PTXJIT_OK)
                 return pj_error_wrap(status, "%s: default_if of parameter '%s'", origin,
                                      param->name);
             /* Defaults are settled in declaration order; a later one is not known yet. */
-            if (expr_reads_params(param->case_when[c], i, schema->param_count))
+            if (pj_expr_reads_params(param->case_when[c], i, schema->param_count))
                 return pj_error(PTXJIT_ERR_TEMPLATE,
                                 "%s: default_if \"%s\" of parameter '%s' names '%s' or a "
                                 "parameter declared after it; name only earlier ones",
@@ -386,13 +386,13 @@ static ptxjit_status parse_expressions(pj_schema *schema, const char *origin)
     }
     for (int i = 0; i < schema->constraint_count; i++) {
         pj_constraint *c = &schema->constraints[i];
-        if ((status = expr_parse(&c->expr, c->text, schema)) != PTXJIT_OK)
+        if ((status = pj_expr_parse(&c->expr, c->text, schema)) != PTXJIT_OK)
             return pj_error_wrap(status, "%s: constraint", origin);
     }
     return PTXJIT_OK;
 }
 
-ptxjit_status schema_parse(pj_schema **out, const char *source, const char *origin)
+ptxjit_status pj_schema_parse(pj_schema **out, const char *source, const char *origin)
 {
     pj_schema *schema = calloc(1, sizeof *schema);
     if (!schema)
@@ -430,14 +430,14 @@ ptxjit_status schema_parse(pj_schema **out, const char *source, const char *orig
     if (status == PTXJIT_OK)
         status = parse_expressions(schema, origin);
     if (status != PTXJIT_OK) {
-        schema_free(schema);
+        pj_schema_free(schema);
         return status;
     }
     *out = schema;
     return PTXJIT_OK;
 }
 
-void schema_free(pj_schema *schema)
+void pj_schema_free(pj_schema *schema)
 {
     if (!schema)
         return;
@@ -450,11 +450,11 @@ void schema_free(pj_schema *schema)
         free(param->dtypes);
         free(param->doc);
         free(param->when_text);
-        expr_free(param->when);
+        pj_expr_free(param->when);
         for (int c = 0; c < param->case_count; c++) {
             free(param->case_text[c]);
             if (param->case_when)
-                expr_free(param->case_when[c]);
+                pj_expr_free(param->case_when[c]);
         }
         free(param->case_text);
         free(param->case_when);
@@ -463,7 +463,7 @@ void schema_free(pj_schema *schema)
     for (int i = 0; i < schema->constraint_count; i++) {
         free(schema->constraints[i].text);
         free(schema->constraints[i].message);
-        expr_free(schema->constraints[i].expr);
+        pj_expr_free(schema->constraints[i].expr);
     }
     for (int i = 0; i < schema->entry_count; i++)
         free(schema->entries[i]);
@@ -480,29 +480,29 @@ void schema_free(pj_schema *schema)
 static void describe_type(pj_strbuf *sb, const pj_param *param)
 {
     if (param->kind == PJ_PARAM_INT) {
-        sb_appendf(sb, "%s in %lld..%lld", param->pow2 ? "a power of two" : "an integer",
+        pj_sb_appendf(sb, "%s in %lld..%lld", param->pow2 ? "a power of two" : "an integer",
                    (long long)param->min, (long long)param->max);
         return;
     }
-    sb_append(sb, param->kind == PJ_PARAM_DTYPE ? "dtype, one of " : "one of ");
+    pj_sb_append(sb, param->kind == PJ_PARAM_DTYPE ? "dtype, one of " : "one of ");
     for (int v = 0; v < param->value_count; v++)
-        sb_appendf(sb, "%s%s", v ? ", " : "", param->values[v]);
+        pj_sb_appendf(sb, "%s%s", v ? ", " : "", param->values[v]);
 }
 
 /* "tpb: power of two in 32..1024" — the allowed values, as error messages show them. */
-void schema_describe_allowed(pj_strbuf *sb, const pj_param *param)
+void pj_schema_describe_allowed(pj_strbuf *sb, const pj_param *param)
 {
     describe_type(sb, param);
 }
 
-char *schema_describe(const pj_schema *schema)
+char *pj_schema_describe(const pj_schema *schema)
 {
     pj_strbuf sb;
-    sb_init(&sb);
-    sb_appendf(&sb, "family %s  (%s)\n", schema->family, schema->origin);
+    pj_sb_init(&sb);
+    pj_sb_appendf(&sb, "family %s  (%s)\n", schema->family, schema->origin);
     if (schema->doc)
-        sb_appendf(&sb, "  %s\n", schema->doc);
-    sb_append(&sb, "\nparameters:\n");
+        pj_sb_appendf(&sb, "  %s\n", schema->doc);
+    pj_sb_append(&sb, "\nparameters:\n");
     for (int i = 0; i < schema->param_count; i++) {
         const pj_param *param = &schema->params[i];
         char value[32];
@@ -510,31 +510,31 @@ char *schema_describe(const pj_schema *schema)
             snprintf(value, sizeof value, "%lld", (long long)param->default_value);
         else
             snprintf(value, sizeof value, "%s", param->values[param->default_value]);
-        sb_appendf(&sb, "  %-10s default %-12s ", param->name, value);
+        pj_sb_appendf(&sb, "  %-10s default %-12s ", param->name, value);
         describe_type(&sb, param);
-        sb_append(&sb, "\n");
+        pj_sb_append(&sb, "\n");
         if (param->doc)
-            sb_appendf(&sb, "  %-10s %s\n", "", param->doc);
+            pj_sb_appendf(&sb, "  %-10s %s\n", "", param->doc);
         for (int c = 0; c < param->case_count; c++) {
             int64_t v = param->case_value[c];
             if (param->kind == PJ_PARAM_INT)
                 snprintf(value, sizeof value, "%lld", (long long)v);
             else
                 snprintf(value, sizeof value, "%s", param->values[v]);
-            sb_appendf(&sb, "  %-10s default %s when %s\n", "", value, param->case_text[c]);
+            pj_sb_appendf(&sb, "  %-10s default %s when %s\n", "", value, param->case_text[c]);
         }
         if (param->when_text)
-            sb_appendf(&sb, "  %-10s applies when %s\n", "", param->when_text);
+            pj_sb_appendf(&sb, "  %-10s applies when %s\n", "", param->when_text);
     }
     if (schema->constraint_count) {
-        sb_append(&sb, "\nconstraints:\n");
+        pj_sb_append(&sb, "\nconstraints:\n");
         for (int i = 0; i < schema->constraint_count; i++)
-            sb_appendf(&sb, "  %s  (%s)\n", schema->constraints[i].text,
+            pj_sb_appendf(&sb, "  %s  (%s)\n", schema->constraints[i].text,
                        schema->constraints[i].message);
     }
-    sb_append(&sb, "\nentries:");
+    pj_sb_append(&sb, "\nentries:");
     for (int i = 0; i < schema->entry_count; i++)
-        sb_appendf(&sb, " %s", schema->entries[i]);
-    sb_append(&sb, "\n");
-    return sb_take(&sb);
+        pj_sb_appendf(&sb, " %s", schema->entries[i]);
+    pj_sb_append(&sb, "\n");
+    return pj_sb_take(&sb);
 }

@@ -22,15 +22,15 @@ typedef enum {
     PJ_DTYPE_COUNT
 } pj_dtype;
 
-int dtype_from_name(const char *name); /* -1 if unknown */
+int pj_dtype_from_name(const char *name); /* -1 if unknown */
 /* 1, 2, 4, ...; never zero or negative (and no overflow on INT64_MIN). */
 static inline int pj_is_power_of_two(int64_t value)
 {
     return value > 0 && (value & (value - 1)) == 0;
 }
-const char *dtype_name(pj_dtype dtype);
-const char *dtype_ctype(pj_dtype dtype);
-int dtype_bytes(pj_dtype dtype);
+const char *pj_dtype_name(pj_dtype dtype);
+const char *pj_dtype_ctype(pj_dtype dtype);
+int pj_dtype_bytes(pj_dtype dtype);
 
 typedef struct pj_expr pj_expr;
 struct pj_schema;
@@ -79,25 +79,25 @@ typedef struct pj_schema {
 
 /* Parses the "//@ptxjit ..." directives of a template. origin names it in messages.
  * PTXJIT_ERR_TEMPLATE with file:line and the problem on failure. */
-ptxjit_status schema_parse(pj_schema **out, const char *source, const char *origin);
-void schema_free(pj_schema *schema);
-int schema_param_index(const pj_schema *schema, const char *name); /* -1 if none */
+ptxjit_status pj_schema_parse(pj_schema **out, const char *source, const char *origin);
+void pj_schema_free(pj_schema *schema);
+int pj_schema_param_index(const pj_schema *schema, const char *name); /* -1 if none */
 /* A readable description: parameters with types, defaults, docs; constraints; entries. */
-char *schema_describe(const pj_schema *schema);
+char *pj_schema_describe(const pj_schema *schema);
 /* The allowed values of one parameter, as error messages name them. */
-void schema_describe_allowed(pj_strbuf *sb, const pj_param *param);
+void pj_schema_describe_allowed(pj_strbuf *sb, const pj_param *param);
 
 /* ---- expr.c: the constraint language ----
  * Integers, parameter names (their value; an enum's or dtype's index), enum value names,
  * `sm` (the target's compute capability), bytes(dtype), ( ) ! * / % + - < <= > >= == != &&
  * ||, with C precedence. */
-ptxjit_status expr_parse(pj_expr **out, const char *text, const pj_schema *schema);
+ptxjit_status pj_expr_parse(pj_expr **out, const char *text, const pj_schema *schema);
 /* 1 when expr reads a parameter with index in [first, last). */
-int expr_reads_params(const pj_expr *expr, int first, int last);
+int pj_expr_reads_params(const pj_expr *expr, int first, int last);
 /* values: one per schema parameter. Arithmetic wraps modulo 2^64; division by zero
  * evaluates to 0. */
-int64_t expr_eval(const pj_expr *expr, const int64_t *values, const pj_schema *schema);
-void expr_free(pj_expr *expr);
+int64_t pj_expr_eval(const pj_expr *expr, const int64_t *values, const pj_schema *schema);
+void pj_expr_free(pj_expr *expr);
 
 /* ---- params.c: requests ---- */
 typedef struct {
@@ -110,13 +110,13 @@ typedef struct {
  * compute capability sm (90 for sm_90a; `sm` in expressions): unknown keys,
  * duplicates, bad values, parameters that do not apply, and violated constraints fail with
  * PTXJIT_ERR_PARAM and a message naming the family, the parameter and what is allowed. */
-ptxjit_status request_parse(pj_request *out, const pj_schema *schema, const char *text, int sm);
-void request_free(pj_request *request);
+ptxjit_status pj_request_parse(pj_request *out, const pj_schema *schema, const char *text, int sm);
+void pj_request_free(pj_request *request);
 /* The canonical form: applicable parameters only, sorted by name, "a=1 b=x". Caller frees. */
-char *request_canonical(const pj_request *request);
+char *pj_request_canonical(const pj_request *request);
 /* A parameter's value by name (an enum's index); 0 if the schema has no such parameter. */
-int64_t request_value(const pj_request *request, const char *name);
+int64_t pj_request_value(const pj_request *request, const char *name);
 /* The value's name for enum and dtype parameters, the number as text otherwise. */
-const char *request_value_name(const pj_request *request, const char *name, char buf[32]);
+const char *pj_request_value_name(const pj_request *request, const char *name, char buf[32]);
 
 #endif

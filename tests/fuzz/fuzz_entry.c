@@ -35,22 +35,22 @@ int fuzz_entry(const uint8_t *input, size_t input_size)
     snprintf(key, sizeof key, "%s", FIXED_KEY);
     if (size >= 48) {
         memcpy(key, data + 16, 32);
-        if (!entry_key_valid(key))
+        if (!pj_entry_key_valid(key))
             snprintf(key, sizeof key, "%s", FIXED_KEY);
     }
     pj_artifact artifact;
     const char *why = NULL;
-    ptxjit_status status = entry_decode(&artifact, &why, data, size, key);
+    ptxjit_status status = pj_entry_decode(&artifact, &why, data, size, key);
     fuzz_require(status == PTXJIT_OK || (status == PTXJIT_ERR_CACHE && why),
                  "a refusal says why");
     if (status == PTXJIT_OK) {
         size_t again_size = 0;
-        char *again = entry_encode(&again_size, key, &artifact);
+        char *again = pj_entry_encode(&again_size, key, &artifact);
         fuzz_require(again && again_size == size && memcmp(again, data, size) == 0,
                      "an accepted entry encodes back to the same bytes");
-        fuzz_require(entry_storable(&artifact), "an accepted entry could be stored");
+        fuzz_require(pj_entry_storable(&artifact), "an accepted entry could be stored");
         free(again);
-        artifact_free(&artifact);
+        pj_artifact_free(&artifact);
     }
     free(data);
     return 0;

@@ -23,7 +23,7 @@ static void load_schemas(void)
         return;
     schema_count = 0;
     for (int i = 0; pj_embedded_templates[i].path && schema_count < MAX_SCHEMAS; i++) {
-        ptxjit_status status = schema_parse(&schemas[schema_count],
+        ptxjit_status status = pj_schema_parse(&schemas[schema_count],
                                             pj_embedded_templates[i].text,
                                             pj_embedded_templates[i].path);
         fuzz_require(status == PTXJIT_OK, "a built-in template parses");
@@ -35,18 +35,18 @@ static void load_schemas(void)
 static void check_request(const pj_schema *schema, const char *text, int sm)
 {
     pj_request request, again;
-    if (request_parse(&request, schema, text, sm) != PTXJIT_OK)
+    if (pj_request_parse(&request, schema, text, sm) != PTXJIT_OK)
         return;
-    char *canonical = request_canonical(&request);
+    char *canonical = pj_request_canonical(&request);
     fuzz_require(canonical != NULL, "canonical form");
-    fuzz_require(request_parse(&again, schema, canonical, sm) == PTXJIT_OK,
+    fuzz_require(pj_request_parse(&again, schema, canonical, sm) == PTXJIT_OK,
                  "the canonical form of an accepted request is accepted");
-    char *twice = request_canonical(&again);
+    char *twice = pj_request_canonical(&again);
     fuzz_require(twice && strcmp(canonical, twice) == 0, "canonical form is a fixed point");
     free(twice);
     free(canonical);
-    request_free(&again);
-    request_free(&request);
+    pj_request_free(&again);
+    pj_request_free(&request);
 }
 
 int fuzz_params(const uint8_t *data, size_t size)

@@ -12,25 +12,25 @@ int fuzz_schema(const uint8_t *data, size_t size)
 {
     char *text = fuzz_text(data, size);
     pj_schema *schema = NULL;
-    if (schema_parse(&schema, text, "fuzz.cu") == PTXJIT_OK) {
-        char *description = schema_describe(schema);
+    if (pj_schema_parse(&schema, text, "fuzz.cu") == PTXJIT_OK) {
+        char *description = pj_schema_describe(schema);
         fuzz_require(description != NULL, "a parsed schema describes itself");
         free(description);
         pj_request request, again;
-        if (request_parse(&request, schema, "", 90) == PTXJIT_OK) {
-            char *canonical = request_canonical(&request);
+        if (pj_request_parse(&request, schema, "", 90) == PTXJIT_OK) {
+            char *canonical = pj_request_canonical(&request);
             fuzz_require(canonical != NULL, "canonical form");
-            fuzz_require(request_parse(&again, schema, canonical, 90) == PTXJIT_OK,
+            fuzz_require(pj_request_parse(&again, schema, canonical, 90) == PTXJIT_OK,
                          "the canonical form of the defaults is accepted");
-            char *twice = request_canonical(&again);
+            char *twice = pj_request_canonical(&again);
             fuzz_require(twice && strcmp(canonical, twice) == 0,
                          "canonical form is a fixed point");
             free(twice);
             free(canonical);
-            request_free(&again);
-            request_free(&request);
+            pj_request_free(&again);
+            pj_request_free(&request);
         }
-        schema_free(schema);
+        pj_schema_free(schema);
     }
     free(text);
     return 0;

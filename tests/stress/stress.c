@@ -87,11 +87,11 @@ static void key_canonical(char *out, size_t size, int j)
 
 static pj_hash128 kernel_digest(const char *ptx, const void *cubin, size_t cubin_size)
 {
-    pj_hasher *hasher = hasher_new();
-    hasher_field_str(hasher, "ptx", ptx);
-    hasher_field(hasher, "cubin", cubin, cubin_size);
-    pj_hash128 digest = hasher_digest(hasher);
-    hasher_free(hasher);
+    pj_hasher *hasher = pj_hasher_new();
+    pj_hasher_field_str(hasher, "ptx", ptx);
+    pj_hasher_field(hasher, "cubin", cubin, cubin_size);
+    pj_hash128 digest = pj_hasher_digest(hasher);
+    pj_hasher_free(hasher);
     return digest;
 }
 
@@ -105,7 +105,7 @@ typedef struct {
 static worker self;
 
 /* The victim's fault hook: the second write(2) of a store after arming is never made. The
- * first piece (4096 bytes, see fileio_limit_writes below) is already in the temp file. */
+ * first piece (4096 bytes, see pj_fileio_limit_writes below) is already in the temp file. */
 static void kill_mid_write(fileio_op op)
 {
     if (self.armed && op == FILEIO_WRITE && ++self.writes_since_armed == 2)
@@ -169,9 +169,9 @@ static int run_worker(int index, int victim)
     if (!self.results)
         return 2;
     srand((unsigned)index * 7919u + 17u);
-    fileio_limit_writes(4096);
+    pj_fileio_limit_writes(4096);
     if (victim)
-        fileio_set_hook(kill_mid_write);
+        pj_fileio_set_hook(kill_mid_write);
     int kill_at = cfg.requests / 10 + rand() % (cfg.requests / 2 + 1), failures = 0;
     int first_own = cfg.shared_keys + index * cfg.distinct_keys;
     for (int r = 0; r < cfg.requests; r++) {
@@ -341,7 +341,7 @@ static void census_visit(int top_fd, const char *path, scan_kind kind, const str
 static void take_census(disk_census *c, const char *dir)
 {
     memset(c, 0, sizeof *c);
-    if (scan_cache(dir, census_visit, c) != 0)
+    if (pj_scan_cache(dir, census_visit, c) != 0)
         die("cannot scan %s", dir);
 }
 
@@ -362,20 +362,20 @@ static void verify_entries(const disk_census *c, const pj_hash128 *reference)
 {
     pj_disk_cache *disk;
     int present[128] = {0};
-    if (disk_cache_open(&disk, &(pj_disk_options){cache_dir, 0, 0}, NULL) != PTXJIT_OK)
+    if (pj_disk_cache_open(&disk, &(pj_disk_options){cache_dir, 0, 0}, NULL) != PTXJIT_OK)
         die("open: %s", ptxjit_last_error());
     for (int i = 0; i < c->entries; i++) {
         pj_artifact a;
         int found = 0, j = key_index(c->keys[i]);
         if (j < 0)
             die("entry %s is for no key that was asked for", c->keys[i]);
-        if (disk_cache_load(disk, c->keys[i], &a, &found) != PTXJIT_OK || !found)
+        if (pj_disk_cache_load(disk, c->keys[i], &a, &found) != PTXJIT_OK || !found)
             die("entry %s does not verify", c->keys[i]);
         pj_hash128 digest = kernel_digest(a.ptx, a.cubin, a.cubin_size);
         if (digest.low != reference[j].low || digest.high != reference[j].high)
             die("entry %s holds a kernel that differs from a fresh compile", c->keys[i]);
         present[j] = 1;
-        artifact_free(&a);
+        pj_artifact_free(&a);
     }
     for (int j = 0; j < cfg.shared_keys && !cfg.max_bytes; j++) /* a cap may evict them */
         if (!present[j])
@@ -383,10 +383,10 @@ static void verify_entries(const disk_census *c, const pj_hash128 *reference)
     for (int p = 0; p < cfg.kills; p++)
         if (present[victim_key(p)])
             die("%s", "a key whose writer was killed mid-write has an entry");
-    disk_cache_stats(disk, &final_stats);
+    pj_disk_cache_stats(disk, &final_stats);
     if (final_stats.corrupt)
         die("%s", "the cache counted corrupt entries: a mixed or partial entry was seen");
-    disk_cache_close(disk);
+    pj_disk_cache_close(disk);
 }
 
 /* Ages the temp files that killed writers left, then lets trim sweep them. */

@@ -159,80 +159,82 @@ __device__ __forceinline__ void store_unit(E *p, const float *x, float scale)
 // A thread's share of a row: rounds r = 0 .. ROUNDS - 1 of units (vectors of W = VEC elements,
 // or single elements when W = 1); in a chunk starting at unit `first`, round r is unit
 // first + r * TPR + t, so that each round's accesses by the row's threads are contiguous. Slot
-// x[r * W + k] holds its element k. A WHOLE chunk lies inside the row: no unit needs a test.
-// Otherwise a round whose first unit is past the row's end is skipped by all the row's threads
-// alike (`units` and `first` are the same for them), and a thread's unit past the end reads as
-// -inf, which adds nothing to a max or a sum of exponentials. Rows of a block past the last
-// (!live) read the last row instead and write nothing.
+// x[r * W + k] holds its element k. A WHOLE chunk lies inside the row: every round is the
+// thread's. Otherwise the thread's rounds are the first `mine` (units past the row's end come
+// last), and each pass over them stops at the first that is not: a chain of branches whose
+// tests are made where they are used, not kept in registers from the loads to the stores.
+// Rows of a block past the last (!live) read the last row instead and write nothing.
 template <int W> struct rounds { enum : int { count = PER_THREAD / W }; };
 
-__device__ __forceinline__ float minus_infinity() { return -__int_as_float(0x7f800000); }
-
+// How many of the chunk's rounds are the thread's.
 template <int W, bool WHOLE>
-__device__ __forceinline__ bool round_in_row(int r, unsigned units, unsigned first)
+__device__ __forceinline__ int rounds_in_row(unsigned units, unsigned first, unsigned t)
 {
-    return WHOLE || first + r * TPR < units;
+    if constexpr (WHOLE)
+        return rounds<W>::count;
+    const unsigned left = units - first; // units of the row from the chunk's start
+    const unsigned mine = t < left ? (left - t + TPR - 1) / TPR : 0;
+    return mine < rounds<W>::count ? (int)mine : rounds<W>::count;
 }
 
 template <int W, bool WHOLE>
-__device__ __forceinline__ void load_chunk(const E *row, unsigned units, unsigned first,
-                                           unsigned t, float *x)
+__device__ __forceinline__ void load_chunk(const E *row, unsigned first, unsigned t, int mine,
+                                           float *x)
 {
     const E *p = row + (index_t)(first + t) * W; // the rounds at constant offsets from here
 #pragma unroll
     for (int r = 0; r < rounds<W>::count; r++) {
-        if (!round_in_row<W, WHOLE>(r, units, first))
-            continue;
-        if (WHOLE || first + r * TPR + t < units) {
-            load_unit<W>(p + r * TPR * W, x + r * W);
-        } else {
-#pragma unroll
-            for (int k = 0; k < W; k++)
-                x[r * W + k] = minus_infinity();
-        }
+        if (!WHOLE && r >= mine)
+            break;
+        load_unit<W>(p + r * TPR * W, x + r * W);
     }
 }
 
 template <int W, bool WHOLE>
-__device__ __forceinline__ float chunk_max(const float *x, unsigned units, unsigned first, float m)
+__device__ __forceinline__ float chunk_max(const float *x, int mine, float m)
 {
 #pragma unroll
-    for (int r = 0; r < rounds<W>::count; r++)
-        if (round_in_row<W, WHOLE>(r, units, first)) {
+    for (int r = 0; r < rounds<W>::count; r++) {
+        if (!WHOLE && r >= mine)
+            break;
 #pragma unroll
-            for (int k = 0; k < W; k++)
-                m = fmaxf(m, x[r * W + k]);
-        }
+        for (int k = 0; k < W; k++)
+            m = fmaxf(m, x[r * W + k]);
+    }
     return m;
 }
 
-// Replaces each slot by exp(x - m) and returns s plus their sum, added in slot order.
+// Replaces each of the thread's slots by exp(x - m) and returns s plus their sum, added in slot
+// order.
 template <int W, bool WHOLE>
-__device__ __forceinline__ float chunk_exp_sum(float *x, unsigned units, unsigned first, float m,
-                                               float s)
+__device__ __forceinline__ float chunk_exp_sum(float *x, int mine, float m, float s)
 {
 #pragma unroll
-    for (int r = 0; r < rounds<W>::count; r++)
-        if (round_in_row<W, WHOLE>(r, units, first)) {
+    for (int r = 0; r < rounds<W>::count; r++) {
+        if (!WHOLE && r >= mine)
+            break;
 #pragma unroll
-            for (int k = 0; k < W; k++) {
-                x[r * W + k] = ex2(exponent(x[r * W + k], m));
-                s += x[r * W + k];
-            }
+        for (int k = 0; k < W; k++) {
+            x[r * W + k] = ex2(exponent(x[r * W + k], m));
+            s += x[r * W + k];
         }
+    }
     return s;
 }
 
 template <int W, bool WHOLE>
-__device__ __forceinline__ void store_chunk(E *row, unsigned units, unsigned first, unsigned t,
+__device__ __forceinline__ void store_chunk(E *row, unsigned first, unsigned t, int mine,
                                             bool live, const float *x, float scale)
 {
+    if (!live)
+        return;
     E *p = row + (index_t)(first + t) * W;
 #pragma unroll
-    for (int r = 0; r < rounds<W>::count; r++)
-        if (round_in_row<W, WHOLE>(r, units, first) && live &&
-            (WHOLE || first + r * TPR + t < units))
-            store_unit<W>(p + r * TPR * W, x + r * W, scale);
+    for (int r = 0; r < rounds<W>::count; r++) {
+        if (!WHOLE && r >= mine)
+            break;
+        store_unit<W>(p + r * TPR * W, x + r * W, scale);
+    }
 }
 
 // (m, s) with (m2, s2): the larger max is kept and the other sum scaled down to it. The result
@@ -281,23 +283,25 @@ __device__ __forceinline__ void online_row(const E *src, E *dst, unsigned units,
                                            bool live)
 {
     float x[PER_THREAD];
-    load_chunk<W, WHOLE>(src, units, 0, t, x);
-    const float mine = chunk_max<W, WHOLE>(x, units, 0, lowest());
-    float m = mine, s = chunk_exp_sum<W, WHOLE>(x, units, 0, mine, 0.0f);
+    const int mine = rounds_in_row<W, WHOLE>(units, 0, t);
+    load_chunk<W, WHOLE>(src, 0, t, mine, x);
+    const float top = chunk_max<W, WHOLE>(x, mine, lowest());
+    float m = top, s = chunk_exp_sum<W, WHOLE>(x, mine, top, 0.0f);
     merge_row(m, s);
-    store_chunk<W, WHOLE>(dst, units, 0, t, live, x, ex2(exponent(mine, m)) / s);
+    store_chunk<W, WHOLE>(dst, 0, t, mine, live, x, ex2(exponent(top, m)) / s);
 }
 
 // One chunk of the block variant's first pass: the running max grows to the chunk's, the sum
 // so far is scaled to it and the chunk's exponentials added.
 template <int W, bool WHOLE>
 __device__ __forceinline__ void block_scan(const E *src, unsigned units, unsigned first,
-                                           unsigned t, bool live, float &m, float &s)
+                                           unsigned t, float &m, float &s)
 {
     float x[PER_THREAD];
-    load_chunk<W, WHOLE>(src, units, first, t, x);
-    const float grown = chunk_max<W, WHOLE>(x, units, first, m);
-    s = chunk_exp_sum<W, WHOLE>(x, units, first, grown, s * ex2(exponent(m, grown)));
+    const int mine = rounds_in_row<W, WHOLE>(units, first, t);
+    load_chunk<W, WHOLE>(src, first, t, mine, x);
+    const float grown = chunk_max<W, WHOLE>(x, mine, m);
+    s = chunk_exp_sum<W, WHOLE>(x, mine, grown, s * ex2(exponent(m, grown)));
     m = grown;
 }
 
@@ -307,9 +311,10 @@ __device__ __forceinline__ void block_write(const E *src, E *dst, unsigned units
                                             unsigned t, bool live, float m, float inverse)
 {
     float x[PER_THREAD];
-    load_chunk<W, WHOLE>(src, units, first, t, x);
-    chunk_exp_sum<W, WHOLE>(x, units, first, m, 0.0f); // only the exponentials are used
-    store_chunk<W, WHOLE>(dst, units, first, t, live, x, inverse);
+    const int mine = rounds_in_row<W, WHOLE>(units, first, t);
+    load_chunk<W, WHOLE>(src, first, t, mine, x);
+    chunk_exp_sum<W, WHOLE>(x, mine, m, 0.0f); // only the exponentials are used
+    store_chunk<W, WHOLE>(dst, first, t, mine, live, x, inverse);
 }
 
 // variant=block: whole chunks of CHUNK units and a last partial one, a running (max, sum) per
@@ -324,13 +329,18 @@ __device__ __forceinline__ void block_row(const E *src, E *dst, unsigned units, 
     float m = lowest(), s = 0.0f;
 #pragma unroll 1
     for (unsigned first = 0; first < whole; first += CHUNK)
-        block_scan<W, true>(src, units, first, t, live, m, s);
-    if (whole < units)
-        block_scan<W, false>(src, units, whole, t, live, m, s);
+        block_scan<W, true>(src, units, first, t, m, s);
+#pragma unroll 1
+    for (unsigned first = whole; first < units; first += CHUNK)
+        block_scan<W, false>(src, units, first, t, m, s);
     merge_row(m, s);
     const float inverse = 1.0f / s;
-    if (whole < units)
-        block_write<W, false>(src, dst, units, whole, t, live, m, inverse);
+#pragma unroll 1
+    for (unsigned first = (units - 1) / CHUNK * CHUNK; first >= whole; first -= CHUNK) {
+        block_write<W, false>(src, dst, units, first, t, live, m, inverse);
+        if (first == 0)
+            break;
+    }
 #pragma unroll 1
     for (unsigned first = whole; first > 0; first -= CHUNK)
         block_write<W, true>(src, dst, units, first - CHUNK, t, live, m, inverse);
@@ -355,7 +365,7 @@ __device__ __forceinline__ void softmax_row(const E *src, E *dst, unsigned units
 // nothing. Rows go through VEC-element vectors when every row start is aligned to the vector
 // (N a multiple of VEC, both buffers aligned): a branch the whole grid takes alike; else
 // element by element.
-extern "C" __global__ void __launch_bounds__(TPB)
+extern "C" __global__ void __launch_bounds__(TPB, 1)
 softmax_kernel(const E *__restrict__ in, E *__restrict__ out, index_t rows, unsigned cols)
 {
     const unsigned t = threadIdx.x % TPR;

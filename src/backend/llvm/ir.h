@@ -79,6 +79,10 @@ LLVMValueRef ir_mul(ir_builder *ir, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef ir_sub(ir_builder *ir, LLVMValueRef a, LLVMValueRef b);
 /* a * b + c rounded once (llvm.fma: fma.rn), as NVRTC contracts `acc += a * b`. */
 LLVMValueRef ir_fma(ir_builder *ir, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c);
+/* f32 only: 2^x by ex2.approx.ftz.f32 (the MUFU unit: about 2 ulp, subnormals flushed), and
+ * fmaxf (max.f32: the other operand when one is NaN). */
+LLVMValueRef ir_ex2_approx(ir_builder *ir, LLVMValueRef x);
+LLVMValueRef ir_fmax(ir_builder *ir, LLVMValueRef a, LLVMValueRef b);
 /* Field index of a struct value (an intrinsic's or asm statement's several results). */
 LLVMValueRef ir_field(ir_builder *ir, LLVMValueRef aggregate, int index);
 /* The same bits as another type of the same size (float <-> i32, <4 x float> <-> <4 x i32>). */
@@ -136,6 +140,9 @@ LLVMValueRef ir_sreg(ir_builder *ir, ir_sreg_kind which);
 void ir_barrier(ir_builder *ir);
 /* __shfl_down_sync(0xffffffff, value, offset): i32 or f32. */
 LLVMValueRef ir_shfl_down(ir_builder *ir, LLVMValueRef value, int offset);
+/* __shfl_xor_sync(0xffffffff, value, mask): the value of lane (this lane ^ mask), i32 or f32
+ * (shfl.sync.bfly); with mask below 2^k it stays within aligned groups of 2^k lanes. */
+LLVMValueRef ir_shfl_xor(ir_builder *ir, LLVMValueRef value, int mask);
 /* atomicAdd(pointer, value) with no result (red.global.add: relaxed, gpu scope), i32
  * (wrapping) or f32; pointer in the global address space. */
 void ir_atomic_add(ir_builder *ir, LLVMValueRef pointer, LLVMValueRef value);

@@ -31,6 +31,16 @@ LLVMValueRef ir_shfl_down(ir_builder *ir, LLVMValueRef value, int offset)
                         NULL, 0, args, 4);
 }
 
+LLVMValueRef ir_shfl_xor(ir_builder *ir, LLVMValueRef value, int mask)
+{
+    int is_float = LLVMGetTypeKind(LLVMTypeOf(value)) == LLVMFloatTypeKind;
+    /* As for shfl down: the whole warp (segment mask 0), lanes up to 31. */
+    LLVMValueRef args[] = {ir_i32(ir, -1), value, ir_i32(ir, mask), ir_i32(ir, 0x1f)};
+    return ir_intrinsic(ir, is_float ? "llvm.nvvm.shfl.sync.bfly.f32"
+                                     : "llvm.nvvm.shfl.sync.bfly.i32",
+                        NULL, 0, args, 4);
+}
+
 /* An atomicrmw whose result is unused becomes PTX atom, which ptxas turns into the cheaper
  * RED (no reply) only when it compiles the whole program, as NVRTC's cubin does; nvJitLink's
  * relocatable compile keeps ATOMG, which cut reduce one_pass i32 to 0.83x the template's

@@ -75,6 +75,18 @@ LLVMValueRef ir_fma(ir_builder *ir, LLVMValueRef a, LLVMValueRef b, LLVMValueRef
     return ir_intrinsic(ir, "llvm.fma", &type, 1, args, 3);
 }
 
+LLVMValueRef ir_ex2_approx(ir_builder *ir, LLVMValueRef x)
+{
+    return ir_intrinsic(ir, "llvm.nvvm.ex2.approx.ftz.f", NULL, 0, &x, 1);
+}
+
+LLVMValueRef ir_fmax(ir_builder *ir, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMTypeRef type = LLVMTypeOf(a);
+    LLVMValueRef args[] = {a, b};
+    return ir_intrinsic(ir, "llvm.maxnum", &type, 1, args, 2);
+}
+
 LLVMValueRef ir_field(ir_builder *ir, LLVMValueRef aggregate, int index)
 {
     return LLVMBuildExtractValue(ir->builder, aggregate, (unsigned)index, "");

@@ -195,6 +195,19 @@ ptxjit_status ptxjit_matmul(ptxjit_context *context, const char *params, ptxjit_
                             ptxjit_devptr b, ptxjit_devptr c, size_t m, size_t n, size_t k,
                             void *stream);
 
+/* Writes the row-wise softmax of the rows x cols row-major matrix at input to output (same
+ * shape; elements of the params' dtype: f32, f16, bf16), on stream (NULL: the default stream):
+ * out[r][c] = exp(in[r][c] - max_r) / sum over c' of exp(in[r][c'] - max_r). The math is fp32
+ * (exp through ex2.approx: within about 1e-6 relative of float64 for f32 outputs; f16 and bf16
+ * outputs are rounded once more). variant=online (the default) holds a row in registers, one
+ * read and one write of the matrix, and takes cols up to tpr * vec * items (a longer row is
+ * refused, naming the limit); variant=block takes any cols up to 2^31 - 1, reading each row
+ * twice. Any rows and cols >= 1 and element-aligned buffers; buffers aligned to vec elements
+ * with cols a multiple of vec take vector accesses. input and output may be the same buffer
+ * (in place); buffers that overlap otherwise are refused. */
+ptxjit_status ptxjit_softmax(ptxjit_context *context, const char *params, ptxjit_devptr input,
+                             ptxjit_devptr output, size_t rows, size_t cols, void *stream);
+
 /* ---- Disk cache ---- */
 typedef struct {
     uint64_t entries, bytes;                    /* now on disk */

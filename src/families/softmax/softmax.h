@@ -1,0 +1,91 @@
+/* softmax.h — the softmax family's shape, shared by its host op (libptxjit), its IR generator
+ * (the LLVM plugin) and the tests: the variants (templates/softmax.cu's `variant` enum must
+ * equal this list), the launch geometry, the longest row a configuration holds, and the rule
+ * that picks the vector path. Header-only, plain integers, no library state. */
+#ifndef PTXJIT_FAMILIES_SOFTMAX_SHAPE_H
+#define PTXJIT_FAMILIES_SOFTMAX_SHAPE_H
+
+#include <stdint.h>
+
+#include "families/variants.h"
+
+#define PJ_SOFTMAX_VARIANTS(X)                                                               \
+    X(block, SOFTMAX_BLOCK)                                                                  \
+    X(online, SOFTMAX_ONLINE)
+
+typedef enum { PJ_SOFTMAX_VARIANTS(PJ_VARIANT_ENUM) SOFTMAX_VARIANT_COUNT } softmax_variant;
+
+/* The IR generator's version (part of every llvm key of the family) and what it builds. */
+#define PJ_SOFTMAX_LLVM_VERSION 1
+#define PJ_SOFTMAX_LLVM_VARIANTS PJ_VARIANT_LIST_TEXT(PJ_SOFTMAX_VARIANTS)
+
+/* The longest row the kernels take: element indices within a row stay below 2^31 (the
+ * kernels index rows with 32-bit arithmetic, chunks of up to 2^15 elements past the end). */
+#define PJ_SOFTMAX_MAX_COLS 0x7fffffffull
+/* The most blocks of a launch (gridDim.x). */
+#define PJ_SOFTMAX_MAX_BLOCKS 0x7fffffffull
+
+/* A configuration as the template's parameters give it. */
+typedef struct {
+    softmax_variant variant;
+    int tpb;           /* threads per block */
+    int tpr;           /* threads per row: tpb / tpr rows per block */
+    int vec;           /* elements per vector access */
+    int items;         /* vector accesses per thread and row (online) or chunk (block) */
+    int element_bytes; /* 4 (f32) or 2 (f16, bf16) */
+} softmax_shape;
+
+static inline int pj_softmax_threads(const softmax_shape *s)
+{
+    return s->tpb;
+}
+
+static inline int pj_softmax_rows_per_block(const softmax_shape *s)
+{
+    return s->tpr > 0 && s->tpr <= s->tpb ? s->tpb / s->tpr : 1;
+}
+
+/* Dynamic shared memory: none. Rows of more than one warp merge their warps' (max, sum) pairs
+ * through static shared memory, two floats per warp of the block. */
+static inline unsigned pj_softmax_shared_bytes(const softmax_shape *s)
+{
+    (void)s;
+    return 0;
+}
+
+static inline unsigned pj_softmax_static_shared_bytes(const softmax_shape *s)
+{
+    return s->tpr > 32 ? (unsigned)(2 * 4 * (s->tpb / 32)) : 0u;
+}
+
+/* The elements a thread holds at once: items vectors of vec, as fp32 in registers. */
+static inline int pj_softmax_per_thread(const softmax_shape *s)
+{
+    return s->items * s->vec;
+}
+
+/* The longest row: online keeps a row in its tpr threads' registers; block walks any row. */
+static inline uint64_t pj_softmax_max_cols(const softmax_shape *s)
+{
+    return s->variant == SOFTMAX_ONLINE ? (uint64_t)s->tpr * (uint64_t)pj_softmax_per_thread(s)
+                                        : PJ_SOFTMAX_MAX_COLS;
+}
+
+/* Blocks for rows rows: one per tpb / tpr of them. */
+static inline uint64_t pj_softmax_grid(const softmax_shape *s, uint64_t rows)
+{
+    uint64_t per_block = (uint64_t)pj_softmax_rows_per_block(s);
+    return (rows + per_block - 1) / per_block;
+}
+
+/* Whether the kernel takes the vector path: vec-element accesses need every row start aligned
+ * to the vector, so cols a multiple of vec and both buffers aligned to vec * element_bytes
+ * (the grid takes one path alike); otherwise it moves element by element. */
+static inline int pj_softmax_vector_path(const softmax_shape *s, uint64_t input, uint64_t output,
+                                         uint64_t cols)
+{
+    uint64_t bytes = (uint64_t)s->vec * (uint64_t)s->element_bytes;
+    return s->vec > 1 && cols % (uint64_t)s->vec == 0 && (input | output) % bytes == 0;
+}
+
+#endif

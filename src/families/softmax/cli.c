@@ -1,0 +1,349 @@
+/* cli.c — the softmax family on the command line: `ptxjit run softmax` (a fresh random matrix,
+ * a poisoned output, every row against the float64 softmax, CUDA-event medians) and `ptxjit
+ * bench softmax` (fp32 and bf16 at 1 GiB of fp32 input, each fitting bench set through both
+ * backends, the best per row length, the device copy measured in the same run). Bandwidth
+ * counts the bytes read and written once each: 2 * M * N * element size. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/timing.h"
+#include "families/softmax/cli.h"
+#include "families/softmax/op.h"
+
+typedef struct {
+    ptxjit_context *context;
+    char params[320];
+    ptxjit_devptr in, out;
+    size_t rows, cols;
+    pj_dtype dtype;
+    void *host; /* the input, as on the device */
+} softmax_job;
+
+static ptxjit_status softmax_once(void *arg)
+{
+    softmax_job *job = arg;
+    return ptxjit_softmax(job->context, job->params, job->in, job->out, job->rows, job->cols,
+                          NULL);
+}
+
+static size_t job_bytes(const softmax_job *job)
+{
+    return job->rows * job->cols * (size_t)pj_dtype_bytes(job->dtype);
+}
+
+/* Random values in [-8, 8), stored as dtype (rounded to nearest even for 16-bit types): rows
+ * whose exponentials span e^16, so that the max and the sum both matter. */
+static void fill_random(void *host, pj_dtype dtype, size_t n)
+{
+    enum { PIECE = 1 << 20 };
+    float *piece = malloc(PIECE * sizeof *piece);
+    for (size_t at = 0; piece && at < n; at += PIECE) {
+        size_t count = n - at < PIECE ? n - at : PIECE;
+        random_f32(piece, count);
+        for (size_t i = 0; i < count; i++)
+            pj_softmax_set_element(host, dtype, at + i, 8.0f * piece[i]);
+    }
+    free(piece);
+}
+
+static ptxjit_status job_open(softmax_job *job, ptxjit_context *context, pj_dtype dtype,
+                              size_t rows, size_t cols)
+{
+    *job = (softmax_job){.context = context, .rows = rows, .cols = cols, .dtype = dtype};
+    size_t bytes = job_bytes(job);
+    if (rows && bytes / rows / (size_t)pj_dtype_bytes(dtype) != cols)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "softmax: %zu x %zu is too large", rows,
+                        cols);
+    job->host = malloc(bytes ? bytes : 1);
+    if (!job->host)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of host memory",
+                        bytes);
+    fill_random(job->host, dtype, rows * cols);
+    ptxjit_status status = ptxjit_alloc(&job->in, context, bytes);
+    if (status == PTXJIT_OK)
+        status = ptxjit_alloc(&job->out, context, bytes);
+    if (status == PTXJIT_OK)
+        status = ptxjit_copy_to_device(context, job->in, job->host, bytes);
+    return status;
+}
+
+static void job_close(softmax_job *job)
+{
+    free(job->host);
+    if (job->in)
+        ptxjit_free(job->context, job->in);
+    if (job->out)
+        ptxjit_free(job->context, job->out);
+}
+
+/* 0xff bytes: NaN in every dtype, so that an element the kernel does not write fails. */
+static ptxjit_status poison(softmax_job *job)
+{
+    return PJ_CU(job->context->driver->cuMemsetD8Async(job->out, 0xff, job_bytes(job), NULL),
+                 "cuMemsetD8Async");
+}
+
+/* What a checked output differs from the float64 softmax by. */
+typedef struct {
+    double abs, rel; /* max |got - want|, max |got - want| / want over want >= 2^-100 */
+    double sum;      /* max |sum of the row - 1| */
+    size_t bad;      /* elements outside the dtype's tolerance (NaN included) */
+    size_t checked;
+} softmax_error;
+
+static void check_row(softmax_error *error, const softmax_job *job, size_t row,
+                      const void *got_row, double *want)
+{
+    const size_t e = (size_t)pj_dtype_bytes(job->dtype);
+    pj_softmax_reference(want, (const char *)job->host + row * job->cols * e, job->dtype,
+                         job->cols);
+    const softmax_tolerance tolerance = pj_softmax_tolerance(job->dtype);
+    double sum = 0;
+    for (size_t c = 0; c < job->cols; c++) {
+        double got = pj_softmax_element(got_row, job->dtype, c), diff = fabs(got - want[c]);
+        sum += got;
+        if (!(diff <= tolerance.rel * want[c] + tolerance.abs))
+            error->bad++;
+        if (!(diff <= error->abs))
+            error->abs = isnan(diff) ? INFINITY : diff;
+        if (want[c] >= 0x1p-100 && diff / want[c] > error->rel)
+            error->rel = diff / want[c];
+    }
+    if (!(fabs(sum - 1) <= error->sum))
+        error->sum = isnan(sum) ? INFINITY : fabs(sum - 1);
+    error->checked += job->cols;
+}
+
+/* Every row (all) from one copy of the output, or the first, the last and 62 rows spread by a
+ * random walk, copied one by one. */
+static ptxjit_status check_output(softmax_error *error, const softmax_job *job, int all)
+{
+    *error = (softmax_error){0};
+    const size_t e = (size_t)pj_dtype_bytes(job->dtype), row_bytes = job->cols * e;
+    double *want = malloc(job->cols * sizeof *want);
+    char *got = malloc(all ? job_bytes(job) : row_bytes);
+    ptxjit_status status = want && got ? PTXJIT_OK
+                                       : pj_error(PTXJIT_ERR_OUT_OF_MEMORY,
+                                                  "cannot allocate the check's host memory");
+    if (status == PTXJIT_OK && all) {
+        status = ptxjit_copy_to_host(job->context, got, job->out, job_bytes(job));
+        for (size_t r = 0; status == PTXJIT_OK && r < job->rows; r++)
+            check_row(error, job, r, got + r * row_bytes, want);
+    }
+    uint64_t state = (uint64_t)(uintptr_t)want ^ job->rows;
+    for (size_t s = 0; status == PTXJIT_OK && !all && s < 64 && s < job->rows; s++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        size_t r = s == 0 ? 0 : s == 1 ? job->rows - 1 : (size_t)(state >> 33) % job->rows;
+        status = ptxjit_copy_to_host(job->context, got, job->out + r * row_bytes, row_bytes);
+        if (status == PTXJIT_OK)
+            check_row(error, job, r, got, want);
+    }
+    free(want);
+    free(got);
+    return status;
+}
+
+static double gbps(const softmax_job *job, double ms)
+{
+    return ms > 0 ? 2.0 * (double)job_bytes(job) / (ms * 1e6) : 0;
+}
+
+int cli_softmax_run(ptxjit_context *context, const char *params, size_t rows, size_t cols,
+                    int runs)
+{
+    ptxjit_kernel *kernel;
+    softmax_config config;
+    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "softmax", params, NULL);
+    if (status == PTXJIT_OK)
+        status = pj_softmax_config_of(&config, kernel);
+    if (status == PTXJIT_OK)
+        status = pj_softmax_check(&config, 256, 1ull << 62, rows, cols); /* the shape alone */
+    if (status != PTXJIT_OK)
+        return cli_fail(status);
+    softmax_job job;
+    softmax_error error = {0};
+    double ms = 0;
+    status = job_open(&job, context, config.dtype, rows, cols);
+    snprintf(job.params, sizeof job.params, "%s", params);
+    if (status == PTXJIT_OK)
+        status = poison(&job);
+    if (status == PTXJIT_OK)
+        status = softmax_once(&job);
+    if (status == PTXJIT_OK)
+        status = check_output(&error, &job, 1);
+    if (status == PTXJIT_OK && runs > 0)
+        status = time_median_ms(&ms, context, softmax_once, &job, 3, runs);
+    job_close(&job);
+    if (status != PTXJIT_OK)
+        return cli_fail(status);
+    const softmax_tolerance tolerance = pj_softmax_tolerance(config.dtype);
+    printf("softmax %s, %zu x %zu: %s (%zu of %zu elements outside %.3g * want + %.3g); max abs "
+           "error %.3g, max relative error %.3g, max |row sum - 1| %.3g\n",
+           ptxjit_kernel_params(kernel), rows, cols, error.bad ? "WRONG" : "ok", error.bad,
+           error.checked, tolerance.rel, tolerance.abs, error.abs, error.rel, error.sum);
+    if (runs > 0)
+        printf("median of %d: %.4f ms, %.1f GB/s (read + write)\n", runs, ms, gbps(&job, ms));
+    return error.bad ? CLI_FAIL : CLI_OK;
+}
+
+/* ---- bench ---- */
+
+static const size_t bench_cols[] = {1024, 4096, 16384};
+static const pj_dtype bench_dtypes[] = {PJ_DTYPE_f32, PJ_DTYPE_bf16};
+
+typedef struct {
+    char params[256];
+    double gbps[2]; /* nvrtc, llvm */
+    double error;   /* the larger max abs error of the two */
+    int ok;
+} bench_row;
+
+typedef struct {
+    int runs;
+    double copy;
+    int all_ok;
+    bench_row best[2][3]; /* by dtype and row length */
+    int have[2][3];
+} bench_state;
+
+/* Whether set is timed at cols: its dtype is the table's, and it holds the row (online: in
+ * registers that do not hold it twice over; block: any row). */
+static ptxjit_status set_applies(int *applies, ptxjit_context *context, const char *set,
+                                 pj_dtype dtype, size_t cols)
+{
+    ptxjit_kernel *kernel;
+    softmax_config config;
+    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "softmax", set, NULL);
+    if (status == PTXJIT_OK)
+        status = pj_softmax_config_of(&config, kernel);
+    if (status != PTXJIT_OK)
+        return status;
+    uint64_t most = pj_softmax_max_cols(&config.shape);
+    *applies = config.dtype == dtype &&
+               (config.shape.variant != SOFTMAX_ONLINE || (cols <= most && most < 2 * cols));
+    return PTXJIT_OK;
+}
+
+/* One backend: poisoned output, warm-up and timed runs, then sampled rows checked. */
+static ptxjit_status time_route(double *out_gbps, softmax_error *error, softmax_job *job,
+                                const char *set, const char *backend, int runs)
+{
+    double ms = 0;
+    snprintf(job->params, sizeof job->params, "%s backend=%s", set, backend);
+    ptxjit_status status = poison(job);
+    if (status == PTXJIT_OK)
+        status = time_median_ms(&ms, job->context, softmax_once, job, 3, runs);
+    if (status == PTXJIT_OK)
+        status = check_output(error, job, 0);
+    *out_gbps = gbps(job, ms);
+    return status;
+}
+
+static ptxjit_status bench_set(bench_state *state, softmax_job *job, const char *set, int d,
+                               int n)
+{
+    bench_row row = {.ok = 1};
+    snprintf(row.params, sizeof row.params, "%s", set);
+    static const char *const backends[] = {"nvrtc", "llvm"};
+    for (int b = 0; b < 2; b++) {
+        softmax_error error;
+        ptxjit_status status = time_route(&row.gbps[b], &error, job, set, backends[b],
+                                          state->runs);
+        if (status != PTXJIT_OK)
+            return status;
+        row.ok &= error.bad == 0;
+        row.error = error.abs > row.error ? error.abs : row.error;
+    }
+    state->all_ok &= row.ok;
+    printf("  %-52s %8.1f %8.1f %6.3f %6.1f%% %9.2e  %s\n", set, row.gbps[0], row.gbps[1],
+           row.gbps[0] > 0 ? row.gbps[1] / row.gbps[0] : 0, 100 * row.gbps[0] / state->copy,
+           row.error, row.ok ? "ok" : "WRONG");
+    const bench_row *best = &state->best[d][n];
+    if (!state->have[d][n] ||
+        row.gbps[0] + row.gbps[1] > best->gbps[0] + best->gbps[1]) {
+        state->best[d][n] = row;
+        state->have[d][n] = 1;
+    }
+    return PTXJIT_OK;
+}
+
+static ptxjit_status bench_table(bench_state *state, ptxjit_context *context, int d, int n,
+                                 const char *const *sets, int set_count)
+{
+    const pj_dtype dtype = bench_dtypes[d];
+    const size_t cols = bench_cols[n], rows = ((size_t)1 << 28) / cols;
+    softmax_job job;
+    ptxjit_status status = job_open(&job, context, dtype, rows, cols);
+    if (status == PTXJIT_OK)
+        printf("\nsoftmax %s, %zu x %zu (read + write %.2f GB)\n  %-52s %8s %8s %6s %7s %9s\n",
+               pj_dtype_name(dtype), rows, cols, 2.0 * (double)job_bytes(&job) * 1e-9,
+               "params", "nvrtc", "llvm", "ratio", "% copy", "max err");
+    const char *const *list = set_count > 0 ? sets : pj_family_softmax.bench_sets;
+    for (int i = 0; status == PTXJIT_OK && (set_count > 0 ? i < set_count : list[i] != NULL);
+         i++) {
+        int applies = 0;
+        status = set_applies(&applies, context, list[i], dtype, cols);
+        if (status == PTXJIT_OK && applies)
+            status = bench_set(state, &job, list[i], d, n);
+    }
+    job_close(&job);
+    return status;
+}
+
+static void print_summary(const bench_state *state, const char *device)
+{
+    printf("\nbest per row length (GB/s, read + write; copy %.1f GB/s):\n", state->copy);
+    printf("  %-5s %6s  %-44s %8s %8s %6s %7s %9s\n", "dtype", "N", "params", "nvrtc", "llvm",
+           "ratio", "% copy", "max err");
+    for (int d = 0; d < 2; d++)
+        for (int n = 0; n < 3; n++) {
+            const bench_row *b = &state->best[d][n];
+            if (state->have[d][n])
+                printf("  %-5s %6zu  %-44s %8.1f %8.1f %6.3f %6.1f%% %9.2e\n",
+                       pj_dtype_name(bench_dtypes[d]), bench_cols[n], b->params, b->gbps[0],
+                       b->gbps[1], b->gbps[1] / b->gbps[0], 100 * b->gbps[0] / state->copy,
+                       b->error);
+        }
+    printf("json: {\"family\": \"softmax\", \"device\": \"%s\", \"copy_gbps\": %.1f, \"best\": [",
+           device, state->copy);
+    const char *separator = "";
+    for (int d = 0; d < 2; d++)
+        for (int n = 0; n < 3; n++) {
+            const bench_row *b = &state->best[d][n];
+            if (!state->have[d][n])
+                continue;
+            printf("%s{\"dtype\": \"%s\", \"n\": %zu, \"m\": %zu, \"params\": \"%s\", "
+                   "\"nvrtc_gbps\": %.1f, \"llvm_gbps\": %.1f, \"llvm_over_nvrtc\": %.4f, "
+                   "\"max_abs_error\": %.3g}",
+                   separator, pj_dtype_name(bench_dtypes[d]), bench_cols[n],
+                   ((size_t)1 << 28) / bench_cols[n], b->params, b->gbps[0], b->gbps[1],
+                   b->gbps[1] / b->gbps[0], b->error);
+            separator = ", ";
+        }
+    printf("]}\n");
+}
+
+int cli_softmax_bench(ptxjit_context *context, int runs, const char *const *sets, int set_count)
+{
+    char device[256] = "?";
+    context->driver->cuDeviceGetName(device, sizeof device, context->device);
+    bench_state state = {.runs = runs > 0 ? runs : 20, .all_ok = 1};
+    ptxjit_status status = copy_bandwidth(&state.copy, context, state.runs);
+    if (status == PTXJIT_OK) {
+        printf("softmax, %s, %s, median of %d; both backends through ptxjit_softmax\n", device,
+               ptxjit_arch(context), state.runs);
+        printf("device-to-device copy, 2 GiB, read + write: %.1f GB/s\n", state.copy);
+    }
+    for (int d = 0; d < 2 && status == PTXJIT_OK; d++)
+        for (int n = 0; n < 3 && status == PTXJIT_OK; n++)
+            status = bench_table(&state, context, d, n, sets, set_count);
+    if (status != PTXJIT_OK)
+        return cli_fail(status);
+    print_summary(&state, device);
+    printf("peers (torch.softmax, a Triton row kernel) on the same shapes: python3 "
+           "bench/softmax_peers.py\n");
+    return state.all_ok ? CLI_OK : CLI_FAIL;
+}

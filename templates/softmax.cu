@@ -2,27 +2,31 @@
 // sum_r, with max_r and sum_r taken over row r. Storage is f32, f16 or bf16; the arithmetic is
 // fp32 throughout. Two variants:
 //   online  the row is held in registers: each thread loads its share once (items vectors of vec
-//           elements), finds its own max m and sum s of exp(x - m), the (m, s) pairs of the row's
-//           threads are merged (s = s_hi + s_lo * exp(m_lo - m_hi)), and the outputs are written
-//           from the registers: one read and one write of the matrix. N up to tpr * vec * items.
+//           elements, all loads issued before the first use), finds its own max m and sum s of
+//           exp(x - m); the (m, s) pairs of the row's threads are merged (s = s_hi + s_lo *
+//           exp(m_lo - m_hi)) by warp shuffles and, for rows of several warps, one barrier; the
+//           outputs are written from the registers: one read and one write of the matrix.
+//           N up to tpr * vec * items.
 //   block   any N: the row is walked in chunks twice. The first pass keeps a running (m, s) per
-//           thread, rescaling s whenever m grows; the pairs are merged as above; the second pass
-//           re-reads the row (last chunk first, the likeliest still in cache) and writes it.
-// exp is ex2.approx.ftz.f32 of (x - max) * log2(e): about 2 ulp from 2^x, and 2-3 ulp in all
-// from exp(x - max) (the product rounds once); outputs under 2^-126 flush to zero.
+//           thread, rescaling s whenever m grows (Kahan-compensated across chunks); the pairs
+//           are merged as above; the second pass re-reads the row (last chunk first, the
+//           likeliest still in cache) and writes it.
+// exp is ex2.approx.ftz.f32 of (x - max) * log2(e), as Triton's exp: about 2 ulp from 2^x;
+// outputs under 2^-126 flush to zero. Measured against float64 on the H100: f32 outputs within
+// 2.4e-7 absolute (7.5e-6 relative for outputs near 1e-30); f16/bf16 add their output rounding.
 // Input and output may be the same buffer: every element is read before it is written.
 //@ptxjit family softmax
 //@ptxjit doc Row-wise softmax of an M x N row-major matrix (f32/f16/bf16 storage, fp32 math): the row held in registers (one read, one write), or two passes over it for any N.
 //@ptxjit entry softmax_kernel
 //@ptxjit param variant enum(block,online) default=online doc="online: the row held in registers, one read and one write, N up to tpr * vec * items; block: any N, two passes over the row (running max and sum, then a re-read and the write)"
 //@ptxjit param dtype dtype(f32,f16,bf16) default=f32 doc="element type of input and output (storage only: the math is fp32)"
-//@ptxjit param tpb int(32..1024) pow2 default=256 doc="threads per block"
-//@ptxjit param tpr int(1..1024) pow2 default=256 doc="threads per row: tpb / tpr rows per block; up to 32 a row's threads merge by warp shuffles alone, above 32 through shared memory (one barrier)"
+//@ptxjit param tpb int(32..1024) pow2 default=128 default_if="variant == block => 1024" default_if="dtype != f32 => 256" doc="threads per block"
+//@ptxjit param tpr int(1..1024) pow2 default=128 default_if="tpb == 32 => 32" default_if="tpb == 64 => 64" default_if="variant == block && tpb == 128 => 128" default_if="variant == block && tpb == 256 => 256" default_if="variant == block && tpb == 512 => 512" default_if="variant == block => 1024" default_if="dtype != f32 => 64" doc="threads per row: tpb / tpr rows per block; up to 32 a row's threads merge by warp shuffles alone, above 32 through shared memory (one barrier)"
 //@ptxjit param vec int(1..8) pow2 default=4 default_if="dtype != f32 => 8" doc="elements per vector access: 16 bytes is 4 f32 or 8 f16/bf16; rows whose length or buffers are not aligned to it take element-wide accesses"
-//@ptxjit param items int(1..32) default=4 doc="vector accesses per thread and row (online) or chunk (block), all issued before the first use"
+//@ptxjit param items int(1..64) default=8 default_if="variant == block && dtype == f32 => 4" default_if="variant == block => 2" doc="vector accesses per thread and row (online) or chunk (block), all issued before the first use; the defaults hold rows of up to 4096 elements (online) in a thread's 32 registers"
 //@ptxjit constraint "tpr <= tpb" "tpr (threads per row) must not exceed tpb (threads per block): lower tpr or raise tpb"
 //@ptxjit constraint "vec * bytes(dtype) <= 16" "a vector access is at most 16 bytes: vec <= 4 for f32, vec <= 8 for f16 and bf16"
-//@ptxjit constraint "items * vec <= 32" "a thread holds items * vec fp32 values in registers, at most 32 (more spill to local memory): lower items or vec; for longer rows raise tpr, or use variant=block"
+//@ptxjit constraint "items * vec * bytes(dtype) <= 128" "a thread holds items * vec elements in registers, at most 128 bytes of them (32 f32, 64 f16 or bf16; more spill to local memory): lower items or vec; for longer rows raise tpr, or use variant=block"
 //@ptxjit constraint "dtype == f32 || sm >= 80" "f16 and bf16 are rounded with cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32, which need sm_80 or newer; use dtype=f32"
 
 using index_t = unsigned long long;
@@ -100,10 +104,75 @@ __device__ __forceinline__ unsigned from_float(float f)
         return pack2(f, 0.0f) & 0xffffu;
 }
 
-// W elements from p (read-only, through the non-coherent path), W * ELEMENT_BYTES bytes
-// aligned to their size.
+// The registers of a thread's share: element i of it (i = round * W + k) is word i of x for f32,
+// and half i % 2 of word i / 2 for 16-bit types, kept as loaded: half the registers of fp32
+// values, so more threads fit on an SM when a row fills few of them. f32 exponentials replace
+// their values (HELD: one exp per element); 16-bit elements are exponentiated again when
+// written.
+enum : int { WORDS = DTYPE_ID == DTYPE_F32 ? PER_THREAD : (PER_THREAD + 1) / 2 };
+// The blocks an SM should hold, for __launch_bounds__: enough that ptxas keeps to the share's
+// registers plus REG_SPARE (without a minimum it capped 1024-thread blocks at 32 and spilled;
+// with 1 it kept values of one pass live for the next). Element-wide loads (vec=1) land one to
+// a register before 16-bit pairs are packed.
+enum : int { HELD_REGS = VEC == 1 ? PER_THREAD : WORDS };
+enum : int { REG_SPARE = VEC == 1 ? 32 : 24, REG_BUDGET = (HELD_REGS + REG_SPARE + 7) / 8 * 8 };
+enum : int { FIT = 65536 / (TPB * REG_BUDGET), MIN_BLOCKS = FIT < 1 ? 1 : FIT > 32 ? 32 : FIT };
+
+__device__ __forceinline__ float value(const unsigned *x, int i)
+{
+    if constexpr (DTYPE_ID == DTYPE_F32)
+        return __uint_as_float(x[i]);
+    else
+        return i % 2 ? upper_to_float(x[i / 2]) : to_float(x[i / 2]);
+}
+
+// The same value, spelled with other instructions (a byte permute; a split and a convert), for
+// the pass that sums the exponentials: the compilers would otherwise keep one pass's fp32
+// values in registers for the next, undoing the packing.
+__device__ __forceinline__ float value_again(const unsigned *x, int i)
+{
+    if constexpr (DTYPE_ID == DTYPE_F32) {
+        return __uint_as_float(x[i]);
+    } else if constexpr (DTYPE_ID == DTYPE_BF16) {
+        unsigned b;
+        if (i % 2)
+            asm("prmt.b32 %0, %1, 0, 0x3244;" : "=r"(b) : "r"(x[i / 2]));
+        else
+            asm("prmt.b32 %0, %1, 0, 0x1044;" : "=r"(b) : "r"(x[i / 2]));
+        return __uint_as_float(b);
+    } else {
+        float f;
+        if (i % 2)
+            asm("{\n\t.reg .b16 lo, hi;\n\tmov.b32 {lo, hi}, %1;\n\tcvt.f32.f16 %0, hi;\n\t}"
+                : "=f"(f) : "r"(x[i / 2]));
+        else
+            asm("{\n\t.reg .b16 lo, hi;\n\tmov.b32 {lo, hi}, %1;\n\tcvt.f32.f16 %0, lo;\n\t}"
+                : "=f"(f) : "r"(x[i / 2]));
+        return f;
+    }
+}
+
+// The larger of each half of two packed 16-bit pairs (max.bf16x2 / max.f16x2, sm_80).
+__device__ __forceinline__ unsigned max2(unsigned a, unsigned b)
+{
+    unsigned r;
+    if constexpr (DTYPE_ID == DTYPE_BF16)
+        asm("max.bf16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    else
+        asm("max.f16x2 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+
+// The most negative finite 16-bit value in both halves: what packed maxima start from.
+__device__ __forceinline__ unsigned lowest2()
+{
+    return DTYPE_ID == DTYPE_BF16 ? 0xff7fff7fu : 0xfbfffbffu;
+}
+
+// W elements from p (read-only, through the non-coherent path; W * ELEMENT_BYTES bytes aligned
+// to their size) into elements i .. i + W - 1.
 template <int W>
-__device__ __forceinline__ void load_unit(const E *p, float *x)
+__device__ __forceinline__ void load_unit(const E *p, unsigned *x, int i)
 {
     constexpr int BYTES = W * ELEMENT_BYTES;
     unsigned w[BYTES >= 4 ? BYTES / 4 : 1];
@@ -118,33 +187,43 @@ __device__ __forceinline__ void load_unit(const E *p, float *x)
     } else {
         w[0] = __ldg(reinterpret_cast<const unsigned short *>(p));
     }
-    if constexpr (ELEMENT_BYTES == 4 || BYTES == 2) {
+    if constexpr (DTYPE_ID == DTYPE_F32) {
 #pragma unroll
         for (int k = 0; k < W; k++)
-            x[k] = to_float(w[k]);
+            x[i + k] = w[k];
+    } else if constexpr (W == 1) {
+        // An even element comes first (rounds go in order) and sets the word's upper half to
+        // the lowest value, which a packed max passes over when no odd element follows.
+        if (i % 2)
+            x[i / 2] = (x[i / 2] & 0xffffu) | (w[0] << 16);
+        else
+            x[i / 2] = w[0] | (lowest2() & 0xffff0000u);
     } else {
 #pragma unroll
-        for (int k = 0; k < W / 2; k++) {
-            x[2 * k] = to_float(w[k]);
-            x[2 * k + 1] = upper_to_float(w[k]);
-        }
+        for (int k = 0; k < W / 2; k++)
+            x[i / 2 + k] = w[k];
     }
 }
 
-// W values times scale, rounded to the element type, to p.
-template <int W>
-__device__ __forceinline__ void store_unit(E *p, const float *x, float scale)
+// Elements i .. i + W - 1 to p, each y * scale rounded to the element type, with y the held
+// exponential (HELD) or exp(x - m).
+template <int W, bool HELD>
+__device__ __forceinline__ void store_unit(E *p, const unsigned *x, int i, float m, float scale)
 {
     constexpr int BYTES = W * ELEMENT_BYTES;
+    float y[W];
+#pragma unroll
+    for (int k = 0; k < W; k++)
+        y[k] = (HELD ? value(x, i + k) : ex2(exponent(value(x, i + k), m))) * scale;
     unsigned w[BYTES >= 4 ? BYTES / 4 : 1];
     if constexpr (ELEMENT_BYTES == 4 || BYTES == 2) {
 #pragma unroll
         for (int k = 0; k < W; k++)
-            w[k] = from_float(x[k] * scale);
+            w[k] = from_float(y[k]);
     } else {
 #pragma unroll
         for (int k = 0; k < W / 2; k++)
-            w[k] = pack2(x[2 * k] * scale, x[2 * k + 1] * scale);
+            w[k] = pack2(y[2 * k], y[2 * k + 1]);
     }
     if constexpr (BYTES == 16)
         *reinterpret_cast<uint4 *>(p) = make_uint4(w[0], w[1], w[2], w[3]);
@@ -158,12 +237,13 @@ __device__ __forceinline__ void store_unit(E *p, const float *x, float scale)
 
 // A thread's share of a row: rounds r = 0 .. ROUNDS - 1 of units (vectors of W = VEC elements,
 // or single elements when W = 1); in a chunk starting at unit `first`, round r is unit
-// first + r * TPR + t, so that each round's accesses by the row's threads are contiguous. Slot
-// x[r * W + k] holds its element k. A WHOLE chunk lies inside the row: every round is the
-// thread's. Otherwise the thread's rounds are the first `mine` (units past the row's end come
-// last), and each pass over them stops at the first that is not: a chain of branches whose
-// tests are made where they are used, not kept in registers from the loads to the stores.
-// Rows of a block past the last (!live) read the last row instead and write nothing.
+// first + r * TPR + t, so that each round's accesses by the row's threads are contiguous; its
+// elements are the share's r * W .. r * W + W - 1. A WHOLE chunk lies inside the row: every
+// round is the thread's. Otherwise the thread's rounds are the first `mine` (units past the
+// row's end come last), and each pass over them stops at the first that is not: a chain of
+// branches whose tests are made where they are used, not kept in registers from the loads to
+// the stores. Rows of a block past the last (!live) read the last row instead and write
+// nothing.
 template <int W> struct rounds { enum : int { count = PER_THREAD / W }; };
 
 // How many of the chunk's rounds are the thread's.
@@ -179,35 +259,51 @@ __device__ __forceinline__ int rounds_in_row(unsigned units, unsigned first, uns
 
 template <int W, bool WHOLE>
 __device__ __forceinline__ void load_chunk(const E *row, unsigned first, unsigned t, int mine,
-                                           float *x)
+                                           unsigned *x)
 {
     const E *p = row + (index_t)(first + t) * W; // the rounds at constant offsets from here
 #pragma unroll
     for (int r = 0; r < rounds<W>::count; r++) {
         if (!WHOLE && r >= mine)
             break;
-        load_unit<W>(p + r * TPR * W, x + r * W);
+        load_unit<W>(p + r * TPR * W, x, r * W);
     }
 }
 
+// The larger of m and the thread's elements: fp32 maxima, or packed 16-bit ones (exact: a
+// max is one of the values) over the words, unpacked once.
 template <int W, bool WHOLE>
-__device__ __forceinline__ float chunk_max(const float *x, int mine, float m)
+__device__ __forceinline__ float chunk_max(const unsigned *x, int mine, float m)
 {
+    if constexpr (DTYPE_ID == DTYPE_F32) {
 #pragma unroll
-    for (int r = 0; r < rounds<W>::count; r++) {
-        if (!WHOLE && r >= mine)
-            break;
+        for (int r = 0; r < rounds<W>::count; r++) {
+            if (!WHOLE && r >= mine)
+                break;
 #pragma unroll
-        for (int k = 0; k < W; k++)
-            m = fmaxf(m, x[r * W + k]);
+            for (int k = 0; k < W; k++)
+                m = fmaxf(m, value(x, r * W + k));
+        }
+        return m;
+    } else {
+        unsigned pair = lowest2();
+        constexpr int PER_ROUND = W >= 2 ? W / 2 : 1; // words a round fills (W = 1: half)
+#pragma unroll
+        for (int r = 0; r < rounds<W>::count; r += W >= 2 ? 1 : 2) {
+            if (!WHOLE && r >= mine)
+                break;
+#pragma unroll
+            for (int k = 0; k < PER_ROUND; k++)
+                pair = max2(pair, x[r * W / 2 + k]);
+        }
+        return fmaxf(m, fmaxf(to_float(pair), upper_to_float(pair)));
     }
-    return m;
 }
 
-// Replaces each of the thread's slots by exp(x - m) and returns s plus their sum, added in slot
-// order.
+// s plus the sum of exp(x - m) over the thread's elements, added in order; f32 exponentials
+// replace their values.
 template <int W, bool WHOLE>
-__device__ __forceinline__ float chunk_exp_sum(float *x, int mine, float m, float s)
+__device__ __forceinline__ float chunk_exp_sum(unsigned *x, int mine, float m, float s)
 {
 #pragma unroll
     for (int r = 0; r < rounds<W>::count; r++) {
@@ -215,16 +311,18 @@ __device__ __forceinline__ float chunk_exp_sum(float *x, int mine, float m, floa
             break;
 #pragma unroll
         for (int k = 0; k < W; k++) {
-            x[r * W + k] = ex2(exponent(x[r * W + k], m));
-            s += x[r * W + k];
+            const float e = ex2(exponent(value_again(x, r * W + k), m));
+            if constexpr (DTYPE_ID == DTYPE_F32)
+                x[r * W + k] = __float_as_uint(e);
+            s += e;
         }
     }
     return s;
 }
 
-template <int W, bool WHOLE>
+template <int W, bool WHOLE, bool HELD>
 __device__ __forceinline__ void store_chunk(E *row, unsigned first, unsigned t, int mine,
-                                            bool live, const float *x, float scale)
+                                            bool live, const unsigned *x, float m, float scale)
 {
     if (!live)
         return;
@@ -233,7 +331,7 @@ __device__ __forceinline__ void store_chunk(E *row, unsigned first, unsigned t, 
     for (int r = 0; r < rounds<W>::count; r++) {
         if (!WHOLE && r >= mine)
             break;
-        store_unit<W>(p + r * TPR * W, x + r * W, scale);
+        store_unit<W, HELD>(p + r * TPR * W, x, r * W, m, scale);
     }
 }
 
@@ -282,39 +380,49 @@ template <int W, bool WHOLE>
 __device__ __forceinline__ void online_row(const E *src, E *dst, unsigned units, unsigned t,
                                            bool live)
 {
-    float x[PER_THREAD];
+    unsigned x[WORDS];
     const int mine = rounds_in_row<W, WHOLE>(units, 0, t);
     load_chunk<W, WHOLE>(src, 0, t, mine, x);
     const float top = chunk_max<W, WHOLE>(x, mine, lowest());
     float m = top, s = chunk_exp_sum<W, WHOLE>(x, mine, top, 0.0f);
     merge_row(m, s);
-    store_chunk<W, WHOLE>(dst, 0, t, mine, live, x, ex2(exponent(top, m)) / s);
+    if constexpr (DTYPE_ID == DTYPE_F32) // exp(x - top) held: times exp(top - m) / s
+        store_chunk<W, WHOLE, true>(dst, 0, t, mine, live, x, m, ex2(exponent(top, m)) / s);
+    else
+        store_chunk<W, WHOLE, false>(dst, 0, t, mine, live, x, m, 1.0f / s);
 }
 
 // One chunk of the block variant's first pass: the running max grows to the chunk's, the sum
-// so far is scaled to it and the chunk's exponentials added.
+// so far is scaled to it, and the chunk's exponentials, summed apart, are added to it with
+// Kahan's compensation: a thread may add thousands of chunks (long rows, few threads), and
+// plain fp32 additions would lose about sqrt(count) ulps.
 template <int W, bool WHOLE>
 __device__ __forceinline__ void block_scan(const E *src, unsigned units, unsigned first,
-                                           unsigned t, float &m, float &s)
+                                           unsigned t, float &m, float &s, float &lost)
 {
-    float x[PER_THREAD];
+    unsigned x[WORDS];
     const int mine = rounds_in_row<W, WHOLE>(units, first, t);
     load_chunk<W, WHOLE>(src, first, t, mine, x);
     const float grown = chunk_max<W, WHOLE>(x, mine, m);
-    s = chunk_exp_sum<W, WHOLE>(x, mine, grown, s * ex2(exponent(m, grown)));
+    const float scale = ex2(exponent(m, grown));
+    const float part = chunk_exp_sum<W, WHOLE>(x, mine, grown, 0.0f);
+    s *= scale;
+    lost *= scale;
+    const float y = part - lost, total = s + y;
+    lost = (total - s) - y;
+    s = total;
     m = grown;
 }
 
-// One chunk of the second pass: re-read, exp(x - max) / sum, write.
+// One chunk of the second pass: re-read, write exp(x - max) / sum.
 template <int W, bool WHOLE>
 __device__ __forceinline__ void block_write(const E *src, E *dst, unsigned units, unsigned first,
                                             unsigned t, bool live, float m, float inverse)
 {
-    float x[PER_THREAD];
+    unsigned x[WORDS];
     const int mine = rounds_in_row<W, WHOLE>(units, first, t);
     load_chunk<W, WHOLE>(src, first, t, mine, x);
-    chunk_exp_sum<W, WHOLE>(x, mine, m, 0.0f); // only the exponentials are used
-    store_chunk<W, WHOLE>(dst, first, t, mine, live, x, inverse);
+    store_chunk<W, WHOLE, false>(dst, first, t, mine, live, x, m, inverse);
 }
 
 // variant=block: whole chunks of CHUNK units and a last partial one, a running (max, sum) per
@@ -326,13 +434,14 @@ __device__ __forceinline__ void block_row(const E *src, E *dst, unsigned units, 
     constexpr unsigned CHUNK = TPR * rounds<W>::count;
     // The element-wide path (rows not aligned to vectors) takes every chunk as a partial one.
     const unsigned whole = W == VEC ? units / CHUNK * CHUNK : 0;
-    float m = lowest(), s = 0.0f;
+    float m = lowest(), s = 0.0f, lost = 0.0f;
 #pragma unroll 1
     for (unsigned first = 0; first < whole; first += CHUNK)
-        block_scan<W, true>(src, units, first, t, m, s);
+        block_scan<W, true>(src, units, first, t, m, s, lost);
 #pragma unroll 1
     for (unsigned first = whole; first < units; first += CHUNK)
-        block_scan<W, false>(src, units, first, t, m, s);
+        block_scan<W, false>(src, units, first, t, m, s, lost);
+    s -= lost;
     merge_row(m, s);
     const float inverse = 1.0f / s;
 #pragma unroll 1
@@ -365,7 +474,7 @@ __device__ __forceinline__ void softmax_row(const E *src, E *dst, unsigned units
 // nothing. Rows go through VEC-element vectors when every row start is aligned to the vector
 // (N a multiple of VEC, both buffers aligned): a branch the whole grid takes alike; else
 // element by element.
-extern "C" __global__ void __launch_bounds__(TPB, 1)
+extern "C" __global__ void __launch_bounds__(TPB, MIN_BLOCKS)
 softmax_kernel(const E *__restrict__ in, E *__restrict__ out, index_t rows, unsigned cols)
 {
     const unsigned t = threadIdx.x % TPR;

@@ -15,7 +15,7 @@ int cli_softmax_run(ptxjit_context *context, const char *params, size_t rows, si
 
 /* `ptxjit bench softmax [runs=R]`: fp32 and bf16 at N = 1024, 4096, 16384 and M = 2^28 / N
  * (1 GiB of fp32 input); every configuration of the family's bench sets that fits N (online:
- * registers that hold the row, not twice over; block: any), through both backends; the best per
+ * registers for 1 to 4 times the row; block: any), through both backends; the best per
  * N and dtype, the device-to-device copy measured in the same run, each backend's GB/s, their
  * ratio and the max error against float64 on sampled rows. With sets (set_count > 0), those
  * parameter sets are timed instead (each in the table of its dtype). An exit status. */

@@ -12,8 +12,10 @@
 
 typedef enum { F32, F16, BF16 } storage;
 
-/* The most elements a thread holds (items * vec, as the schema bounds it). */
+/* The most 32-bit registers of elements a thread holds (128 bytes, as the schema bounds it). */
 #define MAX_SLOTS 32
+/* The most rounds of a chunk: 64 16-bit elements one at a time. */
+#define MAX_ROUNDS 64
 
 typedef struct {
     ir_builder *ir;
@@ -88,6 +90,62 @@ static LLVMValueRef from_float(softmax_gen *g, LLVMValueRef f)
     return ir_and(ir, pair, ir_i32(ir, 0xffff));
 }
 
+/* ---- a thread's registers: element i of its share is word i (f32: the float's bits, replaced
+ * by its exponential) or half i % 2 of word i / 2 (16-bit types, as loaded) ---- */
+
+static int words_of(const softmax_gen *g)
+{
+    const int per_thread = g->shape.items * g->shape.vec;
+    return g->dtype == F32 ? per_thread : (per_thread + 1) / 2;
+}
+
+/* Element i as a float: plain shifts and masks (the pass that writes). */
+static LLVMValueRef value(softmax_gen *g, LLVMValueRef *x, int i)
+{
+    ir_builder *ir = g->ir;
+    if (g->dtype == F32)
+        return ir_bitcast(ir, ir_get(ir, x[i]), ir->f32);
+    LLVMValueRef word = ir_get(ir, x[i / 2]);
+    return i % 2 ? upper_to_float(g, word) : to_float(g, word);
+}
+
+/* The same, spelled with other instructions (a byte permute; a split and a convert) for the
+ * pass that sums the exponentials, as the template's value_again: so that no pass's fp32
+ * values are kept for the next. */
+static LLVMValueRef value_again(softmax_gen *g, LLVMValueRef *x, int i)
+{
+    ir_builder *ir = g->ir;
+    if (g->dtype == F32)
+        return ir_bitcast(ir, ir_get(ir, x[i]), ir->f32);
+    LLVMValueRef word = ir_get(ir, x[i / 2]);
+    if (g->dtype == BF16) {
+        LLVMValueRef bits = ir_asm_pure(ir, ir->i32, i % 2 ? "prmt.b32 $0, $1, 0, 0x3244;"
+                                                           : "prmt.b32 $0, $1, 0, 0x1044;",
+                                        "=r,r", &word, 1);
+        return ir_bitcast(ir, bits, ir->f32);
+    }
+    return ir_asm_pure(ir, ir->f32,
+                       i % 2 ? "{\n\t.reg .b16 lo, hi;\n\tmov.b32 {lo, hi}, $1;\n\t"
+                               "cvt.f32.f16 $0, hi;\n\t}"
+                             : "{\n\t.reg .b16 lo, hi;\n\tmov.b32 {lo, hi}, $1;\n\t"
+                               "cvt.f32.f16 $0, lo;\n\t}",
+                       "=f,r", &word, 1);
+}
+
+/* max.bf16x2 / max.f16x2, and the lowest finite value in both halves. */
+static LLVMValueRef max2(softmax_gen *g, LLVMValueRef a, LLVMValueRef b)
+{
+    LLVMValueRef args[] = {a, b};
+    return ir_asm_pure(g->ir, g->ir->i32, g->dtype == BF16 ? "max.bf16x2 $0, $1, $2;"
+                                                           : "max.f16x2 $0, $1, $2;",
+                       "=r,r,r", args, 2);
+}
+
+static LLVMValueRef lowest2(softmax_gen *g)
+{
+    return ir_i32(g->ir, g->dtype == BF16 ? (long long)0xff7fff7fu : (long long)0xfbfffbffu);
+}
+
 /* ---- units: W elements, one access of W * element bytes ---- */
 
 static LLVMTypeRef unit_type(softmax_gen *g, int bytes)
@@ -99,8 +157,8 @@ static LLVMTypeRef unit_type(softmax_gen *g, int bytes)
                         : ir->i16;
 }
 
-/* W elements from p through the non-coherent path into x[0..W). */
-static void load_unit(softmax_gen *g, int w, LLVMValueRef p, LLVMValueRef *x)
+/* W elements from p through the non-coherent path into elements i .. i + W - 1. */
+static void load_unit(softmax_gen *g, int w, LLVMValueRef p, LLVMValueRef *x, int i)
 {
     ir_builder *ir = g->ir;
     const int bytes = w * g->shape.element_bytes;
@@ -110,31 +168,43 @@ static void load_unit(softmax_gen *g, int w, LLVMValueRef p, LLVMValueRef *x)
     const int count = bytes >= 4 ? bytes / 4 : 1;
     for (int k = 0; k < count; k++)
         words[k] = bytes > 4 ? ir_element(ir, v, k) : ir_zext(ir, v, ir->i32);
-    if (g->dtype == F32 || bytes == 2) {
+    if (g->dtype == F32) {
         for (int k = 0; k < w; k++)
-            x[k] = to_float(g, words[k]);
+            ir_set(ir, x[i + k], words[k]);
+    } else if (w == 1) {
+        /* An even element comes first and sets the upper half to the lowest value, which a
+         * packed max passes over when no odd element follows. */
+        LLVMValueRef slot = x[i / 2];
+        if (i % 2)
+            ir_set(ir, slot, ir_or(ir, ir_and(ir, ir_get(ir, slot), ir_i32(ir, 0xffff)),
+                                   ir_shl(ir, words[0], ir_i32(ir, 16))));
+        else
+            ir_set(ir, slot, ir_or(ir, words[0],
+                                   ir_and(ir, lowest2(g), ir_i32(ir, (long long)0xffff0000u))));
     } else {
-        for (int k = 0; k < w / 2; k++) {
-            x[2 * k] = to_float(g, words[k]);
-            x[2 * k + 1] = upper_to_float(g, words[k]);
-        }
+        for (int k = 0; k < w / 2; k++)
+            ir_set(ir, x[i / 2 + k], words[k]);
     }
 }
 
-/* x[0..W) times scale, rounded to the element type, to p. */
-static void store_unit(softmax_gen *g, int w, LLVMValueRef p, const LLVMValueRef *x,
-                       LLVMValueRef scale)
+/* Elements i .. i + W - 1 to p, each y * scale rounded to the element type, with y the held
+ * exponential (held) or exp(x - m). */
+static void store_unit(softmax_gen *g, int w, LLVMValueRef p, LLVMValueRef *x, int i, int held,
+                       LLVMValueRef m, LLVMValueRef scale)
 {
     ir_builder *ir = g->ir;
     const int bytes = w * g->shape.element_bytes;
-    LLVMValueRef words[4];
+    LLVMValueRef y[8], words[4];
+    for (int k = 0; k < w; k++) {
+        LLVMValueRef v = value(g, x, i + k);
+        y[k] = ir_mul(ir, held ? v : exp_of(g, v, m), scale);
+    }
     if (g->dtype == F32 || bytes == 2) {
         for (int k = 0; k < w; k++)
-            words[k] = from_float(g, ir_mul(ir, x[k], scale));
+            words[k] = from_float(g, y[k]);
     } else {
         for (int k = 0; k < w / 2; k++)
-            words[k] = ir_pack_half2(ir, ir_mul(ir, x[2 * k], scale),
-                                     ir_mul(ir, x[2 * k + 1], scale), g->dtype == BF16);
+            words[k] = ir_pack_half2(ir, y[2 * k], y[2 * k + 1], g->dtype == BF16);
     }
     LLVMTypeRef type = unit_type(g, bytes);
     LLVMValueRef v;
@@ -168,7 +238,7 @@ static LLVMValueRef rounds_in_row(softmax_gen *g, const chunk *c)
  * nested in round r - 1's test (as the template's `break`), so each test is made where it is
  * used; a whole chunk has no tests. */
 typedef struct {
-    ir_if_state tests[MAX_SLOTS];
+    ir_if_state tests[MAX_ROUNDS];
     int open;
 } round_chain;
 
@@ -201,35 +271,47 @@ static LLVMValueRef round_pointer(softmax_gen *g, const chunk *c, LLVMValueRef b
 
 static void load_chunk(softmax_gen *g, const chunk *c, LLVMValueRef mine, LLVMValueRef *slots)
 {
-    ir_builder *ir = g->ir;
     LLVMValueRef base = chunk_base(g, c, g->src);
     round_chain chain = {.open = 0};
     for (int r = 0; r < c->rounds; r++) {
         round_enter(g, c, &chain, r, mine);
-        LLVMValueRef x[8];
-        load_unit(g, c->w, round_pointer(g, c, base, r), x);
-        for (int k = 0; k < c->w; k++)
-            ir_set(ir, slots[r * c->w + k], x[k]);
+        load_unit(g, c->w, round_pointer(g, c, base, r), slots, r * c->w);
     }
     round_close(g, &chain);
 }
 
-/* The variable m grown to the max of the thread's slots. */
+/* The variable m grown to the max of the thread's elements: fp32 maxima, or packed 16-bit ones
+ * over the words (a round of single elements fills half a word: every other round), unpacked
+ * once. */
 static void chunk_max(softmax_gen *g, const chunk *c, LLVMValueRef mine, LLVMValueRef *slots,
                       LLVMValueRef m)
 {
     ir_builder *ir = g->ir;
     round_chain chain = {.open = 0};
-    for (int r = 0; r < c->rounds; r++) {
+    if (g->dtype == F32) {
+        for (int r = 0; r < c->rounds; r++) {
+            round_enter(g, c, &chain, r, mine);
+            for (int k = 0; k < c->w; k++)
+                ir_set(ir, m, ir_fmax(ir, ir_get(ir, m), value(g, slots, r * c->w + k)));
+        }
+        round_close(g, &chain);
+        return;
+    }
+    LLVMValueRef pair = ir_var(ir, ir->i32, lowest2(g), "pair");
+    const int per_round = c->w >= 2 ? c->w / 2 : 1;
+    for (int r = 0; r < c->rounds; r += c->w >= 2 ? 1 : 2) {
         round_enter(g, c, &chain, r, mine);
-        for (int k = 0; k < c->w; k++)
-            ir_set(ir, m, ir_fmax(ir, ir_get(ir, m), ir_get(ir, slots[r * c->w + k])));
+        for (int k = 0; k < per_round; k++)
+            ir_set(ir, pair, max2(g, ir_get(ir, pair), ir_get(ir, slots[r * c->w / 2 + k])));
     }
     round_close(g, &chain);
+    LLVMValueRef both = ir_get(ir, pair);
+    LLVMValueRef top = ir_fmax(ir, to_float(g, both), upper_to_float(g, both));
+    ir_set(ir, m, ir_fmax(ir, ir_get(ir, m), top));
 }
 
-/* Each of the thread's slots replaced by exp(x - m), added to the variable s (if any) in slot
- * order. */
+/* The variable s (if any) plus exp(x - m) over the thread's elements, added in order; f32
+ * exponentials replace their values. */
 static void chunk_exp_sum(softmax_gen *g, const chunk *c, LLVMValueRef mine, LLVMValueRef *slots,
                           LLVMValueRef m, LLVMValueRef s)
 {
@@ -238,9 +320,10 @@ static void chunk_exp_sum(softmax_gen *g, const chunk *c, LLVMValueRef mine, LLV
     for (int r = 0; r < c->rounds; r++) {
         round_enter(g, c, &chain, r, mine);
         for (int k = 0; k < c->w; k++) {
-            LLVMValueRef slot = slots[r * c->w + k];
-            LLVMValueRef e = exp_of(g, ir_get(ir, slot), m);
-            ir_set(ir, slot, e);
+            const int i = r * c->w + k;
+            LLVMValueRef e = exp_of(g, value_again(g, slots, i), m);
+            if (g->dtype == F32)
+                ir_set(ir, slots[i], ir_bitcast(ir, e, ir->i32));
             if (s)
                 ir_set(ir, s, ir_add(ir, ir_get(ir, s), e));
         }
@@ -249,7 +332,7 @@ static void chunk_exp_sum(softmax_gen *g, const chunk *c, LLVMValueRef mine, LLV
 }
 
 static void store_chunk(softmax_gen *g, const chunk *c, LLVMValueRef mine, LLVMValueRef *slots,
-                        LLVMValueRef scale)
+                        int held, LLVMValueRef m, LLVMValueRef scale)
 {
     ir_builder *ir = g->ir;
     ir_if_state live;
@@ -258,10 +341,7 @@ static void store_chunk(softmax_gen *g, const chunk *c, LLVMValueRef mine, LLVMV
     round_chain chain = {.open = 0};
     for (int r = 0; r < c->rounds; r++) {
         round_enter(g, c, &chain, r, mine);
-        LLVMValueRef x[8];
-        for (int k = 0; k < c->w; k++)
-            x[k] = ir_get(ir, slots[r * c->w + k]);
-        store_unit(g, c->w, round_pointer(g, c, base, r), x, scale);
+        store_unit(g, c->w, round_pointer(g, c, base, r), slots, r * c->w, held, m, scale);
     }
     round_close(g, &chain);
     ir_end_if(ir, &live);
@@ -323,8 +403,8 @@ static void merge_row(softmax_gen *g, LLVMValueRef m, LLVMValueRef s)
 
 static void make_slots(softmax_gen *g, LLVMValueRef *slots)
 {
-    for (int i = 0; i < g->shape.items * g->shape.vec; i++)
-        slots[i] = ir_var(g->ir, g->ir->f32, NULL, "x");
+    for (int i = 0; i < words_of(g); i++)
+        slots[i] = ir_var(g->ir, g->ir->i32, NULL, "x");
 }
 
 static chunk chunk_of(softmax_gen *g, int w, int whole, LLVMValueRef units, LLVMValueRef first)
@@ -347,14 +427,21 @@ static void online_row(softmax_gen *g, int w, int whole, LLVMValueRef units)
     LLVMValueRef s = ir_var(ir, ir->f32, f32_const(g, 0.0), "sum");
     chunk_exp_sum(g, &c, mine, slots, top, s);
     merge_row(g, m, s);
-    LLVMValueRef scale = LLVMBuildFDiv(ir->builder, exp_of(g, top, ir_get(ir, m)),
-                                       ir_get(ir, s), "");
-    store_chunk(g, &c, mine, slots, scale);
+    LLVMValueRef max = ir_get(ir, m);
+    if (g->dtype == F32) { /* exp(x - top) held: times exp(top - max) / sum */
+        LLVMValueRef scale = LLVMBuildFDiv(ir->builder, exp_of(g, top, max), ir_get(ir, s), "");
+        store_chunk(g, &c, mine, slots, 1, max, scale);
+    } else {
+        LLVMValueRef scale = LLVMBuildFDiv(ir->builder, f32_const(g, 1.0), ir_get(ir, s), "");
+        store_chunk(g, &c, mine, slots, 0, max, scale);
+    }
 }
 
-/* One chunk of the first pass: the running max grows, the sum so far is scaled to it and the
- * chunk's exponentials added. */
-static void block_scan(softmax_gen *g, const chunk *c, LLVMValueRef m, LLVMValueRef s)
+/* One chunk of the first pass: the running max grows, the sum so far (and the part its
+ * additions lost) is scaled to it, and the chunk's exponentials, summed apart, are added with
+ * Kahan's compensation. */
+static void block_scan(softmax_gen *g, const chunk *c, LLVMValueRef m, LLVMValueRef s,
+                       LLVMValueRef lost)
 {
     ir_builder *ir = g->ir;
     LLVMValueRef slots[MAX_SLOTS];
@@ -364,23 +451,30 @@ static void block_scan(softmax_gen *g, const chunk *c, LLVMValueRef m, LLVMValue
     LLVMValueRef old = ir_get(ir, m);
     chunk_max(g, c, mine, slots, m);
     LLVMValueRef grown = ir_get(ir, m);
-    ir_set(ir, s, ir_mul(ir, ir_get(ir, s), exp_of(g, old, grown)));
-    chunk_exp_sum(g, c, mine, slots, grown, s);
+    LLVMValueRef scale = exp_of(g, old, grown);
+    LLVMValueRef part = ir_var(ir, ir->f32, f32_const(g, 0.0), "part");
+    chunk_exp_sum(g, c, mine, slots, grown, part);
+    LLVMValueRef sum = ir_mul(ir, ir_get(ir, s), scale);
+    LLVMValueRef error = ir_mul(ir, ir_get(ir, lost), scale);
+    LLVMValueRef y = ir_sub(ir, ir_get(ir, part), error), total = ir_add(ir, sum, y);
+    ir_set(ir, lost, ir_sub(ir, ir_sub(ir, total, sum), y));
+    ir_set(ir, s, total);
 }
 
+/* One chunk of the second pass: re-read, write exp(x - max) / sum. */
 static void block_write(softmax_gen *g, const chunk *c, LLVMValueRef m, LLVMValueRef inverse)
 {
     LLVMValueRef slots[MAX_SLOTS];
     make_slots(g, slots);
     LLVMValueRef mine = rounds_in_row(g, c);
     load_chunk(g, c, mine, slots);
-    chunk_exp_sum(g, c, mine, slots, m, NULL);
-    store_chunk(g, c, mine, slots, inverse);
+    store_chunk(g, c, mine, slots, 0, m, inverse);
 }
 
 /* for (first = from; first < to; first += step) scan, no unrolling (#pragma unroll 1). */
 static void scan_chunks(softmax_gen *g, int w, int whole, LLVMValueRef units, LLVMValueRef from,
-                        LLVMValueRef to, LLVMValueRef step, LLVMValueRef m, LLVMValueRef s)
+                        LLVMValueRef to, LLVMValueRef step, LLVMValueRef m, LLVMValueRef s,
+                        LLVMValueRef lost)
 {
     ir_builder *ir = g->ir;
     LLVMValueRef first = ir_var(ir, ir->i32, from, "first");
@@ -388,7 +482,7 @@ static void scan_chunks(softmax_gen *g, int w, int whole, LLVMValueRef units, LL
     ir_while(ir, &loop);
     ir_do(ir, &loop, ir_ult(ir, ir_get(ir, first), to));
     chunk c = chunk_of(g, w, whole, units, ir_get(ir, first));
-    block_scan(g, &c, m, s);
+    block_scan(g, &c, m, s, lost);
     ir_set(ir, first, ir_add(ir, ir_get(ir, first), step));
     loop.unroll = IR_UNROLL_NONE;
     ir_end_while(ir, &loop);
@@ -405,8 +499,10 @@ static void block_row(softmax_gen *g, int w, LLVMValueRef units)
                                            : ir_i32(ir, 0);
     LLVMValueRef m = ir_var(ir, ir->f32, f32_const(g, -3.40282346638528859812e+38), "max");
     LLVMValueRef s = ir_var(ir, ir->f32, f32_const(g, 0.0), "sum");
-    scan_chunks(g, w, 1, units, ir_i32(ir, 0), whole, size, m, s);
-    scan_chunks(g, w, 0, units, whole, units, size, m, s);
+    LLVMValueRef lost = ir_var(ir, ir->f32, f32_const(g, 0.0), "lost");
+    scan_chunks(g, w, 1, units, ir_i32(ir, 0), whole, size, m, s, lost);
+    scan_chunks(g, w, 0, units, whole, units, size, m, s, lost);
+    ir_set(ir, s, ir_sub(ir, ir_get(ir, s), ir_get(ir, lost)));
     merge_row(g, m, s);
     LLVMValueRef max = ir_get(ir, m);
     LLVMValueRef inverse = LLVMBuildFDiv(ir->builder, f32_const(g, 1.0), ir_get(ir, s), "");
@@ -477,7 +573,7 @@ static int read_request(softmax_gen *g, const pj_llvm_request *request, char *er
                s->vec > 0 && !(s->vec & (s->vec - 1));
     if (variant < 0 || (g->dtype == BF16 && !gen_is(request, "dtype", "bf16")) || !pow2 ||
         s->tpb < 32 || s->tpb > 1024 || s->tpr > s->tpb || s->items < 1 ||
-        s->items * s->vec > MAX_SLOTS || s->vec * s->element_bytes > 16) {
+        s->items * s->vec * s->element_bytes > 4 * MAX_SLOTS || s->vec * s->element_bytes > 16) {
         snprintf(error, size, "softmax %s dtype=%s tpb=%d tpr=%d vec=%d items=%d is not supported "
                  "by the llvm backend's generator", gen_text(request, "variant"),
                  gen_text(request, "dtype"), s->tpb, s->tpr, s->vec, s->items);
@@ -501,9 +597,8 @@ static int gen_softmax(ir_builder *ir, const pj_llvm_request *request, char *err
         {"cols", ir->i32, 0, 0, 0, 0},
     };
     ir_kernel(ir, "softmax_kernel", params, 4, g.shape.tpb);
-    /* __launch_bounds__(TPB, 1): without a minimum, ptxas held 1024-thread kernels to 32
-     * registers (two blocks an SM) and spilled. */
-    ir_kernel_min_blocks(ir, 1);
+    /* __launch_bounds__(TPB, MIN_BLOCKS): the register budget of the template. */
+    ir_kernel_min_blocks(ir, pj_softmax_min_blocks(&g.shape));
     g.in = ir_param(ir, 0);
     g.out = ir_param(ir, 1);
     g.rows = ir_param(ir, 2);

@@ -64,6 +64,26 @@ static inline int pj_softmax_per_thread(const softmax_shape *s)
     return s->items * s->vec;
 }
 
+/* The 32-bit registers that hold a thread's share: one an f32 element, one a pair of 16-bit
+ * ones (kept as loaded); element-wide loads (vec = 1) land one to a register before pairs are
+ * packed. */
+static inline int pj_softmax_held_registers(const softmax_shape *s)
+{
+    int per_thread = pj_softmax_per_thread(s);
+    return s->vec == 1 || s->element_bytes == 4 ? per_thread : (per_thread + 1) / 2;
+}
+
+/* The second number of the kernels' __launch_bounds__: the blocks an SM should hold so that
+ * ptxas keeps to the held registers plus 24 (32 for element-wide loads), rounded up to 8 (without a minimum it capped
+ * 1024-thread blocks at 32 registers and spilled; with 1 it kept one pass's values live for the
+ * next). 1 to 32. */
+static inline int pj_softmax_min_blocks(const softmax_shape *s)
+{
+    int budget = (pj_softmax_held_registers(s) + (s->vec == 1 ? 32 : 24) + 7) / 8 * 8;
+    int fit = s->tpb > 0 ? 65536 / (s->tpb * budget) : 1;
+    return fit < 1 ? 1 : fit > 32 ? 32 : fit;
+}
+
 /* The longest row: online keeps a row in its tpr threads' registers; block walks any row. */
 static inline uint64_t pj_softmax_max_cols(const softmax_shape *s)
 {

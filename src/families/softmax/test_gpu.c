@@ -213,7 +213,7 @@ static void check_variant(const char *test, const char *variant, const char *con
 }
 
 static const char *const online_configs[] = {
-    "",                          /* the defaults: 4096 f32, 8192 f16/bf16 */
+    "",                          /* the defaults: rows up to 4096 */
     "tpb=256 tpr=32 items=8",    /* a warp a row, 8 rows a block (f32) */
     "tpb=256 tpr=32 items=4",    /* the same for 16-bit types */
     "tpb=128 tpr=8 vec=2 items=3", /* segments of 8 lanes, 16 rows a block */
@@ -222,14 +222,16 @@ static const char *const online_configs[] = {
     "tpb=1024 tpr=1024 items=4",   /* the longest 16-bit row: 32768 */
     "tpb=512 tpr=64 items=4",      /* two warps a row, 8 rows a block */
     "tpb=512 tpr=512 items=8",     /* the bench's f32 16384 */
+    "tpb=64 tpr=4 vec=1 items=40", /* 16-bit pairs packed one by one, odd counts too */
 };
 
 static const char *const block_configs[] = {
-    "",                           /* chunks of 4096 f32 / 8192 16-bit */
+    "",                           /* chunks of 16384, a row per 1024-thread block */
     "tpb=128 tpr=32 items=2",     /* small chunks: many whole ones, then a partial one */
     "tpb=64 tpr=4 vec=1 items=3", /* element by element */
     "tpb=1024 tpr=1024 items=4",
     "tpb=256 tpr=128 vec=2 items=5",
+    "tpb=64 tpr=8 vec=1 items=9",
 };
 
 START_TEST(softmax_online_every_dtype_and_length)

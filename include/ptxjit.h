@@ -46,8 +46,16 @@ typedef enum {
 
 /* "PTXJIT_ERR_PARAM" and the like; never NULL. */
 const char *ptxjit_status_name(ptxjit_status status);
-/* The calling thread's last error message: what failed, why, and how to fix it. "" if none. */
+/* The calling thread's last error message: what failed, why, and how to fix it. "" if none.
+ * For a compile error (PTXJIT_ERR_COMPILE) it is a summary: the first error lines and the
+ * source around them; the whole log and source are below. */
 const char *ptxjit_last_error(void);
+/* The whole compiler log of the calling thread's last failed compile ("" if none): NVRTC's
+ * log, or for backend=llvm nvJitLink's. Valid until that thread's next failed compile. */
+const char *ptxjit_last_compile_log(void);
+/* What that compile was given ("" if none): the specialized CUDA source (backend=nvrtc) or the
+ * PTX from LLVM (backend=llvm). Valid until that thread's next failed compile. */
+const char *ptxjit_last_compile_source(void);
 
 typedef struct ptxjit_context ptxjit_context;
 typedef struct ptxjit_kernel ptxjit_kernel;
@@ -126,9 +134,10 @@ const char *ptxjit_kernel_key(const ptxjit_kernel *kernel);    /* 32 hex digits 
 const char *ptxjit_kernel_ptx(const ptxjit_kernel *kernel);    /* NUL-terminated PTX text */
 const void *ptxjit_kernel_cubin(const ptxjit_kernel *kernel, size_t *size);
 const char *ptxjit_kernel_log(const ptxjit_kernel *kernel);    /* compiler log, may be "" */
-/* The specialized source (backend=llvm: the generated IR, built again on the first call);
- * NULL if served from the disk cache, or if the IR cannot be built again (out of memory;
- * ptxjit_last_error() says why, and a later call tries again). Valid as long as the kernel. */
+/* What the kernel's route compiles: the specialized CUDA source (backend=nvrtc), or the
+ * generated LLVM IR (backend=llvm); made on the first call, also for kernels from the disk
+ * cache. NULL when it cannot be made (out of memory, the llvm plugin missing):
+ * ptxjit_last_error() says why, and a later call tries again. Valid as long as the kernel. */
 const char *ptxjit_kernel_source(const ptxjit_kernel *kernel);
 int ptxjit_kernel_entry_count(const ptxjit_kernel *kernel);
 const char *ptxjit_kernel_entry_name(const ptxjit_kernel *kernel, int index);

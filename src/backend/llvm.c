@@ -13,9 +13,12 @@
 #include "backend/llvm.h"
 #include "backend/llvm_plugin.h"
 #include "backend/nvjitlink.h"
+#include "families/family.h"
 
+/* The LLVM version this build's plugin holds (llvm-config --version), or "" in a build made
+ * without LLVM: the llvm route then says it is not available and how to get it. */
 #ifndef PJ_LLVM_VERSION
-#error "PJ_LLVM_VERSION (llvm-config --version) must be defined by the build"
+#define PJ_LLVM_VERSION ""
 #endif
 #define PJ_LLVM_PLUGIN_FILE "libptxjit_llvm.so"
 
@@ -28,37 +31,38 @@ static struct {
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
-static const struct {
-    const char *family;
-    int version;
-    const char *variants;
-} generators[] = {
-#define PJ_GENERATOR_ROW(family, version, variants) {#family, version, variants},
-    PJ_LLVM_GENERATOR_LIST(PJ_GENERATOR_ROW)
-#undef PJ_GENERATOR_ROW
-};
-
-static const char generator_text[] = PJ_LLVM_GENERATOR_LIST(PJ_LLVM_GENERATOR_TEXT);
-
 const char *pj_llvm_version_string(void)
 {
     return "llvm " PJ_LLVM_VERSION;
 }
 
+int pj_llvm_built(void)
+{
+    return PJ_LLVM_VERSION[0] != '\0';
+}
+
 int pj_llvm_generator_version(const char *family)
 {
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(generators); i++)
-        if (strcmp(generators[i].family, family) == 0)
-            return generators[i].version;
-    return 0;
+    const pj_family *f = pj_family_find(family);
+    return f ? f->llvm_version : 0;
 }
 
 const char *pj_llvm_generator_variants(const char *family)
 {
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(generators); i++)
-        if (strcmp(generators[i].family, family) == 0)
-            return generators[i].variants;
-    return NULL;
+    const pj_family *f = pj_family_find(family);
+    return f && f->llvm_version ? f->llvm_variants : NULL;
+}
+
+/* What a plugin built with these families must report (plugin.c writes the same). */
+static char generator_text[1024];
+static pthread_once_t text_once = PTHREAD_ONCE_INIT;
+
+static void describe_generators(void)
+{
+    for (int i = 0; pj_families[i]; i++)
+        if (pj_families[i]->llvm_version)
+            pj_llvm_generator_text(generator_text, sizeof generator_text, pj_families[i]->name,
+                                   pj_families[i]->llvm_version, pj_families[i]->llvm_variants);
 }
 
 static int in_list(const char *list, const char *word)
@@ -77,8 +81,9 @@ static ptxjit_status unsupported_family(const char *family)
 {
     pj_strbuf sb;
     pj_sb_init(&sb);
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(generators); i++)
-        pj_sb_appendf(&sb, "%s%s", i ? ", " : "", generators[i].family);
+    for (int i = 0; pj_families[i]; i++)
+        if (pj_families[i]->llvm_version)
+            pj_sb_appendf(&sb, "%s%s", sb.length ? ", " : "", pj_families[i]->name);
     ptxjit_status status = pj_error(
         PTXJIT_ERR_UNSUPPORTED,
         "%s is not supported by the llvm backend: it has no IR generator for this family "
@@ -88,9 +93,20 @@ static ptxjit_status unsupported_family(const char *family)
     return status;
 }
 
+/* The fix for a build without LLVM, in every message that meets it. */
+static ptxjit_status not_built(void)
+{
+    return pj_error(PTXJIT_ERR_NO_COMPILER,
+                    "the llvm backend is not part of this build of ptxjit (llvm-config-19 was not "
+                    "found when it was built); install llvm-19-dev (make deps) and rebuild, or "
+                    "use backend=nvrtc");
+}
+
 ptxjit_status pj_llvm_check_request(const pj_request *request)
 {
     const pj_schema *schema = request->schema;
+    if (!pj_llvm_built())
+        return not_built();
     const char *variants = pj_llvm_generator_variants(schema->family);
     if (!variants)
         return unsupported_family(schema->family);
@@ -149,7 +165,8 @@ static const char *check_plugin(const pj_llvm_plugin *plugin)
     if (strcmp(plugin->llvm_version, PJ_LLVM_VERSION) != 0)
         return "it holds another LLVM version than this build of libptxjit";
     if (plugin->builder_version != PJ_LLVM_BUILDER_VERSION ||
-        strcmp(plugin->generators, generator_text) != 0)
+        (pthread_once(&text_once, describe_generators),
+         strcmp(plugin->generators, generator_text) != 0))
         return "its IR generators are of another build";
     return NULL;
 }
@@ -188,6 +205,8 @@ static void load_plugin(void)
 
 ptxjit_status pj_llvm_load(void)
 {
+    if (!pj_llvm_built())
+        return not_built();
     pthread_once(&load_once, load_plugin);
     if (loaded.status != PTXJIT_OK)
         return pj_error(loaded.status, "%s", loaded.error);

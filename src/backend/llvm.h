@@ -6,12 +6,15 @@
 #include "params/schema.h"
 
 /* PTXJIT_OK when the plugin generates request's kernel; else PTXJIT_ERR_UNSUPPORTED saying
- * what this backend supports ("not supported by the llvm backend"). Needs no plugin. */
+ * what this backend supports ("not supported by the llvm backend"), or PTXJIT_ERR_NO_COMPILER
+ * in a build without LLVM. Needs no plugin. */
 ptxjit_status pj_llvm_check_request(const pj_request *request);
 /* The generator's version for family, or 0 when it has none. */
 int pj_llvm_generator_version(const char *family);
 /* The variants the generator of family builds ("a,b,c"), or NULL when there is none. */
 const char *pj_llvm_generator_variants(const char *family);
+/* 1 when this build has the llvm route (LLVM was found when it was built). */
+int pj_llvm_built(void);
 /* "llvm 19.1.7": the LLVM this build links into the plugin. */
 const char *pj_llvm_version_string(void);
 

@@ -213,6 +213,7 @@ ptxjit_status pj_nvjitlink_compile(pj_artifact *out, const char *ptx, const char
         result = jit.Complete(handle);
     if (result != NVJITLINK_SUCCESS) {
         char *log = take_log(handle, 1);
+        pj_compile_failure(log, ptx);
         status = pj_error(PTXJIT_ERR_COMPILE, "nvJitLink rejected the PTX for %s (code %d):\n%s",
                           arch, (int)result, log ? log : "(no log)");
         free(log);

@@ -34,6 +34,9 @@ int cmd_jit_time(cli_args *args);
 int cmd_bench_backends(cli_args *args);
 /* bench_compile.c: `bench compile [FAMILY [PARAMS]] [samples=N]` (a GPU adds to it). */
 int cmd_bench_compile(cli_args *args);
+/* bench_jit.c: memory-hit + launch against a bare cuLaunchKernel, and a fresh process's disk
+ * hit (self_path: this program, run again for it). */
+int jit_costs(ptxjit_context *context, const char *self_path);
 /* cubin_info.c: describes a kernel's binary into out ("7648 bytes, CUDA ELF for sm_90: SASS
  * ..."); returns 1 when it is a CUDA ELF holding SASS, 0 otherwise (PTX text, empty, other). */
 int cubin_describe(char *out, size_t size, const void *data, size_t bytes);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "backend/llvm_plugin.h"
+#include "families/list.h"
 #include "ir.h"
 
 /* A parameter's value (an integer, or an enum's or dtype's index); 0 if absent. */
@@ -20,9 +21,17 @@ int gen_is(const pj_llvm_request *request, const char *name, const char *value);
  * error. */
 typedef int (*gen_fn)(ir_builder *ir, const pj_llvm_request *request, char *error,
                       size_t error_size);
-int gen_reduce(ir_builder *ir, const pj_llvm_request *request, char *error, size_t error_size);
-int gen_transpose(ir_builder *ir, const pj_llvm_request *request, char *error,
-                  size_t error_size);
-int gen_matmul(ir_builder *ir, const pj_llvm_request *request, char *error, size_t error_size);
+/* A family's generator, defined at the end of src/families/NAME/gen.c as gen_family_NAME
+ * with the version and variants of the family's shape.h. */
+typedef struct {
+    const char *family;
+    int version;
+    const char *variants;
+    gen_fn generate;
+} gen_family;
+
+#define PJ_GEN_DECLARE(name) extern const gen_family gen_family_##name;
+PJ_FAMILY_LIST(PJ_GEN_DECLARE)
+#undef PJ_GEN_DECLARE
 
 #endif

@@ -2,6 +2,7 @@
  * the IR verified, optimized and printed as PTX, with each stage timed; or the IR printed. */
 #include <llvm-c/Core.h>
 #include <llvm/Config/llvm-config.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,14 +31,9 @@ int gen_is(const pj_llvm_request *request, const char *name, const char *value)
     return strcmp(gen_text(request, name), value) == 0;
 }
 
-static const struct {
-    const char *family;
-    gen_fn generate;
-} generators[] = {
-    {"reduce", gen_reduce},
-    {"transpose", gen_transpose},
-    {"matmul", gen_matmul},
-};
+#define PJ_GEN_ENTRY(name) &gen_family_##name,
+static const gen_family *const generators[] = {PJ_FAMILY_LIST(PJ_GEN_ENTRY)};
+#undef PJ_GEN_ENTRY
 
 static double now_ms(void)
 {
@@ -58,8 +54,8 @@ static char *copy_text(const char *text)
 static gen_fn find_generator(const char *family)
 {
     for (size_t i = 0; i < sizeof generators / sizeof generators[0]; i++)
-        if (strcmp(generators[i].family, family) == 0)
-            return generators[i].generate;
+        if (strcmp(generators[i]->family, family) == 0)
+            return generators[i]->generate;
     return NULL;
 }
 
@@ -145,11 +141,20 @@ static void release(pj_llvm_result *result)
     memset(result, 0, sizeof *result);
 }
 
-static const pj_llvm_plugin plugin = {
-    PJ_LLVM_PLUGIN_ABI, LLVM_VERSION_STRING, PJ_LLVM_BUILDER_VERSION,
-    PJ_LLVM_GENERATOR_LIST(PJ_LLVM_GENERATOR_TEXT), compile, generate_ir, release};
+static char generator_text[1024];
+static pj_llvm_plugin plugin = {PJ_LLVM_PLUGIN_ABI, LLVM_VERSION_STRING, PJ_LLVM_BUILDER_VERSION,
+                                generator_text, compile, generate_ir, release};
+
+static void describe_generators(void)
+{
+    for (size_t i = 0; i < sizeof generators / sizeof generators[0]; i++)
+        pj_llvm_generator_text(generator_text, sizeof generator_text, generators[i]->family,
+                               generators[i]->version, generators[i]->variants);
+}
 
 __attribute__((visibility("default"))) const pj_llvm_plugin *pj_llvm_plugin_get(void)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, describe_generators);
     return &plugin;
 }

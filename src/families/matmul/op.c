@@ -1,54 +1,19 @@
-/* matmul.c — runs the matmul family: a 1-D grid of output tiles (the kernel maps each block to
+/* op.c — the matmul family's host op: a 1-D grid of output tiles (the kernel maps each block to
  * its tile); the tensor_core and wgmma variants get dynamic shared memory, wgmma and
  * tensor_core with load=tma also two tensor maps (A K-major, B N-major, swizzled boxes). */
 #include <math.h>
 #include <string.h>
 
-#include "ops/matmul.h"
+#include "families/matmul/op.h"
 
-static const char *const variant_names[] = {"naive", "coalescing", "tiled", "tiled_register",
-                                            "block_tiled", "block_tiled_vectorized",
-                                            "tensor_core", "wgmma"};
+static const char *const variant_names[] = {
+#define PJ_VARIANT_NAME(name, id) #name,
+    PJ_MATMUL_VARIANTS(PJ_VARIANT_NAME)
+#undef PJ_VARIANT_NAME
+};
 
-static int threads_of(const matmul_config *c, int bn, int tm, int tn, int wm, int wn,
-                      int consumers)
+static ptxjit_status config_from(matmul_config *out, const pj_request *request)
 {
-    switch (c->variant) {
-    case MATMUL_NAIVE:
-    case MATMUL_COALESCING:
-    case MATMUL_TILED:
-        return c->bm * bn;
-    case MATMUL_TILED_REGISTER:
-        return c->bm * bn / tm;
-    case MATMUL_BLOCK_TILED:
-    case MATMUL_BLOCK_TILED_VECTORIZED:
-        return c->bm * bn / (tm * tn);
-    case MATMUL_TENSOR_CORE:
-        return c->bm / wm * (bn / wn) * 32;
-    case MATMUL_WGMMA:
-        return 128 * (consumers + 1);
-    }
-    return 0;
-}
-
-/* Mirrors the template: tensor_core's padded stages (load=cp_async) or swizzled ones plus
- * 1 KiB of alignment (load=tma), wgmma's stages plus 1 KiB of alignment. */
-static unsigned shared_bytes_of(const matmul_config *c, int bn)
-{
-    if (c->variant == MATMUL_TENSOR_CORE && c->tma)
-        return (unsigned)(c->stages * (c->bm + bn) * c->bk * 4 + 1024);
-    if (c->variant == MATMUL_TENSOR_CORE)
-        return (unsigned)(c->stages * (c->bm * (c->bk + 4) + c->bk * (bn + 8)) * 4);
-    if (c->variant == MATMUL_WGMMA) {
-        int b_columns = (c->tile_n + 63) / 64 * 64;
-        return (unsigned)(c->stages * (c->bm + b_columns) * 128 + 1024);
-    }
-    return 0;
-}
-
-ptxjit_status pj_matmul_config_of(matmul_config *out, const ptxjit_kernel *kernel)
-{
-    const pj_request *request = &kernel->request;
     const pj_schema *schema = request->schema;
     char buf[32];
     static const char *const needed[] = {"variant", "dtype", "out", "mma", "bm", "bn", "bk",
@@ -72,7 +37,7 @@ ptxjit_status pj_matmul_config_of(matmul_config *out, const ptxjit_kernel *kerne
     out->bm = (int)pj_request_value(request, "bm");
     out->bk = out->variant == MATMUL_WGMMA ? 64 : (int)pj_request_value(request, "bk");
     out->stages = (int)pj_request_value(request, "stages");
-    int bn = (int)pj_request_value(request, "bn");
+    const int bn = (int)pj_request_value(request, "bn");
     /* The mma list is m16n8k8, then m64nNk16 for N = 8, 16, ...: value i is N = 8 i. */
     out->tile_n = out->variant == MATMUL_WGMMA ? 8 * (int)pj_request_value(request, "mma") : bn;
     /* wgmma's cluster (1 where a template lacks it). */
@@ -81,12 +46,19 @@ ptxjit_status pj_matmul_config_of(matmul_config *out, const ptxjit_kernel *kerne
     /* tensor_core's load=tma (a parameter that older templates may lack: cp_async then). */
     out->tma = out->variant == MATMUL_TENSOR_CORE && pj_schema_param_index(schema, "load") >= 0 &&
                strcmp(pj_request_value_name(request, "load", buf), "tma") == 0;
-    out->threads = threads_of(out, bn, (int)pj_request_value(request, "tm"),
-                              (int)pj_request_value(request, "tn"), (int)pj_request_value(request, "wm"),
-                              (int)pj_request_value(request, "wn"),
-                              (int)pj_request_value(request, "consumers"));
-    out->shared_bytes = shared_bytes_of(out, bn);
+    const pj_matmul_tile tile = {
+        out->variant, out->bm, out->tile_n, out->bk,
+        (int)pj_request_value(request, "tm"), (int)pj_request_value(request, "tn"),
+        (int)pj_request_value(request, "wm"), (int)pj_request_value(request, "wn"),
+        (int)pj_request_value(request, "consumers"), out->stages, out->tma};
+    out->threads = pj_matmul_threads(&tile);
+    out->shared_bytes = pj_matmul_shared_bytes(&tile);
     return PTXJIT_OK;
+}
+
+ptxjit_status pj_matmul_config_of(matmul_config *out, const ptxjit_kernel *kernel)
+{
+    return config_from(out, &kernel->request);
 }
 
 /* Blocks of the grid: the tiles of C, row tiles rounded up to whole clusters. */
@@ -264,3 +236,24 @@ void pj_matmul_reference_row(double *out, const void *a, const void *b, pj_dtype
             out[j] += x * pj_matmul_element(b, dtype, p * n + j);
     }
 }
+
+static ptxjit_status matmul_geometry(pj_geometry *out, const pj_request *request)
+{
+    matmul_config config;
+    ptxjit_status status = config_from(&config, request);
+    out->threads = (unsigned)config.threads;
+    out->shared_bytes = config.shared_bytes;
+    return status;
+}
+
+/* The tensor-core configurations worth timing beside the defaults (`ptxjit bench matmul`
+ * times the write-up's progression, then these). */
+static const char *const bench_sets[] = {
+    "variant=tensor_core load=cp_async",
+    "variant=wgmma dtype=bf16 out=bf16 cluster=2",
+    NULL};
+
+const pj_family pj_family_matmul = {
+    "matmul", PJ_VARIANT_LIST_TEXT(PJ_MATMUL_VARIANTS), PJ_MATMUL_LLVM_VERSION,
+    PJ_MATMUL_LLVM_VARIANTS, matmul_geometry, bench_sets,
+};

@@ -2,7 +2,7 @@
  * code of each variant, and the tensor maps' geometry. */
 #include <string.h>
 
-#include "ops/transpose.h"
+#include "families/transpose/op.h"
 #include "test_util.h"
 
 static ptxjit_context *open_for(const char *arch)

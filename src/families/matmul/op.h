@@ -1,15 +1,13 @@
-/* matmul.h — the host side of the matmul family: configuration from the parameters, the
+/* op.h — the host side of the matmul family: configuration from the parameters, the
  * shapes each variant accepts, the launch (with TMA maps for wgmma and load=tma), and the float64 CPU
  * reference that the tests and `ptxjit run` compare with. */
 #ifndef PTXJIT_OPS_MATMUL_H
 #define PTXJIT_OPS_MATMUL_H
 
 #include "context.h"
+#include "families/family.h"
+#include "families/matmul/shape.h"
 
-typedef enum {
-    MATMUL_NAIVE, MATMUL_COALESCING, MATMUL_TILED, MATMUL_TILED_REGISTER, MATMUL_BLOCK_TILED,
-    MATMUL_BLOCK_TILED_VECTORIZED, MATMUL_TENSOR_CORE, MATMUL_WGMMA
-} matmul_variant;
 
 typedef struct {
     matmul_variant variant;

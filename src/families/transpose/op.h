@@ -1,11 +1,12 @@
-/* transpose.h — the host side of the transpose family: configuration from the parameters,
+/* op.h — the host side of the transpose family: configuration from the parameters,
  * the two tensor maps' geometry, launch, and the CPU reference. */
 #ifndef PTXJIT_OPS_TRANSPOSE_H
 #define PTXJIT_OPS_TRANSPOSE_H
 
 #include "context.h"
+#include "families/family.h"
+#include "families/transpose/shape.h"
 
-typedef enum { TRANSPOSE_SMEM, TRANSPOSE_TMA, TRANSPOSE_TMA_SWIZZLE, TRANSPOSE_TMA_BATCHED } transpose_variant;
 
 typedef struct {
     transpose_variant variant;

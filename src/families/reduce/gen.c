@@ -1,13 +1,15 @@
-/* gen_reduce.c — the reduce family as LLVM IR, step by step as templates/reduce.cu: the
+/* gen.c — the reduce family as LLVM IR, step by step as templates/reduce.cu: the
  * same entry (reduce_kernel(const T *in, ACC *out, u64 n)), the same work per thread and
  * block, so that src/ops/reduce.c launches it unchanged. TPB and BATCH are C constants here:
  * the tree's levels, the shuffles and the batch's loads are unrolled as they are emitted. */
 #include <stdio.h>
 #include <string.h>
 
-#include "gen.h"
+#include "backend/llvm/gen.h"
 
-typedef enum { TWO_PASS, WARP_SHUFFLE, ONE_PASS, BATCHED, VECTORIZED, VARIANT_COUNT } variant;
+#include "families/reduce/shape.h"
+
+typedef reduce_variant variant;
 
 typedef struct {
     ir_builder *ir;
@@ -40,7 +42,7 @@ static void block_tree_sum(reduce_gen *g, LLVMValueRef v)
     LLVMValueRef sums = ir_shared_array(ir, "sums", g->element, (unsigned)g->tpb, 4);
     ir_store(ir, v, ir_at(ir, g->element, sums, g->tid), 4);
     ir_barrier(ir);
-    const int stop = g->variant == WARP_SHUFFLE ? 32 : 0;
+    const int stop = g->variant == REDUCE_WARP_SHUFFLE ? 32 : 0;
     for (int active = g->tpb / 2; active > stop; active >>= 1) {
         ir_if_state inside;
         ir_if(ir, &inside, ir_ult(ir, g->tid, ir_i32(ir, active)));
@@ -53,7 +55,7 @@ static void block_tree_sum(reduce_gen *g, LLVMValueRef v)
     }
     LLVMValueRef slot = ir_at(ir, g->element, g->out, wide(g, g->bid));
     ir_if_state first;
-    if (g->variant == WARP_SHUFFLE) {
+    if (g->variant == REDUCE_WARP_SHUFFLE) {
         ir_if(ir, &first, ir_ult(ir, g->tid, ir_i32(ir, 32)));
         LLVMValueRef s = ir_load(ir, g->element, ir_at(ir, g->element, sums, g->tid), 4);
         if (g->tpb > 32) {
@@ -224,16 +226,13 @@ static LLVMValueRef thread_sum_vectorized(reduce_gen *g)
 
 static int read_request(reduce_gen *g, const pj_llvm_request *request, char *error, size_t size)
 {
-    static const char *const names[VARIANT_COUNT] = {"two_pass", "warp_shuffle", "one_pass",
-                                                     "batched", "vectorized"};
-    g->variant = VARIANT_COUNT;
-    for (int v = 0; v < VARIANT_COUNT; v++)
-        if (gen_is(request, "variant", names[v]))
-            g->variant = (variant)v;
+    int index = pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_REDUCE_VARIANTS),
+                                 gen_text(request, "variant"));
+    g->variant = index < 0 ? REDUCE_VARIANT_COUNT : (variant)index;
     g->tpb = (int)gen_int(request, "tpb");
     g->batch = (int)gen_int(request, "batch");
     int is_float = gen_is(request, "dtype", "f32");
-    if (g->variant == VARIANT_COUNT || (!is_float && !gen_is(request, "dtype", "i32")) ||
+    if (g->variant == REDUCE_VARIANT_COUNT || (!is_float && !gen_is(request, "dtype", "i32")) ||
         g->tpb < 32 || g->tpb > 1024 || (g->tpb & (g->tpb - 1)) || g->batch < 1 || g->batch > 64) {
         snprintf(error, size, "reduce %s dtype=%s tpb=%d batch=%d is not supported by the llvm "
                  "backend's generator", gen_text(request, "variant"), gen_text(request, "dtype"),
@@ -245,7 +244,7 @@ static int read_request(reduce_gen *g, const pj_llvm_request *request, char *err
     return PJ_LLVM_OK;
 }
 
-int gen_reduce(ir_builder *ir, const pj_llvm_request *request, char *error, size_t error_size)
+static int gen_reduce(ir_builder *ir, const pj_llvm_request *request, char *error, size_t error_size)
 {
     reduce_gen g = {.ir = ir};
     int code = read_request(&g, request, error, error_size);
@@ -256,7 +255,7 @@ int gen_reduce(ir_builder *ir, const pj_llvm_request *request, char *error, size
         {"out", ir->global_ptr, 1, 0, 0, 0},
         {"n", ir->i64, 0, 0, 0, 0},
     };
-    ir_kernel(ir, "reduce_kernel", params, 3, g.tpb);
+    ir_kernel(ir, "reduce_kernel", params, 3, pj_reduce_threads(g.tpb));
     g.in = ir_param(ir, 0);
     g.out = ir_param(ir, 1);
     g.n = ir_param(ir, 2);
@@ -264,14 +263,14 @@ int gen_reduce(ir_builder *ir, const pj_llvm_request *request, char *error, size
     g.bid = ir_sreg(ir, IR_CTAID_X);
     g.grid = ir_sreg(ir, IR_NCTAID_X);
     switch (g.variant) {
-    case TWO_PASS:
-    case WARP_SHUFFLE:
+    case REDUCE_TWO_PASS:
+    case REDUCE_WARP_SHUFFLE:
         block_tree_sum(&g, thread_sum_strided(&g));
         break;
-    case ONE_PASS:
+    case REDUCE_ONE_PASS:
         block_atomic_sum(&g, thread_sum_strided(&g));
         break;
-    case BATCHED:
+    case REDUCE_BATCHED:
         block_atomic_sum(&g, sum_tiles(&g, g.in, g.n, 0));
         break;
     default:
@@ -281,3 +280,5 @@ int gen_reduce(ir_builder *ir, const pj_llvm_request *request, char *error, size
     ir_kernel_end(ir);
     return PJ_LLVM_OK;
 }
+
+const gen_family gen_family_reduce = {"reduce", PJ_REDUCE_LLVM_VERSION, PJ_REDUCE_LLVM_VARIANTS, gen_reduce};

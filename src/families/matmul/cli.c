@@ -1,16 +1,17 @@
-/* run_matmul.c — `ptxjit run matmul` and `ptxjit bench matmul`: fresh random inputs, poisoned
- * outputs, a float64 CPU reference on sampled rows (all rows for small products), CUDA-event
- * medians, and cuBLAS (SGEMM, TF32, GemmEx bf16) measured in the same run. */
+/* cli.c — the matmul family on the command line: `ptxjit run matmul` and `ptxjit bench
+ * matmul` (fresh random inputs, poisoned outputs, a float64 CPU reference on sampled rows (all
+ * rows for small products), CUDA-event medians, and cuBLAS (SGEMM, TF32, GemmEx bf16) measured
+ * in the same run) and its rows of `ptxjit bench backends`. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/family_cli.h"
 #include "cli/cublas_peer.h"
-#include "cli/run_family.h"
 #include "cli/timing.h"
-#include "ops/matmul.h"
+#include "families/matmul/op.h"
 
 /* One product's buffers: host inputs (for the reference) and device A, B, C. */
 typedef struct {
@@ -159,7 +160,7 @@ static ptxjit_status measure(measurement *out, matmul_job *job, pj_dtype result_
     return PTXJIT_OK;
 }
 
-int matmul_run(ptxjit_context *context, const char *params, size_t m, size_t n, size_t k,
+static int matmul_run(ptxjit_context *context, const char *params, size_t m, size_t n, size_t k,
                int runs)
 {
     ptxjit_kernel *kernel;
@@ -317,7 +318,7 @@ static ptxjit_status bf16_table(ptxjit_context *context, cublas_peer *cublas, si
     return status;
 }
 
-int matmul_bench(ptxjit_context *context, size_t n, int runs, const char *const *sets,
+static int matmul_bench(ptxjit_context *context, size_t n, int runs, const char *const *sets,
                  int set_count)
 {
     char name[256] = "?";
@@ -337,3 +338,175 @@ int matmul_bench(ptxjit_context *context, size_t n, int runs, const char *const 
         return cli_fail(status);
     return all_ok ? CLI_OK : CLI_FAIL;
 }
+
+/* ---- bench backends ---- */
+
+/* A, B, C and n of the backends table (n x n x n). */
+typedef struct {
+    ptxjit_devptr a, b, c;
+    size_t n;
+} routes_data;
+
+static ptxjit_status backends_op(cli_routes *job)
+{
+    const routes_data *d = job->data;
+    return ptxjit_matmul(job->context, job->params, d->a, d->b, d->c, d->n, d->n, d->n, NULL);
+}
+
+
+/* n x n matrices of type with random values in [-1, 1) at a fresh device allocation. */
+static ptxjit_status random_matrix(ptxjit_devptr *out, ptxjit_context *context, size_t n,
+                                   pj_dtype type)
+{
+    const size_t count = n * n, bytes = count * (size_t)pj_dtype_bytes(type);
+    float *values = malloc(count * sizeof *values);
+    void *converted = malloc(bytes);
+    ptxjit_status status = values && converted ? ptxjit_alloc(out, context, bytes)
+                                               : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "no memory");
+    if (status == PTXJIT_OK) {
+        random_f32(values, count);
+        for (size_t i = 0; i < count; i++)
+            pj_matmul_set_element(converted, type, i, values[i]);
+        status = ptxjit_copy_to_device(context, *out, converted, bytes);
+    }
+    free(values);
+    free(converted);
+    return status;
+}
+
+/* C of one run of params on backend, on the host. */
+static ptxjit_status matmul_result(void *host, cli_routes *job, const char *params,
+                                   const char *backend, size_t bytes)
+{
+    snprintf(job->params, sizeof job->params, "%s backend=%s", params, backend);
+    ptxjit_status status = backends_op(job);
+    const routes_data *d = job->data;
+    return status == PTXJIT_OK ? ptxjit_copy_to_host(job->context, host, d->c, bytes) : status;
+}
+
+/* ‖C_llvm − C_nvrtc‖ / ‖C_nvrtc‖ (Frobenius) of one run each: the routes' results agree to
+ * the rounding of their summation orders. */
+static ptxjit_status route_difference(double *out, cli_routes *job, const char *params,
+                                      pj_dtype type)
+{
+    const size_t n = ((const routes_data *)job->data)->n;
+    const size_t count = n * n, bytes = count * (size_t)pj_dtype_bytes(type);
+    void *ours = malloc(bytes), *theirs = malloc(bytes);
+    ptxjit_status status = ours && theirs ? matmul_result(ours, job, params, "llvm", bytes)
+                                          : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "no memory");
+    if (status == PTXJIT_OK)
+        status = matmul_result(theirs, job, params, "nvrtc", bytes);
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < count && status == PTXJIT_OK; i++) {
+        double a = pj_matmul_element(ours, type, i), b = pj_matmul_element(theirs, type, i);
+        diff += (a - b) * (a - b);
+        norm += b * b;
+    }
+    *out = sqrt(diff / (norm > 0 ? norm : 1));
+    free(ours);
+    free(theirs);
+    return status;
+}
+
+/* One table row: GFLOP/s of each route, their ratio and the difference of their results. The
+ * slow steps (naive takes about a second at 4096³) get fewer runs: about 2 s of each route. */
+static int matmul_row(cli_routes *job, const char *params, pj_dtype type, int runs)
+{
+    double difference = 0, ms[2];
+    ptxjit_status status = route_difference(&difference, job, params, type); /* compiles both */
+    double start = wall_ms();
+    if (status == PTXJIT_OK)
+        status = backends_op(job);
+    if (status == PTXJIT_OK)
+        status = ptxjit_synchronize(job->context);
+    double once = wall_ms() - start;
+    int fewer = once * runs > 2000 ? (int)(2000 / once) : runs;
+    job->warmup = 1;
+    if (status == PTXJIT_OK)
+        status = cli_routes_time(ms, job, params, fewer < 3 ? 3 : fewer);
+    if (status != PTXJIT_OK)
+        return cli_fail(status);
+    const double n = (double)((const routes_data *)job->data)->n;
+    double flops = 2.0 * n * n * n;
+    double nvrtc = flops / (ms[0] * 1e6), llvm = flops / (ms[1] * 1e6);
+    printf("| %-40s | %12.1f | %11.1f | %10.3f | %16.1e |\n", params, nvrtc, llvm,
+           llvm / nvrtc, difference);
+    fflush(stdout);
+    return CLI_OK;
+}
+
+/* Rows beside a variant's defaults: its other ways of loading (the variant's name, then the
+ * parameters of the extra row). */
+static const char *const matmul_extra_rows[][2] = {
+    {"tensor_core", "load=cp_async"}, /* the write-up's step (sm_90's default is load=tma) */
+    {"wgmma", "cluster=2"},      /* clusters of 2 blocks sharing B by multicast */
+};
+
+static int bench_matmul_type(ptxjit_context *context, size_t n, int runs, pj_dtype type,
+                             const char *variants)
+{
+    routes_data d = {0, 0, 0, n};
+    cli_routes job = {.context = context, .op = backends_op, .data = &d};
+    ptxjit_status status = random_matrix(&d.a, context, n, type);
+    if (status == PTXJIT_OK)
+        status = random_matrix(&d.b, context, n, type);
+    if (status == PTXJIT_OK)
+        status = ptxjit_alloc(&d.c, context, n * n * (size_t)pj_dtype_bytes(type));
+    int code = status == PTXJIT_OK ? CLI_OK : cli_fail(status);
+    for (const char *s = variants; *s && code == CLI_OK;) {
+        size_t length = strcspn(s, ",");
+        int wgmma = length == 5 && strncmp(s, "wgmma", 5) == 0;
+        if (wgmma == (type != PJ_DTYPE_f32)) {
+            char params[128];
+            snprintf(params, sizeof params, "variant=%.*s dtype=%s", (int)length, s,
+                     pj_dtype_name(type));
+            code = matmul_row(&job, params, type, runs); /* C of the input type */
+            for (size_t i = 0; i < PJ_ARRAY_SIZE(matmul_extra_rows) && code == CLI_OK; i++) {
+                const char *variant = matmul_extra_rows[i][0];
+                if (strlen(variant) != length || strncmp(s, variant, length) != 0 ||
+                    (strcmp(variant, "tensor_core") == 0 && atoi(ptxjit_arch(context) + 3) < 90))
+                    continue;
+                snprintf(params, sizeof params, "variant=%s %s dtype=%s", variant,
+                         matmul_extra_rows[i][1], pj_dtype_name(type));
+                code = matmul_row(&job, params, type, runs);
+            }
+        }
+        s += length + (s[length] == ',');
+    }
+    ptxjit_free(context, d.a);
+    ptxjit_free(context, d.b);
+    ptxjit_free(context, d.c);
+    return code;
+}
+
+/* The SIMT variants and tensor_core (its default, and load=cp_async too on sm_90) on fp32, then
+ * wgmma (cluster=1 and 2) on bf16 (C bf16), each n³ with the template's default tiles, on
+ * random inputs in [-1, 1). */
+static int matmul_backends(ptxjit_context *context, size_t n, int runs)
+{
+    const char *variants = pj_family_matmul.llvm_variants;
+    printf("matmul, %zu x %zu x %zu, %s, median of up to %d runs per route (A B B A; about 2 s "
+           "for slow variants), 2 n^3 / time; last column: ||C_llvm - C_nvrtc|| / ||C_nvrtc||:\n\n",
+           n, n, n, ptxjit_arch(context), runs);
+    printf("| %-40s | nvrtc GFLOP/s | llvm GFLOP/s | llvm/nvrtc | llvm vs nvrtc C |\n",
+           "matmul parameters (others: defaults)");
+    printf("|------------------------------------------|--------------:|-------------:|"
+           "-----------:|-----------------:|\n");
+    int code = bench_matmul_type(context, n, runs, PJ_DTYPE_f32, variants);
+    if (code == CLI_OK && strstr(variants, "wgmma"))
+        code = bench_matmul_type(context, n, runs, PJ_DTYPE_bf16, variants);
+    return code;
+}
+
+
+static int run_entry(ptxjit_context *context, const char *params, const size_t *sizes, int runs)
+{
+    return matmul_run(context, params, sizes[0], sizes[1], sizes[2], runs);
+}
+
+static const char *const sizes[] = {"m", "n", "k", NULL};
+static const size_t size_defaults[] = {4096, 4096, 4096};
+
+const cli_family cli_family_matmul = {
+    "matmul", sizes, size_defaults, run_entry, matmul_bench, 0, 1, matmul_backends, 4096,
+};

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ops/matmul.h"
+#include "families/matmul/op.h"
 #include "test_util.h"
 
 typedef struct {

@@ -1,16 +1,18 @@
-/* reduce.c — runs the reduce family: one launch with atomics for the one-pass variants, a
+/* op.c — the reduce family's host op: one launch with atomics for the one-pass variants, a
  * launch per pass (partials, then one block) for the two-pass ones. */
 #include <math.h>
 #include <string.h>
 
-#include "ops/reduce.h"
+#include "families/reduce/op.h"
 
-static const char *const variant_names[] = {"two_pass", "warp_shuffle", "one_pass", "batched",
-                                            "vectorized"};
+static const char *const variant_names[] = {
+#define PJ_VARIANT_NAME(name, id) #name,
+    PJ_REDUCE_VARIANTS(PJ_VARIANT_NAME)
+#undef PJ_VARIANT_NAME
+};
 
-ptxjit_status pj_reduce_config_of(reduce_config *out, const ptxjit_kernel *kernel)
+static ptxjit_status config_from(reduce_config *out, const pj_request *request)
 {
-    const pj_request *request = &kernel->request;
     const pj_schema *schema = request->schema;
     char buf[32];
     if (pj_schema_param_index(schema, "variant") < 0 || pj_schema_param_index(schema, "tpb") < 0 ||
@@ -31,6 +33,11 @@ ptxjit_status pj_reduce_config_of(reduce_config *out, const ptxjit_kernel *kerne
     out->tpb = (int)pj_request_value(request, "tpb");
     out->batch = (int)pj_request_value(request, "batch");
     return PTXJIT_OK;
+}
+
+ptxjit_status pj_reduce_config_of(reduce_config *out, const ptxjit_kernel *kernel)
+{
+    return config_from(out, &kernel->request);
 }
 
 static uint64_t ceil_div(uint64_t a, uint64_t b)
@@ -163,3 +170,27 @@ int pj_reduce_f32_close(float got, double sum, double magnitude)
 {
     return isfinite(got) && fabs((double)got - sum) <= 1e-5 * magnitude + 1e-30;
 }
+
+static ptxjit_status reduce_geometry(pj_geometry *out, const pj_request *request)
+{
+    out->threads = (unsigned)pj_reduce_threads((int)pj_request_value(request, "tpb"));
+    out->shared_bytes = 0;
+    return PTXJIT_OK;
+}
+
+/* `ptxjit bench reduce` sweeps vectorized over tpb x batch. */
+static const char *const bench_sets[] = {
+    "variant=vectorized tpb=128 batch=2",  "variant=vectorized tpb=128 batch=4",
+    "variant=vectorized tpb=128 batch=8",  "variant=vectorized tpb=128 batch=16",
+    "variant=vectorized tpb=256 batch=2",  "variant=vectorized tpb=256 batch=4",
+    "variant=vectorized tpb=256 batch=8",  "variant=vectorized tpb=256 batch=16",
+    "variant=vectorized tpb=512 batch=2",  "variant=vectorized tpb=512 batch=4",
+    "variant=vectorized tpb=512 batch=8",  "variant=vectorized tpb=512 batch=16",
+    "variant=vectorized tpb=1024 batch=2", "variant=vectorized tpb=1024 batch=4",
+    "variant=vectorized tpb=1024 batch=8", "variant=vectorized tpb=1024 batch=16",
+    NULL};
+
+const pj_family pj_family_reduce = {
+    "reduce", PJ_VARIANT_LIST_TEXT(PJ_REDUCE_VARIANTS), PJ_REDUCE_LLVM_VERSION,
+    PJ_REDUCE_LLVM_VARIANTS, reduce_geometry, bench_sets,
+};

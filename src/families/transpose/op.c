@@ -1,15 +1,18 @@
-/* transpose.c — runs the transpose family: one block per tile, grid over the output; the TMA
+/* op.c — the transpose family's host op: one block per tile, grid over the output; the TMA
  * variants get two tensor maps (input tile by tile, output at the mirrored coordinates). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/transpose.h"
+#include "families/transpose/op.h"
 
-static const char *const variant_names[] = {"smem", "tma", "tma_swizzle", "tma_batched"};
+static const char *const variant_names[] = {
+#define PJ_VARIANT_NAME(name, id) #name,
+    PJ_TRANSPOSE_VARIANTS(PJ_VARIANT_NAME)
+#undef PJ_VARIANT_NAME
+};
 
-ptxjit_status pj_transpose_config_of(transpose_config *out, const ptxjit_kernel *kernel)
+static ptxjit_status config_from(transpose_config *out, const pj_request *request)
 {
-    const pj_request *request = &kernel->request;
     const pj_schema *schema = request->schema;
     char buf[32];
     static const char *const needed[] = {"variant", "block", "batch", "swizzle", "dtype",
@@ -34,20 +37,22 @@ ptxjit_status pj_transpose_config_of(transpose_config *out, const ptxjit_kernel 
     out->tile_rows = rows ? rows : out->block;
     int batched = out->variant == TRANSPOSE_SMEM || out->variant == TRANSPOSE_TMA_BATCHED;
     out->per_thread = batched ? (int)pj_request_value(request, "batch") : 1;
-    out->threads = out->block * out->tile_rows / out->per_thread;
+    out->threads = pj_transpose_threads(out->block, out->tile_rows, out->per_thread);
     int swizzled = out->variant == TRANSPOSE_TMA_SWIZZLE || out->variant == TRANSPOSE_TMA_BATCHED;
     const char *swizzle = pj_request_value_name(request, "swizzle", buf);
     out->swizzle_bytes = !swizzled || strcmp(swizzle, "none") == 0 ? 0 : atoi(swizzle);
     int batched_tma = out->variant == TRANSPOSE_TMA_BATCHED;
     out->tiles = batched_tma && pj_request_value(request, "inplace") ? 1 : 2;
     out->stages = batched_tma ? (int)pj_request_value(request, "stages") : 0;
-    /* Slack for aligning the tiles to 1024 bytes, where the 128-byte swizzle repeats. */
-    int stage_count = out->stages ? out->stages : 1;
-    out->shared_bytes = out->variant == TRANSPOSE_SMEM
-                            ? 0
-                            : (unsigned)(stage_count * out->tiles * out->block * out->tile_rows *
-                                         pj_dtype_bytes(out->dtype) + 1024);
+    out->shared_bytes = pj_transpose_shared_bytes(out->variant == TRANSPOSE_SMEM, out->stages,
+                                                  out->tiles, out->block, out->tile_rows,
+                                                  pj_dtype_bytes(out->dtype));
     return PTXJIT_OK;
+}
+
+ptxjit_status pj_transpose_config_of(transpose_config *out, const ptxjit_kernel *kernel)
+{
+    return config_from(out, &kernel->request);
 }
 
 /* box_cols x box_rows: the tile as one map sees it (the output's is the input's transposed). */
@@ -195,3 +200,32 @@ void pj_transpose_reference(void *out, const void *in, size_t rows, size_t cols,
             memcpy(dst + (c * rows + r) * (size_t)element_bytes,
                    src + (r * cols + c) * (size_t)element_bytes, (size_t)element_bytes);
 }
+
+static ptxjit_status transpose_geometry(pj_geometry *out, const pj_request *request)
+{
+    transpose_config config;
+    ptxjit_status status = config_from(&config, request);
+    out->threads = (unsigned)config.threads;
+    out->shared_bytes = config.shared_bytes;
+    return status;
+}
+
+/* The tilings `ptxjit bench transpose` sweeps (each row by row and column by column). */
+static const char *const bench_sets[] = {
+    "variant=smem block=64 batch=8",
+    "variant=smem block=64 batch=16",
+    "variant=tma_batched block=64 rows=0 batch=16",
+    "variant=tma_batched block=64 rows=128 batch=16",
+    "variant=tma_batched block=128 rows=64 batch=8",
+    "variant=tma_batched block=128 rows=64 batch=16",
+    "variant=tma_batched block=128 rows=64 batch=32",
+    "variant=tma_batched block=128 rows=128 batch=32",
+    "variant=tma_batched block=256 rows=32 batch=8",
+    "variant=tma_batched block=256 rows=64 batch=16",
+    "variant=tma_batched block=64 rows=0 swizzle=128B xpose=vector batch=16",
+    NULL};
+
+const pj_family pj_family_transpose = {
+    "transpose", PJ_VARIANT_LIST_TEXT(PJ_TRANSPOSE_VARIANTS), PJ_TRANSPOSE_LLVM_VERSION,
+    PJ_TRANSPOSE_LLVM_VARIANTS, transpose_geometry, bench_sets,
+};

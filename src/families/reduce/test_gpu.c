@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ops/reduce.h"
+#include "families/reduce/op.h"
 #include "test_util.h"
 
 static const char *const variants[] = {"two_pass", "warp_shuffle", "one_pass", "batched",

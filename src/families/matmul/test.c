@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ops/matmul.h"
+#include "families/matmul/op.h"
 #include "test_util.h"
 
 static ptxjit_context *open_for(const char *arch)

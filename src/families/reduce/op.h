@@ -1,13 +1,12 @@
-/* reduce.h — the host side of the reduce family: launch geometry per variant, the passes,
+/* op.h — the host side of the reduce family: launch geometry per variant, the passes,
  * and the CPU references the tests and `ptxjit run` compare with. */
 #ifndef PTXJIT_OPS_REDUCE_H
 #define PTXJIT_OPS_REDUCE_H
 
 #include "context.h"
+#include "families/family.h"
+#include "families/reduce/shape.h"
 
-typedef enum {
-    REDUCE_TWO_PASS, REDUCE_WARP_SHUFFLE, REDUCE_ONE_PASS, REDUCE_BATCHED, REDUCE_VECTORIZED
-} reduce_variant;
 
 typedef struct {
     reduce_variant variant;

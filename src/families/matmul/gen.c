@@ -1,4 +1,4 @@
-/* gen_matmul.c — the matmul family as LLVM IR, step by step as templates/matmul.cu builds it:
+/* gen.c — the matmul family as LLVM IR, step by step as templates/matmul.cu builds it:
  * the entry matmul_kernel(const T *A, const T *B, TO *C, int M, int N, int K, tensor_map a_map,
  * tensor_map b_map) with the template's launch bounds, grouped raster, tiles, shared layouts
  * (padded rows, A transposed, double buffers, cp.async and swizzled TMA stages), clusters,
@@ -8,12 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gen.h"
+#include "backend/llvm/gen.h"
 
-typedef enum {
-    NAIVE, COALESCING, TILED, TILED_REGISTER, BLOCK_TILED, BLOCK_TILED_VECTORIZED, TENSOR_CORE,
-    WGMMA, VARIANT_COUNT
-} variant;
+#include "families/matmul/shape.h"
+
+typedef matmul_variant variant;
 
 /* The most the schema lets a thread hold: a 16 x 16 tile of C (block tiling), 32 mma tiles of
  * 4 (tensor_core), 128 wgmma accumulators; and 16-byte vectors it loads per tile. */
@@ -167,7 +166,7 @@ static void matmul_simple(matmul_gen *g)
     ir_builder *ir = g->ir;
     LLVMValueRef row0, col0;
     tile_origin(g, &row0, &col0);
-    const int naive = g->variant == NAIVE;
+    const int naive = g->variant == MATMUL_NAIVE;
     LLVMValueRef r = ir_add(ir, row0, naive ? ir_urem(ir, g->tid, i32c(g, g->bm))
                                             : ir_udiv(ir, g->tid, i32c(g, g->bn)));
     LLVMValueRef c = ir_add(ir, col0, naive ? ir_udiv(ir, g->tid, i32c(g, g->bm))
@@ -1242,44 +1241,35 @@ static void matmul_wgmma(matmul_gen *g)
 
 static int threads_of(const matmul_gen *g)
 {
-    switch (g->variant) {
-    case NAIVE:
-    case COALESCING:
-    case TILED:
-        return g->bm * g->bn;
-    case TILED_REGISTER:
-        return g->tm ? g->bm * g->bn / g->tm : 0;
-    case BLOCK_TILED:
-    case BLOCK_TILED_VECTORIZED:
-        return g->tm && g->tn ? g->bm * g->bn / (g->tm * g->tn) : 0;
-    case TENSOR_CORE:
-        return g->wm && g->wn ? g->bm / g->wm * (g->bn / g->wn) * 32 : 0;
-    default:
-        return 128 * (g->consumers + 1);
-    }
+    const pj_matmul_tile tile = {g->variant, g->bm, g->bn, g->bk, g->tm,      g->tn,
+                                 g->wm,      g->wn, g->consumers, g->stages, g->tma};
+    return pj_matmul_threads(&tile);
 }
 
-/* The shapes whose code this generator knows how to unroll: what the schema's constraints
- * allow. A template that loosened them would need a generator that knows what they mean. */
+/* The generator's own guard: the shapes whose code it knows how to unroll and whose fixed-size
+ * arrays (MAX_ACC, MAX_MMA_TILES, MAX_VECTORS) they fit. The library sends only requests the
+ * built-in schema accepted, which are all inside these (the sweeps in the tests check that
+ * every accepted request is built); the guard keeps a mismatch a message, never an
+ * out-of-bounds write inside the plugin. */
 static int shape_is_built(const matmul_gen *g)
 {
-    const int threads = g->threads, tiled = g->variant >= TILED && g->variant <= TENSOR_CORE;
+    const int threads = g->threads, tiled = g->variant >= MATMUL_TILED && g->variant <= MATMUL_TENSOR_CORE;
     if (threads < 32 || threads > 1024 || g->bm < 1 || g->tile_n < 1 || g->group < 1 ||
         (tiled && g->bk < 1))
         return 0;
     switch (g->variant) {
-    case TILED_REGISTER:
+    case MATMUL_TILED_REGISTER:
         return g->tm >= 1 && g->tm <= 16 && g->bm % g->tm == 0;
-    case BLOCK_TILED:
+    case MATMUL_BLOCK_TILED:
         return g->tm >= 1 && g->tm <= 16 && g->tn >= 1 && g->tn <= 16 && g->bm % g->tm == 0 &&
                g->bn % g->tn == 0;
-    case BLOCK_TILED_VECTORIZED:
+    case MATMUL_BLOCK_TILED_VECTORIZED:
         return g->tm % 4 == 0 && g->tm <= 16 && g->tn % 4 == 0 && g->tn <= 16 && g->bk % 4 == 0 &&
                g->bm % g->tm == 0 && g->bn % g->tn == 0 && g->bn / g->tn % 8 == 0 &&
                g->bm / g->tm % 4 == 0 && g->bm * g->bk / 4 % threads == 0 &&
                g->bk * g->bn / 4 % threads == 0 && g->bm * g->bk / 4 / threads <= MAX_VECTORS &&
                g->bk * g->bn / 4 / threads <= MAX_VECTORS;
-    case TENSOR_CORE:
+    case MATMUL_TENSOR_CORE:
         if (!(g->wm >= 16 && g->wm % 16 == 0 && g->wn >= 8 && g->wn % 8 == 0 &&
               g->bm % g->wm == 0 && g->bn % g->wn == 0 && g->bk % 8 == 0 &&
               g->wm / 16 * (g->wn / 8) <= MAX_MMA_TILES && g->stages >= 2 && g->stages <= 8))
@@ -1287,7 +1277,7 @@ static int shape_is_built(const matmul_gen *g)
         if (g->tma) /* A rows span 32, 64 or 128 bytes; B comes in boxes of 32 columns */
             return g->bk <= 32 && g->bn % 32 == 0 && g->wn <= 128;
         return g->bm * g->bk / 4 % threads == 0 && g->bk * g->bn / 4 % threads == 0;
-    case WGMMA:
+    case MATMUL_WGMMA:
         return g->tile_n % 8 == 0 && g->tile_n <= 256 && g->consumers >= 1 &&
                g->consumers <= 2 && (g->bm == 64 * g->consumers || g->bm == 128 * g->consumers) &&
                g->bm / (64 * g->consumers) * g->tile_n / 2 <= MAX_ACC / 2 && g->stages >= 1 &&
@@ -1301,28 +1291,28 @@ static void read_shape(matmul_gen *g, const pj_llvm_request *request)
 {
     const variant v = g->variant;
     g->bm = (int)gen_int(request, "bm");
-    g->bn = v != WGMMA ? (int)gen_int(request, "bn") : 0;
-    g->bk = v >= TILED && v <= TENSOR_CORE ? (int)gen_int(request, "bk") : 0;
-    g->tm = v >= TILED_REGISTER && v <= BLOCK_TILED_VECTORIZED ? (int)gen_int(request, "tm") : 1;
-    g->tn = v == BLOCK_TILED || v == BLOCK_TILED_VECTORIZED ? (int)gen_int(request, "tn") : 1;
-    if (v == TENSOR_CORE) {
+    g->bn = v != MATMUL_WGMMA ? (int)gen_int(request, "bn") : 0;
+    g->bk = v >= MATMUL_TILED && v <= MATMUL_TENSOR_CORE ? (int)gen_int(request, "bk") : 0;
+    g->tm = v >= MATMUL_TILED_REGISTER && v <= MATMUL_BLOCK_TILED_VECTORIZED ? (int)gen_int(request, "tm") : 1;
+    g->tn = v == MATMUL_BLOCK_TILED || v == MATMUL_BLOCK_TILED_VECTORIZED ? (int)gen_int(request, "tn") : 1;
+    if (v == MATMUL_TENSOR_CORE) {
         g->wm = (int)gen_int(request, "wm");
         g->wn = (int)gen_int(request, "wn");
         g->prefetch = (int)gen_int(request, "prefetch");
         g->tma = gen_is(request, "load", "tma");
     }
-    g->cluster = v == WGMMA && gen_int(request, "cluster") > 1 ? (int)gen_int(request, "cluster")
+    g->cluster = v == MATMUL_WGMMA && gen_int(request, "cluster") > 1 ? (int)gen_int(request, "cluster")
                                                                : 1;
-    g->stages = v == TENSOR_CORE || v == WGMMA ? (int)gen_int(request, "stages") : 0;
-    g->consumers = v == WGMMA ? (int)gen_int(request, "consumers") : 0;
+    g->stages = v == MATMUL_TENSOR_CORE || v == MATMUL_WGMMA ? (int)gen_int(request, "stages") : 0;
+    g->consumers = v == MATMUL_WGMMA ? (int)gen_int(request, "consumers") : 0;
     g->group = (int)gen_int(request, "group");
     g->tile_n = g->bn;
-    if (v == WGMMA && sscanf(gen_text(request, "mma"), "m64n%dk16", &g->tile_n) != 1)
+    if (v == MATMUL_WGMMA && sscanf(gen_text(request, "mma"), "m64n%dk16", &g->tile_n) != 1)
         g->tile_n = 0;
     g->threads = threads_of(g);
     const int mma_accumulators =
-        v == TENSOR_CORE && g->wm && g->wn ? g->wm / 16 * (g->wn / 8) * 4 : 0;
-    g->min_blocks = v == WGMMA || g->threads > 256 || mma_accumulators > 64 ? 1 : 2;
+        v == MATMUL_TENSOR_CORE && g->wm && g->wn ? g->wm / 16 * (g->wn / 8) * 4 : 0;
+    g->min_blocks = v == MATMUL_WGMMA || g->threads > 256 || mma_accumulators > 64 ? 1 : 2;
 }
 
 /* The element types: f32 in and out (tensor_core rounds to tf32), or for wgmma bf16/f16 in
@@ -1331,7 +1321,7 @@ static int read_types(matmul_gen *g, const pj_llvm_request *request)
 {
     ir_builder *ir = g->ir;
     const char *dtype = gen_text(request, "dtype"), *out = gen_text(request, "out");
-    if (g->variant != WGMMA) {
+    if (g->variant != MATMUL_WGMMA) {
         g->out = ir->f32;
         return strcmp(dtype, "f32") == 0 && strcmp(out, "f32") == 0;
     }
@@ -1351,15 +1341,11 @@ static int read_types(matmul_gen *g, const pj_llvm_request *request)
 static int read_request(matmul_gen *g, const pj_llvm_request *request, char *error,
                         size_t size)
 {
-    static const char *const names[VARIANT_COUNT] = {
-        "naive", "coalescing", "tiled", "tiled_register", "block_tiled", "block_tiled_vectorized",
-        "tensor_core", "wgmma"};
-    g->variant = VARIANT_COUNT;
-    for (int v = 0; v < VARIANT_COUNT; v++)
-        if (gen_is(request, "variant", names[v]))
-            g->variant = (variant)v;
-    if (g->variant == VARIANT_COUNT || !read_types(g, request) ||
-        (g->variant == TENSOR_CORE && !gen_is(request, "mma", "m16n8k8"))) {
+    int index = pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_MATMUL_VARIANTS),
+                                 gen_text(request, "variant"));
+    g->variant = index < 0 ? MATMUL_VARIANT_COUNT : (variant)index;
+    if (g->variant == MATMUL_VARIANT_COUNT || !read_types(g, request) ||
+        (g->variant == MATMUL_TENSOR_CORE && !gen_is(request, "mma", "m16n8k8"))) {
         snprintf(error, size, "matmul variant=%s dtype=%s out=%s is not supported by the llvm "
                  "backend's generator", gen_text(request, "variant"), gen_text(request, "dtype"),
                  gen_text(request, "out"));
@@ -1374,7 +1360,7 @@ static int read_request(matmul_gen *g, const pj_llvm_request *request, char *err
     return PJ_LLVM_OK;
 }
 
-int gen_matmul(ir_builder *ir, const pj_llvm_request *request, char *error, size_t error_size)
+static int gen_matmul(ir_builder *ir, const pj_llvm_request *request, char *error, size_t error_size)
 {
     matmul_gen g = {.ir = ir};
     int code = read_request(&g, request, error, error_size);
@@ -1398,23 +1384,23 @@ int gen_matmul(ir_builder *ir, const pj_llvm_request *request, char *error, size
     g.b_map = ir_param(ir, 7);
     g.tid = ir_sreg(ir, IR_TID_X);
     switch (g.variant) {
-    case NAIVE:
-    case COALESCING:
+    case MATMUL_NAIVE:
+    case MATMUL_COALESCING:
         matmul_simple(&g);
         break;
-    case TILED:
+    case MATMUL_TILED:
         matmul_tiled(&g);
         break;
-    case TILED_REGISTER:
+    case MATMUL_TILED_REGISTER:
         matmul_tiled_register(&g);
         break;
-    case BLOCK_TILED:
+    case MATMUL_BLOCK_TILED:
         matmul_block_tiled(&g);
         break;
-    case BLOCK_TILED_VECTORIZED:
+    case MATMUL_BLOCK_TILED_VECTORIZED:
         matmul_block_tiled_vectorized(&g);
         break;
-    case TENSOR_CORE:
+    case MATMUL_TENSOR_CORE:
         matmul_tensor_core(&g);
         break;
     default:
@@ -1424,3 +1410,5 @@ int gen_matmul(ir_builder *ir, const pj_llvm_request *request, char *error, size
     ir_kernel_end(ir);
     return PJ_LLVM_OK;
 }
+
+const gen_family gen_family_matmul = {"matmul", PJ_MATMUL_LLVM_VERSION, PJ_MATMUL_LLVM_VARIANTS, gen_matmul};

@@ -1,15 +1,15 @@
-/* run_transpose.c — `ptxjit run transpose` and `ptxjit bench transpose`: fresh random data,
- * bit-exact checks, CUDA-event medians, and the copy and cuBLAS Sgeam measured in the same
- * run. Bandwidth counts bytes read + written. */
+/* cli.c — the transpose family on the command line: `ptxjit run transpose` and `ptxjit bench
+ * transpose` (fresh random data, bit-exact checks, CUDA-event medians, and the copy and cuBLAS Sgeam measured in the same
+ * run; bandwidth counts bytes read + written) and its rows of `ptxjit bench backends`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/family_cli.h"
 #include "cli/cublas_peer.h"
-#include "cli/run_family.h"
 #include "cli/timing.h"
-#include "ops/transpose.h"
+#include "families/transpose/op.h"
 
 typedef struct {
     ptxjit_context *context;
@@ -102,7 +102,7 @@ static int check_output(const transpose_job *job, const char *in, int e, int ful
     return ok;
 }
 
-int transpose_run(ptxjit_context *context, const char *params, size_t rows, size_t cols,
+static int transpose_run(ptxjit_context *context, const char *params, size_t rows, size_t cols,
                   int runs)
 {
     ptxjit_kernel *kernel;
@@ -212,24 +212,13 @@ static ptxjit_status time_set(bench_plan *plan, transpose_job *job, const char *
 static ptxjit_status sweep(bench_plan *plan, transpose_job *job, const char *in, int runs,
                            double copy, double cublas, int *all_ok)
 {
-    static const char *const bases[] = {
-        "variant=smem block=64 batch=8",
-        "variant=smem block=64 batch=16",
-        "variant=tma_batched block=64 rows=0 batch=16",
-        "variant=tma_batched block=64 rows=128 batch=16",
-        "variant=tma_batched block=128 rows=64 batch=8",
-        "variant=tma_batched block=128 rows=64 batch=16",
-        "variant=tma_batched block=128 rows=64 batch=32",
-        "variant=tma_batched block=128 rows=128 batch=32",
-        "variant=tma_batched block=256 rows=32 batch=8",
-        "variant=tma_batched block=256 rows=64 batch=16",
-        "variant=tma_batched block=64 rows=0 swizzle=128B xpose=vector batch=16"};
     static const int groups[] = {1, 4096}; /* row by row, column by column */
     plan->best = 0;
     ptxjit_status status = PTXJIT_OK;
     for (int i = 0; i < plan->set_count && status == PTXJIT_OK; i++)
         status = time_set(plan, job, in, runs, copy, cublas, all_ok, plan->sets[i]);
-    for (size_t v = 0; !plan->set_count && v < PJ_ARRAY_SIZE(bases); v++)
+    const char *const *bases = pj_family_transpose.bench_sets;
+    for (size_t v = 0; !plan->set_count && bases[v]; v++)
         for (size_t g = 0; g < PJ_ARRAY_SIZE(groups) && status == PTXJIT_OK; g++) {
             char params[160];
             snprintf(params, sizeof params, "%s group=%d", bases[v], groups[g]);
@@ -276,7 +265,7 @@ static ptxjit_status bench_size(bench_plan *plan, ptxjit_context *context, size_
     return status;
 }
 
-int transpose_bench(ptxjit_context *context, size_t n, int runs, const char *const *sets,
+static int transpose_bench(ptxjit_context *context, size_t n, int runs, const char *const *sets,
                     int set_count)
 {
     char name[256] = "?";
@@ -302,3 +291,54 @@ int transpose_bench(ptxjit_context *context, size_t n, int runs, const char *con
         return cli_fail(status);
     return all_ok ? CLI_OK : CLI_FAIL;
 }
+
+/* ---- bench backends ---- */
+
+static ptxjit_status backends_op(cli_routes *job)
+{
+    const ptxjit_devptr *buffers = job->data; /* in, out, n */
+    return ptxjit_transpose(job->context, job->params, buffers[0], buffers[1],
+                            (size_t)buffers[2], (size_t)buffers[2], NULL);
+}
+
+/* Each variant the generator builds, f32 n x n with the template's default tiles. */
+static int transpose_backends(ptxjit_context *context, size_t n, int runs)
+{
+    const char *variants = pj_family_transpose.llvm_variants;
+    ptxjit_devptr buffers[3] = {0, 0, (ptxjit_devptr)n};
+    cli_routes job = {.context = context, .op = backends_op, .data = buffers, .warmup = 3};
+    size_t bytes = n * n * 4;
+    ptxjit_status status = ptxjit_alloc(&buffers[0], context, bytes);
+    if (status == PTXJIT_OK)
+        status = ptxjit_alloc(&buffers[1], context, bytes);
+    if (status == PTXJIT_OK)
+        status = PJ_CU(context->driver->cuMemsetD32Async(buffers[0], 7, n * n, NULL),
+                       "cuMemsetD32Async");
+    int code = status == PTXJIT_OK ? CLI_OK : cli_fail(status);
+    printf("transpose, %zu x %zu f32, %s, median of %d runs per route (A B B A), bytes read + "
+           "written / time:\n\n", n, n, ptxjit_arch(context), runs);
+    cli_routes_head("transpose parameters (others: defaults)");
+    for (const char *s = variants; *s && code == CLI_OK;) {
+        size_t length = strcspn(s, ",");
+        char params[128];
+        snprintf(params, sizeof params, "variant=%.*s dtype=f32", (int)length, s);
+        code = cli_routes_row(&job, params, 2.0 * (double)bytes, runs);
+        s += length + (s[length] == ',');
+    }
+    ptxjit_free(context, buffers[0]);
+    ptxjit_free(context, buffers[1]);
+    return code;
+}
+
+static int run_entry(ptxjit_context *context, const char *params, const size_t *sizes, int runs)
+{
+    return transpose_run(context, params, sizes[0], sizes[1], runs);
+}
+
+static const char *const sizes[] = {"h", "w", NULL};
+static const size_t size_defaults[] = {16384, 16384};
+
+const cli_family cli_family_transpose = {
+    "transpose", sizes, size_defaults, run_entry, transpose_bench, 0, 1,
+    transpose_backends, 16384,
+};

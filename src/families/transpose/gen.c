@@ -1,16 +1,18 @@
-/* gen_transpose.c — the transpose family as LLVM IR, as templates/transpose.cu builds it: the
+/* gen.c — the transpose family as LLVM IR, as templates/transpose.cu builds it: the
  * entry transpose_kernel(const E *in, E *out, u32 h, u32 w, tensor_map in_map, tensor_map
  * out_map) with __grid_constant__ maps, the same tiles (square or rows x block), raster order,
  * shared layouts (padded, swizzled boxes, 16-byte micro-tiles, diagonals, in place),
- * persistent stages and TMA traffic, so that
+ * persistent stages and TRANSPOSE_TMA traffic, so that
  * src/ops/transpose.c launches it unchanged. A transpose moves bits: E is the unsigned
  * integer of the element's size. Every tile-shape constant is a C int here. */
 #include <stdio.h>
 #include <string.h>
 
-#include "gen.h"
+#include "backend/llvm/gen.h"
 
-typedef enum { SMEM, TMA, TMA_SWIZZLE, TMA_BATCHED, VARIANT_COUNT } variant;
+#include "families/transpose/shape.h"
+
+typedef transpose_variant variant;
 typedef enum { XPOSE_SCALAR, XPOSE_DIAGONAL, XPOSE_VECTOR } transposition;
 
 typedef struct {
@@ -115,9 +117,9 @@ static void transpose_smem(transpose_gen *g)
     }
 }
 
-/* ---- shared layouts of the TMA variants ---- */
+/* ---- shared layouts of the TRANSPOSE_TMA variants ---- */
 
-/* The TMA writes a swizzled box by XOR-ing the 16-byte chunk bits (4..6) of each address with
+/* The TRANSPOSE_TMA writes a swizzled box by XOR-ing the 16-byte chunk bits (4..6) of each address with
  * its 128-byte row bits (7..9), masked to the mode's width. */
 static LLVMValueRef swizzle(transpose_gen *g, LLVMValueRef offset)
 {
@@ -237,7 +239,7 @@ static void transpose_micro_tiles(transpose_gen *g, LLVMValueRef src, LLVMValueR
     }
 }
 
-/* ---- TMA traffic ---- */
+/* ---- TRANSPOSE_TMA traffic ---- */
 
 /* One thread: the tile at (x0, y0) into shared memory, one box per swizzle span. */
 static void load_tile(transpose_gen *g, LLVMValueRef tile, LLVMValueRef x0, LLVMValueRef y0,
@@ -283,7 +285,7 @@ static void init_barriers(transpose_gen *g, LLVMValueRef first, int count)
     ir_barrier(ir);
 }
 
-/* Transposes a loaded tile into tile_t and makes the writes visible to the TMA. */
+/* Transposes a loaded tile into tile_t and makes the writes visible to the TRANSPOSE_TMA. */
 static void transpose_tile(transpose_gen *g, LLVMValueRef tile, LLVMValueRef tile_t)
 {
     if (g->xpose == XPOSE_VECTOR)
@@ -315,7 +317,7 @@ static LLVMValueRef aligned_tiles(transpose_gen *g)
     return ir_byte_offset(ir, base, pad);
 }
 
-/* Steps 2-4: one thread asks the TMA for the tile, everyone waits on the mbarrier and
+/* Steps 2-4: one thread asks the TRANSPOSE_TMA for the tile, everyone waits on the mbarrier and
  * transposes in shared memory, one thread stores the result. */
 static void transpose_tma(transpose_gen *g)
 {
@@ -409,16 +411,16 @@ static int element_bytes(const char *dtype)
 
 static void read_shape(transpose_gen *g, const pj_llvm_request *request)
 {
-    const int batched = g->variant == TMA_BATCHED;
+    const int batched = g->variant == TRANSPOSE_TMA_BATCHED;
     g->b = (int)gen_int(request, "block");
     g->h = batched && gen_int(request, "rows") ? (int)gen_int(request, "rows") : g->b;
-    g->per_thread = g->variant == SMEM || batched ? (int)gen_int(request, "batch") : 1;
-    g->threads = g->b * g->h / g->per_thread;
+    g->per_thread = g->variant == TRANSPOSE_SMEM || batched ? (int)gen_int(request, "batch") : 1;
+    g->threads = pj_transpose_threads(g->b, g->h, g->per_thread);
     g->group = (int)gen_int(request, "group");
     if (g->group < 1)
         g->group = 1;
     static const int masks[] = {0, 1, 3, 7}, spans[] = {0, 32, 64, 128};
-    int mode = g->variant == TMA_SWIZZLE || batched ? (int)gen_int(request, "swizzle") : 0;
+    int mode = g->variant == TRANSPOSE_TMA_SWIZZLE || batched ? (int)gen_int(request, "swizzle") : 0;
     mode = mode >= 0 && mode < 4 ? mode : 0;
     g->swizzle_mask = masks[mode];
     g->box_w = mode ? spans[mode] / g->bytes : g->b;
@@ -436,14 +438,11 @@ static void read_shape(transpose_gen *g, const pj_llvm_request *request)
 static int read_request(transpose_gen *g, const pj_llvm_request *request, char *error,
                         size_t size)
 {
-    static const char *const names[VARIANT_COUNT] = {"smem", "tma", "tma_swizzle",
-                                                     "tma_batched"};
-    g->variant = VARIANT_COUNT;
-    for (int v = 0; v < VARIANT_COUNT; v++)
-        if (gen_is(request, "variant", names[v]))
-            g->variant = (variant)v;
+    int index = pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_TRANSPOSE_VARIANTS),
+                                 gen_text(request, "variant"));
+    g->variant = index < 0 ? TRANSPOSE_VARIANT_COUNT : (variant)index;
     g->bytes = element_bytes(gen_text(request, "dtype"));
-    if (g->variant == VARIANT_COUNT || !g->bytes) {
+    if (g->variant == TRANSPOSE_VARIANT_COUNT || !g->bytes) {
         snprintf(error, size, "transpose variant=%s dtype=%s is not supported by the llvm "
                  "backend's generator", gen_text(request, "variant"), gen_text(request, "dtype"));
         return PJ_LLVM_UNSUPPORTED;
@@ -461,7 +460,7 @@ static int read_request(transpose_gen *g, const pj_llvm_request *request, char *
     return PJ_LLVM_OK;
 }
 
-int gen_transpose(ir_builder *ir, const pj_llvm_request *request, char *error,
+static int gen_transpose(ir_builder *ir, const pj_llvm_request *request, char *error,
                   size_t error_size)
 {
     transpose_gen g = {.ir = ir};
@@ -482,7 +481,7 @@ int gen_transpose(ir_builder *ir, const pj_llvm_request *request, char *error,
     g.in_map = ir_param(ir, 4);
     g.out_map = ir_param(ir, 5);
     g.tid = ir_sreg(ir, IR_TID_X);
-    if (g.variant == SMEM)
+    if (g.variant == TRANSPOSE_SMEM)
         transpose_smem(&g);
     else if (g.stages > 0)
         transpose_tma_persistent(&g);
@@ -491,3 +490,5 @@ int gen_transpose(ir_builder *ir, const pj_llvm_request *request, char *error,
     ir_kernel_end(ir);
     return PJ_LLVM_OK;
 }
+
+const gen_family gen_family_transpose = {"transpose", PJ_TRANSPOSE_LLVM_VERSION, PJ_TRANSPOSE_LLVM_VARIANTS, gen_transpose};

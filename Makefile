@@ -97,14 +97,16 @@ $(SHARED_LIB): $(LIB_OBJ)
 $(CLI): $(CLI_OBJ) $(STATIC_LIB)
 	$(call say,LD,$@)$(CC) $(SAN) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(LDLIBS_BASE)
 
-# --wrap: every allocation ptxjit makes can be made to fail (tests/test_out_of_memory.c).
-TEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+# --wrap: every allocation ptxjit makes can be made to fail (tests/test_out_of_memory.c),
+# and every cache write (tests/fileio_faults.c; the library's seam does nothing).
+SEAM_WRAP := -Wl,--wrap=pj_fileio_seam
+TEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc $(SEAM_WRAP)
 $(TEST_RUNNER): $(TEST_OBJ) $(STATIC_LIB) | $(TEST_SHIM)
 	$(call say,LD,$@)$(CC) $(SAN) $(TEST_WRAP) -o $@ $(TEST_OBJ) $(STATIC_LIB) $(CHECK_LIBS) \
 	    $(LDLIBS_BASE)
 
-$(STRESS): tests/stress/stress.c $(STATIC_LIB)
-	$(call say,LD,$@)$(CC) $(ALL_CFLAGS) -o $@ $< $(STATIC_LIB) $(LDLIBS_BASE)
+$(STRESS): tests/stress/stress.c tests/fileio_faults.c $(STATIC_LIB)
+	$(call say,LD,$@)$(CC) $(ALL_CFLAGS) -Itests $(SEAM_WRAP) -o $@ $^ $(LDLIBS_BASE)
 
 $(TEST_SHIM): tests/shim/nvrtc_shim.c | check-cuda
 	$(call say,LD,$@)$(CC) $(ALL_CFLAGS) -shared -o $@ $< -ldl -lpthread

@@ -91,8 +91,9 @@ $(BUILD)/gen/templates_embedded.c: $(BUILD)/embed_templates $(TEMPLATES)
 $(STATIC_LIB): $(LIB_OBJ)
 	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 
-$(SHARED_LIB): $(LIB_OBJ)
-	$(call say,LD,$@)$(CC) -shared $(SAN) -Wl,-soname,libptxjit.so.0 -o $@ $^ $(LDLIBS_BASE)
+$(SHARED_LIB): $(LIB_OBJ) src/libptxjit.map
+	$(call say,LD,$@)$(CC) -shared $(SAN) -Wl,-soname,libptxjit.so.0 \
+	    -Wl,--version-script=src/libptxjit.map -o $@ $(LIB_OBJ) $(LDLIBS_BASE)
 
 $(CLI): $(CLI_OBJ) $(STATIC_LIB)
 	$(call say,LD,$@)$(CC) $(SAN) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(LDLIBS_BASE)

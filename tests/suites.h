@@ -1,6 +1,7 @@
 /* suites.h — every Check suite of the test runner, one line each: X(function name). */
 #define PJ_TEST_SUITES(X)     \
     X(suite_strbuf)           \
+    X(suite_dynlib)           \
     X(suite_params)           \
     X(suite_pipeline)         \
     X(suite_cache_disk)       \

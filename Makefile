@@ -24,13 +24,14 @@ CHECK_LIBS := -Wl,-Bstatic -lcheck_pic -lsubunit -Wl,-Bdynamic -lrt
 FAMILIES := $(shell sed -n 's/^ *X(\([a-z0-9_]*\)).*/\1/p' src/families/list.h)
 FAMILY_DIRS := $(FAMILIES:%=src/families/%)
 
-LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/error.c src/hash.c \
+LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/error.c src/hash.c \
            src/kernel.c src/launch.c src/memory.c src/specialize.c src/strbuf.c \
            src/backend/compiler_id.c src/backend/llvm.c src/backend/nvjitlink.c \
            src/backend/nvrtc.c src/backend/route_llvm.c src/backend/route_nvrtc.c \
            src/backend/select.c \
            src/cache/counters.c src/cache/directory.c src/cache/disk.c src/cache/entry.c \
-           src/cache/evict.c src/cache/fileio.c src/cache/key.c src/cache/scan.c \
+           src/cache/evict.c src/cache/fileio.c src/cache/fileio_seam.c src/cache/key.c \
+           src/cache/scan.c \
            src/driver/driver.c \
            src/params/expr.c src/params/params.c src/params/schema.c \
            src/families/family.c $(FAMILY_DIRS:%=%/op.c)
@@ -45,7 +46,8 @@ CLI_SRC := src/cli/bench_backends.c src/cli/bench_compile.c src/cli/bench_jit.c 
            src/cli/main.c src/cli/run.c src/cli/timing.c $(FAMILY_DIRS:%=%/cli.c)
 TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
             tests/test_cache_evict.c tests/test_cache_trust.c tests/test_cli.c \
-            tests/test_faults.c tests/test_families.c tests/test_fuzz_replay.c tests/test_llvm.c \
+            tests/test_dynlib.c tests/test_faults.c tests/test_families.c tests/fileio_faults.c \
+            tests/test_fuzz_replay.c tests/test_llvm.c \
             tests/test_llvm_matmul.c tests/test_llvm_matmul_gpu.c tests/test_llvm_reduce.c \
             tests/test_llvm_reduce_gpu.c tests/test_llvm_transpose.c \
             tests/test_llvm_transpose_gpu.c tests/test_out_of_memory.c tests/test_params.c \
@@ -120,20 +122,23 @@ $(BUILD)/gen/templates_embedded.c: $(BUILD)/embed_templates $(TEMPLATES)
 $(STATIC_LIB): $(LIB_OBJ)
 	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 
-$(SHARED_LIB): $(LIB_OBJ)
-	$(call say,LD,$@)$(CC) -shared $(SAN) -Wl,-soname,libptxjit.so.0 -o $@ $^ $(LDLIBS_BASE)
+$(SHARED_LIB): $(LIB_OBJ) src/libptxjit.map
+	$(call say,LD,$@)$(CC) -shared $(SAN) -Wl,-soname,libptxjit.so.0 \
+	    -Wl,--version-script=src/libptxjit.map -o $@ $(LIB_OBJ) $(LDLIBS_BASE)
 
 $(CLI): $(CLI_OBJ) $(STATIC_LIB)
 	$(call say,LD,$@)$(CC) $(SAN) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(LDLIBS_BASE)
 
-# --wrap: every allocation ptxjit makes can be made to fail (tests/test_out_of_memory.c).
-TEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+# --wrap: every allocation ptxjit makes can be made to fail (tests/test_out_of_memory.c),
+# and every cache write (tests/fileio_faults.c; the library's seam does nothing).
+SEAM_WRAP := -Wl,--wrap=pj_fileio_seam
+TEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc $(SEAM_WRAP)
 $(TEST_RUNNER): $(TEST_OBJ) $(STATIC_LIB) | $(TEST_SHIM)
 	$(call say,LD,$@)$(CC) $(SAN) $(TEST_WRAP) -o $@ $(TEST_OBJ) $(STATIC_LIB) $(CHECK_LIBS) \
 	    $(LDLIBS_BASE)
 
-$(STRESS): tests/stress/stress.c $(STATIC_LIB)
-	$(call say,LD,$@)$(CC) $(ALL_CFLAGS) -o $@ $< $(STATIC_LIB) $(LDLIBS_BASE)
+$(STRESS): tests/stress/stress.c tests/fileio_faults.c $(STATIC_LIB)
+	$(call say,LD,$@)$(CC) $(ALL_CFLAGS) -Itests $(SEAM_WRAP) -o $@ $^ $(LDLIBS_BASE)
 
 $(TEST_SHIM): tests/shim/nvrtc_shim.c | check-cuda
 	$(call say,LD,$@)$(CC) $(ALL_CFLAGS) -shared -o $@ $< -ldl -lpthread

@@ -4,6 +4,7 @@
 
 #define PJ_TEST_SUITES(X)     \
     X(suite_strbuf)           \
+    X(suite_dynlib)           \
     X(suite_params)           \
     X(suite_pipeline)         \
     X(suite_cache_disk)       \

@@ -2,17 +2,16 @@
  * checked once, requests checked against the generators it has, and its PTX handed to
  * nvJitLink for the cubin. */
 #include <dlfcn.h>
-#include <libgen.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "backend/llvm.h"
 #include "backend/llvm_plugin.h"
 #include "backend/nvjitlink.h"
+#include "dynlib.h"
 #include "families/family.h"
 
 /* The LLVM version this build's plugin holds (llvm-config --version), or "" in a build made
@@ -24,9 +23,8 @@
 
 static struct {
     const pj_llvm_plugin *plugin;
-    char path[4096]; /* the file it was loaded from */
+    pj_dynlib lib; /* the file it was loaded from, or why none could be */
     ptxjit_status status;
-    char error[2048];
 } loaded;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -129,35 +127,6 @@ ptxjit_status pj_llvm_check_request(const pj_request *request)
     return PTXJIT_OK;
 }
 
-/* Directories to look in, after $PTXJIT_LLVM_LIBRARY: the one holding the code of libptxjit
- * (the CLI, a program linked with libptxjit.a, or libptxjit.so), its ../lib, and that of
- * the running program. */
-static int plugin_candidates(char paths[][4096], int max)
-{
-    int count = 0;
-    const char *override = getenv("PTXJIT_LLVM_LIBRARY");
-    if (override && *override)
-        snprintf(paths[count++], 4096, "%s", override);
-    char places[2][4096] = {"", ""};
-    Dl_info info;
-    if (dladdr((void *)pj_llvm_load, &info) && info.dli_fname && strchr(info.dli_fname, '/'))
-        snprintf(places[0], sizeof places[0], "%s", info.dli_fname);
-    ssize_t length = readlink("/proc/self/exe", places[1], sizeof places[1] - 1);
-    places[1][length > 0 ? length : 0] = '\0';
-    char dirs[2][4096];
-    for (int p = 0; p < 2; p++)
-        snprintf(dirs[p], sizeof dirs[p], "%s", places[p][0] ? dirname(places[p]) : "");
-    for (int p = 0; p < 2 && count + 2 <= max; p++) {
-        if (!dirs[p][0] || (p == 1 && strcmp(dirs[0], dirs[1]) == 0))
-            continue;
-        snprintf(paths[count++], 4096, "%.4000s/%s", dirs[p], PJ_LLVM_PLUGIN_FILE);
-        snprintf(paths[count++], 4096, "%.4000s/../lib/%s", dirs[p], PJ_LLVM_PLUGIN_FILE);
-    }
-    if (count < max)
-        snprintf(paths[count++], 4096, "%s", PJ_LLVM_PLUGIN_FILE);
-    return count;
-}
-
 static const char *check_plugin(const pj_llvm_plugin *plugin)
 {
     if (!plugin || plugin->abi != PJ_LLVM_PLUGIN_ABI)
@@ -171,36 +140,38 @@ static const char *check_plugin(const pj_llvm_plugin *plugin)
     return NULL;
 }
 
+/* A candidate that loads must also be this build's plugin. */
+static const char *accept_plugin(void *handle, void *user)
+{
+    pj_llvm_plugin_get_fn get = (pj_llvm_plugin_get_fn)dlsym(handle, PJ_LLVM_PLUGIN_SYMBOL);
+    *(pj_llvm_plugin_get_fn *)user = get;
+    return get ? check_plugin(get()) : "it lacks " PJ_LLVM_PLUGIN_SYMBOL;
+}
+
+/* $PTXJIT_LLVM_LIBRARY, then next to the code of libptxjit (the CLI, a program linked with
+ * libptxjit.a, or libptxjit.so) and its ../lib, next to the running program, and last by
+ * name through the loader's search path. */
 static void load_plugin(void)
 {
-    char paths[8][4096];
-    int count = plugin_candidates(paths, 8);
-    pj_strbuf tried;
-    pj_sb_init(&tried);
-    loaded.status = PTXJIT_ERR_NO_COMPILER;
-    for (int i = 0; i < count; i++) {
-        void *handle = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
-        if (!handle) {
-            pj_sb_appendf(&tried, "%s%s", tried.length ? ", " : "", paths[i]);
-            continue;
-        }
-        pj_llvm_plugin_get_fn get = (pj_llvm_plugin_get_fn)dlsym(handle, PJ_LLVM_PLUGIN_SYMBOL);
-        const char *wrong = get ? check_plugin(get()) : "it lacks " PJ_LLVM_PLUGIN_SYMBOL;
-        if (!wrong) {
-            loaded.plugin = get();
-            loaded.status = PTXJIT_OK;
-            snprintf(loaded.path, sizeof loaded.path, "%.4000s", paths[i]);
-            break;
-        }
-        pj_sb_appendf(&tried, "%s%s (refused: %s)", tried.length ? ", " : "", paths[i], wrong);
-        dlclose(handle);
+    static const char *const by_name[] = {PJ_LLVM_PLUGIN_FILE, NULL};
+    pj_llvm_plugin_get_fn get = NULL;
+    const pj_dynlib_spec spec = {
+        .what = "the LLVM backend's plugin " PJ_LLVM_PLUGIN_FILE,
+        .override = "PTXJIT_LLVM_LIBRARY",
+        .sonames = by_name,
+        .file = PJ_LLVM_PLUGIN_FILE,
+        .places = PJ_DYNLIB_NEXT_TO_SELF | PJ_DYNLIB_NEXT_TO_EXE,
+        .self = (const void *)pj_llvm_load,
+        .check = accept_plugin,
+        .check_user = &get,
+        .fix = "build it with make (it is installed next to libptxjit) or set "
+               "PTXJIT_LLVM_LIBRARY to its path"};
+    if (pj_dynlib_open(&loaded.lib, &spec) && get) {
+        loaded.plugin = get();
+        loaded.status = PTXJIT_OK;
+    } else {
+        loaded.status = PTXJIT_ERR_NO_COMPILER;
     }
-    if (loaded.status != PTXJIT_OK)
-        snprintf(loaded.error, sizeof loaded.error,
-                 "cannot load the LLVM backend's plugin %s (tried %s); build it with make "
-                 "(it is installed next to libptxjit) or set PTXJIT_LLVM_LIBRARY to its path",
-                 PJ_LLVM_PLUGIN_FILE, tried.data ? tried.data : "");
-    pj_sb_free(&tried);
 }
 
 ptxjit_status pj_llvm_load(void)
@@ -209,13 +180,13 @@ ptxjit_status pj_llvm_load(void)
         return not_built();
     pthread_once(&load_once, load_plugin);
     if (loaded.status != PTXJIT_OK)
-        return pj_error(loaded.status, "%s", loaded.error);
+        return pj_error(loaded.status, "%s", loaded.lib.error);
     return PTXJIT_OK;
 }
 
 const char *pj_llvm_plugin_path(void)
 {
-    return loaded.status == PTXJIT_OK && loaded.path[0] ? loaded.path : NULL;
+    return loaded.status == PTXJIT_OK && loaded.lib.path[0] ? loaded.lib.path : NULL;
 }
 
 static double now_ms(void)

@@ -187,8 +187,9 @@ static int apply_option(command_line *line, option_id id, const char *value)
 }
 
 /* Takes the option at argv[*i] (and its value: "--name=value" or the next word, which moves
- * *i past it). A next word that is itself an option is not taken as a value: `ptx reduce
- * --arch --no-gpu` is far more likely a forgotten value than an architecture so named. */
+ * *i past it). A next word that starts with "--" is not taken as a value: `ptx reduce --arch
+ * --no-gpu` is far more likely a forgotten value than an architecture so named (--arch=--x
+ * still says it on purpose); "-1" is taken, for --device to say what is wrong with it. */
 static int take_option(command_line *line, int argc, char **argv, int *i)
 {
     const char *word = argv[*i], *equals = strncmp(word, "--", 2) == 0 ? strchr(word, '=') : NULL;
@@ -204,7 +205,7 @@ static int take_option(command_line *line, int argc, char **argv, int *i)
                     options[k].name, word);
             return CLI_USAGE;
         }
-        if (!value && *i + 1 < argc && !is_option(argv[*i + 1]))
+        if (!value && *i + 1 < argc && strncmp(argv[*i + 1], "--", 2) != 0)
             value = argv[++*i];
         if (!value || !*value) {
             fprintf(stderr, "ptxjit: %s needs a value, e.g. %s %s\n", options[k].name,

@@ -149,7 +149,7 @@ typedef struct {
     const char *message;         /* why, as the error of a request that breaks it says */
 } ptxjit_constraint_info;
 
-/* The family's one-line description; "" when its template gives none. */
+/* The family's one-line description; NULL when its template gives none. */
 ptxjit_status ptxjit_family_doc(const char **out, ptxjit_context *context, const char *family);
 /* Parameters, in declared order: a default_if condition names only parameters before its
  * own. */

@@ -35,7 +35,7 @@ ptxjit_status ptxjit_family_doc(const char **out, ptxjit_context *context, const
     const pj_schema *schema;
     ptxjit_status status = find(&schema, out, context, family);
     if (status == PTXJIT_OK)
-        *out = schema->doc ? schema->doc : "";
+        *out = schema->doc;
     return status;
 }
 

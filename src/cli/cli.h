@@ -9,8 +9,9 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 
 typedef struct {
     ptxjit_options options;
-    int argc;         /* the command's own arguments, after global options */
+    int argc;         /* the command's own arguments, global options taken out */
     char **argv;
+    int json;         /* --json: list, info, inspect and cache stats print JSON instead */
 } cli_args;
 
 /* Prints "ptxjit: <last error>" and maps the status to an exit code. */

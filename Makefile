@@ -24,7 +24,8 @@ CHECK_LIBS := -Wl,-Bstatic -lcheck_pic -lsubunit -Wl,-Bdynamic -lrt
 FAMILIES := $(shell sed -n 's/^ *X(\([a-z0-9_]*\)).*/\1/p' src/families/list.h)
 FAMILY_DIRS := $(FAMILIES:%=src/families/%)
 
-LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/error.c src/hash.c \
+LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/error.c \
+           src/family_info.c src/hash.c \
            src/kernel.c src/launch.c src/memory.c src/specialize.c src/strbuf.c \
            src/backend/compiler_id.c src/backend/llvm.c src/backend/nvjitlink.c \
            src/backend/nvrtc.c src/backend/route_llvm.c src/backend/route_nvrtc.c \
@@ -43,6 +44,7 @@ PLUGIN_SRC := src/backend/llvm/ir_asm.c src/backend/llvm/ir_flow.c src/backend/l
               src/backend/llvm/ir_values.c src/backend/llvm/plugin.c $(FAMILY_DIRS:%=%/gen.c)
 CLI_SRC := src/cli/bench_backends.c src/cli/bench_compile.c src/cli/bench_jit.c \
            src/cli/commands.c src/cli/cubin_info.c src/cli/cublas_peer.c src/cli/families.c \
+           src/cli/json.c \
            src/cli/main.c src/cli/run.c src/cli/timing.c $(FAMILY_DIRS:%=%/cli.c)
 TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
             tests/test_cache_evict.c tests/test_cache_trust.c tests/test_cli.c \

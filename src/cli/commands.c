@@ -11,6 +11,11 @@
 int cli_fail(ptxjit_status status)
 {
     fprintf(stderr, "ptxjit: %s\n", ptxjit_last_error());
+    /* The message is a summary; a person at a terminal gets the whole log too. */
+    const char *log = status == PTXJIT_ERR_COMPILE ? ptxjit_last_compile_log() : "";
+    if (*log)
+        fprintf(stderr, "--- the whole compiler log ---\n%s%s", log,
+                log[strlen(log) - 1] == '\n' ? "" : "\n");
     switch (status) {
     case PTXJIT_ERR_PARAM:
     case PTXJIT_ERR_UNKNOWN_FAMILY:

@@ -25,10 +25,8 @@ static ptxjit_status config_from(matmul_config *out, const pj_request *request)
                             "it with ptxjit_launch instead",
                             schema->origin, needed[i]);
     const char *variant = pj_request_value_name(request, "variant", buf);
-    out->variant = (matmul_variant)-1;
-    for (int i = 0; i < (int)PJ_ARRAY_SIZE(variant_names); i++)
-        if (strcmp(variant, variant_names[i]) == 0)
-            out->variant = (matmul_variant)i;
+    out->variant =
+        (matmul_variant)pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_MATMUL_VARIANTS), variant);
     if ((int)out->variant < 0)
         return pj_error(PTXJIT_ERR_TEMPLATE, "matmul template %s has variant '%s', which the "
                         "matmul op does not know", schema->origin, variant);

@@ -5,12 +5,6 @@
 
 #include "families/reduce/op.h"
 
-static const char *const variant_names[] = {
-#define PJ_VARIANT_NAME(name, id) #name,
-    PJ_REDUCE_VARIANTS(PJ_VARIANT_NAME)
-#undef PJ_VARIANT_NAME
-};
-
 static ptxjit_status config_from(reduce_config *out, const pj_request *request)
 {
     const pj_schema *schema = request->schema;
@@ -22,10 +16,8 @@ static ptxjit_status config_from(reduce_config *out, const pj_request *request)
                         "reduce op needs; launch it with ptxjit_launch instead",
                         schema->origin);
     const char *variant = pj_request_value_name(request, "variant", buf);
-    out->variant = (reduce_variant)-1;
-    for (int i = 0; i < (int)PJ_ARRAY_SIZE(variant_names); i++)
-        if (strcmp(variant, variant_names[i]) == 0)
-            out->variant = (reduce_variant)i;
+    out->variant =
+        (reduce_variant)pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_REDUCE_VARIANTS), variant);
     out->dtype = (pj_dtype)pj_dtype_from_name(pj_request_value_name(request, "dtype", buf));
     if ((int)out->variant < 0 || (out->dtype != PJ_DTYPE_i32 && out->dtype != PJ_DTYPE_f32))
         return pj_error(PTXJIT_ERR_TEMPLATE, "reduce template %s has a variant or dtype the "

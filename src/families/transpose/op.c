@@ -5,12 +5,6 @@
 
 #include "families/transpose/op.h"
 
-static const char *const variant_names[] = {
-#define PJ_VARIANT_NAME(name, id) #name,
-    PJ_TRANSPOSE_VARIANTS(PJ_VARIANT_NAME)
-#undef PJ_VARIANT_NAME
-};
-
 static ptxjit_status config_from(transpose_config *out, const pj_request *request)
 {
     const pj_schema *schema = request->schema;
@@ -24,10 +18,9 @@ static ptxjit_status config_from(transpose_config *out, const pj_request *reques
                             "launch it with ptxjit_launch instead",
                             schema->origin, needed[i]);
     const char *variant = pj_request_value_name(request, "variant", buf);
-    out->variant = (transpose_variant)-1;
-    for (int i = 0; i < (int)PJ_ARRAY_SIZE(variant_names); i++)
-        if (strcmp(variant, variant_names[i]) == 0)
-            out->variant = (transpose_variant)i;
+    out->variant =
+        (transpose_variant)pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_TRANSPOSE_VARIANTS),
+                                            variant);
     if ((int)out->variant < 0)
         return pj_error(PTXJIT_ERR_TEMPLATE, "transpose template %s has variant '%s', which "
                         "the transpose op does not know", schema->origin, variant);

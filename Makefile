@@ -27,8 +27,8 @@ FAMILY_DIRS := $(FAMILIES:%=src/families/%)
 LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/error.c \
            src/family_info.c src/hash.c \
            src/kernel.c src/launch.c src/memory.c src/specialize.c src/strbuf.c \
-           src/backend/compiler_id.c src/backend/llvm.c src/backend/nvjitlink.c \
-           src/backend/nvrtc.c src/backend/route_llvm.c src/backend/route_nvrtc.c \
+           src/backend/compiler_id.c src/backend/nvjitlink.c src/backend/nvrtc.c \
+           src/backend/route_llvm.c src/backend/route_nvrtc.c \
            src/backend/select.c \
            src/cache/counters.c src/cache/directory.c src/cache/disk.c src/cache/entry.c \
            src/cache/evict.c src/cache/fileio.c src/cache/fileio_seam.c src/cache/key.c \
@@ -38,10 +38,10 @@ LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/e
            src/families/family.c $(FAMILY_DIRS:%=%/op.c)
 # The LLVM backend's plugin: the builder layer, the IR generators and LLVM (static), loaded by
 # libptxjit with dlopen.
-PLUGIN_SRC := src/backend/llvm/ir_asm.c src/backend/llvm/ir_flow.c src/backend/llvm/ir_memory.c \
-              src/backend/llvm/ir_module.c src/backend/llvm/ir_target.c \
-              src/backend/llvm/ir_tensor.c src/backend/llvm/ir_thread.c \
-              src/backend/llvm/ir_values.c src/backend/llvm/plugin.c $(FAMILY_DIRS:%=%/gen.c)
+PLUGIN_SRC := src/plugin/ir_asm.c src/plugin/ir_flow.c src/plugin/ir_memory.c \
+              src/plugin/ir_module.c src/plugin/ir_target.c \
+              src/plugin/ir_tensor.c src/plugin/ir_thread.c \
+              src/plugin/ir_values.c src/plugin/plugin.c $(FAMILY_DIRS:%=%/gen.c)
 CLI_SRC := src/cli/bench_backends.c src/cli/bench_compile.c src/cli/bench_jit.c \
            src/cli/commands.c src/cli/cubin_info.c src/cli/cublas_peer.c src/cli/families.c \
            src/cli/json.c \
@@ -89,7 +89,7 @@ LLVM_LIBS = $(shell $(LLVM_CONFIG) --ldflags) \
             $(shell $(LLVM_CONFIG) --link-static --libs $(LLVM_COMPONENTS))
 # zlib and zstd statically as well, and only the plugin's entry point exported.
 PLUGIN_LDFLAGS := -shared -static-libstdc++ -static-libgcc -Wl,--gc-sections \
-                  -Wl,--exclude-libs,ALL -Wl,--version-script=src/backend/llvm/plugin.map \
+                  -Wl,--exclude-libs,ALL -Wl,--version-script=src/plugin/plugin.map \
                   -Wl,-Bsymbolic -Wl,--strip-all
 PLUGIN_SYSLIBS := -Wl,-Bstatic -lzstd -lz -Wl,-Bdynamic -ldl -lpthread -lm
 
@@ -147,10 +147,10 @@ $(TEST_SHIM): tests/shim/nvrtc_shim.c | check-cuda
 
 $(TEST_OBJ): CFLAGS_BASE += -Itests -DPJ_SOURCE_DIR='"$(CURDIR)"'
 # The LLVM version this build's plugin holds: part of the llvm route's cache keys.
-$(OBJ_DIR)/src/backend/llvm.o: CFLAGS_BASE += -DPJ_LLVM_VERSION='"$(LLVM_VERSION)"'
+$(OBJ_DIR)/src/backend/route_llvm.o: CFLAGS_BASE += -DPJ_LLVM_VERSION='"$(LLVM_VERSION)"'
 $(PLUGIN_OBJ): CFLAGS_BASE += $(LLVM_CFLAGS) -fvisibility=hidden
 
-$(PLUGIN): $(PLUGIN_OBJ) src/backend/llvm/plugin.map
+$(PLUGIN): $(PLUGIN_OBJ) src/plugin/plugin.map
 	@test -n "$(LLVM_VERSION)" || { \
 	  echo "error: $(LLVM_CONFIG) not found (the llvm backend's plugin needs LLVM 19's static"; \
 	  echo "libraries). fix: run make deps (installs llvm-19-dev), or make LLVM_CONFIG=PATH"; \

@@ -16,7 +16,7 @@
  *      a toolkit's own folder is often not in the loader's cache.
  * Loading is not serialized here: callers load once per process with pthread_once.
  *
- * How src/backend/llvm.c maps onto it (its plugin_candidates and load_plugin go away):
+ * How src/backend/route_llvm.c maps onto it (its plugin_candidates and load_plugin go away):
  *
  *     static const char *accept_plugin(void *handle, void *user)
  *     {

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/llvm.h"
+#include "backend/route_llvm.h"
 #include "backend/select.h"
 #include "test_util.h"
 

@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend/llvm.h"
+#include "backend/route_llvm.h"
 #include "test_util.h"
 
 /* Runs the CLI (from $PTXJIT_CLI) with args and the given cache dir, after the environment

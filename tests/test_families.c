@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/llvm.h"
+#include "backend/route_llvm.h"
 #include "context.h"
 #include "families/family.h"
 #include "families/variants.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/llvm.h"
+#include "backend/route_llvm.h"
 #include "test_util.h"
 
 char *test_mkdtemp(void)

@@ -10,7 +10,7 @@
 
 /* Bumped whenever these structs or their meaning change. */
 #define PJ_LLVM_PLUGIN_ABI 3
-/* Bumped whenever the builder layer (src/backend/llvm/ir_*.c), the passes or the PTX target
+/* Bumped whenever the builder layer (src/plugin/ir_*.c), the passes or the PTX target
  * options change the code of every kernel; part of every llvm cache key. */
 #define PJ_LLVM_BUILDER_VERSION 2
 /* What the NVPTX target is asked for: a PTX ISA that every supported architecture accepts

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/llvm/gen.h"
+#include "plugin/gen.h"
 
 #include "families/matmul/shape.h"
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/llvm/gen.h"
+#include "plugin/gen.h"
 
 #include "families/reduce/shape.h"
 

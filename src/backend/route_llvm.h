@@ -1,4 +1,4 @@
-/* llvm.h — the LLVM route as libptxjit sees it: which requests it can take, the versions in
+/* route_llvm.h — the LLVM route as libptxjit sees it: which requests it can take, the versions in
  * their keys, and the compile (plugin: IR → optimized IR → PTX; then nvJitLink: PTX → cubin). */
 #ifndef PTXJIT_BACKEND_LLVM_H
 #define PTXJIT_BACKEND_LLVM_H

@@ -46,8 +46,16 @@ typedef enum {
 
 /* "PTXJIT_ERR_PARAM" and the like; never NULL. */
 const char *ptxjit_status_name(ptxjit_status status);
-/* The calling thread's last error message: what failed, why, and how to fix it. "" if none. */
+/* The calling thread's last error message: what failed, why, and how to fix it. "" if none.
+ * For a compile error (PTXJIT_ERR_COMPILE) it is a summary: the first error lines and the
+ * source around them; the whole log and source are below. */
 const char *ptxjit_last_error(void);
+/* The whole compiler log of the calling thread's last failed compile ("" if none): NVRTC's
+ * log, or for backend=llvm nvJitLink's. Valid until that thread's next failed compile. */
+const char *ptxjit_last_compile_log(void);
+/* What that compile was given ("" if none): the specialized CUDA source (backend=nvrtc) or the
+ * PTX from LLVM (backend=llvm). Valid until that thread's next failed compile. */
+const char *ptxjit_last_compile_source(void);
 
 typedef struct ptxjit_context ptxjit_context;
 typedef struct ptxjit_kernel ptxjit_kernel;
@@ -108,6 +116,66 @@ ptxjit_status ptxjit_family_describe(const char **out, ptxjit_context *context,
 ptxjit_status ptxjit_canonical_params(char **out, ptxjit_context *context, const char *family,
                                       const char *params);
 
+/* ---- Family schemas as data ----
+ * What ptxjit_family_describe writes as text, for programs that build requests, present
+ * choices or check them before asking for a kernel. family is a name as ptxjit_family_name
+ * gives it (else PTXJIT_ERR_UNKNOWN_FAMILY, naming the known ones); an index out of range or
+ * a NULL out is PTXJIT_ERR_INVALID_ARGUMENT. Every string and array handed out is owned by
+ * the context and stays valid until ptxjit_close(). Nothing here allocates or needs a GPU. */
+typedef enum {
+    PTXJIT_PARAM_INT = 0,   /* an integer in [min, max], a power of two when pow2 */
+    PTXJIT_PARAM_ENUM = 1,  /* one of values */
+    PTXJIT_PARAM_DTYPE = 2  /* one of values, each an element type (i32 u32 i64 f16 bf16 f32
+                               f64) */
+} ptxjit_param_kind;
+
+typedef struct {
+    const char *name;
+    ptxjit_param_kind kind;
+    const char *kind_name;       /* "int", "enum" or "dtype" */
+    int64_t min, max;            /* int: the inclusive range; else 0 */
+    int pow2;                    /* int: 1 when the value must be a power of two; else 0 */
+    int value_count;             /* enum, dtype: how many values are allowed; int: 0 */
+    const char *const *values;   /* enum, dtype: the allowed names, in declared order; int: NULL */
+    int64_t default_value;       /* int: the default; enum, dtype: its index in values */
+    const char *default_text;    /* the default as a request writes it: "512", "vectorized" */
+    int default_if_count;        /* conditional defaults (ptxjit_family_default_if), tried
+                                    in order before default_value */
+    const char *doc;             /* NULL when the template gives none */
+    const char *when;            /* the parameter applies only where this expression holds (a
+                                    request may not name it elsewhere); NULL: always */
+} ptxjit_param_info;
+
+typedef struct {
+    const char *condition;       /* over earlier parameters and sm: "variant == wgmma" */
+    int64_t value;               /* as ptxjit_param_info's default_value */
+    const char *value_text;      /* as its default_text: "bf16" */
+} ptxjit_default_if_info;
+
+typedef struct {
+    const char *expression;      /* must hold for every request: "batch <= 16" */
+    const char *message;         /* why, as the error of a request that breaks it says */
+} ptxjit_constraint_info;
+
+/* The family's one-line description; NULL when its template gives none. */
+ptxjit_status ptxjit_family_doc(const char **out, ptxjit_context *context, const char *family);
+/* Parameters, in declared order: a default_if condition names only parameters before its
+ * own. */
+ptxjit_status ptxjit_family_param_count(int *out, ptxjit_context *context, const char *family);
+ptxjit_status ptxjit_family_param(ptxjit_param_info *out, ptxjit_context *context,
+                                  const char *family, int index);
+/* Conditional default number index (0 <= index < default_if_count) of parameter param. */
+ptxjit_status ptxjit_family_default_if(ptxjit_default_if_info *out, ptxjit_context *context,
+                                       const char *family, int param, int index);
+ptxjit_status ptxjit_family_constraint_count(int *out, ptxjit_context *context,
+                                             const char *family);
+ptxjit_status ptxjit_family_constraint(ptxjit_constraint_info *out, ptxjit_context *context,
+                                       const char *family, int index);
+/* The kernel's entry points (extern "C" names), as ptxjit_launch takes them. */
+ptxjit_status ptxjit_family_entry_count(int *out, ptxjit_context *context, const char *family);
+ptxjit_status ptxjit_family_entry(const char **out, ptxjit_context *context, const char *family,
+                                  int index);
+
 /* ---- Kernels ---- */
 typedef enum {
     PTXJIT_ORIGIN_COMPILED = 0, /* compiled by this call */
@@ -126,9 +194,10 @@ const char *ptxjit_kernel_key(const ptxjit_kernel *kernel);    /* 32 hex digits 
 const char *ptxjit_kernel_ptx(const ptxjit_kernel *kernel);    /* NUL-terminated PTX text */
 const void *ptxjit_kernel_cubin(const ptxjit_kernel *kernel, size_t *size);
 const char *ptxjit_kernel_log(const ptxjit_kernel *kernel);    /* compiler log, may be "" */
-/* The specialized source (backend=llvm: the generated IR, built again on the first call);
- * NULL if served from the disk cache, or if the IR cannot be built again (out of memory;
- * ptxjit_last_error() says why, and a later call tries again). Valid as long as the kernel. */
+/* What the kernel's route compiles: the specialized CUDA source (backend=nvrtc), or the
+ * generated LLVM IR (backend=llvm); made on the first call, also for kernels from the disk
+ * cache. NULL when it cannot be made (out of memory, the llvm plugin missing):
+ * ptxjit_last_error() says why, and a later call tries again. Valid as long as the kernel. */
 const char *ptxjit_kernel_source(const ptxjit_kernel *kernel);
 int ptxjit_kernel_entry_count(const ptxjit_kernel *kernel);
 const char *ptxjit_kernel_entry_name(const ptxjit_kernel *kernel, int index);

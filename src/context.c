@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "context.h"
-#include "backend/llvm.h"
+#include "backend/route_llvm.h"
 #include "backend/nvrtc.h"
 
 extern const struct {

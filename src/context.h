@@ -1,6 +1,6 @@
 /* context.h — the state behind ptxjit_context and ptxjit_kernel, shared by context.c
- * (open/close, templates, GPU), kernel.c (the request pipeline and memory cache), memory.c
- * and the family ops. */
+ * (open/close, templates, GPU), kernel.c (the request pipeline and memory cache), launch.c,
+ * memory.c and the family ops. */
 #ifndef PTXJIT_CONTEXT_H
 #define PTXJIT_CONTEXT_H
 
@@ -15,6 +15,7 @@
 #define PJ_MAX_OPTIONS 8
 
 typedef struct pj_alias pj_alias;
+struct pj_route;
 
 struct ptxjit_kernel {
     ptxjit_context *context;
@@ -24,12 +25,12 @@ struct ptxjit_kernel {
     pj_hash128 key;
     char key_hex[33];
     char compiler_version[64]; /* the version in the key */
-    pj_backend backend;        /* the route that compiles it (request or context default) */
+    pj_backend backend;        /* the request's backend= word, or the context's default */
+    const struct pj_route *route; /* that backend's route (backend/route.h) */
     pj_stages stages;          /* where its compile's time went; zeros if not compiled here */
     pj_artifact artifact;
-    char *source;       /* specialized source, when compiled here; llvm: the generated IR,
-                           made on the first ptxjit_kernel_source (under context->lock) */
-    int ir_on_request;  /* llvm, compiled here: ptxjit_kernel_source may generate the IR */
+    char *source;       /* what the route compiles (specialized source, or LLVM IR), made on
+                           the first ptxjit_kernel_source; set under context->lock */
     int ready;          /* 0 while one thread compiles it; guarded by context->lock */
     int loaded;         /* module loaded on the GPU; read with acquire, set under lock */
     CUmodule module;

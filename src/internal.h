@@ -18,6 +18,9 @@ ptxjit_status pj_error(ptxjit_status status, const char *format, ...) PJ_PRINTF(
 /* Prepends "context: " to the current message (keeps the status). */
 ptxjit_status pj_error_wrap(ptxjit_status status, const char *format, ...) PJ_PRINTF(2, 3);
 void pj_error_clear(void);
+/* Keeps copies of a failed compile's whole log and input for the calling thread
+ * (ptxjit_last_compile_log / _source); the last-error string holds only a summary. */
+void pj_compile_failure(const char *log, const char *source);
 
 /* Where warnings go: a callback with its user pointer (NULL fn: stderr). */
 typedef struct {

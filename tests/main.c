@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend/route_llvm.h"
 #include "test_util.h"
 
 /* Asks a child process whether a GPU is usable: a CUDA context must not exist in the parent,
@@ -60,6 +61,9 @@ static int in_list(const char *list, const char *word)
 static int suite_selected(const char *function)
 {
     const char *name = function + strlen("suite_");
+    /* A build without LLVM has no llvm route to test: main() says so once. */
+    if (!pj_llvm_built() && strncmp(name, "llvm", 4) == 0)
+        return 0;
     const char *only = getenv("PTXJIT_TEST_SUITES"), *skip = getenv("PTXJIT_TEST_SUITES_EXCLUDE");
     return (!only || in_list(only, name)) && !(skip && in_list(skip, name));
 }
@@ -70,12 +74,19 @@ int main(void)
         test_warm_compilers();
     char reason[2048];
     int gpu = gpu_usable(reason, sizeof reason); /* before the runner: the child owns nothing */
+    if (!pj_llvm_built())
+        printf("llvm suites not run (this build has no LLVM: install llvm-19-dev with make deps "
+               "and rebuild)\n");
     SRunner *runner = srunner_create(NULL);
 #define PJ_SUITE_ADD(name)                                                                 \
     if (suite_selected(#name))                                                             \
         srunner_add_suite(runner, name());
+#define PJ_FAMILY_SUITE_ADD(name) PJ_SUITE_ADD(suite_##name)
+#define PJ_FAMILY_GPU_SUITE_ADD(name) PJ_SUITE_ADD(suite_##name##_gpu)
     PJ_TEST_SUITES(PJ_SUITE_ADD)
+    PJ_FAMILY_LIST(PJ_FAMILY_SUITE_ADD)
     if (gpu) {
+        PJ_FAMILY_LIST(PJ_FAMILY_GPU_SUITE_ADD)
         PJ_GPU_TEST_SUITES(PJ_SUITE_ADD)
     } else {
         printf("GPU suites not run (no usable GPU: %s)\n", reason);

@@ -1,6 +1,10 @@
-/* suites.h — every Check suite of the test runner, one line each: X(function name). */
+/* suites.h — every Check suite of the test runner, one line each: X(function name); and each
+ * family's two (src/families/NAME/test.c and test_gpu.c), from src/families/list.h. */
+#include "families/list.h"
+
 #define PJ_TEST_SUITES(X)     \
     X(suite_strbuf)           \
+    X(suite_dynlib)           \
     X(suite_params)           \
     X(suite_pipeline)         \
     X(suite_cache_disk)       \
@@ -9,8 +13,7 @@
     X(suite_faults)           \
     X(suite_out_of_memory)    \
     X(suite_cli)              \
-    X(suite_transpose)        \
-    X(suite_matmul)           \
+    X(suite_families)         \
     X(suite_backend_select)   \
     X(suite_llvm)             \
     X(suite_llvm_reduce)      \
@@ -21,5 +24,5 @@
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \
-    X(suite_reduce_gpu) X(suite_transpose_gpu) X(suite_matmul_gpu) X(suite_llvm_reduce_gpu) \
-        X(suite_llvm_transpose_gpu) X(suite_llvm_matmul_gpu)
+    X(suite_llvm_reduce_gpu) X(suite_llvm_transpose_gpu) X(suite_llvm_matmul_gpu)
+

@@ -1,7 +1,9 @@
 /* test_backend_select.c — the backend= word of a request: taken out before the schema sees
  * the parameters, checked, and put back into the canonical form in its sorted place. */
+#include <stdio.h>
 #include <string.h>
 
+#include "backend/route_llvm.h"
 #include "backend/select.h"
 #include "test_util.h"
 
@@ -84,6 +86,30 @@ START_TEST(public_canonical_params_take_the_backend_word)
 }
 END_TEST
 
+/* A build without LLVM refuses backend=llvm before compiling anything, with the fix. */
+START_TEST(llvm_request_in_a_build_without_llvm_names_the_fix)
+{
+    if (pj_llvm_built()) {
+        printf("llvm_request_in_a_build_without_llvm_names_the_fix: this build has LLVM "
+               "(make test-no-llvm runs it)\n");
+        return;
+    }
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.disk_cache = 0;
+    options.use_gpu = 0;
+    ptxjit_context *context;
+    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
+    ptxjit_kernel *kernel;
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "reduce", "backend=llvm", NULL),
+                     PTXJIT_ERR_NO_COMPILER);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "install llvm-19-dev"));
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "reduce", "backend=nvrtc", NULL),
+                     PTXJIT_OK);
+    ptxjit_close(context);
+}
+END_TEST
+
 Suite *suite_backend_select(void)
 {
     Suite *s = suite_create("backend_select");
@@ -92,6 +118,7 @@ Suite *suite_backend_select(void)
     tcase_add_test(tc, backend_word_twice_or_unknown_is_a_parameter_error);
     tcase_add_test(tc, canonical_form_names_llvm_in_sorted_place_and_leaves_nvrtc_unchanged);
     tcase_add_test(tc, public_canonical_params_take_the_backend_word);
+    tcase_add_test(tc, llvm_request_in_a_build_without_llvm_names_the_fix);
     suite_add_tcase(s, tc);
     return s;
 }

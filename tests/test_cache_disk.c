@@ -13,7 +13,7 @@
 
 #include "cache/counters.h"
 #include "cache/disk.h"
-#include "cache/fileio.h"
+#include "fileio_faults.h"
 #include "test_util.h"
 
 #define KEY "0123456789abcdef0123456789abcdef"

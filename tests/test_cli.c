@@ -1,22 +1,27 @@
 /* test_cli.c — the ptxjit command line as users call it: output, exit status, cache hits. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend/route_llvm.h"
 #include "test_util.h"
 
 /* Runs the CLI (from $PTXJIT_CLI) with args and the given cache dir, after the environment
- * assignments in env ("" for none); captures stdout and stderr together; returns the exit
- * status. */
-static int run_cli_env(char **output, const char *cache_dir, const char *env, const char *args)
+ * assignments in env ("" for none); captures stdout, and stderr with it unless err_path
+ * names a file for it; returns the exit status. */
+static int run_cli_to(char **output, const char *cache_dir, const char *env, const char *args,
+                      const char *err_path)
 {
     const char *cli = getenv("PTXJIT_CLI");
     ck_assert_msg(cli != NULL, "PTXJIT_CLI is not set (make test sets it)");
-    char command[16384];
-    snprintf(command, sizeof command, "%s PTXJIT_CACHE_DIR='%s' '%s' %s 2>&1", env, cache_dir,
-             cli, args);
+    char command[16384], redirect[4200] = "2>&1";
+    if (err_path)
+        snprintf(redirect, sizeof redirect, "2>'%s'", err_path);
+    snprintf(command, sizeof command, "%s PTXJIT_CACHE_DIR='%s' '%s' %s %s", env, cache_dir,
+             cli, args, redirect);
     FILE *pipe = popen(command, "r");
     ck_assert_ptr_nonnull(pipe);
     pj_strbuf sb;
@@ -30,9 +35,145 @@ static int run_cli_env(char **output, const char *cache_dir, const char *env, co
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+static int run_cli_env(char **output, const char *cache_dir, const char *env, const char *args)
+{
+    return run_cli_to(output, cache_dir, env, args, NULL);
+}
+
 static int run_cli(char **output, const char *cache_dir, const char *args)
 {
     return run_cli_env(output, cache_dir, "", args);
+}
+
+/* Like run_cli, with stdout and stderr kept apart: *out is exactly what went to stdout. */
+static int run_cli_split(char **out, char **err, const char *cache_dir, const char *args)
+{
+    char *err_dir = test_mkdtemp(), err_path[4200];
+    snprintf(err_path, sizeof err_path, "%s/stderr", err_dir);
+    int status = run_cli_to(out, cache_dir, "", args, err_path);
+    ck_assert_int_eq(pj_read_file(err, NULL, err_path), PTXJIT_OK);
+    test_rmtree(err_dir);
+    free(err_dir);
+    return status;
+}
+
+/* ---- A strict JSON checker (RFC 8259), so that the --json tests need nothing outside C.
+ * Each returns the position after what it read, or NULL where the text is not JSON. */
+static const char *json_value(const char *s, int depth);
+
+static const char *json_space(const char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    return s;
+}
+
+static const char *json_string(const char *s)
+{
+    if (*s++ != '"')
+        return NULL;
+    while (*s != '"') {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20) /* raw control characters (and the end of the text) are not allowed */
+            return NULL;
+        if (c == '\\') {
+            s++;
+            if (*s == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (!isxdigit((unsigned char)s[i]))
+                        return NULL;
+                s += 5;
+            } else if (*s && strchr("\"\\/bfnrt", *s)) {
+                s++;
+            } else {
+                return NULL;
+            }
+        } else if (c >= 0x80) { /* UTF-8: a lead byte and its continuation bytes */
+            int n = c >= 0xF5 ? 0 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+            if (!n)
+                return NULL;
+            for (int i = 1; i < n; i++)
+                if (((unsigned char)s[i] & 0xC0) != 0x80)
+                    return NULL;
+            s += n;
+        } else {
+            s++;
+        }
+    }
+    return s + 1;
+}
+
+static const char *json_digits(const char *s)
+{
+    if (!isdigit((unsigned char)*s))
+        return NULL;
+    while (isdigit((unsigned char)*s))
+        s++;
+    return s;
+}
+
+static const char *json_number(const char *s)
+{
+    if (*s == '-')
+        s++;
+    s = *s == '0' ? s + 1 : json_digits(s);
+    if (s && *s == '.')
+        s = json_digits(s + 1);
+    if (s && (*s == 'e' || *s == 'E')) {
+        s++;
+        if (*s == '+' || *s == '-')
+            s++;
+        s = json_digits(s);
+    }
+    return s;
+}
+
+/* The members of an object (close '}') or the elements of an array (']'), after the bracket. */
+static const char *json_items(const char *s, char close, int depth)
+{
+    s = json_space(s);
+    if (*s == close)
+        return s + 1;
+    for (;;) {
+        if (close == '}') {
+            if (!(s = json_string(s)))
+                return NULL;
+            s = json_space(s);
+            if (*s++ != ':')
+                return NULL;
+        }
+        if (!(s = json_value(s, depth + 1)))
+            return NULL;
+        s = json_space(s);
+        if (*s == close)
+            return s + 1;
+        if (*s++ != ',')
+            return NULL;
+        s = json_space(s);
+    }
+}
+
+static const char *json_value(const char *s, int depth)
+{
+    s = json_space(s);
+    if (depth > 64)
+        return NULL;
+    if (*s == '{' || *s == '[')
+        return json_items(s + 1, *s == '{' ? '}' : ']', depth);
+    if (*s == '"')
+        return json_string(s);
+    if (strncmp(s, "true", 4) == 0 || strncmp(s, "null", 4) == 0)
+        return s + 4;
+    if (strncmp(s, "false", 5) == 0)
+        return s + 5;
+    return json_number(s);
+}
+
+/* What --json promises: one JSON value, one newline after it, nothing else. */
+static int is_json_document(const char *text)
+{
+    const char *end = json_value(text, 0);
+    return end && end[0] == '\n' && end[1] == '\0';
 }
 
 START_TEST(cli_ptx_prints_entry_and_vector_loads)
@@ -179,6 +320,8 @@ END_TEST
 
 START_TEST(cli_ir_and_backend_flag_show_the_llvm_route)
 {
+    if (!test_llvm_or_skip("cli_ir_and_backend_flag_show_the_llvm_route"))
+        return;
     char *dir = test_mkdtemp(), *out;
     ck_assert_int_eq(run_cli(&out, dir, "--no-gpu ir reduce variant=vectorized dtype=f32"), 0);
     ck_assert_ptr_nonnull(strstr(out, "define ptx_kernel void @reduce_kernel("));
@@ -239,9 +382,11 @@ START_TEST(cli_no_gpu_compiles_leave_the_cuda_driver_unstarted)
     ck_assert_int_eq(run_cli_env(&out, dir, env, "--no-gpu --no-disk-cache ptx reduce "
                                                  "variant=one_pass"), 0);
     free(out);
-    ck_assert_int_eq(run_cli_env(&out, dir, env, "--no-gpu --no-disk-cache ptx reduce "
-                                                 "variant=one_pass backend=llvm"), 0);
-    free(out);
+    if (pj_llvm_built()) { /* the llvm route (plugin, nvJitLink) must not start it either */
+        ck_assert_int_eq(run_cli_env(&out, dir, env, "--no-gpu --no-disk-cache ptx reduce "
+                                                     "variant=one_pass backend=llvm"), 0);
+        free(out);
+    }
     char *text = NULL;
     if (pj_read_file(&text, NULL, log) != PTXJIT_OK)
         text = NULL; /* no log: nothing loaded the stand-in at all */
@@ -255,6 +400,312 @@ START_TEST(cli_no_gpu_compiles_leave_the_cuda_driver_unstarted)
     free(text);
     test_rmtree(dir);
     free(dir);
+}
+END_TEST
+
+/* stdout is the artefact alone: a cold compile and the disk hit after it print the same
+ * bytes; which of the two it was is said on stderr only. */
+START_TEST(cli_ptx_stdout_is_the_same_bytes_cold_and_warm)
+{
+    char *dir = test_mkdtemp(), *cold, *cold_err, *warm, *warm_err;
+    ck_assert_int_eq(run_cli_split(&cold, &cold_err, dir, "ptx reduce"), 0);
+    ck_assert_int_eq(run_cli_split(&warm, &warm_err, dir, "ptx reduce"), 0);
+    ck_assert_ptr_nonnull(strstr(cold, ".entry reduce_kernel("));
+    ck_assert_msg(strlen(cold) == strlen(warm) && memcmp(cold, warm, strlen(cold)) == 0,
+                  "ptx reduce printed %zu bytes cold and %zu different ones warm", strlen(cold),
+                  strlen(warm));
+    ck_assert_ptr_nonnull(strstr(cold_err, ": compiled in "));
+    ck_assert_ptr_nonnull(strstr(warm_err, ": disk cache hit in "));
+    ck_assert_ptr_null(strstr(cold, "// ptxjit:"));
+    free(cold), free(cold_err), free(warm), free(warm_err);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Global options work before, between and after the command's words, also as --name=value;
+ * '--' ends them; a quoted parameter set stays one argument. */
+START_TEST(cli_global_options_anywhere_on_the_line)
+{
+    if (!test_llvm_or_skip("cli_global_options_anywhere_on_the_line"))
+        return;
+    static const char *const lines[] = {
+        "--no-gpu --backend llvm ptx reduce variant=two_pass",
+        "ptx --backend llvm reduce variant=two_pass --no-gpu",
+        "ptx reduce variant=two_pass --no-gpu --backend llvm",
+        "ptx reduce --backend=llvm --no-gpu variant=two_pass",
+    };
+    char *dir = test_mkdtemp(), *out, *err, *first = NULL;
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+        ck_assert_msg(run_cli_split(&out, &err, dir, lines[i]) == 0, "%s: %s", lines[i], err);
+        ck_assert_ptr_nonnull(strstr(err, "reduce backend=llvm dtype=i32 tpb=512 "
+                                          "variant=two_pass"));
+        ck_assert_ptr_nonnull(strstr(out, "Generated by LLVM NVPTX"));
+        if (first)
+            ck_assert_str_eq(out, first);
+        free(err);
+        if (first)
+            free(out);
+        else
+            first = out;
+    }
+    free(first);
+    ck_assert_int_eq(run_cli(&out, dir, "info reduce --help"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "usage: ptxjit"));
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "list --version"), 0);
+    ck_assert_str_eq(out, "ptxjit " PTXJIT_VERSION "\n");
+    free(out);
+    /* After '--' a word is an argument even if it looks like an option: here a bad parameter. */
+    ck_assert_int_eq(run_cli(&out, dir, "--no-gpu ptx reduce -- --weird"), 2);
+    ck_assert_ptr_nonnull(strstr(out, "'--weird' is not key=value"));
+    ck_assert_ptr_null(strstr(out, "unknown option"));
+    free(out);
+    /* The quoted set reaches bench whole (and bench then needs a GPU: exit 1, not a usage
+     * error). */
+    ck_assert_int_eq(run_cli(&out, dir, "bench transpose \"variant=smem tile=32\" --no-gpu"), 1);
+    ck_assert_ptr_nonnull(strstr(out, "needs a GPU"));
+    free(out);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(cli_unknown_and_incomplete_options_are_usage_errors)
+{
+    static const struct {
+        const char *args, *message;
+    } cases[] = {
+        {"ptx reduce --bogus", "unknown option '--bogus'"},
+        {"--bogus=1 list", "unknown option '--bogus'"},
+        {"list -x", "unknown option '-x'"},
+        {"ptx reduce --arch", "--arch needs a value, e.g. --arch sm_90a"},
+        {"ptx reduce --arch --no-gpu", "--arch needs a value"},
+        {"list --cache-dir=", "--cache-dir needs a value"},
+        {"list --device x", "--device takes a CUDA device ordinal (0, 1, ...), not 'x'"},
+        {"list --device -1", "--device takes a CUDA device ordinal"},
+        {"list --no-gpu=yes", "--no-gpu takes no value"},
+    };
+    char *dir = test_mkdtemp(), *out, *err;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ck_assert_msg(run_cli_split(&out, &err, dir, cases[i].args) == 2, "%s", cases[i].args);
+        ck_assert_msg(strstr(err, cases[i].message), "%s: stderr '%s' lacks '%s'",
+                      cases[i].args, err, cases[i].message);
+        ck_assert_str_eq(out, "");
+        free(out), free(err);
+    }
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* The checker above must itself refuse what is not JSON, or the tests below prove nothing. */
+START_TEST(cli_json_checker_refuses_what_is_not_json)
+{
+    ck_assert(is_json_document("{\"a\": [1, -2.5e3, true, null, \"\\u00e9\\n\"], \"b\": {}}\n"));
+    ck_assert(is_json_document("[]\n"));
+    static const char *const bad[] = {
+        "{\"a\": 1}",          "{\"a\": 1,}\n",   "[1 2]\n",        "{\"a\" 1}\n",
+        "[\"\x01\"]\n",        "[\"\\x\"]\n",     "[\"a]\n",        "[01]\n",
+        "[1.]\n",              "[tru]\n",         "{a: 1}\n",       "[\"\xff\"]\n",
+        "{\"a\": 1}\n{}\n",    "[\"\\u12\"]\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(!is_json_document(bad[i]), "accepted '%s'", bad[i]);
+}
+END_TEST
+
+START_TEST(cli_json_list_and_cache_stats)
+{
+    char *dir = test_mkdtemp(), *out, *err;
+    ck_assert_int_eq(run_cli_split(&out, &err, dir, "--json list"), 0);
+    ck_assert_msg(is_json_document(out), "not JSON: %s", out);
+    ck_assert_ptr_nonnull(strstr(out, "\"name\": \"reduce\",\n    \"origin\": \"built-in:reduce.cu\""));
+    free(out), free(err);
+    ck_assert_int_eq(run_cli(&out, dir, "--no-gpu ptx reduce variant=one_pass"), 0);
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "--no-gpu ptx reduce variant=one_pass"), 0);
+    free(out);
+    ck_assert_int_eq(run_cli_split(&out, &err, dir, "cache stats --json"), 0);
+    ck_assert_msg(is_json_document(out), "not JSON: %s", out);
+    static const char *const counters[] = {"\"path\": \"", "\"entries\": 1,", "\"bytes\": ",
+                                           "\"max_bytes\": 1073741824,", "\"hits\": 1,",
+                                           "\"misses\": 1,", "\"stores\": 1,", "\"corrupt\": 0,",
+                                           "\"evicted\": 0\n"};
+    for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
+        ck_assert_msg(strstr(out, counters[i]), "no %s in %s", counters[i], out);
+    free(out), free(err);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(cli_json_info_is_the_schema_as_data)
+{
+    char *dir = test_mkdtemp(), *out, *err;
+    ck_assert_int_eq(run_cli_split(&out, &err, dir, "--json info reduce"), 0);
+    ck_assert_msg(is_json_document(out), "not JSON: %s", out);
+    static const char *const facts[] = {
+        "\"family\": \"reduce\"",
+        "\"origin\": \"built-in:reduce.cu\"",
+        "\"values\": [\"two_pass\", \"warp_shuffle\", \"one_pass\", \"batched\", \"vectorized\"]",
+        "\"name\": \"tpb\",\n      \"kind\": \"int\",\n      \"min\": 32,\n      \"max\": 1024,\n"
+        "      \"pow2\": true,\n      \"default\": \"512\",\n      \"default_if\": [],\n"
+        "      \"doc\": \"threads per block\",\n      \"when\": null",
+        "\"when\": \"variant == batched || variant == vectorized\"",
+        "\"expression\": \"variant != vectorized || batch <= 16\"",
+        "\"entries\": [\"reduce_kernel\"]",
+    };
+    for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++)
+        ck_assert_msg(strstr(out, facts[i]), "no %s in %s", facts[i], out);
+    free(out), free(err);
+    /* Conditional defaults, in the order they are tried. */
+    ck_assert_int_eq(run_cli_split(&out, &err, dir, "info matmul --json"), 0);
+    ck_assert_msg(is_json_document(out), "not JSON: %s", out);
+    ck_assert_ptr_nonnull(strstr(out, "\"when\": \"variant == wgmma && dtype == bf16\",\n"
+                                      "          \"value\": \"bf16\"\n        },\n        {\n"
+                                      "          \"when\": \"variant == wgmma && dtype == f16\""));
+    free(out), free(err);
+    /* An unknown family writes nothing to stdout. */
+    ck_assert_int_eq(run_cli_split(&out, &err, dir, "--json info nosuchfamily"), 2);
+    ck_assert_str_eq(out, "");
+    ck_assert_ptr_nonnull(strstr(err, "unknown kernel family 'nosuchfamily'"));
+    free(out), free(err);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Template text reaches the JSON escaped: quotes, backslashes, a tab, and a byte that is not
+ * UTF-8 (U+FFFD), next to UTF-8 that passes as it is. */
+START_TEST(cli_json_escapes_what_templates_say)
+{
+    char *dir = test_mkdtemp(), *out, *err, path[4200], args[4400];
+    snprintf(path, sizeof path, "%s/escape.cu", dir);
+    FILE *file = fopen(path, "w");
+    ck_assert_ptr_nonnull(file);
+    fputs("//@ptxjit family escape\n"
+          "//@ptxjit doc a \"quote\", a back\\slash, a\ttab, a bad \xff byte, caf\xc3\xa9\n"
+          "//@ptxjit entry escape_kernel\n"
+          "//@ptxjit param mode enum(a,b) default=a doc=\"say \\\"hi\\\"\"\n"
+          "extern \"C\" __global__ void escape_kernel() {}\n",
+          file);
+    ck_assert_int_eq(fclose(file), 0);
+    snprintf(args, sizeof args, "--templates '%s' --json info escape", dir);
+    ck_assert_msg(run_cli_split(&out, &err, dir, args) == 0, "%s", err);
+    ck_assert_msg(is_json_document(out), "not JSON: %s", out);
+    ck_assert_ptr_nonnull(strstr(out, "\"doc\": \"a \\\"quote\\\", a back\\\\slash, a\\u0009tab, "
+                                      "a bad \\ufffd byte, caf\xc3\xa9\""));
+    ck_assert_ptr_nonnull(strstr(out, "\"doc\": \"say \\\"hi\\\"\""));
+    free(out), free(err);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(cli_json_inspect_says_where_the_kernel_came_from)
+{
+    char *dir = test_mkdtemp(), *out, *err;
+    static const char *const origins[] = {"\"origin\": \"compiled\"", "\"origin\": \"disk\""};
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(run_cli_split(&out, &err, dir, "inspect reduce --no-gpu --json"), 0);
+        ck_assert_msg(is_json_document(out), "not JSON: %s", out);
+        ck_assert_msg(strstr(out, origins[i]), "run %d: no %s in %s", i, origins[i], out);
+        static const char *const facts[] = {
+            "\"family\": \"reduce\"",
+            "\"params\": \"batch=4 dtype=i32 tpb=512 variant=vectorized\"",
+            "\"arch\": \"sm_90a\"", "\"key\": \"", "\"ptx_bytes\": ", "\"cubin_bytes\": ",
+            "\"cache_dir\": \"", "\"name\": \"reduce_kernel\"", "\"resources\": null",
+            "\"resources_error\": \"the GPU was turned off", "\"log\": \""};
+        for (size_t f = 0; f < sizeof facts / sizeof facts[0]; f++)
+            ck_assert_msg(strstr(out, facts[f]), "no %s in %s", facts[f], out);
+        free(out), free(err);
+    }
+    ck_assert_int_eq(run_cli_split(&out, &err, dir, "--json --no-disk-cache --no-gpu inspect "
+                                                    "reduce variant=one_pass"), 0);
+    ck_assert_msg(is_json_document(out), "not JSON: %s", out);
+    ck_assert_ptr_nonnull(strstr(out, "\"cache_dir\": null"));
+    ck_assert_ptr_nonnull(strstr(out, "\"origin\": \"compiled\""));
+    free(out), free(err);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(cli_json_is_refused_where_there_is_none)
+{
+    static const char *const lines[] = {"--json ptx reduce", "source reduce --json",
+                                        "--json cache path", "cache clear --json",
+                                        "--json run reduce"};
+    char *dir = test_mkdtemp(), *out, *err;
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+        ck_assert_msg(run_cli_split(&out, &err, dir, lines[i]) == 2, "%s", lines[i]);
+        ck_assert_msg(strstr(err, "--json works with list, info, inspect and cache stats"),
+                      "%s: %s", lines[i], err);
+        ck_assert_str_eq(out, "");
+        free(out), free(err);
+    }
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* The library API that `info --json` is built on, as an embedding program calls it. */
+START_TEST(cli_family_schema_api_hands_out_the_template_as_data)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.disk_cache = 0;
+    ptxjit_context *context;
+    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
+    int count = -1;
+    ck_assert_int_eq(ptxjit_family_param_count(&count, context, "matmul"), PTXJIT_OK);
+    ck_assert_int_gt(count, 2);
+    ptxjit_param_info param;
+    ck_assert_int_eq(ptxjit_family_param(&param, context, "matmul", 2), PTXJIT_OK);
+    ck_assert_str_eq(param.name, "out");
+    ck_assert_int_eq(param.kind, PTXJIT_PARAM_DTYPE);
+    ck_assert_str_eq(param.kind_name, "dtype");
+    ck_assert_int_eq(param.value_count, 3);
+    ck_assert_str_eq(param.values[param.default_value], "f32");
+    ck_assert_str_eq(param.default_text, "f32");
+    ck_assert_int_eq(param.default_if_count, 2);
+    ptxjit_default_if_info when;
+    ck_assert_int_eq(ptxjit_family_default_if(&when, context, "matmul", 2, 1), PTXJIT_OK);
+    ck_assert_str_eq(when.condition, "variant == wgmma && dtype == f16");
+    ck_assert_str_eq(when.value_text, "f16");
+    ck_assert_str_eq(param.values[when.value], "f16");
+    ck_assert_int_eq(ptxjit_family_default_if(&when, context, "matmul", 2, 2),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "default_if index 2 is out of range"));
+    ck_assert_int_eq(ptxjit_family_param(&param, context, "reduce", 1), PTXJIT_OK);
+    ck_assert_str_eq(param.name, "tpb");
+    ck_assert_int_eq(param.kind, PTXJIT_PARAM_INT);
+    ck_assert(param.min == 32 && param.max == 1024 && param.pow2 && param.default_value == 512);
+    ck_assert_str_eq(param.default_text, "512");
+    ck_assert_ptr_null(param.values);
+    ck_assert_ptr_null(param.when);
+    ck_assert_int_eq(ptxjit_family_param(&param, context, "reduce", count + 10),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "ptxjit_family_param_count"));
+    ptxjit_constraint_info constraint;
+    ck_assert_int_eq(ptxjit_family_constraint_count(&count, context, "reduce"), PTXJIT_OK);
+    ck_assert_int_eq(count, 1);
+    ck_assert_int_eq(ptxjit_family_constraint(&constraint, context, "reduce", 0), PTXJIT_OK);
+    ck_assert_str_eq(constraint.expression, "variant != vectorized || batch <= 16");
+    ck_assert_ptr_nonnull(strstr(constraint.message, "use batch <= 16"));
+    const char *text;
+    ck_assert_int_eq(ptxjit_family_entry_count(&count, context, "reduce"), PTXJIT_OK);
+    ck_assert_int_eq(count, 1);
+    ck_assert_int_eq(ptxjit_family_entry(&text, context, "reduce", 0), PTXJIT_OK);
+    ck_assert_str_eq(text, "reduce_kernel");
+    ck_assert_int_eq(ptxjit_family_doc(&text, context, "reduce"), PTXJIT_OK);
+    ck_assert_ptr_nonnull(strstr(text, "Sum of a vector"));
+    ck_assert_int_eq(ptxjit_family_doc(&text, context, "nosuch"), PTXJIT_ERR_UNKNOWN_FAMILY);
+    ck_assert_int_eq(ptxjit_family_param_count(NULL, context, "reduce"),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ptxjit_close(context);
 }
 END_TEST
 
@@ -272,6 +723,16 @@ Suite *suite_cli(void)
     tcase_add_test(tc, cli_run_without_gpu_fails_with_reason);
     tcase_add_test(tc, cli_ir_and_backend_flag_show_the_llvm_route);
     tcase_add_test(tc, cli_no_gpu_compiles_leave_the_cuda_driver_unstarted);
+    tcase_add_test(tc, cli_ptx_stdout_is_the_same_bytes_cold_and_warm);
+    tcase_add_test(tc, cli_global_options_anywhere_on_the_line);
+    tcase_add_test(tc, cli_unknown_and_incomplete_options_are_usage_errors);
+    tcase_add_test(tc, cli_json_checker_refuses_what_is_not_json);
+    tcase_add_test(tc, cli_json_list_and_cache_stats);
+    tcase_add_test(tc, cli_json_info_is_the_schema_as_data);
+    tcase_add_test(tc, cli_json_escapes_what_templates_say);
+    tcase_add_test(tc, cli_json_inspect_says_where_the_kernel_came_from);
+    tcase_add_test(tc, cli_json_is_refused_where_there_is_none);
+    tcase_add_test(tc, cli_family_schema_api_hands_out_the_template_as_data);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache/fileio.h"
 #include "context.h"
+#include "fileio_faults.h"
 #include "test_util.h"
 
 #define PARAMS "variant=batched batch=5 dtype=f32"

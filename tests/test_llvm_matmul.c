@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "context.h"
-#include "ops/matmul.h"
+#include "families/matmul/op.h"
 #include "test_util.h"
 
 static ptxjit_context *open_plain(void)

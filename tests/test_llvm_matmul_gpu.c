@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ops/matmul.h"
+#include "families/matmul/op.h"
 #include "test_util.h"
 
 /* One product's inputs on both sides and its float64 reference. The device buffers have 16

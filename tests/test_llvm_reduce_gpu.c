@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ops/reduce.h"
+#include "families/reduce/op.h"
 #include "test_util.h"
 
 static const size_t sizes[] = {1, 33, 1000003, (1u << 26) + 37};

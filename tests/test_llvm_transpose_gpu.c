@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ops/transpose.h"
+#include "families/transpose/op.h"
 #include "test_util.h"
 
 typedef struct {

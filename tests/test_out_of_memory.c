@@ -319,6 +319,8 @@ static ptxjit_status request_compiled_through_llvm(void *user)
 
 START_TEST(request_compiled_through_llvm_survives_every_allocation_failure)
 {
+    if (!test_llvm_or_skip("request_compiled_through_llvm_survives_every_allocation_failure"))
+        return;
     ck_assert_int_gt(fail_each_allocation(request_compiled_through_llvm, NULL,
                                           "request compiled through llvm"), 10);
 }

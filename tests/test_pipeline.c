@@ -170,7 +170,8 @@ START_TEST(new_context_is_served_from_disk)
     ck_assert_str_eq(ptxjit_kernel_ptx(again), ptx);
     ck_assert_str_eq(ptxjit_kernel_key(again), key);
     ck_assert_str_eq(ptxjit_kernel_params(again), "batch=4 dtype=i32 tpb=512 variant=batched");
-    ck_assert_ptr_null(ptxjit_kernel_source(again));
+    /* The source is specialized again on request: no compile, and the same text. */
+    ck_assert_ptr_nonnull(strstr(ptxjit_kernel_source(again), "VARIANT_BATCHED"));
     ptxjit_cache_stats stats;
     ck_assert_int_eq(ptxjit_cache_stats_get(&stats, f.context), PTXJIT_OK);
     ck_assert_uint_eq(stats.hits, 1);
@@ -411,6 +412,11 @@ START_TEST(compile_error_returns_log_params_and_source_lines)
     ck_assert_ptr_nonnull(strstr(message, "undefined_name"));
     ck_assert_ptr_nonnull(strstr(message, "generated source around line"));
     ck_assert_ptr_nonnull(strstr(message, "| extern \"C\""));
+    /* The summary points at the whole log and the source, which are kept. */
+    ck_assert_ptr_nonnull(strstr(message, "ptxjit_last_compile_log()"));
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_compile_log(), "undefined_name"));
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_compile_source(), "FACTOR = 5"));
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_compile_source(), "scale_kernel"));
     ptxjit_close(context);
     test_rmtree(dir);
     free(dir);

@@ -188,6 +188,8 @@ END_TEST
  * stored once, and ThreadSanitizer sees libptxjit's side of every call. */
 START_TEST(threads_load_the_llvm_backend_once_and_compile_each_key_once)
 {
+    if (!test_llvm_or_skip("threads_load_the_llvm_backend_once_and_compile_each_key_once"))
+        return;
     char *dir = test_mkdtemp();
     ptxjit_context *context = open_cached(dir);
     int compiled = run_threads(context, &llvm_keys);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/route_llvm.h"
 #include "test_util.h"
 
 char *test_mkdtemp(void)
@@ -47,4 +48,12 @@ int test_sweep_stride(void)
     const char *text = getenv("PTXJIT_TEST_SWEEP_STRIDE");
     int stride = text ? atoi(text) : 1;
     return stride > 1 ? stride : 1;
+}
+
+int test_llvm_or_skip(const char *test)
+{
+    if (pj_llvm_built())
+        return 1;
+    printf("%s: skipped (this build has no LLVM; the llvm route says how to get it)\n", test);
+    return 0;
 }

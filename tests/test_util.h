@@ -22,11 +22,17 @@ ptxjit_context *test_gpu_context(const char *test);
  * runs set it (Makefile): there a compile costs 3-100 times more, and the full sweeps (~2,100
  * kernels, ~2 min natively) would outlast the CI job. */
 int test_sweep_stride(void);
+/* 1 when this build has the llvm route; else 0 after printing that test is skipped (a build
+ * without LLVM: `make LLVM_CONFIG=none test`). */
+int test_llvm_or_skip(const char *test);
 
 #define PJ_SUITE_DECLARE(name) Suite *name(void);
 #include "suites.h"
 PJ_TEST_SUITES(PJ_SUITE_DECLARE)
 PJ_GPU_TEST_SUITES(PJ_SUITE_DECLARE)
+#define PJ_FAMILY_SUITE_DECLARE(name) Suite *suite_##name(void); Suite *suite_##name##_gpu(void);
+PJ_FAMILY_LIST(PJ_FAMILY_SUITE_DECLARE)
+#undef PJ_FAMILY_SUITE_DECLARE
 #undef PJ_SUITE_DECLARE
 
 #endif

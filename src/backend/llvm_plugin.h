@@ -6,9 +6,11 @@
 #ifndef PTXJIT_BACKEND_LLVM_PLUGIN_H
 #define PTXJIT_BACKEND_LLVM_PLUGIN_H
 
+#include <string.h>
+
 /* Bumped whenever these structs or their meaning change. */
-#define PJ_LLVM_PLUGIN_ABI 2
-/* Bumped whenever the builder layer (src/backend/llvm/ir_*.c), the passes or the PTX target
+#define PJ_LLVM_PLUGIN_ABI 3
+/* Bumped whenever the builder layer (src/plugin/ir_*.c), the passes or the PTX target
  * options change the code of every kernel; part of every llvm cache key. */
 #define PJ_LLVM_BUILDER_VERSION 2
 /* What the NVPTX target is asked for: a PTX ISA that every supported architecture accepts
@@ -21,14 +23,17 @@
  * reduction), and ptxas then spends about that much longer on the plainer PTX. */
 #define PJ_LLVM_CODEGEN_LEVEL 2
 
-/* The families the plugin generates, declared once for both sides:
- * X(family, generator version, variants it builds: "a,b,c", or "" for a family without a
- * variant parameter). A generator's version is part of its kernels' cache keys. */
-#define PJ_LLVM_GENERATOR_LIST(X)                                                           \
-    X(reduce, 3, "two_pass,warp_shuffle,one_pass,batched,vectorized")                        \
-    X(transpose, 1, "smem,tma,tma_swizzle,tma_batched")                                      \
-    X(matmul, 3, "naive,coalescing,tiled,tiled_register,block_tiled,block_tiled_vectorized,"   \
-                 "tensor_core,wgmma")
+/* Which generators a plugin holds is checked at load against the family descriptors
+ * (src/families/NAME/shape.h gives both sides the version and variants): each side writes
+ * "family version variants;" per family, in list order, and the texts must be equal. */
+#include <stdio.h>
+static inline void pj_llvm_generator_text(char *out, size_t size, const char *family,
+                                          int version, const char *variants)
+{
+    size_t used = strlen(out);
+    if (used < size)
+        snprintf(out + used, size - used, "%s %d %s;", family, version, variants);
+}
 
 /* One parameter of a validated request: its name, its value (an integer, or an enum's or
  * dtype's index) and the value's name ("vectorized", "f32", "256"). */
@@ -59,7 +64,7 @@ typedef struct {
     int abi;                /* PJ_LLVM_PLUGIN_ABI */
     const char *llvm_version; /* "19.1.7": the LLVM linked into the plugin */
     int builder_version;    /* PJ_LLVM_BUILDER_VERSION */
-    const char *generators; /* the text of PJ_LLVM_GENERATOR_LIST, to catch a stale plugin */
+    const char *generators; /* pj_llvm_generator_text of each, to catch a stale plugin */
     /* Builds, optimizes and emits one kernel; thread-safe (one LLVM context per call, target
      * machines lent to one call at a time). */
     int (*compile)(pj_llvm_result *out, const pj_llvm_request *request);
@@ -73,8 +78,5 @@ typedef struct {
 #define PJ_LLVM_PLUGIN_SYMBOL "pj_llvm_plugin_get"
 typedef const pj_llvm_plugin *(*pj_llvm_plugin_get_fn)(void);
 
-#define PJ_LLVM_STRINGIFY_(x) #x
-#define PJ_LLVM_GENERATOR_TEXT(family, version, variants) \
-    #family " " PJ_LLVM_STRINGIFY_(version) " " variants ";"
 
 #endif

@@ -1,8 +1,6 @@
-/* nvjitlink.c — nvJitLink through dlopen. Its entry points are versioned symbols
+/* nvjitlink.c — nvJitLink through dlopen (dynlib.h). Its entry points are versioned symbols
  * (__nvJitLinkCreate_13_0); the header's inline wrappers hide that, so each is looked up under
  * the newest suffix the library has. */
-#include <dlfcn.h>
-#include <link.h>
 #include <nvJitLink.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -11,13 +9,13 @@
 #include <string.h>
 
 #include "backend/nvjitlink.h"
+#include "dynlib.h"
 
 static struct {
-    void *handle;
+    pj_dynlib lib;
     char version[32];
-    char library[4096];
     ptxjit_status status;
-    char error[1024];
+    char error[PJ_DYNLIB_ERROR_MAX];
     nvJitLinkResult (*Version)(unsigned *, unsigned *);
     nvJitLinkResult (*Create)(nvJitLinkHandle *, uint32_t, const char **);
     nvJitLinkResult (*Destroy)(nvJitLinkHandle *);
@@ -47,65 +45,12 @@ void pj_nvjitlink_allow_driver_cache(int allowed)
     atomic_store(&driver_cache_allowed, allowed != 0);
 }
 
-static void *open_library(pj_strbuf *tried)
+/* Each entry point under the newest version suffix present: 13.0, then 12.9 down to 12.0. */
+static const char *resolve_entry_points(void)
 {
-    const char *override = getenv("PTXJIT_NVJITLINK_LIBRARY");
-    const char *cuda = getenv("CUDA_HOME");
-    char paths[8][512];
-    int count = 0;
-    if (override && *override)
-        snprintf(paths[count++], sizeof paths[0], "%s", override);
-    snprintf(paths[count++], sizeof paths[0], "libnvJitLink.so.13");
-    snprintf(paths[count++], sizeof paths[0], "libnvJitLink.so.12");
-    if (cuda && *cuda) {
-        snprintf(paths[count++], sizeof paths[0], "%s/lib64/libnvJitLink.so", cuda);
-        snprintf(paths[count++], sizeof paths[0], "%s/lib/libnvJitLink.so", cuda);
-    }
-    snprintf(paths[count++], sizeof paths[0], "/usr/local/cuda/lib64/libnvJitLink.so");
-    snprintf(paths[count++], sizeof paths[0], "/usr/local/cuda/lib/libnvJitLink.so");
-    for (int i = 0; i < count; i++) {
-        void *handle = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
-        if (handle)
-            return handle;
-        pj_sb_appendf(tried, "%s%s", i ? ", " : "", paths[i]);
-    }
-    return NULL;
-}
-
-/* The symbol under the newest version suffix present: 13.0, then 12.9 down to 12.0. */
-static void *versioned_symbol(const char *name)
-{
-    static const char *const suffixes[] = {"13_0", "12_9", "12_8", "12_7", "12_6",
-                                           "12_5", "12_4", "12_3", "12_2", "12_1", "12_0"};
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(suffixes); i++) {
-        char symbol[128];
-        snprintf(symbol, sizeof symbol, "__%s_%s", name, suffixes[i]);
-        void *address = dlsym(jit.handle, symbol);
-        if (address)
-            return address;
-    }
-    return NULL;
-}
-
-static void jit_load_once(void)
-{
-    pj_strbuf tried;
-    pj_sb_init(&tried);
-    jit.handle = open_library(&tried);
-    jit.status = PTXJIT_ERR_NO_COMPILER;
-    if (!jit.handle) {
-        snprintf(jit.error, sizeof jit.error,
-                 "cannot load nvJitLink (tried %s); install the CUDA toolkit's nvJitLink or "
-                 "set PTXJIT_NVJITLINK_LIBRARY to libnvJitLink.so's path",
-                 tried.data ? tried.data : "");
-        pj_sb_free(&tried);
-        return;
-    }
-    pj_sb_free(&tried);
-    struct {
-        const char *name;
-        void **slot;
-    } symbols[] = {
+    static const char *const suffixes[] = {"13_0", "12_9", "12_8", "12_7", "12_6", "12_5",
+                                           "12_4", "12_3", "12_2", "12_1", "12_0", NULL};
+    const pj_dynlib_symbol symbols[] = {
 #define PJ_JIT_SYMBOL(name) {"nvJitLink" #name, (void **)&jit.name}
         PJ_JIT_SYMBOL(Create),          PJ_JIT_SYMBOL(Destroy),
         PJ_JIT_SYMBOL(AddData),         PJ_JIT_SYMBOL(Complete),
@@ -114,26 +59,43 @@ static void jit_load_once(void)
         PJ_JIT_SYMBOL(GetInfoLogSize),  PJ_JIT_SYMBOL(GetInfoLog),
 #undef PJ_JIT_SYMBOL
     };
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(symbols); i++) {
-        *symbols[i].slot = versioned_symbol(symbols[i].name);
-        if (!*symbols[i].slot) {
-            snprintf(jit.error, sizeof jit.error,
-                     "the nvJitLink library lacks %s (ptxjit needs CUDA 12.0 or newer)",
-                     symbols[i].name);
-            return;
-        }
+    return pj_dynlib_resolve_versioned(jit.lib.handle, symbols, PJ_ARRAY_SIZE(symbols),
+                                       suffixes);
+}
+
+static void jit_load_once(void)
+{
+    static const char *const sonames[] = {"libnvJitLink.so.13", "libnvJitLink.so.12", NULL};
+    const pj_dynlib_spec spec = {
+        .what = "nvJitLink",
+        .override = "PTXJIT_NVJITLINK_LIBRARY",
+        .sonames = sonames,
+        .file = "libnvJitLink.so",
+        .places = PJ_DYNLIB_TOOLKIT,
+        .fix = "install the CUDA toolkit's nvJitLink or set PTXJIT_NVJITLINK_LIBRARY to "
+               "libnvJitLink.so's path"};
+    jit.status = PTXJIT_ERR_NO_COMPILER;
+    if (!pj_dynlib_open(&jit.lib, &spec)) {
+        snprintf(jit.error, sizeof jit.error, "%s", jit.lib.error);
+        return;
     }
-    jit.Version = (nvJitLinkResult(*)(unsigned *, unsigned *))dlsym(jit.handle,
-                                                                     "nvJitLinkVersion");
+    const char *missing = resolve_entry_points();
+    if (missing) {
+        snprintf(jit.error, sizeof jit.error,
+                 "the nvJitLink library %s lacks %s (ptxjit needs CUDA 12.0 or newer)",
+                 jit.lib.path, missing);
+        return;
+    }
+    /* nvJitLinkVersion is the one entry point without a version suffix. */
+    const pj_dynlib_symbol version = {"nvJitLinkVersion", (void **)&jit.Version};
     unsigned major = 0, minor = 0;
-    if (!jit.Version || jit.Version(&major, &minor) != NVJITLINK_SUCCESS) {
-        snprintf(jit.error, sizeof jit.error, "nvJitLinkVersion is missing or failed");
+    if (pj_dynlib_resolve(jit.lib.handle, &version, 1) ||
+        jit.Version(&major, &minor) != NVJITLINK_SUCCESS) {
+        snprintf(jit.error, sizeof jit.error, "nvJitLinkVersion is missing or failed in %s",
+                 jit.lib.path);
         return;
     }
     snprintf(jit.version, sizeof jit.version, "nvjitlink %u.%u", major, minor);
-    struct link_map *map = NULL;
-    if (dlinfo(jit.handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name)
-        snprintf(jit.library, sizeof jit.library, "%s", map->l_name);
     jit.status = PTXJIT_OK;
 }
 
@@ -152,7 +114,8 @@ const char *pj_nvjitlink_version_string(void)
 
 const char *pj_nvjitlink_library_path(void)
 {
-    return jit.library[0] ? jit.library : NULL;
+    /* Only once every entry point was found: the compiler memo records this file. */
+    return jit.status == PTXJIT_OK && jit.lib.path[0] ? jit.lib.path : NULL;
 }
 
 static char *take_log(nvJitLinkHandle handle, int error_log)
@@ -213,6 +176,7 @@ ptxjit_status pj_nvjitlink_compile(pj_artifact *out, const char *ptx, const char
         result = jit.Complete(handle);
     if (result != NVJITLINK_SUCCESS) {
         char *log = take_log(handle, 1);
+        pj_compile_failure(log, ptx);
         status = pj_error(PTXJIT_ERR_COMPILE, "nvJitLink rejected the PTX for %s (code %d):\n%s",
                           arch, (int)result, log ? log : "(no log)");
         free(log);

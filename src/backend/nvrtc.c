@@ -1,23 +1,20 @@
 /* nvrtc.c — NVRTC through dlopen: found by soname, $PTXJIT_NVRTC_LIBRARY or the toolkit's lib
- * folders; every entry point checked once at load. */
-#include <dlfcn.h>
-#include <link.h>
+ * folders (dynlib.h); every entry point checked once at load. */
 #include <nvrtc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "backend/nvrtc.h"
+#include "dynlib.h"
 
 static struct {
-    void *handle;
+    pj_dynlib lib;
     char version[32];
-    int has_cache;      /* 12.9+: NVRTC caches in the driver's compute cache */
-    char library[4096]; /* the file dlopen chose */
+    int has_cache; /* 12.9+: NVRTC caches in the driver's compute cache */
     ptxjit_status status;
-    char error[1024];
+    char error[PJ_DYNLIB_ERROR_MAX];
     nvrtcResult (*Version)(int *, int *);
     nvrtcResult (*CreateProgram)(nvrtcProgram *, const char *, const char *, int,
                                  const char *const *, const char *const *);
@@ -46,48 +43,23 @@ void pj_nvrtc_allow_driver_cache(int allowed)
     atomic_store(&driver_cache_allowed, allowed != 0);
 }
 
-static void *open_library(pj_strbuf *tried)
-{
-    const char *override = getenv("PTXJIT_NVRTC_LIBRARY");
-    const char *cuda = getenv("CUDA_HOME");
-    char paths[6][512];
-    int count = 0;
-    if (override && *override)
-        snprintf(paths[count++], sizeof paths[0], "%s", override);
-    snprintf(paths[count++], sizeof paths[0], "libnvrtc.so.13");
-    snprintf(paths[count++], sizeof paths[0], "libnvrtc.so.12");
-    if (cuda && *cuda)
-        snprintf(paths[count++], sizeof paths[0], "%s/lib64/libnvrtc.so", cuda);
-    snprintf(paths[count++], sizeof paths[0], "/usr/local/cuda/lib64/libnvrtc.so");
-    snprintf(paths[count++], sizeof paths[0], "/usr/local/cuda/lib/libnvrtc.so");
-    for (int i = 0; i < count; i++) {
-        void *handle = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
-        if (handle)
-            return handle;
-        pj_sb_appendf(tried, "%s%s", i ? ", " : "", paths[i]);
-    }
-    return NULL;
-}
-
 static void nvrtc_load_once(void)
 {
-    pj_strbuf tried;
-    pj_sb_init(&tried);
-    nvrtc.handle = open_library(&tried);
-    if (!nvrtc.handle) {
-        snprintf(nvrtc.error, sizeof nvrtc.error,
-                 "cannot load NVRTC (tried %s); install the CUDA toolkit's NVRTC or set "
-                 "PTXJIT_NVRTC_LIBRARY to libnvrtc.so's path",
-                 tried.data ? tried.data : "");
-        pj_sb_free(&tried);
-        nvrtc.status = PTXJIT_ERR_NO_COMPILER;
+    static const char *const sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", NULL};
+    const pj_dynlib_spec spec = {
+        .what = "NVRTC",
+        .override = "PTXJIT_NVRTC_LIBRARY",
+        .sonames = sonames,
+        .file = "libnvrtc.so",
+        .places = PJ_DYNLIB_TOOLKIT,
+        .fix = "install the CUDA toolkit's NVRTC or set PTXJIT_NVRTC_LIBRARY to libnvrtc.so's "
+               "path"};
+    nvrtc.status = PTXJIT_ERR_NO_COMPILER;
+    if (!pj_dynlib_open(&nvrtc.lib, &spec)) {
+        snprintf(nvrtc.error, sizeof nvrtc.error, "%s", nvrtc.lib.error);
         return;
     }
-    pj_sb_free(&tried);
-    struct {
-        const char *name;
-        void **slot;
-    } symbols[] = {
+    const pj_dynlib_symbol symbols[] = {
 #define PJ_NVRTC_SYMBOL(name) {"nvrtc" #name, (void **)&nvrtc.name}
         PJ_NVRTC_SYMBOL(Version),        PJ_NVRTC_SYMBOL(CreateProgram),
         PJ_NVRTC_SYMBOL(CompileProgram), PJ_NVRTC_SYMBOL(GetPTXSize),
@@ -97,19 +69,13 @@ static void nvrtc_load_once(void)
         PJ_NVRTC_SYMBOL(GetErrorString),
 #undef PJ_NVRTC_SYMBOL
     };
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(symbols); i++) {
-        *symbols[i].slot = dlsym(nvrtc.handle, symbols[i].name);
-        if (!*symbols[i].slot) {
-            snprintf(nvrtc.error, sizeof nvrtc.error,
-                     "the NVRTC library lacks %s (too old? ptxjit needs CUDA 12.0 or newer)",
-                     symbols[i].name);
-            nvrtc.status = PTXJIT_ERR_NO_COMPILER;
-            return;
-        }
+    const char *missing = pj_dynlib_resolve(nvrtc.lib.handle, symbols, PJ_ARRAY_SIZE(symbols));
+    if (missing) {
+        snprintf(nvrtc.error, sizeof nvrtc.error,
+                 "the NVRTC library %s lacks %s (too old? ptxjit needs CUDA 12.0 or newer)",
+                 nvrtc.lib.path, missing);
+        return;
     }
-    struct link_map *map = NULL;
-    if (dlinfo(nvrtc.handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name)
-        snprintf(nvrtc.library, sizeof nvrtc.library, "%s", map->l_name);
     int major = 0, minor = 0;
     nvrtc.Version(&major, &minor);
     snprintf(nvrtc.version, sizeof nvrtc.version, "nvrtc %d.%d", major, minor);
@@ -132,7 +98,8 @@ const char *pj_nvrtc_version_string(void)
 
 const char *pj_nvrtc_library_path(void)
 {
-    return nvrtc.library[0] ? nvrtc.library : NULL;
+    /* Only once every entry point was found: the compiler memo records this file. */
+    return nvrtc.status == PTXJIT_OK && nvrtc.lib.path[0] ? nvrtc.lib.path : NULL;
 }
 
 static char *program_log(nvrtcProgram program)

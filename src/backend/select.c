@@ -1,23 +1,38 @@
-/* select.c — the backend of a request: the `backend=` word and the canonical form. */
+/* select.c — the backend of a request: the `backend=` word, its route and the canonical form. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "backend/route.h"
 #include "backend/select.h"
 
-static const char *const names[PJ_BACKEND_COUNT] = {"nvrtc", "llvm"};
+/* The routes by backend; their names are the backend= words. */
+static const pj_route *const routes[PJ_BACKEND_COUNT] = {&pj_route_nvrtc, &pj_route_llvm};
+
+const pj_route *pj_route_of(pj_backend backend)
+{
+    return backend >= 0 && backend < PJ_BACKEND_COUNT ? routes[backend] : &pj_route_nvrtc;
+}
+
+double pj_route_clock_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
 
 /* The separators pj_request_parse splits on. */
 #define PJ_PARAM_SEPARATORS " \t\n,"
 
 const char *pj_backend_name(pj_backend backend)
 {
-    return backend >= 0 && backend < PJ_BACKEND_COUNT ? names[backend] : "?";
+    return backend >= 0 && backend < PJ_BACKEND_COUNT ? routes[backend]->name : "?";
 }
 
 ptxjit_status pj_backend_from_name(pj_backend *out, const char *name)
 {
     for (int b = 0; b < PJ_BACKEND_COUNT; b++)
-        if (name && strcmp(name, names[b]) == 0) {
+        if (name && strcmp(name, routes[b]->name) == 0) {
             *out = (pj_backend)b;
             return PTXJIT_OK;
         }

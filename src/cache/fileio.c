@@ -1,7 +1,7 @@
-/* fileio.c — cache writes through one seam, with injectable faults for the tests. */
+/* fileio.c — cache writes through one seam (pj_fileio_seam, which the tests wrap to inject
+ * faults). */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h> /* rename */
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -9,71 +9,13 @@
 
 #include "cache/fileio.h"
 
-static pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-    int armed, after, error_number;
-} faults[FILEIO_OP_COUNT];
-static size_t write_limit;
-static fileio_hook *before_hook;
-
-void pj_fileio_inject_fault(fileio_op op, int after_calls, int error_number)
+/* Asks the seam about a call of op; when it says fail, sets errno and says so. */
+static int refused(fileio_op op, size_t *write_limit)
 {
-    pthread_mutex_lock(&fault_lock);
-    faults[op].armed = error_number != 0;
-    faults[op].after = after_calls;
-    faults[op].error_number = error_number;
-    pthread_mutex_unlock(&fault_lock);
-}
-
-void pj_fileio_limit_writes(size_t max_bytes)
-{
-    pthread_mutex_lock(&fault_lock);
-    write_limit = max_bytes;
-    pthread_mutex_unlock(&fault_lock);
-}
-
-void pj_fileio_set_hook(fileio_hook *hook)
-{
-    pthread_mutex_lock(&fault_lock);
-    before_hook = hook;
-    pthread_mutex_unlock(&fault_lock);
-}
-
-void pj_fileio_clear_faults(void)
-{
-    for (int op = 0; op < FILEIO_OP_COUNT; op++)
-        pj_fileio_inject_fault((fileio_op)op, 0, 0);
-    pj_fileio_limit_writes(0);
-    pj_fileio_set_hook(NULL);
-}
-
-/* Runs the hook, then says whether this call of op is the one that must fail; if so, sets
- * errno. */
-static int injected(fileio_op op)
-{
-    pthread_mutex_lock(&fault_lock);
-    fileio_hook *hook = before_hook;
-    int fail = faults[op].armed && faults[op].after-- <= 0;
-    if (fail) {
-        faults[op].armed = 0;
-        errno = faults[op].error_number;
-    }
-    pthread_mutex_unlock(&fault_lock);
-    if (hook) {
-        int error = errno;
-        hook(op);
+    int error = pj_fileio_seam(op, write_limit);
+    if (error)
         errno = error;
-    }
-    return fail;
-}
-
-static size_t limited(size_t n)
-{
-    pthread_mutex_lock(&fault_lock);
-    if (write_limit && n > write_limit)
-        n = write_limit;
-    pthread_mutex_unlock(&fault_lock);
-    return n;
+    return error != 0;
 }
 
 ssize_t pj_fileio_write_all(int fd, const void *data, size_t n)
@@ -81,9 +23,10 @@ ssize_t pj_fileio_write_all(int fd, const void *data, size_t n)
     const char *at = data;
     size_t left = n;
     while (left > 0) {
-        if (injected(FILEIO_WRITE))
+        size_t piece = left;
+        if (refused(FILEIO_WRITE, &piece))
             return -1;
-        ssize_t written = write(fd, at, limited(left));
+        ssize_t written = write(fd, at, piece);
         if (written < 0 && errno == EINTR)
             continue;
         if (written == 0) /* no progress and no reason: do not spin */
@@ -98,28 +41,29 @@ ssize_t pj_fileio_write_all(int fd, const void *data, size_t n)
 
 int pj_fileio_fsync(int fd)
 {
-    return injected(FILEIO_FSYNC) ? -1 : fsync(fd);
+    return refused(FILEIO_FSYNC, NULL) ? -1 : fsync(fd);
 }
 
 int pj_fileio_rename(const char *from, const char *to)
 {
-    return injected(FILEIO_RENAME) ? -1 : rename(from, to);
+    return refused(FILEIO_RENAME, NULL) ? -1 : rename(from, to);
 }
 
 int pj_fileio_create(const char *path, mode_t mode)
 {
-    return injected(FILEIO_CREATE) ? -1 : open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    return refused(FILEIO_CREATE, NULL) ? -1
+                                        : open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
 }
 
 int pj_fileio_mkdir(const char *path, mode_t mode)
 {
-    return injected(FILEIO_MKDIR) ? -1 : mkdir(path, mode);
+    return refused(FILEIO_MKDIR, NULL) ? -1 : mkdir(path, mode);
 }
 
 int pj_fileio_access(const char *path, int mode)
 {
     /* AT_EACCESS: the effective user, whom the trust check and the files belong to. */
-    return injected(FILEIO_ACCESS) ? -1 : faccessat(AT_FDCWD, path, mode, AT_EACCESS);
+    return refused(FILEIO_ACCESS, NULL) ? -1 : faccessat(AT_FDCWD, path, mode, AT_EACCESS);
 }
 
 /* Keeps fd if it is a regular file, else closes it and fails with EINVAL. */

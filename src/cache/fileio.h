@@ -1,6 +1,7 @@
 /* fileio.h — the one seam every cache write (and the writability check) goes through, so
  * tests can make it fail the way disks and file systems do (full, read-only, short writes,
- * failing fsync or rename, a process killed mid-write) without a faulty disk. */
+ * failing fsync or rename, a process killed mid-write) without a faulty disk. The faults
+ * themselves live in the test build (tests/fileio_faults.h), not in the library. */
 #ifndef PTXJIT_CACHE_FILEIO_H
 #define PTXJIT_CACHE_FILEIO_H
 
@@ -37,17 +38,13 @@ int pj_fileio_same_file(int fd, int dir_fd, const char *path, struct stat *held)
 /* Releases fd's flock, if any, then closes it (see fileio.c for why not close alone). */
 void pj_fileio_unlock_and_close(int fd);
 
-/* ---- test hooks; process-wide, guarded by a mutex ---- */
-/* After `after_calls` more successful calls of op, the next one fails with error_number,
- * once (for FILEIO_WRITE a call is one write(2), so short writes count each piece).
- * error_number 0 disarms op. */
-void pj_fileio_inject_fault(fileio_op op, int after_calls, int error_number);
-/* Makes every write(2) take at most max_bytes (0: no limit), to exercise short writes. */
-void pj_fileio_limit_writes(size_t max_bytes);
-/* Called before every call of every op (NULL: none): crash tests kill the process there. */
-typedef void fileio_hook(fileio_op op);
-void pj_fileio_set_hook(fileio_hook *hook);
-/* Disarms every fault, the write limit and the hook. */
-void pj_fileio_clear_faults(void);
+/* ---- the seam ---- */
+/* Asked before every call of op: 0 to proceed, else the errno the call fails with (without
+ * being made). For FILEIO_WRITE, *write_limit is what the next write(2) may take and may be
+ * lowered, to make short writes; NULL for the other ops. The library's does nothing; the test
+ * build replaces it with -Wl,--wrap=pj_fileio_seam (tests/fileio_faults.c), which is why it
+ * is defined in a file of its own, fileio_seam.c: --wrap redirects only calls that cross
+ * objects. */
+int pj_fileio_seam(fileio_op op, size_t *write_limit);
 
 #endif

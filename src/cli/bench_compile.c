@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend/llvm.h"
+#include "backend/route_llvm.h"
 #include "backend/nvjitlink.h"
 #include "backend/nvrtc.h"
 #include "cli/cli.h"

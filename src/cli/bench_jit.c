@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/run_family.h"
 #include "cli/timing.h"
 #include "context.h"
 

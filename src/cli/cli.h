@@ -9,8 +9,9 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 
 typedef struct {
     ptxjit_options options;
-    int argc;         /* the command's own arguments, after global options */
+    int argc;         /* the command's own arguments, global options taken out */
     char **argv;
+    int json;         /* --json: list, info, inspect and cache stats print JSON instead */
 } cli_args;
 
 /* Prints "ptxjit: <last error>" and maps the status to an exit code. */
@@ -34,6 +35,9 @@ int cmd_jit_time(cli_args *args);
 int cmd_bench_backends(cli_args *args);
 /* bench_compile.c: `bench compile [FAMILY [PARAMS]] [samples=N]` (a GPU adds to it). */
 int cmd_bench_compile(cli_args *args);
+/* bench_jit.c: memory-hit + launch against a bare cuLaunchKernel, and a fresh process's disk
+ * hit (self_path: this program, run again for it). */
+int jit_costs(ptxjit_context *context, const char *self_path);
 /* cubin_info.c: describes a kernel's binary into out ("7648 bytes, CUDA ELF for sm_90: SASS
  * ..."); returns 1 when it is a CUDA ELF holding SASS, 0 otherwise (PTX text, empty, other). */
 int cubin_describe(char *out, size_t size, const void *data, size_t bytes);

@@ -1,14 +1,21 @@
-/* commands.c — the commands that need no GPU: list, info, ptx, source, inspect, cache. */
+/* commands.c — the commands that need no GPU: list, info, ptx, source, inspect, cache; as
+ * text, or (list, info, inspect, cache stats) as JSON under --json. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/json.h"
 
 int cli_fail(ptxjit_status status)
 {
     fprintf(stderr, "ptxjit: %s\n", ptxjit_last_error());
+    /* The message is a summary; a person at a terminal gets the whole log too. */
+    const char *log = status == PTXJIT_ERR_COMPILE ? ptxjit_last_compile_log() : "";
+    if (*log)
+        fprintf(stderr, "--- the whole compiler log ---\n%s%s", log,
+                log[strlen(log) - 1] == '\n' ? "" : "\n");
     switch (status) {
     case PTXJIT_ERR_PARAM:
     case PTXJIT_ERR_UNKNOWN_FAMILY:
@@ -64,8 +71,18 @@ static const char *origin_text(ptxjit_origin origin)
                                             : "compiled";
 }
 
-/* Opens a context and gets FAMILY's kernel from argv; prints a one-line summary to stderr. */
-static int get_kernel(ptxjit_context **context, ptxjit_kernel **kernel, cli_args *args)
+/* origin as --json names it. */
+static const char *origin_name(ptxjit_origin origin)
+{
+    return origin == PTXJIT_ORIGIN_DISK     ? "disk"
+           : origin == PTXJIT_ORIGIN_MEMORY ? "memory"
+                                            : "compiled";
+}
+
+/* Opens a context and gets FAMILY's kernel from argv; prints a one-line summary to stderr.
+ * origin may be NULL. */
+static int get_kernel(ptxjit_context **context, ptxjit_kernel **kernel, ptxjit_origin *origin,
+                      cli_args *args)
 {
     if (args->argc < 1) {
         fprintf(stderr, "ptxjit: name a family (see 'ptxjit list')\n");
@@ -75,9 +92,9 @@ static int get_kernel(ptxjit_context **context, ptxjit_kernel **kernel, cli_args
     if (code != CLI_OK)
         return code;
     char *params = cli_join_params(args->argc - 1, args->argv + 1, NULL, NULL);
-    ptxjit_origin origin;
+    ptxjit_origin got;
     double start = now_ms();
-    ptxjit_status status = ptxjit_get_kernel(kernel, *context, args->argv[0], params, &origin);
+    ptxjit_status status = ptxjit_get_kernel(kernel, *context, args->argv[0], params, &got);
     double elapsed = now_ms() - start;
     free(params);
     if (status != PTXJIT_OK) {
@@ -87,8 +104,26 @@ static int get_kernel(ptxjit_context **context, ptxjit_kernel **kernel, cli_args
     }
     fprintf(stderr, "// ptxjit: %s %s for %s, key %s: %s in %.1f ms\n", args->argv[0],
             ptxjit_kernel_params(*kernel), ptxjit_arch(*context), ptxjit_kernel_key(*kernel),
-            origin_text(origin), elapsed);
+            origin_text(got), elapsed);
+    if (origin)
+        *origin = got;
     return CLI_OK;
+}
+
+/* [{"name": "reduce", "origin": "built-in:reduce.cu"}, ...] */
+static void list_json(ptxjit_context *context)
+{
+    cli_json json;
+    cli_json_init(&json, stdout);
+    cli_json_array_begin(&json);
+    for (int i = 0; i < ptxjit_family_count(context); i++) {
+        cli_json_object_begin(&json);
+        cli_json_member_string(&json, "name", ptxjit_family_name(context, i));
+        cli_json_member_string(&json, "origin", ptxjit_family_origin(context, i));
+        cli_json_object_end(&json);
+    }
+    cli_json_array_end(&json);
+    cli_json_finish(&json);
 }
 
 int cmd_list(cli_args *args)
@@ -97,10 +132,118 @@ int cmd_list(cli_args *args)
     int code = cli_open(&context, args);
     if (code != CLI_OK)
         return code;
-    for (int i = 0; i < ptxjit_family_count(context); i++)
-        printf("%-12s %s\n", ptxjit_family_name(context, i), ptxjit_family_origin(context, i));
+    if (args->json)
+        list_json(context);
+    else
+        for (int i = 0; i < ptxjit_family_count(context); i++)
+            printf("%-12s %s\n", ptxjit_family_name(context, i),
+                   ptxjit_family_origin(context, i));
     ptxjit_close(context);
     return CLI_OK;
+}
+
+static const char *family_origin(ptxjit_context *context, const char *family)
+{
+    for (int i = 0; i < ptxjit_family_count(context); i++)
+        if (strcmp(ptxjit_family_name(context, i), family) == 0)
+            return ptxjit_family_origin(context, i);
+    return NULL;
+}
+
+/* One parameter: its kind's own members (int: min, max, pow2; enum and dtype: values), then
+ * the default as a request writes it, the conditional defaults in the order they are tried,
+ * doc and when (null when the template gives none). */
+static ptxjit_status param_json(cli_json *json, ptxjit_context *context, const char *family,
+                                int index)
+{
+    ptxjit_param_info param;
+    ptxjit_status status = ptxjit_family_param(&param, context, family, index);
+    if (status != PTXJIT_OK)
+        return status;
+    cli_json_object_begin(json);
+    cli_json_member_string(json, "name", param.name);
+    cli_json_member_string(json, "kind", param.kind_name);
+    if (param.kind == PTXJIT_PARAM_INT) {
+        cli_json_member_int(json, "min", param.min);
+        cli_json_member_int(json, "max", param.max);
+        cli_json_key(json, "pow2");
+        cli_json_bool(json, param.pow2);
+    } else {
+        cli_json_key(json, "values");
+        cli_json_flat_array_begin(json);
+        for (int v = 0; v < param.value_count; v++)
+            cli_json_string(json, param.values[v]);
+        cli_json_array_end(json);
+    }
+    cli_json_member_string(json, "default", param.default_text);
+    cli_json_key(json, "default_if");
+    cli_json_array_begin(json);
+    for (int c = 0; c < param.default_if_count; c++) {
+        ptxjit_default_if_info when;
+        status = ptxjit_family_default_if(&when, context, family, index, c);
+        if (status != PTXJIT_OK)
+            break;
+        cli_json_object_begin(json);
+        cli_json_member_string(json, "when", when.condition);
+        cli_json_member_string(json, "value", when.value_text);
+        cli_json_object_end(json);
+    }
+    cli_json_array_end(json);
+    cli_json_member_string(json, "doc", param.doc);
+    cli_json_member_string(json, "when", param.when);
+    cli_json_object_end(json);
+    return status;
+}
+
+/* The family's schema as one object. The counts are asked first: an unknown family fails
+ * there, before anything is written; past them no call can fail. */
+static ptxjit_status info_json(ptxjit_context *context, const char *family)
+{
+    const char *doc;
+    int params, constraints, entries;
+    ptxjit_status status = ptxjit_family_doc(&doc, context, family);
+    if (status == PTXJIT_OK)
+        status = ptxjit_family_param_count(&params, context, family);
+    if (status == PTXJIT_OK)
+        status = ptxjit_family_constraint_count(&constraints, context, family);
+    if (status == PTXJIT_OK)
+        status = ptxjit_family_entry_count(&entries, context, family);
+    if (status != PTXJIT_OK)
+        return status;
+    cli_json json;
+    cli_json_init(&json, stdout);
+    cli_json_object_begin(&json);
+    cli_json_member_string(&json, "family", family);
+    cli_json_member_string(&json, "origin", family_origin(context, family));
+    cli_json_member_string(&json, "doc", doc);
+    cli_json_key(&json, "params");
+    cli_json_array_begin(&json);
+    for (int i = 0; i < params && status == PTXJIT_OK; i++)
+        status = param_json(&json, context, family, i);
+    cli_json_array_end(&json);
+    cli_json_key(&json, "constraints");
+    cli_json_array_begin(&json);
+    for (int i = 0; i < constraints && status == PTXJIT_OK; i++) {
+        ptxjit_constraint_info constraint;
+        if ((status = ptxjit_family_constraint(&constraint, context, family, i)) != PTXJIT_OK)
+            break;
+        cli_json_object_begin(&json);
+        cli_json_member_string(&json, "expression", constraint.expression);
+        cli_json_member_string(&json, "message", constraint.message);
+        cli_json_object_end(&json);
+    }
+    cli_json_array_end(&json);
+    cli_json_key(&json, "entries");
+    cli_json_flat_array_begin(&json);
+    for (int i = 0; i < entries && status == PTXJIT_OK; i++) {
+        const char *entry;
+        if ((status = ptxjit_family_entry(&entry, context, family, i)) == PTXJIT_OK)
+            cli_json_string(&json, entry);
+    }
+    cli_json_array_end(&json);
+    cli_json_object_end(&json);
+    cli_json_finish(&json);
+    return status;
 }
 
 int cmd_info(cli_args *args)
@@ -114,10 +257,11 @@ int cmd_info(cli_args *args)
     if (code != CLI_OK)
         return code;
     const char *text;
-    ptxjit_status status = ptxjit_family_describe(&text, context, args->argv[0]);
-    if (status == PTXJIT_OK)
+    ptxjit_status status = args->json ? info_json(context, args->argv[0])
+                                      : ptxjit_family_describe(&text, context, args->argv[0]);
+    if (status == PTXJIT_OK && !args->json)
         fputs(text, stdout);
-    else
+    if (status != PTXJIT_OK)
         code = cli_fail(status);
     ptxjit_close(context);
     return code;
@@ -127,7 +271,7 @@ int cmd_ptx(cli_args *args)
 {
     ptxjit_context *context;
     ptxjit_kernel *kernel;
-    int code = get_kernel(&context, &kernel, args);
+    int code = get_kernel(&context, &kernel, NULL, args);
     if (code != CLI_OK)
         return code;
     fputs(ptxjit_kernel_ptx(kernel), stdout);
@@ -153,7 +297,7 @@ int cmd_source(cli_args *args)
     args->options.disk_cache = 0;
     ptxjit_context *context;
     ptxjit_kernel *kernel;
-    int code = get_kernel(&context, &kernel, args);
+    int code = get_kernel(&context, &kernel, NULL, args);
     if (code != CLI_OK)
         return code;
     return print_source(context, kernel);
@@ -166,19 +310,14 @@ int cmd_ir(cli_args *args)
     args->options.backend = "llvm";
     ptxjit_context *context;
     ptxjit_kernel *kernel;
-    int code = get_kernel(&context, &kernel, args);
+    int code = get_kernel(&context, &kernel, NULL, args);
     if (code != CLI_OK)
         return code;
     return print_source(context, kernel);
 }
 
-int cmd_inspect(cli_args *args)
+static void inspect_text(ptxjit_context *context, ptxjit_kernel *kernel)
 {
-    ptxjit_context *context;
-    ptxjit_kernel *kernel;
-    int code = get_kernel(&context, &kernel, args);
-    if (code != CLI_OK)
-        return code;
     size_t cubin_size;
     ptxjit_kernel_cubin(kernel, &cubin_size);
     printf("family      %s\nparams      %s\narch        %s\nkey         %s\n",
@@ -199,8 +338,101 @@ int cmd_inspect(cli_args *args)
     }
     const char *log = ptxjit_kernel_log(kernel);
     printf("log         %s\n", log && *log ? log : "(empty)");
+}
+
+/* One entry: {"name", "resources": {...}, "resources_error": null}, or with a GPU missing
+ * (or the load failing) "resources": null and the reason in "resources_error". */
+static void entry_json(cli_json *json, ptxjit_kernel *kernel, const char *entry)
+{
+    ptxjit_kernel_resources r;
+    int known = ptxjit_kernel_resources_get(&r, kernel, entry) == PTXJIT_OK;
+    cli_json_object_begin(json);
+    cli_json_member_string(json, "name", entry);
+    cli_json_key(json, "resources");
+    if (known) {
+        cli_json_object_begin(json);
+        cli_json_member_int(json, "registers", r.registers);
+        cli_json_member_int(json, "static_smem", r.static_smem);
+        cli_json_member_int(json, "local_bytes", r.local_bytes);
+        cli_json_member_int(json, "max_threads", r.max_threads);
+        cli_json_object_end(json);
+    } else {
+        cli_json_null(json);
+    }
+    cli_json_member_string(json, "resources_error", known ? NULL : ptxjit_last_error());
+    cli_json_object_end(json);
+}
+
+static void inspect_json(ptxjit_context *context, ptxjit_kernel *kernel, ptxjit_origin origin)
+{
+    size_t cubin_size;
+    ptxjit_kernel_cubin(kernel, &cubin_size);
+    cli_json json;
+    cli_json_init(&json, stdout);
+    cli_json_object_begin(&json);
+    cli_json_member_string(&json, "family", ptxjit_kernel_family(kernel));
+    cli_json_member_string(&json, "params", ptxjit_kernel_params(kernel));
+    cli_json_member_string(&json, "arch", ptxjit_arch(context));
+    cli_json_member_string(&json, "key", ptxjit_kernel_key(kernel));
+    cli_json_member_string(&json, "origin", origin_name(origin));
+    cli_json_member_uint(&json, "ptx_bytes", strlen(ptxjit_kernel_ptx(kernel)));
+    cli_json_member_uint(&json, "cubin_bytes", cubin_size);
+    cli_json_member_string(&json, "cache_dir", ptxjit_cache_dir(context));
+    cli_json_key(&json, "entries");
+    cli_json_array_begin(&json);
+    for (int i = 0; i < ptxjit_kernel_entry_count(kernel); i++)
+        entry_json(&json, kernel, ptxjit_kernel_entry_name(kernel, i));
+    cli_json_array_end(&json);
+    cli_json_member_string(&json, "log", ptxjit_kernel_log(kernel));
+    cli_json_object_end(&json);
+    cli_json_finish(&json);
+}
+
+int cmd_inspect(cli_args *args)
+{
+    ptxjit_context *context;
+    ptxjit_kernel *kernel;
+    ptxjit_origin origin;
+    int code = get_kernel(&context, &kernel, &origin, args);
+    if (code != CLI_OK)
+        return code;
+    if (args->json)
+        inspect_json(context, kernel, origin);
+    else
+        inspect_text(context, kernel);
     ptxjit_close(context);
     return CLI_OK;
+}
+
+static void stats_text(ptxjit_context *context, const ptxjit_cache_stats *s)
+{
+    printf("path     %s\nentries  %llu\nbytes    %llu (cap %llu)\nhits     %llu\n"
+           "misses   %llu\nstores   %llu\ncorrupt  %llu (detected, removed and rebuilt)\n"
+           "evicted  %llu (least recently used, to stay under the cap)\n",
+           ptxjit_cache_dir(context), (unsigned long long)s->entries,
+           (unsigned long long)s->bytes, (unsigned long long)s->max_bytes,
+           (unsigned long long)s->hits, (unsigned long long)s->misses,
+           (unsigned long long)s->stores, (unsigned long long)s->corrupt,
+           (unsigned long long)s->evicted);
+}
+
+/* Every counter of ptxjit_cache_stats, under its field's name. */
+static void stats_json(ptxjit_context *context, const ptxjit_cache_stats *s)
+{
+    cli_json json;
+    cli_json_init(&json, stdout);
+    cli_json_object_begin(&json);
+    cli_json_member_string(&json, "path", ptxjit_cache_dir(context));
+    cli_json_member_uint(&json, "entries", s->entries);
+    cli_json_member_uint(&json, "bytes", s->bytes);
+    cli_json_member_uint(&json, "max_bytes", s->max_bytes);
+    cli_json_member_uint(&json, "hits", s->hits);
+    cli_json_member_uint(&json, "misses", s->misses);
+    cli_json_member_uint(&json, "stores", s->stores);
+    cli_json_member_uint(&json, "corrupt", s->corrupt);
+    cli_json_member_uint(&json, "evicted", s->evicted);
+    cli_json_object_end(&json);
+    cli_json_finish(&json);
 }
 
 int cmd_cache(cli_args *args)
@@ -209,6 +441,12 @@ int cmd_cache(cli_args *args)
     if (strcmp(what, "path") && strcmp(what, "stats") && strcmp(what, "clear") &&
         strcmp(what, "trim")) {
         fprintf(stderr, "ptxjit: usage: ptxjit cache path|stats|clear|trim\n");
+        return CLI_USAGE;
+    }
+    if (args->json && strcmp(what, "stats") != 0) {
+        fprintf(stderr, "ptxjit: --json works with list, info, inspect and cache stats, not "
+                        "with 'cache %s'; leave it out\n",
+                what);
         return CLI_USAGE;
     }
     args->options.use_gpu = 0;
@@ -227,14 +465,7 @@ int cmd_cache(cli_args *args)
         ptxjit_cache_stats s;
         status = ptxjit_cache_stats_get(&s, context);
         if (status == PTXJIT_OK)
-            printf("path     %s\nentries  %llu\nbytes    %llu (cap %llu)\nhits     %llu\n"
-                   "misses   %llu\nstores   %llu\ncorrupt  %llu (detected, removed and rebuilt)\n"
-                   "evicted  %llu (least recently used, to stay under the cap)\n",
-                   ptxjit_cache_dir(context), (unsigned long long)s.entries,
-                   (unsigned long long)s.bytes, (unsigned long long)s.max_bytes,
-                   (unsigned long long)s.hits, (unsigned long long)s.misses,
-                   (unsigned long long)s.stores, (unsigned long long)s.corrupt,
-                   (unsigned long long)s.evicted);
+            (args->json ? stats_json : stats_text)(context, &s);
     } else if (strcmp(what, "trim") == 0) {
         uint64_t evicted, temp_files;
         status = ptxjit_cache_trim(context, &evicted, &temp_files);

@@ -1,10 +1,12 @@
-/* cublas_peer.c — cublasSgeam through dlopen: the library is optional, and linking it would
- * tie ptxjit to one toolkit. */
-#include <dlfcn.h>
+/* cublas_peer.c — cublasSgeam and cublasGemmEx through dlopen (dynlib.h): the library is
+ * optional, and linking it would tie ptxjit to one toolkit. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cli/cublas_peer.h"
+#include "dynlib.h"
+#include "internal.h"
 
 typedef int (*create_fn)(void **);
 typedef int (*destroy_fn)(void *);
@@ -17,10 +19,7 @@ typedef int (*gemm_ex_fn)(void *, int, int, int, int, int, const void *, const v
                           const void *, int, int, const void *, void *, int, int, int, int);
 
 struct cublas_peer {
-    void *library, *handle;
-    destroy_fn destroy;
-    sgeam_fn sgeam;
-    gemm_ex_fn gemm_ex;
+    void *handle; /* cuBLAS's, one per peer */
 };
 
 /* Values from cublas_api.h and library_types.h (the library is loaded, not linked). */
@@ -28,59 +27,69 @@ enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 };
 enum { CUDA_R_32F = 0, CUDA_R_16F = 2, CUDA_R_16BF = 14 };
 enum { CUBLAS_COMPUTE_32F = 68, CUBLAS_COMPUTE_32F_FAST_TF32 = 77, CUBLAS_GEMM_DEFAULT = -1 };
 
-/* By soname first; the toolkit's own directory is often not in the loader's cache. */
-static void *open_library(void)
+/* libcublas and its entry points, loaded once per process: what the peers share, and the
+ * reason it failed (a message that outlives every peer). */
+static struct {
+    pj_dynlib lib;
+    create_fn create;
+    destroy_fn destroy;
+    sgeam_fn sgeam;
+    gemm_ex_fn gemm_ex;
+    const char *why;
+    char error[PJ_DYNLIB_ERROR_MAX];
+} cublas;
+
+static pthread_once_t cublas_once = PTHREAD_ONCE_INIT;
+
+static void cublas_load_once(void)
 {
-    const char *cuda = getenv("CUDA_HOME");
-    char paths[6][512];
-    int count = 0;
-    snprintf(paths[count++], sizeof paths[0], "libcublas.so.13");
-    snprintf(paths[count++], sizeof paths[0], "libcublas.so.12");
-    for (int dir = 0; dir < 2; dir++) {
-        const char *root = dir == 0 ? cuda : "/usr/local/cuda";
-        if (root && *root) {
-            snprintf(paths[count++], sizeof paths[0], "%s/lib64/libcublas.so", root);
-            snprintf(paths[count++], sizeof paths[0], "%s/lib/libcublas.so", root);
-        }
+    static const char *const sonames[] = {"libcublas.so.13", "libcublas.so.12", NULL};
+    const pj_dynlib_spec spec = {
+        .what = "cuBLAS",
+        .sonames = sonames,
+        .file = "libcublas.so",
+        .places = PJ_DYNLIB_TOOLKIT,
+        .fix = "install the CUDA toolkit's cuBLAS, or set CUDA_HOME to the toolkit"};
+    cublas.why = cublas.error;
+    if (!pj_dynlib_open(&cublas.lib, &spec)) {
+        snprintf(cublas.error, sizeof cublas.error, "%s", cublas.lib.error);
+        return;
     }
-    for (int i = 0; i < count; i++) {
-        void *library = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
-        if (library)
-            return library;
+    const pj_dynlib_symbol symbols[] = {
+        {"cublasCreate_v2", (void **)&cublas.create},
+        {"cublasDestroy_v2", (void **)&cublas.destroy},
+        {"cublasSgeam", (void **)&cublas.sgeam},
+        {"cublasGemmEx", (void **)&cublas.gemm_ex},
+    };
+    const char *missing = pj_dynlib_resolve(cublas.lib.handle, symbols, PJ_ARRAY_SIZE(symbols));
+    if (missing) {
+        snprintf(cublas.error, sizeof cublas.error, "the cuBLAS library %s lacks %s",
+                 cublas.lib.path, missing);
+        return;
     }
-    return NULL;
+    cublas.why = NULL;
 }
 
 cublas_peer *cublas_peer_open(const char **why)
 {
+    pthread_once(&cublas_once, cublas_load_once);
+    if (cublas.why)
+        return *why = cublas.why, NULL;
     cublas_peer *peer = calloc(1, sizeof *peer);
     if (!peer)
         return *why = "out of memory", NULL;
-    peer->library = open_library();
-    create_fn create = peer->library ? (create_fn)dlsym(peer->library, "cublasCreate_v2") : NULL;
-    peer->destroy = peer->library ? (destroy_fn)dlsym(peer->library, "cublasDestroy_v2") : NULL;
-    peer->sgeam = peer->library ? (sgeam_fn)dlsym(peer->library, "cublasSgeam") : NULL;
-    peer->gemm_ex = peer->library ? (gemm_ex_fn)dlsym(peer->library, "cublasGemmEx") : NULL;
-    if (!create || !peer->destroy || !peer->sgeam || !peer->gemm_ex) {
-        *why = "libcublas not found (by soname, $CUDA_HOME/lib64 or /usr/local/cuda/lib64) or "
-               "it lacks cublasSgeam or cublasGemmEx";
-    } else if (create(&peer->handle) != 0) {
-        *why = "cublasCreate failed";
-    } else {
-        return peer;
+    if (cublas.create(&peer->handle) != 0) {
+        free(peer);
+        return *why = "cublasCreate failed", NULL;
     }
-    if (peer->library)
-        dlclose(peer->library);
-    free(peer);
-    return NULL;
+    return peer;
 }
 
 void cublas_peer_close(cublas_peer *peer)
 {
     if (!peer)
         return;
-    peer->destroy(peer->handle);
-    dlclose(peer->library);
+    cublas.destroy(peer->handle);
     free(peer);
 }
 
@@ -91,7 +100,7 @@ int cublas_peer_transpose_f32(cublas_peer *peer, ptxjit_devptr out, ptxjit_devpt
      * out = 1 * inᵀ + 0 * out. */
     const float one = 1.0f, zero = 0.0f;
     float *c = (float *)(uintptr_t)out;
-    return peer->sgeam(peer->handle, CUBLAS_OP_T, CUBLAS_OP_N, (int)rows, (int)cols, &one,
+    return cublas.sgeam(peer->handle, CUBLAS_OP_T, CUBLAS_OP_N, (int)rows, (int)cols, &one,
                        (const float *)(uintptr_t)in, (int)cols, &zero, c, (int)rows, c,
                        (int)rows);
 }
@@ -109,7 +118,7 @@ int cublas_peer_matmul(cublas_peer *peer, cublas_gemm kind, ptxjit_devptr c, ptx
         [CUBLAS_GEMM_F16] = {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F},
     };
     const float one = 1.0f, zero = 0.0f;
-    return peer->gemm_ex(peer->handle, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one,
+    return cublas.gemm_ex(peer->handle, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one,
                          (const void *)(uintptr_t)b, kinds[kind].input, (int)n,
                          (const void *)(uintptr_t)a, kinds[kind].input, (int)k, &zero,
                          (void *)(uintptr_t)c, kinds[kind].output, (int)n, kinds[kind].compute,

@@ -6,7 +6,8 @@
 
 typedef struct cublas_peer cublas_peer;
 
-/* NULL (with the reason in *why) when libcublas cannot be loaded or initialized. */
+/* NULL (with the reason in *why, valid for the whole process) when libcublas cannot be
+ * loaded or initialized. libcublas is loaded once per process and stays loaded. */
 cublas_peer *cublas_peer_open(const char **why);
 void cublas_peer_close(cublas_peer *peer);
 /* out (cols x rows, row-major) = transpose of in (rows x cols, row-major), fp32, through

@@ -1,4 +1,6 @@
-/* main.c — ptxjit's command line: global options, then one command. */
+/* main.c — ptxjit's command line: global options (anywhere on the line) and one command. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,7 +8,7 @@
 #include "cli/cli.h"
 
 static const char usage[] =
-    "usage: ptxjit [global options] COMMAND [ARGS]\n"
+    "usage: ptxjit [options] COMMAND [ARGS] [options]\n"
     "\n"
     "commands:\n"
     "  list                          kernel families and where their templates come from\n"
@@ -54,7 +56,8 @@ static const char usage[] =
     "                                every entry, or evict down to the cap and sweep the\n"
     "                                temp files of killed writers\n"
     "\n"
-    "global options:\n"
+    "global options (before or after the command and its arguments; a value follows as the\n"
+    "next word or after '=', as in --arch=sm_90a):\n"
     "  --arch ARCH          target architecture (default: $PTXJIT_ARCH, the GPU's, sm_90a)\n"
     "  --backend NAME       compiler backend: nvrtc (default; CUDA templates through NVRTC)\n"
     "                       or llvm (IR generated in C, NVPTX, nvJitLink); a request's own\n"
@@ -66,94 +69,227 @@ static const char usage[] =
     "                       $PTXJIT_TEMPLATE_PATH)\n"
     "  --device N           CUDA device ordinal (default 0)\n"
     "  --no-gpu             never touch the CUDA driver\n"
-    "  -h, --help           this help (COMMAND --help: the same)\n"
+    "  --json               list, info, inspect and cache stats: print one JSON document\n"
+    "                       instead of text, for programs (other commands refuse it)\n"
+    "  -h, --help           this help\n"
     "  --version            print the version\n"
+    "  --                   end of options: the words after it are arguments even if they\n"
+    "                       start with '-'\n"
     "\n"
+    "ptx, source and ir print only the artefact on stdout, the same bytes whether it was\n"
+    "compiled or came from a cache; the line saying which (key, time) goes to stderr, as do\n"
+    "errors.\n"
     "\n"
     "environment: PTXJIT_CACHE_DIR, PTXJIT_CACHE_MAX_BYTES (disk cache cap, default 1G),\n"
     "  PTXJIT_CACHE_SHARED=1 (trust a cache directory shared with its group), PTXJIT_ARCH,\n"
-    "  PTXJIT_TEMPLATE_PATH, PTXJIT_NVRTC_LIBRARY, PTXJIT_CUDA_LIBRARY, CUDA_HOME\n"
+    "  PTXJIT_TEMPLATE_PATH, PTXJIT_NVRTC_LIBRARY, PTXJIT_NVJITLINK_LIBRARY,\n"
+    "  PTXJIT_LLVM_LIBRARY, PTXJIT_CUDA_LIBRARY, PTXJIT_VERBOSE, CUDA_HOME\n"
     "\n"
     "exit status: 0 success, 1 failure, 2 usage error (unknown command, option or parameter)\n";
 
+/* json: the command prints JSON under --json (cache: `cache stats` only, which it checks). */
 static const struct {
     const char *name;
     int (*run)(cli_args *);
+    int json;
 } commands[] = {
-    {"list", cmd_list},       {"info", cmd_info}, {"ptx", cmd_ptx},     {"source", cmd_source},
-    {"ir", cmd_ir},
-    {"inspect", cmd_inspect}, {"run", cmd_run},   {"bench", cmd_bench}, {"cache", cmd_cache},
-    {"jit-time", cmd_jit_time},
+    {"list", cmd_list, 1},       {"info", cmd_info, 1},         {"ptx", cmd_ptx, 0},
+    {"source", cmd_source, 0},   {"ir", cmd_ir, 0},             {"inspect", cmd_inspect, 1},
+    {"run", cmd_run, 0},         {"bench", cmd_bench, 0},       {"cache", cmd_cache, 1},
+    {"jit-time", cmd_jit_time, 0},
 };
 
-static int wants_help(int argc, char **argv)
+typedef enum {
+    OPT_ARCH, OPT_BACKEND, OPT_CACHE_DIR, OPT_TEMPLATES, OPT_DEVICE, /* take a value */
+    OPT_NO_DISK_CACHE, OPT_NO_GPU, OPT_JSON, OPT_HELP, OPT_VERSION    /* flags */
+} option_id;
+
+static const struct {
+    const char *name;
+    option_id id;
+    const char *example; /* a value, for the message when it is missing; NULL: a flag */
+} options[] = {
+    {"--arch", OPT_ARCH, "sm_90a"},
+    {"--backend", OPT_BACKEND, "llvm"},
+    {"--cache-dir", OPT_CACHE_DIR, "/tmp/ptxjit-cache"},
+    {"--templates", OPT_TEMPLATES, "./templates"},
+    {"--device", OPT_DEVICE, "0"},
+    {"--no-disk-cache", OPT_NO_DISK_CACHE, NULL},
+    {"--no-gpu", OPT_NO_GPU, NULL},
+    {"--json", OPT_JSON, NULL},
+    {"-h", OPT_HELP, NULL},
+    {"--help", OPT_HELP, NULL},
+    {"--version", OPT_VERSION, NULL},
+};
+
+/* The command line once parsed: the command, its arguments and the global options. */
+typedef struct {
+    cli_args args;
+    const char *command; /* NULL: none given */
+    int help, version;
+} command_line;
+
+/* "-x" and "--x" are options; "-" alone is an ordinary word (no command reads stdin yet). */
+static int is_option(const char *word)
 {
-    for (int i = 0; i < argc; i++)
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-            return 1;
-    return 0;
+    return word[0] == '-' && word[1] != '\0';
 }
 
-/* Consumes global options; returns the index of the command, or -1 after a usage error. */
-static int parse_globals(cli_args *args, int argc, char **argv)
+static int parse_device(int *out, const char *text)
 {
-    int i = 1;
-    for (; i < argc && argv[i][0] == '-'; i++) {
-        const char *option = argv[i];
-        const char **slot = NULL;
-        if (strcmp(option, "--arch") == 0)
-            slot = &args->options.arch;
-        else if (strcmp(option, "--backend") == 0)
-            slot = &args->options.backend;
-        else if (strcmp(option, "--cache-dir") == 0)
-            slot = &args->options.cache_dir;
-        else if (strcmp(option, "--templates") == 0)
-            slot = &args->options.template_path;
-        else if (strcmp(option, "--no-disk-cache") == 0) {
-            args->options.disk_cache = 0;
-            continue;
-        } else if (strcmp(option, "--no-gpu") == 0) {
-            args->options.use_gpu = 0;
-            continue;
-        } else if (strcmp(option, "--device") == 0 && i + 1 < argc) {
-            args->options.device = atoi(argv[++i]);
-            continue;
-        } else if (strcmp(option, "-h") == 0 || strcmp(option, "--help") == 0) {
-            fputs(usage, stdout);
-            exit(CLI_OK);
-        } else if (strcmp(option, "--version") == 0) {
-            printf("ptxjit %s\n", PTXJIT_VERSION);
-            exit(CLI_OK);
-        }
-        if (!slot || i + 1 >= argc) {
-            fprintf(stderr, "ptxjit: unknown option or missing value: %s\n%s", option, usage);
-            return -1;
-        }
-        *slot = argv[++i];
+    char *end;
+    errno = 0;
+    long value = strtol(text, &end, 10);
+    if (errno || end == text || *end || value < 0 || value > INT_MAX) {
+        fprintf(stderr, "ptxjit: --device takes a CUDA device ordinal (0, 1, ...), not '%s'\n",
+                text);
+        return CLI_USAGE;
     }
-    return i;
+    *out = (int)value;
+    return CLI_OK;
+}
+
+static int apply_option(command_line *line, option_id id, const char *value)
+{
+    ptxjit_options *o = &line->args.options;
+    switch (id) {
+    case OPT_ARCH:
+        o->arch = value;
+        break;
+    case OPT_BACKEND:
+        o->backend = value;
+        break;
+    case OPT_CACHE_DIR:
+        o->cache_dir = value;
+        break;
+    case OPT_TEMPLATES:
+        o->template_path = value;
+        break;
+    case OPT_DEVICE:
+        return parse_device(&o->device, value);
+    case OPT_NO_DISK_CACHE:
+        o->disk_cache = 0;
+        break;
+    case OPT_NO_GPU:
+        o->use_gpu = 0;
+        break;
+    case OPT_JSON:
+        line->args.json = 1;
+        break;
+    case OPT_HELP:
+        line->help = 1;
+        break;
+    case OPT_VERSION:
+        line->version = 1;
+        break;
+    }
+    return CLI_OK;
+}
+
+/* Takes the option at argv[*i] (and its value: "--name=value" or the next word, which moves
+ * *i past it). A next word that starts with "--" is not taken as a value: `ptx reduce --arch
+ * --no-gpu` is far more likely a forgotten value than an architecture so named (--arch=--x
+ * still says it on purpose); "-1" is taken, for --device to say what is wrong with it. */
+static int take_option(command_line *line, int argc, char **argv, int *i)
+{
+    const char *word = argv[*i], *equals = strncmp(word, "--", 2) == 0 ? strchr(word, '=') : NULL;
+    size_t length = equals ? (size_t)(equals - word) : strlen(word);
+    for (size_t k = 0; k < sizeof options / sizeof options[0]; k++) {
+        if (strlen(options[k].name) != length || strncmp(options[k].name, word, length) != 0)
+            continue;
+        const char *value = equals ? equals + 1 : NULL;
+        if (!options[k].example) {
+            if (!value)
+                return apply_option(line, options[k].id, NULL);
+            fprintf(stderr, "ptxjit: %s takes no value; write it alone, not '%s'\n",
+                    options[k].name, word);
+            return CLI_USAGE;
+        }
+        if (!value && *i + 1 < argc && strncmp(argv[*i + 1], "--", 2) != 0)
+            value = argv[++*i];
+        if (!value || !*value) {
+            fprintf(stderr, "ptxjit: %s needs a value, e.g. %s %s\n", options[k].name,
+                    options[k].name, options[k].example);
+            return CLI_USAGE;
+        }
+        return apply_option(line, options[k].id, value);
+    }
+    fprintf(stderr, "ptxjit: unknown option '%.*s'; 'ptxjit --help' lists the options (put "
+                    "'--' before an argument that starts with '-')\n",
+            (int)length, word);
+    return CLI_USAGE;
+}
+
+/* Global options may come anywhere before `--`. The other words keep their order and are
+ * moved to the front of argv (after argv[0]): the command, then its arguments, so that
+ * quoted parameter sets (`bench transpose "variant=tma tile=64"`) reach it unchanged. */
+static int parse_line(command_line *line, int argc, char **argv)
+{
+    int words = 0, options_ended = 0;
+    for (int i = 1; i < argc; i++) {
+        if (options_ended || !is_option(argv[i])) {
+            argv[1 + words++] = argv[i];
+        } else if (strcmp(argv[i], "--") == 0) {
+            options_ended = 1;
+        } else {
+            int code = take_option(line, argc, argv, &i);
+            if (code != CLI_OK)
+                return code;
+        }
+    }
+    line->command = words ? argv[1] : NULL;
+    line->args.argc = words ? words - 1 : 0;
+    line->args.argv = argv + 2;
+    return CLI_OK;
+}
+
+/* A result cut short (full disk, closed pipe) must not end in success. */
+static int finish_output(int code)
+{
+    int flush_failed = fflush(stdout) != 0;
+    if (!flush_failed && !ferror(stdout))
+        return code;
+    fprintf(stderr, "ptxjit: writing the result to stdout failed%s%s; check the file or pipe "
+                    "it goes to\n",
+            flush_failed ? ": " : "", flush_failed ? strerror(errno) : "");
+    return code == CLI_OK ? CLI_FAIL : code;
+}
+
+static int run_command(cli_args *args, const char *name)
+{
+    for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++) {
+        if (strcmp(name, commands[c].name) != 0)
+            continue;
+        if (args->json && !commands[c].json) {
+            fprintf(stderr, "ptxjit: --json works with list, info, inspect and cache stats, not "
+                            "with '%s'; leave it out\n",
+                    name);
+            return CLI_USAGE;
+        }
+        return commands[c].run(args);
+    }
+    fprintf(stderr, "ptxjit: unknown command '%s'\n%s", name, usage);
+    return CLI_USAGE;
 }
 
 int main(int argc, char **argv)
 {
-    cli_args args;
-    ptxjit_options_init(&args.options);
-    int command = parse_globals(&args, argc, argv);
-    if (command < 0)
-        return CLI_USAGE;
-    if (command >= argc) {
+    command_line line = {0};
+    ptxjit_options_init(&line.args.options);
+    int code = parse_line(&line, argc, argv);
+    if (code != CLI_OK)
+        return code;
+    if (line.help) {
+        fputs(usage, stdout);
+        return finish_output(CLI_OK);
+    }
+    if (line.version) {
+        printf("ptxjit %s\n", PTXJIT_VERSION);
+        return finish_output(CLI_OK);
+    }
+    if (!line.command) {
         fputs(usage, stderr);
         return CLI_USAGE;
     }
-    args.argc = argc - command - 1;
-    args.argv = argv + command + 1;
-    if (wants_help(args.argc, args.argv)) {
-        fputs(usage, stdout);
-        return CLI_OK;
-    }
-    for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++)
-        if (strcmp(argv[command], commands[c].name) == 0)
-            return commands[c].run(&args);
-    fprintf(stderr, "ptxjit: unknown command '%s'\n%s", argv[command], usage);
-    return CLI_USAGE;
+    return finish_output(run_command(&line.args, line.command));
 }

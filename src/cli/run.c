@@ -1,13 +1,14 @@
-/* run.c — `run`, `bench` and `jit-time`: parse n=, h=, w=, m=, k=, runs=; find the family's
- * runner. */
+/* run.c — `run`, `bench` and `jit-time`: the family's runner from the table, its size words
+ * and runs= parsed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/run_family.h"
+#include "cli/family_cli.h"
 #include "cli/timing.h"
 
+/* A count such as 1000003, 2^30 or 2^28+37; fallback when text is NULL (0 allowed there). */
 static int parse_count(size_t *out, const char *text, const char *name, size_t fallback)
 {
     if (!text) {
@@ -45,53 +46,64 @@ static int open_gpu(ptxjit_context **context, cli_args *args)
     return CLI_OK;
 }
 
-static int known_runner(const char *family)
+/* Takes the family's size words out of argv into sizes (defaults where absent); the rest is
+ * the parameter string (caller frees). NULL after a usage message. */
+static char *split_sizes(size_t *sizes, const cli_family *f, int argc, char **argv)
 {
-    if (strcmp(family, "reduce") == 0 || strcmp(family, "transpose") == 0 ||
-        strcmp(family, "matmul") == 0)
-        return 1;
-    fprintf(stderr, "ptxjit: no runner for family '%s' (runners: reduce, transpose, matmul); get "
-                    "the kernel with ptxjit_get_kernel and launch it with ptxjit_launch\n", family);
-    return 0;
+    const char *own[16] = {NULL}, *values[16] = {NULL};
+    int count = 0;
+    while (f->sizes[count] && count < 14) {
+        own[count] = f->sizes[count];
+        count++;
+    }
+    own[count] = "runs";
+    char *params = cli_join_params(argc, argv, own, values);
+    for (int i = 0; params && i < count; i++)
+        if (!parse_count(&sizes[i], values[i], own[i], f->size_defaults[i])) {
+            free(params);
+            return NULL;
+        }
+    if (params && !parse_count(&sizes[count], values[count], "runs", 20)) {
+        free(params);
+        return NULL;
+    }
+    return params;
 }
 
 int cmd_run(cli_args *args)
 {
     if (args->argc < 1) {
-        fprintf(stderr, "ptxjit: usage: ptxjit run FAMILY [key=value ...] [n=N] [h=H w=W] "
-                        "[m=M n=N k=K] [runs=R]\n");
+        fprintf(stderr, "ptxjit: usage: ptxjit run FAMILY [key=value ...] [SIZE=N ...] "
+                        "[runs=R]\n");
         return CLI_USAGE;
     }
-    const char *family = args->argv[0];
-    if (!known_runner(family))
+    const cli_family *f = cli_family_find(args->argv[0]);
+    if (!f)
         return CLI_USAGE;
-    enum { N, RUNS, H, W, M, K, OWN };
-    static const char *const own[] = {"n", "runs", "h", "w", "m", "k", NULL};
-    const char *values[OWN] = {NULL};
-    char *params = cli_join_params(args->argc - 1, args->argv + 1, own, values);
-    int matmul = strcmp(family, "matmul") == 0, reduce = strcmp(family, "reduce") == 0;
-    size_t n, runs, h, w, m, k;
+    size_t sizes[16];
+    char *params = split_sizes(sizes, f, args->argc - 1, args->argv + 1);
+    if (!params)
+        return CLI_USAGE;
+    int count = 0;
+    while (f->sizes[count])
+        count++;
     ptxjit_context *context = NULL;
-    int code = CLI_USAGE;
-    if (params && parse_count(&n, values[N], "n", matmul ? 4096 : (size_t)1 << 26) &&
-        parse_count(&runs, values[RUNS], "runs", 20) && parse_count(&h, values[H], "h", 16384) &&
-        parse_count(&w, values[W], "w", 16384) && parse_count(&m, values[M], "m", 4096) &&
-        parse_count(&k, values[K], "k", 4096) && (code = open_gpu(&context, args)) == CLI_OK) {
-        code = reduce   ? reduce_run(context, params, n, (int)runs)
-               : matmul ? matmul_run(context, params, m, n, k, (int)runs)
-                        : transpose_run(context, params, h, w, (int)runs);
+    int code = open_gpu(&context, args);
+    if (code == CLI_OK) {
+        code = f->run(context, params, sizes, (int)sizes[count]);
         ptxjit_close(context);
     }
     free(params);
     return code;
 }
 
-/* `bench FAMILY [n=N] [runs=R] ["PARAMS" ...]`: each further argument is one parameter set
- * (transpose and matmul), timed instead of the built-in sweep or progression. */
+/* `bench FAMILY [n=N] [runs=R] ["PARAMS" ...]`: each further argument is one parameter set,
+ * timed instead of the family's built-in rows where its bench takes sets. */
 int cmd_bench(cli_args *args)
 {
     if (args->argc < 1) {
-        fprintf(stderr, "ptxjit: usage: ptxjit bench FAMILY|jit [n=N] [runs=R] [\"PARAMS\" ...]\n");
+        fprintf(stderr, "ptxjit: usage: ptxjit bench FAMILY|jit|backends|compile [n=N] "
+                        "[runs=R] [\"PARAMS\" ...]\n");
         return CLI_USAGE;
     }
     const char *family = args->argv[0];
@@ -99,8 +111,9 @@ int cmd_bench(cli_args *args)
         return cmd_bench_backends(args);
     if (strcmp(family, "compile") == 0)
         return cmd_bench_compile(args);
-    int jit = strcmp(family, "jit") == 0, reduce = strcmp(family, "reduce") == 0;
-    if (!jit && !known_runner(family))
+    int jit = strcmp(family, "jit") == 0;
+    const cli_family *f = jit ? NULL : cli_family_find(family);
+    if (!jit && !f)
         return CLI_USAGE;
     const char *n_text = NULL, *runs_text = NULL;
     const char **sets = calloc((size_t)args->argc, sizeof *sets);
@@ -118,16 +131,13 @@ int cmd_bench(cli_args *args)
     int code = CLI_USAGE;
     if (!sets)
         fprintf(stderr, "ptxjit: out of memory\n");
-    else if (set_count && (jit || reduce))
+    else if (set_count && (jit || !f->takes_sets))
         fprintf(stderr, "ptxjit: bench %s takes only n= and runs=, not '%s'\n", family, sets[0]);
-    else if ((n_text || reduce ? parse_count(&n, n_text, "n", (size_t)1 << 30) : 1) &&
+    else if (parse_count(&n, n_text, "n", f && f->bench_n ? f->bench_n : 0) &&
              parse_count(&runs, runs_text, "runs", 20) &&
              (code = open_gpu(&context, args)) == CLI_OK) {
-        code = jit      ? jit_costs(context, "/proc/self/exe")
-               : reduce ? reduce_bench(context, n, (int)runs)
-               : strcmp(family, "matmul") == 0
-                   ? matmul_bench(context, n, (int)runs, sets, set_count)
-                   : transpose_bench(context, n, (int)runs, sets, set_count);
+        code = jit ? jit_costs(context, "/proc/self/exe")
+                   : f->bench(context, n, (int)runs, sets, set_count);
         ptxjit_close(context);
     }
     free(sets);

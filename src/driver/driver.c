@@ -1,19 +1,17 @@
-/* driver.c — loads libcuda.so.1 once per process and resolves each entry point with
+/* driver.c — loads libcuda.so.1 once per process (dynlib.h) and resolves each entry point with
  * cuGetProcAddress at the CUDA 12.0 ABI, so that cuda.h's _v2/_v3 renames cannot bite. */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "driver/driver.h"
+#include "dynlib.h"
 
 typedef CUresult(CUDAAPI *get_proc_fn)(const char *, void **, int, cuuint64_t,
                                        CUdriverProcAddressQueryResult *);
 
 static pj_driver driver;
 static ptxjit_status driver_status;
-static char driver_error[1024];
+static char driver_error[PJ_DYNLIB_ERROR_MAX];
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 
 static void fail_load(ptxjit_status status, const char *format, const char *detail)
@@ -47,26 +45,37 @@ static int resolve_all(get_proc_fn get_proc)
     return 1;
 }
 
-static void driver_load_once(void)
+/* cuGetProcAddress_v2 of the driver named by $PTXJIT_CUDA_LIBRARY, else of libcuda.so.1;
+ * NULL with the failure recorded. */
+static get_proc_fn load_library(void)
 {
-    const char *path = getenv("PTXJIT_CUDA_LIBRARY");
-    void *handle = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-        fail_load(PTXJIT_ERR_NO_DRIVER,
-                  "cannot load the CUDA driver (%s); install the NVIDIA driver, or run where a "
-                  "GPU is present (compiling, caching and inspecting kernels work without one)",
-                  dlerror());
-        return;
+    static const char *const sonames[] = {"libcuda.so.1", NULL};
+    static pj_dynlib library;
+    const pj_dynlib_spec spec = {
+        .what = "the CUDA driver",
+        .override = "PTXJIT_CUDA_LIBRARY",
+        .sonames = sonames,
+        .places = PJ_DYNLIB_OVERRIDE_ALONE, /* the tests name a missing driver on purpose */
+        .fix = "install the NVIDIA driver, or run where a GPU is present (compiling, caching "
+               "and inspecting kernels work without one)"};
+    if (!pj_dynlib_open(&library, &spec)) {
+        fail_load(PTXJIT_ERR_NO_DRIVER, "%s", library.error);
+        return NULL;
     }
-    get_proc_fn get_proc = (get_proc_fn)dlsym(handle, "cuGetProcAddress_v2");
-    if (!get_proc) {
+    get_proc_fn get_proc = NULL;
+    const pj_dynlib_symbol symbol = {"cuGetProcAddress_v2", (void **)&get_proc};
+    if (pj_dynlib_resolve(library.handle, &symbol, 1))
         fail_load(PTXJIT_ERR_NO_DRIVER,
                   "the CUDA driver has no cuGetProcAddress_v2 (%s); update the NVIDIA driver "
                   "to one for CUDA 12.0 or newer",
-                  path && *path ? path : "libcuda.so.1");
-        return;
-    }
-    if (!resolve_all(get_proc))
+                  library.path);
+    return get_proc;
+}
+
+static void driver_load_once(void)
+{
+    get_proc_fn get_proc = load_library();
+    if (!get_proc || !resolve_all(get_proc))
         return;
     CUresult result = driver.cuInit(0);
     if (result != CUDA_SUCCESS) {

@@ -217,6 +217,17 @@ static ptxjit_status parse_default(const pj_param *param, const char *text, int6
     return PTXJIT_OK;
 }
 
+/* A stored value as a request writes it. Kept with the schema, so that introspection
+ * (ptxjit_family_param) can hand out text that lives as long as the context. */
+static char *value_text(const pj_param *param, int64_t value)
+{
+    if (param->kind != PJ_PARAM_INT)
+        return pj_strdup(param->values[value]);
+    char number[24];
+    snprintf(number, sizeof number, "%lld", (long long)value);
+    return pj_strdup(number);
+}
+
 /* default_if="EXPR => VALUE": the value now, the expression once all parameters are known. */
 static ptxjit_status parse_default_case(pj_param *param, const char *text, const where *at)
 {
@@ -234,16 +245,23 @@ static ptxjit_status parse_default_case(pj_param *param, const char *text, const
     if (status != PTXJIT_OK)
         return status;
     int count = param->case_count;
-    char *condition = pj_strndup(text, n);
+    char *condition = pj_strndup(text, n), *shown = value_text(param, v);
     int64_t *values = realloc(param->case_value, (size_t)(count + 1) * sizeof *values);
     if (values)
         param->case_value = values;
-    if (!condition || !values || !append_string(&param->case_text, &param->case_count, condition)) {
+    char **texts = realloc(param->case_value_text, (size_t)(count + 1) * sizeof *texts);
+    if (texts)
+        param->case_value_text = texts;
+    /* case_count grows last, so that a failure leaves no half-made case behind for free. */
+    if (!condition || !shown || !values || !texts ||
+        !append_string(&param->case_text, &param->case_count, condition)) {
         free(condition);
+        free(shown);
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     }
     free(condition);
     param->case_value[count] = v;
+    param->case_value_text[count] = shown;
     return PTXJIT_OK;
 }
 
@@ -307,7 +325,10 @@ static ptxjit_status parse_param(pj_schema *schema, char **words, int count, con
         return status;
     if (!default_text)
         return bad(at, "parameter '%s' needs default=", param->name);
-    return parse_default(param, default_text, &param->default_value, at);
+    status = parse_default(param, default_text, &param->default_value, at);
+    if (status == PTXJIT_OK && !(param->default_text = value_text(param, param->default_value)))
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    return status;
 }
 
 static ptxjit_status parse_directive(pj_schema *schema, const char *line, const where *at)
@@ -453,12 +474,15 @@ void pj_schema_free(pj_schema *schema)
         pj_expr_free(param->when);
         for (int c = 0; c < param->case_count; c++) {
             free(param->case_text[c]);
+            free(param->case_value_text[c]);
             if (param->case_when)
                 pj_expr_free(param->case_when[c]);
         }
         free(param->case_text);
         free(param->case_when);
         free(param->case_value);
+        free(param->case_value_text);
+        free(param->default_text);
     }
     for (int i = 0; i < schema->constraint_count; i++) {
         free(schema->constraints[i].text);
@@ -505,24 +529,14 @@ char *pj_schema_describe(const pj_schema *schema)
     pj_sb_append(&sb, "\nparameters:\n");
     for (int i = 0; i < schema->param_count; i++) {
         const pj_param *param = &schema->params[i];
-        char value[32];
-        if (param->kind == PJ_PARAM_INT)
-            snprintf(value, sizeof value, "%lld", (long long)param->default_value);
-        else
-            snprintf(value, sizeof value, "%s", param->values[param->default_value]);
-        pj_sb_appendf(&sb, "  %-10s default %-12s ", param->name, value);
+        pj_sb_appendf(&sb, "  %-10s default %-12s ", param->name, param->default_text);
         describe_type(&sb, param);
         pj_sb_append(&sb, "\n");
         if (param->doc)
             pj_sb_appendf(&sb, "  %-10s %s\n", "", param->doc);
-        for (int c = 0; c < param->case_count; c++) {
-            int64_t v = param->case_value[c];
-            if (param->kind == PJ_PARAM_INT)
-                snprintf(value, sizeof value, "%lld", (long long)v);
-            else
-                snprintf(value, sizeof value, "%s", param->values[v]);
-            pj_sb_appendf(&sb, "  %-10s default %s when %s\n", "", value, param->case_text[c]);
-        }
+        for (int c = 0; c < param->case_count; c++)
+            pj_sb_appendf(&sb, "  %-10s default %s when %s\n", "", param->case_value_text[c],
+                          param->case_text[c]);
         if (param->when_text)
             pj_sb_appendf(&sb, "  %-10s applies when %s\n", "", param->when_text);
     }

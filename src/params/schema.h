@@ -46,12 +46,14 @@ typedef struct {
     int *dtypes;       /* PJ_PARAM_DTYPE: the pj_dtype of each value */
     int value_count;
     int64_t default_value; /* the integer, or the index into values */
+    char *default_text;    /* default_value as a request writes it: "512", "vectorized" */
     /* default_if="EXPR => VALUE" cases, tried in order before default_value; EXPR may name
      * only parameters declared before this one (their values are final by then). */
     int case_count;
     char **case_text;
     pj_expr **case_when;
     int64_t *case_value;
+    char **case_value_text; /* each case's value as text, like default_text */
     char *doc;
     char *when_text;   /* applies only when this holds; NULL: always */
     pj_expr *when;

@@ -25,8 +25,8 @@
 #include <unistd.h>
 
 #include "cache/disk.h"
-#include "cache/fileio.h"
 #include "cache/scan.h"
+#include "fileio_faults.h"
 #include "ptxjit.h"
 
 typedef struct {

@@ -1,0 +1,103 @@
+# hardening.mk — included by the Makefile: hardening (docs/RELIABILITY.md): multi-process stress, sanitizers, valgrind, fuzzing.
+# `make test` with CI=true (the environment .ci/run runs in) runs all of them after the
+# suite: `make hardening`.
+.PHONY: hardening stress asan ubsan tsan valgrind valgrind-rest valgrind-llvm valgrind-families \
+	fuzz gpu-runs-check
+SAN_OPT := -O1 -g -fno-omit-frame-pointer
+SAN_DIR := $(CURDIR)/tests/sanitizers
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := params schema entry
+FUZZ_BUILD := $(BUILD)/fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread -Iinclude -Isrc -Itests \
+               -I$(CUDA_HOME)/include $(SAN_OPT) $(FUZZ_SAN)
+STRESS_SECONDS ?= 600
+
+# Longest first: they run side by side, as many as there are processors (tests/hardening.sh).
+# What several of them share in $(BUILD) is built first, so that none builds it concurrently.
+HARDENING := valgrind-llvm valgrind-rest valgrind-families fuzz tsan asan ubsan gpu-runs-check stress \
+	test-no-llvm
+hardening: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA) $(STRESS)
+	$(Q)MAKE="$(MAKE)" sh tests/hardening.sh $(BUILD)/hardening $(HARDENING)
+
+# 16 processes x 1000 requests on one cache dir (NVRTC and llvm keys), 4 killed mid-write and
+# 2 at random; then 8 processes against a cap small enough to evict all the time. Passes on
+# correctness.
+stress: $(STRESS)
+	$(Q)timeout $(STRESS_SECONDS) $(STRESS) -p 16 -r 1000 -k 4 -K 2
+	$(Q)timeout $(STRESS_SECONDS) $(STRESS) -p 8 -r 300 -k 2 -K 1 -m 300000
+
+# The same objects and suite, each with a sanitizer, in a build folder of its own. The LLVM
+# sweeps (~2,100 kernels, ~2 min natively) and the matmul generator's comparisons with NVRTC
+# compile a sample there: every SWEEP_STRIDE-th request (and the first configuration of each
+# matmul variant). LLVM itself is not instrumented; the generators and libptxjit's side are.
+SWEEP_STRIDE ?= 10
+SAN_TESTS = PTXJIT_TEST_SWEEP_STRIDE=$(SWEEP_STRIDE)
+# intercept_tls_get_addr=0: LSan's tracking of dynamic TLS records a block of libnvrtc with
+# an impossible address and its tracer dies on it; ptxjit keeps no heap pointer in dynamic TLS.
+asan:
+	$(Q)$(SAN_TESTS) \
+	    ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:intercept_tls_get_addr=0 \
+	    $(MAKE) --no-print-directory CI= BUILD=$(BUILD)/asan OPT="$(SAN_OPT)" \
+	    SAN="-fsanitize=address" test
+ubsan:
+	$(Q)$(SAN_TESTS) UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    $(MAKE) --no-print-directory CI= BUILD=$(BUILD)/ubsan OPT="$(SAN_OPT)" \
+	    SAN="-fsanitize=undefined -fno-sanitize-recover=all" test
+tsan:
+	$(Q)$(SAN_TESTS) \
+	    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(SAN_DIR)/tsan.supp \
+	    $(MAKE) --no-print-directory CI= BUILD=$(BUILD)/tsan OPT="$(SAN_OPT)" \
+	    SAN="-fsanitize=thread" test
+
+# memcheck over the whole CPU suite; every child process Check forks is checked and exits 99
+# on an error or a leak. In three parts, which CI runs side by side: the suites that compile
+# through the llvm backend, with NVRTC, the plugin and nvJitLink warmed in the runner before it
+# forks; the matmul and transpose suites (NVRTC compiling the family templates, ~6 min); and
+# the rest, both with NVRTC warmed (tests/warm.c says why). Under memcheck a compile takes
+# seconds (a matmul template through NVRTC ~12 s): the sweeps compile their first request
+# only and the matmul generator's comparisons the first configuration of each variant.
+VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full \
+	--errors-for-leak-kinds=definite,indirect,possible \
+	--show-leak-kinds=definite,indirect,possible --suppressions=$(SAN_DIR)/valgrind.supp
+VALGRIND_LLVM_SUITES := llvm llvm_reduce llvm_transpose llvm_matmul
+VALGRIND_FAMILY_SUITES := matmul transpose
+VALGRIND_SWEEP_STRIDE ?= 1000
+valgrind: valgrind-rest valgrind-llvm valgrind-families
+valgrind-rest: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA)
+	$(Q)PTXJIT_TEST_SUITES_EXCLUDE="$(VALGRIND_LLVM_SUITES) $(VALGRIND_FAMILY_SUITES)" \
+	    PTXJIT_TEST_WARM_COMPILERS=nvrtc CK_TIMEOUT_MULTIPLIER=10 \
+	    PTXJIT_CLI=$(abspath $(CLI)) $(VALGRIND) $(TEST_RUNNER)
+valgrind-llvm: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA)
+	$(Q)PTXJIT_TEST_SUITES="$(VALGRIND_LLVM_SUITES)" PTXJIT_TEST_WARM_COMPILERS=nvrtc,llvm,nvjitlink \
+	    PTXJIT_TEST_SWEEP_STRIDE=$(VALGRIND_SWEEP_STRIDE) CK_TIMEOUT_MULTIPLIER=10 \
+	    PTXJIT_CLI=$(abspath $(CLI)) $(VALGRIND) $(TEST_RUNNER)
+valgrind-families: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA)
+	$(Q)PTXJIT_TEST_SUITES="$(VALGRIND_FAMILY_SUITES)" PTXJIT_TEST_WARM_COMPILERS=nvrtc \
+	    CK_TIMEOUT_MULTIPLIER=10 PTXJIT_CLI=$(abspath $(CLI)) $(VALGRIND) $(TEST_RUNNER)
+
+# The library, the CLI and the suite as a machine without llvm-19-dev builds them: no plugin,
+# the llvm route refusing with the fix, its tests saying they were skipped.
+.PHONY: test-no-llvm
+test-no-llvm:
+	$(Q)$(MAKE) --no-print-directory CI= BUILD=$(BUILD)/no-llvm LLVM_CONFIG=none test
+
+# Every run of bench/sanitize_gpu.sh (which needs a GPU) still names valid parameters.
+gpu-runs-check: $(CLI)
+	$(Q)PTXJIT=$(CLI) OUT=$(BUILD)/gpu-runs-check bash bench/sanitize_gpu.sh --check >/dev/null \
+	    && echo "bench/sanitize_gpu.sh: every run's kernel compiles"
+
+# libFuzzer (clang) with ASan+UBSan: each target FUZZ_SECONDS on a copy of its seed corpus,
+# after replaying its regressions. A crash fails the build and names the input to keep.
+$(FUZZ_BUILD)/libptxjit.a: FORCE
+	$(Q)$(MAKE) --no-print-directory CI= CC=clang BUILD=$(FUZZ_BUILD) OPT="$(SAN_OPT)" \
+	    SAN="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" $@
+$(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/libptxjit.a tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.c
+	$(call say,LD,$@)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer \
+	    -DPJ_FUZZ_TARGET=fuzz_$* -o $@ tests/fuzz/libfuzzer_main.c tests/fuzz/fuzz_$*.c \
+	    tests/fuzz/fuzz_util.c $(FUZZ_BUILD)/libptxjit.a $(LDLIBS_BASE)
+fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
+	$(Q)sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+.PHONY: FORCE
+FORCE:
+

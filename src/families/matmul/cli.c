@@ -1,0 +1,512 @@
+/* cli.c — the matmul family on the command line: `ptxjit run matmul` and `ptxjit bench
+ * matmul` (fresh random inputs, poisoned outputs, a float64 CPU reference on sampled rows (all
+ * rows for small products), CUDA-event medians, and cuBLAS (SGEMM, TF32, GemmEx bf16) measured
+ * in the same run) and its rows of `ptxjit bench backends`. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/family_cli.h"
+#include "cli/cublas_peer.h"
+#include "cli/timing.h"
+#include "families/matmul/op.h"
+
+/* One product's buffers: host inputs (for the reference) and device A, B, C. */
+typedef struct {
+    ptxjit_context *context;
+    size_t m, n, k;
+    pj_dtype dtype;
+    void *a, *b;
+    ptxjit_devptr da, db, dc;
+} matmul_data;
+
+typedef struct {
+    matmul_data *data;
+    const char *params;
+    cublas_peer *cublas; /* set: time cuBLAS instead of ptxjit */
+    cublas_gemm kind;
+} matmul_job;
+
+static ptxjit_status matmul_once(void *arg)
+{
+    matmul_job *job = arg;
+    matmul_data *d = job->data;
+    if (job->cublas)
+        return cublas_peer_matmul(job->cublas, job->kind, d->dc, d->da, d->db, d->m, d->n, d->k)
+                   ? pj_error(PTXJIT_ERR_CUDA, "cublasGemmEx failed")
+                   : PTXJIT_OK;
+    return ptxjit_matmul(d->context, job->params, d->da, d->db, d->dc, d->m, d->n, d->k, NULL);
+}
+
+static ptxjit_status data_make(matmul_data *d, ptxjit_context *context, size_t m, size_t n,
+                               size_t k, pj_dtype dtype)
+{
+    *d = (matmul_data){context, m, n, k, dtype, NULL, NULL, 0, 0, 0};
+    const size_t e = (size_t)pj_dtype_bytes(dtype);
+    float *values = malloc((m > n ? m : n) * k * sizeof *values);
+    d->a = malloc(m * k * e);
+    d->b = malloc(k * n * e);
+    ptxjit_status status = values && d->a && d->b
+                               ? PTXJIT_OK
+                               : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of host memory");
+    for (int which = 0; which < 2 && status == PTXJIT_OK; which++) {
+        size_t count = which == 0 ? m * k : k * n;
+        random_f32(values, count); /* [-1, 1), a fresh seed each time */
+        for (size_t i = 0; i < count; i++)
+            pj_matmul_set_element(which == 0 ? d->a : d->b, dtype, i, values[i]);
+    }
+    free(values);
+    if (status == PTXJIT_OK)
+        status = ptxjit_alloc(&d->da, context, m * k * e);
+    if (status == PTXJIT_OK)
+        status = ptxjit_alloc(&d->db, context, k * n * e);
+    if (status == PTXJIT_OK)
+        status = ptxjit_alloc(&d->dc, context, m * n * 4); /* room for any output type */
+    if (status == PTXJIT_OK)
+        status = ptxjit_copy_to_device(context, d->da, d->a, m * k * e);
+    if (status == PTXJIT_OK)
+        status = ptxjit_copy_to_device(context, d->db, d->b, k * n * e);
+    return status;
+}
+
+static void data_free(matmul_data *d)
+{
+    free(d->a);
+    free(d->b);
+    if (d->da)
+        ptxjit_free(d->context, d->da);
+    if (d->db)
+        ptxjit_free(d->context, d->db);
+    if (d->dc)
+        ptxjit_free(d->context, d->dc);
+}
+
+/* NaN in every output byte pattern: an element the kernel never writes cannot pass. */
+static ptxjit_status poison(const matmul_data *d)
+{
+    return PJ_CU(d->context->driver->cuMemsetD8Async(d->dc, 0xff, d->m * d->n * 4, NULL),
+                 "cuMemsetD8Async");
+}
+
+static double tolerance_of(pj_dtype dtype, pj_dtype out, int tf32)
+{
+    if (dtype != PJ_DTYPE_f32 || out != PJ_DTYPE_f32)
+        return 1e-2;
+    return tf32 ? 1e-3 : 1e-5;
+}
+
+/* ‖C − C_ref‖ / ‖C_ref‖ over every row (small products) or 8 rows (first, last, 6 spread),
+ * with the reference in float64; NaN if any sampled element is not finite. */
+static double relative_error(const matmul_data *d, pj_dtype out)
+{
+    const size_t e = (size_t)pj_dtype_bytes(out);
+    int all = (double)d->m * d->n * d->k <= 1e9;
+    size_t rows = all || d->m < 8 ? d->m : 8;
+    double *want = malloc(d->n * sizeof *want);
+    unsigned char *got = malloc(d->n * e);
+    double diff = want && got ? 0 : NAN, norm = 0;
+    for (size_t i = 0; i < rows && !isnan(diff); i++) {
+        size_t row = all || i == 0 ? i : i == rows - 1 ? d->m - 1 : i * d->m / rows;
+        if (ptxjit_copy_to_host(d->context, got, d->dc + row * d->n * e, d->n * e) != PTXJIT_OK) {
+            diff = NAN;
+            break;
+        }
+        pj_matmul_reference_row(want, d->a, d->b, d->dtype, d->n, d->k, row);
+        for (size_t j = 0; j < d->n; j++) {
+            double g = pj_matmul_element(got, out, j), delta = g - want[j];
+            diff = isfinite(g) ? diff + delta * delta : NAN;
+            norm += want[j] * want[j];
+        }
+    }
+    free(want);
+    free(got);
+    return sqrt(diff / (norm > 0 ? norm : 1));
+}
+
+/* Fewer timed runs for the slow steps (naive takes about half a second at 4096³). */
+static int runs_for(double first_ms, int runs)
+{
+    if (first_ms * runs <= 2000)
+        return runs;
+    int fewer = (int)(2000 / first_ms);
+    return fewer < 3 ? 3 : fewer;
+}
+
+typedef struct {
+    double ms, error, tflops;
+    int correct;
+} measurement;
+
+static ptxjit_status measure(measurement *out, matmul_job *job, pj_dtype result_type,
+                             double tolerance, int runs)
+{
+    matmul_data *d = job->data;
+    double first = wall_ms();
+    ptxjit_status status = poison(d);
+    if (status == PTXJIT_OK)
+        status = matmul_once(job);
+    if (status == PTXJIT_OK)
+        status = ptxjit_synchronize(d->context);
+    first = wall_ms() - first;
+    if (status == PTXJIT_OK)
+        status = time_median_ms(&out->ms, d->context, matmul_once, job, 1, runs_for(first, runs));
+    if (status != PTXJIT_OK)
+        return status;
+    out->error = relative_error(d, result_type); /* of the last timed run */
+    out->correct = out->error <= tolerance; /* false for NaN */
+    out->tflops = 2.0 * d->m * d->n * d->k / (out->ms * 1e9);
+    return PTXJIT_OK;
+}
+
+static int matmul_run(ptxjit_context *context, const char *params, size_t m, size_t n, size_t k,
+               int runs)
+{
+    ptxjit_kernel *kernel;
+    matmul_config config;
+    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "matmul", params, NULL);
+    if (status == PTXJIT_OK)
+        status = pj_matmul_config_of(&config, kernel);
+    if (status != PTXJIT_OK)
+        return cli_fail(status);
+    matmul_data data;
+    matmul_job job = {&data, params, NULL, CUBLAS_SGEMM};
+    measurement result = {0};
+    double tolerance = tolerance_of(config.dtype, config.out, config.variant == MATMUL_TENSOR_CORE);
+    status = data_make(&data, context, m, n, k, config.dtype);
+    if (status == PTXJIT_OK)
+        status = measure(&result, &job, config.out, tolerance, runs);
+    data_free(&data);
+    if (status != PTXJIT_OK)
+        return cli_fail(status);
+    printf("matmul %s, %zu x %zu x %zu: relative error %.2e (tolerance %.0e) %s; median of "
+           "%d: %.4f ms, %.1f GFLOP/s\n",
+           ptxjit_kernel_params(kernel), m, n, k, result.error, tolerance,
+           result.correct ? "ok" : "WRONG", runs, result.ms, result.tflops * 1e3);
+    return result.correct ? CLI_OK : CLI_FAIL;
+}
+
+static const struct {
+    const char *params;
+    double writeup; /* the write-up's A100 GFLOP/s at 4096³ (0: none) */
+} progression[] = {
+    {"variant=naive", 292},
+    {"variant=coalescing", 2936},
+    {"variant=tiled", 3943},
+    {"variant=tiled_register", 7078},
+    {"variant=block_tiled", 10661},
+    {"variant=block_tiled_vectorized", 10663},
+    {"variant=tensor_core load=cp_async", 0},
+    /* Beyond the write-up's step on sm_90 (and its default there): whole tiles by TMA,
+     * mbarriers, 64 x 64 warp tiles. */
+    {"variant=tensor_core load=tma", 0},
+};
+
+static void print_row(const char *name, const measurement *r, double peer, double writeup)
+{
+    printf("%-58s %10.1f %8.3f %9.2e %s", name, r->tflops * 1e3, peer > 0 ? r->tflops / peer : 0,
+           r->error, r->correct ? "ok   " : "WRONG");
+    if (writeup > 0)
+        printf(" %9.0f", writeup);
+    printf("\n");
+}
+
+/* cuBLAS's row: the peer the next rows are a ratio of (0 when cuBLAS is missing). */
+static ptxjit_status peer_row(double *tflops, matmul_data *d, cublas_peer *cublas,
+                              cublas_gemm kind, const char *name, pj_dtype out, double tolerance,
+                              int runs, int *all_ok)
+{
+    *tflops = 0;
+    if (!cublas)
+        return PTXJIT_OK;
+    matmul_job job = {d, NULL, cublas, kind};
+    measurement r;
+    ptxjit_status status = measure(&r, &job, out, tolerance, runs);
+    if (status == PTXJIT_OK) {
+        print_row(name, &r, r.tflops, 0);
+        *tflops = r.tflops;
+        *all_ok &= r.correct;
+    }
+    return status;
+}
+
+static ptxjit_status our_row(measurement *r, matmul_data *d, const char *params, double peer,
+                             double writeup, int runs, int *all_ok)
+{
+    ptxjit_kernel *kernel;
+    matmul_config config;
+    ptxjit_status status = ptxjit_get_kernel(&kernel, d->context, "matmul", params, NULL);
+    if (status == PTXJIT_OK)
+        status = pj_matmul_config_of(&config, kernel);
+    if (status == PTXJIT_OK && config.dtype != d->dtype)
+        status = pj_error(PTXJIT_ERR_PARAM, "bench matmul: '%s' takes %s, this table is %s",
+                          params, pj_dtype_name(config.dtype), pj_dtype_name(d->dtype));
+    matmul_job job = {d, params, NULL, CUBLAS_SGEMM};
+    if (status == PTXJIT_OK)
+        status = measure(r, &job, config.out,
+                         tolerance_of(config.dtype, config.out, config.variant == MATMUL_TENSOR_CORE),
+                         runs);
+    if (status == PTXJIT_OK) {
+        print_row(params, r, peer, writeup);
+        *all_ok &= r->correct;
+    }
+    return status;
+}
+
+static void print_header(const char *title, size_t m, size_t n, size_t k)
+{
+    printf("\n%s, %zu x %zu x %zu\n", title, m, n, k);
+    printf("%-58s %10s %8s %9s %-5s %9s\n", "params", "GFLOP/s", "/cuBLAS", "rel.err", "",
+           "write-up");
+}
+
+/* The write-up's table at n³ fp32: each SIMT step against cuBLAS SGEMM, tensor_core against
+ * cuBLAS TF32. */
+static ptxjit_status fp32_table(ptxjit_context *context, cublas_peer *cublas, size_t n, int runs,
+                                const char *const *sets, int set_count, int *all_ok)
+{
+    matmul_data d;
+    ptxjit_status status = data_make(&d, context, n, n, n, PJ_DTYPE_f32);
+    double sgemm = 0, tf32 = 0;
+    if (status == PTXJIT_OK) {
+        print_header("matmul fp32 (write-up's A100 figures at 4096³)", n, n, n);
+        status = peer_row(&sgemm, &d, cublas, CUBLAS_SGEMM, "cuBLAS SGEMM (fp32)", PJ_DTYPE_f32,
+                          1e-5, runs, all_ok);
+    }
+    if (status == PTXJIT_OK)
+        status = peer_row(&tf32, &d, cublas, CUBLAS_SGEMM_TF32, "cuBLAS SGEMM TF32 tensor cores",
+                          PJ_DTYPE_f32, 1e-3, runs, all_ok);
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(progression) && status == PTXJIT_OK && !set_count; i++) {
+        measurement r;
+        if (strstr(progression[i].params, "load=tma") && atoi(ptxjit_arch(context) + 3) < 90)
+            continue; /* TMA is sm_90's */
+        int tensor = strstr(progression[i].params, "tensor_core") != NULL;
+        status = our_row(&r, &d, progression[i].params, tensor ? tf32 : sgemm,
+                         progression[i].writeup, runs, all_ok);
+    }
+    for (int i = 0; i < set_count && status == PTXJIT_OK; i++) {
+        measurement r;
+        if (strstr(sets[i], "wgmma") || strstr(sets[i], "bf16") || strstr(sets[i], "f16"))
+            continue; /* the bf16 table's */
+        status = our_row(&r, &d, sets[i], strstr(sets[i], "tensor_core") ? tf32 : sgemm, 0,
+                         runs, all_ok);
+    }
+    data_free(&d);
+    return status;
+}
+
+/* wgmma at n³ bf16 against cuBLAS GemmEx (bf16 in and out, fp32 accumulation). */
+static ptxjit_status bf16_table(ptxjit_context *context, cublas_peer *cublas, size_t n, int runs,
+                                const char *const *sets, int set_count, int *all_ok)
+{
+    matmul_data d;
+    ptxjit_status status = data_make(&d, context, n, n, n, PJ_DTYPE_bf16);
+    double peer = 0;
+    if (status == PTXJIT_OK) {
+        print_header("matmul bf16 in, bf16 out, fp32 accumulation", n, n, n);
+        status = peer_row(&peer, &d, cublas, CUBLAS_GEMM_BF16, "cuBLAS GemmEx bf16",
+                          PJ_DTYPE_bf16, 1e-2, runs, all_ok);
+    }
+    measurement r;
+    if (status == PTXJIT_OK && !set_count)
+        status = our_row(&r, &d, "variant=wgmma", peer, 0, runs, all_ok);
+    for (int i = 0; i < set_count && status == PTXJIT_OK; i++)
+        if (strstr(sets[i], "wgmma"))
+            status = our_row(&r, &d, sets[i], peer, 0, runs, all_ok);
+    data_free(&d);
+    return status;
+}
+
+static int matmul_bench(ptxjit_context *context, size_t n, int runs, const char *const *sets,
+                 int set_count)
+{
+    char name[256] = "?";
+    context->driver->cuDeviceGetName(name, sizeof name, context->device);
+    const char *why = NULL;
+    cublas_peer *cublas = cublas_peer_open(&why);
+    int all_ok = 1;
+    printf("matmul, %s, %s, median of %d (of fewer for runs over 100 ms)\n", name,
+           ptxjit_arch(context), runs);
+    if (!cublas)
+        printf("cuBLAS not measured: %s\n", why);
+    ptxjit_status status = fp32_table(context, cublas, n ? n : 4096, runs, sets, set_count, &all_ok);
+    if (status == PTXJIT_OK)
+        status = bf16_table(context, cublas, n ? n : 8192, runs, sets, set_count, &all_ok);
+    cublas_peer_close(cublas);
+    if (status != PTXJIT_OK)
+        return cli_fail(status);
+    return all_ok ? CLI_OK : CLI_FAIL;
+}
+
+/* ---- bench backends ---- */
+
+/* A, B, C and n of the backends table (n x n x n). */
+typedef struct {
+    ptxjit_devptr a, b, c;
+    size_t n;
+} routes_data;
+
+static ptxjit_status backends_op(cli_routes *job)
+{
+    const routes_data *d = job->data;
+    return ptxjit_matmul(job->context, job->params, d->a, d->b, d->c, d->n, d->n, d->n, NULL);
+}
+
+
+/* n x n matrices of type with random values in [-1, 1) at a fresh device allocation. */
+static ptxjit_status random_matrix(ptxjit_devptr *out, ptxjit_context *context, size_t n,
+                                   pj_dtype type)
+{
+    const size_t count = n * n, bytes = count * (size_t)pj_dtype_bytes(type);
+    float *values = malloc(count * sizeof *values);
+    void *converted = malloc(bytes);
+    ptxjit_status status = values && converted ? ptxjit_alloc(out, context, bytes)
+                                               : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "no memory");
+    if (status == PTXJIT_OK) {
+        random_f32(values, count);
+        for (size_t i = 0; i < count; i++)
+            pj_matmul_set_element(converted, type, i, values[i]);
+        status = ptxjit_copy_to_device(context, *out, converted, bytes);
+    }
+    free(values);
+    free(converted);
+    return status;
+}
+
+/* C of one run of params on backend, on the host. */
+static ptxjit_status matmul_result(void *host, cli_routes *job, const char *params,
+                                   const char *backend, size_t bytes)
+{
+    snprintf(job->params, sizeof job->params, "%s backend=%s", params, backend);
+    ptxjit_status status = backends_op(job);
+    const routes_data *d = job->data;
+    return status == PTXJIT_OK ? ptxjit_copy_to_host(job->context, host, d->c, bytes) : status;
+}
+
+/* ‖C_llvm − C_nvrtc‖ / ‖C_nvrtc‖ (Frobenius) of one run each: the routes' results agree to
+ * the rounding of their summation orders. */
+static ptxjit_status route_difference(double *out, cli_routes *job, const char *params,
+                                      pj_dtype type)
+{
+    const size_t n = ((const routes_data *)job->data)->n;
+    const size_t count = n * n, bytes = count * (size_t)pj_dtype_bytes(type);
+    void *ours = malloc(bytes), *theirs = malloc(bytes);
+    ptxjit_status status = ours && theirs ? matmul_result(ours, job, params, "llvm", bytes)
+                                          : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "no memory");
+    if (status == PTXJIT_OK)
+        status = matmul_result(theirs, job, params, "nvrtc", bytes);
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < count && status == PTXJIT_OK; i++) {
+        double a = pj_matmul_element(ours, type, i), b = pj_matmul_element(theirs, type, i);
+        diff += (a - b) * (a - b);
+        norm += b * b;
+    }
+    *out = sqrt(diff / (norm > 0 ? norm : 1));
+    free(ours);
+    free(theirs);
+    return status;
+}
+
+/* One table row: GFLOP/s of each route, their ratio and the difference of their results. The
+ * slow steps (naive takes about a second at 4096³) get fewer runs: about 2 s of each route. */
+static int matmul_row(cli_routes *job, const char *params, pj_dtype type, int runs)
+{
+    double difference = 0, ms[2];
+    ptxjit_status status = route_difference(&difference, job, params, type); /* compiles both */
+    double start = wall_ms();
+    if (status == PTXJIT_OK)
+        status = backends_op(job);
+    if (status == PTXJIT_OK)
+        status = ptxjit_synchronize(job->context);
+    double once = wall_ms() - start;
+    int fewer = once * runs > 2000 ? (int)(2000 / once) : runs;
+    job->warmup = 1;
+    if (status == PTXJIT_OK)
+        status = cli_routes_time(ms, job, params, fewer < 3 ? 3 : fewer);
+    if (status != PTXJIT_OK)
+        return cli_fail(status);
+    const double n = (double)((const routes_data *)job->data)->n;
+    double flops = 2.0 * n * n * n;
+    double nvrtc = flops / (ms[0] * 1e6), llvm = flops / (ms[1] * 1e6);
+    printf("| %-40s | %12.1f | %11.1f | %10.3f | %16.1e |\n", params, nvrtc, llvm,
+           llvm / nvrtc, difference);
+    fflush(stdout);
+    return CLI_OK;
+}
+
+/* Rows beside a variant's defaults: its other ways of loading (the variant's name, then the
+ * parameters of the extra row). */
+static const char *const matmul_extra_rows[][2] = {
+    {"tensor_core", "load=cp_async"}, /* the write-up's step (sm_90's default is load=tma) */
+    {"wgmma", "cluster=2"},      /* clusters of 2 blocks sharing B by multicast */
+};
+
+static int bench_matmul_type(ptxjit_context *context, size_t n, int runs, pj_dtype type,
+                             const char *variants)
+{
+    routes_data d = {0, 0, 0, n};
+    cli_routes job = {.context = context, .op = backends_op, .data = &d};
+    ptxjit_status status = random_matrix(&d.a, context, n, type);
+    if (status == PTXJIT_OK)
+        status = random_matrix(&d.b, context, n, type);
+    if (status == PTXJIT_OK)
+        status = ptxjit_alloc(&d.c, context, n * n * (size_t)pj_dtype_bytes(type));
+    int code = status == PTXJIT_OK ? CLI_OK : cli_fail(status);
+    for (const char *s = variants; *s && code == CLI_OK;) {
+        size_t length = strcspn(s, ",");
+        int wgmma = length == 5 && strncmp(s, "wgmma", 5) == 0;
+        if (wgmma == (type != PJ_DTYPE_f32)) {
+            char params[128];
+            snprintf(params, sizeof params, "variant=%.*s dtype=%s", (int)length, s,
+                     pj_dtype_name(type));
+            code = matmul_row(&job, params, type, runs); /* C of the input type */
+            for (size_t i = 0; i < PJ_ARRAY_SIZE(matmul_extra_rows) && code == CLI_OK; i++) {
+                const char *variant = matmul_extra_rows[i][0];
+                if (strlen(variant) != length || strncmp(s, variant, length) != 0 ||
+                    (strcmp(variant, "tensor_core") == 0 && atoi(ptxjit_arch(context) + 3) < 90))
+                    continue;
+                snprintf(params, sizeof params, "variant=%s %s dtype=%s", variant,
+                         matmul_extra_rows[i][1], pj_dtype_name(type));
+                code = matmul_row(&job, params, type, runs);
+            }
+        }
+        s += length + (s[length] == ',');
+    }
+    ptxjit_free(context, d.a);
+    ptxjit_free(context, d.b);
+    ptxjit_free(context, d.c);
+    return code;
+}
+
+/* The SIMT variants and tensor_core (its default, and load=cp_async too on sm_90) on fp32, then
+ * wgmma (cluster=1 and 2) on bf16 (C bf16), each n³ with the template's default tiles, on
+ * random inputs in [-1, 1). */
+static int matmul_backends(ptxjit_context *context, size_t n, int runs)
+{
+    const char *variants = pj_family_matmul.llvm_variants;
+    printf("matmul, %zu x %zu x %zu, %s, median of up to %d runs per route (A B B A; about 2 s "
+           "for slow variants), 2 n^3 / time; last column: ||C_llvm - C_nvrtc|| / ||C_nvrtc||:\n\n",
+           n, n, n, ptxjit_arch(context), runs);
+    printf("| %-40s | nvrtc GFLOP/s | llvm GFLOP/s | llvm/nvrtc | llvm vs nvrtc C |\n",
+           "matmul parameters (others: defaults)");
+    printf("|------------------------------------------|--------------:|-------------:|"
+           "-----------:|-----------------:|\n");
+    int code = bench_matmul_type(context, n, runs, PJ_DTYPE_f32, variants);
+    if (code == CLI_OK && strstr(variants, "wgmma"))
+        code = bench_matmul_type(context, n, runs, PJ_DTYPE_bf16, variants);
+    return code;
+}
+
+
+static int run_entry(ptxjit_context *context, const char *params, const size_t *sizes, int runs)
+{
+    return matmul_run(context, params, sizes[0], sizes[1], sizes[2], runs);
+}
+
+static const char *const sizes[] = {"m", "n", "k", NULL};
+static const size_t size_defaults[] = {4096, 4096, 4096};
+
+const cli_family cli_family_matmul = {
+    "matmul", sizes, size_defaults, run_entry, matmul_bench, 0, 1, matmul_backends, 4096,
+};

@@ -1,0 +1,288 @@
+/* test_matmul.c — the matmul family without a GPU: defaults per variant, schema constraints,
+ * the instructions each variant is about, shape rules, element conversions, the reference. */
+#include <math.h>
+#include <string.h>
+
+#include "families/matmul/op.h"
+#include "test_util.h"
+
+static ptxjit_context *open_for(const char *arch)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.disk_cache = 0;
+    options.arch = arch;
+    ptxjit_context *context;
+    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
+    return context;
+}
+
+static void expect_canonical(ptxjit_context *context, const char *params, const char *want)
+{
+    char *canonical = NULL;
+    ck_assert_msg(ptxjit_canonical_params(&canonical, context, "matmul", params) == PTXJIT_OK,
+                  "%s: %s", params, ptxjit_last_error());
+    ck_assert_str_eq(canonical, want);
+    free(canonical);
+}
+
+START_TEST(matmul_defaults_follow_the_variant)
+{
+    ptxjit_context *context = open_for(NULL);
+    expect_canonical(context, "variant=naive", "bm=32 bn=32 dtype=f32 group=1 out=f32 variant=naive");
+    expect_canonical(context, "variant=tiled", "bk=32 bm=32 bn=32 dtype=f32 group=1 out=f32 variant=tiled");
+    expect_canonical(context, "variant=tiled_register",
+                     "bk=8 bm=64 bn=64 dtype=f32 group=1 out=f32 tm=8 variant=tiled_register");
+    expect_canonical(context, "variant=block_tiled",
+                     "bk=8 bm=128 bn=128 dtype=f32 group=1 out=f32 tm=8 tn=8 variant=block_tiled");
+    expect_canonical(context, "variant=tensor_core load=cp_async",
+                     "bk=32 bm=128 bn=128 dtype=f32 group=8 load=cp_async mma=m16n8k8 out=f32 "
+                     "prefetch=1 stages=3 variant=tensor_core wm=64 wn=32");
+    /* sm_90: TMA loads by default, with the tile that measured fastest on the H100
+     * (docs/PERFORMANCE.md); the write-up's cp.async step elsewhere. */
+    expect_canonical(context, "variant=tensor_core",
+                     "bk=32 bm=256 bn=128 dtype=f32 group=8 load=tma mma=m16n8k8 out=f32 "
+                     "prefetch=1 stages=4 variant=tensor_core wm=64 wn=64");
+    ptxjit_context *ampere = open_for("sm_80");
+    expect_canonical(ampere, "variant=tensor_core",
+                     "bk=32 bm=128 bn=128 dtype=f32 group=8 load=cp_async mma=m16n8k8 out=f32 "
+                     "prefetch=1 stages=3 variant=tensor_core wm=64 wn=32");
+    ptxjit_close(ampere);
+    expect_canonical(context, "variant=tensor_core load=tma",
+                     "bk=32 bm=256 bn=128 dtype=f32 group=8 load=tma mma=m16n8k8 out=f32 "
+                     "prefetch=1 stages=4 variant=tensor_core wm=64 wn=64");
+    expect_canonical(context, "", "bm=128 cluster=1 consumers=2 dtype=bf16 group=8 mma=m64n256k16 out=bf16 "
+                                  "stages=3 variant=wgmma");
+    expect_canonical(context, "dtype=f16", "bm=128 cluster=1 consumers=2 dtype=f16 group=8 mma=m64n256k16 "
+                                           "out=f16 stages=3 variant=wgmma");
+    expect_canonical(context, "variant=block_tiled_vectorized",
+                     "bk=16 bm=128 bn=128 dtype=f32 group=1 out=f32 tm=8 tn=8 "
+                     "variant=block_tiled_vectorized");
+    ptxjit_close(context);
+}
+END_TEST
+
+static void expect_refused(const char *params, const char *needle, const char *arch)
+{
+    ptxjit_context *context = open_for(arch);
+    char *canonical = NULL;
+    ck_assert_int_eq(ptxjit_canonical_params(&canonical, context, "matmul", params),
+                     PTXJIT_ERR_PARAM);
+    ck_assert_msg(strstr(ptxjit_last_error(), needle), "'%s' lacks '%s'", ptxjit_last_error(),
+                  needle);
+    ptxjit_close(context);
+}
+
+START_TEST(matmul_constraints_fail_early_with_the_fix)
+{
+    expect_refused("variant=block_tiled dtype=bf16", "take dtype=f32; wgmma takes", NULL);
+    expect_refused("dtype=f32", "take dtype=f32; wgmma takes", NULL);
+    expect_refused("out=f16", "out is f32, or for wgmma also the input dtype", NULL);
+    expect_refused("variant=tensor_core load=cp_async mma=m64n64k16", "tensor_core issues mma.sync m16n8k8", NULL);
+    expect_refused("mma=m16n8k8", "wgmma takes mma=m64nNk16", NULL);
+    expect_refused("", "wgmma needs an sm_90a target", "sm_80");
+    expect_refused("variant=tensor_core load=cp_async", "needs sm_80 or newer", "sm_75");
+    expect_refused("variant=naive bm=64 bn=32", "bm * bn must be at most 1024", NULL);
+    expect_refused("variant=block_tiled tm=16 tn=16 bm=32 bn=32", "32..1024 threads", NULL);
+    expect_refused("variant=block_tiled_vectorized tm=2", "multiples of 4", NULL);
+    expect_refused("variant=block_tiled_vectorized bk=64", "fit 48 KiB", NULL);
+    expect_refused("variant=tensor_core load=cp_async wm=24", "power of two", NULL);
+    expect_refused("variant=tensor_core load=cp_async wm=128 wn=128", "at most 32 mma tiles", NULL);
+    expect_refused("variant=tensor_core load=cp_async stages=8 bk=64", "227 KiB", NULL);
+    expect_refused("variant=tensor_core load=tma", "tensor memory accelerator of sm_90", "sm_80");
+    expect_refused("variant=tensor_core load=tma bk=64", "swizzle span of 32, 64 or 128 bytes", NULL);
+    expect_refused("variant=tensor_core load=tma bn=16 wn=16", "boxes of 32 columns", NULL);
+    expect_refused("variant=tensor_core load=tma stages=8", "227 KiB", NULL);
+    expect_refused("variant=naive load=tma", "does not apply", NULL);
+    expect_refused("variant=tensor_core load=cp_async cluster=2", "does not apply", NULL);
+    expect_refused("bm=64", "bm = 64 or 128 times consumers", NULL);
+    expect_refused("bm=256", "at most 128 accumulators", NULL);
+    expect_refused("stages=5", "227 KiB", NULL);
+    expect_refused("mma=m64n260k16", "one of m16n8k8", NULL);
+    expect_refused("variant=wgmma bn=128", "'bn' does not apply", NULL);
+    /* Accepted: every N of wgmma, one consumer, 128 rows per consumer. */
+    ptxjit_context *context = open_for(NULL);
+    static const char *const fine[] = {"mma=m64n8k16", "mma=m64n200k16 consumers=1 bm=64",
+                                       "mma=m64n128k16 bm=256", "mma=m64n64k16 stages=8"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(fine); i++) {
+        char *canonical = NULL;
+        ck_assert_msg(ptxjit_canonical_params(&canonical, context, "matmul", fine[i]) == PTXJIT_OK,
+                      "%s: %s", fine[i], ptxjit_last_error());
+        free(canonical);
+    }
+    ptxjit_close(context);
+}
+END_TEST
+
+static void expect_in_ptx(ptxjit_context *context, const char *params, const char *needle)
+{
+    ptxjit_kernel *kernel;
+    ck_assert_msg(ptxjit_get_kernel(&kernel, context, "matmul", params, NULL) == PTXJIT_OK,
+                  "%s: %s", params, ptxjit_last_error());
+    ck_assert_msg(strstr(ptxjit_kernel_ptx(kernel), needle), "%s: no '%s' in the PTX", params,
+                  needle);
+}
+
+/* Each step's idea is in its PTX; every N of wgmma and both 16-bit types compile. */
+START_TEST(matmul_variants_compile_to_their_instructions)
+{
+    ptxjit_context *context = open_for(NULL);
+    expect_in_ptx(context, "variant=tiled", "bar.sync");
+    expect_in_ptx(context, "variant=block_tiled_vectorized", "ld.global.nc.v4.f32");
+    expect_in_ptx(context, "variant=block_tiled_vectorized", "ld.shared.v4.f32");
+    expect_in_ptx(context, "variant=tensor_core load=cp_async", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
+    expect_in_ptx(context, "variant=tensor_core load=cp_async", "ldmatrix.sync.aligned.m8n8.x4.shared.b16");
+    expect_in_ptx(context, "variant=tensor_core load=cp_async", "cp.async.cg.shared.global");
+    expect_in_ptx(context, "variant=tensor_core load=cp_async", "ld.shared.v4.u32"); /* B fragments */
+    expect_in_ptx(context, "variant=tensor_core load=tma",
+                  "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes");
+    expect_in_ptx(context, "variant=tensor_core load=tma", "mbarrier.try_wait.parity");
+    expect_in_ptx(context, "variant=tensor_core load=tma", "ldmatrix.sync.aligned.m8n8.x4.shared.b16");
+    expect_in_ptx(context, "variant=tensor_core load=tma bk=8 wm=16 wn=8 bm=32 bn=32",
+                  "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
+    expect_in_ptx(context, "", "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16");
+    expect_in_ptx(context, "", "cp.async.bulk.tensor.2d.shared::cluster.global");
+    expect_in_ptx(context, "", "setmaxnreg.inc.sync.aligned.u32 232");
+    expect_in_ptx(context, "", "cvt.rn.bf16x2.f32");
+    expect_in_ptx(context, "dtype=f16 out=f32 mma=m64n200k16 stages=3",
+                  "wgmma.mma_async.sync.aligned.m64n200k16.f32.f16.f16");
+    expect_in_ptx(context, "mma=m64n8k16 consumers=1 bm=64", "m64n8k16");
+    expect_in_ptx(context, "cluster=2", ".multicast::cluster");
+    expect_in_ptx(context, "cluster=2", "mbarrier.arrive.shared::cluster.b64");
+    expect_in_ptx(context, "cluster=2", "barrier.cluster.wait.acquire.aligned");
+    ptxjit_close(context);
+}
+END_TEST
+
+/* Tiles smaller than another variant's vectors or warps: the unused code must still compile,
+ * without warnings (a zero-sized array or a division by zero once broke it). */
+START_TEST(matmul_small_tiles_compile_cleanly)
+{
+    ptxjit_context *context = open_for(NULL);
+    static const char *const small[] = {"variant=tiled bm=16 bn=16 bk=4",
+                                        "variant=block_tiled bm=16 bn=16 bk=4 tm=1 tn=1",
+                                        "variant=naive bm=16 bn=16",
+                                        "variant=tiled_register bm=16 bn=16 bk=4 tm=1"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(small); i++) {
+        ptxjit_kernel *kernel;
+        ck_assert_msg(ptxjit_get_kernel(&kernel, context, "matmul", small[i], NULL) == PTXJIT_OK,
+                      "%s: %s", small[i], ptxjit_last_error());
+        ck_assert_msg(!strstr(ptxjit_kernel_log(kernel), "warning"), "%s: %s", small[i],
+                      ptxjit_kernel_log(kernel));
+    }
+    ptxjit_close(context);
+}
+END_TEST
+
+static matmul_config config_of(const char *params)
+{
+    ptxjit_context *context = open_for(NULL);
+    ptxjit_kernel *kernel;
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "matmul", params, NULL), PTXJIT_OK);
+    matmul_config config;
+    ck_assert_int_eq(pj_matmul_config_of(&config, kernel), PTXJIT_OK);
+    ptxjit_close(context);
+    return config;
+}
+
+START_TEST(matmul_launch_geometry_follows_the_params)
+{
+    matmul_config c = config_of("variant=block_tiled_vectorized");
+    ck_assert_int_eq(c.threads, 256);
+    ck_assert_uint_eq(c.shared_bytes, 0);
+    c = config_of("variant=tensor_core load=cp_async");
+    ck_assert_int_eq(c.threads, 256);
+    ck_assert_uint_eq(c.shared_bytes, 3 * (128 * 36 + 32 * 136) * 4);
+    ck_assert_int_eq(c.tma, 0);
+    c = config_of("variant=tensor_core load=tma");
+    ck_assert_int_eq(c.threads, 256); /* 4 x 2 warps of 64 x 64 */
+    ck_assert_int_eq(c.tma, 1);
+    ck_assert_uint_eq(c.shared_bytes, 4 * (256 + 128) * 32 * 4 + 1024); /* unpadded, aligned */
+    c = config_of("");
+    ck_assert_int_eq(c.threads, 384);
+    ck_assert_int_eq(c.tile_n, 256);
+    ck_assert_uint_eq(c.shared_bytes, 3 * (128 + 256) * 128 + 1024);
+    c = config_of("mma=m64n200k16 consumers=1 bm=64 stages=2");
+    ck_assert_int_eq(c.threads, 256);
+    ck_assert_int_eq(c.tile_n, 200);
+    ck_assert_uint_eq(c.shared_bytes, 2 * (64 + 256) * 128 + 1024); /* B boxes of 64 columns */
+    ck_assert_int_eq(c.cluster, 1);
+    ck_assert_uint_eq(pj_matmul_blocks(&c, 130, 400), 3 * 2);
+    c = config_of("cluster=2");
+    ck_assert_int_eq(c.cluster, 2);
+    ck_assert_uint_eq(pj_matmul_blocks(&c, 4096, 4096), 32 * 16);
+    ck_assert_uint_eq(pj_matmul_blocks(&c, 130, 300), 2 * 2); /* one cluster of row tiles, half empty */
+}
+END_TEST
+
+START_TEST(matmul_shape_rules_name_the_fix)
+{
+    matmul_config c = config_of("variant=tensor_core load=cp_async");
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 127, 129, 64),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "multiples of 4"));
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "block_tiled_vectorized"));
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 127, 132, 68), PTXJIT_OK);
+    c = config_of("");
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 5, 132, 64),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "multiples of 8"));
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1008, 0x2000, 0x3000, 5, 136, 64),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 5, 136, 64), PTXJIT_OK);
+    c = config_of("variant=naive");
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 1, 1, 1), PTXJIT_OK);
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 0, 1, 1),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 1, (size_t)1 << 31, 1),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+}
+END_TEST
+
+START_TEST(matmul_elements_round_to_nearest_even)
+{
+    uint16_t h[4];
+    pj_matmul_set_element(h, PJ_DTYPE_bf16, 0, 1.0f);
+    ck_assert_uint_eq(h[0], 0x3f80);
+    pj_matmul_set_element(h, PJ_DTYPE_bf16, 1, -0.333333f);
+    ck_assert(fabs(pj_matmul_element(h, PJ_DTYPE_bf16, 1) + 0.333333) < 0.002);
+    pj_matmul_set_element(h, PJ_DTYPE_f16, 2, 1.0f);
+    ck_assert_uint_eq(h[2], 0x3c00);
+    pj_matmul_set_element(h, PJ_DTYPE_f16, 3, -0.1f);
+    ck_assert_uint_eq(h[3], 0xae66); /* -0.1 rounded to the nearest half */
+    ck_assert(fabs(pj_matmul_element(h, PJ_DTYPE_f16, 3) + 0.0999755859375) < 1e-12);
+    pj_matmul_set_element(h, PJ_DTYPE_f16, 0, 1e-6f); /* subnormal: 17 units of 2^-24 */
+    ck_assert_uint_eq(h[0], 17);
+    /* 1 + 2^-8 lies halfway between two bf16 values: ties go to the even one, 1.0. */
+    pj_matmul_set_element(h, PJ_DTYPE_bf16, 0, 1.00390625f);
+    ck_assert_uint_eq(h[0], 0x3f80);
+}
+END_TEST
+
+START_TEST(matmul_reference_row_is_the_product)
+{
+    const float a[6] = {1, 2, 3, 4, 5, 6};    /* 2 x 3 */
+    const float b[6] = {7, 8, 9, 10, 11, 12}; /* 3 x 2 */
+    double row[2];
+    pj_matmul_reference_row(row, a, b, PJ_DTYPE_f32, 2, 3, 1);
+    ck_assert(row[0] == 4 * 7 + 5 * 9 + 6 * 11 && row[1] == 4 * 8 + 5 * 10 + 6 * 12);
+}
+END_TEST
+
+Suite *suite_matmul(void)
+{
+    Suite *suite = suite_create("matmul");
+    TCase *tc = tcase_create("schema");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, matmul_defaults_follow_the_variant);
+    tcase_add_test(tc, matmul_constraints_fail_early_with_the_fix);
+    tcase_add_test(tc, matmul_variants_compile_to_their_instructions);
+    tcase_add_test(tc, matmul_small_tiles_compile_cleanly);
+    tcase_add_test(tc, matmul_launch_geometry_follows_the_params);
+    tcase_add_test(tc, matmul_shape_rules_name_the_fix);
+    tcase_add_test(tc, matmul_elements_round_to_nearest_even);
+    tcase_add_test(tc, matmul_reference_row_is_the_product);
+    suite_add_tcase(suite, tc);
+    return suite;
+}

@@ -1,0 +1,344 @@
+/* cli.c — the transpose family on the command line: `ptxjit run transpose` and `ptxjit bench
+ * transpose` (fresh random data, bit-exact checks, CUDA-event medians, and the copy and cuBLAS Sgeam measured in the same
+ * run; bandwidth counts bytes read + written) and its rows of `ptxjit bench backends`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/family_cli.h"
+#include "cli/cublas_peer.h"
+#include "cli/timing.h"
+#include "families/transpose/op.h"
+
+typedef struct {
+    ptxjit_context *context;
+    const char *params;
+    ptxjit_devptr in, out;
+    size_t rows, cols;
+    cublas_peer *cublas; /* set: time cuBLAS instead of ptxjit */
+} transpose_job;
+
+static ptxjit_status transpose_once(void *arg)
+{
+    transpose_job *job = arg;
+    if (job->cublas)
+        return cublas_peer_transpose_f32(job->cublas, job->out, job->in, job->rows, job->cols)
+                   ? pj_error(PTXJIT_ERR_CUDA, "cublasSgeam failed")
+                   : PTXJIT_OK;
+    return ptxjit_transpose(job->context, job->params, job->in, job->out, job->rows, job->cols,
+                            NULL);
+}
+
+/* Random data on the host and the device: any bits for `run` (a transpose moves bits), finite
+ * floats in [-1, 1) for `bench`, where cuBLAS computes 1 * x + 0 * y and so would change NaN
+ * payloads and flush subnormals. */
+static ptxjit_status make_buffers(transpose_job *job, void **host, size_t bytes, int floats)
+{
+    *host = malloc(bytes + 4);
+    if (!*host)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of host memory",
+                        bytes);
+    if (floats)
+        random_f32(*host, bytes / 4 + 1);
+    else
+        random_i32(*host, bytes / 4 + 1);
+    ptxjit_status status = ptxjit_alloc(&job->in, job->context, bytes);
+    if (status == PTXJIT_OK)
+        status = ptxjit_alloc(&job->out, job->context, bytes);
+    if (status == PTXJIT_OK)
+        status = ptxjit_copy_to_device(job->context, job->in, *host, bytes);
+    return status;
+}
+
+/* 0xff bytes (NaN for floats), except for cuBLAS: Sgeam reads the output as its B operand,
+ * and 0 * NaN is NaN, so it gets a finite poison. */
+static ptxjit_status poison(transpose_job *job, size_t bytes)
+{
+    unsigned char value = job->cublas ? 0x3f : 0xff;
+    return PJ_CU(job->context->driver->cuMemsetD8Async(job->out, value, bytes, NULL),
+                 "cuMemsetD8Async");
+}
+
+static void free_buffers(transpose_job *job, void *host)
+{
+    free(host);
+    if (job->in)
+        ptxjit_free(job->context, job->in);
+    if (job->out)
+        ptxjit_free(job->context, job->out);
+}
+
+/* Every element (full) or 2^20 random ones plus the first and last output rows. */
+static int check_output(const transpose_job *job, const char *in, int e, int full)
+{
+    size_t n = job->rows * job->cols;
+    char *out = malloc(n * (size_t)e);
+    int ok = out && ptxjit_copy_to_host(job->context, out, job->out, n * (size_t)e) == PTXJIT_OK;
+    if (ok && full) {
+        char *want = malloc(n * (size_t)e);
+        pj_transpose_reference(want, in, job->rows, job->cols, e);
+        ok = want && memcmp(out, want, n * (size_t)e) == 0;
+        free(want);
+    }
+    uint64_t state = (uint64_t)(uintptr_t)out ^ n;
+    for (size_t s = 0; ok && !full && s < (1u << 20) + 2 * job->rows; s++) {
+        size_t r, c; /* output element (c, r) holds input (r, c) */
+        if (s < 2 * job->rows) {
+            r = s % job->rows;
+            c = s < job->rows ? 0 : job->cols - 1;
+        } else {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            r = (size_t)(state >> 33) % job->rows;
+            c = (size_t)(state >> 11) % job->cols;
+        }
+        ok = memcmp(out + (c * job->rows + r) * (size_t)e, in + (r * job->cols + c) * (size_t)e,
+                    (size_t)e) == 0;
+        if (!ok)
+            fprintf(stderr, "  mismatch: output (%zu, %zu) should hold input (%zu, %zu)\n", c, r,
+                    r, c);
+    }
+    free(out);
+    return ok;
+}
+
+static int transpose_run(ptxjit_context *context, const char *params, size_t rows, size_t cols,
+                  int runs)
+{
+    ptxjit_kernel *kernel;
+    transpose_config config;
+    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "transpose", params, NULL);
+    if (status == PTXJIT_OK)
+        status = pj_transpose_config_of(&config, kernel);
+    if (status != PTXJIT_OK)
+        return cli_fail(status);
+    const int e = pj_dtype_bytes(config.dtype);
+    const size_t bytes = rows * cols * (size_t)e;
+    transpose_job job = {context, params, 0, 0, rows, cols, NULL};
+    void *host = NULL;
+    double ms = 0;
+    status = make_buffers(&job, &host, bytes, 0);
+    if (status == PTXJIT_OK)
+        status = poison(&job, bytes);
+    if (status == PTXJIT_OK)
+        status = transpose_once(&job);
+    int correct = status == PTXJIT_OK && check_output(&job, host, e, 1);
+    if (status == PTXJIT_OK && runs > 0)
+        status = time_median_ms(&ms, context, transpose_once, &job, 3, runs);
+    if (status == PTXJIT_OK && runs > 0)
+        correct = correct && check_output(&job, host, e, 0);
+    free_buffers(&job, host);
+    if (status != PTXJIT_OK)
+        return cli_fail(status);
+    printf("transpose %s, %zu x %zu: %s; median of %d: %.4f ms, %.1f GB/s\n",
+           ptxjit_kernel_params(kernel), rows, cols,
+           correct ? "bit-exact" : "WRONG", runs, ms, 2.0 * bytes / (ms * 1e6));
+    return correct ? CLI_OK : CLI_FAIL;
+}
+
+static const struct {
+    const char *params;
+    double writeup_gbps; /* the Mojo write-up's H100 figure for the step */
+} progression[] = {
+    /* The write-up's kernels walk the tiles row by row (group=1). */
+    {"variant=smem block=32 batch=4 group=1", 0}, /* the classic padded 32 x 33 tile */
+    {"variant=smem", 0},
+    {"variant=tma block=32 group=1", 1056},
+    {"variant=tma_swizzle block=32 swizzle=128B group=1", 1437},
+    {"variant=tma_batched block=32 batch=8 swizzle=128B xpose=scalar inplace=0 group=1", 2775},
+    {"variant=tma_batched", 0}, /* the defaults: the best tile measured */
+};
+
+static ptxjit_status bench_row(double *gbps, int *correct, transpose_job *job, const char *in,
+                               int runs)
+{
+    double ms = 0;
+    size_t bytes = job->rows * job->cols * 4;
+    ptxjit_status status = poison(job, bytes);
+    if (status == PTXJIT_OK)
+        status = time_median_ms(&ms, job->context, transpose_once, job, 3, runs);
+    *correct = status == PTXJIT_OK && check_output(job, in, 4, 0);
+    *gbps = 2.0 * bytes / (ms * 1e6);
+    return status;
+}
+
+static void print_row(const char *name, double gbps, double copy, double cublas, int correct,
+                      double writeup)
+{
+    printf("%-64s %8.1f %7.1f%% %6.3f", name, gbps, 100 * gbps / copy, cublas ? gbps / cublas : 0);
+    if (writeup > 0)
+        printf(" %9.0f", writeup);
+    else
+        printf(" %9s", "");
+    printf("  %s\n", correct ? "ok" : "WRONG");
+}
+
+typedef struct {
+    const char *const *sets; /* parameter sets to time instead of the sweep */
+    int set_count;
+    double best;
+    char best_params[256];
+} bench_plan;
+
+static ptxjit_status time_set(bench_plan *plan, transpose_job *job, const char *in, int runs,
+                              double copy, double cublas, int *all_ok, const char *params)
+{
+    ptxjit_kernel *kernel;
+    transpose_config config;
+    ptxjit_status status = ptxjit_get_kernel(&kernel, job->context, "transpose", params, NULL);
+    if (status == PTXJIT_OK)
+        status = pj_transpose_config_of(&config, kernel);
+    if (status == PTXJIT_OK && config.dtype != PJ_DTYPE_f32)
+        status = pj_error(PTXJIT_ERR_PARAM, "bench transpose measures fp32, not '%s'; time "
+                          "other dtypes with 'ptxjit run transpose %s h=.. w=..'", params, params);
+    job->params = params;
+    double gbps;
+    int correct;
+    if (status == PTXJIT_OK)
+        status = bench_row(&gbps, &correct, job, in, runs);
+    if (status != PTXJIT_OK)
+        return status;
+    print_row(params, gbps, copy, cublas, correct, 0);
+    *all_ok &= correct;
+    if (gbps > plan->best) {
+        plan->best = gbps;
+        snprintf(plan->best_params, sizeof plan->best_params, "%s", params);
+    }
+    return PTXJIT_OK;
+}
+
+/* The built-in sweep (tile shapes, batches, raster orders around the best measured), or the
+ * caller's parameter sets. */
+static ptxjit_status sweep(bench_plan *plan, transpose_job *job, const char *in, int runs,
+                           double copy, double cublas, int *all_ok)
+{
+    static const int groups[] = {1, 4096}; /* row by row, column by column */
+    plan->best = 0;
+    ptxjit_status status = PTXJIT_OK;
+    for (int i = 0; i < plan->set_count && status == PTXJIT_OK; i++)
+        status = time_set(plan, job, in, runs, copy, cublas, all_ok, plan->sets[i]);
+    const char *const *bases = pj_family_transpose.bench_sets;
+    for (size_t v = 0; !plan->set_count && bases[v]; v++)
+        for (size_t g = 0; g < PJ_ARRAY_SIZE(groups) && status == PTXJIT_OK; g++) {
+            char params[160];
+            snprintf(params, sizeof params, "%s group=%d", bases[v], groups[g]);
+            status = time_set(plan, job, in, runs, copy, cublas, all_ok, params);
+        }
+    if (status == PTXJIT_OK)
+        printf("best found: %s: %.1f GB/s, %.1f%% of the copy, %.3f x cuBLAS\n",
+               plan->best_params, plan->best, 100 * plan->best / copy,
+               cublas ? plan->best / cublas : 0);
+    return status;
+}
+
+static ptxjit_status bench_size(bench_plan *plan, ptxjit_context *context, size_t n, int runs,
+                                double copy, cublas_peer *cublas, int *all_ok)
+{
+    transpose_job job = {context, NULL, 0, 0, n, n, NULL};
+    void *host = NULL;
+    ptxjit_status status = make_buffers(&job, &host, n * n * 4, 1);
+    double peer = 0;
+    int correct = 1;
+    if (status == PTXJIT_OK && cublas) {
+        job.cublas = cublas;
+        status = bench_row(&peer, &correct, &job, host, runs);
+        job.cublas = NULL;
+        *all_ok &= correct;
+    }
+    if (status == PTXJIT_OK) {
+        printf("\ntranspose fp32 %zu x %zu, read + write %.2f GB\n", n, n, n * n * 8e-9);
+        printf("%-64s %8s %8s %6s %9s\n", "params", "GB/s", "% copy", "/cuBLAS", "write-up");
+        if (cublas)
+            print_row("cuBLAS Sgeam", peer, copy, peer, correct, 0);
+    }
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(progression) && status == PTXJIT_OK; i++) {
+        double gbps;
+        job.params = progression[i].params;
+        status = bench_row(&gbps, &correct, &job, host, runs);
+        if (status == PTXJIT_OK)
+            print_row(job.params, gbps, copy, peer, correct, progression[i].writeup_gbps);
+        *all_ok &= correct;
+    }
+    if (status == PTXJIT_OK)
+        status = sweep(plan, &job, host, runs, copy, peer, all_ok);
+    free_buffers(&job, host);
+    return status;
+}
+
+static int transpose_bench(ptxjit_context *context, size_t n, int runs, const char *const *sets,
+                    int set_count)
+{
+    char name[256] = "?";
+    context->driver->cuDeviceGetName(name, sizeof name, context->device);
+    const char *why = NULL;
+    cublas_peer *cublas = cublas_peer_open(&why);
+    double copy = 0;
+    int all_ok = 1;
+    bench_plan plan = {sets, set_count, 0, ""};
+    ptxjit_status status = copy_bandwidth(&copy, context, runs);
+    if (status == PTXJIT_OK) {
+        printf("transpose, %s, %s, median of %d\n", name, ptxjit_arch(context), runs);
+        printf("device-to-device copy, 2 GiB, read + write: %.1f GB/s\n", copy);
+        if (!cublas)
+            printf("cuBLAS not measured: %s\n", why);
+    }
+    /* n from the command line, else the write-up's two sizes. */
+    size_t sizes[2] = {n ? n : 16384, 32768};
+    for (int i = 0; i < (n ? 1 : 2) && status == PTXJIT_OK; i++)
+        status = bench_size(&plan, context, sizes[i], runs, copy, cublas, &all_ok);
+    cublas_peer_close(cublas);
+    if (status != PTXJIT_OK)
+        return cli_fail(status);
+    return all_ok ? CLI_OK : CLI_FAIL;
+}
+
+/* ---- bench backends ---- */
+
+static ptxjit_status backends_op(cli_routes *job)
+{
+    const ptxjit_devptr *buffers = job->data; /* in, out, n */
+    return ptxjit_transpose(job->context, job->params, buffers[0], buffers[1],
+                            (size_t)buffers[2], (size_t)buffers[2], NULL);
+}
+
+/* Each variant the generator builds, f32 n x n with the template's default tiles. */
+static int transpose_backends(ptxjit_context *context, size_t n, int runs)
+{
+    const char *variants = pj_family_transpose.llvm_variants;
+    ptxjit_devptr buffers[3] = {0, 0, (ptxjit_devptr)n};
+    cli_routes job = {.context = context, .op = backends_op, .data = buffers, .warmup = 3};
+    size_t bytes = n * n * 4;
+    ptxjit_status status = ptxjit_alloc(&buffers[0], context, bytes);
+    if (status == PTXJIT_OK)
+        status = ptxjit_alloc(&buffers[1], context, bytes);
+    if (status == PTXJIT_OK)
+        status = PJ_CU(context->driver->cuMemsetD32Async(buffers[0], 7, n * n, NULL),
+                       "cuMemsetD32Async");
+    int code = status == PTXJIT_OK ? CLI_OK : cli_fail(status);
+    printf("transpose, %zu x %zu f32, %s, median of %d runs per route (A B B A), bytes read + "
+           "written / time:\n\n", n, n, ptxjit_arch(context), runs);
+    cli_routes_head("transpose parameters (others: defaults)");
+    for (const char *s = variants; *s && code == CLI_OK;) {
+        size_t length = strcspn(s, ",");
+        char params[128];
+        snprintf(params, sizeof params, "variant=%.*s dtype=f32", (int)length, s);
+        code = cli_routes_row(&job, params, 2.0 * (double)bytes, runs);
+        s += length + (s[length] == ',');
+    }
+    ptxjit_free(context, buffers[0]);
+    ptxjit_free(context, buffers[1]);
+    return code;
+}
+
+static int run_entry(ptxjit_context *context, const char *params, const size_t *sizes, int runs)
+{
+    return transpose_run(context, params, sizes[0], sizes[1], runs);
+}
+
+static const char *const sizes[] = {"h", "w", NULL};
+static const size_t size_defaults[] = {16384, 16384};
+
+const cli_family cli_family_transpose = {
+    "transpose", sizes, size_defaults, run_entry, transpose_bench, 0, 1,
+    transpose_backends, 16384,
+};

@@ -1,0 +1,224 @@
+/* op.c — the transpose family's host op: one block per tile, grid over the output; the TMA
+ * variants get two tensor maps (input tile by tile, output at the mirrored coordinates). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "families/transpose/op.h"
+
+static ptxjit_status config_from(transpose_config *out, const pj_request *request)
+{
+    const pj_schema *schema = request->schema;
+    char buf[32];
+    static const char *const needed[] = {"variant", "block", "batch", "swizzle", "dtype",
+                                         "inplace", "stages", "rows"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(needed); i++)
+        if (pj_schema_param_index(schema, needed[i]) < 0)
+            return pj_error(PTXJIT_ERR_TEMPLATE,
+                            "transpose template %s lacks '%s', which the transpose op needs; "
+                            "launch it with ptxjit_launch instead",
+                            schema->origin, needed[i]);
+    const char *variant = pj_request_value_name(request, "variant", buf);
+    out->variant =
+        (transpose_variant)pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_TRANSPOSE_VARIANTS),
+                                            variant);
+    if ((int)out->variant < 0)
+        return pj_error(PTXJIT_ERR_TEMPLATE, "transpose template %s has variant '%s', which "
+                        "the transpose op does not know", schema->origin, variant);
+    out->dtype = (pj_dtype)pj_dtype_from_name(pj_request_value_name(request, "dtype", buf));
+    out->block = (int)pj_request_value(request, "block");
+    int rows = out->variant == TRANSPOSE_TMA_BATCHED ? (int)pj_request_value(request, "rows") : 0;
+    out->tile_rows = rows ? rows : out->block;
+    int batched = out->variant == TRANSPOSE_SMEM || out->variant == TRANSPOSE_TMA_BATCHED;
+    out->per_thread = batched ? (int)pj_request_value(request, "batch") : 1;
+    out->threads = pj_transpose_threads(out->block, out->tile_rows, out->per_thread);
+    int swizzled = out->variant == TRANSPOSE_TMA_SWIZZLE || out->variant == TRANSPOSE_TMA_BATCHED;
+    const char *swizzle = pj_request_value_name(request, "swizzle", buf);
+    out->swizzle_bytes = !swizzled || strcmp(swizzle, "none") == 0 ? 0 : atoi(swizzle);
+    int batched_tma = out->variant == TRANSPOSE_TMA_BATCHED;
+    out->tiles = batched_tma && pj_request_value(request, "inplace") ? 1 : 2;
+    out->stages = batched_tma ? (int)pj_request_value(request, "stages") : 0;
+    out->shared_bytes = pj_transpose_shared_bytes(out->variant == TRANSPOSE_SMEM, out->stages,
+                                                  out->tiles, out->block, out->tile_rows,
+                                                  pj_dtype_bytes(out->dtype));
+    return PTXJIT_OK;
+}
+
+ptxjit_status pj_transpose_config_of(transpose_config *out, const ptxjit_kernel *kernel)
+{
+    return config_from(out, &kernel->request);
+}
+
+/* box_cols x box_rows: the tile as one map sees it (the output's is the input's transposed). */
+static ptxjit_status plan_one(transpose_map_plan *plan, const transpose_config *config,
+                              uint64_t address, size_t rows, size_t cols, int box_cols,
+                              int box_rows, const char *which)
+{
+    const int bytes = pj_dtype_bytes(config->dtype);
+    plan->dims[0] = cols;
+    plan->dims[1] = rows;
+    plan->row_bytes = (uint64_t)cols * (uint64_t)bytes;
+    /* A swizzled box is one swizzle span wide; the kernel moves a tile as several boxes. */
+    plan->box[0] = (uint32_t)(config->swizzle_bytes ? config->swizzle_bytes / bytes : box_cols);
+    plan->box[1] = (uint32_t)box_rows;
+    plan->swizzle_bytes = config->swizzle_bytes;
+    plan->element_bytes = bytes;
+    /* Limits of cuTensorMapEncodeTiled: 16-byte aligned base and strides, dims <= 2^32,
+     * strides < 2^40. */
+    if (address % 16)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "transpose: the %s buffer is not 16-byte aligned, which the TMA needs; "
+                        "use variant=smem or an aligned buffer", which);
+    if (plan->row_bytes % 16)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "transpose: %s rows are %zu x %d = %llu bytes, not a multiple of 16, "
+                        "which TMA strides must be; use variant=smem, or pad the rows",
+                        which, cols, bytes, (unsigned long long)plan->row_bytes);
+    if (rows > 0xffffffffu || cols > 0xffffffffu || plan->row_bytes >= (1ull << 40))
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "transpose: a %zu x %zu %s matrix is beyond the TMA's limits", rows,
+                        cols, which);
+    return PTXJIT_OK;
+}
+
+ptxjit_status pj_transpose_plan_maps(transpose_map_plan *in, transpose_map_plan *out,
+                                  const transpose_config *config, uint64_t input,
+                                  uint64_t output, size_t rows, size_t cols)
+{
+    ptxjit_status status = plan_one(in, config, input, rows, cols, config->block,
+                                    config->tile_rows, "input");
+    return status == PTXJIT_OK ? plan_one(out, config, output, cols, rows, config->tile_rows,
+                                          config->block, "output")
+                               : status;
+}
+
+static ptxjit_status encode(CUtensorMap *map, const pj_driver *d, const transpose_map_plan *plan,
+                            uint64_t address)
+{
+    static const CUtensorMapSwizzle swizzles[] = {
+        CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_SWIZZLE_64B,
+        CU_TENSOR_MAP_SWIZZLE_128B};
+    int mode = plan->swizzle_bytes == 128 ? 3 : plan->swizzle_bytes == 64 ? 2
+               : plan->swizzle_bytes == 32 ? 1 : 0;
+    /* Unsigned integers of the element's size: the data is only moved, never interpreted. */
+    CUtensorMapDataType type = plan->element_bytes == 2   ? CU_TENSOR_MAP_DATA_TYPE_UINT16
+                               : plan->element_bytes == 4 ? CU_TENSOR_MAP_DATA_TYPE_UINT32
+                                                          : CU_TENSOR_MAP_DATA_TYPE_UINT64;
+    cuuint64_t dims[2] = {plan->dims[0], plan->dims[1]}, strides[1] = {plan->row_bytes};
+    cuuint32_t box[2] = {plan->box[0], plan->box[1]}, element_strides[2] = {1, 1};
+    return PJ_CU(d->cuTensorMapEncodeTiled(map, type, 2, (void *)(uintptr_t)address, dims,
+                                           strides, box, element_strides,
+                                           CU_TENSOR_MAP_INTERLEAVE_NONE, swizzles[mode],
+                                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                 "cuTensorMapEncodeTiled");
+}
+
+/* Persistent blocks: as many as are resident at once, never more than there are tiles. */
+static ptxjit_status persistent_grid(ptxjit_dim3 *grid, ptxjit_kernel *kernel,
+                                     const transpose_config *config, uint64_t tiles)
+{
+    CUfunction function;
+    int per_sm = 0;
+    ptxjit_status status = pj_kernel_function(&function, kernel, NULL, config->shared_bytes);
+    if (status == PTXJIT_OK)
+        status = PJ_CU(kernel->context->driver->cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                           &per_sm, function, config->threads, config->shared_bytes),
+                       "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    if (status != PTXJIT_OK)
+        return status;
+    uint64_t resident = (uint64_t)(per_sm > 0 ? per_sm : 1) * (uint64_t)kernel->context->sm_count;
+    *grid = (ptxjit_dim3){(unsigned)(resident < tiles ? resident : tiles), 1, 1};
+    return PTXJIT_OK;
+}
+
+ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxjit_devptr input,
+                               ptxjit_devptr output, size_t rows, size_t cols, void *stream)
+{
+    ptxjit_kernel *kernel;
+    transpose_config config;
+    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "transpose", params, NULL);
+    if (status == PTXJIT_OK)
+        status = pj_transpose_config_of(&config, kernel);
+    if (status == PTXJIT_OK)
+        status = pj_context_make_current(context);
+    if (status != PTXJIT_OK)
+        return status;
+    const uint64_t bytes = (uint64_t)pj_dtype_bytes(config.dtype);
+    if (rows == 0 || cols == 0 || !input || !output || input % bytes || output % bytes)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "transpose: rows and cols must be at least 1 and the buffers non-null "
+                        "device addresses aligned to the %llu-byte element",
+                        (unsigned long long)bytes);
+    const uint64_t grid_x = (cols + config.block - 1) / config.block;
+    const uint64_t grid_y = (rows + config.tile_rows - 1) / config.tile_rows;
+    if (!config.stages && (grid_x > 0x7fffffffu || grid_y > 65535))
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "transpose: %zu x %zu needs %llu x %llu tiles of %d, over the grid's "
+                        "limit (65535 tile rows); raise block, or use stages=1 (persistent "
+                        "blocks)",
+                        rows, cols, (unsigned long long)grid_x, (unsigned long long)grid_y,
+                        config.block);
+    CUtensorMap in_map, out_map;
+    memset(&in_map, 0, sizeof in_map);
+    memset(&out_map, 0, sizeof out_map);
+    if (config.variant != TRANSPOSE_SMEM) {
+        transpose_map_plan in_plan, out_plan;
+        status = pj_transpose_plan_maps(&in_plan, &out_plan, &config, input, output, rows, cols);
+        if (status == PTXJIT_OK)
+            status = encode(&in_map, context->driver, &in_plan, input);
+        if (status == PTXJIT_OK)
+            status = encode(&out_map, context->driver, &out_plan, output);
+        if (status != PTXJIT_OK)
+            return status;
+    }
+    ptxjit_dim3 grid = {(unsigned)grid_x, (unsigned)grid_y, 1};
+    if (config.stages) {
+        status = persistent_grid(&grid, kernel, &config, grid_x * grid_y);
+        if (status != PTXJIT_OK)
+            return status;
+    }
+    CUdeviceptr in = input, out = output;
+    unsigned h = (unsigned)rows, w = (unsigned)cols;
+    void *args[] = {&in, &out, &h, &w, &in_map, &out_map};
+    ptxjit_dim3 block = {(unsigned)config.threads, 1, 1};
+    return ptxjit_launch(kernel, NULL, grid, block, config.shared_bytes, stream, args);
+}
+
+void pj_transpose_reference(void *out, const void *in, size_t rows, size_t cols, int element_bytes)
+{
+    const char *src = in;
+    char *dst = out;
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < cols; c++)
+            memcpy(dst + (c * rows + r) * (size_t)element_bytes,
+                   src + (r * cols + c) * (size_t)element_bytes, (size_t)element_bytes);
+}
+
+static ptxjit_status transpose_geometry(pj_geometry *out, const pj_request *request)
+{
+    transpose_config config;
+    ptxjit_status status = config_from(&config, request);
+    out->threads = (unsigned)config.threads;
+    out->shared_bytes = config.shared_bytes;
+    return status;
+}
+
+/* The tilings `ptxjit bench transpose` sweeps (each row by row and column by column). */
+static const char *const bench_sets[] = {
+    "variant=smem block=64 batch=8",
+    "variant=smem block=64 batch=16",
+    "variant=tma_batched block=64 rows=0 batch=16",
+    "variant=tma_batched block=64 rows=128 batch=16",
+    "variant=tma_batched block=128 rows=64 batch=8",
+    "variant=tma_batched block=128 rows=64 batch=16",
+    "variant=tma_batched block=128 rows=64 batch=32",
+    "variant=tma_batched block=128 rows=128 batch=32",
+    "variant=tma_batched block=256 rows=32 batch=8",
+    "variant=tma_batched block=256 rows=64 batch=16",
+    "variant=tma_batched block=64 rows=0 swizzle=128B xpose=vector batch=16",
+    NULL};
+
+const pj_family pj_family_transpose = {
+    "transpose", PJ_VARIANT_LIST_TEXT(PJ_TRANSPOSE_VARIANTS), PJ_TRANSPOSE_LLVM_VERSION,
+    PJ_TRANSPOSE_LLVM_VARIANTS, transpose_geometry, bench_sets,
+};

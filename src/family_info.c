@@ -1,0 +1,150 @@
+/* family_info.c — a family's schema as data (ptxjit_family_param and the rest): views of the
+ * pj_schema the context parsed from the template, so every string stays the context's. */
+#include "context.h"
+
+/* ptxjit_param_kind is pj_param_kind under its public name. */
+_Static_assert(PTXJIT_PARAM_INT == (int)PJ_PARAM_INT && PTXJIT_PARAM_ENUM == (int)PJ_PARAM_ENUM &&
+                   PTXJIT_PARAM_DTYPE == (int)PJ_PARAM_DTYPE,
+               "ptxjit_param_kind and pj_param_kind must agree");
+static const char *const kind_names[] = {
+    [PJ_PARAM_INT] = "int", [PJ_PARAM_ENUM] = "enum", [PJ_PARAM_DTYPE] = "dtype"};
+
+/* The family's schema, after checking the out-parameter the caller passed. */
+static ptxjit_status find(const pj_schema **schema, const void *out, ptxjit_context *context,
+                          const char *family)
+{
+    if (!out)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "the out-parameter is NULL; pass where the answer should go");
+    return pj_context_schema(schema, context, family);
+}
+
+/* counter: the public function that says how many there are, for the fix. */
+static ptxjit_status check_index(const pj_schema *schema, const char *what, const char *counter,
+                                 int index, int count)
+{
+    if (index >= 0 && index < count)
+        return PTXJIT_OK;
+    return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                    "%s index %d is out of range: family '%s' has %d; ask %s how many there are",
+                    what, index, schema->family, count, counter);
+}
+
+ptxjit_status ptxjit_family_doc(const char **out, ptxjit_context *context, const char *family)
+{
+    const pj_schema *schema;
+    ptxjit_status status = find(&schema, out, context, family);
+    if (status == PTXJIT_OK)
+        *out = schema->doc;
+    return status;
+}
+
+ptxjit_status ptxjit_family_param_count(int *out, ptxjit_context *context, const char *family)
+{
+    const pj_schema *schema;
+    ptxjit_status status = find(&schema, out, context, family);
+    if (status == PTXJIT_OK)
+        *out = schema->param_count;
+    return status;
+}
+
+ptxjit_status ptxjit_family_param(ptxjit_param_info *out, ptxjit_context *context,
+                                  const char *family, int index)
+{
+    const pj_schema *schema;
+    ptxjit_status status = find(&schema, out, context, family);
+    if (status == PTXJIT_OK)
+        status = check_index(schema, "parameter", "ptxjit_family_param_count", index,
+                             schema->param_count);
+    if (status != PTXJIT_OK)
+        return status;
+    const pj_param *param = &schema->params[index];
+    int integer = param->kind == PJ_PARAM_INT;
+    *out = (ptxjit_param_info){
+        .name = param->name,
+        .kind = (ptxjit_param_kind)param->kind,
+        .kind_name = kind_names[param->kind],
+        .min = integer ? param->min : 0,
+        .max = integer ? param->max : 0,
+        .pow2 = integer && param->pow2,
+        .value_count = integer ? 0 : param->value_count,
+        /* char ** to const char *const *: C converts it only with a cast. */
+        .values = integer ? NULL : (const char *const *)param->values,
+        .default_value = param->default_value,
+        .default_text = param->default_text,
+        .default_if_count = param->case_count,
+        .doc = param->doc,
+        .when = param->when_text,
+    };
+    return PTXJIT_OK;
+}
+
+ptxjit_status ptxjit_family_default_if(ptxjit_default_if_info *out, ptxjit_context *context,
+                                       const char *family, int param, int index)
+{
+    const pj_schema *schema;
+    ptxjit_status status = find(&schema, out, context, family);
+    if (status == PTXJIT_OK)
+        status = check_index(schema, "parameter", "ptxjit_family_param_count", param,
+                             schema->param_count);
+    if (status != PTXJIT_OK)
+        return status;
+    const pj_param *p = &schema->params[param];
+    if (index < 0 || index >= p->case_count)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "default_if index %d is out of range: parameter '%s' of family '%s' has "
+                        "%d; take the count from ptxjit_param_info's default_if_count",
+                        index, p->name, schema->family, p->case_count);
+    *out = (ptxjit_default_if_info){
+        .condition = p->case_text[index],
+        .value = p->case_value[index],
+        .value_text = p->case_value_text[index],
+    };
+    return PTXJIT_OK;
+}
+
+ptxjit_status ptxjit_family_constraint_count(int *out, ptxjit_context *context,
+                                             const char *family)
+{
+    const pj_schema *schema;
+    ptxjit_status status = find(&schema, out, context, family);
+    if (status == PTXJIT_OK)
+        *out = schema->constraint_count;
+    return status;
+}
+
+ptxjit_status ptxjit_family_constraint(ptxjit_constraint_info *out, ptxjit_context *context,
+                                       const char *family, int index)
+{
+    const pj_schema *schema;
+    ptxjit_status status = find(&schema, out, context, family);
+    if (status == PTXJIT_OK)
+        status = check_index(schema, "constraint", "ptxjit_family_constraint_count", index,
+                             schema->constraint_count);
+    if (status == PTXJIT_OK)
+        *out = (ptxjit_constraint_info){.expression = schema->constraints[index].text,
+                                        .message = schema->constraints[index].message};
+    return status;
+}
+
+ptxjit_status ptxjit_family_entry_count(int *out, ptxjit_context *context, const char *family)
+{
+    const pj_schema *schema;
+    ptxjit_status status = find(&schema, out, context, family);
+    if (status == PTXJIT_OK)
+        *out = schema->entry_count;
+    return status;
+}
+
+ptxjit_status ptxjit_family_entry(const char **out, ptxjit_context *context, const char *family,
+                                  int index)
+{
+    const pj_schema *schema;
+    ptxjit_status status = find(&schema, out, context, family);
+    if (status == PTXJIT_OK)
+        status = check_index(schema, "entry", "ptxjit_family_entry_count", index,
+                             schema->entry_count);
+    if (status == PTXJIT_OK)
+        *out = schema->entries[index];
+    return status;
+}

@@ -7,6 +7,7 @@
 #define PJ_FAMILY_LIST(X) \
     X(reduce)             \
     X(transpose)          \
-    X(matmul)
+    X(matmul)             \
+    X(softmax)
 
 #endif

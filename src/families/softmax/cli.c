@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/family_cli.h"
 #include "cli/timing.h"
 #include "families/softmax/cli.h"
 #include "families/softmax/op.h"
@@ -191,7 +192,7 @@ int cli_softmax_run(ptxjit_context *context, const char *params, size_t rows, si
 
 /* ---- bench ---- */
 
-static const size_t bench_cols[] = {1024, 4096, 16384};
+static const size_t bench_lengths[] = {1024, 4096, 16384};
 static const pj_dtype bench_dtypes[] = {PJ_DTYPE_f32, PJ_DTYPE_bf16};
 
 typedef struct {
@@ -205,6 +206,8 @@ typedef struct {
     int runs;
     double copy;
     int all_ok;
+    size_t cols[3]; /* the row lengths benched */
+    int lengths;
     bench_row best[2][3]; /* by dtype and row length */
     int have[2][3];
 } bench_state;
@@ -274,7 +277,7 @@ static ptxjit_status bench_table(bench_state *state, ptxjit_context *context, in
                                  const char *const *sets, int set_count)
 {
     const pj_dtype dtype = bench_dtypes[d];
-    const size_t cols = bench_cols[n], rows = ((size_t)1 << 28) / cols;
+    const size_t cols = state->cols[n], rows = ((size_t)1 << 28) / cols ? ((size_t)1 << 28) / cols : 1;
     softmax_job job;
     ptxjit_status status = job_open(&job, context, dtype, rows, cols);
     if (status == PTXJIT_OK)
@@ -299,11 +302,11 @@ static void print_summary(const bench_state *state, const char *device)
     printf("  %-5s %6s  %-44s %8s %8s %6s %7s %9s\n", "dtype", "N", "params", "nvrtc", "llvm",
            "ratio", "% copy", "max err");
     for (int d = 0; d < 2; d++)
-        for (int n = 0; n < 3; n++) {
+        for (int n = 0; n < state->lengths; n++) {
             const bench_row *b = &state->best[d][n];
             if (state->have[d][n])
                 printf("  %-5s %6zu  %-44s %8.1f %8.1f %6.3f %6.1f%% %9.2e\n",
-                       pj_dtype_name(bench_dtypes[d]), bench_cols[n], b->params, b->gbps[0],
+                       pj_dtype_name(bench_dtypes[d]), state->cols[n], b->params, b->gbps[0],
                        b->gbps[1], b->gbps[1] / b->gbps[0], 100 * b->gbps[0] / state->copy,
                        b->error);
         }
@@ -311,26 +314,33 @@ static void print_summary(const bench_state *state, const char *device)
            device, state->copy);
     const char *separator = "";
     for (int d = 0; d < 2; d++)
-        for (int n = 0; n < 3; n++) {
+        for (int n = 0; n < state->lengths; n++) {
             const bench_row *b = &state->best[d][n];
             if (!state->have[d][n])
                 continue;
             printf("%s{\"dtype\": \"%s\", \"n\": %zu, \"m\": %zu, \"params\": \"%s\", "
                    "\"nvrtc_gbps\": %.1f, \"llvm_gbps\": %.1f, \"llvm_over_nvrtc\": %.4f, "
                    "\"max_abs_error\": %.3g}",
-                   separator, pj_dtype_name(bench_dtypes[d]), bench_cols[n],
-                   ((size_t)1 << 28) / bench_cols[n], b->params, b->gbps[0], b->gbps[1],
+                   separator, pj_dtype_name(bench_dtypes[d]), state->cols[n],
+                   ((size_t)1 << 28) / state->cols[n], b->params, b->gbps[0], b->gbps[1],
                    b->gbps[1] / b->gbps[0], b->error);
             separator = ", ";
         }
     printf("]}\n");
 }
 
-int cli_softmax_bench(ptxjit_context *context, int runs, const char *const *sets, int set_count)
+int cli_softmax_bench(ptxjit_context *context, size_t n, int runs, const char *const *sets,
+                      int set_count)
 {
     char device[256] = "?";
     context->driver->cuDeviceGetName(device, sizeof device, context->device);
     bench_state state = {.runs = runs > 0 ? runs : 20, .all_ok = 1};
+    if (n > PJ_SOFTMAX_MAX_COLS || n > ((size_t)1 << 28)) {
+        fprintf(stderr, "ptxjit: bench softmax n=%zu: rows of at most 2^28 elements\n", n);
+        return CLI_USAGE;
+    }
+    for (int i = 0; i < 3 && (n == 0 || i == 0); i++)
+        state.cols[state.lengths++] = n ? n : bench_lengths[i];
     ptxjit_status status = copy_bandwidth(&state.copy, context, state.runs);
     if (status == PTXJIT_OK) {
         printf("softmax, %s, %s, median of %d; both backends through ptxjit_softmax\n", device,
@@ -338,8 +348,8 @@ int cli_softmax_bench(ptxjit_context *context, int runs, const char *const *sets
         printf("device-to-device copy, 2 GiB, read + write: %.1f GB/s\n", state.copy);
     }
     for (int d = 0; d < 2 && status == PTXJIT_OK; d++)
-        for (int n = 0; n < 3 && status == PTXJIT_OK; n++)
-            status = bench_table(&state, context, d, n, sets, set_count);
+        for (int i = 0; i < state.lengths && status == PTXJIT_OK; i++)
+            status = bench_table(&state, context, d, i, sets, set_count);
     if (status != PTXJIT_OK)
         return cli_fail(status);
     print_summary(&state, device);
@@ -347,3 +357,72 @@ int cli_softmax_bench(ptxjit_context *context, int runs, const char *const *sets
            "bench/softmax_peers.py\n");
     return state.all_ok ? CLI_OK : CLI_FAIL;
 }
+
+/* ---- bench backends ---- */
+
+static ptxjit_status backends_op(cli_routes *job)
+{
+    const ptxjit_devptr *buffers = job->data; /* input, output, rows, cols */
+    return ptxjit_softmax(job->context, job->params, buffers[0], buffers[1], (size_t)buffers[2],
+                          (size_t)buffers[3], NULL);
+}
+
+/* Each variant the generator builds, fp32 and bf16, on 2^28 / n rows of n (a constant input:
+ * the kernels take no shortcut on equal values), through both routes. online takes its
+ * defaults where they hold n, else 1024 threads a row with the items that hold it. */
+static int softmax_backends(ptxjit_context *context, size_t n, int runs)
+{
+    const size_t rows = ((size_t)1 << 28) / n ? ((size_t)1 << 28) / n : 1;
+    ptxjit_devptr buffers[4] = {0, 0, (ptxjit_devptr)rows, (ptxjit_devptr)n};
+    cli_routes job = {.context = context, .op = backends_op, .data = buffers, .warmup = 3};
+    size_t bytes = rows * n * 4;
+    ptxjit_status status = ptxjit_alloc(&buffers[0], context, bytes);
+    if (status == PTXJIT_OK)
+        status = ptxjit_alloc(&buffers[1], context, bytes);
+    if (status == PTXJIT_OK) /* 0x3f803f80: 1.0 in f32's upper half and in both bf16 halves */
+        status = PJ_CU(context->driver->cuMemsetD32Async(buffers[0], 0x3f803f80u, bytes / 4,
+                                                         NULL),
+                       "cuMemsetD32Async");
+    int code = status == PTXJIT_OK ? CLI_OK : cli_fail(status);
+    printf("softmax, %zu x %zu, %s, median of %d runs per route (A B B A), bytes read + "
+           "written / time:\n\n", rows, n, ptxjit_arch(context), runs);
+    cli_routes_head("softmax parameters (others: defaults)");
+    for (int d = 0; d < 2 && code == CLI_OK; d++) {
+        const pj_dtype dtype = bench_dtypes[d];
+        const int vec = 16 / pj_dtype_bytes(dtype), most = 128 / 16;
+        for (const char *s = pj_family_softmax.llvm_variants; *s && code == CLI_OK;) {
+            size_t length = strcspn(s, ",");
+            char params[160];
+            int online = strncmp(s, "online", length) == 0 && length == 6;
+            size_t items = (n + 1024 * (size_t)vec - 1) / (1024 * (size_t)vec);
+            if (online && n > 4096 && items > (size_t)most) {
+                s += length + (s[length] == ',');
+                continue; /* longer than any register row: block's alone */
+            }
+            int len = snprintf(params, sizeof params, "variant=%.*s dtype=%s", (int)length, s,
+                               pj_dtype_name(dtype));
+            if (online && n > 4096)
+                snprintf(params + len, sizeof params - (size_t)len,
+                         " tpb=1024 tpr=1024 items=%zu", items);
+            code = cli_routes_row(&job, params,
+                                  2.0 * (double)(rows * n) * pj_dtype_bytes(dtype), runs);
+            s += length + (s[length] == ',');
+        }
+    }
+    ptxjit_free(context, buffers[0]);
+    ptxjit_free(context, buffers[1]);
+    return code;
+}
+
+static int run_entry(ptxjit_context *context, const char *params, const size_t *sizes, int runs)
+{
+    return cli_softmax_run(context, params, sizes[0], sizes[1], runs);
+}
+
+static const char *const sizes[] = {"rows", "cols", NULL};
+static const size_t size_defaults[] = {65536, 4096};
+
+const cli_family cli_family_softmax = {
+    "softmax", sizes, size_defaults, run_entry, cli_softmax_bench, 0, 1,
+    softmax_backends, 4096,
+};

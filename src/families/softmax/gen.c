@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/llvm/gen.h"
-#include "families/softmax/softmax.h"
+#include "plugin/gen.h"
+#include "families/softmax/shape.h"
 
 typedef enum { F32, F16, BF16 } storage;
 

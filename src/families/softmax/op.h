@@ -6,7 +6,7 @@
 
 #include "context.h"
 #include "families/family.h"
-#include "families/softmax/softmax.h"
+#include "families/softmax/shape.h"
 
 typedef struct {
     softmax_shape shape;

@@ -166,7 +166,7 @@ START_TEST(softmax_op_checks_name_the_fix)
     expect_invalid(&config, a, a + 4, 2, 3, "overlap");
     expect_invalid(&config, a + 8, a, 2, 3, "overlap");
     softmax_config block = config_of("variant=block");
-    ck_assert_int_eq(pj_softmax_check(&block, a, b, 2, 1 << 24), PTXJIT_OK);
+    ck_assert_int_eq(pj_softmax_check(&block, a, a + (1ull << 40), 2, 1 << 24), PTXJIT_OK);
     expect_invalid(&block, a, b, 1, (size_t)1 << 31, "2^31 - 1");
     expect_invalid(&block, a, b, (size_t)1 << 40, 1, "over the grid's limit");
     softmax_config bf16 = config_of("dtype=bf16 tpr=32");

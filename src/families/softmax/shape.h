@@ -1,4 +1,4 @@
-/* softmax.h — the softmax family's shape, shared by its host op (libptxjit), its IR generator
+/* shape.h — the softmax family's shape, shared by its host op (libptxjit), its IR generator
  * (the LLVM plugin) and the tests: the variants (templates/softmax.cu's `variant` enum must
  * equal this list), the launch geometry, the longest row a configuration holds, and the rule
  * that picks the vector path. Header-only, plain integers, no library state. */

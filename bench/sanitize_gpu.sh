@@ -1,6 +1,6 @@
 #!/bin/bash
 # sanitize_gpu.sh — compute-sanitizer (memcheck, racecheck, synccheck) over every kernel
-# variant of reduce, transpose and matmul at small sizes, through both backends (nvrtc, and
+# variant of reduce, transpose, matmul and softmax at small sizes, through both backends (nvrtc, and
 # llvm for every variant its generators build), by `ptxjit run`, which also checks each
 # result against the CPU reference. Needs a GPU and the CUDA toolkit's compute-sanitizer; runs
 # from prebuilt binaries only (build/ptxjit, and build/libptxjit_llvm.so next to it for the
@@ -84,6 +84,16 @@ matmul    | variant=wgmma consumers=1 bm=128 mma=m64n128k16 stages=2 | m=200 n=1
 matmul    | variant=wgmma dtype=f16 mma=m64n200k16 stages=3  | m=200 n=136 k=72
 matmul    | variant=wgmma cluster=2                          | m=200 n=136 k=72
 matmul    | variant=wgmma cluster=2 dtype=f16 out=f32 consumers=1 bm=64 mma=m64n64k16 | m=200 n=136 k=72
+# softmax: both variants, every dtype; rows ragged against the vector (element-wide path), and
+# row counts that are no multiple of the rows a block takes
+softmax   | variant=online dtype=f32                        | rows=37 cols=1000
+softmax   | variant=online dtype=f32 tpb=256 tpr=32 items=8 | rows=37 cols=1023
+softmax   | variant=online dtype=bf16                       | rows=37 cols=4096
+softmax   | variant=online dtype=f16 tpb=64 tpr=4 vec=1 items=40 | rows=37 cols=157
+softmax   | variant=online dtype=bf16 tpb=1024 tpr=1024 items=2 | rows=5 cols=16383
+softmax   | variant=block dtype=f32                         | rows=5 cols=40001
+softmax   | variant=block dtype=bf16 tpb=128 tpr=32 items=2 | rows=37 cols=1001
+softmax   | variant=block dtype=f16                         | rows=5 cols=20000
 '
 
 cli=${PTXJIT:-build/ptxjit}

@@ -106,15 +106,19 @@ __device__ __forceinline__ unsigned from_float(float f)
 
 // The registers of a thread's share: element i of it (i = round * W + k) is word i of x for f32,
 // and half i % 2 of word i / 2 for 16-bit types, kept as loaded: half the registers of fp32
-// values, so more threads fit on an SM when a row fills few of them. f32 exponentials replace
-// their values (HELD: one exp per element); 16-bit elements are exponentiated again when
-// written.
+// values, so more threads fit on an SM when a row fills few of them. The exponentials are kept
+// for the write (HELD: one exp per element) where that costs no more registers than the
+// values: f32 ones replace their values; 16-bit ones go to `kept` when a thread holds at most
+// HELD_MAX elements (there the exps, not the registers, are what counts). Beyond, 16-bit
+// elements are exponentiated again when written.
 enum : int { WORDS = DTYPE_ID == DTYPE_F32 ? PER_THREAD : (PER_THREAD + 1) / 2 };
+enum : int { HELD_MAX = 16, HELD = DTYPE_ID == DTYPE_F32 || PER_THREAD <= HELD_MAX };
+enum : int { KEPT = HELD && DTYPE_ID != DTYPE_F32 ? PER_THREAD : 1 };
 // The blocks an SM should hold, for __launch_bounds__: enough that ptxas keeps to the share's
 // registers plus REG_SPARE (without a minimum it capped 1024-thread blocks at 32 and spilled;
 // with 1 it kept values of one pass live for the next). Element-wide loads (vec=1) land one to
 // a register before 16-bit pairs are packed.
-enum : int { HELD_REGS = VEC == 1 ? PER_THREAD : WORDS };
+enum : int { HELD_REGS = (VEC == 1 ? PER_THREAD : WORDS) + (KEPT > 1 ? KEPT : 0) };
 enum : int { REG_SPARE = VEC == 1 ? 32 : 24, REG_BUDGET = (HELD_REGS + REG_SPARE + 7) / 8 * 8 };
 enum : int { FIT = 65536 / (TPB * REG_BUDGET), MIN_BLOCKS = FIT < 1 ? 1 : FIT > 32 ? 32 : FIT };
 
@@ -205,16 +209,23 @@ __device__ __forceinline__ void load_unit(const E *p, unsigned *x, int i)
     }
 }
 
-// Elements i .. i + W - 1 to p, each y * scale rounded to the element type, with y the held
-// exponential (HELD) or exp(x - m).
-template <int W, bool HELD>
-__device__ __forceinline__ void store_unit(E *p, const unsigned *x, int i, float m, float scale)
+// The exponential kept for element i (HELD).
+__device__ __forceinline__ float held(const unsigned *x, const float *kept, int i)
+{
+    return DTYPE_ID == DTYPE_F32 ? __uint_as_float(x[i]) : kept[i];
+}
+
+// Elements i .. i + W - 1 to p, each y * scale rounded to the element type, with y the kept
+// exponential (KEEPING) or exp(x - m).
+template <int W, bool KEEPING>
+__device__ __forceinline__ void store_unit(E *p, const unsigned *x, const float *kept, int i,
+                                           float m, float scale)
 {
     constexpr int BYTES = W * ELEMENT_BYTES;
     float y[W];
 #pragma unroll
     for (int k = 0; k < W; k++)
-        y[k] = (HELD ? value(x, i + k) : ex2(exponent(value(x, i + k), m))) * scale;
+        y[k] = (KEEPING ? held(x, kept, i + k) : ex2(exponent(value(x, i + k), m))) * scale;
     unsigned w[BYTES >= 4 ? BYTES / 4 : 1];
     if constexpr (ELEMENT_BYTES == 4 || BYTES == 2) {
 #pragma unroll
@@ -300,10 +311,11 @@ __device__ __forceinline__ float chunk_max(const unsigned *x, int mine, float m)
     }
 }
 
-// s plus the sum of exp(x - m) over the thread's elements, added in order; f32 exponentials
-// replace their values.
+// s plus the sum of exp(x - m) over the thread's elements, added in order; the exponentials
+// are kept where HELD.
 template <int W, bool WHOLE>
-__device__ __forceinline__ float chunk_exp_sum(unsigned *x, int mine, float m, float s)
+__device__ __forceinline__ float chunk_exp_sum(unsigned *x, float *kept, int mine, float m,
+                                               float s)
 {
 #pragma unroll
     for (int r = 0; r < rounds<W>::count; r++) {
@@ -314,15 +326,18 @@ __device__ __forceinline__ float chunk_exp_sum(unsigned *x, int mine, float m, f
             const float e = ex2(exponent(value_again(x, r * W + k), m));
             if constexpr (DTYPE_ID == DTYPE_F32)
                 x[r * W + k] = __float_as_uint(e);
+            else if constexpr (HELD)
+                kept[r * W + k] = e;
             s += e;
         }
     }
     return s;
 }
 
-template <int W, bool WHOLE, bool HELD>
+template <int W, bool WHOLE, bool KEEPING>
 __device__ __forceinline__ void store_chunk(E *row, unsigned first, unsigned t, int mine,
-                                            bool live, const unsigned *x, float m, float scale)
+                                            bool live, const unsigned *x, const float *kept,
+                                            float m, float scale)
 {
     if (!live)
         return;
@@ -331,7 +346,7 @@ __device__ __forceinline__ void store_chunk(E *row, unsigned first, unsigned t, 
     for (int r = 0; r < rounds<W>::count; r++) {
         if (!WHOLE && r >= mine)
             break;
-        store_unit<W, HELD>(p + r * TPR * W, x, r * W, m, scale);
+        store_unit<W, KEEPING>(p + r * TPR * W, x, kept, r * W, m, scale);
     }
 }
 
@@ -381,15 +396,17 @@ __device__ __forceinline__ void online_row(const E *src, E *dst, unsigned units,
                                            bool live)
 {
     unsigned x[WORDS];
+    float kept[KEPT];
     const int mine = rounds_in_row<W, WHOLE>(units, 0, t);
     load_chunk<W, WHOLE>(src, 0, t, mine, x);
     const float top = chunk_max<W, WHOLE>(x, mine, lowest());
-    float m = top, s = chunk_exp_sum<W, WHOLE>(x, mine, top, 0.0f);
+    float m = top, s = chunk_exp_sum<W, WHOLE>(x, kept, mine, top, 0.0f);
     merge_row(m, s);
-    if constexpr (DTYPE_ID == DTYPE_F32) // exp(x - top) held: times exp(top - m) / s
-        store_chunk<W, WHOLE, true>(dst, 0, t, mine, live, x, m, ex2(exponent(top, m)) / s);
+    if constexpr (HELD) // exp(x - top) kept: times exp(top - m) / s
+        store_chunk<W, WHOLE, true>(dst, 0, t, mine, live, x, kept, m,
+                                    ex2(exponent(top, m)) / s);
     else
-        store_chunk<W, WHOLE, false>(dst, 0, t, mine, live, x, m, 1.0f / s);
+        store_chunk<W, WHOLE, false>(dst, 0, t, mine, live, x, kept, m, 1.0f / s);
 }
 
 // One chunk of the block variant's first pass: the running max grows to the chunk's, the sum
@@ -401,11 +418,12 @@ __device__ __forceinline__ void block_scan(const E *src, unsigned units, unsigne
                                            unsigned t, float &m, float &s, float &lost)
 {
     unsigned x[WORDS];
+    float kept[KEPT]; // not read: the write pass recomputes
     const int mine = rounds_in_row<W, WHOLE>(units, first, t);
     load_chunk<W, WHOLE>(src, first, t, mine, x);
     const float grown = chunk_max<W, WHOLE>(x, mine, m);
     const float scale = ex2(exponent(m, grown));
-    const float part = chunk_exp_sum<W, WHOLE>(x, mine, grown, 0.0f);
+    const float part = chunk_exp_sum<W, WHOLE>(x, kept, mine, grown, 0.0f);
     s *= scale;
     lost *= scale;
     const float y = part - lost, total = s + y;
@@ -422,7 +440,7 @@ __device__ __forceinline__ void block_write(const E *src, E *dst, unsigned units
     unsigned x[WORDS];
     const int mine = rounds_in_row<W, WHOLE>(units, first, t);
     load_chunk<W, WHOLE>(src, first, t, mine, x);
-    store_chunk<W, WHOLE, false>(dst, first, t, mine, live, x, m, inverse);
+    store_chunk<W, WHOLE, false>(dst, first, t, mine, live, x, nullptr, m, inverse);
 }
 
 // variant=block: whole chunks of CHUNK units and a last partial one, a running (max, sum) per

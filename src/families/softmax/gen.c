@@ -99,6 +99,13 @@ static int words_of(const softmax_gen *g)
     return g->dtype == F32 ? per_thread : (per_thread + 1) / 2;
 }
 
+/* Whether variant=online keeps the exponentials for the write (the template's HELD): f32 ones
+ * replace their values, 16-bit ones go to `kept` up to PJ_SOFTMAX_HELD_MAX a thread. */
+static int keeps_exps(const softmax_gen *g)
+{
+    return g->dtype == F32 || g->shape.items * g->shape.vec <= PJ_SOFTMAX_HELD_MAX;
+}
+
 /* Element i as a float: plain shifts and masks (the pass that writes). */
 static LLVMValueRef value(softmax_gen *g, LLVMValueRef *x, int i)
 {
@@ -187,17 +194,19 @@ static void load_unit(softmax_gen *g, int w, LLVMValueRef p, LLVMValueRef *x, in
     }
 }
 
-/* Elements i .. i + W - 1 to p, each y * scale rounded to the element type, with y the held
- * exponential (held) or exp(x - m). */
-static void store_unit(softmax_gen *g, int w, LLVMValueRef p, LLVMValueRef *x, int i, int held,
-                       LLVMValueRef m, LLVMValueRef scale)
+/* Elements i .. i + W - 1 to p, each y * scale rounded to the element type, with y the kept
+ * exponential (kept: f32 ones in x, 16-bit ones in kept) or exp(x - m) (kept NULL). */
+static void store_unit(softmax_gen *g, int w, LLVMValueRef p, LLVMValueRef *x, int i,
+                       LLVMValueRef *kept, LLVMValueRef m, LLVMValueRef scale)
 {
     ir_builder *ir = g->ir;
     const int bytes = w * g->shape.element_bytes;
     LLVMValueRef y[8], words[4];
     for (int k = 0; k < w; k++) {
-        LLVMValueRef v = value(g, x, i + k);
-        y[k] = ir_mul(ir, held ? v : exp_of(g, v, m), scale);
+        LLVMValueRef e = !kept ? exp_of(g, value(g, x, i + k), m)
+                         : g->dtype == F32 ? value(g, x, i + k)
+                                           : ir_get(ir, kept[i + k]);
+        y[k] = ir_mul(ir, e, scale);
     }
     if (g->dtype == F32 || bytes == 2) {
         for (int k = 0; k < w; k++)
@@ -311,9 +320,9 @@ static void chunk_max(softmax_gen *g, const chunk *c, LLVMValueRef mine, LLVMVal
 }
 
 /* The variable s (if any) plus exp(x - m) over the thread's elements, added in order; f32
- * exponentials replace their values. */
+ * exponentials replace their values, 16-bit ones go to kept (if any). */
 static void chunk_exp_sum(softmax_gen *g, const chunk *c, LLVMValueRef mine, LLVMValueRef *slots,
-                          LLVMValueRef m, LLVMValueRef s)
+                          LLVMValueRef *kept, LLVMValueRef m, LLVMValueRef s)
 {
     ir_builder *ir = g->ir;
     round_chain chain = {.open = 0};
@@ -324,6 +333,8 @@ static void chunk_exp_sum(softmax_gen *g, const chunk *c, LLVMValueRef mine, LLV
             LLVMValueRef e = exp_of(g, value_again(g, slots, i), m);
             if (g->dtype == F32)
                 ir_set(ir, slots[i], ir_bitcast(ir, e, ir->i32));
+            else if (kept)
+                ir_set(ir, kept[i], e);
             if (s)
                 ir_set(ir, s, ir_add(ir, ir_get(ir, s), e));
         }
@@ -332,7 +343,7 @@ static void chunk_exp_sum(softmax_gen *g, const chunk *c, LLVMValueRef mine, LLV
 }
 
 static void store_chunk(softmax_gen *g, const chunk *c, LLVMValueRef mine, LLVMValueRef *slots,
-                        int held, LLVMValueRef m, LLVMValueRef scale)
+                        LLVMValueRef *kept, LLVMValueRef m, LLVMValueRef scale)
 {
     ir_builder *ir = g->ir;
     ir_if_state live;
@@ -341,7 +352,7 @@ static void store_chunk(softmax_gen *g, const chunk *c, LLVMValueRef mine, LLVMV
     round_chain chain = {.open = 0};
     for (int r = 0; r < c->rounds; r++) {
         round_enter(g, c, &chain, r, mine);
-        store_unit(g, c->w, round_pointer(g, c, base, r), slots, r * c->w, held, m, scale);
+        store_unit(g, c->w, round_pointer(g, c, base, r), slots, r * c->w, kept, m, scale);
     }
     round_close(g, &chain);
     ir_end_if(ir, &live);
@@ -425,15 +436,19 @@ static void online_row(softmax_gen *g, int w, int whole, LLVMValueRef units)
     chunk_max(g, &c, mine, slots, m);
     LLVMValueRef top = ir_get(ir, m);
     LLVMValueRef s = ir_var(ir, ir->f32, f32_const(g, 0.0), "sum");
-    chunk_exp_sum(g, &c, mine, slots, top, s);
+    LLVMValueRef kept[PJ_SOFTMAX_HELD_MAX];
+    const int keeping = keeps_exps(g);
+    for (int i = 0; keeping && g->dtype != F32 && i < g->shape.items * g->shape.vec; i++)
+        kept[i] = ir_var(ir, ir->f32, NULL, "kept");
+    chunk_exp_sum(g, &c, mine, slots, keeping ? kept : NULL, top, s);
     merge_row(g, m, s);
     LLVMValueRef max = ir_get(ir, m);
-    if (g->dtype == F32) { /* exp(x - top) held: times exp(top - max) / sum */
+    if (keeping) { /* exp(x - top) kept: times exp(top - max) / sum */
         LLVMValueRef scale = LLVMBuildFDiv(ir->builder, exp_of(g, top, max), ir_get(ir, s), "");
-        store_chunk(g, &c, mine, slots, 1, max, scale);
+        store_chunk(g, &c, mine, slots, kept, max, scale);
     } else {
         LLVMValueRef scale = LLVMBuildFDiv(ir->builder, f32_const(g, 1.0), ir_get(ir, s), "");
-        store_chunk(g, &c, mine, slots, 0, max, scale);
+        store_chunk(g, &c, mine, slots, NULL, max, scale);
     }
 }
 
@@ -453,7 +468,7 @@ static void block_scan(softmax_gen *g, const chunk *c, LLVMValueRef m, LLVMValue
     LLVMValueRef grown = ir_get(ir, m);
     LLVMValueRef scale = exp_of(g, old, grown);
     LLVMValueRef part = ir_var(ir, ir->f32, f32_const(g, 0.0), "part");
-    chunk_exp_sum(g, c, mine, slots, grown, part);
+    chunk_exp_sum(g, c, mine, slots, NULL, grown, part);
     LLVMValueRef sum = ir_mul(ir, ir_get(ir, s), scale);
     LLVMValueRef error = ir_mul(ir, ir_get(ir, lost), scale);
     LLVMValueRef y = ir_sub(ir, ir_get(ir, part), error), total = ir_add(ir, sum, y);
@@ -468,7 +483,7 @@ static void block_write(softmax_gen *g, const chunk *c, LLVMValueRef m, LLVMValu
     make_slots(g, slots);
     LLVMValueRef mine = rounds_in_row(g, c);
     load_chunk(g, c, mine, slots);
-    store_chunk(g, c, mine, slots, 0, m, inverse);
+    store_chunk(g, c, mine, slots, NULL, m, inverse);
 }
 
 /* for (first = from; first < to; first += step) scan, no unrolling (#pragma unroll 1). */

@@ -64,13 +64,21 @@ static inline int pj_softmax_per_thread(const softmax_shape *s)
     return s->items * s->vec;
 }
 
+/* Up to this many 16-bit elements a thread, variant=online keeps their exponentials (fp32) for
+ * the write: one exp per element where the exps, not the registers, are what counts. f32 ones
+ * always replace their values; longer 16-bit shares are exponentiated again when written. */
+#define PJ_SOFTMAX_HELD_MAX 16
+
 /* The 32-bit registers that hold a thread's share: one an f32 element, one a pair of 16-bit
- * ones (kept as loaded); element-wide loads (vec = 1) land one to a register before pairs are
- * packed. */
+ * ones (kept as loaded) plus their kept exponentials (16 or fewer); element-wide loads
+ * (vec = 1) land one to a register before pairs are packed. */
 static inline int pj_softmax_held_registers(const softmax_shape *s)
 {
     int per_thread = pj_softmax_per_thread(s);
-    return s->vec == 1 || s->element_bytes == 4 ? per_thread : (per_thread + 1) / 2;
+    if (s->element_bytes == 4)
+        return per_thread;
+    int loaded = s->vec == 1 ? per_thread : (per_thread + 1) / 2;
+    return loaded + (per_thread <= PJ_SOFTMAX_HELD_MAX ? per_thread : 0);
 }
 
 /* The second number of the kernels' __launch_bounds__: the blocks an SM should hold so that

@@ -306,7 +306,7 @@ START_TEST(softmax_large_matrices)
     case_close(&c);
     case_open(&c, context, PJ_DTYPE_bf16, 4099, 12289, 80.0, 0);
     for (int b = 0; b < routes; b++)
-        case_run(&c, b ? "variant=block backend=llvm" : "variant=block", 0);
+        case_run(&c, b ? "variant=block dtype=bf16 backend=llvm" : "variant=block dtype=bf16", 0);
     case_close(&c);
     ptxjit_close(context);
 }

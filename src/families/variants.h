@@ -10,7 +10,7 @@
 #define PJ_VARIANT_ENUM(name, id) id,
 #define PJ_VARIANT_TEXT(name, id) "," #name
 /* "a,b,c" from a variant X-macro LIST. */
-#define PJ_VARIANT_LIST_TEXT(LIST) (LIST(PJ_VARIANT_TEXT) + 1)
+#define PJ_VARIANT_LIST_TEXT(LIST) (&(LIST(PJ_VARIANT_TEXT))[1])
 
 /* The position of name in the comma-separated list, or -1. */
 static inline int pj_variant_index(const char *list, const char *name)

@@ -28,6 +28,9 @@ typedef struct {
     /* `ptxjit bench backends NAME [n=N]`: each variant through both routes (NULL: none). */
     int (*bench_backends)(ptxjit_context *context, size_t n, int runs);
     size_t backends_n;
+    /* Its lines of `ptxjit --help`: the sizes `run` takes, what `bench` times (lines after the
+     * first indented by 13 spaces). */
+    const char *help;
 } cli_family;
 
 #define PJ_CLI_FAMILY_DECLARE(name) extern const cli_family cli_family_##name;

@@ -6,8 +6,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/family_cli.h"
 
-static const char usage[] =
+static const char usage_commands[] =
     "usage: ptxjit [options] COMMAND [ARGS] [options]\n"
     "\n"
     "commands:\n"
@@ -20,35 +21,22 @@ static const char usage[] =
     "  ir FAMILY [key=value ...]     print the LLVM IR that the llvm backend generates\n"
     "  inspect FAMILY [key=value ...] canonical params, cache key, origin, sizes, compiler\n"
     "                                log, and registers/shared/local memory with a GPU\n"
-    "  run FAMILY [key=value ...] [n=N] [h=H w=W] [m=M n=N k=K] [rows=M cols=N]\n"
-    "      [runs=R]                  run on fresh random data (reduce: n elements;\n"
-    "                                transpose: an h x w matrix, default 16384 x 16384;\n"
-    "                                matmul: m x k times k x n, default 4096 each;\n"
-    "                                softmax: rows x cols, default 65536 x 4096), check\n"
-    "                                against the CPU reference (matmul, softmax: float64),\n"
-    "                                print time and GB/s or GFLOP/s (needs a GPU)\n"
-    "  bench softmax [n=N] [runs=R]  fp32 and bf16 rows of 1024, 4096, 16384 (or n) at 1 GiB\n"
-    "                                of fp32 input: the bench sets through both backends,\n"
-    "                                the best per row length, the copy in the same run\n"
-    "                                (peers: python3 bench/softmax_peers.py)\n"
-    "  bench reduce|transpose|matmul [n=N] [runs=R]\n"
-    "                                the family's progression and a parameter sweep, against\n"
-    "                                peers measured in the same run: the device-to-device\n"
-    "                                copy, cuBLAS Sgeam (transpose), cuBLAS SGEMM, TF32 and\n"
-    "                                GemmEx bf16 (matmul) (needs a GPU); transpose: fp32\n"
-    "                                n x n, default 16384^2 and 32768^2; matmul: n^3,\n"
-    "                                default 4096^3 fp32 and 8192^3 bf16\n"
-    "  bench transpose|matmul|softmax [n=N] [runs=R] \"PARAMS\" ...\n"
-    "                                the same, timing each PARAMS set (one quoted argument\n"
-    "                                each) instead of the built-in sweep or progression\n"
+    "  run FAMILY [key=value ...] [SIZE=N ...] [runs=R]\n"
+    "                                run on fresh random data, check against the CPU\n"
+    "                                reference, print time and GB/s or GFLOP/s (needs a\n"
+    "                                GPU); each family's sizes are below\n"
+    "  bench FAMILY [n=N] [runs=R] [\"PARAMS\" ...]\n"
+    "                                the family's table against peers measured in the same\n"
+    "                                run (needs a GPU); where the family takes them, each\n"
+    "                                PARAMS set (one quoted argument) is timed instead of\n"
+    "                                the built-in rows\n"
     "  bench jit                     JIT costs: cold compile, disk hit in a fresh process,\n"
     "                                memory hit + launch against a bare cuLaunchKernel\n"
-    "  bench backends reduce|transpose|matmul|softmax [n=N] [runs=R]\n"
+    "  bench backends FAMILY [n=N] [runs=R]\n"
     "                                each variant the llvm backend generates, through the\n"
     "                                family op with backend=nvrtc and backend=llvm in one\n"
-    "                                process: GB/s of each and llvm/nvrtc (matmul: GFLOP/s\n"
-    "                                at n^3, default 4096, fp32 and wgmma bf16, and the\n"
-    "                                difference of the two results) (needs a GPU)\n"
+    "                                process: GB/s (matmul: GFLOP/s) of each and llvm/nvrtc\n"
+    "                                (needs a GPU)\n"
     "  bench compile [FAMILY [key=value ...]] [samples=N]\n"
     "                                cold compiles (request -> cubin) of both backends in one\n"
     "                                process, median of N (10), time of each stage, CPU time,\n"
@@ -61,6 +49,10 @@ static const char usage[] =
     "                                every entry, or evict down to the cap and sweep the\n"
     "                                temp files of killed writers\n"
     "\n"
+    ;
+
+/* After the families' lines. */
+static const char usage_options[] =
     "global options (before or after the command and its arguments; a value follows as the\n"
     "next word or after '=', as in --arch=sm_90a):\n"
     "  --arch ARCH          target architecture (default: $PTXJIT_ARCH, the GPU's, sm_90a)\n"
@@ -91,6 +83,17 @@ static const char usage[] =
     "  PTXJIT_LLVM_LIBRARY, PTXJIT_CUDA_LIBRARY, PTXJIT_VERBOSE, CUDA_HOME\n"
     "\n"
     "exit status: 0 success, 1 failure, 2 usage error (unknown command, option or parameter)\n";
+
+/* The commands, each family's run sizes and bench (from the family table), the options. */
+static void print_usage(FILE *out)
+{
+    fputs(usage_commands, out);
+    fputs("families (run: their sizes; bench: what it times):\n", out);
+    for (int i = 0; cli_families[i]; i++)
+        fprintf(out, "  %-10s %s\n", cli_families[i]->name, cli_families[i]->help);
+    fputs("\n", out);
+    fputs(usage_options, out);
+}
 
 /* json: the command prints JSON under --json (cache: `cache stats` only, which it checks). */
 static const struct {
@@ -273,7 +276,8 @@ static int run_command(cli_args *args, const char *name)
         }
         return commands[c].run(args);
     }
-    fprintf(stderr, "ptxjit: unknown command '%s'\n%s", name, usage);
+    fprintf(stderr, "ptxjit: unknown command '%s'\n", name);
+    print_usage(stderr);
     return CLI_USAGE;
 }
 
@@ -285,7 +289,7 @@ int main(int argc, char **argv)
     if (code != CLI_OK)
         return code;
     if (line.help) {
-        fputs(usage, stdout);
+        print_usage(stdout);
         return finish_output(CLI_OK);
     }
     if (line.version) {
@@ -293,7 +297,7 @@ int main(int argc, char **argv)
         return finish_output(CLI_OK);
     }
     if (!line.command) {
-        fputs(usage, stderr);
+        print_usage(stderr);
         return CLI_USAGE;
     }
     return finish_output(run_command(&line.args, line.command));

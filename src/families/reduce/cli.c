@@ -306,4 +306,6 @@ static const size_t size_defaults[] = {(size_t)1 << 26};
 const cli_family cli_family_reduce = {
     "reduce", sizes, size_defaults, run_entry, reduce_bench, (size_t)1 << 30, 0,
     reduce_backends, (size_t)1 << 28,
+    "run n=N (default 2^26); bench: the write-up's five steps and a tpb x batch sweep\n"
+    "             at n = 2^30 int32 (or n), against the device-to-device copy",
 };

@@ -425,4 +425,7 @@ static const size_t size_defaults[] = {65536, 4096};
 const cli_family cli_family_softmax = {
     "softmax", sizes, size_defaults, run_entry, cli_softmax_bench, 0, 1,
     softmax_backends, 4096,
+    "run rows=M cols=N (default 65536 x 4096; float64 reference); bench: fp32 and bf16\n"
+    "             rows of 1024, 4096, 16384 (or n) at 1 GiB, both backends, the copy (peers:\n"
+    "             python3 bench/softmax_peers.py)",
 };

@@ -341,4 +341,6 @@ static const size_t size_defaults[] = {16384, 16384};
 const cli_family cli_family_transpose = {
     "transpose", sizes, size_defaults, run_entry, transpose_bench, 0, 1,
     transpose_backends, 16384,
+    "run h=H w=W (default 16384 x 16384; bit-exact check); bench: the progression and a\n"
+    "             sweep at fp32 16384^2 and 32768^2 (or n^2), against the copy and cuBLAS Sgeam",
 };

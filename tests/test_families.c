@@ -10,17 +10,6 @@
 #include "families/variants.h"
 #include "test_util.h"
 
-static ptxjit_context *open_offline(void)
-{
-    ptxjit_options options;
-    ptxjit_options_init(&options);
-    options.disk_cache = 0;
-    options.use_gpu = 0;
-    ptxjit_context *context = NULL;
-    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
-    return context;
-}
-
 /* The `variant` enum of schema as "a,b,c" ("" when it has none). */
 static void schema_variants(char *out, size_t size, const pj_schema *schema)
 {
@@ -35,7 +24,7 @@ static void schema_variants(char *out, size_t size, const pj_schema *schema)
 
 START_TEST(each_template_declares_its_family_and_variant_list)
 {
-    ptxjit_context *context = open_offline();
+    ptxjit_context *context = test_open_offline(NULL);
     int count = 0;
     for (int i = 0; pj_families[i]; i++, count++) {
         const pj_family *family = pj_families[i];
@@ -80,7 +69,7 @@ END_TEST
 
 START_TEST(every_variant_has_a_launch_geometry)
 {
-    ptxjit_context *context = open_offline();
+    ptxjit_context *context = test_open_offline(NULL);
     for (int i = 0; pj_families[i]; i++) {
         const pj_family *family = pj_families[i];
         const pj_schema *schema = pj_context_find_schema(context, family->name);
@@ -106,7 +95,7 @@ END_TEST
 
 START_TEST(bench_sets_are_valid_requests)
 {
-    ptxjit_context *context = open_offline();
+    ptxjit_context *context = test_open_offline(NULL);
     for (int i = 0; pj_families[i]; i++) {
         const pj_family *family = pj_families[i];
         for (const char *const *set = family->bench_sets; set && *set; set++) {

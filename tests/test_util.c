@@ -57,3 +57,29 @@ int test_llvm_or_skip(const char *test)
     printf("%s: skipped (this build has no LLVM; the llvm route says how to get it)\n", test);
     return 0;
 }
+
+ptxjit_context *test_open_offline(const char *arch)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.disk_cache = 0;
+    options.arch = arch;
+    ptxjit_context *context = NULL;
+    ck_assert_msg(ptxjit_open(&context, &options) == PTXJIT_OK, "%s", ptxjit_last_error());
+    return context;
+}
+
+void test_expect_refused(const char *family, const char *params, const char *needle,
+                         const char *arch)
+{
+    ptxjit_context *context = test_open_offline(arch);
+    char *canonical = NULL;
+    ck_assert_msg(ptxjit_canonical_params(&canonical, context, family, params) ==
+                      PTXJIT_ERR_PARAM,
+                  "%s '%s' was accepted", family, params);
+    ck_assert_msg(strstr(ptxjit_last_error(), needle), "'%s' lacks '%s'", ptxjit_last_error(),
+                  needle);
+    free(canonical);
+    ptxjit_close(context);
+}

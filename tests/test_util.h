@@ -14,6 +14,12 @@ void test_rmtree(const char *path);
  * once in the runner before Check forks, so that no test process translates them again
  * (tests/warm.c). */
 void test_warm_compilers(void);
+/* A context that compiles without touching the driver or a disk cache, for arch (NULL: the
+ * default, sm_90a without a GPU). */
+ptxjit_context *test_open_offline(const char *arch);
+/* params of family must be refused (PTXJIT_ERR_PARAM) with needle in the message, for arch. */
+void test_expect_refused(const char *family, const char *params, const char *needle,
+                         const char *arch);
 /* A GPU context for one test (each Check test is its own process), or NULL after printing
  * why the test is skipped. */
 ptxjit_context *test_gpu_context(const char *test);

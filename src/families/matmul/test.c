@@ -6,18 +6,6 @@
 #include "families/matmul/op.h"
 #include "test_util.h"
 
-static ptxjit_context *open_for(const char *arch)
-{
-    ptxjit_options options;
-    ptxjit_options_init(&options);
-    options.use_gpu = 0;
-    options.disk_cache = 0;
-    options.arch = arch;
-    ptxjit_context *context;
-    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
-    return context;
-}
-
 static void expect_canonical(ptxjit_context *context, const char *params, const char *want)
 {
     char *canonical = NULL;
@@ -29,7 +17,7 @@ static void expect_canonical(ptxjit_context *context, const char *params, const 
 
 START_TEST(matmul_defaults_follow_the_variant)
 {
-    ptxjit_context *context = open_for(NULL);
+    ptxjit_context *context = test_open_offline(NULL);
     expect_canonical(context, "variant=naive", "bm=32 bn=32 dtype=f32 group=1 out=f32 variant=naive");
     expect_canonical(context, "variant=tiled", "bk=32 bm=32 bn=32 dtype=f32 group=1 out=f32 variant=tiled");
     expect_canonical(context, "variant=tiled_register",
@@ -44,7 +32,7 @@ START_TEST(matmul_defaults_follow_the_variant)
     expect_canonical(context, "variant=tensor_core",
                      "bk=32 bm=256 bn=128 dtype=f32 group=8 load=tma mma=m16n8k8 out=f32 "
                      "prefetch=1 stages=4 variant=tensor_core wm=64 wn=64");
-    ptxjit_context *ampere = open_for("sm_80");
+    ptxjit_context *ampere = test_open_offline("sm_80");
     expect_canonical(ampere, "variant=tensor_core",
                      "bk=32 bm=128 bn=128 dtype=f32 group=8 load=cp_async mma=m16n8k8 out=f32 "
                      "prefetch=1 stages=3 variant=tensor_core wm=64 wn=32");
@@ -65,13 +53,7 @@ END_TEST
 
 static void expect_refused(const char *params, const char *needle, const char *arch)
 {
-    ptxjit_context *context = open_for(arch);
-    char *canonical = NULL;
-    ck_assert_int_eq(ptxjit_canonical_params(&canonical, context, "matmul", params),
-                     PTXJIT_ERR_PARAM);
-    ck_assert_msg(strstr(ptxjit_last_error(), needle), "'%s' lacks '%s'", ptxjit_last_error(),
-                  needle);
-    ptxjit_close(context);
+    test_expect_refused("matmul", params, needle, arch);
 }
 
 START_TEST(matmul_constraints_fail_early_with_the_fix)
@@ -102,7 +84,7 @@ START_TEST(matmul_constraints_fail_early_with_the_fix)
     expect_refused("mma=m64n260k16", "one of m16n8k8", NULL);
     expect_refused("variant=wgmma bn=128", "'bn' does not apply", NULL);
     /* Accepted: every N of wgmma, one consumer, 128 rows per consumer. */
-    ptxjit_context *context = open_for(NULL);
+    ptxjit_context *context = test_open_offline(NULL);
     static const char *const fine[] = {"mma=m64n8k16", "mma=m64n200k16 consumers=1 bm=64",
                                        "mma=m64n128k16 bm=256", "mma=m64n64k16 stages=8"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(fine); i++) {
@@ -127,7 +109,7 @@ static void expect_in_ptx(ptxjit_context *context, const char *params, const cha
 /* Each step's idea is in its PTX; every N of wgmma and both 16-bit types compile. */
 START_TEST(matmul_variants_compile_to_their_instructions)
 {
-    ptxjit_context *context = open_for(NULL);
+    ptxjit_context *context = test_open_offline(NULL);
     expect_in_ptx(context, "variant=tiled", "bar.sync");
     expect_in_ptx(context, "variant=block_tiled_vectorized", "ld.global.nc.v4.f32");
     expect_in_ptx(context, "variant=block_tiled_vectorized", "ld.shared.v4.f32");
@@ -159,7 +141,7 @@ END_TEST
  * without warnings (a zero-sized array or a division by zero once broke it). */
 START_TEST(matmul_small_tiles_compile_cleanly)
 {
-    ptxjit_context *context = open_for(NULL);
+    ptxjit_context *context = test_open_offline(NULL);
     static const char *const small[] = {"variant=tiled bm=16 bn=16 bk=4",
                                         "variant=block_tiled bm=16 bn=16 bk=4 tm=1 tn=1",
                                         "variant=naive bm=16 bn=16",
@@ -177,7 +159,7 @@ END_TEST
 
 static matmul_config config_of(const char *params)
 {
-    ptxjit_context *context = open_for(NULL);
+    ptxjit_context *context = test_open_offline(NULL);
     ptxjit_kernel *kernel;
     ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "matmul", params, NULL), PTXJIT_OK);
     matmul_config config;

@@ -8,17 +8,6 @@
 #include "families/reduce/op.h"
 #include "test_util.h"
 
-static ptxjit_context *open_offline(void)
-{
-    ptxjit_options options;
-    ptxjit_options_init(&options);
-    options.disk_cache = 0;
-    options.use_gpu = 0;
-    ptxjit_context *context = NULL;
-    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
-    return context;
-}
-
 START_TEST(grid_covers_every_element_once)
 {
     reduce_config vectorized = {REDUCE_VECTORIZED, 256, 4, PJ_DTYPE_f32};
@@ -54,7 +43,7 @@ END_TEST
 
 START_TEST(each_variant_compiles_through_each_route)
 {
-    ptxjit_context *context = open_offline();
+    ptxjit_context *context = test_open_offline(NULL);
     const char *routes[] = {"nvrtc", "llvm"};
     for (int r = 0; r < (pj_llvm_built() ? 2 : 1); r++)
         for (int v = 0; v < REDUCE_VARIANT_COUNT; v++) {

@@ -11,28 +11,9 @@
 #include "families/softmax/op.h"
 #include "test_util.h"
 
-static ptxjit_context *open_for(const char *arch)
-{
-    ptxjit_options options;
-    ptxjit_options_init(&options);
-    options.use_gpu = 0;
-    options.disk_cache = 0;
-    options.arch = arch;
-    ptxjit_context *context;
-    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
-    return context;
-}
-
 static void expect_refused(const char *params, const char *needle, const char *arch)
 {
-    ptxjit_context *context = open_for(arch);
-    char *canonical = NULL;
-    ck_assert_msg(ptxjit_canonical_params(&canonical, context, "softmax", params) ==
-                      PTXJIT_ERR_PARAM,
-                  "'%s' was accepted", params);
-    ck_assert_msg(strstr(ptxjit_last_error(), needle), "'%s' lacks '%s'", ptxjit_last_error(),
-                  needle);
-    ptxjit_close(context);
+    test_expect_refused("softmax", params, needle, arch);
 }
 
 static void expect_canonical(ptxjit_context *context, const char *params, const char *want)
@@ -46,7 +27,7 @@ static void expect_canonical(ptxjit_context *context, const char *params, const 
 
 static softmax_config config_of(const char *params)
 {
-    ptxjit_context *context = open_for(NULL);
+    ptxjit_context *context = test_open_offline(NULL);
     pj_request request;
     const pj_schema *schema;
     ck_assert_int_eq(pj_context_schema(&schema, context, "softmax"), PTXJIT_OK);
@@ -61,7 +42,7 @@ static softmax_config config_of(const char *params)
 
 START_TEST(softmax_schema_is_the_shape_headers)
 {
-    ptxjit_context *context = open_for(NULL);
+    ptxjit_context *context = test_open_offline(NULL);
     const pj_schema *schema;
     ck_assert_int_eq(pj_context_schema(&schema, context, "softmax"), PTXJIT_OK);
     int index = pj_schema_param_index(schema, "variant");
@@ -85,7 +66,7 @@ END_TEST
  * block walks rows with 1024 threads. A tpb alone brings tpr down with it. */
 START_TEST(softmax_defaults)
 {
-    ptxjit_context *context = open_for(NULL);
+    ptxjit_context *context = test_open_offline(NULL);
     expect_canonical(context, "", "dtype=f32 items=8 tpb=128 tpr=128 variant=online vec=4");
     expect_canonical(context, "dtype=bf16", "dtype=bf16 items=8 tpb=256 tpr=64 variant=online "
                                             "vec=8");
@@ -127,7 +108,7 @@ START_TEST(softmax_constraints_fail_early_with_the_fix)
     expect_refused("dtype=f64", "f32, f16, bf16", NULL);
     expect_refused("variant=warp", "block, online", NULL);
     /* f32 on an older GPU is fine. */
-    ptxjit_context *context = open_for("sm_75");
+    ptxjit_context *context = test_open_offline("sm_75");
     char *canonical = NULL;
     ck_assert_int_eq(ptxjit_canonical_params(&canonical, context, "softmax", "variant=block"),
                      PTXJIT_OK);
@@ -206,7 +187,7 @@ START_TEST(softmax_geometry)
     config = config_of("vec=1");
     ck_assert(!pj_softmax_vector_path(&config.shape, 0x1000, 0x2000, 4));
     /* The family's hook: the block of the request's main entry. */
-    ptxjit_context *context = open_for(NULL);
+    ptxjit_context *context = test_open_offline(NULL);
     const pj_schema *schema;
     ck_assert_int_eq(pj_context_schema(&schema, context, "softmax"), PTXJIT_OK);
     pj_request request;
@@ -595,7 +576,7 @@ static void every_variant_and_dtype(const char *backend)
 {
     static const char *const variants[] = {"online", "block"};
     static const char *const dtypes[] = {"f32", "f16", "bf16"};
-    ptxjit_context *context = open_for("sm_90a");
+    ptxjit_context *context = test_open_offline("sm_90a");
     int kernels = 0, requests = 0;
     for (size_t v = 0; v < 2; v++)
         for (size_t d = 0; d < 3; d++)
@@ -647,7 +628,7 @@ START_TEST(softmax_llvm_kernels_match_the_templates)
         "bar.sync", "ld.global.nc.v4.", "st.global.v4.", "ld.global.nc.v2.", "st.global.v2.",
         "cvt.rn.bf16x2.f32", "cvt.rn.f16x2.f32", "max.bf16x2", "max.f16x2", "div.rn.f32",
     };
-    ptxjit_context *context = open_for("sm_90a");
+    ptxjit_context *context = test_open_offline("sm_90a");
     for (size_t i = 0; i < PJ_ARRAY_SIZE(configs); i++) {
         char llvm[256];
         snprintf(llvm, sizeof llvm, "%s backend=llvm", configs[i]);

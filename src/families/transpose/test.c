@@ -5,27 +5,9 @@
 #include "families/transpose/op.h"
 #include "test_util.h"
 
-static ptxjit_context *open_for(const char *arch)
-{
-    ptxjit_options options;
-    ptxjit_options_init(&options);
-    options.use_gpu = 0;
-    options.disk_cache = 0;
-    options.arch = arch;
-    ptxjit_context *context;
-    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
-    return context;
-}
-
 static void expect_refused(const char *params, const char *needle, const char *arch)
 {
-    ptxjit_context *context = open_for(arch);
-    char *canonical = NULL;
-    ck_assert_int_eq(ptxjit_canonical_params(&canonical, context, "transpose", params),
-                     PTXJIT_ERR_PARAM);
-    ck_assert_msg(strstr(ptxjit_last_error(), needle), "'%s' lacks '%s'", ptxjit_last_error(),
-                  needle);
-    ptxjit_close(context);
+    test_expect_refused("transpose", params, needle, arch);
 }
 
 START_TEST(transpose_constraints_fail_early_with_the_fix)
@@ -58,7 +40,7 @@ START_TEST(transpose_constraints_fail_early_with_the_fix)
     expect_refused("variant=tma_batched block=64 swizzle=128B xpose=vector batch=8",
                    "batch a multiple of", NULL);
     /* Swizzle limits do not bind variants without a swizzle. */
-    ptxjit_context *context = open_for(NULL);
+    ptxjit_context *context = test_open_offline(NULL);
     char *canonical = NULL;
     ck_assert_int_eq(ptxjit_canonical_params(&canonical, context, "transpose",
                                              "variant=smem dtype=f64 block=32 batch=1"),
@@ -85,7 +67,7 @@ static void expect_canonical(ptxjit_context *context, const char *params, const 
  * and the fastest measured tile for tma_batched. */
 START_TEST(transpose_defaults_follow_the_variant)
 {
-    ptxjit_context *context = open_for(NULL);
+    ptxjit_context *context = test_open_offline(NULL);
     expect_canonical(context, "", "batch=16 block=128 dtype=f32 group=4096 inplace=1 rows=64 "
                                   "stages=0 swizzle=none variant=tma_batched xpose=diagonal");
     expect_canonical(context, "variant=smem", "batch=8 block=64 dtype=f32 group=4096 variant=smem");
@@ -101,7 +83,7 @@ START_TEST(transpose_defaults_follow_the_variant)
                      "swizzle=128B variant=tma_batched xpose=vector");
     ptxjit_close(context);
     /* smem needs no TMA: it compiles for an older architecture. */
-    context = open_for("sm_80");
+    context = test_open_offline("sm_80");
     ptxjit_kernel *kernel;
     ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "transpose", "variant=smem", NULL),
                      PTXJIT_OK);
@@ -117,7 +99,7 @@ START_TEST(transpose_tma_variants_use_bulk_tensor_copies)
         "dtype=f16 block=64", "dtype=bf16 block=32 swizzle=64B", "dtype=f64 block=16 batch=8",
         "variant=tma_batched block=64 swizzle=none", "", "stages=2",
         "block=64 swizzle=128B xpose=vector"};
-    ptxjit_context *context = open_for(NULL);
+    ptxjit_context *context = test_open_offline(NULL);
     for (size_t i = 0; i < sizeof requests / sizeof *requests; i++) {
         ptxjit_kernel *kernel;
         ck_assert_msg(ptxjit_get_kernel(&kernel, context, "transpose", requests[i], NULL) ==
@@ -135,7 +117,7 @@ END_TEST
 
 static transpose_config config_of(const char *params)
 {
-    ptxjit_context *context = open_for(NULL);
+    ptxjit_context *context = test_open_offline(NULL);
     ptxjit_kernel *kernel;
     ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "transpose", params, NULL), PTXJIT_OK);
     transpose_config config;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# demo.sh — the main job (`make demo`): specialize reduce, transpose and matmul kernels,
+# demo.sh — the main job (`make demo`): specialize reduce, transpose, matmul and softmax kernels,
 # compile them to PTX and cubin, cache them, show what was made; with a GPU also run, check
 # and benchmark them.
 set -e
@@ -50,6 +50,14 @@ done
 "$cli" ptx matmul variant=tensor_core | grep -m2 -E 'mma\.sync|ldmatrix'
 "$cli" ptx matmul variant=wgmma | grep -m3 -E 'wgmma\.mma_async|cp\.async\.bulk\.tensor|setmaxnreg'
 
+step "softmax: the row in registers (online) or two passes (block), through both backends"
+for v in online block; do
+    for b in nvrtc llvm; do
+        "$cli" ptx softmax variant=$v dtype=bf16 backend=$b >/dev/null
+    done
+done
+"$cli" ptx softmax | awk '/ld\.global\.nc\.v4/ && !l++ || /shfl\.sync\.bfly/ && !s++ || /ex2\.approx/ && !e++'
+
 step "the embedding example (linked through pkg-config)"
 "$build/embed"
 
@@ -79,6 +87,14 @@ if "$cli" run reduce n=1000 >/dev/null 2>&1; then
     "$cli" run matmul variant=wgmma m=127 n=136 k=72 runs=3
     step "GPU: matmul table, 4096^3 fp32 and 8192^3 bf16, cuBLAS in the same run"
     "$cli" bench matmul
+    step "GPU: softmax, both variants and dtypes, against float64 on ragged rows"
+    for v in online block; do
+        for d in f32 bf16 f16; do
+            "$cli" run softmax variant=$v dtype=$d rows=1001 cols=4097 runs=3
+        done
+    done
+    step "GPU: softmax table, fp32 and bf16 at 1 GiB, both backends, the copy in the same run"
+    "$cli" bench softmax
     step "GPU: JIT costs"
     "$cli" bench jit
 else

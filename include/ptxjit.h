@@ -199,6 +199,12 @@ const char *ptxjit_kernel_log(const ptxjit_kernel *kernel);    /* compiler log, 
  * cache. NULL when it cannot be made (out of memory, the llvm plugin missing):
  * ptxjit_last_error() says why, and a later call tries again. Valid as long as the kernel. */
 const char *ptxjit_kernel_source(const ptxjit_kernel *kernel);
+/* What the route of (family, params) compiles — the specialized CUDA source (backend=nvrtc)
+ * or the generated LLVM IR (backend=llvm) — without compiling it and without the caches: also
+ * for a request whose compile fails. The parameters are validated as for ptxjit_get_kernel.
+ * *out is the caller's (free()). */
+ptxjit_status ptxjit_specialize(char **out, ptxjit_context *context, const char *family,
+                                const char *params);
 int ptxjit_kernel_entry_count(const ptxjit_kernel *kernel);
 const char *ptxjit_kernel_entry_name(const ptxjit_kernel *kernel, int index);
 

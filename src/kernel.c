@@ -231,6 +231,28 @@ static ptxjit_status produce(ptxjit_kernel *kernel, ptxjit_origin *origin)
     return PTXJIT_OK;
 }
 
+/* The request of kernel: its backend word, parameters validated against the schema, route,
+ * canonical form, and whether the route builds it (checked before any compiler loads). On
+ * failure kernel->request may hold allocations: the caller frees as for a kernel. */
+static ptxjit_status parse_request(ptxjit_kernel *kernel, const char *params)
+{
+    ptxjit_context *context = kernel->context;
+    char *rest = NULL;
+    ptxjit_status status = pj_backend_take(&kernel->backend, &rest, params,
+                                           context->default_backend);
+    if (status == PTXJIT_OK)
+        status = pj_request_parse(&kernel->request, kernel->schema, rest, pj_context_sm(context));
+    free(rest);
+    if (status != PTXJIT_OK)
+        return status;
+    kernel->route = pj_route_of(kernel->backend);
+    kernel->canonical = pj_backend_canonical(pj_request_canonical(&kernel->request),
+                                             kernel->backend);
+    if (!kernel->canonical)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    return kernel->route->check(&kernel->request);
+}
+
 static ptxjit_status new_kernel(ptxjit_kernel **out, ptxjit_context *context,
                                 const pj_schema *schema, const char *params)
 {
@@ -239,24 +261,9 @@ static ptxjit_status new_kernel(ptxjit_kernel **out, ptxjit_context *context,
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     kernel->context = context;
     kernel->schema = schema;
-    char *rest = NULL;
-    ptxjit_status status = pj_backend_take(&kernel->backend, &rest, params,
-                                        context->default_backend);
-    if (status == PTXJIT_OK)
-        status = pj_request_parse(&kernel->request, schema, rest, pj_context_sm(context));
-    free(rest);
-    if (status != PTXJIT_OK) {
-        free(kernel);
-        return status;
-    }
-    kernel->route = pj_route_of(kernel->backend);
-    kernel->canonical = pj_backend_canonical(pj_request_canonical(&kernel->request), kernel->backend);
-    /* A request the route cannot build fails here, before any compiler is loaded. */
-    status = kernel->route->check(&kernel->request);
+    ptxjit_status status = parse_request(kernel, params);
     if (status == PTXJIT_OK)
         status = context_compiler_version(context, kernel->backend, kernel->compiler_version);
-    if (status == PTXJIT_OK && !kernel->canonical)
-        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     if (status == PTXJIT_OK)
         status = kernel->route->key(&kernel->key, kernel);
     if (status != PTXJIT_OK) {
@@ -266,6 +273,24 @@ static ptxjit_status new_kernel(ptxjit_kernel **out, ptxjit_context *context,
     pj_hash_hex(&kernel->key, kernel->key_hex);
     *out = kernel;
     return PTXJIT_OK;
+}
+
+/* What the route would compile, without compiling: no compiler version, key or cache. */
+ptxjit_status ptxjit_specialize(char **out, ptxjit_context *context, const char *family,
+                                const char *params)
+{
+    if (!out || !context || !family)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "out, context and family must be given");
+    *out = NULL;
+    ptxjit_kernel request = {.context = context};
+    ptxjit_status status = pj_context_schema(&request.schema, context, family);
+    if (status == PTXJIT_OK)
+        status = parse_request(&request, params ? params : "");
+    if (status == PTXJIT_OK)
+        status = request.route->source(out, &request);
+    pj_request_free(&request.request);
+    free(request.canonical);
+    return status;
 }
 
 /* Takes the memory-cache slot for fresh's key: returns the ready kernel already there (fresh
@@ -369,8 +394,8 @@ const char *ptxjit_kernel_source(const ptxjit_kernel *k)
     pthread_mutex_unlock(&context->lock);
     if (source)
         return source;
-    char *made = kernel->route->source(kernel);
-    if (!made)
+    char *made = NULL;
+    if (kernel->route->source(&made, kernel) != PTXJIT_OK)
         return NULL;
     pthread_mutex_lock(&context->lock);
     if (!kernel->source) {

@@ -578,6 +578,36 @@ END_TEST
 
 /* Template text reaches the JSON escaped: quotes, backslashes, a tab, and a byte that is not
  * UTF-8 (U+FFFD), next to UTF-8 that passes as it is. */
+/* `source` specializes without compiling: a template that does not compile still shows the
+ * source its error message points at; `ptx` of it fails with the compiler's log. */
+START_TEST(cli_source_of_a_request_that_fails_to_compile)
+{
+    char *dir = test_mkdtemp(), *out, *err, path[4200], args[4400];
+    snprintf(path, sizeof path, "%s/broken.cu", dir);
+    FILE *file = fopen(path, "w");
+    ck_assert_ptr_nonnull(file);
+    fputs("//@ptxjit family broken\n//@ptxjit entry broken_kernel\n"
+          "//@ptxjit param factor int(1..9) default=2\n"
+          "extern \"C\" __global__ void broken_kernel(int *x) { x[0] = FACTOR * missing; }\n",
+          file);
+    ck_assert_int_eq(fclose(file), 0);
+    snprintf(args, sizeof args, "--no-gpu --templates '%s' ptx broken factor=3", dir);
+    ck_assert_int_eq(run_cli_split(&out, &err, dir, args), 1);
+    ck_assert_str_eq(out, "");
+    ck_assert_ptr_nonnull(strstr(err, "'ptxjit source broken factor=3'"));
+    ck_assert_ptr_nonnull(strstr(err, "--- the whole compiler log ---"));
+    free(out), free(err);
+    snprintf(args, sizeof args, "--no-gpu --templates '%s' source broken factor=3", dir);
+    ck_assert_msg(run_cli_split(&out, &err, dir, args) == 0, "%s", err);
+    ck_assert_ptr_nonnull(strstr(out, "FACTOR = 3"));
+    ck_assert_ptr_nonnull(strstr(out, "FACTOR * missing"));
+    ck_assert_ptr_nonnull(strstr(err, "specialized, not compiled"));
+    free(out), free(err);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(cli_json_escapes_what_templates_say)
 {
     char *dir = test_mkdtemp(), *out, *err, path[4200], args[4400];
@@ -730,6 +760,7 @@ Suite *suite_cli(void)
     tcase_add_test(tc, cli_json_list_and_cache_stats);
     tcase_add_test(tc, cli_json_info_is_the_schema_as_data);
     tcase_add_test(tc, cli_json_escapes_what_templates_say);
+    tcase_add_test(tc, cli_source_of_a_request_that_fails_to_compile);
     tcase_add_test(tc, cli_json_inspect_says_where_the_kernel_came_from);
     tcase_add_test(tc, cli_json_is_refused_where_there_is_none);
     tcase_add_test(tc, cli_family_schema_api_hands_out_the_template_as_data);

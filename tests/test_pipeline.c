@@ -12,6 +12,7 @@
 #include "cache/key.h"
 #include "context.h"
 #include "specialize.h"
+#include "backend/route_llvm.h"
 #include "test_util.h"
 
 typedef struct {
@@ -423,6 +424,39 @@ START_TEST(compile_error_returns_log_params_and_source_lines)
 }
 END_TEST
 
+/* ptxjit_specialize: what ptxjit_kernel_source shows, without a compile; bad input refused. */
+START_TEST(specialize_gives_the_source_without_compiling)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.disk_cache = 0;
+    options.use_gpu = 0;
+    ptxjit_context *context;
+    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
+    char *source = NULL;
+    ck_assert_int_eq(ptxjit_specialize(&source, context, "reduce", "variant=batched batch=3"),
+                     PTXJIT_OK);
+    ptxjit_kernel *kernel;
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "reduce", "batch=3 variant=batched",
+                                       NULL),
+                     PTXJIT_OK);
+    ck_assert_str_eq(source, ptxjit_kernel_source(kernel));
+    free(source);
+    ck_assert_int_eq(ptxjit_specialize(&source, context, "reduce", "tpb=3"), PTXJIT_ERR_PARAM);
+    ck_assert_ptr_null(source);
+    ck_assert_int_eq(ptxjit_specialize(&source, context, "nope", ""),
+                     PTXJIT_ERR_UNKNOWN_FAMILY);
+    ck_assert_int_eq(ptxjit_specialize(NULL, context, "reduce", ""),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    if (pj_llvm_built()) {
+        ck_assert_int_eq(ptxjit_specialize(&source, context, "reduce", "backend=llvm"), PTXJIT_OK);
+        ck_assert_ptr_nonnull(strstr(source, "@reduce_kernel("));
+        free(source);
+    }
+    ptxjit_close(context);
+}
+END_TEST
+
 START_TEST(declared_entry_missing_from_ptx_is_an_error)
 {
     char *dir = write_user_template("//@ptxjit family scale\n//@ptxjit entry other\n"
@@ -658,6 +692,7 @@ Suite *suite_pipeline(void)
     tcase_add_test(tc, every_variant_and_dtype_compiles_for_sm_90a);
     tcase_add_test(tc, arch_override_reaches_key_and_ptx);
     tcase_add_test(tc, compile_error_returns_log_params_and_source_lines);
+    tcase_add_test(tc, specialize_gives_the_source_without_compiling);
     tcase_add_test(tc, declared_entry_missing_from_ptx_is_an_error);
     suite_add_tcase(suite, tc);
     tc = tcase_create("cache");

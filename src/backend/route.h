@@ -24,9 +24,10 @@ typedef struct pj_route {
     /* Fills kernel->artifact's PTX, cubin and log, and kernel->stages. A compile error is
      * PTXJIT_ERR_COMPILE with a summary; its whole log and input go to pj_compile_failure. */
     ptxjit_status (*compile)(ptxjit_kernel *kernel);
-    /* What the route compiles, made anew (caller frees): the specialized CUDA source, or the
-     * generated LLVM IR. NULL with the error set. */
-    char *(*source)(const ptxjit_kernel *kernel);
+    /* What the route compiles, made anew into *out (caller frees): the specialized CUDA
+     * source, or the generated LLVM IR. Needs kernel's request, canonical form and context
+     * only (ptxjit_specialize calls it on a request that has no key). */
+    ptxjit_status (*source)(char **out, const ptxjit_kernel *kernel);
 } pj_route;
 
 extern const pj_route pj_route_nvrtc, pj_route_llvm;

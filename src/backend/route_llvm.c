@@ -251,20 +251,21 @@ static ptxjit_status generate_ptx(pj_artifact *out, pj_stages *stages, const pj_
     return status;
 }
 
-char *pj_llvm_generate_ir(const pj_request *request, const char *canonical, const char *arch)
+ptxjit_status pj_llvm_generate_ir(char **out, const pj_request *request, const char *canonical,
+                                  const char *arch)
 {
+    *out = NULL;
     ptxjit_status status = pj_llvm_check_request(request);
     if (status == PTXJIT_OK)
         status = pj_llvm_load();
     if (status != PTXJIT_OK)
-        return NULL;
+        return status;
     pj_llvm_result result = {0};
-    char *ir = NULL;
     status = call_plugin(&result, loaded.plugin->generate_ir, request, canonical, arch);
-    if (status == PTXJIT_OK && !(ir = pj_strdup(result.ir)))
-        pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    if (status == PTXJIT_OK && !(*out = pj_strdup(result.ir)))
+        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     loaded.plugin->release(&result);
-    return ir;
+    return status;
 }
 
 ptxjit_status pj_llvm_compile(pj_artifact *out, pj_stages *stages, const pj_request *request,
@@ -340,9 +341,9 @@ static ptxjit_status llvm_route_compile(ptxjit_kernel *kernel)
 
 /* The IR is printed only when asked for (printing is 3% of a compile, and 600 KB of text for
  * a wgmma kernel): the generator runs again. */
-static char *llvm_source(const ptxjit_kernel *kernel)
+static ptxjit_status llvm_source(char **out, const ptxjit_kernel *kernel)
 {
-    return pj_llvm_generate_ir(&kernel->request, kernel->canonical, kernel->context->arch);
+    return pj_llvm_generate_ir(out, &kernel->request, kernel->canonical, kernel->context->arch);
 }
 
 const pj_route pj_route_llvm = {

@@ -28,8 +28,9 @@ const char *pj_llvm_plugin_path(void);
  * stages may be NULL. The IR is not printed here: see pj_llvm_generate_ir. */
 ptxjit_status pj_llvm_compile(pj_artifact *out, pj_stages *stages, const pj_request *request,
                            const char *canonical, const char *arch);
-/* The generated IR of request for arch as text, unoptimized (caller frees); NULL with the
- * error set on failure. Builds the kernel again: only `ptxjit ir` and the like ask for it. */
-char *pj_llvm_generate_ir(const pj_request *request, const char *canonical, const char *arch);
+/* The generated IR of request for arch as text into *out, unoptimized (caller frees). Builds
+ * the kernel again: only `ptxjit ir` and the like ask for it. */
+ptxjit_status pj_llvm_generate_ir(char **out, const pj_request *request, const char *canonical,
+                                  const char *arch);
 
 #endif

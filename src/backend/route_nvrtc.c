@@ -40,12 +40,10 @@ static ptxjit_status nvrtc_key(pj_hash128 *out, const ptxjit_kernel *kernel)
     return pj_cache_key(out, &inputs);
 }
 
-static char *nvrtc_source(const ptxjit_kernel *kernel)
+static ptxjit_status nvrtc_source(char **out, const ptxjit_kernel *kernel)
 {
-    char *source = pj_specialize_source(&kernel->request, kernel->canonical);
-    if (!source)
-        pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    return source;
+    *out = pj_specialize_source(&kernel->request, kernel->canonical);
+    return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
 /* The log's first error lines, each as NVRTC wrote it. */
@@ -114,9 +112,10 @@ static ptxjit_status nvrtc_route_compile(ptxjit_kernel *kernel)
     if (status != PTXJIT_OK)
         return status;
     double start = pj_route_clock_ms();
-    char *source = nvrtc_source(kernel);
-    if (!source)
-        return PTXJIT_ERR_OUT_OF_MEMORY;
+    char *source = NULL;
+    status = nvrtc_source(&source, kernel);
+    if (status != PTXJIT_OK)
+        return status;
     char name[128], *log = NULL;
     snprintf(name, sizeof name, "%s.cu", kernel->schema->family);
     kernel->stages.generate_ms = pj_route_clock_ms() - start;

@@ -279,41 +279,48 @@ int cmd_ptx(cli_args *args)
     return CLI_OK;
 }
 
-/* Prints the kernel's source or IR and closes the context. The IR is built again on request,
- * which can fail (out of memory): then ptxjit_last_error() says why. */
-static int print_source(ptxjit_context *context, ptxjit_kernel *kernel)
+/* Specializes FAMILY's request without compiling it and prints what its route would compile:
+ * also for a request whose compile fails, which is when the source is wanted most. */
+static int print_specialized(cli_args *args)
 {
-    const char *source = ptxjit_kernel_source(kernel);
-    int code = source ? CLI_OK : cli_fail(PTXJIT_ERR_OUT_OF_MEMORY);
-    if (source)
+    if (args->argc < 1) {
+        fprintf(stderr, "ptxjit: name a family (see 'ptxjit list')\n");
+        return CLI_USAGE;
+    }
+    ptxjit_context *context;
+    int code = cli_open(&context, args);
+    if (code != CLI_OK)
+        return code;
+    char *params = cli_join_params(args->argc - 1, args->argv + 1, NULL, NULL);
+    char *source = NULL, *canonical = NULL;
+    ptxjit_status status = params ? ptxjit_specialize(&source, context, args->argv[0], params)
+                                  : PTXJIT_ERR_OUT_OF_MEMORY;
+    if (status == PTXJIT_OK)
+        status = ptxjit_canonical_params(&canonical, context, args->argv[0], params);
+    if (status == PTXJIT_OK) {
+        fprintf(stderr, "// ptxjit: %s %s for %s: specialized, not compiled\n", args->argv[0],
+                canonical, ptxjit_arch(context));
         fputs(source, stdout);
+    } else {
+        code = cli_fail(status);
+    }
+    free(canonical);
+    free(source);
+    free(params);
     ptxjit_close(context);
     return code;
 }
 
 int cmd_source(cli_args *args)
 {
-    /* A disk hit carries no source, so specialize without the disk cache. */
-    args->options.disk_cache = 0;
-    ptxjit_context *context;
-    ptxjit_kernel *kernel;
-    int code = get_kernel(&context, &kernel, NULL, args);
-    if (code != CLI_OK)
-        return code;
-    return print_source(context, kernel);
+    return print_specialized(args);
 }
 
 int cmd_ir(cli_args *args)
 {
-    /* The IR exists only where the kernel is generated: no disk hit, always the llvm route. */
-    args->options.disk_cache = 0;
+    /* The IR exists only on the llvm route. */
     args->options.backend = "llvm";
-    ptxjit_context *context;
-    ptxjit_kernel *kernel;
-    int code = get_kernel(&context, &kernel, NULL, args);
-    if (code != CLI_OK)
-        return code;
-    return print_source(context, kernel);
+    return print_specialized(args);
 }
 
 static void inspect_text(ptxjit_context *context, ptxjit_kernel *kernel)

@@ -17,6 +17,7 @@
 #include "cache/key.h"
 #include "dynlib.h"
 #include "families/family.h"
+#include "families/variants.h"
 
 /* The LLVM version this build's plugin holds (llvm-config --version), or "" in a build made
  * without LLVM: the llvm route then says it is not available and how to get it. */
@@ -67,18 +68,6 @@ static void describe_generators(void)
                                    pj_families[i]->llvm_version, pj_families[i]->llvm_variants);
 }
 
-static int in_list(const char *list, const char *word)
-{
-    size_t n = strlen(word);
-    for (const char *s = list; *s;) {
-        size_t length = strcspn(s, ",");
-        if (length == n && strncmp(s, word, n) == 0)
-            return 1;
-        s += length + (s[length] == ',');
-    }
-    return 0;
-}
-
 static ptxjit_status unsupported_family(const char *family)
 {
     pj_strbuf sb;
@@ -122,7 +111,7 @@ ptxjit_status pj_llvm_check_request(const pj_request *request)
     char buf[32];
     if (pj_schema_param_index(schema, "variant") >= 0) {
         const char *variant = pj_request_value_name(request, "variant", buf);
-        if (!in_list(variants, variant))
+        if (pj_variant_index(variants, variant) < 0)
             return pj_error(PTXJIT_ERR_UNSUPPORTED,
                             "%s variant=%s is not supported by the llvm backend (it builds "
                             "variants %s); use backend=nvrtc",

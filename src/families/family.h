@@ -19,7 +19,7 @@ typedef struct pj_family {
     const char *name;          /* the template's family name; its file is templates/NAME.cu */
     const char *variants;      /* the template's `variant` enum, "a,b,c" ("": no such param) */
     int llvm_version;          /* the LLVM IR generator's version, part of llvm keys */
-    const char *llvm_variants; /* the variants the generator builds ("a,b"; "": all of them) */
+    const char *llvm_variants; /* the variants the generator builds, "a,b" */
     /* Threads and dynamic shared memory per block of the request's main entry. */
     ptxjit_status (*geometry)(pj_geometry *out, const pj_request *request);
     /* Parameter sets worth timing, NULL-terminated: the CLI's bench sweeps time them. */

@@ -45,15 +45,14 @@ START_TEST(each_variant_compiles_through_each_route)
 {
     ptxjit_context *context = test_open_offline(NULL);
     const char *routes[] = {"nvrtc", "llvm"};
-    for (int r = 0; r < (pj_llvm_built() ? 2 : 1); r++)
-        for (int v = 0; v < REDUCE_VARIANT_COUNT; v++) {
+    for (int r = 0; r < (pj_llvm_built() ? 2 : 1); r++) {
+        int v = 0;
+        for (const char *s = PJ_VARIANT_LIST_TEXT(PJ_REDUCE_VARIANTS); *s; v++) {
+            const size_t length = strcspn(s, ",");
             char params[128];
-            int index = 0;
-            const char *s = PJ_REDUCE_LLVM_VARIANTS;
-            while (index++ < v)
-                s += strcspn(s, ",") + 1;
-            snprintf(params, sizeof params, "variant=%.*s dtype=f32 backend=%s",
-                     (int)strcspn(s, ","), s, routes[r]);
+            snprintf(params, sizeof params, "variant=%.*s dtype=f32 backend=%s", (int)length, s,
+                     routes[r]);
+            s += length + (s[length] == ',');
             ptxjit_kernel *kernel;
             ck_assert_msg(ptxjit_get_kernel(&kernel, context, "reduce", params, NULL) == PTXJIT_OK,
                           "%s: %s", params, ptxjit_last_error());
@@ -64,6 +63,8 @@ START_TEST(each_variant_compiles_through_each_route)
                               atomics,
                           "%s: atomics expected %d", params, atomics);
         }
+        ck_assert_int_eq(v, REDUCE_VARIANT_COUNT);
+    }
     ptxjit_close(context);
 }
 END_TEST

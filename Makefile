@@ -36,6 +36,7 @@ LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/e
            src/driver/driver.c \
            src/params/expr.c src/params/params.c src/params/schema.c \
            src/families/family.c $(FAMILY_DIRS:%=%/op.c)
+LIB_SRC += src/templates.c
 # The LLVM backend's plugin: the builder layer, the IR generators and LLVM (static), loaded by
 # libptxjit with dlopen.
 PLUGIN_SRC := src/plugin/ir_asm.c src/plugin/ir_flow.c src/plugin/ir_memory.c \
@@ -57,6 +58,7 @@ TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
             tests/warm.c tests/fuzz/fuzz_entry.c tests/fuzz/fuzz_params.c \
             tests/fuzz/fuzz_schema.c tests/fuzz/fuzz_util.c \
             $(FAMILY_DIRS:%=%/test.c) $(FAMILY_DIRS:%=%/test_gpu.c)
+TEST_SRC += tests/test_templates.c
 TEMPLATES := $(FAMILIES:%=templates/%.cu)
 
 OBJ_DIR := $(BUILD)/obj

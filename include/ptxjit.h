@@ -74,7 +74,8 @@ typedef struct {
                                   LLVM IR, PTX from LLVM's NVPTX backend, cubin from
                                   nvJitLink; a request's backend=... word overrides it */
     const char *template_path; /* extra ':'-separated template dirs, searched before
-                                  $PTXJIT_TEMPLATE_PATH and the built-in templates */
+                                  $PTXJIT_TEMPLATE_PATH and the built-in templates (see
+                                  "Template registry" below) */
     int device;                /* CUDA device ordinal (default 0) */
     int use_gpu;               /* 1 (default): open the driver if present; 0: never touch it */
     ptxjit_log_fn log;         /* warnings (corrupt cache entry, ...) and info; NULL: warnings
@@ -105,7 +106,9 @@ const char *ptxjit_cache_dir(const ptxjit_context *context);
 /* ---- Families and their parameter schemas ---- */
 int ptxjit_family_count(ptxjit_context *context);
 const char *ptxjit_family_name(ptxjit_context *context, int index);
-/* Where the family's template came from: "built-in:reduce.cu" or a file path. */
+/* Where the family's template came from: "built-in:reduce.cu", a file path, or
+ * "memory:NAME" (ptxjit_add_template). Families and their strings stay valid until
+ * ptxjit_close; an add or reload may change the list (and so the indexes). */
 const char *ptxjit_family_origin(ptxjit_context *context, int index);
 /* A readable description of the family's schema: parameters, types, allowed values, defaults,
  * docs and constraints. The string is owned by the context. */
@@ -115,6 +118,38 @@ ptxjit_status ptxjit_family_describe(const char **out, ptxjit_context *context,
  * (defaults filled, sorted by name) into a string the caller frees with free(). */
 ptxjit_status ptxjit_canonical_params(char **out, ptxjit_context *context, const char *family,
                                       const char *params);
+
+/* ---- Template registry ----
+ * A context's families come from the template directories (options.template_path, then
+ * $PTXJIT_TEMPLATE_PATH, as ptxjit_open found them), the templates added from memory, and
+ * the built-in templates. In a directory, a template is a .cu file with a "//@ptxjit family
+ * NAME" line; a .cu file without any //@ptxjit line is a helper (e.g. included by templates)
+ * and ignored, as is every other file. A leading UTF-8 byte order mark is dropped and CRLF
+ * line ends become LF. A user template may replace a built-in family of its name.
+ *
+ * A template that cannot be used — it does not parse, its file cannot be read, or another
+ * user template declares its family too — and a directory that cannot be read are problems,
+ * not failures: each is logged once as a warning and listed below, and only the families
+ * they name are unavailable (requests for them fail with PTXJIT_ERR_TEMPLATE and the problem;
+ * a family no template could be read for is PTXJIT_ERR_UNKNOWN_FAMILY, whose message lists
+ * the unreadable files). These calls are safe against concurrent requests: a kernel made
+ * from a template that is replaced later stays valid until ptxjit_close, and later requests
+ * (the same parameter text included) use the new template. */
+int ptxjit_template_problem_count(ptxjit_context *context);
+/* Problem number index, "PATH: message"; NULL when out of range. Owned by the context, valid
+ * until ptxjit_close. */
+const char *ptxjit_template_problem(ptxjit_context *context, int index);
+/* Registers a template from text (e.g. one the calling program generates); name is a label,
+ * "axpy.cu", and the template's origin is "memory:axpy.cu". A text that does not parse is
+ * refused with PTXJIT_ERR_TEMPLATE and the parse error, and nothing is registered. A family
+ * that an earlier memory template declares is replaced (the update path of a generating
+ * tool); one that a directory template declares is refused (PTXJIT_ERR_TEMPLATE, naming
+ * both); a built-in one is replaced. */
+ptxjit_status ptxjit_add_template(ptxjit_context *context, const char *name, const char *text);
+/* Reads the template directories again, so that edited, new and removed files take effect;
+ * memory templates are kept. New problems are logged and listed; PTXJIT_OK unless out of
+ * memory (then the registry is unchanged). */
+ptxjit_status ptxjit_reload_templates(ptxjit_context *context);
 
 /* ---- Family schemas as data ----
  * What ptxjit_family_describe writes as text, for programs that build requests, present

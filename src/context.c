@@ -1,124 +1,18 @@
-/* context.c — opening a context: options and environment, the template registry (user
- * directories first, then the built-in templates), the target architecture and the GPU. */
-#include <dirent.h>
-#include <errno.h>
+/* context.c — opening a context: options and environment, the target architecture and the
+ * GPU; the template registry is templates.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "context.h"
-#include "backend/route_llvm.h"
 #include "backend/nvrtc.h"
-
-extern const struct {
-    const char *path;
-    const char *text;
-} pj_embedded_templates[];
 
 void ptxjit_options_init(ptxjit_options *options)
 {
     memset(options, 0, sizeof *options);
     options->disk_cache = 1;
     options->use_gpu = 1;
-}
-
-static ptxjit_status add_schema(ptxjit_context *context, const char *source, const char *origin)
-{
-    pj_schema *schema;
-    ptxjit_status status = pj_schema_parse(&schema, source, origin);
-    if (status != PTXJIT_OK)
-        return status;
-    if (pj_context_find_schema(context, schema->family)) {
-        /* User directories come first, so a user template overrides a built-in one. */
-        pj_log(&context->logger, PTXJIT_LOG_INFO, "%s: family %s already defined; ignored",
-               origin, schema->family);
-        pj_schema_free(schema);
-        return PTXJIT_OK;
-    }
-    pj_schema **grown = realloc(context->schemas,
-                                (size_t)(context->schema_count + 1) * sizeof *grown);
-    if (!grown) {
-        pj_schema_free(schema);
-        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    }
-    context->schemas = grown;
-    grown[context->schema_count++] = schema;
-    return PTXJIT_OK;
-}
-
-static int compare_strings(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Every *.cu file of dir, in name order, so that the first definition of a family is stable. */
-static ptxjit_status load_template_dir(ptxjit_context *context, const char *dir)
-{
-    DIR *handle = opendir(dir);
-    if (!handle)
-        return pj_error(PTXJIT_ERR_TEMPLATE, "template directory %s: %s; fix the path in "
-                        "PTXJIT_TEMPLATE_PATH or the template_path option", dir, strerror(errno));
-    char *names[1024];
-    int count = 0, out_of_memory = 0;
-    for (struct dirent *e; (e = readdir(handle)) && count < 1024;) {
-        size_t n = strlen(e->d_name);
-        if (n > 3 && strcmp(e->d_name + n - 3, ".cu") == 0) {
-            names[count] = pj_strdup(e->d_name);
-            out_of_memory |= !names[count];
-            count += names[count] != NULL;
-        }
-    }
-    closedir(handle);
-    qsort(names, (size_t)count, sizeof *names, compare_strings);
-    ptxjit_status status =
-        out_of_memory ? pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory") : PTXJIT_OK;
-    for (int i = 0; i < count; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        char *text = NULL;
-        if (status == PTXJIT_OK && (status = pj_read_file(&text, NULL, path)) == PTXJIT_OK)
-            status = add_schema(context, text, path);
-        free(text);
-        free(names[i]);
-    }
-    return status;
-}
-
-static ptxjit_status load_template_path(ptxjit_context *context, const char *path)
-{
-    if (!path || !*path)
-        return PTXJIT_OK;
-    char *copy = pj_strdup(path), *save = NULL;
-    if (!copy)
-        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    ptxjit_status status = PTXJIT_OK;
-    for (char *dir = strtok_r(copy, ":", &save); dir && status == PTXJIT_OK;
-         dir = strtok_r(NULL, ":", &save))
-        status = load_template_dir(context, dir);
-    free(copy);
-    return status;
-}
-
-static ptxjit_status load_templates(ptxjit_context *context, const ptxjit_options *options)
-{
-    ptxjit_status status = load_template_path(context, options->template_path);
-    if (status == PTXJIT_OK)
-        status = load_template_path(context, getenv("PTXJIT_TEMPLATE_PATH"));
-    for (int i = 0; status == PTXJIT_OK && pj_embedded_templates[i].path; i++) {
-        char origin[256];
-        snprintf(origin, sizeof origin, "built-in:%s", pj_embedded_templates[i].path);
-        status = add_schema(context, pj_embedded_templates[i].text, origin);
-    }
-    return status;
-}
-
-const pj_schema *pj_context_find_schema(ptxjit_context *context, const char *family)
-{
-    for (int i = 0; i < context->schema_count; i++)
-        if (strcmp(context->schemas[i]->family, family) == 0)
-            return context->schemas[i];
-    return NULL;
 }
 
 static int attribute(ptxjit_context *context, CUdevice_attribute which)
@@ -257,7 +151,7 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
         open_gpu(context);
     ptxjit_status status = choose_arch(context, options->arch);
     if (status == PTXJIT_OK)
-        status = load_templates(context, options);
+        status = pj_templates_open(context, options);
     if (status == PTXJIT_OK)
         status = open_disk_cache(context, options);
     if (status == PTXJIT_OK)
@@ -280,13 +174,7 @@ void ptxjit_close(ptxjit_context *context)
     pj_kernel_free_all(context);
     if (context->driver)
         context->driver->cuDevicePrimaryCtxRelease(context->device);
-    for (int i = 0; i < context->schema_count; i++) {
-        pj_schema_free(context->schemas[i]);
-        if (context->descriptions)
-            free(context->descriptions[i]);
-    }
-    free(context->descriptions);
-    free(context->schemas);
+    pj_templates_close(context);
     for (int i = 0; i < context->option_count; i++)
         free(context->options[i]);
     pj_disk_cache_close(context->disk);
@@ -328,108 +216,4 @@ const char *ptxjit_arch(const ptxjit_context *context)
 const char *ptxjit_cache_dir(const ptxjit_context *context)
 {
     return context && context->disk ? pj_disk_cache_dir(context->disk) : NULL;
-}
-
-int ptxjit_family_count(ptxjit_context *context)
-{
-    return context ? context->schema_count : 0;
-}
-
-const char *ptxjit_family_name(ptxjit_context *context, int index)
-{
-    if (!context || index < 0 || index >= context->schema_count)
-        return NULL;
-    return context->schemas[index]->family;
-}
-
-const char *ptxjit_family_origin(ptxjit_context *context, int index)
-{
-    if (!context || index < 0 || index >= context->schema_count)
-        return NULL;
-    return context->schemas[index]->origin;
-}
-
-static ptxjit_status unknown_family(ptxjit_context *context, const char *family)
-{
-    pj_strbuf sb;
-    pj_sb_init(&sb);
-    for (int i = 0; i < context->schema_count; i++)
-        pj_sb_appendf(&sb, "%s%s", i ? ", " : "", context->schemas[i]->family);
-    ptxjit_status status = pj_error(PTXJIT_ERR_UNKNOWN_FAMILY,
-                                    "unknown kernel family '%s'; known: %s (see 'ptxjit list')",
-                                    family, sb.data ? sb.data : "none");
-    pj_sb_free(&sb);
-    return status;
-}
-
-ptxjit_status pj_context_schema(const pj_schema **out, ptxjit_context *context, const char *family)
-{
-    if (!context || !family)
-        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "context and family must not be NULL");
-    *out = pj_context_find_schema(context, family);
-    return *out ? PTXJIT_OK : unknown_family(context, family);
-}
-
-/* What each backend compiles of the family: nvrtc every request; llvm what its generator
- * builds. Takes ownership of text. */
-static char *describe_backends(char *text, const pj_schema *schema)
-{
-    if (!text)
-        return NULL;
-    pj_strbuf sb;
-    pj_sb_init(&sb);
-    pj_sb_append(&sb, text);
-    free(text);
-    const char *variants = pj_llvm_generator_variants(schema->family);
-    pj_sb_append(&sb, "backends:\n  nvrtc  every request (the template, compiled by NVRTC)\n");
-    if (!variants)
-        pj_sb_append(&sb, "  llvm   not supported by this backend (no IR generator for the family)\n");
-    else if (strncmp(schema->origin, "built-in:", 9) != 0)
-        pj_sb_append(&sb, "  llvm   not supported by this backend (it generates the built-in template's "
-                       "kernels; this one comes from a user directory)\n");
-    else
-        pj_sb_appendf(&sb, "  llvm   variants %s (IR generator v%d; backend=llvm)\n", variants,
-                   pj_llvm_generator_version(schema->family));
-    return pj_sb_take(&sb);
-}
-
-ptxjit_status ptxjit_family_describe(const char **out, ptxjit_context *context,
-                                     const char *family)
-{
-    const pj_schema *schema;
-    ptxjit_status status = pj_context_schema(&schema, context, family);
-    if (status != PTXJIT_OK)
-        return status;
-    int index = 0;
-    while (context->schemas[index] != schema)
-        index++;
-    pthread_mutex_lock(&context->lock);
-    if (!context->descriptions)
-        context->descriptions = calloc((size_t)context->schema_count, sizeof(char *));
-    if (context->descriptions && !context->descriptions[index])
-        context->descriptions[index] = describe_backends(pj_schema_describe(schema), schema);
-    *out = context->descriptions ? context->descriptions[index] : NULL;
-    pthread_mutex_unlock(&context->lock);
-    return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-}
-
-ptxjit_status ptxjit_canonical_params(char **out, ptxjit_context *context, const char *family,
-                                      const char *params)
-{
-    const pj_schema *schema;
-    ptxjit_status status = pj_context_schema(&schema, context, family);
-    if (status != PTXJIT_OK)
-        return status;
-    pj_request request;
-    pj_backend backend;
-    char *rest = NULL;
-    status = pj_backend_take(&backend, &rest, params, context->default_backend);
-    if (status == PTXJIT_OK)
-        status = pj_request_parse(&request, schema, rest, pj_context_sm(context));
-    free(rest);
-    if (status != PTXJIT_OK)
-        return status;
-    *out = pj_backend_canonical(pj_request_canonical(&request), backend);
-    pj_request_free(&request);
-    return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }

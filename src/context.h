@@ -1,6 +1,6 @@
 /* context.h — the state behind ptxjit_context and ptxjit_kernel, shared by context.c
- * (open/close, templates, GPU), kernel.c (the request pipeline and memory cache), launch.c,
- * memory.c and the family ops. */
+ * (open/close, GPU), templates.c (the template registry), kernel.c (the request pipeline and
+ * memory cache), launch.c, memory.c and the family ops. */
 #ifndef PTXJIT_CONTEXT_H
 #define PTXJIT_CONTEXT_H
 
@@ -10,6 +10,7 @@
 #include "cache/disk.h"
 #include "driver/driver.h"
 #include "params/schema.h"
+#include "templates.h"
 
 #define PJ_BUCKETS 256
 #define PJ_MAX_OPTIONS 8
@@ -45,9 +46,7 @@ struct ptxjit_context {
     pj_backend default_backend;    /* from options.backend; a request's backend= overrides */
     char *options[PJ_MAX_OPTIONS]; /* compiler options, part of the key */
     int option_count;
-    pj_schema **schemas;
-    int schema_count;
-    char **descriptions;           /* family_describe results, freed at close */
+    struct pj_templates *templates; /* the template registry (templates.c) */
     pj_disk_cache *disk;           /* NULL: disk cache off or unusable */
     char compiler_version[PJ_BACKEND_COUNT][64]; /* per backend, "" until first needed;
                                                     guarded by lock */
@@ -66,9 +65,6 @@ struct ptxjit_context {
     pj_alias *aliases[PJ_BUCKETS];
 };
 
-const pj_schema *pj_context_find_schema(ptxjit_context *context, const char *family);
-/* The schema of family, or PTXJIT_ERR_UNKNOWN_FAMILY listing the known ones. */
-ptxjit_status pj_context_schema(const pj_schema **out, ptxjit_context *context, const char *family);
 /* The target's compute capability as a number: 90 for sm_90a. */
 int pj_context_sm(const ptxjit_context *context);
 /* PTXJIT_OK with the CUDA context current on this thread; else why the GPU is unusable. */
@@ -80,5 +76,8 @@ ptxjit_status pj_kernel_load(ptxjit_kernel *kernel, const char *entry, int *inde
 ptxjit_status pj_kernel_function(CUfunction *out, ptxjit_kernel *kernel, const char *entry,
                               unsigned shared_bytes);
 void pj_kernel_free_all(ptxjit_context *context);
+/* Forgets the fast path of exact requests, whose kernels may come from templates that were
+ * replaced since. Caller holds context->lock. */
+void pj_kernel_forget_aliases(ptxjit_context *context);
 
 #endif

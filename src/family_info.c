@@ -1,5 +1,10 @@
 /* family_info.c — a family's schema as data (ptxjit_family_param and the rest): views of the
- * pj_schema the context parsed from the template, so every string stays the context's. */
+ * pj_schema the registry parsed from the template, so every string stays the context's; its
+ * description as text (ptxjit_family_describe) and the canonical form of a request. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/route_llvm.h"
 #include "context.h"
 
 /* ptxjit_param_kind is pj_param_kind under its public name. */
@@ -9,14 +14,25 @@ _Static_assert(PTXJIT_PARAM_INT == (int)PJ_PARAM_INT && PTXJIT_PARAM_ENUM == (in
 static const char *const kind_names[] = {
     [PJ_PARAM_INT] = "int", [PJ_PARAM_ENUM] = "enum", [PJ_PARAM_DTYPE] = "dtype"};
 
-/* The family's schema, after checking the out-parameter the caller passed. */
-static ptxjit_status find(const pj_schema **schema, const void *out, ptxjit_context *context,
-                          const char *family)
+/* The family's template in the registry's current snapshot, after checking the
+ * out-parameter the caller passed. */
+static ptxjit_status find_template(pj_template **template, const void *out,
+                                   ptxjit_context *context, const char *family)
 {
     if (!out)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
                         "the out-parameter is NULL; pass where the answer should go");
-    return pj_context_schema(schema, context, family);
+    return pj_templates_find(template, NULL, context, family);
+}
+
+static ptxjit_status find(const pj_schema **schema, const void *out, ptxjit_context *context,
+                          const char *family)
+{
+    pj_template *template;
+    ptxjit_status status = find_template(&template, out, context, family);
+    if (status == PTXJIT_OK)
+        *schema = template->schema;
+    return status;
 }
 
 /* counter: the public function that says how many there are, for the fix. */
@@ -147,4 +163,63 @@ ptxjit_status ptxjit_family_entry(const char **out, ptxjit_context *context, con
     if (status == PTXJIT_OK)
         *out = schema->entries[index];
     return status;
+}
+
+static char *describe_backends(char *text, const pj_schema *schema)
+{
+    if (!text)
+        return NULL;
+    pj_strbuf sb;
+    pj_sb_init(&sb);
+    pj_sb_append(&sb, text);
+    free(text);
+    const char *variants = pj_llvm_generator_variants(schema->family);
+    pj_sb_append(&sb, "backends:\n  nvrtc  every request (the template, compiled by NVRTC)\n");
+    if (!variants)
+        pj_sb_append(&sb, "  llvm   not supported by this backend (no IR generator for the family)\n");
+    else if (strncmp(schema->origin, "built-in:", 9) != 0)
+        pj_sb_append(&sb, "  llvm   not supported by this backend (it generates the built-in template's "
+                       "kernels; this one is a user template)\n");
+    else
+        pj_sb_appendf(&sb, "  llvm   variants %s (IR generator v%d; backend=llvm)\n", variants,
+                   pj_llvm_generator_version(schema->family));
+    return pj_sb_take(&sb);
+}
+
+ptxjit_status ptxjit_family_describe(const char **out, ptxjit_context *context,
+                                     const char *family)
+{
+    pj_template *template;
+    ptxjit_status status = find_template(&template, out, context, family);
+    if (status != PTXJIT_OK)
+        return status;
+    /* Made once per template and kept with it: the string outlives any reload. */
+    pthread_mutex_lock(&context->lock);
+    if (!template->description)
+        template->description =
+            describe_backends(pj_schema_describe(template->schema), template->schema);
+    *out = template->description;
+    pthread_mutex_unlock(&context->lock);
+    return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+ptxjit_status ptxjit_canonical_params(char **out, ptxjit_context *context, const char *family,
+                                      const char *params)
+{
+    const pj_schema *schema;
+    ptxjit_status status = pj_context_schema(&schema, context, family);
+    if (status != PTXJIT_OK)
+        return status;
+    pj_request request;
+    pj_backend backend;
+    char *rest = NULL;
+    status = pj_backend_take(&backend, &rest, params, context->default_backend);
+    if (status == PTXJIT_OK)
+        status = pj_request_parse(&request, schema, rest, pj_context_sm(context));
+    free(rest);
+    if (status != PTXJIT_OK)
+        return status;
+    *out = pj_backend_canonical(pj_request_canonical(&request), backend);
+    pj_request_free(&request);
+    return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }

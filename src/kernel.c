@@ -34,11 +34,21 @@ static ptxjit_kernel *alias_find(ptxjit_context *context, uint64_t hash, const c
     return NULL;
 }
 
-/* Caller holds context->lock. A failed allocation only loses the fast path. */
-static void alias_add(ptxjit_context *context, uint64_t hash, const char *family,
-                      const char *params, ptxjit_kernel *kernel)
+static void alias_free(pj_alias *alias)
 {
-    if (alias_find(context, hash, family, params))
+    free(alias->family);
+    free(alias->params);
+    free(alias);
+}
+
+/* Caller holds context->lock. A failed allocation only loses the fast path. generation: the
+ * template registry's when the kernel's schema was found; a request that raced an add or a
+ * reload leaves no alias, which could outlive the template it was made from. */
+static void alias_add(ptxjit_context *context, uint64_t hash, const char *family,
+                      const char *params, ptxjit_kernel *kernel, uint64_t generation)
+{
+    if (generation != pj_templates_generation(context) ||
+        alias_find(context, hash, family, params))
         return;
     pj_alias *a = calloc(1, sizeof *a);
     if (!a)
@@ -48,9 +58,7 @@ static void alias_add(ptxjit_context *context, uint64_t hash, const char *family
     a->params = pj_strdup(params);
     a->kernel = kernel;
     if (!a->family || !a->params) {
-        free(a->family);
-        free(a->params);
-        free(a);
+        alias_free(a);
         return;
     }
     a->next = context->aliases[hash % PJ_BUCKETS];
@@ -87,13 +95,18 @@ void pj_kernel_free_all(ptxjit_context *context)
             next = k->next;
             kernel_free(k);
         }
+        context->kernels[b] = NULL;
+    }
+    pj_kernel_forget_aliases(context);
+}
+
+void pj_kernel_forget_aliases(ptxjit_context *context)
+{
+    for (int b = 0; b < PJ_BUCKETS; b++) {
         for (pj_alias *a = context->aliases[b], *next; a; a = next) {
             next = a->next;
-            free(a->family);
-            free(a->params);
-            free(a);
+            alias_free(a);
         }
-        context->kernels[b] = NULL;
         context->aliases[b] = NULL;
     }
 }
@@ -317,12 +330,12 @@ static ptxjit_kernel *claim_slot(ptxjit_context *context, ptxjit_kernel *fresh)
 }
 
 static void publish(ptxjit_context *context, ptxjit_kernel *kernel, ptxjit_status status,
-                    uint64_t alias, const char *family, const char *params)
+                    uint64_t alias, const char *family, const char *params, uint64_t generation)
 {
     pthread_mutex_lock(&context->lock);
     if (status == PTXJIT_OK) {
         kernel->ready = 1;
-        alias_add(context, alias, family, params, kernel);
+        alias_add(context, alias, family, params, kernel, generation);
     } else {
         ptxjit_kernel **slot = kernel_slot(context, &kernel->key);
         *slot = kernel->next;
@@ -349,24 +362,25 @@ ptxjit_status ptxjit_get_kernel(ptxjit_kernel **out, ptxjit_context *context, co
         *origin = PTXJIT_ORIGIN_MEMORY;
         return PTXJIT_OK;
     }
-    const pj_schema *schema;
+    pj_template *template;
+    uint64_t generation;
     ptxjit_kernel *kernel = NULL;
-    ptxjit_status status = pj_context_schema(&schema, context, family);
+    ptxjit_status status = pj_templates_find(&template, &generation, context, family);
     if (status == PTXJIT_OK)
-        status = new_kernel(&kernel, context, schema, params);
+        status = new_kernel(&kernel, context, template->schema, params);
     if (status != PTXJIT_OK)
         return status;
     ptxjit_kernel *existing = claim_slot(context, kernel);
     if (existing) {
         pthread_mutex_lock(&context->lock);
-        alias_add(context, alias, family, params, existing);
+        alias_add(context, alias, family, params, existing, generation);
         pthread_mutex_unlock(&context->lock);
         *out = existing;
         *origin = PTXJIT_ORIGIN_MEMORY;
         return PTXJIT_OK;
     }
     status = produce(kernel, origin);
-    publish(context, kernel, status, alias, family, params);
+    publish(context, kernel, status, alias, family, params, generation);
     if (status != PTXJIT_OK) {
         kernel_free(kernel);
         return status;

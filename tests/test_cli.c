@@ -520,7 +520,9 @@ START_TEST(cli_json_list_and_cache_stats)
     char *dir = test_mkdtemp(), *out, *err;
     ck_assert_int_eq(run_cli_split(&out, &err, dir, "--json list"), 0);
     ck_assert_msg(is_json_document(out), "not JSON: %s", out);
-    ck_assert_ptr_nonnull(strstr(out, "\"name\": \"reduce\",\n    \"origin\": \"built-in:reduce.cu\""));
+    ck_assert_ptr_nonnull(
+        strstr(out, "\"name\": \"reduce\",\n      \"origin\": \"built-in:reduce.cu\""));
+    ck_assert_ptr_nonnull(strstr(out, "\"problems\": []"));
     free(out), free(err);
     ck_assert_int_eq(run_cli(&out, dir, "--no-gpu ptx reduce variant=one_pass"), 0);
     free(out);
@@ -739,6 +741,39 @@ START_TEST(cli_family_schema_api_hands_out_the_template_as_data)
 }
 END_TEST
 
+/* A broken template is a problem, not a failure: list exits 0, shows the other families and
+ * names the file and its parse error on stderr (and in --json's "problems"). */
+START_TEST(cli_list_with_a_broken_template_exits_0_naming_it)
+{
+    char *dir = test_mkdtemp(), *out, *err, path[4200], args[4400];
+    snprintf(path, sizeof path, "%s/bad.cu", dir);
+    FILE *file = fopen(path, "w");
+    ck_assert_ptr_nonnull(file);
+    fputs("//@ptxjit family bad\n//@ptxjit entry k\n//@ptxjit param f int(1..9)\n", file);
+    ck_assert_int_eq(fclose(file), 0);
+    snprintf(args, sizeof args, "--no-gpu --templates '%s' list", dir);
+    ck_assert_msg(run_cli_split(&out, &err, dir, args) == 0, "%s", err);
+    ck_assert_ptr_nonnull(strstr(out, "reduce       built-in:reduce.cu"));
+    ck_assert_ptr_null(strstr(out, "bad"));
+    ck_assert_msg(strstr(err, "bad.cu:3:") && strstr(err, "family 'bad' is unavailable"), "%s",
+                  err);
+    ck_assert_ptr_nonnull(strstr(err, "1 template problem"));
+    free(out), free(err);
+    snprintf(args, sizeof args, "--no-gpu --templates '%s' --json list", dir);
+    ck_assert_msg(run_cli_split(&out, &err, dir, args) == 0, "%s", err);
+    ck_assert_msg(is_json_document(out), "not JSON: %s", out);
+    ck_assert_msg(strstr(out, "\"problems\": [\n    \"") && strstr(out, "bad.cu:3: "), "%s", out);
+    free(out), free(err);
+    snprintf(args, sizeof args, "--no-gpu --templates '%s' ptx bad", dir);
+    ck_assert_int_eq(run_cli_split(&out, &err, dir, args), 1);
+    ck_assert_msg(strstr(err, "ptxjit: family 'bad' is unavailable: ") && strstr(err, "bad.cu:3:"),
+                  "%s", err);
+    free(out), free(err);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_cli(void)
 {
     Suite *suite = suite_create("cli");
@@ -764,6 +799,7 @@ Suite *suite_cli(void)
     tcase_add_test(tc, cli_json_inspect_says_where_the_kernel_came_from);
     tcase_add_test(tc, cli_json_is_refused_where_there_is_none);
     tcase_add_test(tc, cli_family_schema_api_hands_out_the_template_as_data);
+    tcase_add_test(tc, cli_list_with_a_broken_template_exits_0_naming_it);
     suite_add_tcase(suite, tc);
     return suite;
 }

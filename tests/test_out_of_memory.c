@@ -361,6 +361,61 @@ START_TEST(user_templates_survive_every_allocation_failure)
 }
 END_TEST
 
+/* In a context opened with nothing failing: a template added from memory, replaced by
+ * another of its family, the directory (a template, a broken one, a helper) read again, and
+ * both families described. */
+static void quiet(void *user, ptxjit_log_level level, const char *message)
+{
+    (void)user, (void)level, (void)message; /* broken.cu's warning, once a run */
+}
+
+static ptxjit_status add_and_reload(void *user)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.log = quiet;
+    options.use_gpu = 0;
+    options.disk_cache = 0;
+    options.template_path = user;
+    ptxjit_context *context = open_unfailing(&options);
+    const char *text;
+    ptxjit_status status = ptxjit_add_template(
+        context, "mem.cu", "//@ptxjit family mem\r\n//@ptxjit entry k\r\n"
+                           "//@ptxjit param f int(1..9) default=2\r\n");
+    if (status == PTXJIT_OK)
+        status = ptxjit_add_template(context, "mem2.cu",
+                                     "\xEF\xBB\xBF//@ptxjit family mem\n//@ptxjit entry k\n");
+    if (status == PTXJIT_OK)
+        status = ptxjit_reload_templates(context);
+    if (status == PTXJIT_OK)
+        status = ptxjit_family_describe(&text, context, "mem");
+    if (status == PTXJIT_OK)
+        status = ptxjit_family_describe(&text, context, "scale");
+    ptxjit_close(context);
+    return status;
+}
+
+START_TEST(template_add_and_reload_survive_every_allocation_failure)
+{
+    char *dir = test_mkdtemp(), path[4200];
+    static const char *const files[][2] = {
+        {"scale.cu", "//@ptxjit family scale\n//@ptxjit entry k\n"},
+        {"broken.cu", "//@ptxjit family broken\n//@ptxjit entry k\n//@ptxjit param f int(1..9)\n"},
+        {"helper.cu", "__device__ int twice(int x) { return 2 * x; }\n"},
+    };
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i][0]);
+        FILE *file = fopen(path, "w");
+        ck_assert_ptr_nonnull(file);
+        fputs(files[i][1], file);
+        fclose(file);
+    }
+    ck_assert_int_gt(fail_each_allocation(add_and_reload, dir, "template add and reload"), 20);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_out_of_memory(void)
 {
     Suite *suite = suite_create("out_of_memory");
@@ -372,6 +427,7 @@ Suite *suite_out_of_memory(void)
     tcase_add_test(tc, disk_cache_survives_every_allocation_failure);
     tcase_add_test(tc, request_from_disk_survives_every_allocation_failure);
     tcase_add_test(tc, user_templates_survive_every_allocation_failure);
+    tcase_add_test(tc, template_add_and_reload_survive_every_allocation_failure);
     tcase_add_test(tc, request_compiled_survives_every_allocation_failure);
     tcase_add_test(tc, request_compiled_through_llvm_survives_every_allocation_failure);
     suite_add_tcase(suite, tc);

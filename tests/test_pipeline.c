@@ -382,18 +382,25 @@ START_TEST(user_template_directory_adds_a_family)
 }
 END_TEST
 
-START_TEST(bad_user_template_fails_open_naming_file_and_line)
+/* A bad template or directory is a problem of the registry (tests/test_templates.c has the
+ * rest): the context opens, the family is refused naming file and line. */
+START_TEST(bad_user_template_is_a_problem_naming_file_and_line)
 {
     char *dir = write_user_template("//@ptxjit family scale\n//@ptxjit entry k\n"
                                     "//@ptxjit param factor int(1..100)\n");
     ptxjit_context *context;
-    ck_assert_int_eq(open_with_templates(&context, dir), PTXJIT_ERR_TEMPLATE);
+    ck_assert_int_eq(open_with_templates(&context, dir), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_template_problem_count(context), 1);
+    ck_assert_ptr_nonnull(strstr(ptxjit_template_problem(context, 0), "scale.cu:3"));
+    const char *text;
+    ck_assert_int_eq(ptxjit_family_describe(&text, context, "scale"), PTXJIT_ERR_TEMPLATE);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "scale.cu:3"));
+    ptxjit_close(context);
     test_rmtree(dir);
     free(dir);
-    ck_assert_int_eq(open_with_templates(&context, "/nonexistent/templates"),
-                     PTXJIT_ERR_TEMPLATE);
-    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "/nonexistent/templates"));
+    ck_assert_int_eq(open_with_templates(&context, "/nonexistent/templates"), PTXJIT_OK);
+    ck_assert_ptr_nonnull(strstr(ptxjit_template_problem(context, 0), "/nonexistent/templates"));
+    ptxjit_close(context);
 }
 END_TEST
 
@@ -715,7 +722,7 @@ Suite *suite_pipeline(void)
     tcase_add_test(tc, unknown_family_lists_known_ones);
     tcase_add_test(tc, bad_parameters_fail_before_any_compile);
     tcase_add_test(tc, user_template_directory_adds_a_family);
-    tcase_add_test(tc, bad_user_template_fails_open_naming_file_and_line);
+    tcase_add_test(tc, bad_user_template_is_a_problem_naming_file_and_line);
     tcase_add_test(tc, without_a_driver_compiling_works_and_gpu_calls_fail_clearly);
     tcase_add_test(tc, api_rejects_null_arguments);
     suite_add_tcase(suite, tc);

@@ -110,11 +110,14 @@ static int get_kernel(ptxjit_context **context, ptxjit_kernel **kernel, ptxjit_o
     return CLI_OK;
 }
 
-/* [{"name": "reduce", "origin": "built-in:reduce.cu"}, ...] */
+/* {"families": [{"name": "reduce", "origin": "built-in:reduce.cu"}, ...],
+ *  "problems": ["PATH: message", ...]} */
 static void list_json(ptxjit_context *context)
 {
     cli_json json;
     cli_json_init(&json, stdout);
+    cli_json_object_begin(&json);
+    cli_json_key(&json, "families");
     cli_json_array_begin(&json);
     for (int i = 0; i < ptxjit_family_count(context); i++) {
         cli_json_object_begin(&json);
@@ -123,7 +126,24 @@ static void list_json(ptxjit_context *context)
         cli_json_object_end(&json);
     }
     cli_json_array_end(&json);
+    cli_json_key(&json, "problems");
+    cli_json_array_begin(&json);
+    for (int i = 0; i < ptxjit_template_problem_count(context); i++)
+        cli_json_string(&json, ptxjit_template_problem(context, i));
+    cli_json_array_end(&json);
+    cli_json_object_end(&json);
     cli_json_finish(&json);
+}
+
+/* The templates that could not be used were each logged as a warning when the context
+ * opened; the list ends by saying what that means for it. */
+static void list_problems(ptxjit_context *context)
+{
+    int count = ptxjit_template_problem_count(context);
+    if (count)
+        fprintf(stderr, "ptxjit: %d template problem%s, warned above: the families they name "
+                        "are unavailable until the files are fixed\n",
+                count, count == 1 ? "" : "s");
 }
 
 int cmd_list(cli_args *args)
@@ -138,6 +158,7 @@ int cmd_list(cli_args *args)
         for (int i = 0; i < ptxjit_family_count(context); i++)
             printf("%-12s %s\n", ptxjit_family_name(context, i),
                    ptxjit_family_origin(context, i));
+    list_problems(context);
     ptxjit_close(context);
     return CLI_OK;
 }

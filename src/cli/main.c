@@ -13,6 +13,7 @@ static const char usage_commands[] =
     "\n"
     "commands:\n"
     "  list                          kernel families and where their templates come from\n"
+    "                                (templates that cannot be used: warnings on stderr)\n"
     "  info FAMILY                   parameters (types, allowed values, defaults, docs),\n"
     "                                constraints and entry points\n"
     "  ptx FAMILY [key=value ...]    specialize, compile (or take from the cache), print PTX\n"

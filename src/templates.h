@@ -1,0 +1,49 @@
+/* templates.h — the template registry of a context: the user's template directories, the
+ * templates added from memory and the built-in ones, read into schemas; the problems of those
+ * that could not be used; published as immutable snapshots that readers take under
+ * context->lock while ptxjit_add_template and ptxjit_reload_templates make new ones. */
+#ifndef PTXJIT_TEMPLATES_H
+#define PTXJIT_TEMPLATES_H
+
+#include <stdint.h>
+
+#include "params/schema.h"
+
+/* A family's template as the registry keeps it, from when it is read until ptxjit_close (a
+ * kernel made from it points at its schema, whatever replaced it since). */
+typedef struct pj_template {
+    pj_schema *schema;
+    char *description;        /* ptxjit_family_describe's text; NULL until asked, then set
+                                 once under context->lock */
+    struct pj_template *next; /* every template the registry made, for ptxjit_close */
+} pj_template;
+
+/* Reads the directories of options.template_path and $PTXJIT_TEMPLATE_PATH and the built-in
+ * templates into the context's first snapshot. A user template that cannot be used is a
+ * problem (logged as a warning), not a failure; only running out of memory or a built-in
+ * template that does not parse fails. */
+ptxjit_status pj_templates_open(ptxjit_context *context, const ptxjit_options *options);
+/* Frees every snapshot and template; kernels must be gone first. */
+void pj_templates_close(ptxjit_context *context);
+
+/* The template of family in the current snapshot, and that snapshot's generation (may be
+ * NULL). A family made unavailable by a problem: PTXJIT_ERR_TEMPLATE with the problem; a
+ * family nobody declares: PTXJIT_ERR_UNKNOWN_FAMILY listing the known ones and the files that
+ * could not be read. */
+ptxjit_status pj_templates_find(pj_template **out, uint64_t *generation, ptxjit_context *context,
+                                const char *family);
+/* The generation of the current snapshot: it changes with each add or reload. Caller holds
+ * context->lock. */
+uint64_t pj_templates_generation(ptxjit_context *context);
+
+/* text as the registry keeps a template: without a leading UTF-8 byte order mark, CRLF line
+ * ends turned into LF. NULL when out of memory. */
+char *pj_template_normalize(const char *text);
+
+/* The schema of family in the current snapshot, or NULL. */
+const pj_schema *pj_context_find_schema(ptxjit_context *context, const char *family);
+/* pj_templates_find's schema. */
+ptxjit_status pj_context_schema(const pj_schema **out, ptxjit_context *context,
+                                const char *family);
+
+#endif

@@ -8,7 +8,9 @@
 
 #include "backend/select.h"
 #include "cache/disk.h"
+#include "compile_options.h"
 #include "driver/driver.h"
+#include "includes.h"
 #include "params/schema.h"
 
 #define PJ_BUCKETS 256
@@ -28,6 +30,11 @@ struct ptxjit_kernel {
     pj_backend backend;        /* the request's backend= word, or the context's default */
     const struct pj_route *route; /* that backend's route (backend/route.h) */
     pj_stages stages;          /* where its compile's time went; zeros if not compiled here */
+    pj_compile_options compile_options; /* the context's, then the request's own */
+    pj_include_set includes;   /* the headers its key covers (nvrtc), checked after the compile */
+    char *template_dir;        /* a file template's directory, resolved (nvrtc); NULL: none */
+    int keep_off_disk;         /* its inputs changed while it compiled: the key may not
+                                  describe the code, so the disk cache does not get it */
     pj_artifact artifact;
     char *source;       /* what the route compiles (specialized source, or LLVM IR), made on
                            the first ptxjit_kernel_source; set under context->lock */
@@ -45,6 +52,10 @@ struct ptxjit_context {
     pj_backend default_backend;    /* from options.backend; a request's backend= overrides */
     char *options[PJ_MAX_OPTIONS]; /* compiler options, part of the key */
     int option_count;
+    char *toolkit_include;         /* "-I<toolkit>/include", last on the include path (after
+                                      the template's and the user's dirs); NULL: none */
+    char *compile_options;         /* options.compile_options or $PTXJIT_COMPILE_OPTIONS,
+                                      checked at open; put before each request's own */
     pj_schema **schemas;
     int schema_count;
     char **descriptions;           /* family_describe results, freed at close */

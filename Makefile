@@ -25,7 +25,7 @@ FAMILIES := $(shell sed -n 's/^ *X(\([a-z0-9_]*\)).*/\1/p' src/families/list.h)
 FAMILY_DIRS := $(FAMILIES:%=src/families/%)
 
 LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/error.c \
-           src/family_info.c src/hash.c \
+           src/family_info.c src/hash.c src/compile_options.c src/includes.c \
            src/kernel.c src/launch.c src/memory.c src/specialize.c src/strbuf.c \
            src/backend/compiler_id.c src/backend/nvjitlink.c src/backend/nvrtc.c \
            src/backend/route_llvm.c src/backend/route_nvrtc.c \
@@ -48,6 +48,7 @@ CLI_SRC := src/cli/bench_backends.c src/cli/bench_compile.c src/cli/bench_jit.c 
            src/cli/json.c \
            src/cli/main.c src/cli/run.c src/cli/timing.c $(FAMILY_DIRS:%=%/cli.c)
 TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
+            tests/test_compile_inputs.c \
             tests/test_cache_evict.c tests/test_cache_trust.c tests/test_cli.c \
             tests/test_dynlib.c tests/test_faults.c tests/test_families.c tests/fileio_faults.c \
             tests/test_fuzz_replay.c tests/test_llvm.c \

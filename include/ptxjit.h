@@ -87,6 +87,9 @@ typedef struct {
                                   (see docs/RELIABILITY.md); 0: as $PTXJIT_CACHE_SHARED says,
                                   by default private: a directory that another user owns or
                                   others can write is not used */
+    const char *compile_options; /* compile options put before each request's own (see
+                                  "Compile options" below); NULL: $PTXJIT_COMPILE_OPTIONS, else
+                                  none. Checked by ptxjit_open (PTXJIT_ERR_INVALID_ARGUMENT) */
 } ptxjit_options;
 
 /* Fills *options with the defaults above. */
@@ -219,7 +222,17 @@ typedef enum {
 } ptxjit_origin;
 
 /* The kernel for (family, params): validated, specialized, compiled or found in a cache. The
- * kernel is not yet loaded on the GPU, so this works without one. *origin may be NULL. */
+ * kernel is not yet loaded on the GPU, so this works without one. *origin may be NULL.
+ * The same as ptxjit_get_kernel_ex (below) with no compile options of its own.
+ *
+ * What goes into a compile is in the cache key: the template's text, the compiler, target
+ * and options, and every user header the template can include (its own directory's, the
+ * -I directories'): their paths and content, so that an edited header gives a new kernel.
+ * A template's `#include "x"` is looked for next to the template first, then in the -I
+ * directories in order, then in the toolkit's include directory; `#include <x>` in the
+ * template's directory, the -I directories, the toolkit's. A header that changes while the
+ * kernel compiles keeps that kernel off the disk cache (a warning says so). The same request
+ * text in the same context is answered from memory without looking at the headers again. */
 ptxjit_status ptxjit_get_kernel(ptxjit_kernel **out, ptxjit_context *context, const char *family,
                                 const char *params, ptxjit_origin *origin);
 
@@ -234,7 +247,9 @@ const char *ptxjit_kernel_log(const ptxjit_kernel *kernel);    /* compiler log, 
  * cache. NULL when it cannot be made (out of memory, the llvm plugin missing):
  * ptxjit_last_error() says why, and a later call tries again. Valid as long as the kernel. */
 const char *ptxjit_kernel_source(const ptxjit_kernel *kernel);
-/* What the route of (family, params) compiles — the specialized CUDA source (backend=nvrtc)
+/* What the route of (family, params) compiles — the specialized CUDA source (backend=nvrtc:
+ * the prelude, then the template under `#line 1 "ORIGIN"`, so that compiler messages cite
+ * the template's own file and lines)
  * or the generated LLVM IR (backend=llvm) — without compiling it and without the caches: also
  * for a request whose compile fails. The parameters are validated as for ptxjit_get_kernel.
  * *out is the caller's (free()). */
@@ -333,6 +348,30 @@ ptxjit_status ptxjit_cache_clear(ptxjit_context *context, uint64_t *removed);
  * hour ago. Counts in *evicted and *temp_files (either may be NULL). */
 ptxjit_status ptxjit_cache_trim(ptxjit_context *context, uint64_t *evicted,
                                 uint64_t *temp_files);
+
+/* ---- Compile options ----
+ * Compiler flags for a request (backend=nvrtc), from a closed list so that no caller's text
+ * becomes an arbitrary compiler option: NULL or "" for none, or whitespace-separated words,
+ * each one of
+ *   -DNAME, -DNAME=VALUE   a macro (NAME a C identifier; VALUE printable characters without
+ *                          spaces, quotes or backslashes); a NAME given two values is refused
+ *   -I DIR, -IDIR          an include directory; it must exist (searched in the given order,
+ *                          after the template's own directory, before the toolkit's)
+ *   -lineinfo              line information for profilers
+ *   -use_fast_math         (or --use_fast_math) fast approximate math
+ *   -G                     device debug information (slow code)
+ * Anything else is PTXJIT_ERR_INVALID_ARGUMENT naming the word and the allowed forms. The
+ * context's compile_options come first, then the request's. The options are part of the
+ * cache key (each DIR by its resolved path) and of the disk cache's entry. backend=llvm takes
+ * none: a request with any (the context's included) is PTXJIT_ERR_UNSUPPORTED, before any
+ * compiler loads. The exact-request fast path holds (family, params, compile_options). */
+ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
+                                   const char *family, const char *params,
+                                   const char *compile_options, ptxjit_origin *origin);
+/* The kernel's compile options in canonical form: the defines in the given order, then
+ * -IDIR for each include directory (as given), then -lineinfo, -use_fast_math, -G; "" when
+ * none. Valid as long as the kernel. */
+const char *ptxjit_kernel_compile_options(const ptxjit_kernel *kernel);
 
 #ifdef __cplusplus
 }

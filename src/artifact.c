@@ -10,6 +10,7 @@ void pj_artifact_free(pj_artifact *artifact)
         return;
     free(artifact->family);
     free(artifact->params);
+    free(artifact->options);
     free(artifact->ptx);
     free(artifact->cubin);
     free(artifact->log);

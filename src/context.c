@@ -93,7 +93,8 @@ static int add_option(ptxjit_context *context, const char *format, const char *v
 }
 
 /* The compile options; the toolkit include folder lets templates use cuda_fp16.h and
- * cuda_bf16.h. */
+ * cuda_bf16.h. It goes last on the include path, after the dirs of each request (the route
+ * puts it there), so that a user's header is never shadowed by a toolkit one. */
 static ptxjit_status choose_options(ptxjit_context *context)
 {
     int ok = add_option(context, "-arch=%s", context->arch);
@@ -103,9 +104,32 @@ static ptxjit_status choose_options(ptxjit_context *context)
     snprintf(include, sizeof include, "%s/include",
              cuda && *cuda ? cuda : "/usr/local/cuda");
     struct stat st;
-    if (stat(include, &st) == 0 && S_ISDIR(st.st_mode))
-        ok &= add_option(context, "-I%s", include);
+    if (stat(include, &st) == 0 && S_ISDIR(st.st_mode)) {
+        pj_strbuf sb;
+        pj_sb_init(&sb);
+        pj_sb_appendf(&sb, "-I%s", include);
+        ok &= (context->toolkit_include = pj_sb_take(&sb)) != NULL;
+    }
     return ok ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+/* The context's own compile options: the option, else $PTXJIT_COMPILE_OPTIONS; checked here
+ * so that a bad word fails the open, not every request. */
+static ptxjit_status choose_compile_options(ptxjit_context *context,
+                                            const ptxjit_options *options)
+{
+    const char *env = getenv("PTXJIT_COMPILE_OPTIONS");
+    const char *text = options->compile_options ? options->compile_options : env ? env : "";
+    pj_compile_options parsed;
+    ptxjit_status status = pj_compile_options_parse(&parsed, text, NULL);
+    pj_compile_options_free(&parsed);
+    if (status == PTXJIT_ERR_INVALID_ARGUMENT && !options->compile_options)
+        return pj_error_wrap(status, "$PTXJIT_COMPILE_OPTIONS");
+    if (status != PTXJIT_OK)
+        return status;
+    context->compile_options = pj_strdup(text);
+    return context->compile_options ? PTXJIT_OK
+                                    : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
 static ptxjit_status open_disk_cache(ptxjit_context *context, const ptxjit_options *options)
@@ -156,6 +180,8 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
         status = open_disk_cache(context, options);
     if (status == PTXJIT_OK)
         status = choose_options(context);
+    if (status == PTXJIT_OK)
+        status = choose_compile_options(context, options);
     if (status != PTXJIT_OK) {
         ptxjit_close(context);
         return status;
@@ -177,6 +203,8 @@ void ptxjit_close(ptxjit_context *context)
     pj_templates_close(context);
     for (int i = 0; i < context->option_count; i++)
         free(context->options[i]);
+    free(context->toolkit_include);
+    free(context->compile_options);
     pj_disk_cache_close(context->disk);
     pthread_mutex_destroy(&context->lock);
     pthread_cond_destroy(&context->compiled);

@@ -8,7 +8,9 @@
 
 #include "backend/select.h"
 #include "cache/disk.h"
+#include "compile_options.h"
 #include "driver/driver.h"
+#include "includes.h"
 #include "params/schema.h"
 #include "templates.h"
 
@@ -29,6 +31,11 @@ struct ptxjit_kernel {
     pj_backend backend;        /* the request's backend= word, or the context's default */
     const struct pj_route *route; /* that backend's route (backend/route.h) */
     pj_stages stages;          /* where its compile's time went; zeros if not compiled here */
+    pj_compile_options compile_options; /* the context's, then the request's own */
+    pj_include_set includes;   /* the headers its key covers (nvrtc), checked after the compile */
+    char *template_dir;        /* a file template's directory, resolved (nvrtc); NULL: none */
+    int keep_off_disk;         /* its inputs changed while it compiled: the key may not
+                                  describe the code, so the disk cache does not get it */
     pj_artifact artifact;
     char *source;       /* what the route compiles (specialized source, or LLVM IR), made on
                            the first ptxjit_kernel_source; set under context->lock */
@@ -47,6 +54,10 @@ struct ptxjit_context {
     char *options[PJ_MAX_OPTIONS]; /* compiler options, part of the key */
     int option_count;
     struct pj_templates *templates; /* the template registry (templates.c) */
+    char *toolkit_include;         /* "-I<toolkit>/include", last on the include path (after
+                                      the template's and the user's dirs); NULL: none */
+    char *compile_options;         /* options.compile_options or $PTXJIT_COMPILE_OPTIONS,
+                                      checked at open; put before each request's own */
     pj_disk_cache *disk;           /* NULL: disk cache off or unusable */
     char compiler_version[PJ_BACKEND_COUNT][64]; /* per backend, "" until first needed;
                                                     guarded by lock */

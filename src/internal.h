@@ -72,6 +72,7 @@ void pj_hash_hex(const pj_hash128 *hash, char out[33]);
 typedef struct {
     char *family;       /* family name */
     char *params;       /* canonical parameters */
+    char *options;      /* compile options, resolved (pj_compile_options.resolved); may be "" */
     char *ptx;          /* NUL-terminated PTX */
     uint8_t *cubin;     /* the cubin for the target arch */
     size_t cubin_size;

@@ -10,54 +10,64 @@
 #include "backend/route.h"
 #include "context.h"
 
-/* An exact (family, params text) seen before: the fast path of repeated requests. */
+/* An exact (family, params text, compile options text) seen before: the fast path of
+ * repeated requests. It skips the header scan too: within a context, the same request text
+ * gets the same kernel. */
 struct pj_alias {
     uint64_t hash;
-    char *family, *params;
+    char *family, *params, *options;
     ptxjit_kernel *kernel;
     pj_alias *next;
 };
 
+/* The words of one request, as the caller wrote them. */
+typedef struct {
+    const char *family, *params, *options;
+} request_text;
+
 /* Runs on every request, hits included: one-shot hashes, no allocation. */
-static uint64_t alias_hash(const char *family, const char *params)
+static uint64_t alias_hash(const request_text *r)
 {
-    return pj_hash64(params, strlen(params), pj_hash64(family, strlen(family), 0));
+    uint64_t hash = pj_hash64(r->family, strlen(r->family), 0);
+    hash = pj_hash64(r->params, strlen(r->params), hash);
+    return pj_hash64(r->options, strlen(r->options), hash);
 }
 
 /* Caller holds context->lock. */
-static ptxjit_kernel *alias_find(ptxjit_context *context, uint64_t hash, const char *family,
-                                 const char *params)
+static ptxjit_kernel *alias_find(ptxjit_context *context, uint64_t hash, const request_text *r)
 {
     for (pj_alias *a = context->aliases[hash % PJ_BUCKETS]; a; a = a->next)
-        if (a->hash == hash && strcmp(a->family, family) == 0 && strcmp(a->params, params) == 0)
+        if (a->hash == hash && strcmp(a->family, r->family) == 0 &&
+            strcmp(a->params, r->params) == 0 && strcmp(a->options, r->options) == 0)
             return a->kernel;
     return NULL;
 }
 
-static void alias_free(pj_alias *alias)
+static void alias_free(pj_alias *a)
 {
-    free(alias->family);
-    free(alias->params);
-    free(alias);
+    free(a->family);
+    free(a->params);
+    free(a->options);
+    free(a);
 }
 
 /* Caller holds context->lock. A failed allocation only loses the fast path. generation: the
  * template registry's when the kernel's schema was found; a request that raced an add or a
  * reload leaves no alias, which could outlive the template it was made from. */
-static void alias_add(ptxjit_context *context, uint64_t hash, const char *family,
-                      const char *params, ptxjit_kernel *kernel, uint64_t generation)
+static void alias_add(ptxjit_context *context, uint64_t hash, const request_text *r,
+                      ptxjit_kernel *kernel, uint64_t generation)
 {
-    if (generation != pj_templates_generation(context) ||
-        alias_find(context, hash, family, params))
+    if (generation != pj_templates_generation(context) || alias_find(context, hash, r))
         return;
     pj_alias *a = calloc(1, sizeof *a);
     if (!a)
         return;
     a->hash = hash;
-    a->family = pj_strdup(family);
-    a->params = pj_strdup(params);
+    a->family = pj_strdup(r->family);
+    a->params = pj_strdup(r->params);
+    a->options = pj_strdup(r->options);
     a->kernel = kernel;
-    if (!a->family || !a->params) {
+    if (!a->family || !a->params || !a->options) {
         alias_free(a);
         return;
     }
@@ -81,6 +91,9 @@ static void kernel_free(ptxjit_kernel *kernel)
         kernel->context->driver->cuModuleUnload(kernel->module);
     pj_request_free(&kernel->request);
     pj_artifact_free(&kernel->artifact);
+    pj_compile_options_free(&kernel->compile_options);
+    pj_includes_free(&kernel->includes);
+    free(kernel->template_dir);
     free(kernel->canonical);
     free(kernel->source);
     free(kernel->functions);
@@ -133,8 +146,9 @@ static ptxjit_status fill_metadata(ptxjit_kernel *kernel)
     const pj_schema *schema = kernel->schema;
     a->family = pj_strdup(schema->family);
     a->params = pj_strdup(kernel->canonical);
+    a->options = pj_strdup(kernel->compile_options.resolved);
     a->entries = calloc((size_t)schema->entry_count, sizeof *a->entries);
-    if (!a->family || !a->params || !a->entries)
+    if (!a->family || !a->params || !a->options || !a->entries)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     for (int i = 0; i < schema->entry_count; i++) {
         a->entries[i] = pj_strdup(schema->entries[i]);
@@ -160,6 +174,8 @@ static ptxjit_status compile(ptxjit_kernel *kernel)
 static int artifact_matches(const ptxjit_kernel *kernel, const pj_artifact *a)
 {
     if (strcmp(a->family, kernel->schema->family) != 0 || strcmp(a->params, kernel->canonical))
+        return 0;
+    if (strcmp(a->options, kernel->compile_options.resolved) != 0)
         return 0;
     if (a->entry_count != kernel->schema->entry_count)
         return 0;
@@ -215,8 +231,9 @@ static ptxjit_status produce(ptxjit_kernel *kernel, ptxjit_origin *origin)
                 return PTXJIT_OK;
             }
             pj_log(&context->logger, PTXJIT_LOG_WARNING,
-                   "cache entry %s holds another request (%s %s); recompiling",
-                   kernel->key_hex, cached.family, cached.params);
+                   "cache entry %s holds another request (%s %s%s%s); recompiling",
+                   kernel->key_hex, cached.family, cached.params, *cached.options ? " " : "",
+                   cached.options);
             pj_artifact_free(&cached);
         }
     }
@@ -238,16 +255,37 @@ static ptxjit_status produce(ptxjit_kernel *kernel, ptxjit_origin *origin)
         free(memo);
         return PTXJIT_OK;
     }
-    if (context->disk && pj_disk_cache_store(context->disk, kernel->key_hex, &kernel->artifact))
+    if (context->disk && !kernel->keep_off_disk &&
+        pj_disk_cache_store(context->disk, kernel->key_hex, &kernel->artifact))
         pj_log(&context->logger, PTXJIT_LOG_WARNING, "kernel not saved to the disk cache: %s",
                ptxjit_last_error());
     return PTXJIT_OK;
 }
 
+/* The context's compile options and then the request's, which only a route that compiles
+ * with them may take. */
+static ptxjit_status parse_compile_options(ptxjit_kernel *kernel, const char *options)
+{
+    ptxjit_status status = pj_compile_options_parse(&kernel->compile_options,
+                                                    kernel->context->compile_options, options);
+    if (status != PTXJIT_OK || kernel->route->takes_compile_options ||
+        pj_compile_options_empty(&kernel->compile_options))
+        return status;
+    return pj_error(PTXJIT_ERR_UNSUPPORTED,
+                    "%s (%s): compile options apply to backend=nvrtc; backend=%s generates its "
+                    "kernels without a compiler to give '%s' to: leave the options out (also "
+                    "the context's compile_options and $PTXJIT_COMPILE_OPTIONS) or use "
+                    "backend=nvrtc",
+                    kernel->schema->family, kernel->canonical, kernel->route->name,
+                    kernel->compile_options.canonical);
+}
+
 /* The request of kernel: its backend word, parameters validated against the schema, route,
- * canonical form, and whether the route builds it (checked before any compiler loads). On
- * failure kernel->request may hold allocations: the caller frees as for a kernel. */
-static ptxjit_status parse_request(ptxjit_kernel *kernel, const char *params)
+ * canonical form, compile options, and whether the route builds it (checked before any
+ * compiler loads). On failure kernel->request may hold allocations: the caller frees as for
+ * a kernel. */
+static ptxjit_status parse_request(ptxjit_kernel *kernel, const char *params,
+                                   const char *options)
 {
     ptxjit_context *context = kernel->context;
     char *rest = NULL;
@@ -263,18 +301,21 @@ static ptxjit_status parse_request(ptxjit_kernel *kernel, const char *params)
                                              kernel->backend);
     if (!kernel->canonical)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    status = parse_compile_options(kernel, options);
+    if (status != PTXJIT_OK)
+        return status;
     return kernel->route->check(&kernel->request);
 }
 
 static ptxjit_status new_kernel(ptxjit_kernel **out, ptxjit_context *context,
-                                const pj_schema *schema, const char *params)
+                                const pj_schema *schema, const request_text *text)
 {
     ptxjit_kernel *kernel = calloc(1, sizeof *kernel);
     if (!kernel)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     kernel->context = context;
     kernel->schema = schema;
-    ptxjit_status status = parse_request(kernel, params);
+    ptxjit_status status = parse_request(kernel, text->params, text->options);
     if (status == PTXJIT_OK)
         status = context_compiler_version(context, kernel->backend, kernel->compiler_version);
     if (status == PTXJIT_OK)
@@ -298,10 +339,11 @@ ptxjit_status ptxjit_specialize(char **out, ptxjit_context *context, const char 
     ptxjit_kernel request = {.context = context};
     ptxjit_status status = pj_context_schema(&request.schema, context, family);
     if (status == PTXJIT_OK)
-        status = parse_request(&request, params ? params : "");
+        status = parse_request(&request, params ? params : "", NULL);
     if (status == PTXJIT_OK)
         status = request.route->source(out, &request);
     pj_request_free(&request.request);
+    pj_compile_options_free(&request.compile_options);
     free(request.canonical);
     return status;
 }
@@ -330,12 +372,12 @@ static ptxjit_kernel *claim_slot(ptxjit_context *context, ptxjit_kernel *fresh)
 }
 
 static void publish(ptxjit_context *context, ptxjit_kernel *kernel, ptxjit_status status,
-                    uint64_t alias, const char *family, const char *params, uint64_t generation)
+                    uint64_t alias, const request_text *text, uint64_t generation)
 {
     pthread_mutex_lock(&context->lock);
     if (status == PTXJIT_OK) {
         kernel->ready = 1;
-        alias_add(context, alias, family, params, kernel, generation);
+        alias_add(context, alias, text, kernel, generation);
     } else {
         ptxjit_kernel **slot = kernel_slot(context, &kernel->key);
         *slot = kernel->next;
@@ -344,18 +386,19 @@ static void publish(ptxjit_context *context, ptxjit_kernel *kernel, ptxjit_statu
     pthread_mutex_unlock(&context->lock);
 }
 
-ptxjit_status ptxjit_get_kernel(ptxjit_kernel **out, ptxjit_context *context, const char *family,
-                                const char *params, ptxjit_origin *origin)
+ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
+                                   const char *family, const char *params,
+                                   const char *compile_options, ptxjit_origin *origin)
 {
     ptxjit_origin ignored;
     if (!origin)
         origin = &ignored;
     if (!out || !context || !family)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "out, context and family must be given");
-    params = params ? params : "";
-    uint64_t alias = alias_hash(family, params);
+    request_text text = {family, params ? params : "", compile_options ? compile_options : ""};
+    uint64_t alias = alias_hash(&text);
     pthread_mutex_lock(&context->lock);
-    ptxjit_kernel *known = alias_find(context, alias, family, params);
+    ptxjit_kernel *known = alias_find(context, alias, &text);
     pthread_mutex_unlock(&context->lock);
     if (known) {
         *out = known;
@@ -367,20 +410,20 @@ ptxjit_status ptxjit_get_kernel(ptxjit_kernel **out, ptxjit_context *context, co
     ptxjit_kernel *kernel = NULL;
     ptxjit_status status = pj_templates_find(&template, &generation, context, family);
     if (status == PTXJIT_OK)
-        status = new_kernel(&kernel, context, template->schema, params);
+        status = new_kernel(&kernel, context, template->schema, &text);
     if (status != PTXJIT_OK)
         return status;
     ptxjit_kernel *existing = claim_slot(context, kernel);
     if (existing) {
         pthread_mutex_lock(&context->lock);
-        alias_add(context, alias, family, params, existing, generation);
+        alias_add(context, alias, &text, existing, generation);
         pthread_mutex_unlock(&context->lock);
         *out = existing;
         *origin = PTXJIT_ORIGIN_MEMORY;
         return PTXJIT_OK;
     }
     status = produce(kernel, origin);
-    publish(context, kernel, status, alias, family, params, generation);
+    publish(context, kernel, status, alias, &text, generation);
     if (status != PTXJIT_OK) {
         kernel_free(kernel);
         return status;
@@ -389,11 +432,22 @@ ptxjit_status ptxjit_get_kernel(ptxjit_kernel **out, ptxjit_context *context, co
     return PTXJIT_OK;
 }
 
+ptxjit_status ptxjit_get_kernel(ptxjit_kernel **out, ptxjit_context *context, const char *family,
+                                const char *params, ptxjit_origin *origin)
+{
+    return ptxjit_get_kernel_ex(out, context, family, params, NULL, origin);
+}
+
 const char *ptxjit_kernel_family(const ptxjit_kernel *k) { return k ? k->schema->family : NULL; }
 const char *ptxjit_kernel_params(const ptxjit_kernel *k) { return k ? k->canonical : NULL; }
 const char *ptxjit_kernel_key(const ptxjit_kernel *k) { return k ? k->key_hex : NULL; }
 const char *ptxjit_kernel_ptx(const ptxjit_kernel *k) { return k ? k->artifact.ptx : NULL; }
 const char *ptxjit_kernel_log(const ptxjit_kernel *k) { return k ? k->artifact.log : NULL; }
+
+const char *ptxjit_kernel_compile_options(const ptxjit_kernel *k)
+{
+    return k ? k->compile_options.canonical : NULL;
+}
 
 /* Made on the first call, outside the lock (llvm: the generator runs again, to print its IR),
  * and kept with the kernel. */

@@ -39,8 +39,9 @@ static void define_param(pj_strbuf *sb, const pj_param *param, int64_t value)
         pj_sb_append(sb, " };\n");
         break;
     case PJ_PARAM_DTYPE:
-        /* The type, and which of the listed types it is, for `if constexpr` without the
-         * half-precision headers (NAME_F32 = 0, ..., NAME_ID = the choice). */
+        /* The type, and which of the listed types it is (NAME_F32 = 0, ..., NAME_ID = the
+         * choice), for `if constexpr`; outside a C++ template the branch not taken is still
+         * compiled, so it may name only what is declared (docs/TEMPLATES.md). */
         pj_sb_append(sb, "using ");
         append_upper(sb, param->name);
         pj_sb_appendf(sb, " = %s;\n", pj_dtype_ctype((pj_dtype)param->dtypes[value]));
@@ -57,7 +58,8 @@ static void define_param(pj_strbuf *sb, const pj_param *param, int64_t value)
     }
 }
 
-/* Half types need their headers; NVRTC has no built-in copies (toolkit include path). */
+/* Half types need their headers; NVRTC has no built-in copies (toolkit include path). Only
+ * the chosen type's: parsing cuda_bf16.h would add about half again to a small f32 compile. */
 static void include_headers(pj_strbuf *sb, const pj_request *request)
 {
     const pj_schema *schema = request->schema;
@@ -73,6 +75,20 @@ static void include_headers(pj_strbuf *sb, const pj_request *request)
     }
 }
 
+/* text as the inside of a C string literal. */
+static void append_escaped(pj_strbuf *sb, const char *text)
+{
+    for (; *text; text++) {
+        if (*text == '\n') {
+            pj_sb_append(sb, "\\n");
+            continue;
+        }
+        if (*text == '"' || *text == '\\')
+            pj_sb_append_n(sb, "\\", 1);
+        pj_sb_append_n(sb, text, 1);
+    }
+}
+
 char *pj_specialize_source(const pj_request *request, const char *canonical)
 {
     const pj_schema *schema = request->schema;
@@ -80,12 +96,19 @@ char *pj_specialize_source(const pj_request *request, const char *canonical)
     pj_sb_init(&sb);
     pj_sb_appendf(&sb, "// ptxjit: %s specialized for \"%s\" from %s\n", schema->family, canonical,
                schema->origin);
+    /* The compiler's messages cite the prelude by this name and its lines as they are in
+     * the generated source (this line is line 2)... */
+    pj_sb_appendf(&sb, "#line 3 \"%s\"\n", PJ_PRELUDE_NAME);
     include_headers(&sb, request);
     /* Parameters that do not apply keep their defaults, so the template always compiles;
      * they are left out of the canonical form and cannot change the code. */
     for (int i = 0; i < schema->param_count; i++)
         define_param(&sb, &schema->params[i], request->values[i]);
     pj_sb_append(&sb, "// ---- template ----\n");
+    /* ... and the template by its origin and its own lines. */
+    pj_sb_append(&sb, "#line 1 \"");
+    append_escaped(&sb, schema->origin);
+    pj_sb_append(&sb, "\"\n");
     pj_sb_append(&sb, schema->source);
     return pj_sb_take(&sb);
 }

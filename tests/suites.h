@@ -21,7 +21,8 @@
     X(suite_llvm_matmul)      \
     X(suite_threads)          \
     X(suite_fuzz_replay)      \
-    X(suite_templates)
+    X(suite_templates)        \
+    X(suite_compile_inputs)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \

@@ -57,6 +57,7 @@ static void make_artifact(pj_artifact *a)
     memset(a, 0, sizeof *a);
     a->family = pj_strdup("reduce");
     a->params = pj_strdup("batch=8 tpb=256");
+    a->options = pj_strdup("-DSCALE=2 -lineinfo");
     a->ptx = pj_strdup(".version 8.5\n.target sm_90a\n.entry reduce_kernel()\n{ ret; }\n");
     a->cubin_size = 3000;
     a->cubin = malloc(a->cubin_size);
@@ -72,7 +73,7 @@ static void make_artifact(pj_artifact *a)
 static int same_artifact(const pj_artifact *a, const pj_artifact *b)
 {
     int same = !strcmp(a->family, b->family) && !strcmp(a->params, b->params) &&
-               !strcmp(a->ptx, b->ptx) && !strcmp(a->log, b->log) &&
+               !strcmp(a->options, b->options) && !strcmp(a->ptx, b->ptx) && !strcmp(a->log, b->log) &&
                a->cubin_size == b->cubin_size && !memcmp(a->cubin, b->cubin, a->cubin_size) &&
                a->entry_count == b->entry_count;
     for (int i = 0; same && i < a->entry_count; i++)
@@ -277,13 +278,41 @@ START_TEST(disk_foreign_magic_or_version_is_detected)
     store_one(&f, &a);
     size_t size;
     char *data = read_entry_file(&f, &size);
-    data[8] = 2; /* format version 2 */
+    data[8] = PJ_ENTRY_FORMAT_VERSION + 1; /* a newer format */
     write_entry_file(&f, data, size);
     expect_corrupt_removed(&f, "another cache format version");
-    data[8] = 1;
+    data[8] = PJ_ENTRY_FORMAT_VERSION;
     data[0] = 'X';
     write_entry_file(&f, data, size);
     expect_corrupt_removed(&f, "not a ptxjit cache entry");
+    free(data);
+    pj_artifact_free(&a);
+    close_disk(&f);
+}
+END_TEST
+
+/* An entry of an older format (from before the compile options field) is a plain miss: no
+ * warning, not corrupt; the next store replaces it. */
+START_TEST(disk_older_format_is_a_quiet_miss)
+{
+    disk_fixture f;
+    open_disk(&f);
+    pj_artifact a, got;
+    store_one(&f, &a);
+    size_t size;
+    char *data = read_entry_file(&f, &size);
+    data[8] = PJ_ENTRY_FORMAT_VERSION - 1;
+    write_entry_file(&f, data, size);
+    int found = 1, before = f.warnings;
+    ck_assert_int_eq(pj_disk_cache_load(f.cache, KEY, &got, &found), PTXJIT_OK);
+    ck_assert_int_eq(found, 0);
+    ck_assert_int_eq(f.warnings, before);
+    ptxjit_cache_stats stats;
+    ck_assert_int_eq(pj_disk_cache_stats(f.cache, &stats), PTXJIT_OK);
+    ck_assert_uint_eq(stats.corrupt, 0);
+    ck_assert_uint_eq(stats.misses, 1);
+    ck_assert_int_eq(pj_disk_cache_store(f.cache, KEY, &a), PTXJIT_OK);
+    expect_hit(&f, &a);
     free(data);
     pj_artifact_free(&a);
     close_disk(&f);
@@ -344,9 +373,10 @@ START_TEST(disk_malformed_fields_are_detected_despite_a_valid_checksum)
     char *data = read_entry_file(&f, &size);
     const uint64_t huge = UINT64_MAX, whole = size;
     const uint32_t three = 3, none = 0;
-    /* header 48, then length-prefixed family, params, ptx, cubin, log; then the entries. */
-    size_t entries = 48 + 5 * 8 + strlen(a.family) + strlen(a.params) + strlen(a.ptx) +
-                     a.cubin_size + strlen(a.log) + 8;
+    /* header 48, then length-prefixed family, params, options, ptx, cubin, log; then the
+     * entries. */
+    size_t entries = 48 + 6 * 8 + strlen(a.family) + strlen(a.params) + strlen(a.options) +
+                     strlen(a.ptx) + a.cubin_size + strlen(a.log) + 8;
     expect_resigned_rejected(&f, data, size, 48, &huge, 8, "runs past the end");
     expect_resigned_rejected(&f, data, size, 48, &whole, 8, "runs past the end");
     expect_resigned_rejected(&f, data, size, 57, "", 1, "a NUL inside a text field");
@@ -940,6 +970,7 @@ Suite *suite_cache_disk(void)
     tcase_add_test(tc, disk_truncated_entries_are_detected_and_removed);
     tcase_add_test(tc, disk_flipped_bit_is_detected);
     tcase_add_test(tc, disk_foreign_magic_or_version_is_detected);
+    tcase_add_test(tc, disk_older_format_is_a_quiet_miss);
     tcase_add_test(tc, disk_entry_of_another_key_is_detected);
     tcase_add_test(tc, disk_malformed_fields_are_detected_despite_a_valid_checksum);
     tcase_add_test(tc, disk_directory_at_entry_path_is_a_warned_miss);

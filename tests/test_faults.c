@@ -157,7 +157,7 @@ START_TEST(fault_foreign_version_header)
 {
     fault_fixture f;
     setup(&f);
-    rewrite_entry(&f, SIZE_MAX, -1, PJ_DISK_FORMAT_VERSION + 1);
+    rewrite_entry(&f, SIZE_MAX, -1, PJ_ENTRY_FORMAT_VERSION + 1);
     expect_rebuilt(&f, "written by another cache format version");
     teardown(&f);
 }

@@ -7,6 +7,7 @@
  * that every allocation ptxjit makes passes through here; libc's own do not. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cache/disk.h"
@@ -416,6 +417,60 @@ START_TEST(template_add_and_reload_survive_every_allocation_failure)
 }
 END_TEST
 
+/* A user template that includes a header from its directory and one from an -I dir, with
+ * compile options: the options parsed, the headers scanned and hashed, NVRTC's arguments, the
+ * compile, the headers hashed again (a failure there keeps the kernel off the disk, a
+ * warning), the kernel record. */
+static ptxjit_status request_with_headers_and_options(void *user)
+{
+    const char *dir = user;
+    char include[4200], options_text[4400];
+    snprintf(include, sizeof include, "%s/include", dir);
+    snprintf(options_text, sizeof options_text, "-DPJ_SCALE=3 -I %s -lineinfo", include);
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.disk_cache = 0;
+    options.template_path = dir;
+    options.log = ignore;
+    ptxjit_context *context = open_unfailing(&options);
+    ptxjit_kernel *kernel;
+    ptxjit_status status =
+        ptxjit_get_kernel_ex(&kernel, context, "headed", "", options_text, NULL);
+    if (status == PTXJIT_OK && !strstr(ptxjit_kernel_ptx(kernel), ".entry headed_kernel("))
+        status = PTXJIT_ERR_COMPILE;
+    ptxjit_close(context);
+    return status;
+}
+
+START_TEST(request_with_headers_and_options_survives_every_allocation_failure)
+{
+    char *dir = test_mkdtemp(), path[4200];
+    snprintf(path, sizeof path, "%s/include", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    const char *files[][2] = {
+        {"headed.cu", "//@ptxjit family headed\n//@ptxjit entry headed_kernel\n"
+                      "#include \"near.cuh\"\n#include <far.cuh>\n"
+                      "extern \"C\" __global__ void headed_kernel(int *x) "
+                      "{ x[0] = NEAR * FAR * PJ_SCALE; }\n"},
+        {"near.cuh", "enum { NEAR = 2 };\n"},
+        {"include/far.cuh", "enum { FAR = 5 };\n"},
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(files); i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i][0]);
+        FILE *file = fopen(path, "w");
+        ck_assert_ptr_nonnull(file);
+        fputs(files[i][1], file);
+        fclose(file);
+    }
+    ck_assert_int_gt(fail_each_allocation(request_with_headers_and_options, dir,
+                                          "request with headers and options"),
+                     20);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_out_of_memory(void)
 {
     Suite *suite = suite_create("out_of_memory");
@@ -429,6 +484,7 @@ Suite *suite_out_of_memory(void)
     tcase_add_test(tc, user_templates_survive_every_allocation_failure);
     tcase_add_test(tc, template_add_and_reload_survive_every_allocation_failure);
     tcase_add_test(tc, request_compiled_survives_every_allocation_failure);
+    tcase_add_test(tc, request_with_headers_and_options_survives_every_allocation_failure);
     tcase_add_test(tc, request_compiled_through_llvm_survives_every_allocation_failure);
     suite_add_tcase(suite, tc);
     return suite;

@@ -16,7 +16,7 @@ const char *pj_nvrtc_library_path(void);
  * only `ptxjit bench compile` turns it on, to show what it hides). */
 void pj_nvrtc_allow_driver_cache(int allowed);
 
-#define PJ_NVRTC_MAX_OPTIONS 31
+#define PJ_NVRTC_MAX_OPTIONS 63
 /* Compiles source for the architecture in options ("-arch=sm_90a" gives PTX and cubin).
  * name is the program's file name in the log. On success out->ptx, cubin and log are set.
  * On failure PTXJIT_ERR_COMPILE, *log_out (if given) receives the log; caller frees. */

@@ -19,8 +19,10 @@ typedef struct pj_route {
     ptxjit_status (*version)(char out[64], const char *memo_path);
     /* The version of the compiler that really ran, to compare with the key's. */
     void (*compiled_version)(char out[64]);
-    /* The cache key of kernel (request, canonical form, compiler version, target, options). */
-    ptxjit_status (*key)(pj_hash128 *out, const ptxjit_kernel *kernel);
+    /* The cache key of kernel (request, canonical form, compiler version, target, options,
+     * and whatever else goes into the compile: the headers a template includes, which the
+     * route may record in kernel to check them again after compiling). */
+    ptxjit_status (*key)(pj_hash128 *out, ptxjit_kernel *kernel);
     /* Fills kernel->artifact's PTX, cubin and log, and kernel->stages. A compile error is
      * PTXJIT_ERR_COMPILE with a summary; its whole log and input go to pj_compile_failure. */
     ptxjit_status (*compile)(ptxjit_kernel *kernel);
@@ -28,6 +30,9 @@ typedef struct pj_route {
      * source, or the generated LLVM IR. Needs kernel's request, canonical form and context
      * only (ptxjit_specialize calls it on a request that has no key). */
     ptxjit_status (*source)(char **out, const ptxjit_kernel *kernel);
+    /* 1 when the route compiles with the request's compile options (ptxjit_get_kernel_ex);
+     * a request with options on another route is refused before any compiler loads. */
+    int takes_compile_options;
 } pj_route;
 
 extern const pj_route pj_route_nvrtc, pj_route_llvm;

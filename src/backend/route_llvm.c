@@ -306,7 +306,7 @@ static void llvm_compiled_version(char out[64])
     route_version(out, pj_nvjitlink_version_string());
 }
 
-static ptxjit_status llvm_key(pj_hash128 *out, const ptxjit_kernel *kernel)
+static ptxjit_status llvm_key(pj_hash128 *out, ptxjit_kernel *kernel)
 {
     const ptxjit_context *context = kernel->context;
     char generator[128];
@@ -318,7 +318,7 @@ static ptxjit_status llvm_key(pj_hash128 *out, const ptxjit_kernel *kernel)
                              "nvjitlink=-O3"};
     pj_key_inputs inputs = {kernel->schema->family, kernel->canonical, generator, "llvm",
                             kernel->compiler_version, context->arch, options,
-                            (int)PJ_ARRAY_SIZE(options), PJ_LLVM_BUILDER_VERSION};
+                            (int)PJ_ARRAY_SIZE(options), PJ_LLVM_BUILDER_VERSION, NULL};
     return pj_cache_key(out, &inputs);
 }
 
@@ -338,4 +338,5 @@ static ptxjit_status llvm_source(char **out, const ptxjit_kernel *kernel)
 const pj_route pj_route_llvm = {
     "llvm", "nvJitLink", "compiler-nvjitlink", pj_llvm_check_request, llvm_version,
     llvm_compiled_version, llvm_key, llvm_route_compile, llvm_source,
+    0, /* the generators take no compiler flags */
 };

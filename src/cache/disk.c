@@ -287,7 +287,10 @@ ptxjit_status pj_disk_cache_load(pj_disk_cache *cache, const char *key, pj_artif
     read_result result = read_entry(cache, path, &data, &size, &why, &fd);
     if (result == READ_OK) {
         status = pj_entry_decode(out, &why, data, size, key);
-        result = status == PTXJIT_ERR_CACHE ? READ_CORRUPT : READ_OK;
+        /* An older format is no damage: a plain miss, which the next store replaces. */
+        result = status != PTXJIT_ERR_CACHE          ? READ_OK
+                 : why == pj_entry_older_format      ? READ_MISSING
+                                                     : READ_CORRUPT;
         *found = status == PTXJIT_OK;
         if (status == PTXJIT_ERR_CACHE)
             status = PTXJIT_OK; /* reported below; a miss for the caller */

@@ -1,7 +1,8 @@
 /* entry.c — the disk-cache entry format:
- * "PTXJITC\0", u32 format version, u32 field count, the 32-character key; then six fields,
- * each a u64 length and its bytes: family, params, ptx, cubin, log, entries (u32 count, then
- * count NUL-terminated names); then the XXH3-128 of every byte before it (low, high half).
+ * "PTXJITC\0", u32 format version, u32 field count, the 32-character key; then seven fields,
+ * each a u64 length and its bytes: family, params, compile options, ptx, cubin, log, entries
+ * (u32 count, then count NUL-terminated names); then the XXH3-128 of every byte before it
+ * (low, high half).
  * Host byte order: a cache belongs to one machine (or to machines of one architecture). */
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,12 @@
 #define CHECKSUM_SIZE 16
 #define HEX "0123456789abcdef"
 
-enum { FIELD_FAMILY, FIELD_PARAMS, FIELD_PTX, FIELD_CUBIN, FIELD_LOG, FIELD_ENTRIES, FIELD_COUNT };
+enum {
+    FIELD_FAMILY, FIELD_PARAMS, FIELD_OPTIONS, FIELD_PTX, FIELD_CUBIN, FIELD_LOG, FIELD_ENTRIES,
+    FIELD_COUNT
+};
+
+const char pj_entry_older_format[] = "written by an older cache format";
 
 typedef struct {
     const char *data;
@@ -54,7 +60,7 @@ char *pj_entry_encode(size_t *size, const char *key, const pj_artifact *a)
     pj_strbuf sb, names;
     pj_sb_init(&sb);
     pj_sb_init(&names);
-    uint32_t version = PJ_DISK_FORMAT_VERSION, fields = FIELD_COUNT;
+    uint32_t version = PJ_ENTRY_FORMAT_VERSION, fields = FIELD_COUNT;
     uint32_t count = (uint32_t)a->entry_count;
     pj_sb_append_n(&sb, MAGIC, 8);
     pj_sb_append_n(&sb, (const char *)&version, 4);
@@ -62,6 +68,7 @@ char *pj_entry_encode(size_t *size, const char *key, const pj_artifact *a)
     pj_sb_append_n(&sb, key, 32);
     put_text(&sb, a->family);
     put_text(&sb, a->params);
+    put_text(&sb, a->options);
     put_text(&sb, a->ptx);
     put_field(&sb, a->cubin, a->cubin_size);
     put_text(&sb, a->log);
@@ -92,7 +99,9 @@ static const char *check_frame(const char *data, size_t size, const char *key)
     uint32_t version, fields;
     memcpy(&version, data + 8, 4);
     memcpy(&fields, data + 12, 4);
-    if (version != PJ_DISK_FORMAT_VERSION || fields != FIELD_COUNT)
+    if (version < PJ_ENTRY_FORMAT_VERSION)
+        return pj_entry_older_format;
+    if (version != PJ_ENTRY_FORMAT_VERSION || fields != FIELD_COUNT)
         return "written by another cache format version";
     pj_hash128 want = pj_hash(data, size - CHECKSUM_SIZE), got;
     memcpy(&got.low, data + size - CHECKSUM_SIZE, 8);
@@ -149,7 +158,7 @@ static const char *verify(span fields[FIELD_COUNT], uint32_t *count, const char 
         why = split_fields(fields, data + HEADER_SIZE, data + size - CHECKSUM_SIZE);
     if (why)
         return why;
-    static const int texts[] = {FIELD_FAMILY, FIELD_PARAMS, FIELD_PTX, FIELD_LOG};
+    static const int texts[] = {FIELD_FAMILY, FIELD_PARAMS, FIELD_OPTIONS, FIELD_PTX, FIELD_LOG};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(texts); i++)
         if (memchr(fields[texts[i]].data, '\0', (size_t)fields[texts[i]].size))
             return "a NUL inside a text field";
@@ -161,6 +170,7 @@ static ptxjit_status copy_out(pj_artifact *a, const span f[FIELD_COUNT], uint32_
 {
     a->family = pj_strndup(f[FIELD_FAMILY].data, (size_t)f[FIELD_FAMILY].size);
     a->params = pj_strndup(f[FIELD_PARAMS].data, (size_t)f[FIELD_PARAMS].size);
+    a->options = pj_strndup(f[FIELD_OPTIONS].data, (size_t)f[FIELD_OPTIONS].size);
     a->ptx = pj_strndup(f[FIELD_PTX].data, (size_t)f[FIELD_PTX].size);
     a->log = pj_strndup(f[FIELD_LOG].data, (size_t)f[FIELD_LOG].size);
     a->cubin_size = (size_t)f[FIELD_CUBIN].size;
@@ -168,7 +178,7 @@ static ptxjit_status copy_out(pj_artifact *a, const span f[FIELD_COUNT], uint32_
     if (a->cubin && a->cubin_size)
         memcpy(a->cubin, f[FIELD_CUBIN].data, a->cubin_size);
     a->entries = calloc(count, sizeof *a->entries);
-    int ok = a->family && a->params && a->ptx && a->log && a->cubin && a->entries;
+    int ok = a->family && a->params && a->options && a->ptx && a->log && a->cubin && a->entries;
     if (a->entries)
         a->entry_count = (int)count;
     const char *name = f[FIELD_ENTRIES].data + 4;
@@ -187,6 +197,8 @@ ptxjit_status pj_entry_decode(pj_artifact *out, const char **why, const char *da
     span fields[FIELD_COUNT];
     uint32_t count = 0;
     *why = pj_entry_key_valid(key) ? verify(fields, &count, data, size, key) : "an invalid key";
+    if (*why == pj_entry_older_format)
+        return pj_error(PTXJIT_ERR_CACHE, "cache entry %.32s was %s: a miss", key, *why);
     if (*why)
         return pj_error(PTXJIT_ERR_CACHE, "cache entry %.32s is corrupt: %s", key ? key : "",
                         *why);

@@ -6,8 +6,11 @@
 
 #include "internal.h"
 
-/* Bumped when the encoding changes; also names the cache's versioned directory (v1). */
+/* Names the cache's versioned directory (v1); bumped when the directory's layout changes. */
 #define PJ_DISK_FORMAT_VERSION 1
+/* An entry's own format, in its header; bumped when the encoding changes. An entry of an
+ * older format is a miss (the next store replaces it), not corrupt. 2: the compile options. */
+#define PJ_ENTRY_FORMAT_VERSION 2
 /* Far above any cubin; a reader refuses larger files before allocating for them. */
 #define PJ_ENTRY_MAX_BYTES ((uint64_t)1 << 30)
 
@@ -20,9 +23,13 @@ int pj_entry_storable(const pj_artifact *artifact);
 /* The entry file's bytes for key (caller frees); NULL if out of memory. */
 char *pj_entry_encode(size_t *size, const char *key, const pj_artifact *artifact);
 
+/* The *why of an entry written in an older format: a miss, not damage. */
+extern const char pj_entry_older_format[];
+
 /* Decodes data as key's entry. PTXJIT_OK: *out holds it (free with pj_artifact_free).
  * PTXJIT_ERR_CACHE: the bytes are not a whole, intact entry for key; *why says what is wrong
- * (a constant string). PTXJIT_ERR_OUT_OF_MEMORY. On failure *out is empty. */
+ * (a constant string; pj_entry_older_format for an entry of an older format).
+ * PTXJIT_ERR_OUT_OF_MEMORY. On failure *out is empty. */
 ptxjit_status pj_entry_decode(pj_artifact *out, const char **why, const char *data, size_t size,
                            const char *key);
 

@@ -21,6 +21,12 @@ ptxjit_status pj_cache_key(pj_hash128 *out, const pj_key_inputs *in)
     pj_hasher_field_str(hasher, "specializer", number);
     for (int i = 0; i < in->option_count; i++)
         pj_hasher_field_str(hasher, "option", in->options[i]);
+    for (int i = 0; in->includes && i < in->includes->count; i++) {
+        const pj_include_file *file = &in->includes->files[i];
+        uint64_t content[2] = {file->content.low, file->content.high};
+        pj_hasher_field_str(hasher, "include", file->path);
+        pj_hasher_field(hasher, "include-content", content, sizeof content);
+    }
     *out = pj_hasher_digest(hasher);
     pj_hasher_free(hasher);
     return PTXJIT_OK;

@@ -2,10 +2,12 @@
 #ifndef PTXJIT_CACHE_KEY_H
 #define PTXJIT_CACHE_KEY_H
 
+#include "includes.h"
 #include "internal.h"
 
-/* Bumped when the key's inputs or their encoding change. */
-#define PJ_KEY_SCHEMA_VERSION 1
+/* Bumped when the key's inputs or their encoding change. 2: the headers a template includes
+ * (path and content) and the request's compile options (in options). */
+#define PJ_KEY_SCHEMA_VERSION 2
 
 typedef struct {
     const char *family;
@@ -14,9 +16,11 @@ typedef struct {
     const char *backend;
     const char *compiler_version;
     const char *arch;
-    const char *const *options;
+    const char *const *options; /* every compiler option, in order: the compile options and
+                                   the include path too */
     int option_count;
     int specializer_version;
+    const pj_include_set *includes; /* the headers the template can include; NULL: none */
 } pj_key_inputs;
 
 /* PTXJIT_ERR_OUT_OF_MEMORY when the hasher cannot be made: never a key of nothing, which

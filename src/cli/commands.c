@@ -96,12 +96,17 @@ static int get_kernel(ptxjit_context **context, ptxjit_kernel **kernel, ptxjit_o
     double start = now_ms();
     ptxjit_status status = ptxjit_get_kernel(kernel, *context, args->argv[0], params, &got);
     double elapsed = now_ms() - start;
-    free(params);
     if (status != PTXJIT_OK) {
         code = cli_fail(status);
+        /* The library points embedders at its calls; a person here gets the command. */
+        if (status == PTXJIT_ERR_COMPILE)
+            fprintf(stderr, "ptxjit: the specialized source: 'ptxjit source %s%s%s'\n",
+                    args->argv[0], params && *params ? " " : "", params ? params : "");
+        free(params);
         ptxjit_close(*context);
         return code;
     }
+    free(params);
     fprintf(stderr, "// ptxjit: %s %s for %s, key %s: %s in %.1f ms\n", args->argv[0],
             ptxjit_kernel_params(*kernel), ptxjit_arch(*context), ptxjit_kernel_key(*kernel),
             origin_text(got), elapsed);
@@ -348,9 +353,10 @@ static void inspect_text(ptxjit_context *context, ptxjit_kernel *kernel)
 {
     size_t cubin_size;
     ptxjit_kernel_cubin(kernel, &cubin_size);
-    printf("family      %s\nparams      %s\narch        %s\nkey         %s\n",
-           ptxjit_kernel_family(kernel), ptxjit_kernel_params(kernel), ptxjit_arch(context),
-           ptxjit_kernel_key(kernel));
+    const char *options = ptxjit_kernel_compile_options(kernel);
+    printf("family      %s\nparams      %s\noptions     %s\narch        %s\nkey         %s\n",
+           ptxjit_kernel_family(kernel), ptxjit_kernel_params(kernel),
+           *options ? options : "(none)", ptxjit_arch(context), ptxjit_kernel_key(kernel));
     printf("ptx         %zu bytes\ncubin       %zu bytes\n", strlen(ptxjit_kernel_ptx(kernel)),
            cubin_size);
     const char *cache = ptxjit_cache_dir(context);
@@ -400,6 +406,7 @@ static void inspect_json(ptxjit_context *context, ptxjit_kernel *kernel, ptxjit_
     cli_json_object_begin(&json);
     cli_json_member_string(&json, "family", ptxjit_kernel_family(kernel));
     cli_json_member_string(&json, "params", ptxjit_kernel_params(kernel));
+    cli_json_member_string(&json, "compile_options", ptxjit_kernel_compile_options(kernel));
     cli_json_member_string(&json, "arch", ptxjit_arch(context));
     cli_json_member_string(&json, "key", ptxjit_kernel_key(kernel));
     cli_json_member_string(&json, "origin", origin_name(origin));

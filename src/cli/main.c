@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/family_cli.h"
+#include "internal.h"
 
 static const char usage_commands[] =
     "usage: ptxjit [options] COMMAND [ARGS] [options]\n"
@@ -68,6 +69,18 @@ static const char usage_options[] =
     "                       $PTXJIT_TEMPLATE_PATH)\n"
     "  --device N           CUDA device ordinal (default 0)\n"
     "  --no-gpu             never touch the CUDA driver\n"
+    "  -D NAME[=VALUE], --define NAME[=VALUE]\n"
+    "                       compile option: define a macro (also -DNAME[=VALUE]; VALUE\n"
+    "                       without spaces, quotes or backslashes)\n"
+    "  -I DIR               compile option: an include directory, searched after the\n"
+    "                       template's own and before the toolkit's (also -IDIR)\n"
+    "  --lineinfo           compile option: line information for profilers (-lineinfo)\n"
+    "  --fast-math          compile option: fast approximate math (-use_fast_math)\n"
+    "  -G                   compile option: device debug information\n"
+    "                       Compile options go to NVRTC (backend=nvrtc; llvm refuses them)\n"
+    "                       for every kernel the command compiles (ptx, inspect, run,\n"
+    "                       bench), after those of $PTXJIT_COMPILE_OPTIONS; they are part\n"
+    "                       of the cache key, and inspect shows them\n"
     "  --json               list, info, inspect and cache stats: print one JSON document\n"
     "                       instead of text, for programs (other commands refuse it)\n"
     "  -h, --help           this help\n"
@@ -81,8 +94,10 @@ static const char usage_options[] =
     "\n"
     "environment: PTXJIT_CACHE_DIR, PTXJIT_CACHE_MAX_BYTES (disk cache cap, default 1G),\n"
     "  PTXJIT_CACHE_SHARED=1 (trust a cache directory shared with its group), PTXJIT_ARCH,\n"
-    "  PTXJIT_TEMPLATE_PATH, PTXJIT_NVRTC_LIBRARY, PTXJIT_NVJITLINK_LIBRARY,\n"
-    "  PTXJIT_LLVM_LIBRARY, PTXJIT_CUDA_LIBRARY, PTXJIT_VERBOSE, CUDA_HOME\n"
+    "  PTXJIT_TEMPLATE_PATH, PTXJIT_COMPILE_OPTIONS (compile options for every request, in\n"
+    "  the library's words: -DNAME[=VALUE] -IDIR -lineinfo -use_fast_math -G),\n"
+    "  PTXJIT_NVRTC_LIBRARY, PTXJIT_NVJITLINK_LIBRARY, PTXJIT_LLVM_LIBRARY,\n"
+    "  PTXJIT_CUDA_LIBRARY, PTXJIT_VERBOSE, CUDA_HOME\n"
     "\n"
     "exit status: 0 success, 1 failure, 2 usage error (unknown command, option or parameter)\n";
 
@@ -111,7 +126,9 @@ static const struct {
 
 typedef enum {
     OPT_ARCH, OPT_BACKEND, OPT_CACHE_DIR, OPT_TEMPLATES, OPT_DEVICE, /* take a value */
-    OPT_NO_DISK_CACHE, OPT_NO_GPU, OPT_JSON, OPT_HELP, OPT_VERSION    /* flags */
+    OPT_DEFINE, OPT_INCLUDE,
+    OPT_NO_DISK_CACHE, OPT_NO_GPU, OPT_JSON, OPT_HELP, OPT_VERSION,   /* flags */
+    OPT_LINEINFO, OPT_FAST_MATH, OPT_DEBUG
 } option_id;
 
 static const struct {
@@ -124,6 +141,12 @@ static const struct {
     {"--cache-dir", OPT_CACHE_DIR, "/tmp/ptxjit-cache"},
     {"--templates", OPT_TEMPLATES, "./templates"},
     {"--device", OPT_DEVICE, "0"},
+    {"-D", OPT_DEFINE, "NAME=VALUE"},
+    {"--define", OPT_DEFINE, "NAME=VALUE"},
+    {"-I", OPT_INCLUDE, "DIR"},
+    {"--lineinfo", OPT_LINEINFO, NULL},
+    {"--fast-math", OPT_FAST_MATH, NULL},
+    {"-G", OPT_DEBUG, NULL},
     {"--no-disk-cache", OPT_NO_DISK_CACHE, NULL},
     {"--no-gpu", OPT_NO_GPU, NULL},
     {"--json", OPT_JSON, NULL},
@@ -137,6 +160,7 @@ typedef struct {
     cli_args args;
     const char *command; /* NULL: none given */
     int help, version;
+    pj_strbuf compile_options; /* the compile options' words, in the library's spelling */
 } command_line;
 
 /* "-x" and "--x" are options; "-" alone is an ordinary word (no command reads stdin yet). */
@@ -159,10 +183,35 @@ static int parse_device(int *out, const char *text)
     return CLI_OK;
 }
 
+/* One compile option word, as the library spells it ("-DNAME=V", "-IDIR", "-G"). A value
+ * holding a space would reach the library as two words: said here, with the option's name. */
+static int add_compile_word(command_line *line, const char *prefix, const char *value)
+{
+    if (value && value[strcspn(value, " \t\n")]) {
+        fprintf(stderr, "ptxjit: the compile option %s '%s' holds a space; compile options are "
+                        "single words\n",
+                prefix, value);
+        return CLI_USAGE;
+    }
+    pj_sb_appendf(&line->compile_options, "%s%s%s", line->compile_options.length ? " " : "",
+                  prefix, value ? value : "");
+    return CLI_OK;
+}
+
 static int apply_option(command_line *line, option_id id, const char *value)
 {
     ptxjit_options *o = &line->args.options;
     switch (id) {
+    case OPT_DEFINE:
+        return add_compile_word(line, "-D", value);
+    case OPT_INCLUDE:
+        return add_compile_word(line, "-I", value);
+    case OPT_LINEINFO:
+        return add_compile_word(line, "-lineinfo", NULL);
+    case OPT_FAST_MATH:
+        return add_compile_word(line, "-use_fast_math", NULL);
+    case OPT_DEBUG:
+        return add_compile_word(line, "-G", NULL);
     case OPT_ARCH:
         o->arch = value;
         break;
@@ -203,6 +252,9 @@ static int apply_option(command_line *line, option_id id, const char *value)
 static int take_option(command_line *line, int argc, char **argv, int *i)
 {
     const char *word = argv[*i], *equals = strncmp(word, "--", 2) == 0 ? strchr(word, '=') : NULL;
+    /* -DNAME=V and -IDIR, the compilers' own spelling, with the value attached. */
+    if ((strncmp(word, "-D", 2) == 0 || strncmp(word, "-I", 2) == 0) && word[2])
+        return apply_option(line, word[1] == 'D' ? OPT_DEFINE : OPT_INCLUDE, word + 2);
     size_t length = equals ? (size_t)(equals - word) : strlen(word);
     for (size_t k = 0; k < sizeof options / sizeof options[0]; k++) {
         if (strlen(options[k].name) != length || strncmp(options[k].name, word, length) != 0)
@@ -283,24 +335,54 @@ static int run_command(cli_args *args, const char *name)
     return CLI_USAGE;
 }
 
-int main(int argc, char **argv)
+/* The command line's compile options become the context's, after $PTXJIT_COMPILE_OPTIONS's
+ * (which the library reads only when the option is not given). */
+static int set_compile_options(command_line *line)
 {
-    command_line line = {0};
-    ptxjit_options_init(&line.args.options);
-    int code = parse_line(&line, argc, argv);
+    if (!line->compile_options.length)
+        return CLI_OK;
+    const char *env = getenv("PTXJIT_COMPILE_OPTIONS");
+    pj_strbuf joined;
+    pj_sb_init(&joined);
+    pj_sb_appendf(&joined, "%s%s%s", env ? env : "", env && *env ? " " : "",
+                  line->compile_options.data);
+    pj_sb_free(&line->compile_options);
+    line->compile_options = joined;
+    line->args.options.compile_options = joined.data;
+    if (joined.failed) {
+        fprintf(stderr, "ptxjit: out of memory\n");
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+static int run(command_line *line, int argc, char **argv)
+{
+    ptxjit_options_init(&line->args.options);
+    int code = parse_line(line, argc, argv);
+    if (code == CLI_OK)
+        code = set_compile_options(line);
     if (code != CLI_OK)
         return code;
-    if (line.help) {
+    if (line->help) {
         print_usage(stdout);
         return finish_output(CLI_OK);
     }
-    if (line.version) {
+    if (line->version) {
         printf("ptxjit %s\n", PTXJIT_VERSION);
         return finish_output(CLI_OK);
     }
-    if (!line.command) {
+    if (!line->command) {
         print_usage(stderr);
         return CLI_USAGE;
     }
-    return finish_output(run_command(&line.args, line.command));
+    return finish_output(run_command(&line->args, line->command));
+}
+
+int main(int argc, char **argv)
+{
+    command_line line = {0};
+    int code = run(&line, argc, argv);
+    pj_sb_free(&line.compile_options);
+    return code;
 }

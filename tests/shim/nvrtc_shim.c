@@ -2,7 +2,7 @@
  * counts the compiles in flight. The threads test loads it through PTXJIT_NVRTC_LIBRARY and
  * makes each compile wait until a number of them run at once, which can only happen when
  * ptxjit compiles distinct keys concurrently (a lock held across compiles would make the
- * first one wait in vain, and the test fail). */
+ * first one wait in vain, and the test fail). A hook may also run inside each compile. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <nvrtc.h>
@@ -20,6 +20,20 @@ static int expected, released, timed_out, in_flight, most_in_flight, compiles;
 
 void pjtest_shim_expect(int count);
 void pjtest_shim_counts(int *total, int *most_at_once, int *gave_up);
+void pjtest_shim_during_compile(void (*hook)(void *), void *user);
+
+/* Called inside each compile, before the real one: the compile-inputs test edits a header
+ * there, as a user might while a kernel compiles. */
+static void (*during_compile)(void *);
+static void *during_compile_user;
+
+void pjtest_shim_during_compile(void (*hook)(void *), void *user)
+{
+    pthread_mutex_lock(&lock);
+    during_compile = hook;
+    during_compile_user = user;
+    pthread_mutex_unlock(&lock);
+}
 
 /* From now on the first `count` compiles wait until all of them are in flight at once. */
 void pjtest_shim_expect(int count)
@@ -124,6 +138,12 @@ nvrtcResult nvrtcCompileProgram(nvrtcProgram program, int count, const char *con
     nvrtcResult (*compile)(nvrtcProgram, int, const char *const *) =
         (nvrtcResult(*)(nvrtcProgram, int, const char *const *))real("nvrtcCompileProgram");
     arrive();
+    pthread_mutex_lock(&lock);
+    void (*hook)(void *) = during_compile;
+    void *user = during_compile_user;
+    pthread_mutex_unlock(&lock);
+    if (hook)
+        hook(user);
     nvrtcResult result = compile(program, count, options);
     leave();
     return result;

@@ -1,0 +1,735 @@
+/* test_compile_inputs.c — what goes into a compile: headers found from the template's own
+ * directory and the -I dirs and hashed into the key, compile errors cited at the template's
+ * own lines, the documented dtype-branch pattern, and compile options (validated, canonical,
+ * in the key and the disk entry, refused for backend=llvm, shown by inspect). */
+#include <dlfcn.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend/route_llvm.h"
+#include "cache/disk.h"
+#include "cache/entry.h"
+#include "cache/key.h"
+#include "context.h"
+#include "test_util.h"
+
+/* ---- helpers ---- */
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *file = fopen(path, "w");
+    ck_assert_msg(file != NULL, "cannot write %s", path);
+    fputs(text, file);
+    ck_assert_int_eq(fclose(file), 0);
+}
+
+static char *make_subdir(const char *dir, const char *name)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    return pj_strdup(path);
+}
+
+/* The last warning the context logged, and how many. */
+typedef struct {
+    int warnings;
+    char last[4096];
+} log_capture;
+
+static void capture(void *user, ptxjit_log_level level, const char *message)
+{
+    log_capture *c = user;
+    if (level != PTXJIT_LOG_WARNING)
+        return;
+    c->warnings++;
+    snprintf(c->last, sizeof c->last, "%s", message);
+}
+
+/* A context for templates in template_dir (NULL: built-ins only), its disk cache in cache_dir
+ * (NULL: none), with the given compile options (NULL: the default). */
+static ptxjit_context *open_context(const char *template_dir, const char *cache_dir,
+                                    const char *compile_options, log_capture *log)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.template_path = template_dir;
+    options.disk_cache = cache_dir != NULL;
+    options.cache_dir = cache_dir;
+    options.compile_options = compile_options;
+    if (log) {
+        options.log = capture;
+        options.log_user = log;
+    }
+    ptxjit_context *context = NULL;
+    ck_assert_msg(ptxjit_open(&context, &options) == PTXJIT_OK, "%s", ptxjit_last_error());
+    return context;
+}
+
+static ptxjit_kernel *get(ptxjit_context *context, const char *family, const char *params,
+                          const char *options, ptxjit_origin want)
+{
+    ptxjit_kernel *kernel = NULL;
+    ptxjit_origin origin = PTXJIT_ORIGIN_MEMORY;
+    ck_assert_msg(ptxjit_get_kernel_ex(&kernel, context, family, params, options, &origin) ==
+                      PTXJIT_OK,
+                  "%s %s [%s]: %s", family, params, options ? options : "",
+                  ptxjit_last_error());
+    ck_assert_msg(origin == want, "%s %s [%s]: origin %d, expected %d", family, params,
+                  options ? options : "", origin, want);
+    return kernel;
+}
+
+/* The key of family's default request in a fresh context (no disk cache), and optionally
+ * whether its PTX holds needle. */
+static void key_of(char out[33], const char *templates, const char *family, const char *options,
+                   const char *needle)
+{
+    ptxjit_context *context = open_context(templates, NULL, NULL, NULL);
+    ptxjit_kernel *kernel = get(context, family, "", options, PTXJIT_ORIGIN_COMPILED);
+    snprintf(out, 33, "%s", ptxjit_kernel_key(kernel));
+    if (needle)
+        ck_assert_msg(strstr(ptxjit_kernel_ptx(kernel), needle), "the PTX lacks %s", needle);
+    ptxjit_close(context);
+}
+
+/* The `scale` template: FACTOR times what helper.cuh (found from the template) defines. */
+#define SCALE_TEMPLATE                                                                        \
+    "//@ptxjit family scale\n//@ptxjit entry scale_kernel\n"                                  \
+    "//@ptxjit param factor int(1..100) default=3\n"                                          \
+    "#include \"helper.cuh\"\n"                                                               \
+    "extern \"C\" __global__ void scale_kernel(int *x) { x[0] = FACTOR * HELPER_VALUE; }\n"
+
+/* ---- includes ---- */
+
+START_TEST(include_resolves_against_the_template_not_the_working_directory)
+{
+    char *templates = test_mkdtemp(), *elsewhere = test_mkdtemp(), cwd[4096];
+    write_file(templates, "scale.cu", SCALE_TEMPLATE);
+    write_file(templates, "helper.cuh", "enum { HELPER_VALUE = 1234 };\n");
+    /* A decoy in the working directory: NVRTC would take it for a program named "scale.cu". */
+    write_file(elsewhere, "helper.cuh", "enum { HELPER_VALUE = 999 };\n");
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    ck_assert_int_eq(chdir(elsewhere), 0);
+    char key[33];
+    key_of(key, templates, "scale", NULL, "3702"); /* 3 * 1234 */
+    ck_assert_int_eq(chdir(cwd), 0);
+    test_rmtree(templates);
+    test_rmtree(elsewhere);
+    free(templates);
+    free(elsewhere);
+}
+END_TEST
+
+START_TEST(edited_header_changes_the_key_and_the_disk_cache_compiles_anew)
+{
+    char *templates = test_mkdtemp(), *cache = test_mkdtemp();
+    write_file(templates, "scale.cu", SCALE_TEMPLATE);
+    write_file(templates, "helper.cuh", "enum { HELPER_VALUE = 1234 };\n");
+    ptxjit_context *context = open_context(templates, cache, NULL, NULL);
+    char before[33];
+    snprintf(before, sizeof before, "%s",
+             ptxjit_kernel_key(get(context, "scale", "", NULL, PTXJIT_ORIGIN_COMPILED)));
+    ptxjit_close(context);
+    context = open_context(templates, cache, NULL, NULL); /* unchanged: a disk hit */
+    get(context, "scale", "", NULL, PTXJIT_ORIGIN_DISK);
+    ptxjit_close(context);
+    write_file(templates, "helper.cuh", "enum { HELPER_VALUE = 1000 };\n");
+    context = open_context(templates, cache, NULL, NULL);
+    ptxjit_kernel *kernel = get(context, "scale", "", NULL, PTXJIT_ORIGIN_COMPILED);
+    ck_assert_str_ne(ptxjit_kernel_key(kernel), before);
+    ck_assert_ptr_nonnull(strstr(ptxjit_kernel_ptx(kernel), "3000"));
+    ck_assert_ptr_null(strstr(ptxjit_kernel_ptx(kernel), "3702"));
+    ptxjit_close(context);
+    test_rmtree(templates);
+    test_rmtree(cache);
+    free(templates);
+    free(cache);
+}
+END_TEST
+
+/* The template includes "outer.cuh" (its dir), which includes "nested.cuh" (next to it), and
+ * <extra.cuh> from an -I dir, which includes "inner.cuh": found next to extra.cuh first, as
+ * NVRTC finds it, though the template's dir has one too. */
+START_TEST(nested_and_include_dir_headers_are_in_the_key)
+{
+    char *templates = test_mkdtemp(), *user = test_mkdtemp(), options[4200];
+    write_file(templates, "nest.cu",
+               "//@ptxjit family nest\n//@ptxjit entry nest_kernel\n"
+               "#include \"outer.cuh\"\n#include <extra.cuh>\n"
+               "extern \"C\" __global__ void nest_kernel(int *x)\n"
+               "{\n    x[0] = OUTER;\n    x[1] = EXTRA;\n}\n");
+    write_file(templates, "outer.cuh", "#include \"nested.cuh\"\nenum { OUTER = NESTED + 1 };\n");
+    write_file(templates, "nested.cuh", "enum { NESTED = 4000 };\n");
+    write_file(templates, "inner.cuh", "enum { INNER = 7 };\n"); /* shadowed for extra.cuh */
+    write_file(user, "extra.cuh", "#include \"inner.cuh\"\nenum { EXTRA = INNER * 1000 };\n");
+    write_file(user, "inner.cuh", "enum { INNER = 5 };\n");
+    snprintf(options, sizeof options, "-I %s", user);
+    char base[33], key[33];
+    key_of(base, templates, "nest", options, "5000");
+    key_of(key, templates, "nest", options, "4001");
+    ck_assert_str_eq(key, base);
+    write_file(templates, "nested.cuh", "enum { NESTED = 6000 };\n");
+    key_of(key, templates, "nest", options, "6001");
+    ck_assert_str_ne(key, base);
+    snprintf(base, sizeof base, "%s", key);
+    write_file(user, "inner.cuh", "enum { INNER = 8 };\n");
+    key_of(key, templates, "nest", options, "8000");
+    ck_assert_str_ne(key, base);
+    /* The shadowed copy is not what NVRTC reads: not in the key either. */
+    snprintf(base, sizeof base, "%s", key);
+    write_file(templates, "inner.cuh", "enum { INNER = 9 };\n");
+    key_of(key, templates, "nest", options, "8000");
+    ck_assert_str_eq(key, base);
+    test_rmtree(templates);
+    test_rmtree(user);
+    free(templates);
+    free(user);
+}
+END_TEST
+
+/* A header in a user -I dir, included by a built-in-like template without a directory: the
+ * -I dir alone is searched. Here through a user template including <helper.cuh> from -I. */
+START_TEST(angle_include_from_an_include_dir_is_in_the_key)
+{
+    char *templates = test_mkdtemp(), *user = test_mkdtemp(), options[4200];
+    write_file(templates, "angle.cu",
+               "//@ptxjit family angle\n//@ptxjit entry angle_kernel\n#include <helper.cuh>\n"
+               "extern \"C\" __global__ void angle_kernel(int *x) { x[0] = HELPER_VALUE; }\n");
+    write_file(user, "helper.cuh", "enum { HELPER_VALUE = 4321 };\n");
+    snprintf(options, sizeof options, "-I%s", user);
+    char before[33], after[33];
+    key_of(before, templates, "angle", options, "4321");
+    write_file(user, "helper.cuh", "enum { HELPER_VALUE = 4322 };\n");
+    key_of(after, templates, "angle", options, "4322");
+    ck_assert_str_ne(before, after);
+    test_rmtree(templates);
+    test_rmtree(user);
+    free(templates);
+    free(user);
+}
+END_TEST
+
+static ptxjit_status get_status(ptxjit_context *context, const char *family, const char *params,
+                                const char *options)
+{
+    ptxjit_kernel *kernel = NULL;
+    return ptxjit_get_kernel_ex(&kernel, context, family, params, options, NULL);
+}
+
+START_TEST(include_scan_is_bounded_and_leaves_missing_headers_to_nvrtc)
+{
+    char *templates = test_mkdtemp(), name[64], text[256];
+    /* deep.cu includes h0.cuh, which includes h1.cuh, ... h39.cuh. */
+    write_file(templates, "deep.cu",
+               "//@ptxjit family deep\n//@ptxjit entry k\n#include \"h0.cuh\"\n"
+               "extern \"C\" __global__ void k(int *x) { x[0] = 1; }\n");
+    for (int i = 0; i < 40; i++) {
+        snprintf(name, sizeof name, "h%d.cuh", i);
+        snprintf(text, sizeof text, "#pragma once\n#include \"h%d.cuh\"\n", i + 1);
+        write_file(templates, name, i < 39 ? text : "#pragma once\n");
+    }
+    /* wide.cu includes 300 headers. */
+    pj_strbuf wide;
+    pj_sb_init(&wide);
+    pj_sb_append(&wide, "//@ptxjit family wide\n//@ptxjit entry k\n");
+    for (int i = 0; i < 300; i++) {
+        snprintf(name, sizeof name, "w%d.cuh", i);
+        write_file(templates, name, "#pragma once\n");
+        pj_sb_appendf(&wide, "#include \"w%d.cuh\"\n", i);
+    }
+    pj_sb_append(&wide, "extern \"C\" __global__ void k(int *x) { x[0] = 1; }\n");
+    write_file(templates, "wide.cu", wide.data);
+    pj_sb_free(&wide);
+    write_file(templates, "missing.cu",
+               "//@ptxjit family missing\n//@ptxjit entry k\n#include \"not_there.cuh\"\n"
+               "extern \"C\" __global__ void k(int *x) { x[0] = 1; }\n");
+    ptxjit_context *context = open_context(templates, NULL, NULL, NULL);
+    ck_assert_int_eq(get_status(context, "deep", "", NULL), PTXJIT_ERR_TEMPLATE);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "nest deeper than 32"));
+    ck_assert_int_eq(get_status(context, "wide", "", NULL), PTXJIT_ERR_TEMPLATE);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "more than 256 headers"));
+    ck_assert_int_eq(get_status(context, "missing", "", NULL), PTXJIT_ERR_COMPILE);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "not_there.cuh"));
+    ptxjit_close(context);
+    test_rmtree(templates);
+    free(templates);
+}
+END_TEST
+
+/* Two include sets that differ in a path or a content give different keys. */
+START_TEST(key_covers_each_header_path_and_content)
+{
+    const char *options[] = {"-arch=sm_90a"};
+    pj_include_file files[2] = {{"/a/helper.cuh", {1, 2}}, {"/a/other.cuh", {3, 4}}};
+    pj_include_set set = {files, 2, 2};
+    pj_key_inputs in = {"f", "p=1", "text", "nvrtc", "nvrtc 13.0", "sm_90a", options, 1, 3, &set};
+    pj_hash128 base, changed, none;
+    ck_assert_int_eq(pj_cache_key(&base, &in), PTXJIT_OK);
+    files[1].content.low = 5;
+    ck_assert_int_eq(pj_cache_key(&changed, &in), PTXJIT_OK);
+    ck_assert(changed.low != base.low || changed.high != base.high);
+    files[1].content.low = 3;
+    files[1].path = "/b/other.cuh";
+    ck_assert_int_eq(pj_cache_key(&changed, &in), PTXJIT_OK);
+    ck_assert(changed.low != base.low || changed.high != base.high);
+    in.includes = NULL;
+    ck_assert_int_eq(pj_cache_key(&none, &in), PTXJIT_OK);
+    ck_assert(none.low != base.low || none.high != base.high);
+}
+END_TEST
+
+/* ---- a header edited while the kernel compiles (the stand-in NVRTC edits it) ---- */
+
+static void *load_shim(char *path, size_t size)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    ck_assert_int_gt(n, 0);
+    self[n] = '\0';
+    snprintf(path, size, "%s/libpjtest_nvrtc_shim.so", dirname(self));
+    void *shim = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(shim != NULL, "%s (make builds it with the test runner)", dlerror());
+    return shim;
+}
+
+static void edit_helper(void *dir)
+{
+    write_file(dir, "helper.cuh", "enum { HELPER_VALUE = 2000 };\n");
+}
+
+START_TEST(header_edited_during_the_compile_keeps_the_kernel_off_disk)
+{
+    char shim_path[4200];
+    void *shim = load_shim(shim_path, sizeof shim_path);
+    void (*during)(void (*)(void *), void *) =
+        (void (*)(void (*)(void *), void *))dlsym(shim, "pjtest_shim_during_compile");
+    ck_assert_ptr_nonnull(during);
+    setenv("PTXJIT_NVRTC_LIBRARY", shim_path, 1);
+    char *templates = test_mkdtemp(), *cache = test_mkdtemp();
+    write_file(templates, "scale.cu", SCALE_TEMPLATE);
+    write_file(templates, "helper.cuh", "enum { HELPER_VALUE = 1234 };\n");
+    during(edit_helper, templates);
+    log_capture log = {0};
+    ptxjit_context *context = open_context(templates, cache, NULL, &log);
+    get(context, "scale", "", NULL, PTXJIT_ORIGIN_COMPILED); /* compiled from the edit */
+    during(NULL, NULL);
+    ck_assert_int_eq(log.warnings, 1);
+    ck_assert_ptr_nonnull(strstr(log.last, "helper.cuh changed"));
+    ck_assert_ptr_nonnull(strstr(log.last, "not saved to the disk cache"));
+    ptxjit_cache_stats stats;
+    ck_assert_int_eq(ptxjit_cache_stats_get(&stats, context), PTXJIT_OK);
+    ck_assert_uint_eq(stats.stores, 0);
+    ptxjit_close(context);
+    /* The next context hashes the header as it is now and compiles its own kernel. */
+    context = open_context(templates, cache, NULL, NULL);
+    ptxjit_kernel *kernel = get(context, "scale", "", NULL, PTXJIT_ORIGIN_COMPILED);
+    ck_assert_ptr_nonnull(strstr(ptxjit_kernel_ptx(kernel), "6000"));
+    ptxjit_close(context);
+    unsetenv("PTXJIT_NVRTC_LIBRARY");
+    test_rmtree(templates);
+    test_rmtree(cache);
+    free(templates);
+    free(cache);
+}
+END_TEST
+
+/* ---- compile errors at the template's own lines ---- */
+
+START_TEST(compile_error_cites_the_template_file_and_line)
+{
+    char *templates = test_mkdtemp();
+    write_file(templates, "broken.cu",
+               "//@ptxjit family broken\n"              /* 1 */
+               "//@ptxjit entry broken_kernel\n"        /* 2 */
+               "//@ptxjit param factor int(1..9) default=2\n" /* 3 */
+               "\n"                                     /* 4 */
+               "extern \"C\" __global__ void broken_kernel(int *x)\n" /* 5 */
+               "{\n"                                    /* 6 */
+               "    x[0] = FACTOR * not_declared;\n"    /* 7 */
+               "}\n");
+    ptxjit_context *context = open_context(templates, NULL, NULL, NULL);
+    ck_assert_int_eq(get_status(context, "broken", "factor=4", NULL), PTXJIT_ERR_COMPILE);
+    const char *message = ptxjit_last_error();
+    ck_assert_msg(strstr(message, "broken.cu(7)"), "%s", message);
+    ck_assert_ptr_nonnull(strstr(message, "broken.cu around line 7:"));
+    ck_assert_ptr_nonnull(strstr(message, "    7 |     x[0] = FACTOR * not_declared;"));
+    ck_assert_ptr_nonnull(strstr(message, "    5 | extern \"C\""));
+    /* Embedders are pointed at calls, not at the command line. */
+    ck_assert_ptr_nonnull(strstr(message, "ptxjit_last_compile_source()"));
+    ck_assert_ptr_nonnull(strstr(message, "ptxjit_specialize()"));
+    ck_assert_ptr_null(strstr(message, "ptxjit source"));
+    /* An error in the prelude (a define that clashes with a parameter's name) is cited as the
+     * prelude's, with the generated lines. */
+    ck_assert_int_eq(get_status(context, "broken", "", "-DFACTOR=5"), PTXJIT_ERR_COMPILE);
+    message = ptxjit_last_error();
+    ck_assert_msg(strstr(message, "ptxjit prelude("), "%s", message);
+    ck_assert_ptr_nonnull(strstr(message, "the generated prelude around line"));
+    ck_assert_ptr_nonnull(strstr(message, "compile options -DFACTOR=5"));
+    ptxjit_close(context);
+    test_rmtree(templates);
+    free(templates);
+}
+END_TEST
+
+/* ---- the dtype-branch patterns of docs/TEMPLATES.md ---- */
+
+/* As documented: type-specific calls branch inside a function template (the discarded
+ * branches are never instantiated, so nothing but the prelude is included), and code written
+ * through DTYPE alone (a conversion) needs no branch at all. */
+#define DTYPE_TEMPLATE                                                                        \
+    "//@ptxjit family convert\n//@ptxjit entry convert_kernel\n"                              \
+    "//@ptxjit param dtype dtype(i32,f32,f64,f16,bf16) default=f32\n"                         \
+    "template <typename T> __device__ float to_float(T v)\n{\n"                               \
+    "    if constexpr (DTYPE_ID == DTYPE_BF16)\n        return __bfloat162float(v);\n"        \
+    "    else if constexpr (DTYPE_ID == DTYPE_F16)\n        return __half2float(v);\n"        \
+    "    else\n        return static_cast<float>(v);\n}\n"                                    \
+    "extern \"C\" __global__ void convert_kernel(const DTYPE *in, float *out)\n{\n"            \
+    "    out[threadIdx.x] = to_float(in[threadIdx.x]) + static_cast<float>(in[0]);\n}\n"
+
+/* What the documentation warns of: outside a template the discarded branch is still
+ * compiled, so at f32 it names a function no header declared. */
+#define DTYPE_COUNTER_EXAMPLE                                                                 \
+    "//@ptxjit family convert\n//@ptxjit entry convert_kernel\n"                              \
+    "//@ptxjit param dtype dtype(f32,bf16) default=f32\n"                                      \
+    "extern \"C\" __global__ void convert_kernel(const DTYPE *in, float *out)\n{\n"            \
+    "    if constexpr (DTYPE_ID == DTYPE_BF16)\n"                                              \
+    "        out[0] = __bfloat162float(in[0]);\n    else\n        out[0] = in[0];\n}\n"
+
+START_TEST(dtype_branch_pattern_compiles_at_every_dtype)
+{
+    char *templates = test_mkdtemp();
+    write_file(templates, "convert.cu", DTYPE_TEMPLATE);
+    ptxjit_context *context = open_context(templates, NULL, NULL, NULL);
+    const char *dtypes[] = {"dtype=i32", "dtype=f32", "dtype=f64", "dtype=f16", "dtype=bf16"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(dtypes); i++)
+        ck_assert_ptr_nonnull(strstr(
+            ptxjit_kernel_ptx(get(context, "convert", dtypes[i], NULL, PTXJIT_ORIGIN_COMPILED)),
+            ".entry convert_kernel("));
+    ptxjit_close(context);
+    write_file(templates, "convert.cu", DTYPE_COUNTER_EXAMPLE);
+    context = open_context(templates, NULL, NULL, NULL);
+    get(context, "convert", "dtype=bf16", NULL, PTXJIT_ORIGIN_COMPILED);
+    ck_assert_int_eq(get_status(context, "convert", "dtype=f32", NULL), PTXJIT_ERR_COMPILE);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_compile_log(), "__bfloat162float"));
+    ptxjit_close(context);
+    test_rmtree(templates);
+    free(templates);
+}
+END_TEST
+
+/* ---- compile options ---- */
+
+START_TEST(each_allowed_option_is_accepted_in_canonical_form)
+{
+    char *dir = test_mkdtemp(), *one = make_subdir(dir, "one"), *two = make_subdir(dir, "two");
+    char options[8400], expected[8400];
+    snprintf(options, sizeof options,
+             "  -G -DPJ_A -DPJ_B=2\t-I %s -I%s -DPJ_A --use_fast_math -lineinfo -I %s "
+             "-DPJ_C=x+1 ",
+             one, two, one);
+    snprintf(expected, sizeof expected,
+             "-DPJ_A -DPJ_B=2 -DPJ_C=x+1 -I%s -I%s -lineinfo -use_fast_math -G", one, two);
+    ptxjit_context *context = open_context(NULL, NULL, NULL, NULL);
+    ptxjit_kernel *kernel = get(context, "reduce", "variant=one_pass", options,
+                                PTXJIT_ORIGIN_COMPILED);
+    ck_assert_str_eq(ptxjit_kernel_compile_options(kernel), expected);
+    kernel = get(context, "reduce", "variant=one_pass", "-use_fast_math",
+                 PTXJIT_ORIGIN_COMPILED);
+    ck_assert_str_eq(ptxjit_kernel_compile_options(kernel), "-use_fast_math");
+    kernel = get(context, "reduce", "variant=one_pass", NULL, PTXJIT_ORIGIN_COMPILED);
+    ck_assert_str_eq(ptxjit_kernel_compile_options(kernel), "");
+    ck_assert_ptr_null(ptxjit_kernel_compile_options(NULL));
+    ptxjit_close(context);
+    test_rmtree(dir);
+    free(one), free(two), free(dir);
+}
+END_TEST
+
+/* The context's options (or $PTXJIT_COMPILE_OPTIONS when there are none) come first. */
+START_TEST(context_options_and_environment_come_before_the_request)
+{
+    ptxjit_context *context = open_context(NULL, NULL, "-DCTX=1 -lineinfo", NULL);
+    ptxjit_kernel *kernel = get(context, "reduce", "", "-DREQ=2", PTXJIT_ORIGIN_COMPILED);
+    ck_assert_str_eq(ptxjit_kernel_compile_options(kernel), "-DCTX=1 -DREQ=2 -lineinfo");
+    ck_assert_int_eq(get_status(context, "reduce", "", "-DCTX=2"), PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "defines CTX again"));
+    ptxjit_close(context);
+    setenv("PTXJIT_COMPILE_OPTIONS", "-DENV=3", 1);
+    context = open_context(NULL, NULL, NULL, NULL);
+    kernel = get(context, "reduce", "", NULL, PTXJIT_ORIGIN_COMPILED);
+    ck_assert_str_eq(ptxjit_kernel_compile_options(kernel), "-DENV=3");
+    ptxjit_close(context);
+    context = open_context(NULL, NULL, "", NULL); /* given, though empty: no environment */
+    kernel = get(context, "reduce", "", NULL, PTXJIT_ORIGIN_COMPILED);
+    ck_assert_str_eq(ptxjit_kernel_compile_options(kernel), "");
+    ptxjit_close(context);
+    setenv("PTXJIT_COMPILE_OPTIONS", "-o /tmp/x", 1);
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.disk_cache = 0;
+    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "$PTXJIT_COMPILE_OPTIONS"));
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "'-o'"));
+    unsetenv("PTXJIT_COMPILE_OPTIONS");
+    options.compile_options = "-Xcompiler";
+    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "'-Xcompiler'"));
+}
+END_TEST
+
+START_TEST(keys_differ_by_options_and_the_fast_path_holds_them)
+{
+    char *dir = test_mkdtemp(), options[4200], attached[4200];
+    snprintf(options, sizeof options, "-I %s", dir);
+    snprintf(attached, sizeof attached, "-I%s", dir);
+    const char *sets[] = {NULL,        "-DPJ_X=1",       "-DPJ_X=2", "-DPJ_X",
+                          "-lineinfo", "-use_fast_math", options};
+    char keys[PJ_ARRAY_SIZE(sets)][33];
+    ptxjit_context *context = open_context(NULL, NULL, NULL, NULL);
+    ptxjit_kernel *kernels[PJ_ARRAY_SIZE(sets)];
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(sets); i++) {
+        kernels[i] = get(context, "reduce", "variant=one_pass", sets[i], PTXJIT_ORIGIN_COMPILED);
+        snprintf(keys[i], 33, "%s", ptxjit_kernel_key(kernels[i]));
+        for (size_t j = 0; j < i; j++)
+            ck_assert_str_ne(keys[i], keys[j]);
+    }
+    /* The same request again: the fast path, per options text. */
+    ck_assert_ptr_eq(get(context, "reduce", "variant=one_pass", "-DPJ_X=2", PTXJIT_ORIGIN_MEMORY),
+                     kernels[2]);
+    ck_assert_ptr_eq(get(context, "reduce", "variant=one_pass", "", PTXJIT_ORIGIN_MEMORY),
+                     kernels[0]);
+    /* Another spelling of the same options: the same key, the same kernel. */
+    ck_assert_ptr_eq(get(context, "reduce", "variant=one_pass", attached, PTXJIT_ORIGIN_MEMORY),
+                     kernels[6]);
+    ptxjit_close(context);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(option_injection_is_refused)
+{
+    const char *refused[][2] = {
+        {"-DX=1 --some-flag", "'--some-flag' is not allowed"},
+        {"-D X;rm", "'-D' is not allowed"},
+        {"-DX;rm", "not a C identifier"},
+        {"-I/nonexistent", "/nonexistent"},
+        {"-I", "needs a directory"},
+        {"-Xcompiler", "'-Xcompiler' is not allowed"},
+        {"-o x", "'-o' is not allowed"},
+        {"-arch=sm_80", "'-arch=sm_80' is not allowed"},
+        {"--std=c++20", "is not allowed"},
+        {"-DX=\"a\"", "without spaces, quotes or backslashes"},
+        {"-DX='a'", "without spaces, quotes or backslashes"},
+        {"-DX=a\\b", "without spaces, quotes or backslashes"},
+        {"-D1X=2", "not a C identifier"},
+        {"-DX=1 -DX=2", "defines X again with another value"},
+        {"-DX -DX=1", "defines X again"},
+    };
+    ptxjit_context *context = open_context(NULL, NULL, NULL, NULL);
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(refused); i++) {
+        ck_assert_msg(get_status(context, "reduce", "", refused[i][0]) ==
+                          PTXJIT_ERR_INVALID_ARGUMENT,
+                      "'%s' was accepted", refused[i][0]);
+        ck_assert_msg(strstr(ptxjit_last_error(), refused[i][1]), "'%s': '%s' lacks '%s'",
+                      refused[i][0], ptxjit_last_error(), refused[i][1]);
+    }
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "give each name one value"));
+    get_status(context, "reduce", "", "-Xcompiler");
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "allowed: -DNAME"));
+    ptxjit_close(context);
+    /* Options made to pass through the disk-cache file name or the key: none is possible,
+     * since nothing but the closed list gets through. Too many is refused too. */
+    pj_strbuf many;
+    pj_sb_init(&many);
+    for (int i = 0; i < 60; i++)
+        pj_sb_appendf(&many, "-DN%d ", i);
+    context = open_context(NULL, NULL, NULL, NULL);
+    ck_assert_int_eq(get_status(context, "reduce", "", many.data), PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "more than 48 compile options"));
+    pj_sb_free(&many);
+    ptxjit_close(context);
+}
+END_TEST
+
+/* Refused before any compiler loads: with no plugin to be found, a load would say so. */
+START_TEST(llvm_refuses_compile_options_before_loading_anything)
+{
+    setenv("PTXJIT_LLVM_LIBRARY", "/nonexistent/libptxjit_llvm.so", 1);
+    setenv("PTXJIT_NVJITLINK_LIBRARY", "/nonexistent/libnvJitLink.so", 1);
+    ptxjit_context *context = open_context(NULL, NULL, NULL, NULL);
+    ck_assert_int_eq(get_status(context, "reduce", "backend=llvm", "-DX=1"),
+                     PTXJIT_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "compile options apply to backend=nvrtc"));
+    ptxjit_close(context);
+    context = open_context(NULL, NULL, "-lineinfo", NULL); /* the context's count too */
+    ck_assert_int_eq(get_status(context, "reduce", "backend=llvm", NULL), PTXJIT_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "'-lineinfo'"));
+    char *source = NULL; /* and what the llvm route would compile is not made either */
+    ck_assert_int_eq(ptxjit_specialize(&source, context, "reduce", "backend=llvm"),
+                     PTXJIT_ERR_UNSUPPORTED);
+    ptxjit_close(context);
+    unsetenv("PTXJIT_LLVM_LIBRARY");
+    unsetenv("PTXJIT_NVJITLINK_LIBRARY");
+}
+END_TEST
+
+START_TEST(defines_reach_the_code)
+{
+    char *templates = test_mkdtemp();
+    write_file(templates, "scaled.cu",
+               "//@ptxjit family scaled\n//@ptxjit entry scaled_kernel\n"
+               "#ifndef SCALE\n#error SCALE must be defined (-DSCALE=N)\n#endif\n"
+               "extern \"C\" __global__ void scaled_kernel(int *x) { x[0] = SCALE * 7; }\n");
+    ptxjit_context *context = open_context(templates, NULL, NULL, NULL);
+    ptxjit_kernel *kernel = get(context, "scaled", "", "-DSCALE=6", PTXJIT_ORIGIN_COMPILED);
+    ck_assert_ptr_nonnull(strstr(ptxjit_kernel_ptx(kernel), "42"));
+    kernel = get(context, "scaled", "", "-DSCALE=(100+3)", PTXJIT_ORIGIN_COMPILED);
+    ck_assert_ptr_nonnull(strstr(ptxjit_kernel_ptx(kernel), "721"));
+    ck_assert_int_eq(get_status(context, "scaled", "", NULL), PTXJIT_ERR_COMPILE);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "SCALE must be defined"));
+    ptxjit_close(context);
+    test_rmtree(templates);
+    free(templates);
+}
+END_TEST
+
+/* An entry recorded for other options is not taken for ours, whatever its key says. */
+START_TEST(disk_entry_records_the_options)
+{
+    char *cache = test_mkdtemp();
+    log_capture log = {0};
+    ptxjit_context *context = open_context(NULL, cache, NULL, &log);
+    ptxjit_kernel *one = get(context, "reduce", "variant=one_pass", "-DPJ_X=1",
+                             PTXJIT_ORIGIN_COMPILED);
+    ptxjit_kernel *two = get(context, "reduce", "variant=one_pass", "-DPJ_X=2",
+                             PTXJIT_ORIGIN_COMPILED);
+    char *from = pj_disk_cache_entry_path(context->disk, ptxjit_kernel_key(one));
+    char *to = pj_disk_cache_entry_path(context->disk, ptxjit_kernel_key(two));
+    /* Not a key's collision: PJ_X=1's entry copied under PJ_X=2's key, its checksum intact. */
+    char *data = NULL;
+    size_t size = 0;
+    ck_assert_int_eq(pj_read_file(&data, &size, from), PTXJIT_OK);
+    memcpy(data + 16, ptxjit_kernel_key(two), 32);
+    pj_artifact artifact;
+    const char *why = NULL;
+    pj_hash128 sum = pj_hash(data, size - 16);
+    memcpy(data + size - 16, &sum.low, 8);
+    memcpy(data + size - 8, &sum.high, 8);
+    ck_assert_int_eq(pj_entry_decode(&artifact, &why, data, size, ptxjit_kernel_key(two)),
+                     PTXJIT_OK);
+    ck_assert_str_eq(artifact.options, "-DPJ_X=1");
+    pj_artifact_free(&artifact);
+    FILE *file = fopen(to, "wb");
+    ck_assert_ptr_nonnull(file);
+    ck_assert_uint_eq(fwrite(data, 1, size, file), size);
+    ck_assert_int_eq(fclose(file), 0);
+    ptxjit_close(context);
+    context = open_context(NULL, cache, NULL, &log);
+    get(context, "reduce", "variant=one_pass", "-DPJ_X=2", PTXJIT_ORIGIN_COMPILED);
+    ck_assert_ptr_nonnull(strstr(log.last, "holds another request"));
+    ck_assert_ptr_nonnull(strstr(log.last, "-DPJ_X=1"));
+    get(context, "reduce", "variant=one_pass", "-DPJ_X=1", PTXJIT_ORIGIN_DISK);
+    ptxjit_close(context);
+    free(data);
+    free(from);
+    free(to);
+    test_rmtree(cache);
+    free(cache);
+}
+END_TEST
+
+/* The CLI's -D/-I/--lineinfo/--fast-math/-G, shown by inspect as text and JSON. */
+static int run_cli(char **output, const char *cache_dir, const char *args)
+{
+    const char *cli = getenv("PTXJIT_CLI");
+    ck_assert_msg(cli != NULL, "PTXJIT_CLI is not set (make test sets it)");
+    char command[8192];
+    snprintf(command, sizeof command, "PTXJIT_CACHE_DIR='%s' '%s' %s 2>&1", cache_dir, cli, args);
+    FILE *pipe = popen(command, "r");
+    ck_assert_ptr_nonnull(pipe);
+    pj_strbuf sb;
+    pj_sb_init(&sb);
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, pipe)) > 0)
+        pj_sb_append_n(&sb, chunk, n);
+    int status = pclose(pipe);
+    *output = pj_sb_take(&sb);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+START_TEST(cli_inspect_shows_the_compile_options)
+{
+    char *dir = test_mkdtemp(), *out, args[4400];
+    snprintf(args, sizeof args,
+             "--no-gpu inspect reduce -D SCALE=2 --define FLAG -I '%s' --lineinfo --fast-math",
+             dir);
+    ck_assert_int_eq(run_cli(&out, dir, args), 0);
+    char expected[4400];
+    snprintf(expected, sizeof expected,
+             "options     -DSCALE=2 -DFLAG -I%s -lineinfo -use_fast_math", dir);
+    ck_assert_msg(strstr(out, expected), "%s", out);
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "--no-gpu --json inspect reduce -DSCALE=3 -G"), 0);
+    ck_assert_msg(strstr(out, "\"compile_options\": \"-DSCALE=3 -G\""), "%s", out);
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "--no-gpu inspect reduce"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "options     (none)"));
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "--no-gpu ptx reduce -I /nonexistent"), 2);
+    ck_assert_ptr_nonnull(strstr(out, "not an existing directory"));
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "--no-gpu ptx reduce -D 'X;rm'"), 2);
+    ck_assert_ptr_nonnull(strstr(out, "not a C identifier"));
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "--help"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "PTXJIT_COMPILE_OPTIONS"));
+    ck_assert_ptr_nonnull(strstr(out, "--fast-math"));
+    free(out);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+Suite *suite_compile_inputs(void)
+{
+    Suite *suite = suite_create("compile_inputs");
+    TCase *tc = tcase_create("includes");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, include_resolves_against_the_template_not_the_working_directory);
+    tcase_add_test(tc, edited_header_changes_the_key_and_the_disk_cache_compiles_anew);
+    tcase_add_test(tc, nested_and_include_dir_headers_are_in_the_key);
+    tcase_add_test(tc, angle_include_from_an_include_dir_is_in_the_key);
+    tcase_add_test(tc, include_scan_is_bounded_and_leaves_missing_headers_to_nvrtc);
+    tcase_add_test(tc, key_covers_each_header_path_and_content);
+    tcase_add_test(tc, header_edited_during_the_compile_keeps_the_kernel_off_disk);
+    suite_add_tcase(suite, tc);
+    tc = tcase_create("errors_and_dtypes");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, compile_error_cites_the_template_file_and_line);
+    tcase_add_test(tc, dtype_branch_pattern_compiles_at_every_dtype);
+    suite_add_tcase(suite, tc);
+    tc = tcase_create("options");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, each_allowed_option_is_accepted_in_canonical_form);
+    tcase_add_test(tc, context_options_and_environment_come_before_the_request);
+    tcase_add_test(tc, keys_differ_by_options_and_the_fast_path_holds_them);
+    tcase_add_test(tc, option_injection_is_refused);
+    tcase_add_test(tc, llvm_refuses_compile_options_before_loading_anything);
+    tcase_add_test(tc, defines_reach_the_code);
+    tcase_add_test(tc, disk_entry_records_the_options);
+    tcase_add_test(tc, cli_inspect_shows_the_compile_options);
+    suite_add_tcase(suite, tc);
+    return suite;
+}

@@ -27,6 +27,7 @@ FAMILY_DIRS := $(FAMILIES:%=src/families/%)
 LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/error.c \
            src/family_info.c src/hash.c \
            src/kernel.c src/launch.c src/memory.c src/specialize.c src/strbuf.c \
+           src/cubin.c src/resources.c \
            src/backend/compiler_id.c src/backend/nvjitlink.c src/backend/nvrtc.c \
            src/backend/route_llvm.c src/backend/route_nvrtc.c \
            src/backend/select.c \
@@ -43,13 +44,14 @@ PLUGIN_SRC := src/plugin/ir_asm.c src/plugin/ir_flow.c src/plugin/ir_memory.c \
               src/plugin/ir_tensor.c src/plugin/ir_thread.c \
               src/plugin/ir_values.c src/plugin/plugin.c $(FAMILY_DIRS:%=%/gen.c)
 CLI_SRC := src/cli/bench_backends.c src/cli/bench_compile.c src/cli/bench_jit.c \
-           src/cli/commands.c src/cli/cubin_info.c src/cli/cublas_peer.c src/cli/families.c \
-           src/cli/json.c \
+           src/cli/commands.c src/cli/cublas_peer.c src/cli/families.c \
+           src/cli/json.c src/cli/sass.c \
            src/cli/main.c src/cli/run.c src/cli/timing.c $(FAMILY_DIRS:%=%/cli.c)
 TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
             tests/test_cache_evict.c tests/test_cache_trust.c tests/test_cli.c \
             tests/test_dynlib.c tests/test_faults.c tests/test_families.c tests/fileio_faults.c \
-            tests/test_fuzz_replay.c tests/test_llvm.c \
+            tests/test_fuzz_replay.c tests/test_inspect.c tests/test_inspect_gpu.c \
+            tests/test_llvm.c \
             tests/test_llvm_matmul.c tests/test_llvm_matmul_gpu.c tests/test_llvm_reduce.c \
             tests/test_llvm_reduce_gpu.c tests/test_llvm_transpose.c \
             tests/test_llvm_transpose_gpu.c tests/test_out_of_memory.c tests/test_params.c \

@@ -210,13 +210,29 @@ const char *ptxjit_kernel_entry_name(const ptxjit_kernel *kernel, int index);
 
 typedef struct {
     int registers;       /* per thread */
-    int static_smem;     /* bytes */
+    int static_smem;     /* bytes of static shared memory per block (dynamic not included) */
     int local_bytes;     /* per thread; nonzero means spills or stack arrays */
-    int max_threads;     /* per block */
+    int max_threads;     /* per block: the launch bound, or less where registers run out */
+    int param_bytes;     /* the entry's parameters, bytes */
+    int spill_stores;    /* bytes per thread that ptxas spilled, where the compile log says
+                            ("N bytes spill stores", from ptxas -v); -1: unknown (the cubin
+                            records no spills and ptxjit's compiles do not ask ptxas -v) */
+    int spill_loads;     /* likewise "N bytes spill loads"; -1: unknown */
 } ptxjit_kernel_resources;
-/* Loads the kernel (once per context) and reads the resources of one entry. Needs a GPU. */
+/* The resources of one entry (NULL: the first) as the driver reports them: loads the kernel
+ * (once per context) and asks it for registers, static_smem, local_bytes and max_threads;
+ * the other fields as ptxjit_kernel_resources_static gives them. Needs a GPU. */
 ptxjit_status ptxjit_kernel_resources_get(ptxjit_kernel_resources *out, ptxjit_kernel *kernel,
                                           const char *entry);
+/* The same resources read from the kernel's cubin, without a GPU: registers
+ * (EIATTR_REGCOUNT), static_smem (the size of .nv.shared.ENTRY), local_bytes (the entry's
+ * stack frame, EIATTR_FRAME_SIZE), max_threads (the launch bound, 1024 without one, lowered
+ * where a block of that many threads would not get its registers: the rule the driver
+ * applies on compute capability 7.0 and later), param_bytes, and the spills from the compile
+ * log. An entry the kernel does not have is PTXJIT_ERR_INVALID_ARGUMENT naming the entries
+ * it has; a cubin that cannot be read (not a CUDA ELF, truncated) is too, saying why. */
+ptxjit_status ptxjit_kernel_resources_static(ptxjit_kernel_resources *out,
+                                             const ptxjit_kernel *kernel, const char *entry);
 
 typedef struct { unsigned x, y, z; } ptxjit_dim3;
 

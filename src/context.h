@@ -80,5 +80,8 @@ ptxjit_status pj_kernel_load(ptxjit_kernel *kernel, const char *entry, int *inde
 ptxjit_status pj_kernel_function(CUfunction *out, ptxjit_kernel *kernel, const char *entry,
                               unsigned shared_bytes);
 void pj_kernel_free_all(ptxjit_context *context);
+/* resources.c: the index of entry (NULL: the first) among the kernel's entries; else
+ * PTXJIT_ERR_INVALID_ARGUMENT naming the entries it has. */
+ptxjit_status pj_kernel_entry_index(int *out, const ptxjit_kernel *kernel, const char *entry);
 
 #endif

@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/timing.h"
 #include "context.h"
+#include "cubin.h"
 
 #define COMPILE_SAMPLES_MAX 100
 #define COMPILE_PARAMS "variant=vectorized tpb=512 batch=8"
@@ -69,7 +70,7 @@ static ptxjit_status cold_compile(route_times *t, int i, const cli_args *args, c
         t->other[i] = total - s->generate_ms - s->optimize_ms - s->emit_ms - s->compile_ms;
         size_t size = 0;
         const void *cubin = ptxjit_kernel_cubin(kernel, &size);
-        t->cubin_is_sass = cubin_describe(t->cubin, sizeof t->cubin, cubin, size);
+        t->cubin_is_sass = pj_cubin_describe(t->cubin, sizeof t->cubin, cubin, size);
     }
     ptxjit_close(context);
     return status;

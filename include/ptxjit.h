@@ -46,7 +46,11 @@ typedef enum {
 
 /* "PTXJIT_ERR_PARAM" and the like; never NULL. */
 const char *ptxjit_status_name(ptxjit_status status);
-/* The calling thread's last error message: what failed, why, and how to fix it. "" if none.
+/* The calling thread's last error message: what failed, why, and how to fix it. Like errno,
+ * it means something right after a call that failed (returned a status other than PTXJIT_OK,
+ * or NULL where a call says so): a call that succeeds does not clear it (ptxjit_open alone
+ * does) and may have replaced it with a problem it recovered from (a kernel it could not
+ * store in the disk cache, say). "" if no call has failed yet.
  * For a compile error (PTXJIT_ERR_COMPILE) it is a summary: the first error lines and the
  * source around them; the whole log and source are below. */
 const char *ptxjit_last_error(void);

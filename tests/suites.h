@@ -21,7 +21,8 @@
     X(suite_llvm_matmul)      \
     X(suite_threads)          \
     X(suite_fuzz_replay)      \
-    X(suite_inspect)
+    X(suite_inspect)          \
+    X(suite_polish)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \

@@ -8,9 +8,25 @@
 #include "cli/cli.h"
 #include "cli/json.h"
 
+/* The library's messages point embedders at its API; at the command line the same pointer
+ * is a command: `ptxjit_family_describe("reduce")` is printed as `'ptxjit info reduce'`. */
+static void print_error(const char *message)
+{
+    static const char api[] = "ptxjit_family_describe(\"";
+    const char *at = strstr(message, api);
+    const char *name = at ? at + strlen(api) : NULL;
+    const char *end = name ? strstr(name, "\")") : NULL;
+    if (!end) {
+        fprintf(stderr, "ptxjit: %s\n", message);
+        return;
+    }
+    fprintf(stderr, "ptxjit: %.*s'ptxjit info %.*s'%s\n", (int)(at - message), message,
+            (int)(end - name), name, end + 2);
+}
+
 int cli_fail(ptxjit_status status)
 {
-    fprintf(stderr, "ptxjit: %s\n", ptxjit_last_error());
+    print_error(ptxjit_last_error());
     /* The message is a summary; a person at a terminal gets the whole log too. */
     const char *log = status == PTXJIT_ERR_COMPILE ? ptxjit_last_compile_log() : "";
     if (*log)

@@ -225,16 +225,19 @@ typedef struct {
 } ptxjit_kernel_resources;
 /* The resources of one entry (NULL: the first) as the driver reports them: loads the kernel
  * (once per context) and asks it for registers, static_smem, local_bytes and max_threads;
- * the other fields as ptxjit_kernel_resources_static gives them. Needs a GPU. */
+ * the other fields as ptxjit_kernel_resources_static gives them (-1 each where the cubin
+ * cannot be read). Needs a GPU. */
 ptxjit_status ptxjit_kernel_resources_get(ptxjit_kernel_resources *out, ptxjit_kernel *kernel,
                                           const char *entry);
-/* The same resources read from the kernel's cubin, without a GPU: registers
- * (EIATTR_REGCOUNT), static_smem (the size of .nv.shared.ENTRY), local_bytes (the entry's
- * stack frame, EIATTR_FRAME_SIZE), max_threads (the launch bound, 1024 without one, lowered
- * where a block of that many threads would not get its registers: the rule the driver
- * applies on compute capability 7.0 and later), param_bytes, and the spills from the compile
- * log. An entry the kernel does not have is PTXJIT_ERR_INVALID_ARGUMENT naming the entries
- * it has; a cubin that cannot be read (not a CUDA ELF, truncated) is too, saying why. */
+/* The same resources read from the kernel's cubin, without a GPU, equal to the driver's
+ * (checked on an H100): registers (EIATTR_REGCOUNT), static_smem (the size of
+ * .nv.shared.ENTRY, less the 1 KiB the system reserves that ptxas counts there from sm_90
+ * on), local_bytes (the entry's stack frame, EIATTR_FRAME_SIZE), max_threads (the launch
+ * bound, 1024 without one, lowered where a block of that many threads would not get its
+ * registers: the driver's rule on compute capability 7.0 and later), param_bytes, and the
+ * spills from the compile log. entry NULL is the first. An entry the kernel does not have is
+ * PTXJIT_ERR_INVALID_ARGUMENT naming the entries it has; a cubin that cannot be read (not a
+ * CUDA ELF, truncated) is too, saying why. */
 ptxjit_status ptxjit_kernel_resources_static(ptxjit_kernel_resources *out,
                                              const ptxjit_kernel *kernel, const char *entry);
 

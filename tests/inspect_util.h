@@ -4,6 +4,7 @@
 #define PTXJIT_TEST_INSPECT_UTIL_H
 
 #include <stdio.h>
+#include <string.h>
 
 #include "test_util.h"
 
@@ -56,30 +57,40 @@ static inline char *inspect_write_stack_template(void)
     return dir;
 }
 
-/* Built-in kernels worth comparing: every family's default, reduce's variants, and the
- * matmul variants with the most and the fewest registers. */
+/* Built-in kernels worth comparing besides every family's defaults (inspect_each_family):
+ * reduce's variants, matmul's wgmma and the variants with the most and the fewest
+ * registers, both backends. */
 static const struct {
     const char *family, *params;
 } inspect_requests[] = {
-    {"reduce", ""},
     {"reduce", "variant=two_pass"},
     {"reduce", "variant=warp_shuffle"},
     {"reduce", "variant=one_pass tpb=128"},
     {"reduce", "variant=batched dtype=f32 batch=16"},
     {"reduce", "variant=vectorized tpb=1024 batch=8"},
     {"reduce", "backend=llvm"},
-    {"transpose", ""},
     {"transpose", "variant=smem"},
     {"transpose", "variant=tma"},
-    {"matmul", ""},
     {"matmul", "variant=wgmma consumers=1 mma=m64n128k16"},
     {"matmul", "variant=wgmma backend=llvm"},
     {"matmul", "variant=naive"},
     {"matmul", "variant=tiled"},
     {"matmul", "variant=block_tiled"},
     {"matmul", "variant=tensor_core"},
-    {"softmax", ""},
     {"softmax", "variant=block"},
 };
+
+/* Calls check(context, family, "") for every built-in family, from the context's table. */
+static inline void inspect_each_family(ptxjit_context *context,
+                                       void (*check)(ptxjit_context *, const char *, const char *))
+{
+    int families = 0;
+    for (int i = 0; i < ptxjit_family_count(context); i++)
+        if (strncmp(ptxjit_family_origin(context, i), "built-in:", 9) == 0) {
+            check(context, ptxjit_family_name(context, i), "");
+            families++;
+        }
+    ck_assert_int_ge(families, 4);
+}
 
 #endif

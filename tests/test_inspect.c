@@ -27,26 +27,35 @@ static ptxjit_kernel_resources static_resources(ptxjit_kernel *kernel, const cha
     return r;
 }
 
-START_TEST(builtin_kernels_have_sane_resources)
+/* Every entry of (family, params) has figures in range. */
+static void check_sane(ptxjit_context *context, const char *family, const char *params)
 {
-    ptxjit_context *context = test_open_offline(NULL);
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(inspect_requests); i++) {
-        if (strstr(inspect_requests[i].params, "llvm") && !test_llvm_or_skip("llvm kernels"))
-            continue;
-        ptxjit_kernel *kernel = get_kernel(context, inspect_requests[i].family,
-                                           inspect_requests[i].params);
-        ptxjit_kernel_resources r = static_resources(kernel, NULL);
+    ptxjit_kernel *kernel = get_kernel(context, family, params);
+    for (int i = 0; i < ptxjit_kernel_entry_count(kernel); i++) {
+        ptxjit_kernel_resources r = static_resources(kernel, ptxjit_kernel_entry_name(kernel, i));
         const char *what = ptxjit_kernel_params(kernel);
-        ck_assert_msg(r.registers >= 1 && r.registers <= 255, "%s: %d registers", what,
-                      r.registers);
-        ck_assert_msg(r.static_smem >= 0 && r.local_bytes >= 0, "%s", what);
-        ck_assert_msg(r.max_threads >= 32 && r.max_threads <= 1024, "%s: %d", what,
+        ck_assert_msg(r.registers >= 1 && r.registers <= 255, "%s %s: %d registers", family,
+                      what, r.registers);
+        ck_assert_msg(r.static_smem >= 0 && r.local_bytes >= 0, "%s %s", family, what);
+        ck_assert_msg(r.max_threads >= 32 && r.max_threads <= 1024, "%s %s: %d", family, what,
                       r.max_threads);
-        ck_assert_msg(r.param_bytes >= 8, "%s: %d parameter bytes", what, r.param_bytes);
+        ck_assert_msg(r.param_bytes >= 8, "%s %s: %d parameter bytes", family, what,
+                      r.param_bytes);
         /* NVRTC's log has no ptxas -v lines: the spills are unknown. */
         ck_assert_int_eq(r.spill_stores, -1);
         ck_assert_int_eq(r.spill_loads, -1);
     }
+}
+
+/* Every family's defaults, and the other requests every test_sweep_stride()-th (under
+ * valgrind a matmul compile takes seconds). */
+START_TEST(builtin_kernels_have_sane_resources)
+{
+    ptxjit_context *context = test_open_offline(NULL);
+    inspect_each_family(context, check_sane);
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(inspect_requests); i += (size_t)test_sweep_stride())
+        if (!strstr(inspect_requests[i].params, "llvm") || test_llvm_or_skip("llvm kernels"))
+            check_sane(context, inspect_requests[i].family, inspect_requests[i].params);
     ptxjit_close(context);
 }
 END_TEST
@@ -299,7 +308,7 @@ START_TEST(cli_inspect_without_a_gpu_shows_the_cubins_resources)
     ck_assert_int_eq(run_cli(&out, &err, "", "inspect --no-gpu reduce tpb=256"), 0);
     ck_assert_msg(strstr(out, "entry       reduce_kernel: ") &&
                       strstr(out, "at most 256 threads per block, 24 B of parameters (from the "
-                                  "cubin; the driver's need a GPU: the GPU was turned off"),
+                                  "cubin; no figures from the driver: the GPU was turned off"),
                   "%s", out);
     free(out), free(err);
     ck_assert_int_eq(run_cli(&out, &err, "", "--json inspect --no-gpu matmul variant=tiled"), 0);

@@ -8,9 +8,10 @@
 
 #include "inspect_util.h"
 
+static pj_strbuf problems; /* the mismatches, each on a line of its own */
+
 /* Compares every entry of (family, params); appends the mismatches to problems. */
-static void compare_kernel(pj_strbuf *problems, ptxjit_context *context, const char *family,
-                           const char *params)
+static void compare_kernel(ptxjit_context *context, const char *family, const char *params)
 {
     ptxjit_kernel *kernel;
     ck_assert_msg(ptxjit_get_kernel(&kernel, context, family, params, NULL) == PTXJIT_OK,
@@ -28,7 +29,7 @@ static void compare_kernel(pj_strbuf *problems, ptxjit_context *context, const c
                driver.local_bytes, driver.max_threads);
         if (cubin.registers != driver.registers || cubin.static_smem != driver.static_smem ||
             cubin.local_bytes != driver.local_bytes || cubin.max_threads != driver.max_threads)
-            pj_sb_appendf(problems, "\n  %s %s %s: cubin %d/%d/%d/%d, driver %d/%d/%d/%d",
+            pj_sb_appendf(&problems, "\n  %s %s %s: cubin %d/%d/%d/%d, driver %d/%d/%d/%d",
                           family, ptxjit_kernel_params(kernel), entry, cubin.registers,
                           cubin.static_smem, cubin.local_bytes, cubin.max_threads,
                           driver.registers, driver.static_smem, driver.local_bytes,
@@ -42,12 +43,11 @@ START_TEST(cubin_resources_equal_the_drivers)
     ptxjit_context *context = test_gpu_context("cubin_resources_equal_the_drivers");
     if (!context)
         return;
-    pj_strbuf problems;
     pj_sb_init(&problems);
+    inspect_each_family(context, compare_kernel);
     for (size_t i = 0; i < PJ_ARRAY_SIZE(inspect_requests); i++) {
         if (!strstr(inspect_requests[i].params, "llvm") || test_llvm_or_skip("llvm kernels"))
-            compare_kernel(&problems, context, inspect_requests[i].family,
-                           inspect_requests[i].params);
+            compare_kernel(context, inspect_requests[i].family, inspect_requests[i].params);
     }
     ptxjit_close(context);
     char *dir = inspect_write_stack_template();
@@ -60,7 +60,7 @@ START_TEST(cubin_resources_equal_the_drivers)
      * 255 registers (with spills). */
     static const char *const sizes[] = {"n=64", "n=100", "n=200", "n=256"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(sizes); i++)
-        compare_kernel(&problems, context, "stack", sizes[i]);
+        compare_kernel(context, "stack", sizes[i]);
     ptxjit_close(context);
     test_rmtree(dir);
     free(dir);

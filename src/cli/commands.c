@@ -361,7 +361,7 @@ static void entry_text(ptxjit_kernel *kernel, const char *entry)
     const char *from = "from the driver";
     char why[1200];
     if (ptxjit_kernel_resources_get(&r, kernel, entry) != PTXJIT_OK) {
-        snprintf(why, sizeof why, "from the cubin; the driver's need a GPU: %s",
+        snprintf(why, sizeof why, "from the cubin; no figures from the driver: %s",
                  ptxjit_last_error());
         from = why;
         if (ptxjit_kernel_resources_static(&r, kernel, entry) != PTXJIT_OK) {

@@ -356,6 +356,32 @@ START_TEST(cli_sass_prints_the_kernels_sass)
 }
 END_TEST
 
+/* The runner itself, with stand-ins for nvdisasm: echo shows the command line it is given
+ * (code sections only, a private temporary copy of the cubin, removed afterwards); false
+ * is a disassembler that fails. */
+START_TEST(cli_sass_runs_nvdisasm_on_a_temporary_copy)
+{
+    char *dir = test_mkdtemp(), env[4400], *out, *err;
+    snprintf(env, sizeof env, "TMPDIR='%s' PTXJIT_NVDISASM=/bin/echo", dir);
+    ck_assert_int_eq(run_cli(&out, &err, env, "sass --no-gpu reduce"), 0);
+    char prefix[4200];
+    snprintf(prefix, sizeof prefix, "-c %s/ptxjit-sass-", dir);
+    ck_assert_msg(strncmp(out, prefix, strlen(prefix)) == 0, "%s", out);
+    out[strcspn(out, "\n")] = '\0';
+    ck_assert_int_ne(access(out + 3, F_OK), 0); /* removed */
+    free(out), free(err);
+    ck_assert_int_eq(rmdir(dir), 0);
+    free(dir);
+    ck_assert_int_eq(run_cli(&out, &err, "PTXJIT_NVDISASM=/bin/false", "sass --no-gpu reduce"),
+                     1);
+    ck_assert_msg(strstr(err, "/bin/false failed on the cubin (exit status 1"), "%s", err);
+    free(out), free(err);
+    /* A usage error stays one, nvdisasm or not. */
+    ck_assert_int_eq(run_cli(&out, &err, "PTXJIT_NVDISASM=/nonexistent", "sass"), 2);
+    free(out), free(err);
+}
+END_TEST
+
 START_TEST(cli_sass_without_nvdisasm_says_where_it_looked)
 {
     char *out, *err;
@@ -403,6 +429,7 @@ Suite *suite_inspect(void)
     tcase_set_timeout(cli, 120);
     tcase_add_test(cli, cli_inspect_without_a_gpu_shows_the_cubins_resources);
     tcase_add_test(cli, cli_sass_prints_the_kernels_sass);
+    tcase_add_test(cli, cli_sass_runs_nvdisasm_on_a_temporary_copy);
     tcase_add_test(cli, cli_sass_without_nvdisasm_says_where_it_looked);
     suite_add_tcase(s, cli);
     return s;

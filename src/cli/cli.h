@@ -39,10 +39,11 @@ int cmd_bench_compile(cli_args *args);
 /* bench_jit.c: memory-hit + launch against a bare cuLaunchKernel, and a fresh process's disk
  * hit (self_path: this program, run again for it). */
 int jit_costs(ptxjit_context *context, const char *self_path);
-/* `sass FAMILY [params]`: the kernel's SASS (commands.c), through sass.c's nvdisasm runner,
- * which returns an exit status (CLI_NO_TOOL when there is no nvdisasm, saying where it
- * looked and how to get one). */
+/* `sass FAMILY [params]`: the kernel's SASS (commands.c) through sass.c: nvdisasm's path
+ * into program, or CLI_NO_TOOL after saying where it looked and how to get one; then the
+ * cubin disassembled to stdout (an exit status). */
 int cmd_sass(cli_args *args);
-int cli_disassemble(const void *cubin, size_t bytes);
+int cli_nvdisasm_find(char *program, size_t size);
+int cli_disassemble(const char *program, const void *cubin, size_t bytes);
 
 #endif

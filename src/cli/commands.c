@@ -295,17 +295,21 @@ int cmd_ptx(cli_args *args)
     return CLI_OK;
 }
 
-/* The kernel's SASS, disassembled by nvdisasm: only that on stdout, as ptx prints PTX. */
+/* The kernel's SASS, disassembled by nvdisasm: only that on stdout, as ptx prints PTX. No
+ * nvdisasm is found out before anything is compiled. */
 int cmd_sass(cli_args *args)
 {
     ptxjit_context *context;
     ptxjit_kernel *kernel;
-    int code = get_kernel(&context, &kernel, NULL, args);
+    char nvdisasm[4096];
+    int code = args->argc < 1 ? CLI_OK : cli_nvdisasm_find(nvdisasm, sizeof nvdisasm);
+    if (code == CLI_OK)
+        code = get_kernel(&context, &kernel, NULL, args);
     if (code != CLI_OK)
         return code;
     size_t size;
     const void *cubin = ptxjit_kernel_cubin(kernel, &size);
-    code = cli_disassemble(cubin, size);
+    code = cli_disassemble(nvdisasm, cubin, size);
     ptxjit_close(context);
     return code;
 }

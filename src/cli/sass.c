@@ -57,6 +57,8 @@ static int find_nvdisasm(char *out, size_t size, char *tried, size_t tried_size)
     snprintf(out, size, "%s", NVDISASM_DEFAULT);
     if (executable(out) || find_on_path(out, size))
         return 1;
+    if (strcmp(home_path, NVDISASM_DEFAULT) == 0)
+        home_path[0] = '\0'; /* $CUDA_HOME is the default toolkit: name it once */
     snprintf(tried, tried_size, "%s%s%s, every folder of $PATH", home_path,
              *home_path ? " ($CUDA_HOME), " : "", NVDISASM_DEFAULT);
     return 0;
@@ -119,18 +121,23 @@ static int run_nvdisasm(const char *program, const char *path)
     return WEXITSTATUS(status);
 }
 
-int cli_disassemble(const void *cubin, size_t bytes)
+int cli_nvdisasm_find(char *program, size_t size)
 {
-    char program[4096], tried[8192], path[4096];
-    if (!find_nvdisasm(program, sizeof program, tried, sizeof tried)) {
-        fprintf(stderr,
-                "ptxjit: sass needs nvdisasm, the CUDA toolkit's disassembler, and found none "
-                "(looked at %s); install the toolkit's cuda-nvdisasm package (e.g. apt-get "
-                "install cuda-nvdisasm-13-0), or set CUDA_HOME to a toolkit that has "
-                "bin/nvdisasm, or PTXJIT_NVDISASM to the program\n",
-                tried);
-        return CLI_NO_TOOL;
-    }
+    char tried[8192];
+    if (find_nvdisasm(program, size, tried, sizeof tried))
+        return CLI_OK;
+    fprintf(stderr,
+            "ptxjit: sass needs nvdisasm, the CUDA toolkit's disassembler, and found none "
+            "(looked at %s); install the toolkit's cuda-nvdisasm package (e.g. apt-get install "
+            "cuda-nvdisasm-13-0), or set CUDA_HOME to a toolkit that has bin/nvdisasm, or "
+            "PTXJIT_NVDISASM to the program\n",
+            tried);
+    return CLI_NO_TOOL;
+}
+
+int cli_disassemble(const char *program, const void *cubin, size_t bytes)
+{
+    char path[4096];
     if (!write_temp(path, sizeof path, cubin, bytes))
         return CLI_FAIL;
     int status = run_nvdisasm(program, path);

@@ -27,6 +27,7 @@ FAMILY_DIRS := $(FAMILIES:%=src/families/%)
 LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/error.c \
            src/family_info.c src/hash.c src/compile_options.c src/includes.c \
            src/kernel.c src/launch.c src/memory.c src/specialize.c src/strbuf.c \
+           src/cubin.c src/resources.c \
            src/backend/compiler_id.c src/backend/nvjitlink.c src/backend/nvrtc.c \
            src/backend/route_llvm.c src/backend/route_nvrtc.c \
            src/backend/select.c \
@@ -44,17 +45,19 @@ PLUGIN_SRC := src/plugin/ir_asm.c src/plugin/ir_flow.c src/plugin/ir_memory.c \
               src/plugin/ir_tensor.c src/plugin/ir_thread.c \
               src/plugin/ir_values.c src/plugin/plugin.c $(FAMILY_DIRS:%=%/gen.c)
 CLI_SRC := src/cli/bench_backends.c src/cli/bench_compile.c src/cli/bench_jit.c \
-           src/cli/commands.c src/cli/cubin_info.c src/cli/cublas_peer.c src/cli/families.c \
-           src/cli/json.c \
+           src/cli/commands.c src/cli/cublas_peer.c src/cli/families.c \
+           src/cli/json.c src/cli/sass.c \
            src/cli/main.c src/cli/run.c src/cli/timing.c $(FAMILY_DIRS:%=%/cli.c)
 TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
             tests/test_compile_inputs.c \
             tests/test_cache_evict.c tests/test_cache_trust.c tests/test_cli.c \
             tests/test_dynlib.c tests/test_faults.c tests/test_families.c tests/fileio_faults.c \
-            tests/test_fuzz_replay.c tests/test_llvm.c \
+            tests/test_fuzz_replay.c tests/test_inspect.c tests/test_inspect_gpu.c \
+            tests/test_llvm.c \
             tests/test_llvm_matmul.c tests/test_llvm_matmul_gpu.c tests/test_llvm_reduce.c \
             tests/test_llvm_reduce_gpu.c tests/test_llvm_transpose.c \
             tests/test_llvm_transpose_gpu.c tests/test_out_of_memory.c tests/test_params.c \
+            tests/test_polish.c \
             tests/test_pipeline.c tests/test_strbuf.c tests/test_threads.c tests/test_util.c \
             tests/warm.c tests/fuzz/fuzz_entry.c tests/fuzz/fuzz_params.c \
             tests/fuzz/fuzz_schema.c tests/fuzz/fuzz_util.c \
@@ -99,7 +102,7 @@ PLUGIN_SYSLIBS := -Wl,-Bstatic -lzstd -lz -Wl,-Bdynamic -ldl -lpthread -lm
 # The plugin where LLVM is there; nothing in its place where it is not.
 PLUGIN_IF_LLVM = $(if $(LLVM_VERSION),$(PLUGIN))
 
-.PHONY: all test demo install clean deps examples check-cuda
+.PHONY: all test demo install install-check clean deps examples check-cuda
 all: $(STATIC_LIB) $(SHARED_LIB) $(CLI) $(PLUGIN_IF_LLVM)
 
 check-cuda:
@@ -171,6 +174,7 @@ $(FAKE_CUDA): tests/fake_cuda/libcuda.c
 
 test: $(TEST_RUNNER) $(CLI) $(PLUGIN_IF_LLVM) $(FAKE_CUDA)
 	$(Q)PTXJIT_CLI=$(abspath $(CLI)) $(TEST_RUNNER)
+	$(Q)$(if $(SAN),:,$(MAKE) --no-print-directory install-check)
 	$(Q)$(if $(filter true,$(CI)),$(MAKE) --no-print-directory CI= hardening,:)
 
 demo: all examples
@@ -182,16 +186,32 @@ examples: all
 	$(Q)PKG_CONFIG_PATH=$(abspath $(BUILD))/prefix/lib/pkgconfig $(MAKE) --no-print-directory \
 	    -C examples OUT=$(abspath $(BUILD))
 
+# ptxjit.pc links libptxjit.so (with --static, its Libs.private are what libptxjit.a needs);
+# ptxjit-static.pc names libptxjit.a itself. The built-in templates go along as examples.
+PC_VERSION = $(shell sed -n 's/^\#define PTXJIT_VERSION "\(.*\)"/\1/p' include/ptxjit.h)
 install: all
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
+	    $(DESTDIR)$(PREFIX)/share/ptxjit/templates
 	install -m 644 include/ptxjit.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(SHARED_LIB) $(DESTDIR)$(PREFIX)/lib/libptxjit.so.0
 	$(if $(LLVM_VERSION),install -m 755 $(PLUGIN) $(DESTDIR)$(PREFIX)/lib/)
 	ln -sf libptxjit.so.0 $(DESTDIR)$(PREFIX)/lib/libptxjit.so
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define PTXJIT_VERSION "\(.*\)"/\1/p' include/ptxjit.h)|' \
-	    src/ptxjit.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ptxjit.pc
+	install -m 644 $(TEMPLATES) $(DESTDIR)$(PREFIX)/share/ptxjit/templates/
+	for pc in ptxjit ptxjit-static; do \
+	    sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(PC_VERSION)|' src/$$pc.pc.in \
+	        > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc || exit 1; \
+	done
+
+# A program built from outside the tree against the installed static library through
+# pkg-config, run offline (tests/install_check.sh); `make test` runs it (not under the
+# sanitizers, whose libraries an outside program would not link).
+INSTALL_CHECK_PREFIX = $(abspath $(BUILD))/install-check
+install-check: all
+	$(Q)rm -rf $(INSTALL_CHECK_PREFIX)
+	$(Q)$(MAKE) --no-print-directory install PREFIX=$(INSTALL_CHECK_PREFIX) >/dev/null
+	$(Q)sh tests/install_check.sh $(INSTALL_CHECK_PREFIX)
 
 clean:
 	rm -rf $(BUILD)

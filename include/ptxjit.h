@@ -46,7 +46,11 @@ typedef enum {
 
 /* "PTXJIT_ERR_PARAM" and the like; never NULL. */
 const char *ptxjit_status_name(ptxjit_status status);
-/* The calling thread's last error message: what failed, why, and how to fix it. "" if none.
+/* The calling thread's last error message: what failed, why, and how to fix it. Like errno,
+ * it means something right after a call that failed (returned a status other than PTXJIT_OK,
+ * or NULL where a call says so): a call that succeeds does not clear it (ptxjit_open alone
+ * does) and may have replaced it with a problem it recovered from (a kernel it could not
+ * store in the disk cache, say). "" if no call has failed yet.
  * For a compile error (PTXJIT_ERR_COMPILE) it is a summary: the first error lines and the
  * source around them; the whole log and source are below. */
 const char *ptxjit_last_error(void);
@@ -260,13 +264,32 @@ const char *ptxjit_kernel_entry_name(const ptxjit_kernel *kernel, int index);
 
 typedef struct {
     int registers;       /* per thread */
-    int static_smem;     /* bytes */
+    int static_smem;     /* bytes of static shared memory per block (dynamic not included) */
     int local_bytes;     /* per thread; nonzero means spills or stack arrays */
-    int max_threads;     /* per block */
+    int max_threads;     /* per block: the launch bound, or less where registers run out */
+    int param_bytes;     /* the entry's parameters, bytes */
+    int spill_stores;    /* bytes per thread that ptxas spilled, where the compile log says
+                            ("N bytes spill stores", from ptxas -v); -1: unknown (the cubin
+                            records no spills and ptxjit's compiles do not ask ptxas -v) */
+    int spill_loads;     /* likewise "N bytes spill loads"; -1: unknown */
 } ptxjit_kernel_resources;
-/* Loads the kernel (once per context) and reads the resources of one entry. Needs a GPU. */
+/* The resources of one entry (NULL: the first) as the driver reports them: loads the kernel
+ * (once per context) and asks it for registers, static_smem, local_bytes and max_threads;
+ * the other fields as ptxjit_kernel_resources_static gives them (-1 each where the cubin
+ * cannot be read). Needs a GPU. */
 ptxjit_status ptxjit_kernel_resources_get(ptxjit_kernel_resources *out, ptxjit_kernel *kernel,
                                           const char *entry);
+/* The same resources read from the kernel's cubin, without a GPU, equal to the driver's
+ * (checked on an H100): registers (EIATTR_REGCOUNT), static_smem (the size of
+ * .nv.shared.ENTRY, less the 1 KiB the system reserves that ptxas counts there from sm_90
+ * on), local_bytes (the entry's stack frame, EIATTR_FRAME_SIZE), max_threads (the launch
+ * bound, 1024 without one, lowered where a block of that many threads would not get its
+ * registers: the driver's rule on compute capability 7.0 and later), param_bytes, and the
+ * spills from the compile log. entry NULL is the first. An entry the kernel does not have is
+ * PTXJIT_ERR_INVALID_ARGUMENT naming the entries it has; a cubin that cannot be read (not a
+ * CUDA ELF, truncated) is too, saying why. */
+ptxjit_status ptxjit_kernel_resources_static(ptxjit_kernel_resources *out,
+                                             const ptxjit_kernel *kernel, const char *entry);
 
 typedef struct { unsigned x, y, z; } ptxjit_dim3;
 

@@ -52,8 +52,8 @@ tsan:
 
 # memcheck over the whole CPU suite; every child process Check forks is checked and exits 99
 # on an error or a leak. In three parts, which CI runs side by side: the suites that compile
-# through the llvm backend (softmax too: its tests compile through both), with NVRTC, the plugin
-# and nvJitLink warmed in the runner before it
+# through the llvm backend (softmax and inspect too: their tests compile through both), with
+# NVRTC, the plugin and nvJitLink warmed in the runner before it
 # forks; the matmul and transpose suites (NVRTC compiling the family templates, ~6 min); and
 # the rest, both with NVRTC warmed (tests/warm.c says why). Under memcheck a compile takes
 # seconds (a matmul template through NVRTC ~12 s): the sweeps compile their first request
@@ -61,7 +61,7 @@ tsan:
 VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full \
 	--errors-for-leak-kinds=definite,indirect,possible \
 	--show-leak-kinds=definite,indirect,possible --suppressions=$(SAN_DIR)/valgrind.supp
-VALGRIND_LLVM_SUITES := llvm llvm_reduce llvm_transpose llvm_matmul softmax
+VALGRIND_LLVM_SUITES := llvm llvm_reduce llvm_transpose llvm_matmul softmax inspect
 VALGRIND_FAMILY_SUITES := matmul transpose
 VALGRIND_SWEEP_STRIDE ?= 1000
 valgrind: valgrind-rest valgrind-llvm valgrind-families

@@ -90,5 +90,8 @@ void pj_kernel_free_all(ptxjit_context *context);
 /* Forgets the fast path of exact requests, whose kernels may come from templates that were
  * replaced since. Caller holds context->lock. */
 void pj_kernel_forget_aliases(ptxjit_context *context);
+/* resources.c: the index of entry (NULL: the first) among the kernel's entries; else
+ * PTXJIT_ERR_INVALID_ARGUMENT naming the entries it has. */
+ptxjit_status pj_kernel_entry_index(int *out, const ptxjit_kernel *kernel, const char *entry);
 
 #endif

@@ -146,11 +146,21 @@ ptxjit_status ptxjit_launch_cluster(ptxjit_kernel *kernel, const char *entry, pt
     return PJ_CU(d->cuLaunchKernelEx(&config, function, args, NULL), "cuLaunchKernelEx");
 }
 
+/* What the cubin says first (param_bytes and the spills exist only there; an unknown entry
+ * is refused naming the entries), then the driver's word for the rest. */
 ptxjit_status ptxjit_kernel_resources_get(ptxjit_kernel_resources *out, ptxjit_kernel *kernel,
                                           const char *entry)
 {
     int index;
-    ptxjit_status status = pj_kernel_load(kernel, entry, &index);
+    if (!out || !kernel)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "ptxjit_kernel_resources_get: %s is NULL", out ? "kernel" : "out");
+    ptxjit_status status = pj_kernel_entry_index(&index, kernel, entry);
+    if (status != PTXJIT_OK)
+        return status;
+    if (ptxjit_kernel_resources_static(out, kernel, entry) != PTXJIT_OK)
+        out->param_bytes = out->spill_stores = out->spill_loads = -1;
+    status = pj_kernel_load(kernel, entry, &index);
     if (status != PTXJIT_OK)
         return status;
     const pj_driver *d = kernel->context->driver;

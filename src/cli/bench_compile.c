@@ -14,8 +14,11 @@
 #include "cli/cli.h"
 #include "cli/timing.h"
 #include "context.h"
+#include "cubin.h"
 
 #define COMPILE_SAMPLES_MAX 100
+/* reduce's request when none is given; another family's is its defaults. */
+#define COMPILE_FAMILY "reduce"
 #define COMPILE_PARAMS "variant=vectorized tpb=512 batch=8"
 
 typedef struct {
@@ -69,29 +72,51 @@ static ptxjit_status cold_compile(route_times *t, int i, const cli_args *args, c
         t->other[i] = total - s->generate_ms - s->optimize_ms - s->emit_ms - s->compile_ms;
         size_t size = 0;
         const void *cubin = ptxjit_kernel_cubin(kernel, &size);
-        t->cubin_is_sass = cubin_describe(t->cubin, sizeof t->cubin, cubin, size);
+        t->cubin_is_sass = pj_cubin_describe(t->cubin, sizeof t->cubin, cubin, size);
     }
     ptxjit_close(context);
     return status;
 }
 
-/* Both routes, samples of each: first the first request of the process for each, then the
- * samples in the order A B B A A B ..., so that a load that comes and goes on the machine
- * falls on both routes alike. */
-static ptxjit_status time_routes(route_times t[2], int samples, const cli_args *args,
+/* The routes (nvrtc, and llvm where it builds the request), samples of each: first the
+ * first request of the process for each, then the samples in the order A B B A A B ..., so
+ * that a load that comes and goes on the machine falls on both routes alike. */
+static ptxjit_status time_routes(route_times t[2], int routes, int samples, const cli_args *args,
                                  const char *family, const char *const params[2])
 {
     ptxjit_status status = PTXJIT_OK;
-    for (int r = 0; r < 2 && status == PTXJIT_OK; r++) {
+    for (int r = 0; r < routes && status == PTXJIT_OK; r++) {
         t[r].samples = samples;
         status = cold_compile(&t[r], -1, args, family, params[r]);
     }
     for (int i = 0; i < samples && status == PTXJIT_OK; i++)
-        for (int k = 0; k < 2 && status == PTXJIT_OK; k++) {
-            int r = i % 2 ? 1 - k : k;
+        for (int k = 0; k < routes && status == PTXJIT_OK; k++) {
+            int r = routes == 2 && i % 2 ? 1 - k : k;
             status = cold_compile(&t[r], i, args, family, params[r]);
         }
     return status;
+}
+
+/* Whether the llvm route builds the request: 0 with the reason in why when it does not (a
+ * family from a template folder, a variant without a generator, a build without LLVM). A
+ * request that is wrong for both routes is left to the nvrtc compile to report. */
+static int llvm_builds(char *why, size_t size, const cli_args *args, const char *family,
+                       const char *params)
+{
+    ptxjit_options options = args->options;
+    options.disk_cache = 0;
+    options.use_gpu = 0;
+    ptxjit_context *context;
+    if (ptxjit_open(&context, &options) != PTXJIT_OK)
+        return 1;
+    char *source = NULL;
+    ptxjit_status status = ptxjit_specialize(&source, context, family, params);
+    free(source);
+    int builds = status != PTXJIT_ERR_UNSUPPORTED && status != PTXJIT_ERR_NO_COMPILER;
+    if (!builds)
+        snprintf(why, size, "%s", ptxjit_last_error());
+    ptxjit_close(context);
+    return builds;
 }
 
 static void print_table_head(void)
@@ -145,10 +170,11 @@ static void print_setting(const char *arch)
 
 /* Loads each route's kernel once in a GPU context and times it: a cubin of SASS loads as it
  * is; PTX would be compiled by the driver here, and that time would belong to the compile. */
-static void print_loads(ptxjit_context *gpu, const char *family, const char *const params[2])
+static void print_loads(ptxjit_context *gpu, int routes, const char *family,
+                        const char *const params[2])
 {
     printf("\nmodule load in a GPU context (%s), once per route, ms:", ptxjit_arch(gpu));
-    for (int r = 0; r < 2; r++) {
+    for (int r = 0; r < routes; r++) {
         ptxjit_kernel *kernel;
         ptxjit_kernel_resources res;
         ptxjit_status status = ptxjit_get_kernel(&kernel, gpu, family, params[r], NULL);
@@ -178,8 +204,8 @@ static int usage_samples(const char *text, int *samples)
 
 /* With a GPU (a driver that initializes): module loads, and the compiles again with the
  * driver's compute cache allowed, warmed by the first compile of each route. */
-static ptxjit_status gpu_part(const cli_args *args, const char *family, const char *const p[2],
-                              int samples)
+static ptxjit_status gpu_part(const cli_args *args, int routes, const char *family,
+                              const char *const p[2], int samples)
 {
     ptxjit_options options = args->options;
     options.disk_cache = 0;
@@ -193,11 +219,11 @@ static ptxjit_status gpu_part(const cli_args *args, const char *family, const ch
         ptxjit_close(gpu);
         return PTXJIT_OK;
     }
-    print_loads(gpu, family, p);
+    print_loads(gpu, routes, family, p);
     route_times cached[2];
     pj_nvrtc_allow_driver_cache(1);
     pj_nvjitlink_allow_driver_cache(1);
-    status = time_routes(cached, samples, args, family, p);
+    status = time_routes(cached, routes, samples, args, family, p);
     pj_nvrtc_allow_driver_cache(0);
     pj_nvjitlink_allow_driver_cache(0);
     ptxjit_close(gpu);
@@ -208,9 +234,11 @@ static ptxjit_status gpu_part(const cli_args *args, const char *family, const ch
            "ptxas; 'first' is the compile that fills it, or hits an earlier run's entry):\n\n");
     print_table_head();
     print_row("nvrtc, driver cache", &cached[0], 0);
-    print_row("llvm, driver cache", &cached[1], 1);
-    printf("\nllvm / nvrtc total with the driver cache: %.3f\n",
-           median_of(cached[1].total, samples) / median_of(cached[0].total, samples));
+    if (routes == 2) {
+        print_row("llvm, driver cache", &cached[1], 1);
+        printf("\nllvm / nvrtc total with the driver cache: %.3f\n",
+               median_of(cached[1].total, samples) / median_of(cached[0].total, samples));
+    }
     return PTXJIT_OK;
 }
 
@@ -229,13 +257,16 @@ int cmd_bench_compile(cli_args *args)
         free(given);
         return CLI_USAGE;
     }
-    const char *params = given && *given ? given : COMPILE_PARAMS;
-    char nvrtc_params[512], llvm_params[512];
+    const char *params = given && *given               ? given
+                         : strcmp(family, COMPILE_FAMILY) == 0 ? COMPILE_PARAMS
+                                                               : "";
+    char nvrtc_params[512], llvm_params[512], no_llvm[1024] = "";
     snprintf(nvrtc_params, sizeof nvrtc_params, "%s backend=nvrtc", params);
     snprintf(llvm_params, sizeof llvm_params, "%s backend=llvm", params);
     const char *const p[2] = {nvrtc_params, llvm_params};
+    int count = llvm_builds(no_llvm, sizeof no_llvm, args, family, llvm_params) ? 2 : 1;
     route_times routes[2];
-    ptxjit_status status = time_routes(routes, samples, args, family, p);
+    ptxjit_status status = time_routes(routes, count, samples, args, family, p);
     if (status != PTXJIT_OK) {
         free(given);
         return cli_fail(status);
@@ -251,17 +282,23 @@ int cmd_bench_compile(cli_args *args)
            "context without disk cache; the compilers' driver cache off; routes alternating A B B "
            "A), ms; other = total - stages (request, key, metadata); CPU = this thread's CPU time "
            "(total):\n\n",
-           family, params, samples);
+           family, *params ? params : "(the family's defaults)", samples);
     print_table_head();
     print_row("nvrtc (prelude; NVRTC -> PTX + cubin)", &routes[0], 0);
-    print_row("llvm (IR build; O3; NVPTX; nvJitLink)", &routes[1], 1);
-    printf("\nllvm / nvrtc total: %.3f (CPU: %.3f)\n",
-           median_of(routes[1].total, samples) / median_of(routes[0].total, samples),
-           median_of(routes[1].cpu, samples) / median_of(routes[0].cpu, samples));
-    printf("\ncubin, nvrtc: %s\ncubin, llvm:  %s\n", routes[0].cubin, routes[1].cubin);
-    status = gpu_part(args, family, p, samples);
+    if (count == 2) {
+        print_row("llvm (IR build; O3; NVPTX; nvJitLink)", &routes[1], 1);
+        printf("\nllvm / nvrtc total: %.3f (CPU: %.3f)\n",
+               median_of(routes[1].total, samples) / median_of(routes[0].total, samples),
+               median_of(routes[1].cpu, samples) / median_of(routes[0].cpu, samples));
+    } else {
+        printf("\nllvm: not timed: %s\n", no_llvm);
+    }
+    printf("\ncubin, nvrtc: %s\n", routes[0].cubin);
+    if (count == 2)
+        printf("cubin, llvm:  %s\n", routes[1].cubin);
+    status = gpu_part(args, count, family, p, samples);
     free(given);
-    return status == PTXJIT_OK && routes[0].cubin_is_sass && routes[1].cubin_is_sass
+    return status == PTXJIT_OK && routes[0].cubin_is_sass && (count == 1 || routes[1].cubin_is_sass)
                ? CLI_OK
                : status != PTXJIT_OK ? cli_fail(status) : CLI_FAIL;
 }

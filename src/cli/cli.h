@@ -4,8 +4,9 @@
 
 #include "ptxjit.h"
 
-/* Exit statuses: success, failure, usage error (bad command, option or parameter). */
-enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+/* Exit statuses: success, failure, usage error (bad command, option or parameter), a program
+ * the command runs is missing (sass: nvdisasm). */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2, CLI_NO_TOOL = 3 };
 
 typedef struct {
     ptxjit_options options;
@@ -38,8 +39,11 @@ int cmd_bench_compile(cli_args *args);
 /* bench_jit.c: memory-hit + launch against a bare cuLaunchKernel, and a fresh process's disk
  * hit (self_path: this program, run again for it). */
 int jit_costs(ptxjit_context *context, const char *self_path);
-/* cubin_info.c: describes a kernel's binary into out ("7648 bytes, CUDA ELF for sm_90: SASS
- * ..."); returns 1 when it is a CUDA ELF holding SASS, 0 otherwise (PTX text, empty, other). */
-int cubin_describe(char *out, size_t size, const void *data, size_t bytes);
+/* `sass FAMILY [params]`: the kernel's SASS (commands.c) through sass.c: nvdisasm's path
+ * into program, or CLI_NO_TOOL after saying where it looked and how to get one; then the
+ * cubin disassembled to stdout (an exit status). */
+int cmd_sass(cli_args *args);
+int cli_nvdisasm_find(char *program, size_t size);
+int cli_disassemble(const char *program, const void *cubin, size_t bytes);
 
 #endif

@@ -1,4 +1,4 @@
-/* commands.c — the commands that need no GPU: list, info, ptx, source, inspect, cache; as
+/* commands.c — the commands that need no GPU: list, info, ptx, sass, source, inspect, cache; as
  * text, or (list, info, inspect, cache stats) as JSON under --json. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,9 +8,25 @@
 #include "cli/cli.h"
 #include "cli/json.h"
 
+/* The library's messages point embedders at its API; at the command line the same pointer
+ * is a command: `ptxjit_family_describe("reduce")` is printed as `'ptxjit info reduce'`. */
+static void print_error(const char *message)
+{
+    static const char api[] = "ptxjit_family_describe(\"";
+    const char *at = strstr(message, api);
+    const char *name = at ? at + strlen(api) : NULL;
+    const char *end = name ? strstr(name, "\")") : NULL;
+    if (!end) {
+        fprintf(stderr, "ptxjit: %s\n", message);
+        return;
+    }
+    fprintf(stderr, "ptxjit: %.*s'ptxjit info %.*s'%s\n", (int)(at - message), message,
+            (int)(end - name), name, end + 2);
+}
+
 int cli_fail(ptxjit_status status)
 {
-    fprintf(stderr, "ptxjit: %s\n", ptxjit_last_error());
+    print_error(ptxjit_last_error());
     /* The message is a summary; a person at a terminal gets the whole log too. */
     const char *log = status == PTXJIT_ERR_COMPILE ? ptxjit_last_compile_log() : "";
     if (*log)
@@ -305,6 +321,25 @@ int cmd_ptx(cli_args *args)
     return CLI_OK;
 }
 
+/* The kernel's SASS, disassembled by nvdisasm: only that on stdout, as ptx prints PTX. No
+ * nvdisasm is found out before anything is compiled. */
+int cmd_sass(cli_args *args)
+{
+    ptxjit_context *context;
+    ptxjit_kernel *kernel;
+    char nvdisasm[4096];
+    int code = args->argc < 1 ? CLI_OK : cli_nvdisasm_find(nvdisasm, sizeof nvdisasm);
+    if (code == CLI_OK)
+        code = get_kernel(&context, &kernel, NULL, args);
+    if (code != CLI_OK)
+        return code;
+    size_t size;
+    const void *cubin = ptxjit_kernel_cubin(kernel, &size);
+    code = cli_disassemble(nvdisasm, cubin, size);
+    ptxjit_close(context);
+    return code;
+}
+
 /* Specializes FAMILY's request without compiling it and prints what its route would compile:
  * also for a request whose compile fails, which is when the source is wanted most. */
 static int print_specialized(cli_args *args)
@@ -349,6 +384,30 @@ int cmd_ir(cli_args *args)
     return print_specialized(args);
 }
 
+/* One entry's line: the driver's figures with a GPU; without one, the cubin's, saying so. */
+static void entry_text(ptxjit_kernel *kernel, const char *entry)
+{
+    ptxjit_kernel_resources r;
+    const char *from = "from the driver";
+    char why[1200];
+    if (ptxjit_kernel_resources_get(&r, kernel, entry) != PTXJIT_OK) {
+        snprintf(why, sizeof why, "from the cubin; no figures from the driver: %s",
+                 ptxjit_last_error());
+        from = why;
+        if (ptxjit_kernel_resources_static(&r, kernel, entry) != PTXJIT_OK) {
+            printf("entry       %s (resources unknown: %s)\n", entry, ptxjit_last_error());
+            return;
+        }
+    }
+    printf("entry       %s: %d registers, %d B static shared, %d B local%s, at most %d threads "
+           "per block, %d B of parameters",
+           entry, r.registers, r.static_smem, r.local_bytes,
+           r.local_bytes ? " (spills or stack arrays)" : "", r.max_threads, r.param_bytes);
+    if (r.spill_stores >= 0)
+        printf(", spills %d B stored and %d B loaded", r.spill_stores, r.spill_loads);
+    printf(" (%s)\n", from);
+}
+
 static void inspect_text(ptxjit_context *context, ptxjit_kernel *kernel)
 {
     size_t cubin_size;
@@ -361,39 +420,52 @@ static void inspect_text(ptxjit_context *context, ptxjit_kernel *kernel)
            cubin_size);
     const char *cache = ptxjit_cache_dir(context);
     printf("cache       %s\n", cache ? cache : "(off)");
-    for (int i = 0; i < ptxjit_kernel_entry_count(kernel); i++) {
-        const char *entry = ptxjit_kernel_entry_name(kernel, i);
-        ptxjit_kernel_resources r;
-        if (ptxjit_kernel_resources_get(&r, kernel, entry) == PTXJIT_OK)
-            printf("entry       %s: %d registers, %d B static shared, %d B local%s\n", entry,
-                   r.registers, r.static_smem, r.local_bytes, r.local_bytes ? " (spills)" : "");
-        else
-            printf("entry       %s (resources need a GPU: %s)\n", entry, ptxjit_last_error());
-    }
+    for (int i = 0; i < ptxjit_kernel_entry_count(kernel); i++)
+        entry_text(kernel, ptxjit_kernel_entry_name(kernel, i));
     const char *log = ptxjit_kernel_log(kernel);
     printf("log         %s\n", log && *log ? log : "(empty)");
 }
 
-/* One entry: {"name", "resources": {...}, "resources_error": null}, or with a GPU missing
- * (or the load failing) "resources": null and the reason in "resources_error". */
-static void entry_json(cli_json *json, ptxjit_kernel *kernel, const char *entry)
+/* "key": {registers, ...} when known, else null; then "key_error": null or why not. */
+static void resources_json(cli_json *json, const char *key, const char *error_key, int known,
+                           const ptxjit_kernel_resources *r)
 {
-    ptxjit_kernel_resources r;
-    int known = ptxjit_kernel_resources_get(&r, kernel, entry) == PTXJIT_OK;
-    cli_json_object_begin(json);
-    cli_json_member_string(json, "name", entry);
-    cli_json_key(json, "resources");
+    cli_json_key(json, key);
     if (known) {
         cli_json_object_begin(json);
-        cli_json_member_int(json, "registers", r.registers);
-        cli_json_member_int(json, "static_smem", r.static_smem);
-        cli_json_member_int(json, "local_bytes", r.local_bytes);
-        cli_json_member_int(json, "max_threads", r.max_threads);
+        cli_json_member_int(json, "registers", r->registers);
+        cli_json_member_int(json, "static_smem", r->static_smem);
+        cli_json_member_int(json, "local_bytes", r->local_bytes);
+        cli_json_member_int(json, "max_threads", r->max_threads);
+        cli_json_member_int(json, "param_bytes", r->param_bytes);
+        const char *names[] = {"spill_stores", "spill_loads"};
+        const int values[] = {r->spill_stores, r->spill_loads};
+        for (int i = 0; i < 2; i++) {
+            cli_json_key(json, names[i]);
+            if (values[i] >= 0)
+                cli_json_int(json, values[i]);
+            else
+                cli_json_null(json); /* the compile log does not say */
+        }
         cli_json_object_end(json);
     } else {
         cli_json_null(json);
     }
-    cli_json_member_string(json, "resources_error", known ? NULL : ptxjit_last_error());
+    cli_json_member_string(json, error_key, known ? NULL : ptxjit_last_error());
+}
+
+/* One entry: {"name", "resources" (the driver's), "resources_error", "cubin_resources" (read
+ * from the cubin, no GPU needed), "cubin_resources_error"}; a set that is not known is null,
+ * with the reason in its _error member. */
+static void entry_json(cli_json *json, ptxjit_kernel *kernel, const char *entry)
+{
+    ptxjit_kernel_resources r;
+    cli_json_object_begin(json);
+    cli_json_member_string(json, "name", entry);
+    int known = ptxjit_kernel_resources_get(&r, kernel, entry) == PTXJIT_OK;
+    resources_json(json, "resources", "resources_error", known, &r);
+    known = ptxjit_kernel_resources_static(&r, kernel, entry) == PTXJIT_OK;
+    resources_json(json, "cubin_resources", "cubin_resources_error", known, &r);
     cli_json_object_end(json);
 }
 

@@ -23,7 +23,12 @@ static const char usage_commands[] =
     "                                request that fails to compile\n"
     "  ir FAMILY [key=value ...]     print the LLVM IR that the llvm backend generates\n"
     "  inspect FAMILY [key=value ...] canonical params, cache key, origin, sizes, compiler\n"
-    "                                log, and registers/shared/local memory with a GPU\n"
+    "                                log, and per entry registers, static shared and local\n"
+    "                                memory, max threads per block, parameter bytes: the\n"
+    "                                driver's with a GPU, else read from the cubin\n"
+    "  sass FAMILY [key=value ...]   print the cubin's SASS, disassembled by the CUDA\n"
+    "                                toolkit's nvdisasm (no GPU needed; exit status 3 when\n"
+    "                                there is no nvdisasm)\n"
     "  run FAMILY [key=value ...] [SIZE=N ...] [runs=R]\n"
     "                                run on fresh random data, check against the CPU\n"
     "                                reference, print time and GB/s or GFLOP/s (needs a\n"
@@ -44,7 +49,9 @@ static const char usage_commands[] =
     "                                cold compiles (request -> cubin) of both backends in one\n"
     "                                process, median of N (10), time of each stage, CPU time,\n"
     "                                what each cubin holds (default: reduce variant=vectorized\n"
-    "                                tpb=512 batch=8; no GPU needed; with one, also module\n"
+    "                                tpb=512 batch=8; another family: its defaults; one the\n"
+    "                                llvm backend does not build, e.g. from --templates:\n"
+    "                                nvrtc only; no GPU needed; with one, also module\n"
     "                                loads and the compiles with the driver's compute cache)\n"
     "  jit-time FAMILY [key=value ...] time one context open and one request in this\n"
     "                                process (what `bench jit` runs in a fresh process)\n"
@@ -88,18 +95,37 @@ static const char usage_options[] =
     "  --                   end of options: the words after it are arguments even if they\n"
     "                       start with '-'\n"
     "\n"
-    "ptx, source and ir print only the artefact on stdout, the same bytes whether it was\n"
+    "ptx, sass, source and ir print only the artefact on stdout, the same bytes whether it was\n"
     "compiled or came from a cache; the line saying which (key, time) goes to stderr, as do\n"
     "errors.\n"
     "\n"
-    "environment: PTXJIT_CACHE_DIR, PTXJIT_CACHE_MAX_BYTES (disk cache cap, default 1G),\n"
-    "  PTXJIT_CACHE_SHARED=1 (trust a cache directory shared with its group), PTXJIT_ARCH,\n"
-    "  PTXJIT_TEMPLATE_PATH, PTXJIT_COMPILE_OPTIONS (compile options for every request, in\n"
-    "  the library's words: -DNAME[=VALUE] -IDIR -lineinfo -use_fast_math -G),\n"
-    "  PTXJIT_NVRTC_LIBRARY, PTXJIT_NVJITLINK_LIBRARY, PTXJIT_LLVM_LIBRARY,\n"
-    "  PTXJIT_CUDA_LIBRARY, PTXJIT_VERBOSE, CUDA_HOME\n"
+    "environment (what the library and this command read):\n"
+    "  PTXJIT_CACHE_DIR          disk cache root (else $XDG_CACHE_HOME/ptxjit, else\n"
+    "                            $HOME/.cache/ptxjit; no $HOME: no disk cache)\n"
+    "  XDG_CACHE_HOME, HOME      where the disk cache goes without PTXJIT_CACHE_DIR\n"
+    "  PTXJIT_CACHE_MAX_BYTES    disk cache cap: bytes, or with K, M, G, T (default 1G)\n"
+    "  PTXJIT_CACHE_SHARED       1: trust a cache directory shared with its group\n"
+    "  PTXJIT_ARCH               target architecture (else the GPU's, else sm_90a)\n"
+    "  PTXJIT_TEMPLATE_PATH      ':'-separated folders of extra templates (*.cu files\n"
+    "                            with a //@ptxjit family line)\n"
+    "  PTXJIT_COMPILE_OPTIONS    compile options for every request, in the library's\n"
+    "                            words: -DNAME[=VALUE] -IDIR -lineinfo -use_fast_math -G\n"
+    "  PTXJIT_NVRTC_LIBRARY      path of libnvrtc.so, tried first\n"
+    "  PTXJIT_NVJITLINK_LIBRARY  path of libnvJitLink.so (the llvm backend's PTX -> cubin)\n"
+    "  PTXJIT_LLVM_LIBRARY       path of libptxjit_llvm.so (the llvm backend's plugin)\n"
+    "  PTXJIT_CUDA_LIBRARY       path of libcuda.so.1 (the CUDA driver)\n"
+    "  PTXJIT_VERBOSE            set: info messages to stderr too, not only warnings\n"
+    "  CUDA_HOME                 CUDA toolkit root (default /usr/local/cuda): NVRTC's\n"
+    "                            include folder, the libraries, bin/nvdisasm\n"
+    "  LD_LIBRARY_PATH           where the libraries are searched by name (a change makes\n"
+    "                            the compiler version be asked again)\n"
+    "  PTXJIT_NVDISASM           sass: the nvdisasm program to run (else $CUDA_HOME/bin,\n"
+    "                            /usr/local/cuda/bin, then $PATH)\n"
+    "  PATH                      sass: where nvdisasm is looked for last\n"
+    "  TMPDIR                    sass: where the cubin is written for nvdisasm (else /tmp)\n"
     "\n"
-    "exit status: 0 success, 1 failure, 2 usage error (unknown command, option or parameter)\n";
+    "exit status: 0 success, 1 failure, 2 usage error (unknown command, option or parameter),\n"
+    "3 a program the command runs is missing (sass: nvdisasm)\n";
 
 /* The commands, each family's run sizes and bench (from the family table), the options. */
 static void print_usage(FILE *out)
@@ -122,6 +148,7 @@ static const struct {
     {"source", cmd_source, 0},   {"ir", cmd_ir, 0},             {"inspect", cmd_inspect, 1},
     {"run", cmd_run, 0},         {"bench", cmd_bench, 0},       {"cache", cmd_cache, 1},
     {"jit-time", cmd_jit_time, 0},
+    {"sass", cmd_sass, 0},
 };
 
 typedef enum {

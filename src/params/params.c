@@ -14,7 +14,8 @@ static ptxjit_status param_error(const pj_schema *schema, const pj_param *param,
     pj_sb_init(&sb);
     pj_schema_describe_allowed(&sb, param);
     ptxjit_status status = pj_error(
-        PTXJIT_ERR_PARAM, "%s: %s=%s is not allowed%s%s: %s must be %s (see 'ptxjit info %s')",
+        PTXJIT_ERR_PARAM, "%s: %s=%s is not allowed%s%s: %s must be %s (ptxjit_family_describe(\"%s\") "
+        "describes every parameter)",
         schema->family, param->name, value, why ? ": " : "", why ? why : "", param->name,
         sb.data ? sb.data : "?", schema->family);
     pj_sb_free(&sb);
@@ -52,7 +53,8 @@ static ptxjit_status unknown_key(const pj_schema *schema, const char *key)
     for (int i = 0; i < schema->param_count; i++)
         pj_sb_appendf(&sb, "%s%s", i ? ", " : "", schema->params[i].name);
     ptxjit_status status = pj_error(
-        PTXJIT_ERR_PARAM, "%s: unknown parameter '%s'; %s takes: %s (see 'ptxjit info %s')",
+        PTXJIT_ERR_PARAM, "%s: unknown parameter '%s'; %s takes: %s (ptxjit_family_describe(\"%s\") "
+        "describes each)",
         schema->family, key, schema->family, sb.data ? sb.data : "nothing", schema->family);
     pj_sb_free(&sb);
     return status;

@@ -1,0 +1,199 @@
+/* test_polish.c — promises about the whole of ptxjit rather than one part: the last error
+ * stays until the next failure, library messages point embedders at the API (not at the
+ * CLI), every environment variable read is documented in `ptxjit --help` and README.md,
+ * and `bench compile` times any family. */
+#define _XOPEN_SOURCE 700
+#include <ftw.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "test_util.h"
+
+/* Runs the CLI ($PTXJIT_CLI) with args, stdout and stderr together into *out; exit status. */
+static int run_cli(char **out, const char *args)
+{
+    const char *cli = getenv("PTXJIT_CLI");
+    ck_assert_msg(cli != NULL, "PTXJIT_CLI is not set (make test sets it)");
+    char command[8192];
+    snprintf(command, sizeof command, "'%s' %s 2>&1", cli, args);
+    FILE *pipe = popen(command, "r");
+    ck_assert_ptr_nonnull(pipe);
+    pj_strbuf sb;
+    pj_sb_init(&sb);
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, pipe)) > 0)
+        pj_sb_append_n(&sb, chunk, n);
+    int status = pclose(pipe);
+    *out = pj_sb_take(&sb);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+START_TEST(the_last_error_stays_until_the_next_failure)
+{
+    ptxjit_context *context = test_open_offline(NULL);
+    char *canonical = NULL;
+    ck_assert_int_eq(ptxjit_canonical_params(&canonical, context, "reduce", "tpb=100"),
+                     PTXJIT_ERR_PARAM);
+    char kept[4096];
+    snprintf(kept, sizeof kept, "%s", ptxjit_last_error());
+    /* The message names the API that describes the parameters, not a command to run. */
+    ck_assert_msg(strstr(kept, "ptxjit_family_describe(\"reduce\")") && !strstr(kept, "'ptxjit "),
+                  "%s", kept);
+    ck_assert_int_eq(ptxjit_canonical_params(&canonical, context, "reduce", "tpb=128"),
+                     PTXJIT_OK);
+    free(canonical);
+    ptxjit_kernel *kernel;
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "reduce", "tpb=128", NULL), PTXJIT_OK);
+    ck_assert_int_gt(ptxjit_family_count(context), 0);
+    ck_assert_str_eq(ptxjit_last_error(), kept);
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "reduce", "colour=red", NULL),
+                     PTXJIT_ERR_PARAM);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "unknown parameter 'colour'"));
+    ptxjit_close(context);
+}
+END_TEST
+
+/* ---- The sources, read as text ---- */
+
+static pj_strbuf sources_found; /* "path\n" for each .c and .h file under src/ */
+
+static int add_source(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)ftw;
+    size_t length = strlen(path);
+    if (flag == FTW_F && length > 2 &&
+        (strcmp(path + length - 2, ".c") == 0 || strcmp(path + length - 2, ".h") == 0))
+        pj_sb_appendf(&sources_found, "%s\n", path);
+    return 0;
+}
+
+/* Every source file's path under src/, one a line (the caller frees). */
+static char *source_files(void)
+{
+    pj_sb_init(&sources_found);
+    ck_assert_int_eq(nftw(PJ_SOURCE_DIR "/src", add_source, 16, FTW_PHYS), 0);
+    return pj_sb_take(&sources_found);
+}
+
+/* The CLI's own files may name its commands; the library's must not. */
+static int is_cli_file(const char *path)
+{
+    const char *name = strrchr(path, '/');
+    return strstr(path, "/src/cli/") || (strstr(path, "/src/families/") && name &&
+                                         strcmp(name, "/cli.c") == 0);
+}
+
+START_TEST(library_messages_name_no_cli_command)
+{
+    char *files = source_files();
+    pj_strbuf found;
+    pj_sb_init(&found);
+    for (char *path = strtok(files, "\n"); path; path = strtok(NULL, "\n")) {
+        if (is_cli_file(path))
+            continue;
+        char *text;
+        ck_assert_int_eq(pj_read_file(&text, NULL, path), PTXJIT_OK);
+        for (const char *at = strstr(text, "'ptxjit "); at; at = strstr(at + 1, "'ptxjit "))
+            if (at[8] >= 'a' && at[8] <= 'z')
+                pj_sb_appendf(&found, "\n  %s: %.40s", path, at);
+        free(text);
+    }
+    ck_assert_msg(!found.data || !*found.data,
+                  "library messages tell embedders to run the CLI; name the API or the fix:%s",
+                  found.data);
+    pj_sb_free(&found);
+    free(files);
+}
+END_TEST
+
+/* Appends to names each NAME of getenv("NAME") and `.override = "NAME"` in text. */
+static void environment_names(pj_strbuf *names, const char *text)
+{
+    static const char *const markers[] = {"getenv(\"", ".override = \""};
+    for (size_t m = 0; m < PJ_ARRAY_SIZE(markers); m++)
+        for (const char *at = strstr(text, markers[m]); at; at = strstr(at + 1, markers[m])) {
+            const char *name = at + strlen(markers[m]);
+            size_t length = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789");
+            if (length && name[length] == '"')
+                pj_sb_appendf(names, "%.*s\n", (int)length, name);
+        }
+}
+
+START_TEST(every_environment_variable_read_is_documented)
+{
+    char *files = source_files(), *help, *readme;
+    pj_strbuf names;
+    pj_sb_init(&names);
+    for (char *path = strtok(files, "\n"); path; path = strtok(NULL, "\n")) {
+        char *text;
+        ck_assert_int_eq(pj_read_file(&text, NULL, path), PTXJIT_OK);
+        environment_names(&names, text);
+        free(text);
+    }
+    ck_assert_int_eq(run_cli(&help, "--help"), 0);
+    ck_assert_int_eq(pj_read_file(&readme, NULL, PJ_SOURCE_DIR "/README.md"), PTXJIT_OK);
+    int count = 0;
+    for (char *name = strtok(names.data, "\n"); name; name = strtok(NULL, "\n"), count++) {
+        char quoted[128];
+        snprintf(quoted, sizeof quoted, "`%s`", name);
+        ck_assert_msg(strstr(help, name), "ptxjit --help does not name %s, which is read", name);
+        ck_assert_msg(strstr(readme, quoted), "README.md's table does not name %s", name);
+    }
+    ck_assert_int_ge(count, 12); /* the scan found them: PTXJIT_CACHE_DIR, CUDA_HOME, ... */
+    pj_sb_free(&names);
+    free(readme), free(help), free(files);
+}
+END_TEST
+
+/* Any family: a built-in one at its defaults (both routes), and one from --templates, which
+ * the llvm route does not build (nvrtc alone, saying why). */
+START_TEST(bench_compile_times_any_family)
+{
+    char *dir = test_mkdtemp(), path[4200], args[4400], *out;
+    snprintf(path, sizeof path, "%s/scale.cu", dir);
+    FILE *file = fopen(path, "w");
+    ck_assert_ptr_nonnull(file);
+    fputs("//@ptxjit family scale\n//@ptxjit entry scale_kernel\n"
+          "//@ptxjit param factor int(1..100) default=3\n"
+          "extern \"C\" __global__ void scale_kernel(float *x, int n)\n"
+          "{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+          "    if (i < n)\n        x[i] *= FACTOR;\n}\n",
+          file);
+    ck_assert_int_eq(fclose(file), 0);
+    snprintf(args, sizeof args, "--no-gpu --templates '%s' bench compile scale samples=1", dir);
+    ck_assert_msg(run_cli(&out, args) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "scale (the family's defaults), median of 1") &&
+                      strstr(out, "| nvrtc (prelude; NVRTC -> PTX + cubin) |") &&
+                      strstr(out, "llvm: not timed: ") &&
+                      strstr(out, "cubin, nvrtc: ") && !strstr(out, "cubin, llvm:"),
+                  "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "--no-gpu --templates '%s' bench compile scale factor=7 "
+                                "samples=1", dir);
+    ck_assert_msg(run_cli(&out, args) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "scale factor=7, median of 1"), "%s", out);
+    free(out);
+    ck_assert_int_eq(run_cli(&out, "--no-gpu bench compile softmax samples=1"), 0);
+    ck_assert_msg(strstr(out, "softmax (the family's defaults)") &&
+                      (strstr(out, "cubin, llvm:") || !test_llvm_or_skip("softmax's llvm row")),
+                  "%s", out);
+    free(out);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+Suite *suite_polish(void)
+{
+    Suite *s = suite_create("polish");
+    TCase *tc = tcase_create("polish");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, the_last_error_stays_until_the_next_failure);
+    tcase_add_test(tc, library_messages_name_no_cli_command);
+    tcase_add_test(tc, every_environment_variable_read_is_documented);
+    tcase_add_test(tc, bench_compile_times_any_family);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -35,6 +35,8 @@ LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/e
            src/cache/scan.c \
            src/driver/driver.c \
            src/params/expr.c src/params/params.c src/params/schema.c \
+           src/tune/auto.c src/tune/bench_gpu.c src/tune/check.c src/tune/compare_ptx.c \
+           src/tune/memo.c src/tune/pool.c src/tune/record.c src/tune/space.c src/tune/tuner.c \
            src/families/family.c $(FAMILY_DIRS:%=%/op.c)
 # The LLVM backend's plugin: the builder layer, the IR generators and LLVM (static), loaded by
 # libptxjit with dlopen.

@@ -10,6 +10,7 @@
 #include "context.h"
 #include "backend/route_llvm.h"
 #include "backend/nvrtc.h"
+#include "tune/tune.h"
 
 extern const struct {
     const char *path;
@@ -278,6 +279,7 @@ void ptxjit_close(ptxjit_context *context)
     if (context->driver)
         pj_context_make_current(context); /* modules unload from their own context */
     pj_kernel_free_all(context);
+    pj_tune_memo_free(context->tune_memo);
     if (context->driver)
         context->driver->cuDevicePrimaryCtxRelease(context->device);
     for (int i = 0; i < context->schema_count; i++) {

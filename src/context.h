@@ -64,6 +64,8 @@ struct ptxjit_context {
     pthread_cond_t compiled;
     ptxjit_kernel *kernels[PJ_BUCKETS];
     pj_alias *aliases[PJ_BUCKETS];
+    struct pj_tune_memo *tune_memo; /* tuning records and auto resolutions (tune/memo.c);
+                                       guarded by lock */
 };
 
 const pj_schema *pj_context_find_schema(ptxjit_context *context, const char *family);
@@ -80,5 +82,9 @@ ptxjit_status pj_kernel_load(ptxjit_kernel *kernel, const char *entry, int *inde
 ptxjit_status pj_kernel_function(CUfunction *out, ptxjit_kernel *kernel, const char *entry,
                               unsigned shared_bytes);
 void pj_kernel_free_all(ptxjit_context *context);
+/* The version of backend's compiler that keys hold (through the cache's memo: a disk hit
+ * loads no compiler). */
+ptxjit_status pj_context_compiler_version(ptxjit_context *context, pj_backend backend,
+                                         char out[64]);
 
 #endif

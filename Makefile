@@ -47,7 +47,7 @@ PLUGIN_SRC := src/plugin/ir_asm.c src/plugin/ir_flow.c src/plugin/ir_memory.c \
 CLI_SRC := src/cli/bench_backends.c src/cli/bench_compile.c src/cli/bench_jit.c \
            src/cli/commands.c src/cli/cubin_info.c src/cli/cublas_peer.c src/cli/families.c \
            src/cli/json.c \
-           src/cli/main.c src/cli/run.c src/cli/timing.c $(FAMILY_DIRS:%=%/cli.c)
+           src/cli/main.c src/cli/run.c src/cli/timing.c src/cli/tune.c $(FAMILY_DIRS:%=%/cli.c)
 TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
             tests/test_cache_evict.c tests/test_cache_trust.c tests/test_cli.c \
             tests/test_dynlib.c tests/test_faults.c tests/test_families.c tests/fileio_faults.c \

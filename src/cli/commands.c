@@ -415,12 +415,13 @@ static void stats_text(ptxjit_context *context, const ptxjit_cache_stats *s)
 {
     printf("path     %s\nentries  %llu\nbytes    %llu (cap %llu)\nhits     %llu\n"
            "misses   %llu\nstores   %llu\ncorrupt  %llu (detected, removed and rebuilt)\n"
-           "evicted  %llu (least recently used, to stay under the cap)\n",
+           "evicted  %llu (least recently used, to stay under the cap)\n"
+           "tune records %llu (ptxjit tune; in bytes, not in entries)\n",
            ptxjit_cache_dir(context), (unsigned long long)s->entries,
            (unsigned long long)s->bytes, (unsigned long long)s->max_bytes,
            (unsigned long long)s->hits, (unsigned long long)s->misses,
            (unsigned long long)s->stores, (unsigned long long)s->corrupt,
-           (unsigned long long)s->evicted);
+           (unsigned long long)s->evicted, (unsigned long long)s->tune_records);
 }
 
 /* Every counter of ptxjit_cache_stats, under its field's name. */
@@ -438,6 +439,7 @@ static void stats_json(ptxjit_context *context, const ptxjit_cache_stats *s)
     cli_json_member_uint(&json, "stores", s->stores);
     cli_json_member_uint(&json, "corrupt", s->corrupt);
     cli_json_member_uint(&json, "evicted", s->evicted);
+    cli_json_member_uint(&json, "tune_records", s->tune_records);
     cli_json_object_end(&json);
     cli_json_finish(&json);
 }

@@ -39,6 +39,7 @@ typedef struct {
     ptxjit_status (*check)(void *state, ptxjit_kernel *kernel, int reference);
     void (*release)(void *state);
     int memory_bound; /* L2 flushed before each timed run */
+    const char *const *problem_names; /* the problem's words, in order, NULL-terminated */
 } pj_family_tune;
 
 typedef struct pj_family {

@@ -514,13 +514,15 @@ static ptxjit_status tune_space(ptxjit_tune_result **out, tuning *t, const pj_sc
     if (status == PTXJIT_OK)
         status = pj_tune_key(latest, t->context, schema, t->space.fixed, NULL,
                              t->record.problem, backend);
+    if (status == PTXJIT_ERR_NO_DRIVER || status == PTXJIT_ERR_NO_DEVICE) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", ptxjit_last_error());
+        return pj_error(PTXJIT_ERR_NO_DEVICE,
+                        "%s: timing candidates needs a GPU (%s); without one, compile_only "
+                        "compiles the whole space", t->family, why);
+    }
     if (status != PTXJIT_OK)
-        return status == PTXJIT_ERR_NO_DRIVER
-                   ? pj_error(PTXJIT_ERR_NO_DEVICE,
-                              "%s: timing candidates needs a GPU (%s); without one, "
-                              "compile_only compiles the whole space", t->family,
-                              ptxjit_last_error())
-                   : status;
+        return status;
     pj_tune_record found;
     char *path = NULL;
     if (!t->options->retune && find_record(t, key, &found, &path))

@@ -348,6 +348,7 @@ static ptxjit_status tune_check(void *state, ptxjit_kernel *kernel, int referenc
 
 static const pj_family_tune tune_ops = {
     tune_problem, tune_admits, tune_prepare, tune_run, tune_poison, tune_check, tune_release, 1,
+    problem_names,
 };
 
 const pj_family pj_family_transpose = {

@@ -55,7 +55,8 @@ TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
             tests/test_llvm_matmul.c tests/test_llvm_matmul_gpu.c tests/test_llvm_reduce.c \
             tests/test_llvm_reduce_gpu.c tests/test_llvm_transpose.c \
             tests/test_llvm_transpose_gpu.c tests/test_out_of_memory.c tests/test_params.c \
-            tests/test_pipeline.c tests/test_strbuf.c tests/test_threads.c tests/test_util.c \
+            tests/test_pipeline.c tests/test_strbuf.c tests/test_threads.c tests/test_tune.c \
+            tests/test_util.c \
             tests/warm.c tests/fuzz/fuzz_entry.c tests/fuzz/fuzz_params.c \
             tests/fuzz/fuzz_schema.c tests/fuzz/fuzz_util.c \
             $(FAMILY_DIRS:%=%/test.c) $(FAMILY_DIRS:%=%/test_gpu.c)

@@ -20,7 +20,8 @@
     X(suite_llvm_transpose)   \
     X(suite_llvm_matmul)      \
     X(suite_threads)          \
-    X(suite_fuzz_replay)
+    X(suite_fuzz_replay)      \
+    X(suite_tune)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \

@@ -372,11 +372,13 @@ static ptxjit_status check_tunes(pj_schema *schema, const char *origin)
         ptxjit_status status =
             pj_tune_values_parse(&values, &count, &schema->params[tune->param], tune->values);
         free(values);
+        if (status == PTXJIT_ERR_PARAM) { /* the message is copied: pj_error rewrites it */
+            char why[1024];
+            snprintf(why, sizeof why, "%s", ptxjit_last_error());
+            return pj_error(PTXJIT_ERR_TEMPLATE, "%s:%d: %s", origin, tune->line, why);
+        }
         if (status != PTXJIT_OK)
-            return status == PTXJIT_ERR_OUT_OF_MEMORY
-                       ? status
-                       : pj_error(PTXJIT_ERR_TEMPLATE, "%s:%d: %s", origin, tune->line,
-                                  ptxjit_last_error());
+            return status;
     }
     return PTXJIT_OK;
 }

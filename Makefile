@@ -44,7 +44,7 @@ PLUGIN_SRC := src/plugin/ir_asm.c src/plugin/ir_flow.c src/plugin/ir_memory.c \
               src/plugin/ir_module.c src/plugin/ir_target.c \
               src/plugin/ir_tensor.c src/plugin/ir_thread.c \
               src/plugin/ir_values.c src/plugin/plugin.c $(FAMILY_DIRS:%=%/gen.c)
-CLI_SRC := src/cli/bench_backends.c src/cli/bench_compile.c src/cli/bench_jit.c \
+CLI_SRC := src/cli/bench_backends.c src/cli/bench_compile.c src/cli/bench_jit.c src/cli/bench_tune.c \
            src/cli/commands.c src/cli/cubin_info.c src/cli/cublas_peer.c src/cli/families.c \
            src/cli/json.c \
            src/cli/main.c src/cli/run.c src/cli/timing.c src/cli/tune.c $(FAMILY_DIRS:%=%/cli.c)
@@ -56,6 +56,7 @@ TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
             tests/test_llvm_reduce_gpu.c tests/test_llvm_transpose.c \
             tests/test_llvm_transpose_gpu.c tests/test_out_of_memory.c tests/test_params.c \
             tests/test_pipeline.c tests/test_strbuf.c tests/test_threads.c tests/test_tune.c \
+            tests/test_tune_gpu.c \
             tests/test_util.c \
             tests/warm.c tests/fuzz/fuzz_entry.c tests/fuzz/fuzz_params.c \
             tests/fuzz/fuzz_schema.c tests/fuzz/fuzz_util.c \

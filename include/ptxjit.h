@@ -327,6 +327,8 @@ typedef struct {
     int retune;       /* 1: measure even when a record exists (and replace it) */
     int compile_only; /* 1: compile the whole space and stop (no GPU needed, no record): warms
                          the cache; the result lists each candidate's compile status */
+    int exhaustive;   /* 1: no early abandon, every candidate timed fully (a reference sweep;
+                         implies retune, and its record replaces the space's) */
     ptxjit_tune_progress_fn progress; /* NULL: none */
     void *progress_user;
 } ptxjit_tune_options;

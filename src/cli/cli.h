@@ -34,6 +34,8 @@ int cmd_cache(cli_args *args);
 int cmd_run(cli_args *args);
 int cmd_bench(cli_args *args);
 int cmd_jit_time(cli_args *args);
+/* bench_tune.c: `bench tune [sweep|cold|pool|repeat]` (issue 14's figures; needs a GPU). */
+int cmd_bench_tune(cli_args *args);
 /* tune.c: `tune FAMILY ...`, `tune --list`, `tune --clear`. */
 int cmd_tune(cli_args *args);
 /* bench_backends.c: `bench backends FAMILY` (needs a GPU). */

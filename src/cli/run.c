@@ -111,6 +111,8 @@ int cmd_bench(cli_args *args)
         return cmd_bench_backends(args);
     if (strcmp(family, "compile") == 0)
         return cmd_bench_compile(args);
+    if (strcmp(family, "tune") == 0)
+        return cmd_bench_tune(args);
     int jit = strcmp(family, "jit") == 0;
     const cli_family *f = jit ? NULL : cli_family_find(family);
     if (!jit && !f)

@@ -5,12 +5,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/family_cli.h"
 #include "cli/json.h"
 #include "families/family.h"
+
+static double cli_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
 
 static void progress_bar(void *user, int done, int total, const char *params)
 {
@@ -115,7 +123,8 @@ static void table_text(const ptxjit_tune_result *result)
             info.record_path ? info.record_path : "(not stored: no disk cache)");
 }
 
-static void result_json(cli_json *json, const ptxjit_tune_result *result)
+/* call_ms: how long ptxjit_tune took in this process (< 0: not measured). */
+static void result_json(cli_json *json, const ptxjit_tune_result *result, double call_ms)
 {
     ptxjit_tune_info info;
     ptxjit_tune_result_info(&info, result);
@@ -140,6 +149,10 @@ static void result_json(cli_json *json, const ptxjit_tune_result *result)
     cli_json_member_string(json, "noise", number);
     snprintf(number, sizeof number, "%.3f", info.wall_ms);
     cli_json_member_string(json, "wall_ms", number);
+    if (call_ms >= 0) {
+        snprintf(number, sizeof number, "%.4f", call_ms);
+        cli_json_member_string(json, "call_ms", number);
+    }
     cli_json_key(json, "candidates");
     cli_json_array_begin(json);
     for (int i = 0; i < info.candidate_count; i++) {
@@ -180,7 +193,7 @@ static int list_records(ptxjit_context *context, int json)
         ptxjit_tune_info info;
         ptxjit_tune_result_info(&info, list[i]);
         if (json)
-            result_json(&out, list[i]);
+            result_json(&out, list[i], -1);
         else
             printf("%s %s%s%s [%s] on %s: %s\n", info.family, info.problem,
                    *info.fixed ? " " : "", info.fixed, info.space, info.device, info.winner);
@@ -220,7 +233,9 @@ static int tune_family(ptxjit_context *context, cli_args *args)
     if (isatty(STDERR_FILENO))
         options.progress = progress_bar;
     ptxjit_tune_result *result = NULL;
+    double started = cli_now_ms();
     ptxjit_status status = ptxjit_tune(&result, context, family, &options);
+    double call_ms = cli_now_ms() - started;
     pj_sb_free(&problem);
     pj_sb_free(&fixed);
     if (status != PTXJIT_OK)
@@ -231,7 +246,7 @@ static int tune_family(ptxjit_context *context, cli_args *args)
     if (args->json) {
         cli_json json;
         cli_json_init(&json, stdout);
-        result_json(&json, result);
+        result_json(&json, result, call_ms);
         cli_json_finish(&json);
     } else if (info.winner) {
         printf("%s\n", info.winner);

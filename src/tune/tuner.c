@@ -171,7 +171,7 @@ static ptxjit_status time_candidate(tuning *t, pj_tune_row *row, ptxjit_kernel *
     for (int i = 1; i < first; i++)
         fastest = samples[i] < fastest ? samples[i] : fastest;
     int count = first;
-    if (t->best_ms > 0 && fastest > ABANDON_FACTOR * t->best_ms)
+    if (!t->options->exhaustive && t->best_ms > 0 && fastest > ABANDON_FACTOR * t->best_ms)
         row->abandoned = 1;
     else if (t->runs > first)
         status = t->bench.measure(&t->bench, kernel, samples + first, t->runs - first);
@@ -525,7 +525,7 @@ static ptxjit_status tune_space(ptxjit_tune_result **out, tuning *t, const pj_sc
         return status;
     pj_tune_record found;
     char *path = NULL;
-    if (!t->options->retune && find_record(t, key, &found, &path))
+    if (!t->options->retune && !t->options->exhaustive && find_record(t, key, &found, &path))
         return make_result(out, &found, 1, 0, path);
     if (!(t->record.device = pj_strdup(device)))
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");

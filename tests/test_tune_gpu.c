@@ -256,7 +256,7 @@ START_TEST(user_callbacks_tune_and_the_record_is_reused)
     ptxjit_tune_options options;
     ptxjit_tune_options_init(&options);
     options.problem = "my problem: 2^18 ones";
-    options.space = "variant=one_pass,vectorized tpb=256,512";
+    options.space = "variant=one_pass,vectorized tpb=256,512 batch=4";
     options.run = user_run;
     options.check = user_check;
     options.user = &job;

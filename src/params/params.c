@@ -24,6 +24,12 @@ static ptxjit_status param_error(const pj_schema *schema, const pj_param *param,
 static ptxjit_status parse_value(int64_t *out, const pj_schema *schema, const pj_param *param,
                                  const char *text)
 {
+    if (strcmp(text, "auto") == 0) /* resolved before parsing where the problem is known */
+        return pj_error(PTXJIT_ERR_PARAM,
+                        "%s: %s=auto asks for the value tuned for a problem, which this request "
+                        "does not name; ask through ptxjit_get_kernel_tuned (with the problem) "
+                        "or a family op (ptxjit_reduce, ...), or give a value",
+                        schema->family, param->name);
     if (param->kind != PJ_PARAM_INT) {
         for (int v = 0; v < param->value_count; v++)
             if (strcmp(param->values[v], text) == 0) {

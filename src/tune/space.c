@@ -487,8 +487,24 @@ static ptxjit_status reference_of(pj_tune_space *space, const pj_schema *schema,
     return space->reference ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
+static ptxjit_status build(pj_tune_space *out, const pj_schema *schema, const char *fixed,
+                           const char *override, int sm, pj_backend default_backend, int points);
+
 ptxjit_status pj_tune_space_build(pj_tune_space *out, const pj_schema *schema, const char *fixed,
                                   const char *override, int sm, pj_backend default_backend)
+{
+    return build(out, schema, fixed, override, sm, default_backend, 1);
+}
+
+ptxjit_status pj_tune_space_describe(pj_tune_space *out, const pj_schema *schema,
+                                     const char *fixed, const char *override, int sm,
+                                     pj_backend default_backend)
+{
+    return build(out, schema, fixed, override, sm, default_backend, 0);
+}
+
+static ptxjit_status build(pj_tune_space *out, const pj_schema *schema, const char *fixed,
+                           const char *override, int sm, pj_backend default_backend, int points)
 {
     memset(out, 0, sizeof *out);
     pj_backend backend;
@@ -515,9 +531,9 @@ ptxjit_status pj_tune_space_build(pj_tune_space *out, const pj_schema *schema, c
         status = check_size(&set, out->space);
     if (status == PTXJIT_OK)
         status = reference_of(out, schema, out->fixed, sm, backend);
-    if (status == PTXJIT_OK)
+    if (status == PTXJIT_OK && points)
         status = enumerate(out, &set, out->fixed, sm, backend);
-    if (status == PTXJIT_OK && out->count == 0)
+    if (status == PTXJIT_OK && points && out->count == 0)
         status = pj_error(PTXJIT_ERR_PARAM,
                           "%s: every one of the %d points of the space %s is refused; the first "
                           "because: %s",

@@ -44,6 +44,11 @@ typedef struct {
  * more than PJ_TUNE_MAX_POINTS points, or one whose every point is refused. */
 ptxjit_status pj_tune_space_build(pj_tune_space *out, const pj_schema *schema, const char *fixed,
                                   const char *override, int sm, pj_backend default_backend);
+/* The same without enumerating the points (count 0): the space's text, fixed parameters and
+ * reference, all a record's key needs. */
+ptxjit_status pj_tune_space_describe(pj_tune_space *out, const pj_schema *schema,
+                                     const char *fixed, const char *override, int sm,
+                                     pj_backend default_backend);
 void pj_tune_space_free(pj_tune_space *space);
 
 /* fixed without its PARAM=auto words, sorted by name, validated as parameters of schema

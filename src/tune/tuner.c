@@ -399,7 +399,8 @@ static ptxjit_status make_result(ptxjit_tune_result **out, pj_tune_record *recor
 }
 
 /* A record of this tuning already kept (context, then disk)? */
-static int find_record(tuning *t, const char *key, pj_tune_record *out, char **path)
+static int find_record(tuning *t, const char *key, const char *problem, pj_tune_record *out,
+                       char **path)
 {
     *path = NULL;
     if (pj_tune_memo_find(t->context, key, out)) {
@@ -410,7 +411,7 @@ static int find_record(tuning *t, const char *key, pj_tune_record *out, char **p
     int found = 0;
     if (t->context->disk &&
         pj_tune_record_load(t->context->disk, key, t->family, out, &found) == PTXJIT_OK && found &&
-        strcmp(out->problem, t->record.problem) == 0 && strcmp(out->space, t->space.space) == 0 &&
+        strcmp(out->problem, problem) == 0 && strcmp(out->space, t->space.space) == 0 &&
         strcmp(out->fixed, t->space.fixed) == 0) {
         pj_tune_memo_put(t->context, key, out);
         *path = pj_disk_cache_record_path(t->context->disk, key);
@@ -465,6 +466,20 @@ static ptxjit_status finish_tuning(tuning *t, double started)
     return t->record.winner && t->record.reference
                ? PTXJIT_OK
                : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+/* The record of this tuning when one is kept: *out made from it, and 1. Asked before the
+ * space's points are enumerated, so that a hit costs a key and a file read. */
+static int find_existing(ptxjit_tune_result **out, tuning *t, const pj_schema *schema,
+                         const char *problem, pj_backend backend)
+{
+    char key[33], *path = NULL;
+    pj_tune_record found;
+    if (pj_tune_key(key, t->context, schema, t->space.fixed, t->space.space, problem, backend) !=
+            PTXJIT_OK ||
+        !find_record(t, key, problem, &found, &path))
+        return 0;
+    return make_result(out, &found, 1, 0, path) == PTXJIT_OK;
 }
 
 static ptxjit_status make_bench(tuning *t, const pj_schema *schema, const pj_family *builtin)
@@ -523,10 +538,7 @@ static ptxjit_status tune_space(ptxjit_tune_result **out, tuning *t, const pj_sc
     }
     if (status != PTXJIT_OK)
         return status;
-    pj_tune_record found;
     char *path = NULL;
-    if (!t->options->retune && !t->options->exhaustive && find_record(t, key, &found, &path))
-        return make_result(out, &found, 1, 0, path);
     if (!(t->record.device = pj_strdup(device)))
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     status = plan_compiles(t);
@@ -565,17 +577,26 @@ ptxjit_status ptxjit_tune(ptxjit_tune_result **out, ptxjit_context *context, con
     free(rest);
     if (status == PTXJIT_OK)
         status = canonical_problem(&problem, builtin, options->problem);
+    /* A record needs only the space's text: the points are enumerated on a miss. */
     if (status == PTXJIT_OK)
+        status = pj_tune_space_describe(&t.space, schema, options->fixed, options->space,
+                                        pj_context_sm(context), context->default_backend);
+    if (status == PTXJIT_OK && !options->compile_only && !options->retune &&
+        !options->exhaustive && find_existing(out, &t, schema, problem, backend))
+        status = PTXJIT_OK;
+    else if (status == PTXJIT_OK) {
+        pj_tune_space_free(&t.space);
         status = pj_tune_space_build(&t.space, schema, options->fixed, options->space,
                                      pj_context_sm(context), context->default_backend);
-    if (status == PTXJIT_OK)
-        status = fill_record_head(&t, problem, backend);
-    if (status == PTXJIT_OK && builtin)
-        status = prune_by_problem(&t, schema, builtin);
-    if (status == PTXJIT_OK) {
-        t.record.considered = t.space.considered;
-        t.record.refused = t.space.refused;
-        status = tune_space(out, &t, schema, builtin, backend, started);
+        if (status == PTXJIT_OK)
+            status = fill_record_head(&t, problem, backend);
+        if (status == PTXJIT_OK && builtin)
+            status = prune_by_problem(&t, schema, builtin);
+        if (status == PTXJIT_OK) {
+            t.record.considered = t.space.considered;
+            t.record.refused = t.space.refused;
+            status = tune_space(out, &t, schema, builtin, backend, started);
+        }
     }
     free(problem);
     tuning_free(&t);

@@ -112,7 +112,7 @@ static int cold_and_record(ptxjit_context *context, cli_args *args, const char *
            "wall, winner %s\n", info.candidate_count, cold_ms, info.winner);
     ptxjit_tune_result_free(result);
     const char *dir = args->options.cache_dir;
-    char command[4096];
+    char command[8800];
     snprintf(command, sizeof command,
              "%s %s%s tune transpose h=16384 w=16384 dtype=f32 --json 2>/dev/null", self,
              dir ? "--cache-dir " : "", dir ? dir : "");

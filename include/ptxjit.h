@@ -385,7 +385,7 @@ ptxjit_status ptxjit_tune_result_candidate(ptxjit_tune_candidate *out,
                                            const ptxjit_tune_result *result, int index);
 void ptxjit_tune_result_free(ptxjit_tune_result *result);
 
-/* The records in the disk cache (and this context's), one result each (from_record = 1);
+/* The records in the disk cache, one result each (from_record = 1);
  * *out is the caller's: ptxjit_tune_list_free. */
 ptxjit_status ptxjit_tune_list(ptxjit_tune_result ***out, int *count, ptxjit_context *context);
 void ptxjit_tune_list_free(ptxjit_tune_result **list, int count);
@@ -414,7 +414,8 @@ typedef struct {
                                                    entries counts kernels, bytes both */
 } ptxjit_cache_stats;
 ptxjit_status ptxjit_cache_stats_get(ptxjit_cache_stats *out, ptxjit_context *context);
-/* Removes every entry of this cache version; returns how many in *removed (may be NULL). */
+/* Removes every entry of this cache version (kernels and tuning records); returns how many
+ * in *removed (may be NULL). */
 ptxjit_status ptxjit_cache_clear(ptxjit_context *context, uint64_t *removed);
 /* Evicts least recently used entries until the cache is under its cap (stores do this as
  * they go) and removes the temporary files that writers killed mid-store left more than an

@@ -113,7 +113,11 @@ int cmd_run(cli_args *args)
         count++;
     ptxjit_context *context = NULL;
     int code = open_gpu(&context, args);
-    if (code == CLI_OK && strstr(params, "=auto")) {
+    if (code != CLI_OK) { /* open_gpu closed it */
+        free(params);
+        return code;
+    }
+    if (strstr(params, "=auto")) {
         char *resolved = resolve_auto(context, f, params, sizes);
         free(params);
         params = resolved;
@@ -121,8 +125,7 @@ int cmd_run(cli_args *args)
     }
     if (code == CLI_OK)
         code = f->run(context, params, sizes, (int)sizes[count]);
-    if (context)
-        ptxjit_close(context);
+    ptxjit_close(context);
     free(params);
     return code;
 }

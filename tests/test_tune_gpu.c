@@ -288,6 +288,43 @@ START_TEST(user_callbacks_tune_and_the_record_is_reused)
 }
 END_TEST
 
+/* ---- a candidate that leaves the context unusable ---- */
+
+static ptxjit_status wild_run(void *user, ptxjit_kernel *kernel, void *stream)
+{
+    user_job *job = user;
+    /* tpb=512 reads from an address nothing is mapped at: an illegal address, sticky. */
+    ptxjit_devptr input = strstr(ptxjit_kernel_params(kernel), "tpb=512") ? (ptxjit_devptr)1 << 44
+                                                                          : job->input;
+    return ptxjit_reduce_async(job->context, ptxjit_kernel_params(kernel), input, job->n,
+                               job->result, stream);
+}
+
+START_TEST(a_candidate_that_loses_the_context_ends_the_tuning_and_says_so)
+{
+    ptxjit_context *context = open_gpu("a_candidate_that_loses_the_context");
+    if (!context)
+        return;
+    user_job job = {context, 0, 0, (size_t)1 << 16, 0, 0, 0};
+    ck_assert_int_eq(ptxjit_alloc(&job.input, context, job.n * 4), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_alloc(&job.result, context, 4), PTXJIT_OK);
+    ptxjit_tune_options options;
+    ptxjit_tune_options_init(&options);
+    options.problem = "wild";
+    options.space = "variant=vectorized tpb=256,512 batch=4";
+    options.run = wild_run;
+    options.user = &job;
+    options.runs = 3;
+    ptxjit_tune_result *result = NULL;
+    ck_assert_int_eq(ptxjit_tune(&result, context, "reduce", &options), PTXJIT_ERR_CUDA);
+    ck_assert_ptr_null(result);
+    const char *message = ptxjit_last_error();
+    ck_assert_msg(strstr(message, "tpb=512") && strstr(message, "unusable") &&
+                      strstr(message, "close the ptxjit context"), "%s", message);
+    ptxjit_close(context);
+}
+END_TEST
+
 Suite *suite_tune_gpu(void)
 {
     Suite *s = suite_create("tune_gpu");
@@ -299,6 +336,7 @@ Suite *suite_tune_gpu(void)
     tcase_add_test(tc, softmax_tuned_winner_matches_float64);
     tcase_add_test(tc, matmul_tuned_winner_matches_float64);
     tcase_add_test(tc, user_callbacks_tune_and_the_record_is_reused);
+    tcase_add_test(tc, a_candidate_that_loses_the_context_ends_the_tuning_and_says_so);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -233,6 +233,21 @@ static ptxjit_status info_json(ptxjit_context *context, const char *family)
         cli_json_object_end(&json);
     }
     cli_json_array_end(&json);
+    int tunes = 0;
+    if (status == PTXJIT_OK)
+        status = ptxjit_family_tune_count(&tunes, context, family);
+    cli_json_key(&json, "tune");
+    cli_json_array_begin(&json);
+    for (int i = 0; i < tunes && status == PTXJIT_OK; i++) {
+        ptxjit_tune_line_info line;
+        if ((status = ptxjit_family_tune_line(&line, context, family, i)) != PTXJIT_OK)
+            break;
+        cli_json_object_begin(&json);
+        cli_json_member_string(&json, "param", line.param);
+        cli_json_member_string(&json, "values", line.values);
+        cli_json_object_end(&json);
+    }
+    cli_json_array_end(&json);
     cli_json_key(&json, "entries");
     cli_json_flat_array_begin(&json);
     for (int i = 0; i < entries && status == PTXJIT_OK; i++) {

@@ -36,6 +36,8 @@ LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/e
            src/cache/scan.c \
            src/driver/driver.c \
            src/params/expr.c src/params/params.c src/params/schema.c \
+           src/tune/auto.c src/tune/bench_gpu.c src/tune/check.c src/tune/compare_ptx.c \
+           src/tune/memo.c src/tune/pool.c src/tune/record.c src/tune/space.c src/tune/tuner.c \
            src/families/family.c $(FAMILY_DIRS:%=%/op.c)
 LIB_SRC += src/templates.c
 # The LLVM backend's plugin: the builder layer, the IR generators and LLVM (static), loaded by
@@ -45,9 +47,9 @@ PLUGIN_SRC := src/plugin/ir_asm.c src/plugin/ir_flow.c src/plugin/ir_memory.c \
               src/plugin/ir_tensor.c src/plugin/ir_thread.c \
               src/plugin/ir_values.c src/plugin/plugin.c $(FAMILY_DIRS:%=%/gen.c)
 CLI_SRC := src/cli/bench_backends.c src/cli/bench_compile.c src/cli/bench_jit.c \
-           src/cli/commands.c src/cli/cublas_peer.c src/cli/families.c \
+           src/cli/bench_tune.c src/cli/commands.c src/cli/cublas_peer.c src/cli/families.c \
            src/cli/json.c src/cli/sass.c \
-           src/cli/main.c src/cli/run.c src/cli/timing.c $(FAMILY_DIRS:%=%/cli.c)
+           src/cli/main.c src/cli/run.c src/cli/timing.c src/cli/tune.c $(FAMILY_DIRS:%=%/cli.c)
 TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
             tests/test_compile_inputs.c \
             tests/test_cache_evict.c tests/test_cache_trust.c tests/test_cli.c \
@@ -58,7 +60,9 @@ TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
             tests/test_llvm_reduce_gpu.c tests/test_llvm_transpose.c \
             tests/test_llvm_transpose_gpu.c tests/test_out_of_memory.c tests/test_params.c \
             tests/test_polish.c \
-            tests/test_pipeline.c tests/test_strbuf.c tests/test_threads.c tests/test_util.c \
+            tests/test_pipeline.c tests/test_strbuf.c tests/test_threads.c tests/test_tune.c \
+            tests/test_tune_gpu.c \
+            tests/test_util.c \
             tests/warm.c tests/fuzz/fuzz_entry.c tests/fuzz/fuzz_params.c \
             tests/fuzz/fuzz_schema.c tests/fuzz/fuzz_util.c \
             $(FAMILY_DIRS:%=%/test.c) $(FAMILY_DIRS:%=%/test_gpu.c)

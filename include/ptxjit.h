@@ -213,6 +213,14 @@ ptxjit_status ptxjit_family_constraint_count(int *out, ptxjit_context *context,
                                              const char *family);
 ptxjit_status ptxjit_family_constraint(ptxjit_constraint_info *out, ptxjit_context *context,
                                        const char *family, int index);
+/* The template's tuning space: one line per tuned parameter (`//@ptxjit tune PARAM VALUES`). */
+typedef struct {
+    const char *param;   /* the parameter's name */
+    const char *values;  /* as the template writes them: "128,256,512" or "128..1024" */
+} ptxjit_tune_line_info;
+ptxjit_status ptxjit_family_tune_count(int *out, ptxjit_context *context, const char *family);
+ptxjit_status ptxjit_family_tune_line(ptxjit_tune_line_info *out, ptxjit_context *context,
+                                      const char *family, int index);
 /* The kernel's entry points (extern "C" names), as ptxjit_launch takes them. */
 ptxjit_status ptxjit_family_entry_count(int *out, ptxjit_context *context, const char *family);
 ptxjit_status ptxjit_family_entry(const char **out, ptxjit_context *context, const char *family,
@@ -356,15 +364,131 @@ ptxjit_status ptxjit_matmul(ptxjit_context *context, const char *params, ptxjit_
 ptxjit_status ptxjit_softmax(ptxjit_context *context, const char *params, ptxjit_devptr input,
                              ptxjit_devptr output, size_t rows, size_t cols, void *stream);
 
+/* ---- Autotuning (docs/TUNING.md) ----
+ * A template declares which parameters are tuned and over which values (`//@ptxjit tune PARAM
+ * VALUES`); ptxjit_tune compiles every point of that space that the schema accepts (in
+ * parallel), runs each on the problem (built-in families: their op on random inputs of the
+ * problem's shape; user families: the caller's run callback), checks its result against the
+ * configuration of the fixed parameters alone, times it on the GPU and picks a winner. The
+ * record is kept in the disk cache (and in the context): a later ptxjit_tune of the same
+ * problem, and a request's PARAM=auto, find it without timing anything. */
+
+/* Launches one candidate on stream (ptxjit_launch with kernel); user is the options' user. */
+typedef ptxjit_status (*ptxjit_tune_run_fn)(void *user, ptxjit_kernel *kernel, void *stream);
+/* After a run of kernel on stream has finished: PTXJIT_OK when its result is right (compare
+ * with your reference); any other status excludes the candidate (ptxjit_last_error says why). */
+typedef ptxjit_status (*ptxjit_tune_check_fn)(void *user, ptxjit_kernel *kernel, void *stream);
+/* Progress: done of total candidates handled, the one just handled (params). */
+typedef void (*ptxjit_tune_progress_fn)(void *user, int done, int total, const char *params);
+
+typedef struct {
+    /* The problem. Built-in families: the op's shape, "n=1073741824" (reduce; 2^30 is
+     * accepted), "rows=16384 cols=16384" (transpose, softmax), "m=8192 n=8192 k=8192"
+     * (matmul). User families: the caller's text naming the problem; it is part of the
+     * record's key exactly as given. */
+    const char *problem;
+    const char *fixed;     /* fixed parameters, "dtype=bf16 variant=wgmma" (backend= too); a
+                              fixed parameter is not tuned. NULL: none */
+    const char *space;     /* "tpb=128,256 batch=4..16": replaces the template's values of the
+                              parameters it names, and may tune others. NULL: the template's */
+    ptxjit_tune_run_fn run;     /* required for user families; for a built-in family it
+                                   replaces the family's own op */
+    ptxjit_tune_check_fn check; /* optional, with run: NULL accepts every result that ran */
+    void *user;
+    int threads;      /* compile threads; 0: the machine's cores */
+    int runs;         /* timed runs per candidate; 0: 10 */
+    int retune;       /* 1: measure even when a record exists (and replace it) */
+    int compile_only; /* 1: compile the whole space and stop (no GPU needed, no record): warms
+                         the cache; the result lists each candidate's compile status */
+    int exhaustive;   /* 1: no early abandon, every candidate timed fully (a reference sweep;
+                         implies retune, and its record replaces the space's) */
+    ptxjit_tune_progress_fn progress; /* NULL: none */
+    void *progress_user;
+} ptxjit_tune_options;
+
+/* Fills *options with the defaults above (all NULL and 0). */
+void ptxjit_tune_options_init(ptxjit_tune_options *options);
+
+typedef struct ptxjit_tune_result ptxjit_tune_result;
+
+/* Tunes family for options->problem. *out is the caller's (ptxjit_tune_result_free). Without a
+ * GPU only compile_only works: timing is refused with PTXJIT_ERR_NO_DEVICE. PTXJIT_ERR_PARAM:
+ * a bad fixed parameter, space or problem, or a space with no valid point. No candidate that
+ * ran right: PTXJIT_ERR_CUDA or the reference's own error. A candidate that leaves the GPU
+ * context unusable (an illegal address: CUDA errors of that kind are sticky) ends the tuning
+ * with PTXJIT_ERR_CUDA naming the candidate: the context cannot launch anything more and must
+ * be closed (and the process's device reset) before the GPU is used again. */
+ptxjit_status ptxjit_tune(ptxjit_tune_result **out, ptxjit_context *context, const char *family,
+                          const ptxjit_tune_options *options);
+
+typedef struct {
+    const char *family;
+    const char *problem;   /* canonical: "n=1073741824" */
+    const char *fixed;     /* sorted */
+    const char *space;     /* canonical: tuned parameters in declaration order */
+    const char *winner;    /* the winner's canonical params; NULL when compile_only */
+    const char *reference; /* the configuration every candidate's result was checked against */
+    const char *device;    /* the GPU the times are from ("" when compile_only) */
+    int from_record;       /* 1: found in a record (memory or disk), nothing timed now */
+    const char *record_path; /* where the record is on disk; NULL: not stored (no disk cache,
+                                compile_only, or a record kept in memory only) */
+    int candidate_count;   /* the distinct points compiled (ptxjit_tune_result_candidate) */
+    int points_considered, points_refused, points_merged; /* of the space's product */
+    double best_ms;        /* the fastest candidate's median */
+    double noise;          /* the tie band: candidates within best_ms * (1 + noise) are tied,
+                              and the earliest of them in the space's order wins */
+    double wall_ms;        /* how long the tuning took (the original one, for a record) */
+} ptxjit_tune_info;
+
+typedef struct {
+    const char *params;    /* canonical */
+    ptxjit_status status;  /* PTXJIT_OK: compiled, ran, result right (and timed) */
+    const char *message;   /* why it was excluded, "" when status is PTXJIT_OK */
+    double median_ms;      /* of the timed runs; 0 when not timed */
+    double spread;         /* median absolute deviation of the runs over the median */
+    int runs;              /* timed runs */
+    int abandoned;         /* timing stopped after a few runs: clearly slower (> 1.5x) than
+                              the best so far; median_ms is of those runs */
+    int winner;            /* 1 for the winner */
+} ptxjit_tune_candidate;
+
+ptxjit_status ptxjit_tune_result_info(ptxjit_tune_info *out, const ptxjit_tune_result *result);
+/* Candidate index (0 <= index < candidate_count), in the space's order. */
+ptxjit_status ptxjit_tune_result_candidate(ptxjit_tune_candidate *out,
+                                           const ptxjit_tune_result *result, int index);
+void ptxjit_tune_result_free(ptxjit_tune_result *result);
+
+/* The records in the disk cache, one result each (from_record = 1);
+ * *out is the caller's: ptxjit_tune_list_free. */
+ptxjit_status ptxjit_tune_list(ptxjit_tune_result ***out, int *count, ptxjit_context *context);
+void ptxjit_tune_list_free(ptxjit_tune_result **list, int count);
+/* Removes every tuning record (disk and this context's); kernels stay. *removed: how many
+ * files (may be NULL). */
+ptxjit_status ptxjit_tune_clear(ptxjit_context *context, uint64_t *removed);
+
+/* PARAM=auto: ptxjit_get_kernel for the problem (as ptxjit_tune_options.problem writes it):
+ * each auto parameter takes the value of the winner of the last tuning of family for this
+ * problem, fixed parameters (the request's other words) and device. With no such record (or
+ * one whose winner disagrees with the request's other parameters) the auto parameters take
+ * their defaults, and an INFO log line says so: call ptxjit_tune first to record one. The
+ * family ops (ptxjit_reduce, ...) resolve auto the same way with the shape they are given. A
+ * request without auto is ptxjit_get_kernel. */
+ptxjit_status ptxjit_get_kernel_tuned(ptxjit_kernel **out, ptxjit_context *context,
+                                      const char *family, const char *params,
+                                      const char *problem, ptxjit_origin *origin);
+
 /* ---- Disk cache ---- */
 typedef struct {
     uint64_t entries, bytes;                    /* now on disk */
     uint64_t hits, misses, stores, corrupt;     /* since the cache was created or cleared */
     uint64_t evicted;                           /* entries removed to keep under the cap */
     uint64_t max_bytes;                         /* the cap this context keeps */
+    uint64_t tune_records;                      /* tuning records on disk (ptxjit_tune);
+                                                   entries counts kernels, bytes both */
 } ptxjit_cache_stats;
 ptxjit_status ptxjit_cache_stats_get(ptxjit_cache_stats *out, ptxjit_context *context);
-/* Removes every entry of this cache version; returns how many in *removed (may be NULL). */
+/* Removes every entry of this cache version (kernels and tuning records); returns how many
+ * in *removed (may be NULL). */
 ptxjit_status ptxjit_cache_clear(ptxjit_context *context, uint64_t *removed);
 /* Evicts least recently used entries until the cache is under its cap (stores do this as
  * they go) and removes the temporary files that writers killed mid-store left more than an

@@ -7,6 +7,7 @@
 
 #include "context.h"
 #include "backend/nvrtc.h"
+#include "tune/tune.h"
 
 void ptxjit_options_init(ptxjit_options *options)
 {
@@ -198,6 +199,7 @@ void ptxjit_close(ptxjit_context *context)
     if (context->driver)
         pj_context_make_current(context); /* modules unload from their own context */
     pj_kernel_free_all(context);
+    pj_tune_memo_free(context->tune_memo);
     if (context->driver)
         context->driver->cuDevicePrimaryCtxRelease(context->device);
     pj_templates_close(context);

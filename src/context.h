@@ -74,6 +74,8 @@ struct ptxjit_context {
     pthread_cond_t compiled;
     ptxjit_kernel *kernels[PJ_BUCKETS];
     pj_alias *aliases[PJ_BUCKETS];
+    struct pj_tune_memo *tune_memo; /* tuning records and auto resolutions (tune/memo.c);
+                                       guarded by lock */
 };
 
 /* The target's compute capability as a number: 90 for sm_90a. */
@@ -93,5 +95,9 @@ void pj_kernel_forget_aliases(ptxjit_context *context);
 /* resources.c: the index of entry (NULL: the first) among the kernel's entries; else
  * PTXJIT_ERR_INVALID_ARGUMENT naming the entries it has. */
 ptxjit_status pj_kernel_entry_index(int *out, const ptxjit_kernel *kernel, const char *entry);
+/* The version of backend's compiler that keys hold (through the cache's memo: a disk hit
+ * loads no compiler). */
+ptxjit_status pj_context_compiler_version(ptxjit_context *context, pj_backend backend,
+                                         char out[64]);
 
 #endif

@@ -223,3 +223,26 @@ ptxjit_status ptxjit_canonical_params(char **out, ptxjit_context *context, const
     pj_request_free(&request);
     return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }
+
+ptxjit_status ptxjit_family_tune_count(int *out, ptxjit_context *context, const char *family)
+{
+    const pj_schema *schema;
+    ptxjit_status status = find(&schema, out, context, family);
+    if (status == PTXJIT_OK)
+        *out = schema->tune_count;
+    return status;
+}
+
+ptxjit_status ptxjit_family_tune_line(ptxjit_tune_line_info *out, ptxjit_context *context,
+                                      const char *family, int index)
+{
+    const pj_schema *schema;
+    ptxjit_status status = find(&schema, out, context, family);
+    if (status == PTXJIT_OK)
+        status = check_index(schema, "tune line", "ptxjit_family_tune_count", index,
+                             schema->tune_count);
+    if (status == PTXJIT_OK)
+        *out = (ptxjit_tune_line_info){.param = schema->tunes[index].param_name,
+                                       .values = schema->tunes[index].values};
+    return status;
+}

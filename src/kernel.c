@@ -216,6 +216,12 @@ static ptxjit_status context_compiler_version(ptxjit_context *context, pj_backen
     return PTXJIT_OK;
 }
 
+ptxjit_status pj_context_compiler_version(ptxjit_context *context, pj_backend backend,
+                                         char out[64])
+{
+    return context_compiler_version(context, backend, out);
+}
+
 /* Fills kernel->artifact from the disk cache or the compiler; runs without the lock. */
 static ptxjit_status produce(ptxjit_kernel *kernel, ptxjit_origin *origin)
 {

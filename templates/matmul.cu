@@ -46,6 +46,9 @@
 //@ptxjit constraint "variant != wgmma || bm == 64 * consumers || bm == 128 * consumers" "wgmma: each consumer warpgroup multiplies 64 or 128 rows: bm = 64 or 128 times consumers"
 //@ptxjit constraint "variant != wgmma || bm / (64 * consumers) * 4 * mma <= 128" "wgmma: at most 128 accumulators per thread (rows per consumer / 64 * N / 2): lower N or bm"
 //@ptxjit constraint "variant != wgmma || stages * (bm + (8 * mma + 63) / 64 * 64) * 128 + 1024 <= 232448" "wgmma's pipeline must fit 227 KiB of shared memory: lower stages, bm or N"
+//@ptxjit tune stages 3,4
+//@ptxjit tune cluster 1,2
+//@ptxjit tune group 8,16
 using TI = DTYPE; // A and B
 using TO = OUT;   // C
 

@@ -533,7 +533,7 @@ START_TEST(cli_json_list_and_cache_stats)
     static const char *const counters[] = {"\"path\": \"", "\"entries\": 1,", "\"bytes\": ",
                                            "\"max_bytes\": 1073741824,", "\"hits\": 1,",
                                            "\"misses\": 1,", "\"stores\": 1,", "\"corrupt\": 0,",
-                                           "\"evicted\": 0\n"};
+                                           "\"evicted\": 0,", "\"tune_records\": 0\n"};
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         ck_assert_msg(strstr(out, counters[i]), "no %s in %s", counters[i], out);
     free(out), free(err);
@@ -672,7 +672,7 @@ START_TEST(cli_json_is_refused_where_there_is_none)
     char *dir = test_mkdtemp(), *out, *err;
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
         ck_assert_msg(run_cli_split(&out, &err, dir, lines[i]) == 2, "%s", lines[i]);
-        ck_assert_msg(strstr(err, "--json works with list, info, inspect and cache stats"),
+        ck_assert_msg(strstr(err, "--json works with list, info, inspect, cache stats and tune"),
                       "%s: %s", lines[i], err);
         ck_assert_str_eq(out, "");
         free(out), free(err);

@@ -1,4 +1,5 @@
-/* disk.c — the on-disk cache: one checksummed file per entry (entry.c), written to a temp
+/* disk.c — the on-disk cache: one checksummed file per entry (entry.c) — a kernel, or a tuning
+ * record (tune/record.c) in the same format as "<key>.tune" —, written to a temp
  * file, fsynced and renamed into place, so that a reader sees a whole entry or none; a size
  * cap kept by eviction (evict.c); counters shared by every process (counters.c); and a
  * directory that is created private and refused when others could write it (directory.c). */
@@ -178,6 +179,23 @@ char *pj_disk_cache_entry_path(const pj_disk_cache *cache, const char *key)
     return pj_entry_key_valid(key) ? path_printf("%s/%.2s/%s", cache->dir, key, key) : NULL;
 }
 
+char *pj_disk_cache_record_path(const pj_disk_cache *cache, const char *key)
+{
+    return pj_entry_key_valid(key)
+               ? path_printf("%s/%.2s/%s" PJ_RECORD_SUFFIX, cache->dir, key, key)
+               : NULL;
+}
+
+/* Kernels and tuning records share the format, the checks and the cap; a record is the file
+ * "<key>.tune" and never counts as a kernel's hit or miss. */
+typedef enum { KIND_KERNEL, KIND_RECORD } entry_kind;
+
+static char *kind_path(const pj_disk_cache *cache, const char *key, entry_kind kind)
+{
+    return kind == KIND_RECORD ? pj_disk_cache_record_path(cache, key)
+                               : pj_disk_cache_entry_path(cache, key);
+}
+
 static void count(const pj_disk_cache *cache, counter_id which)
 {
     int64_t delta[COUNTER_COUNT] = {0};
@@ -271,13 +289,15 @@ static read_result read_entry(const pj_disk_cache *cache, const char *path, char
     return read_open_entry(cache, fd, data, size, why);
 }
 
-ptxjit_status pj_disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact *out, int *found)
+static ptxjit_status load_kind(pj_disk_cache *cache, const char *key, entry_kind kind,
+                               pj_artifact *out, int *found)
 {
     *found = 0;
     memset(out, 0, sizeof *out);
     if (!pj_entry_key_valid(key))
         return bad_key(key);
-    char *path = pj_disk_cache_entry_path(cache, key), *data = NULL;
+    const char *redo = kind == KIND_RECORD ? "the problem is tuned again" : "recompiling";
+    char *path = kind_path(cache, key, kind), *data = NULL;
     if (!path)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     const char *why = NULL;
@@ -299,21 +319,33 @@ ptxjit_status pj_disk_cache_load(pj_disk_cache *cache, const char *key, pj_artif
         (void)futimens(fd, NULL); /* most recently used; a read-only cache stays unordered */
     if (result == READ_CORRUPT) {
         pj_log(&cache->logger, PTXJIT_LOG_WARNING,
-               "cache entry %s is corrupt (%s); removing it and recompiling", path, why);
+               "cache entry %s is corrupt (%s); removing it, %s", path, why, redo);
         struct stat held; /* a writer may have renamed a fresh entry over it since */
         if (pj_fileio_same_file(fd, AT_FDCWD, path, &held))
             unlink(path);
         count(cache, COUNTER_corrupt);
     } else if (result == READ_UNUSABLE) {
         pj_log(&cache->logger, PTXJIT_LOG_WARNING,
-               "cache entry %s cannot be used (%s); recompiling", path, why);
+               "cache entry %s cannot be used (%s); %s", path, why, redo);
     }
     if (fd >= 0)
         pj_fileio_unlock_and_close(fd);
-    count(cache, *found ? COUNTER_hits : COUNTER_misses);
+    if (kind == KIND_KERNEL)
+        count(cache, *found ? COUNTER_hits : COUNTER_misses);
     free(data);
     free(path);
     return status;
+}
+
+ptxjit_status pj_disk_cache_load(pj_disk_cache *cache, const char *key, pj_artifact *out, int *found)
+{
+    return load_kind(cache, key, KIND_KERNEL, out, found);
+}
+
+ptxjit_status pj_disk_cache_load_record(pj_disk_cache *cache, const char *key, pj_artifact *out,
+                                        int *found)
+{
+    return load_kind(cache, key, KIND_RECORD, out, found);
 }
 
 /* ---- store ---- */
@@ -422,7 +454,8 @@ static void keep_under_cap(const pj_disk_cache *cache, int64_t added)
         correct_bytes(cache, &report, totals[COUNTER_bytes]);
 }
 
-ptxjit_status pj_disk_cache_store(pj_disk_cache *cache, const char *key, const pj_artifact *artifact)
+static ptxjit_status store_kind(pj_disk_cache *cache, const char *key, entry_kind kind,
+                                const pj_artifact *artifact)
 {
     if (!pj_entry_key_valid(key))
         return bad_key(key);
@@ -433,7 +466,7 @@ ptxjit_status pj_disk_cache_store(pj_disk_cache *cache, const char *key, const p
     uint64_t replaced = 0;
     char shard[3] = {key[0], key[1], '\0'};
     char *dir = path_printf("%s/%s", cache->dir, shard);
-    char *path = pj_disk_cache_entry_path(cache, key);
+    char *path = kind_path(cache, key, kind);
     char *data = pj_entry_encode(&size, key, artifact);
     ptxjit_status status;
     if (!dir || !path || !data) {
@@ -453,6 +486,17 @@ ptxjit_status pj_disk_cache_store(pj_disk_cache *cache, const char *key, const p
     return status;
 }
 
+ptxjit_status pj_disk_cache_store(pj_disk_cache *cache, const char *key, const pj_artifact *artifact)
+{
+    return store_kind(cache, key, KIND_KERNEL, artifact);
+}
+
+ptxjit_status pj_disk_cache_store_record(pj_disk_cache *cache, const char *key,
+                                         const pj_artifact *artifact)
+{
+    return store_kind(cache, key, KIND_RECORD, artifact);
+}
+
 /* ---- stats, clear, trim ---- */
 
 static void count_entry(int top_fd, const char *path, scan_kind kind, const struct stat *st,
@@ -460,9 +504,10 @@ static void count_entry(int top_fd, const char *path, scan_kind kind, const stru
 {
     (void)top_fd, (void)path;
     ptxjit_cache_stats *stats = user;
-    if (kind != SCAN_ENTRY)
+    if (kind == SCAN_TEMP)
         return;
-    stats->entries++;
+    stats->entries += kind == SCAN_ENTRY;
+    stats->tune_records += kind == SCAN_RECORD;
     stats->bytes += (uint64_t)st->st_size;
 }
 
@@ -488,7 +533,8 @@ ptxjit_status pj_disk_cache_stats(pj_disk_cache *cache, ptxjit_cache_stats *out)
 
 typedef struct {
     uint64_t removed;
-    int error; /* the first failure's errno */
+    int error;       /* the first failure's errno */
+    int only_records;
 } clear_state;
 
 static void remove_entry(int top_fd, const char *path, scan_kind kind, const struct stat *st,
@@ -496,7 +542,7 @@ static void remove_entry(int top_fd, const char *path, scan_kind kind, const str
 {
     (void)st;
     clear_state *state = user;
-    if (kind != SCAN_ENTRY)
+    if (kind == SCAN_TEMP || (state->only_records && kind != SCAN_RECORD))
         return;
     if (unlinkat(top_fd, path, 0) == 0)
         state->removed++;
@@ -504,9 +550,44 @@ static void remove_entry(int top_fd, const char *path, scan_kind kind, const str
         state->error = errno;
 }
 
+ptxjit_status pj_disk_cache_clear_records(pj_disk_cache *cache, uint64_t *removed)
+{
+    clear_state state = {0, 0, 1};
+    pj_scan_cache(cache->dir, remove_entry, &state);
+    *removed = state.removed;
+    if (state.error)
+        return pj_error(PTXJIT_ERR_IO, "cannot remove every tuning record of %s: %s",
+                        cache->dir, strerror(state.error));
+    return PTXJIT_OK;
+}
+
+typedef struct {
+    pj_disk_record_visitor *visit;
+    void *user;
+} record_walk;
+
+static void visit_record(int top_fd, const char *path, scan_kind kind, const struct stat *st,
+                         void *user)
+{
+    (void)top_fd, (void)st;
+    record_walk *walk = user;
+    char key[33];
+    if (kind != SCAN_RECORD)
+        return;
+    memcpy(key, path + 3, 32); /* "ab/<key>.tune" */
+    key[32] = '\0';
+    walk->visit(walk->user, key);
+}
+
+void pj_disk_cache_each_record(pj_disk_cache *cache, pj_disk_record_visitor *visit, void *user)
+{
+    record_walk walk = {visit, user};
+    pj_scan_cache(cache->dir, visit_record, &walk);
+}
+
 ptxjit_status pj_disk_cache_clear(pj_disk_cache *cache, uint64_t *removed)
 {
-    clear_state state = {0, 0};
+    clear_state state = {0, 0, 0};
     pj_scan_cache(cache->dir, remove_entry, &state);
     pj_counters_update(cache->counters_path, cache->file_mode, NULL, NULL);
     if (removed)

@@ -53,4 +53,18 @@ ptxjit_status pj_disk_cache_trim(pj_disk_cache *cache, evict_report *report);
 /* Path of key's entry file; caller frees. For tests and `ptxjit cache`. */
 char *pj_disk_cache_entry_path(const pj_disk_cache *cache, const char *key);
 
+/* ---- tuning records (tune/record.c): "<shard>/<key>.tune", an entry of the same format and
+ * the same guarantees (atomic publish, checksum, trust, the cap), not counted as kernel hits
+ * or misses. */
+char *pj_disk_cache_record_path(const pj_disk_cache *cache, const char *key);
+ptxjit_status pj_disk_cache_load_record(pj_disk_cache *cache, const char *key, pj_artifact *out,
+                                        int *found);
+ptxjit_status pj_disk_cache_store_record(pj_disk_cache *cache, const char *key,
+                                         const pj_artifact *artifact);
+/* Removes every tuning record (kernels stay); how many in *removed. */
+ptxjit_status pj_disk_cache_clear_records(pj_disk_cache *cache, uint64_t *removed);
+/* Calls visit with the key of every tuning record found. */
+typedef void pj_disk_record_visitor(void *user, const char *key);
+void pj_disk_cache_each_record(pj_disk_cache *cache, pj_disk_record_visitor *visit, void *user);
+
 #endif

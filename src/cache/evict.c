@@ -16,7 +16,7 @@
 #include "cache/scan.h"
 
 typedef struct {
-    char path[40]; /* "ab/<key>", relative to the cache directory */
+    char path[48]; /* "ab/<key>" or "ab/<key>.tune", relative to the cache directory */
     uint64_t size;
     struct timespec mtime;
     dev_t device;

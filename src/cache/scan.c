@@ -18,6 +18,17 @@ static int is_temp_name(const char *name)
     return strstr(name, ".tmp.") != NULL;
 }
 
+/* A tuning record: "<key>.tune", its key in this shard. */
+static int is_record_name(const char *name, const char *shard)
+{
+    char key[33];
+    if (strlen(name) != 32 + strlen(PJ_RECORD_SUFFIX) || strcmp(name + 32, PJ_RECORD_SUFFIX))
+        return 0;
+    memcpy(key, name, 32);
+    key[32] = '\0';
+    return pj_entry_key_valid(key) && strncmp(name, shard, 2) == 0;
+}
+
 static void visit_file(int top_fd, const char *path, scan_kind kind, scan_visitor *visit,
                        void *user)
 {
@@ -38,10 +49,12 @@ int pj_scan_shard(int top_fd, const char *shard, scan_visitor *visit, void *user
     for (struct dirent *e; (e = readdir(dir));) {
         char path[sizeof e->d_name + 4];
         int entry = pj_entry_key_valid(e->d_name) && strncmp(e->d_name, shard, 2) == 0;
-        if ((!entry && !is_temp_name(e->d_name)) || strlen(e->d_name) > 40)
+        int record = is_record_name(e->d_name, shard);
+        if ((!entry && !record && !is_temp_name(e->d_name)) || strlen(e->d_name) > 40)
             continue;
         snprintf(path, sizeof path, "%s/%s", shard, e->d_name);
-        visit_file(top_fd, path, entry ? SCAN_ENTRY : SCAN_TEMP, visit, user);
+        visit_file(top_fd, path, entry ? SCAN_ENTRY : record ? SCAN_RECORD : SCAN_TEMP, visit,
+                   user);
     }
     closedir(dir); /* closes fd */
     return 0;

@@ -5,7 +5,9 @@
 
 #include <sys/stat.h>
 
-typedef enum { SCAN_ENTRY, SCAN_TEMP } scan_kind;
+/* SCAN_RECORD: a tuning record, "<key>.tune" beside the kernels (tune/record.h). */
+typedef enum { SCAN_ENTRY, SCAN_TEMP, SCAN_RECORD } scan_kind;
+#define PJ_RECORD_SUFFIX ".tune"
 
 /* Called for each regular file found; path is relative to top_fd ("ab/<key>",
  * "ab/.tmp.123.4", or ".tmp..." and "compiler.tmp.123" at the top). Symbolic links,

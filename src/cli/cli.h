@@ -13,6 +13,9 @@ typedef struct {
     int argc;         /* the command's own arguments, global options taken out */
     char **argv;
     int json;         /* --json: list, info, inspect and cache stats print JSON instead */
+    /* `tune` only: --space "...", --retune, --compile-only, --list, --clear */
+    const char *tune_space;
+    int tune_retune, tune_compile_only, tune_list, tune_clear;
 } cli_args;
 
 /* Prints "ptxjit: <last error>" and maps the status to an exit code. */
@@ -32,6 +35,10 @@ int cmd_cache(cli_args *args);
 int cmd_run(cli_args *args);
 int cmd_bench(cli_args *args);
 int cmd_jit_time(cli_args *args);
+/* bench_tune.c: `bench tune [sweep|cold|pool|repeat]` (issue 14's figures; needs a GPU). */
+int cmd_bench_tune(cli_args *args);
+/* tune.c: `tune FAMILY ...`, `tune --list`, `tune --clear`. */
+int cmd_tune(cli_args *args);
 /* bench_backends.c: `bench backends FAMILY` (needs a GPU). */
 int cmd_bench_backends(cli_args *args);
 /* bench_compile.c: `bench compile [FAMILY [PARAMS]] [samples=N]` (a GPU adds to it). */

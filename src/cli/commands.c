@@ -275,6 +275,21 @@ static ptxjit_status info_json(ptxjit_context *context, const char *family)
         cli_json_object_end(&json);
     }
     cli_json_array_end(&json);
+    int tunes = 0;
+    if (status == PTXJIT_OK)
+        status = ptxjit_family_tune_count(&tunes, context, family);
+    cli_json_key(&json, "tune");
+    cli_json_array_begin(&json);
+    for (int i = 0; i < tunes && status == PTXJIT_OK; i++) {
+        ptxjit_tune_line_info line;
+        if ((status = ptxjit_family_tune_line(&line, context, family, i)) != PTXJIT_OK)
+            break;
+        cli_json_object_begin(&json);
+        cli_json_member_string(&json, "param", line.param);
+        cli_json_member_string(&json, "values", line.values);
+        cli_json_object_end(&json);
+    }
+    cli_json_array_end(&json);
     cli_json_key(&json, "entries");
     cli_json_flat_array_begin(&json);
     for (int i = 0; i < entries && status == PTXJIT_OK; i++) {
@@ -515,12 +530,13 @@ static void stats_text(ptxjit_context *context, const ptxjit_cache_stats *s)
 {
     printf("path     %s\nentries  %llu\nbytes    %llu (cap %llu)\nhits     %llu\n"
            "misses   %llu\nstores   %llu\ncorrupt  %llu (detected, removed and rebuilt)\n"
-           "evicted  %llu (least recently used, to stay under the cap)\n",
+           "evicted  %llu (least recently used, to stay under the cap)\n"
+           "tune records %llu (ptxjit tune; in bytes, not in entries)\n",
            ptxjit_cache_dir(context), (unsigned long long)s->entries,
            (unsigned long long)s->bytes, (unsigned long long)s->max_bytes,
            (unsigned long long)s->hits, (unsigned long long)s->misses,
            (unsigned long long)s->stores, (unsigned long long)s->corrupt,
-           (unsigned long long)s->evicted);
+           (unsigned long long)s->evicted, (unsigned long long)s->tune_records);
 }
 
 /* Every counter of ptxjit_cache_stats, under its field's name. */
@@ -538,6 +554,7 @@ static void stats_json(ptxjit_context *context, const ptxjit_cache_stats *s)
     cli_json_member_uint(&json, "stores", s->stores);
     cli_json_member_uint(&json, "corrupt", s->corrupt);
     cli_json_member_uint(&json, "evicted", s->evicted);
+    cli_json_member_uint(&json, "tune_records", s->tune_records);
     cli_json_object_end(&json);
     cli_json_finish(&json);
 }
@@ -551,8 +568,8 @@ int cmd_cache(cli_args *args)
         return CLI_USAGE;
     }
     if (args->json && strcmp(what, "stats") != 0) {
-        fprintf(stderr, "ptxjit: --json works with list, info, inspect and cache stats, not "
-                        "with 'cache %s'; leave it out\n",
+        fprintf(stderr, "ptxjit: --json works with list, info, inspect, cache stats and tune, "
+                        "not with 'cache %s'; leave it out\n",
                 what);
         return CLI_USAGE;
     }

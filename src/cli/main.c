@@ -53,11 +53,31 @@ static const char usage_commands[] =
     "                                llvm backend does not build, e.g. from --templates:\n"
     "                                nvrtc only; no GPU needed; with one, also module\n"
     "                                loads and the compiles with the driver's compute cache)\n"
+    "  bench tune [sweep|cold|pool|repeat]\n"
+    "                                the tuner's figures: each family's tuned winner against\n"
+    "                                an exhaustive sweep of its space, the transpose space\n"
+    "                                tuned cold and its record in a fresh process, 32 cold\n"
+    "                                compiles through the pool and serially, five tunings\n"
+    "                                in a row (needs a GPU)\n"
     "  jit-time FAMILY [key=value ...] time one context open and one request in this\n"
     "                                process (what `bench jit` runs in a fresh process)\n"
     "  cache path|stats|clear|trim   the disk cache: where it is, its counters, remove\n"
     "                                every entry, or evict down to the cap and sweep the\n"
     "                                temp files of killed writers\n"
+    "  tune FAMILY [SIZE=N ...] [key=value ...] [--space \"P=V,V P=LO..HI\"] [--retune]\n"
+    "                                [--compile-only]\n"
+    "                                tune the family for a problem (its run sizes: reduce\n"
+    "                                n=, transpose h= w=, matmul m= n= k=, softmax rows= cols=;\n"
+    "                                a user family: problem=\"TEXT\"), the key=value words\n"
+    "                                fixed: every point of the template's tune lines (or\n"
+    "                                --space, which replaces the values of the parameters it\n"
+    "                                names) compiled in parallel, checked against the fixed\n"
+    "                                parameters' defaults, timed; the table and the record's\n"
+    "                                path on stderr, the winner's params on stdout. A record\n"
+    "                                is reused (nothing timed) unless --retune; run and bench\n"
+    "                                take PARAM=auto for the tuned value. --compile-only:\n"
+    "                                compile the space, no GPU needed (warms the cache)\n"
+    "  tune --list | --clear         the tuning records in the cache, or remove them\n"
     "\n"
     ;
 
@@ -88,8 +108,10 @@ static const char usage_options[] =
     "                       for every kernel the command compiles (ptx, inspect, run,\n"
     "                       bench), after those of $PTXJIT_COMPILE_OPTIONS; they are part\n"
     "                       of the cache key, and inspect shows them\n"
-    "  --json               list, info, inspect and cache stats: print one JSON document\n"
-    "                       instead of text, for programs (other commands refuse it)\n"
+    "  --json               list, info, inspect, cache stats and tune: print one JSON\n"
+    "                       document instead of text, for programs (other commands refuse it)\n"
+    "  --space, --retune, --compile-only, --list, --clear\n"
+    "                       tune's own (see tune above; other commands refuse them)\n"
     "  -h, --help           this help\n"
     "  --version            print the version\n"
     "  --                   end of options: the words after it are arguments even if they\n"
@@ -147,7 +169,7 @@ static const struct {
     {"list", cmd_list, 1},       {"info", cmd_info, 1},         {"ptx", cmd_ptx, 0},
     {"source", cmd_source, 0},   {"ir", cmd_ir, 0},             {"inspect", cmd_inspect, 1},
     {"run", cmd_run, 0},         {"bench", cmd_bench, 0},       {"cache", cmd_cache, 1},
-    {"jit-time", cmd_jit_time, 0},
+    {"jit-time", cmd_jit_time, 0}, {"tune", cmd_tune, 1},
     {"sass", cmd_sass, 0},
 };
 
@@ -155,7 +177,8 @@ typedef enum {
     OPT_ARCH, OPT_BACKEND, OPT_CACHE_DIR, OPT_TEMPLATES, OPT_DEVICE, /* take a value */
     OPT_DEFINE, OPT_INCLUDE,
     OPT_NO_DISK_CACHE, OPT_NO_GPU, OPT_JSON, OPT_HELP, OPT_VERSION,   /* flags */
-    OPT_LINEINFO, OPT_FAST_MATH, OPT_DEBUG
+    OPT_LINEINFO, OPT_FAST_MATH, OPT_DEBUG,
+    OPT_SPACE, OPT_RETUNE, OPT_COMPILE_ONLY, OPT_LIST, OPT_CLEAR      /* tune's */
 } option_id;
 
 static const struct {
@@ -180,6 +203,11 @@ static const struct {
     {"-h", OPT_HELP, NULL},
     {"--help", OPT_HELP, NULL},
     {"--version", OPT_VERSION, NULL},
+    {"--space", OPT_SPACE, "\"tpb=128,256 batch=4..16\""},
+    {"--retune", OPT_RETUNE, NULL},
+    {"--compile-only", OPT_COMPILE_ONLY, NULL},
+    {"--list", OPT_LIST, NULL},
+    {"--clear", OPT_CLEAR, NULL},
 };
 
 /* The command line once parsed: the command, its arguments and the global options. */
@@ -268,6 +296,21 @@ static int apply_option(command_line *line, option_id id, const char *value)
     case OPT_VERSION:
         line->version = 1;
         break;
+    case OPT_SPACE:
+        line->args.tune_space = value;
+        break;
+    case OPT_RETUNE:
+        line->args.tune_retune = 1;
+        break;
+    case OPT_COMPILE_ONLY:
+        line->args.tune_compile_only = 1;
+        break;
+    case OPT_LIST:
+        line->args.tune_list = 1;
+        break;
+    case OPT_CLEAR:
+        line->args.tune_clear = 1;
+        break;
     }
     return CLI_OK;
 }
@@ -350,8 +393,16 @@ static int run_command(cli_args *args, const char *name)
         if (strcmp(name, commands[c].name) != 0)
             continue;
         if (args->json && !commands[c].json) {
-            fprintf(stderr, "ptxjit: --json works with list, info, inspect and cache stats, not "
-                            "with '%s'; leave it out\n",
+            fprintf(stderr, "ptxjit: --json works with list, info, inspect, cache stats and "
+                            "tune, not with '%s'; leave it out\n",
+                    name);
+            return CLI_USAGE;
+        }
+        if (strcmp(name, "tune") != 0 &&
+            (args->tune_space || args->tune_retune || args->tune_compile_only ||
+             args->tune_list || args->tune_clear)) {
+            fprintf(stderr, "ptxjit: --space, --retune, --compile-only, --list and --clear are "
+                            "tune's options, not '%s''s; leave them out\n",
                     name);
             return CLI_USAGE;
         }

@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/family_cli.h"
 #include "cli/timing.h"
+#include "families/family.h"
 
 /* A count such as 1000003, 2^30 or 2^28+37; fallback when text is NULL (0 allowed there). */
 static int parse_count(size_t *out, const char *text, const char *name, size_t fallback)
@@ -70,6 +71,29 @@ static char *split_sizes(size_t *sizes, const cli_family *f, int argc, char **ar
     return params;
 }
 
+/* PARAM=auto resolved for the problem of sizes (the library's problem words, by position of
+ * the family's size words: transpose's h, w are its rows, cols): the canonical params of the
+ * tuned winner, or of the defaults when no record exists (the library says so). Caller frees;
+ * NULL after printing the error. */
+static char *resolve_auto(ptxjit_context *context, const cli_family *f, const char *params,
+                          const size_t *sizes)
+{
+    const pj_family *lib = pj_family_find(f->name);
+    char problem[256] = "";
+    size_t used = 0;
+    for (int i = 0; lib && lib->tune && lib->tune->problem_names[i] && f->sizes[i]; i++)
+        used += (size_t)snprintf(problem + used, sizeof problem - used, "%s%s=%zu", i ? " " : "",
+                                 lib->tune->problem_names[i], sizes[i]);
+    ptxjit_kernel *kernel;
+    ptxjit_status status =
+        ptxjit_get_kernel_tuned(&kernel, context, f->name, params, problem, NULL);
+    if (status != PTXJIT_OK) {
+        cli_fail(status);
+        return NULL;
+    }
+    return strdup(ptxjit_kernel_params(kernel));
+}
+
 int cmd_run(cli_args *args)
 {
     if (args->argc < 1) {
@@ -89,10 +113,19 @@ int cmd_run(cli_args *args)
         count++;
     ptxjit_context *context = NULL;
     int code = open_gpu(&context, args);
-    if (code == CLI_OK) {
-        code = f->run(context, params, sizes, (int)sizes[count]);
-        ptxjit_close(context);
+    if (code != CLI_OK) { /* open_gpu closed it */
+        free(params);
+        return code;
     }
+    if (strstr(params, "=auto")) {
+        char *resolved = resolve_auto(context, f, params, sizes);
+        free(params);
+        params = resolved;
+        code = params ? CLI_OK : CLI_USAGE;
+    }
+    if (code == CLI_OK)
+        code = f->run(context, params, sizes, (int)sizes[count]);
+    ptxjit_close(context);
     free(params);
     return code;
 }
@@ -111,6 +144,8 @@ int cmd_bench(cli_args *args)
         return cmd_bench_backends(args);
     if (strcmp(family, "compile") == 0)
         return cmd_bench_compile(args);
+    if (strcmp(family, "tune") == 0)
+        return cmd_bench_tune(args);
     int jit = strcmp(family, "jit") == 0;
     const cli_family *f = jit ? NULL : cli_family_find(family);
     if (!jit && !f)
@@ -136,8 +171,23 @@ int cmd_bench(cli_args *args)
     else if (parse_count(&n, n_text, "n", f && f->bench_n ? f->bench_n : 0) &&
              parse_count(&runs, runs_text, "runs", 20) &&
              (code = open_gpu(&context, args)) == CLI_OK) {
-        code = jit ? jit_costs(context, "/proc/self/exe")
-                   : f->bench(context, n, (int)runs, sets, set_count);
+        /* PARAM=auto in a set: the winner for the square problem n (every size n). */
+        char **owned = calloc((size_t)set_count + 1, sizeof *owned);
+        size_t square[16];
+        for (int i = 0; i < 16; i++)
+            square[i] = n;
+        for (int i = 0; !jit && owned && i < set_count && code == CLI_OK; i++)
+            if (strstr(sets[i], "=auto")) {
+                owned[i] = resolve_auto(context, f, sets[i], square);
+                code = owned[i] ? CLI_OK : CLI_USAGE;
+                sets[i] = owned[i];
+            }
+        if (code == CLI_OK)
+            code = jit ? jit_costs(context, "/proc/self/exe")
+                       : f->bench(context, n, (int)runs, sets, set_count);
+        for (int i = 0; owned && i < set_count; i++)
+            free(owned[i]);
+        free(owned);
         ptxjit_close(context);
     }
     free(sets);

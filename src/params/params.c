@@ -25,6 +25,12 @@ static ptxjit_status param_error(const pj_schema *schema, const pj_param *param,
 static ptxjit_status parse_value(int64_t *out, const pj_schema *schema, const pj_param *param,
                                  const char *text)
 {
+    if (strcmp(text, "auto") == 0) /* resolved before parsing where the problem is known */
+        return pj_error(PTXJIT_ERR_PARAM,
+                        "%s: %s=auto asks for the value tuned for a problem, which this request "
+                        "does not name; ask through ptxjit_get_kernel_tuned (with the problem) "
+                        "or a family op (ptxjit_reduce, ...), or give a value",
+                        schema->family, param->name);
     if (param->kind != PJ_PARAM_INT) {
         for (int v = 0; v < param->value_count; v++)
             if (strcmp(param->values[v], text) == 0) {
@@ -101,13 +107,42 @@ static void apply_default_cases(pj_request *request, const int *seen)
     }
 }
 
-static ptxjit_status check_applicability(pj_request *request, const int *seen)
+static void evaluate_applicability(pj_request *request)
 {
     const pj_schema *schema = request->schema;
     for (int i = 0; i < schema->param_count; i++) {
         const pj_param *param = &schema->params[i];
         request->applies[i] = !param->when || pj_expr_eval(param->when, request->values, schema);
     }
+}
+
+/* A tuning point names every tuned parameter, also where one does not apply to the point (batch
+ * of a variant without batches): such a parameter is taken back, as if the point had not named
+ * it, until the applicable set stops changing (taking one back can change what applies). */
+static void drop_inapplicable(pj_request *request, int *seen)
+{
+    const pj_schema *schema = request->schema;
+    for (int round = 0; round <= schema->param_count; round++) {
+        int dropped = 0;
+        evaluate_applicability(request);
+        for (int i = 0; i < schema->param_count; i++)
+            if (seen[i] && !request->applies[i]) {
+                seen[i] = 0;
+                dropped = 1;
+            }
+        if (!dropped)
+            return;
+        for (int i = 0; i < schema->param_count; i++)
+            if (!seen[i])
+                request->values[i] = schema->params[i].default_value;
+        apply_default_cases(request, seen);
+    }
+}
+
+static ptxjit_status check_applicability(pj_request *request, const int *seen)
+{
+    const pj_schema *schema = request->schema;
+    evaluate_applicability(request);
     for (int i = 0; i < schema->param_count; i++) {
         if (!seen[i] || request->applies[i])
             continue;
@@ -139,7 +174,22 @@ static ptxjit_status check_constraints(const pj_request *request)
     return PTXJIT_OK;
 }
 
+static ptxjit_status request_parse(pj_request *out, const pj_schema *schema, const char *text,
+                                   int sm, int lenient);
+
 ptxjit_status pj_request_parse(pj_request *out, const pj_schema *schema, const char *text, int sm)
+{
+    return request_parse(out, schema, text, sm, 0);
+}
+
+ptxjit_status pj_request_parse_point(pj_request *out, const pj_schema *schema, const char *text,
+                                     int sm)
+{
+    return request_parse(out, schema, text, sm, 1);
+}
+
+static ptxjit_status request_parse(pj_request *out, const pj_schema *schema, const char *text,
+                                   int sm, int lenient)
 {
     memset(out, 0, sizeof *out);
     out->schema = schema;
@@ -165,6 +215,8 @@ ptxjit_status pj_request_parse(pj_request *out, const pj_schema *schema, const c
     }
     if (status == PTXJIT_OK) {
         apply_default_cases(out, seen);
+        if (lenient)
+            drop_inapplicable(out, seen);
         status = check_applicability(out, seen);
     }
     if (status == PTXJIT_OK)

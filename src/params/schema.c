@@ -2,7 +2,8 @@
  *   //@ptxjit family NAME            //@ptxjit doc TEXT           //@ptxjit entry NAME
  *   //@ptxjit param NAME int(MIN..MAX)|enum(a,b)|dtype(i32,f32) [pow2] [default=V]
  *                       [when="EXPR"] [doc="TEXT"]
- *   //@ptxjit constraint "EXPR" "MESSAGE" */
+ *   //@ptxjit constraint "EXPR" "MESSAGE"
+ *   //@ptxjit tune NAME VALUES       (the values a tuning tries: tune/space.h) */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "params/schema.h"
+#include "tune/space.h"
 
 #define DIRECTIVE "//@ptxjit "
 #define MAX_WORDS 16
@@ -331,6 +333,56 @@ static ptxjit_status parse_param(pj_schema *schema, char **words, int count, con
     return status;
 }
 
+/* `tune NAME VALUES`: checked once every parameter is declared (check_tunes). */
+static ptxjit_status parse_tune(pj_schema *schema, char **words, int count, const where *at)
+{
+    if (count != 3 || !is_name(words[1]))
+        return bad(at, "%s", "expected 'tune PARAM VALUES' (e.g. tune tpb 128,256,512 or "
+                             "tune batch 1..16)");
+    pj_tune_line *grown = realloc(schema->tunes, (size_t)(schema->tune_count + 1) * sizeof *grown);
+    if (!grown)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    schema->tunes = grown;
+    pj_tune_line *tune = &grown[schema->tune_count++];
+    tune->param = -1;
+    tune->line = at->line;
+    tune->param_name = pj_strdup(words[1]);
+    tune->values = pj_strdup(words[2]);
+    if (!tune->param_name || !tune->values)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    return PTXJIT_OK;
+}
+
+/* Each tune line names a declared parameter, once, with values its type allows. */
+static ptxjit_status check_tunes(pj_schema *schema, const char *origin)
+{
+    for (int i = 0; i < schema->tune_count; i++) {
+        pj_tune_line *tune = &schema->tunes[i];
+        where at = {origin, tune->line};
+        tune->param = pj_schema_param_index(schema, tune->param_name);
+        if (tune->param < 0)
+            return bad(&at, "tune names '%s', which is not a declared parameter",
+                       tune->param_name);
+        for (int j = 0; j < i; j++)
+            if (schema->tunes[j].param == tune->param)
+                return bad(&at, "parameter '%s' has two tune lines; keep one",
+                           tune->param_name);
+        int64_t *values = NULL;
+        int count = 0;
+        ptxjit_status status =
+            pj_tune_values_parse(&values, &count, &schema->params[tune->param], tune->values);
+        free(values);
+        if (status == PTXJIT_ERR_PARAM) { /* the message is copied: pj_error rewrites it */
+            char why[1024];
+            snprintf(why, sizeof why, "%s", ptxjit_last_error());
+            return pj_error(PTXJIT_ERR_TEMPLATE, "%s:%d: %s", origin, tune->line, why);
+        }
+        if (status != PTXJIT_OK)
+            return status;
+    }
+    return PTXJIT_OK;
+}
+
 static ptxjit_status parse_directive(pj_schema *schema, const char *line, const where *at)
 {
     char buf[2048], *words[MAX_WORDS];
@@ -373,8 +425,11 @@ static ptxjit_status parse_directive(pj_schema *schema, const char *line, const 
         c->expr = NULL;
         if (!c->text || !c->message)
             return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    } else if (strcmp(verb, "tune") == 0) {
+        return parse_tune(schema, words, count, at);
     } else {
-        return bad(at, "unknown directive '%s' (family, doc, entry, param, constraint)", verb);
+        return bad(at, "unknown directive '%s' (family, doc, entry, param, constraint, tune)",
+                   verb);
     }
     return PTXJIT_OK;
 }
@@ -450,6 +505,8 @@ ptxjit_status pj_schema_parse(pj_schema **out, const char *source, const char *o
                           origin);
     if (status == PTXJIT_OK)
         status = parse_expressions(schema, origin);
+    if (status == PTXJIT_OK)
+        status = check_tunes(schema, origin);
     if (status != PTXJIT_OK) {
         pj_schema_free(schema);
         return status;
@@ -489,6 +546,11 @@ void pj_schema_free(pj_schema *schema)
         free(schema->constraints[i].message);
         pj_expr_free(schema->constraints[i].expr);
     }
+    for (int i = 0; i < schema->tune_count; i++) {
+        free(schema->tunes[i].param_name);
+        free(schema->tunes[i].values);
+    }
+    free(schema->tunes);
     for (int i = 0; i < schema->entry_count; i++)
         free(schema->entries[i]);
     free(schema->entries);
@@ -545,6 +607,13 @@ char *pj_schema_describe(const pj_schema *schema)
         for (int i = 0; i < schema->constraint_count; i++)
             pj_sb_appendf(&sb, "  %s  (%s)\n", schema->constraints[i].text,
                        schema->constraints[i].message);
+    }
+    if (schema->tune_count) {
+        pj_sb_append(&sb, "\ntuning space (ptxjit tune; a request's PARAM=auto takes the tuned "
+                          "value):\n");
+        for (int i = 0; i < schema->tune_count; i++)
+            pj_sb_appendf(&sb, "  %-10s %s\n", schema->tunes[i].param_name,
+                          schema->tunes[i].values);
     }
     pj_sb_append(&sb, "\nentries:");
     for (int i = 0; i < schema->entry_count; i++)

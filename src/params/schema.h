@@ -65,6 +65,15 @@ typedef struct {
     char *message;
 } pj_constraint;
 
+/* `//@ptxjit tune PARAM VALUES`: the values a tuning tries for one parameter (tune/space.h
+ * reads VALUES: "128,256,512", "vectorized,batched", or an int range "64..1024"). */
+typedef struct {
+    char *param_name;
+    int param;     /* index into params, once all are declared */
+    char *values;  /* as written */
+    int line;      /* in the template, for messages */
+} pj_tune_line;
+
 typedef struct pj_schema {
     char *family;
     char *doc;
@@ -77,6 +86,8 @@ typedef struct pj_schema {
     int constraint_count;
     char **entries;
     int entry_count;
+    pj_tune_line *tunes; /* the template's tuning space, one line per tuned parameter */
+    int tune_count;
 } pj_schema;
 
 /* Parses the "//@ptxjit ..." directives of a template. origin names it in messages.
@@ -113,6 +124,10 @@ typedef struct {
  * duplicates, bad values, parameters that do not apply, and violated constraints fail with
  * PTXJIT_ERR_PARAM and a message naming the family, the parameter and what is allowed. */
 ptxjit_status pj_request_parse(pj_request *out, const pj_schema *schema, const char *text, int sm);
+/* The same for a point of a tuning space: a parameter the text names where it does not apply
+ * (its `when` fails for the point) is left out, as if not named, instead of refused. */
+ptxjit_status pj_request_parse_point(pj_request *out, const pj_schema *schema, const char *text,
+                                     int sm);
 void pj_request_free(pj_request *request);
 /* The canonical form: applicable parameters only, sorted by name, "a=1 b=x". Caller frees. */
 char *pj_request_canonical(const pj_request *request);

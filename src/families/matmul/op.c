@@ -2,9 +2,13 @@
  * its tile); the tensor_core and wgmma variants get dynamic shared memory, wgmma and
  * tensor_core with load=tma also two tensor maps (A K-major, B N-major, swizzled boxes). */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "families/matmul/op.h"
+#include "tune/check.h"
+#include "tune/tune.h"
 
 static const char *const variant_names[] = {
 #define PJ_VARIANT_NAME(name, id) #name,
@@ -133,7 +137,10 @@ ptxjit_status ptxjit_matmul(ptxjit_context *context, const char *params, ptxjit_
 {
     ptxjit_kernel *kernel;
     matmul_config config;
-    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "matmul", params, NULL);
+    char problem[96] = "";
+    if (pj_tune_has_auto(params)) /* PARAM=auto: the winner tuned for this shape */
+        snprintf(problem, sizeof problem, "m=%zu n=%zu k=%zu", m, n, k);
+    ptxjit_status status = pj_tune_get_kernel(&kernel, context, "matmul", params, problem, NULL);
     if (status == PTXJIT_OK)
         status = pj_matmul_config_of(&config, kernel);
     if (status == PTXJIT_OK)
@@ -251,7 +258,142 @@ static const char *const bench_sets[] = {
     "variant=wgmma dtype=bf16 out=bf16 cluster=2",
     NULL};
 
+/* ---- ptxjit_tune: random A and B in [-1, 1), C compared with the reference's ---- */
+
+typedef struct {
+    ptxjit_context *context;
+    pj_tune_checker *checker;
+    CUdeviceptr a, b, c, reference;
+    size_t m, n, k;
+    pj_dtype dtype, out;
+} matmul_tuning;
+
+static const char *const problem_names[] = {"m", "n", "k", NULL};
+
+static ptxjit_status tune_problem(char **out, const char *text)
+{
+    uint64_t v[3];
+    ptxjit_status status = pj_tune_problem_words(v, text, "matmul", problem_names);
+    char buf[96];
+    snprintf(buf, sizeof buf, "m=%llu n=%llu k=%llu", (unsigned long long)v[0],
+             (unsigned long long)v[1], (unsigned long long)v[2]);
+    if (status == PTXJIT_OK && !(*out = pj_strdup(buf)))
+        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    return status;
+}
+
+static ptxjit_status tune_admits(const pj_request *request, const char *problem)
+{
+    matmul_config config;
+    uint64_t v[3];
+    ptxjit_status status = config_from(&config, request);
+    if (status == PTXJIT_OK)
+        status = pj_tune_problem_words(v, problem, "matmul", problem_names);
+    return status == PTXJIT_OK ? pj_matmul_check_shape(&config, 256, 256, 256, (size_t)v[0],
+                                                       (size_t)v[1], (size_t)v[2])
+                               : status;
+}
+
+static void tune_release(void *state)
+{
+    matmul_tuning *t = state;
+    if (!t)
+        return;
+    pj_tune_free(t->context, t->a);
+    pj_tune_free(t->context, t->b);
+    pj_tune_free(t->context, t->c);
+    pj_tune_free(t->context, t->reference);
+    pj_tune_checker_close(t->checker);
+    free(t);
+}
+
+static pj_tune_kind kind_of(pj_dtype dtype)
+{
+    return dtype == PJ_DTYPE_bf16 ? PJ_TUNE_BF16 : dtype == PJ_DTYPE_f16 ? PJ_TUNE_F16
+                                                                          : PJ_TUNE_F32;
+}
+
+static ptxjit_status tune_prepare(void **state, ptxjit_context *context, const char *problem,
+                                  const pj_request *reference)
+{
+    matmul_config config;
+    uint64_t v[3];
+    ptxjit_status status = config_from(&config, reference);
+    if (status == PTXJIT_OK)
+        status = pj_tune_problem_words(v, problem, "matmul", problem_names);
+    if (status != PTXJIT_OK)
+        return status;
+    matmul_tuning *t = calloc(1, sizeof *t);
+    if (!t)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    *t = (matmul_tuning){context, NULL, 0, 0, 0, 0, (size_t)v[0], (size_t)v[1], (size_t)v[2],
+                         config.dtype, config.out};
+    const size_t in = (size_t)pj_dtype_bytes(config.dtype), out = (size_t)pj_dtype_bytes(config.out);
+    status = pj_tune_checker_open(&t->checker, context);
+    if (status == PTXJIT_OK)
+        status = pj_tune_alloc(&t->a, context, t->m * t->k * in);
+    if (status == PTXJIT_OK)
+        status = pj_tune_alloc(&t->b, context, t->k * t->n * in);
+    if (status == PTXJIT_OK)
+        status = pj_tune_alloc(&t->c, context, t->m * t->n * out);
+    if (status == PTXJIT_OK)
+        status = pj_tune_alloc(&t->reference, context, t->m * t->n * out);
+    if (status == PTXJIT_OK)
+        status = pj_tune_fill(t->checker, t->a, t->m * t->k, kind_of(config.dtype), 3);
+    if (status == PTXJIT_OK)
+        status = pj_tune_fill(t->checker, t->b, t->k * t->n, kind_of(config.dtype), 4);
+    if (status != PTXJIT_OK) {
+        tune_release(t);
+        return status;
+    }
+    *state = t;
+    return PTXJIT_OK;
+}
+
+static ptxjit_status tune_run(void *state, ptxjit_kernel *kernel, void *stream)
+{
+    matmul_tuning *t = state;
+    return ptxjit_matmul(t->context, kernel->canonical, t->a, t->b, t->c, t->m, t->n, t->k,
+                         stream);
+}
+
+static ptxjit_status tune_poison(void *state)
+{
+    matmul_tuning *t = state;
+    return pj_tune_poison(t->context, t->c, t->m * t->n * (size_t)pj_dtype_bytes(t->out));
+}
+
+/* Element-wise, within the output's rounding (two roundings apart: 2^-7 bf16, 2^-10 f16; f32
+ * allows tf32 against fp32 products, 2^-10) plus an absolute term for the accumulation order
+ * and tf32's rounded inputs near zero: 2^-9 sqrt(k) for inputs in [-1, 1). */
+static ptxjit_status tune_check(void *state, ptxjit_kernel *kernel, int reference)
+{
+    matmul_tuning *t = state;
+    matmul_config config;
+    ptxjit_status status = pj_matmul_config_of(&config, kernel);
+    if (status == PTXJIT_OK && (config.dtype != t->dtype || config.out != t->out))
+        return pj_error(PTXJIT_ERR_PARAM, "matmul: a candidate of dtype %s, out %s cannot be "
+                        "checked against a reference of dtype %s, out %s; fix dtype and out "
+                        "(fixed parameters)", pj_dtype_name(config.dtype),
+                        pj_dtype_name(config.out), pj_dtype_name(t->dtype),
+                        pj_dtype_name(t->out));
+    size_t bytes = t->m * t->n * (size_t)pj_dtype_bytes(t->out);
+    if (status == PTXJIT_OK && reference)
+        return PJ_CU(t->context->driver->cuMemcpyDtoDAsync(t->reference, t->c, bytes, NULL),
+                     "cuMemcpyDtoDAsync");
+    double rel = t->out == PJ_DTYPE_bf16 ? 0x1p-7 : 0x1p-10;
+    return status == PTXJIT_OK ? pj_tune_compare(t->checker, t->c, t->reference, t->m * t->n,
+                                                 kind_of(t->out), rel,
+                                                 0x1p-9 * sqrt((double)t->k), "C")
+                               : status;
+}
+
+static const pj_family_tune tune_ops = {
+    tune_problem, tune_admits, tune_prepare, tune_run, tune_poison, tune_check, tune_release, 0,
+    problem_names,
+};
+
 const pj_family pj_family_matmul = {
     "matmul", PJ_VARIANT_LIST_TEXT(PJ_MATMUL_VARIANTS), PJ_MATMUL_LLVM_VERSION,
-    PJ_MATMUL_LLVM_VARIANTS, matmul_geometry, bench_sets,
+    PJ_MATMUL_LLVM_VARIANTS, matmul_geometry, bench_sets, &tune_ops,
 };

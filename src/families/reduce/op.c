@@ -1,9 +1,13 @@
 /* op.c — the reduce family's host op: one launch with atomics for the one-pass variants, a
  * launch per pass (partials, then one block) for the two-pass ones. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "families/reduce/op.h"
+#include "tune/check.h"
+#include "tune/tune.h"
 
 static ptxjit_status config_from(reduce_config *out, const pj_request *request)
 {
@@ -97,7 +101,10 @@ ptxjit_status ptxjit_reduce_async(ptxjit_context *context, const char *params,
 {
     ptxjit_kernel *kernel;
     reduce_config config;
-    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "reduce", params, NULL);
+    char problem[48] = "";
+    if (pj_tune_has_auto(params)) /* PARAM=auto: the winner tuned for this n */
+        snprintf(problem, sizeof problem, "n=%llu", (unsigned long long)n);
+    ptxjit_status status = pj_tune_get_kernel(&kernel, context, "reduce", params, problem, NULL);
     if (status == PTXJIT_OK)
         status = pj_reduce_config_of(&config, kernel);
     if (status == PTXJIT_OK)
@@ -182,7 +189,128 @@ static const char *const bench_sets[] = {
     "variant=vectorized tpb=1024 batch=8", "variant=vectorized tpb=1024 batch=16",
     NULL};
 
+/* ---- ptxjit_tune: random inputs of n elements, the sum compared with the reference's ---- */
+
+typedef struct {
+    ptxjit_context *context;
+    pj_tune_checker *checker;
+    CUdeviceptr input, result;
+    uint64_t n;
+    pj_dtype dtype;
+    uint32_t reference; /* the reference configuration's sum, as bits */
+} reduce_tuning;
+
+static const char *const problem_names[] = {"n", NULL};
+
+static ptxjit_status tune_problem(char **out, const char *text)
+{
+    uint64_t n;
+    ptxjit_status status = pj_tune_problem_words(&n, text, "reduce", problem_names);
+    char buf[48];
+    snprintf(buf, sizeof buf, "n=%llu", (unsigned long long)n);
+    if (status == PTXJIT_OK && !(*out = pj_strdup(buf)))
+        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    return status;
+}
+
+static ptxjit_status tune_admits(const pj_request *request, const char *problem)
+{
+    (void)problem; /* every configuration sums any n */
+    reduce_config config;
+    return config_from(&config, request);
+}
+
+static void tune_release(void *state)
+{
+    reduce_tuning *t = state;
+    if (!t)
+        return;
+    pj_tune_free(t->context, t->input);
+    pj_tune_free(t->context, t->result);
+    pj_tune_checker_close(t->checker);
+    free(t);
+}
+
+static ptxjit_status tune_prepare(void **state, ptxjit_context *context, const char *problem,
+                                  const pj_request *reference)
+{
+    reduce_config config;
+    uint64_t n;
+    ptxjit_status status = config_from(&config, reference);
+    if (status == PTXJIT_OK)
+        status = pj_tune_problem_words(&n, problem, "reduce", problem_names);
+    if (status != PTXJIT_OK)
+        return status;
+    reduce_tuning *t = calloc(1, sizeof *t);
+    if (!t)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    *t = (reduce_tuning){context, NULL, 0, 0, n, config.dtype, 0};
+    status = pj_tune_checker_open(&t->checker, context);
+    if (status == PTXJIT_OK)
+        status = pj_tune_alloc(&t->input, context, n * 4);
+    if (status == PTXJIT_OK)
+        status = pj_tune_alloc(&t->result, context, 4);
+    if (status == PTXJIT_OK)
+        status = pj_tune_fill(t->checker, t->input, n,
+                              config.dtype == PJ_DTYPE_f32 ? PJ_TUNE_F32 : PJ_TUNE_BITS, 1);
+    if (status != PTXJIT_OK) {
+        tune_release(t);
+        return status;
+    }
+    *state = t;
+    return PTXJIT_OK;
+}
+
+static ptxjit_status tune_run(void *state, ptxjit_kernel *kernel, void *stream)
+{
+    reduce_tuning *t = state;
+    return ptxjit_reduce_async(t->context, kernel->canonical, t->input, t->n, t->result, stream);
+}
+
+static ptxjit_status tune_poison(void *state)
+{
+    reduce_tuning *t = state;
+    return pj_tune_poison(t->context, t->result, 4);
+}
+
+/* int32: exactly the reference's sum; f32: within the family's 1e-5 of the sum of magnitudes,
+ * which for inputs uniform in [-1, 1) is about n / 2. */
+static ptxjit_status tune_check(void *state, ptxjit_kernel *kernel, int reference)
+{
+    reduce_tuning *t = state;
+    reduce_config config;
+    uint32_t bits = 0;
+    ptxjit_status status = pj_reduce_config_of(&config, kernel);
+    if (status == PTXJIT_OK && config.dtype != t->dtype)
+        return pj_error(PTXJIT_ERR_PARAM, "reduce: a candidate of dtype %s cannot be checked "
+                        "against a reference of dtype %s; fix dtype (a fixed parameter)",
+                        pj_dtype_name(config.dtype), pj_dtype_name(t->dtype));
+    if (status == PTXJIT_OK)
+        status = PJ_CU(t->context->driver->cuMemcpyDtoH(&bits, t->result, 4), "cuMemcpyDtoH");
+    if (status != PTXJIT_OK || reference) {
+        t->reference = bits;
+        return status;
+    }
+    float got, want;
+    memcpy(&got, &bits, 4);
+    memcpy(&want, &t->reference, 4);
+    int right = t->dtype == PJ_DTYPE_i32 ? bits == t->reference
+                                         : pj_reduce_f32_close(got, want, t->n / 2.0);
+    if (right)
+        return PTXJIT_OK;
+    return t->dtype == PJ_DTYPE_i32
+               ? pj_error(PTXJIT_ERR_CUDA, "wrong result: sum %d, the reference configuration's "
+                          "%d", (int)bits, (int)t->reference)
+               : pj_error(PTXJIT_ERR_CUDA, "wrong result: sum %.9g, the reference "
+                          "configuration's %.9g", got, want);
+}
+
+static const pj_family_tune tune_ops = {
+    tune_problem, tune_admits, tune_prepare, tune_run, tune_poison, tune_check, tune_release, 1,
+    problem_names,
+};
+
 const pj_family pj_family_reduce = {
     "reduce", PJ_VARIANT_LIST_TEXT(PJ_REDUCE_VARIANTS), PJ_REDUCE_LLVM_VERSION,
-    PJ_REDUCE_LLVM_VARIANTS, reduce_geometry, bench_sets,
+    PJ_REDUCE_LLVM_VARIANTS, reduce_geometry, bench_sets, &tune_ops,
 };

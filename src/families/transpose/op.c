@@ -1,9 +1,12 @@
 /* op.c — the transpose family's host op: one block per tile, grid over the output; the TMA
  * variants get two tensor maps (input tile by tile, output at the mirrored coordinates). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "families/transpose/op.h"
+#include "tune/check.h"
+#include "tune/tune.h"
 
 static ptxjit_status config_from(transpose_config *out, const pj_request *request)
 {
@@ -136,7 +139,11 @@ ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxj
 {
     ptxjit_kernel *kernel;
     transpose_config config;
-    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "transpose", params, NULL);
+    char problem[64] = "";
+    if (pj_tune_has_auto(params)) /* PARAM=auto: the winner tuned for this shape */
+        snprintf(problem, sizeof problem, "rows=%zu cols=%zu", rows, cols);
+    ptxjit_status status = pj_tune_get_kernel(&kernel, context, "transpose", params, problem,
+                                              NULL);
     if (status == PTXJIT_OK)
         status = pj_transpose_config_of(&config, kernel);
     if (status == PTXJIT_OK)
@@ -218,7 +225,133 @@ static const char *const bench_sets[] = {
     "variant=tma_batched block=64 rows=0 swizzle=128B xpose=vector batch=16",
     NULL};
 
+/* ---- ptxjit_tune: a random matrix, the output compared bit for bit with the reference's ---- */
+
+typedef struct {
+    ptxjit_context *context;
+    pj_tune_checker *checker;
+    CUdeviceptr input, output, reference;
+    size_t rows, cols, bytes; /* bytes rounded up to whole 4-byte words */
+    pj_dtype dtype;
+} transpose_tuning;
+
+static const char *const problem_names[] = {"rows", "cols", NULL};
+
+static ptxjit_status tune_problem(char **out, const char *text)
+{
+    uint64_t v[2];
+    ptxjit_status status = pj_tune_problem_words(v, text, "transpose", problem_names);
+    char buf[64];
+    snprintf(buf, sizeof buf, "rows=%llu cols=%llu", (unsigned long long)v[0],
+             (unsigned long long)v[1]);
+    if (status == PTXJIT_OK && !(*out = pj_strdup(buf)))
+        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    return status;
+}
+
+/* What ptxjit_transpose would refuse of this shape, before any compile. */
+static ptxjit_status tune_admits(const pj_request *request, const char *problem)
+{
+    transpose_config config;
+    uint64_t v[2];
+    ptxjit_status status = config_from(&config, request);
+    if (status == PTXJIT_OK)
+        status = pj_tune_problem_words(v, problem, "transpose", problem_names);
+    if (status != PTXJIT_OK)
+        return status;
+    if (!config.stages && ((v[0] + config.tile_rows - 1) / config.tile_rows > 65535 ||
+                           (v[1] + config.block - 1) / config.block > 0x7fffffffu))
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "transpose: %llu x %llu needs more tile "
+                        "rows than a grid has (65535)", (unsigned long long)v[0],
+                        (unsigned long long)v[1]);
+    if (config.variant == TRANSPOSE_SMEM)
+        return PTXJIT_OK;
+    transpose_map_plan in, out;
+    return pj_transpose_plan_maps(&in, &out, &config, 256, 256, (size_t)v[0], (size_t)v[1]);
+}
+
+static void tune_release(void *state)
+{
+    transpose_tuning *t = state;
+    if (!t)
+        return;
+    pj_tune_free(t->context, t->input);
+    pj_tune_free(t->context, t->output);
+    pj_tune_free(t->context, t->reference);
+    pj_tune_checker_close(t->checker);
+    free(t);
+}
+
+static ptxjit_status tune_prepare(void **state, ptxjit_context *context, const char *problem,
+                                  const pj_request *reference)
+{
+    transpose_config config;
+    uint64_t v[2];
+    ptxjit_status status = config_from(&config, reference);
+    if (status == PTXJIT_OK)
+        status = pj_tune_problem_words(v, problem, "transpose", problem_names);
+    if (status != PTXJIT_OK)
+        return status;
+    transpose_tuning *t = calloc(1, sizeof *t);
+    if (!t)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    size_t bytes = (size_t)v[0] * (size_t)v[1] * (size_t)pj_dtype_bytes(config.dtype);
+    *t = (transpose_tuning){context, NULL, 0, 0, 0, (size_t)v[0], (size_t)v[1],
+                            (bytes + 3) / 4 * 4, config.dtype};
+    status = pj_tune_checker_open(&t->checker, context);
+    if (status == PTXJIT_OK)
+        status = pj_tune_alloc(&t->input, context, t->bytes);
+    if (status == PTXJIT_OK)
+        status = pj_tune_alloc(&t->output, context, t->bytes);
+    if (status == PTXJIT_OK)
+        status = pj_tune_alloc(&t->reference, context, t->bytes);
+    if (status == PTXJIT_OK)
+        status = pj_tune_fill(t->checker, t->input, t->bytes / 4, PJ_TUNE_BITS, 2);
+    if (status != PTXJIT_OK) {
+        tune_release(t);
+        return status;
+    }
+    *state = t;
+    return PTXJIT_OK;
+}
+
+static ptxjit_status tune_run(void *state, ptxjit_kernel *kernel, void *stream)
+{
+    transpose_tuning *t = state;
+    return ptxjit_transpose(t->context, kernel->canonical, t->input, t->output, t->rows, t->cols,
+                            stream);
+}
+
+static ptxjit_status tune_poison(void *state)
+{
+    transpose_tuning *t = state;
+    return pj_tune_poison(t->context, t->output, t->bytes);
+}
+
+static ptxjit_status tune_check(void *state, ptxjit_kernel *kernel, int reference)
+{
+    transpose_tuning *t = state;
+    transpose_config config;
+    ptxjit_status status = pj_transpose_config_of(&config, kernel);
+    if (status == PTXJIT_OK && config.dtype != t->dtype)
+        return pj_error(PTXJIT_ERR_PARAM, "transpose: a candidate of dtype %s cannot be checked "
+                        "against a reference of dtype %s; fix dtype (a fixed parameter)",
+                        pj_dtype_name(config.dtype), pj_dtype_name(t->dtype));
+    if (status == PTXJIT_OK && reference)
+        return PJ_CU(t->context->driver->cuMemcpyDtoDAsync(t->reference, t->output, t->bytes,
+                                                           NULL), "cuMemcpyDtoDAsync");
+    return status == PTXJIT_OK ? pj_tune_compare(t->checker, t->output, t->reference,
+                                                 t->bytes / 4, PJ_TUNE_BITS, 0, 0,
+                                                 "the transposed matrix")
+                               : status;
+}
+
+static const pj_family_tune tune_ops = {
+    tune_problem, tune_admits, tune_prepare, tune_run, tune_poison, tune_check, tune_release, 1,
+    problem_names,
+};
+
 const pj_family pj_family_transpose = {
     "transpose", PJ_VARIANT_LIST_TEXT(PJ_TRANSPOSE_VARIANTS), PJ_TRANSPOSE_LLVM_VERSION,
-    PJ_TRANSPOSE_LLVM_VARIANTS, transpose_geometry, bench_sets,
+    PJ_TRANSPOSE_LLVM_VARIANTS, transpose_geometry, bench_sets, &tune_ops,
 };

@@ -1,0 +1,289 @@
+/* tune.c — `ptxjit tune FAMILY [problem words] [fixed params] [--space "..."] [--retune]
+ * [--compile-only]`, `tune --list` and `tune --clear`: the candidate table and the winner on
+ * stderr, the winner's canonical params alone on stdout (or the whole result as JSON with
+ * --json), a progress bar on stderr only when it is a terminal. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/family_cli.h"
+#include "cli/json.h"
+#include "families/family.h"
+
+static double cli_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static void progress_bar(void *user, int done, int total, const char *params)
+{
+    (void)user;
+    int width = 30, filled = total ? done * width / total : width;
+    fprintf(stderr, "\r[%.*s%*s] %d/%d %-60.60s", filled, "##############################",
+            width - filled, "", done, total, params);
+    if (done == total)
+        fprintf(stderr, "\r%*s\r", 110, "");
+    fflush(stderr);
+}
+
+/* Whether key names a parameter of family. */
+static int is_param(ptxjit_context *context, const char *family, const char *word)
+{
+    size_t n = strcspn(word, "=");
+    int count = 0;
+    if (ptxjit_family_param_count(&count, context, family) != PTXJIT_OK)
+        return 0;
+    for (int i = 0; i < count; i++) {
+        ptxjit_param_info p;
+        if (ptxjit_family_param(&p, context, family, i) == PTXJIT_OK && strlen(p.name) == n &&
+            strncmp(p.name, word, n) == 0)
+            return 1;
+    }
+    return n == 7 && strncmp(word, "backend", 7) == 0;
+}
+
+/* The library's problem word for a CLI size word (transpose's run sizes h, w are its rows and
+ * cols), or NULL when word is no size of the family. */
+static const char *problem_name(const char *family, const char *word)
+{
+    const pj_family *f = pj_family_find(family);
+    const cli_family *c = NULL;
+    for (int i = 0; cli_families[i]; i++)
+        if (strcmp(cli_families[i]->name, family) == 0)
+            c = cli_families[i];
+    size_t n = strcspn(word, "=");
+    for (int i = 0; f && f->tune && f->tune->problem_names[i]; i++) {
+        const char *name = f->tune->problem_names[i];
+        if ((strlen(name) == n && !strncmp(name, word, n)) ||
+            (c && c->sizes[i] && strlen(c->sizes[i]) == n && !strncmp(c->sizes[i], word, n)))
+            return name;
+    }
+    return NULL;
+}
+
+/* Sorts argv's words into the problem (size words, or problem="...") and the fixed params. */
+static int split_words(pj_strbuf *problem, pj_strbuf *fixed, ptxjit_context *context,
+                       const char *family, int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *word = argv[i], *name;
+        if (!strchr(word, '=')) {
+            fprintf(stderr, "ptxjit: tune: '%s' is not key=value (problem words such as n=2^30, "
+                            "or fixed parameters such as dtype=f32)\n", word);
+            return CLI_USAGE;
+        }
+        if (strncmp(word, "problem=", 8) == 0)
+            pj_sb_appendf(problem, "%s%s", problem->length ? " " : "", word + 8);
+        else if (!is_param(context, family, word) && (name = problem_name(family, word)))
+            pj_sb_appendf(problem, "%s%s=%s", problem->length ? " " : "", name,
+                          strchr(word, '=') + 1);
+        else
+            pj_sb_appendf(fixed, "%s%s", fixed->length ? " " : "", word);
+    }
+    return CLI_OK;
+}
+
+static void table_text(const ptxjit_tune_result *result)
+{
+    ptxjit_tune_info info;
+    ptxjit_tune_result_info(&info, result);
+    fprintf(stderr, "%s %s%s%s: space %s\n", info.family, info.problem,
+            *info.fixed ? ", fixed " : "", info.fixed, info.space);
+    fprintf(stderr, "%d points, %d refused, %d merged: %d candidates%s%s\n",
+            info.points_considered, info.points_refused, info.points_merged,
+            info.candidate_count, *info.device ? " on " : "", info.device);
+    fprintf(stderr, "%-70s %10s %7s  %s\n", "candidate", "median ms", "spread", "status");
+    for (int i = 0; i < info.candidate_count; i++) {
+        ptxjit_tune_candidate c;
+        ptxjit_tune_result_candidate(&c, result, i);
+        if (c.status != PTXJIT_OK)
+            fprintf(stderr, "%-70s %10s %7s  %s: %s\n", c.params, "-", "-",
+                    ptxjit_status_name(c.status), c.message);
+        else if (!info.winner)
+            fprintf(stderr, "%-70s %10s %7s  compiled\n", c.params, "-", "-");
+        else
+            fprintf(stderr, "%-70s %10.4f %6.2f%%  %s%s\n", c.params, c.median_ms,
+                    100 * c.spread, c.abandoned ? "abandoned (> 1.5x the best)" : "ok",
+                    c.winner ? "  <- winner" : "");
+    }
+    if (!info.winner) {
+        fprintf(stderr, "compiled only: no winner (nothing was timed)\n");
+        return;
+    }
+    fprintf(stderr, "winner %s: %.4f ms best, tie band %.1f%% (the earliest within it wins)\n",
+            info.winner, info.best_ms, 100 * info.noise);
+    fprintf(stderr, "%s; record %s\n",
+            info.from_record ? "from the record (nothing timed now)"
+                             : "tuned now",
+            info.record_path ? info.record_path : "(not stored: no disk cache)");
+}
+
+/* call_ms: how long ptxjit_tune took in this process (< 0: not measured). */
+static void result_json(cli_json *json, const ptxjit_tune_result *result, double call_ms)
+{
+    ptxjit_tune_info info;
+    ptxjit_tune_result_info(&info, result);
+    cli_json_object_begin(json);
+    cli_json_member_string(json, "family", info.family);
+    cli_json_member_string(json, "problem", info.problem);
+    cli_json_member_string(json, "fixed", info.fixed);
+    cli_json_member_string(json, "space", info.space);
+    cli_json_member_string(json, "winner", info.winner);
+    cli_json_member_string(json, "reference", info.reference);
+    cli_json_member_string(json, "device", info.device);
+    cli_json_key(json, "from_record");
+    cli_json_bool(json, info.from_record);
+    cli_json_member_string(json, "record_path", info.record_path);
+    cli_json_member_int(json, "points_considered", info.points_considered);
+    cli_json_member_int(json, "points_refused", info.points_refused);
+    cli_json_member_int(json, "points_merged", info.points_merged);
+    char number[64];
+    snprintf(number, sizeof number, "%.6f", info.best_ms);
+    cli_json_member_string(json, "best_ms", number);
+    snprintf(number, sizeof number, "%.4f", info.noise);
+    cli_json_member_string(json, "noise", number);
+    snprintf(number, sizeof number, "%.3f", info.wall_ms);
+    cli_json_member_string(json, "wall_ms", number);
+    if (call_ms >= 0) {
+        snprintf(number, sizeof number, "%.4f", call_ms);
+        cli_json_member_string(json, "call_ms", number);
+    }
+    cli_json_key(json, "candidates");
+    cli_json_array_begin(json);
+    for (int i = 0; i < info.candidate_count; i++) {
+        ptxjit_tune_candidate c;
+        ptxjit_tune_result_candidate(&c, result, i);
+        cli_json_object_begin(json);
+        cli_json_member_string(json, "params", c.params);
+        cli_json_member_string(json, "status", ptxjit_status_name(c.status));
+        cli_json_member_string(json, "message", c.message);
+        snprintf(number, sizeof number, "%.6f", c.median_ms);
+        cli_json_member_string(json, "median_ms", number);
+        snprintf(number, sizeof number, "%.5f", c.spread);
+        cli_json_member_string(json, "spread", number);
+        cli_json_member_int(json, "runs", c.runs);
+        cli_json_key(json, "abandoned");
+        cli_json_bool(json, c.abandoned);
+        cli_json_key(json, "winner");
+        cli_json_bool(json, c.winner);
+        cli_json_object_end(json);
+    }
+    cli_json_array_end(json);
+    cli_json_object_end(json);
+}
+
+static int list_records(ptxjit_context *context, int json)
+{
+    ptxjit_tune_result **list;
+    int count;
+    ptxjit_status status = ptxjit_tune_list(&list, &count, context);
+    if (status != PTXJIT_OK)
+        return cli_fail(status);
+    cli_json out;
+    if (json) {
+        cli_json_init(&out, stdout);
+        cli_json_array_begin(&out);
+    }
+    for (int i = 0; i < count; i++) {
+        ptxjit_tune_info info;
+        ptxjit_tune_result_info(&info, list[i]);
+        if (json)
+            result_json(&out, list[i], -1);
+        else
+            printf("%s %s%s%s [%s] on %s: %s\n", info.family, info.problem,
+                   *info.fixed ? " " : "", info.fixed, info.space, info.device, info.winner);
+    }
+    if (json) {
+        cli_json_array_end(&out);
+        cli_json_finish(&out);
+    } else if (!count) {
+        fprintf(stderr, "no tuning records in %s\n",
+                ptxjit_cache_dir(context) ? ptxjit_cache_dir(context) : "(no disk cache)");
+    }
+    ptxjit_tune_list_free(list, count);
+    return CLI_OK;
+}
+
+static int tune_family(ptxjit_context *context, cli_args *args)
+{
+    const char *family = args->argv[0];
+    pj_strbuf problem, fixed;
+    pj_sb_init(&problem);
+    pj_sb_init(&fixed);
+    pj_sb_append(&problem, "");
+    pj_sb_append(&fixed, "");
+    int code = split_words(&problem, &fixed, context, family, args->argc - 1, args->argv + 1);
+    if (code != CLI_OK) {
+        pj_sb_free(&problem);
+        pj_sb_free(&fixed);
+        return code;
+    }
+    ptxjit_tune_options options;
+    ptxjit_tune_options_init(&options);
+    options.problem = problem.data;
+    options.fixed = fixed.data;
+    options.space = args->tune_space;
+    options.retune = args->tune_retune;
+    options.compile_only = args->tune_compile_only;
+    if (isatty(STDERR_FILENO))
+        options.progress = progress_bar;
+    ptxjit_tune_result *result = NULL;
+    double started = cli_now_ms();
+    ptxjit_status status = ptxjit_tune(&result, context, family, &options);
+    double call_ms = cli_now_ms() - started;
+    pj_sb_free(&problem);
+    pj_sb_free(&fixed);
+    if (status != PTXJIT_OK)
+        return cli_fail(status);
+    table_text(result);
+    ptxjit_tune_info info;
+    ptxjit_tune_result_info(&info, result);
+    if (args->json) {
+        cli_json json;
+        cli_json_init(&json, stdout);
+        result_json(&json, result, call_ms);
+        cli_json_finish(&json);
+    } else if (info.winner) {
+        printf("%s\n", info.winner);
+    }
+    ptxjit_tune_result_free(result);
+    return CLI_OK;
+}
+
+int cmd_tune(cli_args *args)
+{
+    int modes = args->tune_list + args->tune_clear;
+    if (modes > 1 || (modes && args->argc) || (!modes && args->argc < 1)) {
+        fprintf(stderr, "ptxjit: usage: ptxjit tune FAMILY [problem words] [fixed params] "
+                        "[--space \"P=V,V ...\"] [--retune] [--compile-only], ptxjit tune "
+                        "--list, or ptxjit tune --clear\n");
+        return CLI_USAGE;
+    }
+    if (args->tune_compile_only)
+        args->options.use_gpu = 0;
+    if (modes)
+        args->options.use_gpu = 0; /* the records are files: no GPU needed */
+    ptxjit_context *context;
+    int code = cli_open(&context, args);
+    if (code != CLI_OK)
+        return code;
+    if (args->tune_list) {
+        code = list_records(context, args->json);
+    } else if (args->tune_clear) {
+        uint64_t removed = 0;
+        ptxjit_status status = ptxjit_tune_clear(context, &removed);
+        code = status == PTXJIT_OK ? CLI_OK : cli_fail(status);
+        if (status == PTXJIT_OK)
+            printf("removed %llu tuning records from %s\n", (unsigned long long)removed,
+                   ptxjit_cache_dir(context) ? ptxjit_cache_dir(context) : "(no disk cache)");
+    } else {
+        code = tune_family(context, args);
+    }
+    ptxjit_close(context);
+    return code;
+}

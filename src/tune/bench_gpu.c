@@ -1,0 +1,143 @@
+/* bench_gpu.c — candidates on the GPU, on one stream (the default one): a checked run (outputs
+ * poisoned first, the run waited for, a failure told apart from a lost context), and timed
+ * runs between CUDA events, with L2 flushed before each for memory-bound work (a memset of
+ * twice the L2: what a run leaves in L2 must not serve the next). The runs of one call are
+ * enqueued back to back and waited for once, so the GPU never idles between them while the
+ * host submits the next. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune/tune.h"
+
+typedef struct {
+    ptxjit_context *context;
+    const pj_family_tune *ops;
+    const ptxjit_tune_options *options;
+    void *family_state;
+    CUdeviceptr flush;
+    size_t flush_bytes;
+    int lost;
+} gpu_bench;
+
+static ptxjit_status run_once(gpu_bench *g, ptxjit_kernel *kernel)
+{
+    return g->ops ? g->ops->run(g->family_state, kernel, NULL)
+                  : g->options->run(g->options->user, kernel, NULL);
+}
+
+/* A sticky error (an illegal address, a trap) comes back from every later call in the
+ * context: a synchronize that fails says the context is lost. */
+static int context_lost(gpu_bench *g)
+{
+    if (!g->lost && g->context->driver->cuCtxSynchronize() != CUDA_SUCCESS)
+        g->lost = 1;
+    return g->lost;
+}
+
+static ptxjit_status gpu_check(pj_tune_bench *bench, ptxjit_kernel *kernel, int reference)
+{
+    gpu_bench *g = bench->state;
+    ptxjit_status status = g->ops ? g->ops->poison(g->family_state) : PTXJIT_OK;
+    if (status == PTXJIT_OK)
+        status = run_once(g, kernel);
+    if (status == PTXJIT_OK)
+        status = PJ_CU(g->context->driver->cuCtxSynchronize(), "the candidate's run");
+    if (status == PTXJIT_OK && g->ops)
+        status = g->ops->check(g->family_state, kernel, reference);
+    else if (status == PTXJIT_OK && g->options->check)
+        status = g->options->check(g->options->user, kernel, NULL);
+    return status;
+}
+
+static ptxjit_status gpu_measure(pj_tune_bench *bench, ptxjit_kernel *kernel, double *samples,
+                                 int count)
+{
+    gpu_bench *g = bench->state;
+    const pj_driver *d = g->context->driver;
+    CUevent *events = calloc((size_t)count * 2, sizeof *events);
+    ptxjit_status status = events ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    int made = 0;
+    for (; status == PTXJIT_OK && made < 2 * count; made++)
+        status = PJ_CU(d->cuEventCreate(&events[made], CU_EVENT_DEFAULT), "cuEventCreate");
+    /* One untimed run first: the stream is busy when the first start event is reached. */
+    if (status == PTXJIT_OK)
+        status = run_once(g, kernel);
+    for (int i = 0; i < count && status == PTXJIT_OK; i++) {
+        if (g->flush)
+            status = PJ_CU(d->cuMemsetD8Async(g->flush, (unsigned char)i, g->flush_bytes, NULL),
+                           "cuMemsetD8Async (L2 flush)");
+        if (status == PTXJIT_OK)
+            status = PJ_CU(d->cuEventRecord(events[2 * i], NULL), "cuEventRecord");
+        if (status == PTXJIT_OK)
+            status = run_once(g, kernel);
+        if (status == PTXJIT_OK)
+            status = PJ_CU(d->cuEventRecord(events[2 * i + 1], NULL), "cuEventRecord");
+    }
+    if (status == PTXJIT_OK)
+        status = PJ_CU(d->cuEventSynchronize(events[2 * count - 1]), "cuEventSynchronize");
+    for (int i = 0; i < count && status == PTXJIT_OK; i++) {
+        float ms = 0;
+        status = PJ_CU(d->cuEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]),
+                       "cuEventElapsedTime");
+        samples[i] = ms;
+    }
+    for (int i = 0; i < made; i++)
+        if (events[i])
+            d->cuEventDestroy(events[i]);
+    free(events);
+    return status;
+}
+
+static int gpu_lost(pj_tune_bench *bench)
+{
+    return context_lost(bench->state);
+}
+
+static void gpu_release(pj_tune_bench *bench)
+{
+    gpu_bench *g = bench->state;
+    if (!g)
+        return;
+    /* In a lost context the frees fail (harmlessly): the host side is freed all the same. */
+    if (g->ops && g->family_state)
+        g->ops->release(g->family_state);
+    if (g->flush)
+        g->context->driver->cuMemFree(g->flush);
+    free(g);
+    bench->state = NULL;
+}
+
+/* Twice the L2, so that nothing a run left there survives the flush. */
+static ptxjit_status make_flush(gpu_bench *g)
+{
+    int l2 = 0;
+    g->context->driver->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+                                             g->context->device);
+    g->flush_bytes = (size_t)(l2 > 0 ? l2 : 50 << 20) * 2;
+    return PJ_CU(g->context->driver->cuMemAlloc(&g->flush, g->flush_bytes),
+                 "cuMemAlloc (the L2 flush buffer)");
+}
+
+ptxjit_status pj_tune_bench_gpu(pj_tune_bench *out, const pj_tune_bench_spec *spec)
+{
+    memset(out, 0, sizeof *out);
+    ptxjit_status status = pj_context_make_current(spec->context);
+    if (status != PTXJIT_OK)
+        return status;
+    gpu_bench *g = calloc(1, sizeof *g);
+    if (!g)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    *g = (gpu_bench){spec->context, spec->ops, spec->options, NULL, 0, 0, 0};
+    *out = (pj_tune_bench){g, gpu_check, gpu_measure, gpu_lost, gpu_release};
+    /* User kernels may be memory-bound too: their L2 is flushed as well. */
+    if (!spec->ops || spec->ops->memory_bound)
+        status = make_flush(g);
+    if (status == PTXJIT_OK && spec->ops)
+        status = spec->ops->prepare(&g->family_state, spec->context, spec->problem,
+                                    spec->reference);
+    if (status != PTXJIT_OK) {
+        gpu_release(out);
+        memset(out, 0, sizeof *out);
+    }
+    return status;
+}

@@ -1,0 +1,209 @@
+/* check.c — the tuner's kernels (compare.cu, as PTX in compare_ptx.c) loaded through the
+ * driver, and the calls the families' tune hooks make of them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune/check.h"
+
+extern const char pj_tune_compare_ptx[];
+
+struct pj_tune_checker {
+    ptxjit_context *context;
+    CUmodule module;
+    CUfunction compare, fill;
+    CUdeviceptr result; /* u64 mismatches, u64 first index */
+};
+
+ptxjit_status pj_tune_checker_open(pj_tune_checker **out, ptxjit_context *context)
+{
+    pj_tune_checker *c = calloc(1, sizeof *c);
+    if (!c)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    c->context = context;
+    const pj_driver *d = context->driver;
+    ptxjit_status status = pj_context_make_current(context);
+    if (status == PTXJIT_OK)
+        status = PJ_CU(d->cuModuleLoadData(&c->module, pj_tune_compare_ptx),
+                       "cuModuleLoadData (the tuner's check kernels)");
+    if (status == PTXJIT_OK)
+        status = PJ_CU(d->cuModuleGetFunction(&c->compare, c->module, "pj_tune_compare"),
+                       "cuModuleGetFunction");
+    if (status == PTXJIT_OK)
+        status = PJ_CU(d->cuModuleGetFunction(&c->fill, c->module, "pj_tune_fill"),
+                       "cuModuleGetFunction");
+    if (status == PTXJIT_OK)
+        status = PJ_CU(d->cuMemAlloc(&c->result, 16), "cuMemAlloc");
+    if (status != PTXJIT_OK) {
+        pj_tune_checker_close(c);
+        return status;
+    }
+    *out = c;
+    return PTXJIT_OK;
+}
+
+void pj_tune_checker_close(pj_tune_checker *c)
+{
+    if (!c)
+        return;
+    const pj_driver *d = c->context->driver;
+    if (c->result)
+        d->cuMemFree(c->result);
+    if (c->module)
+        d->cuModuleUnload(c->module);
+    free(c);
+}
+
+/* A grid-stride launch of 256-thread blocks, a few per SM. */
+static ptxjit_status launch(pj_tune_checker *c, CUfunction f, uint64_t count, void **args)
+{
+    uint64_t blocks = (count + 255) / 256, most = (uint64_t)(c->context->sm_count > 0
+                                                                 ? c->context->sm_count : 1) * 8;
+    blocks = blocks < most ? blocks : most;
+    return PJ_CU(c->context->driver->cuLaunchKernel(f, (unsigned)(blocks ? blocks : 1), 1, 1, 256,
+                                                    1, 1, 0, NULL, args, NULL),
+                 "cuLaunchKernel (the tuner's check kernels)");
+}
+
+ptxjit_status pj_tune_fill(pj_tune_checker *c, CUdeviceptr data, uint64_t count,
+                           pj_tune_kind kind, unsigned seed)
+{
+    unsigned long long n = count;
+    int k = (int)kind;
+    void *args[] = {&data, &n, &k, &seed};
+    return launch(c, c->fill, count, args);
+}
+
+/* Element index of kind at data as text, from the device. */
+static void element_text(char *out, size_t size, const pj_driver *d, CUdeviceptr data,
+                         uint64_t index, pj_tune_kind kind)
+{
+    size_t bytes = kind == PJ_TUNE_F16 || kind == PJ_TUNE_BF16 ? 2 : 4;
+    uint32_t bits = 0;
+    if (d->cuMemcpyDtoH(&bits, data + index * bytes, bytes) != CUDA_SUCCESS) {
+        snprintf(out, size, "?");
+        return;
+    }
+    float value;
+    if (kind == PJ_TUNE_BF16)
+        bits <<= 16;
+    memcpy(&value, &bits, 4);
+    if (kind == PJ_TUNE_BITS)
+        snprintf(out, size, "0x%08x", bits);
+    else if (kind == PJ_TUNE_F16)
+        snprintf(out, size, "f16 0x%04x", bits);
+    else
+        snprintf(out, size, "%.9g", value);
+}
+
+ptxjit_status pj_tune_compare(pj_tune_checker *c, CUdeviceptr got, CUdeviceptr want,
+                              uint64_t count, pj_tune_kind kind, double rel, double abs,
+                              const char *what)
+{
+    const pj_driver *d = c->context->driver;
+    uint64_t result[2] = {0, UINT64_MAX};
+    unsigned long long n = count;
+    int k = (int)kind;
+    float r = (float)rel, a = (float)abs;
+    void *args[] = {&got, &want, &n, &k, &r, &a, &c->result};
+    ptxjit_status status = PJ_CU(d->cuMemcpyHtoD(c->result, result, sizeof result),
+                                 "cuMemcpyHtoD");
+    if (status == PTXJIT_OK)
+        status = launch(c, c->compare, count, args);
+    if (status == PTXJIT_OK)
+        status = PJ_CU(d->cuMemcpyDtoH(result, c->result, sizeof result), "cuMemcpyDtoH");
+    if (status != PTXJIT_OK || result[0] == 0)
+        return status;
+    char g[48], w[48];
+    element_text(g, sizeof g, d, got, result[1], kind);
+    element_text(w, sizeof w, d, want, result[1], kind);
+    return pj_error(PTXJIT_ERR_CUDA,
+                    "wrong result: %llu of %llu elements of %s differ from the reference "
+                    "configuration's (%s), the first at index %llu: %s, not %s",
+                    (unsigned long long)result[0], (unsigned long long)count, what,
+                    kind == PJ_TUNE_BITS ? "bit for bit" : "beyond the tolerance",
+                    (unsigned long long)result[1], g, w);
+}
+
+static int parse_count(const char *text, size_t length, uint64_t *out)
+{
+    char buf[64];
+    if (!length || length >= sizeof buf)
+        return 0;
+    memcpy(buf, text, length);
+    buf[length] = '\0';
+    char *end;
+    unsigned long long value = strtoull(buf, &end, 10);
+    if (end[0] == '^' && value == 2 && end[1] >= '0' && end[1] <= '9') {
+        unsigned long long power = strtoull(end + 1, &end, 10);
+        value = power < 48 ? 1ull << power : 0;
+        if (*end == '+' && end[1] >= '0' && end[1] <= '9')
+            value += strtoull(end + 1, &end, 10);
+    }
+    if (*end || value == 0 || buf[0] == '-' || buf[0] == '+')
+        return 0;
+    *out = value;
+    return 1;
+}
+
+static ptxjit_status problem_error(const char *family, const char *const *names, const char *why,
+                                   const char *text)
+{
+    pj_strbuf sb;
+    pj_sb_init(&sb);
+    for (int i = 0; names[i]; i++)
+        pj_sb_appendf(&sb, "%s%s=N", i ? " " : "", names[i]);
+    ptxjit_status status =
+        pj_error(PTXJIT_ERR_PARAM, "%s: problem '%s': %s; a %s problem is written \"%s\" (each a "
+                 "positive count; 2^30 is accepted)", family, text, why, family,
+                 sb.data ? sb.data : "");
+    pj_sb_free(&sb);
+    return status;
+}
+
+ptxjit_status pj_tune_problem_words(uint64_t *values, const char *text, const char *family,
+                                    const char *const *names)
+{
+    int count = 0, seen[8] = {0};
+    while (names[count])
+        count++;
+    for (const char *s = text; *s;) {
+        s += strspn(s, " \t\n,");
+        size_t length = strcspn(s, " \t\n,");
+        if (!length)
+            break;
+        const char *equals = memchr(s, '=', length);
+        int index = -1;
+        for (int i = 0; equals && i < count; i++)
+            if (strlen(names[i]) == (size_t)(equals - s) && !strncmp(names[i], s, (size_t)(equals - s)))
+                index = i;
+        if (index < 0 || seen[index] ||
+            !parse_count(equals + 1, length - (size_t)(equals - s) - 1, &values[index]))
+            return problem_error(family, names,
+                                 index < 0 ? "an unknown word" : seen[index] ? "a word given twice"
+                                                                : "not a positive count", text);
+        seen[index] = 1;
+        s += length;
+    }
+    for (int i = 0; i < count; i++)
+        if (!seen[i])
+            return problem_error(family, names, "a size is missing", text);
+    return PTXJIT_OK;
+}
+
+ptxjit_status pj_tune_alloc(CUdeviceptr *out, ptxjit_context *context, size_t bytes)
+{
+    *out = 0;
+    return PJ_CU(context->driver->cuMemAlloc(out, bytes ? bytes : 1), "cuMemAlloc");
+}
+
+void pj_tune_free(ptxjit_context *context, CUdeviceptr pointer)
+{
+    if (pointer)
+        context->driver->cuMemFree(pointer);
+}
+
+ptxjit_status pj_tune_poison(ptxjit_context *context, CUdeviceptr data, size_t bytes)
+{
+    return PJ_CU(context->driver->cuMemsetD8Async(data, 0xff, bytes, NULL), "cuMemsetD8Async");
+}

@@ -1,0 +1,44 @@
+/* check.h — what the families' tune hooks share: the tuner's own kernels (random inputs made on
+ * the GPU, the comparison of a candidate's output with the reference's, both on the GPU so that
+ * a check of a 1 GiB result costs a pass over it, not a copy to the host), loaded once per
+ * tuning. */
+#ifndef PTXJIT_TUNE_CHECK_H
+#define PTXJIT_TUNE_CHECK_H
+
+#include "context.h"
+
+typedef struct pj_tune_checker pj_tune_checker;
+
+typedef enum {
+    PJ_TUNE_BITS = 0, /* 4-byte words, exactly */
+    PJ_TUNE_F32 = 1,
+    PJ_TUNE_F16 = 2,
+    PJ_TUNE_BF16 = 3
+} pj_tune_kind;
+
+ptxjit_status pj_tune_checker_open(pj_tune_checker **out, ptxjit_context *context);
+void pj_tune_checker_close(pj_tune_checker *checker);
+
+/* count elements of kind at data, random (uniform in [-1, 1) for floats, any bits for
+ * PJ_TUNE_BITS) from seed; on the default stream. */
+ptxjit_status pj_tune_fill(pj_tune_checker *checker, CUdeviceptr data, uint64_t count,
+                           pj_tune_kind kind, unsigned seed);
+/* Waits for the stream, then compares count elements of got with want: PTXJIT_OK when each
+ * is within rel * |want| + abs (floats; NaN never is) or equal (PJ_TUNE_BITS); else
+ * PTXJIT_ERR_CUDA "wrong result: N of M elements of what differ ... the first at index I". */
+ptxjit_status pj_tune_compare(pj_tune_checker *checker, CUdeviceptr got, CUdeviceptr want,
+                              uint64_t count, pj_tune_kind kind, double rel, double abs,
+                              const char *what);
+/* The problem's words ("rows=16384 cols=2^14"): each of names exactly once, a positive count
+ * (2^K and 2^K+C accepted), nothing else; values in the order of names. PTXJIT_ERR_PARAM
+ * naming what the family takes. */
+ptxjit_status pj_tune_problem_words(uint64_t *values, const char *text, const char *family,
+                                    const char *const *names);
+
+/* Device memory, NULL-safe free. */
+ptxjit_status pj_tune_alloc(CUdeviceptr *out, ptxjit_context *context, size_t bytes);
+void pj_tune_free(ptxjit_context *context, CUdeviceptr pointer);
+/* Every byte 0xff (NaN in every float type), so that an element never written fails. */
+ptxjit_status pj_tune_poison(ptxjit_context *context, CUdeviceptr data, size_t bytes);
+
+#endif

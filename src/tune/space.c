@@ -1,0 +1,558 @@
+/* space.c — a tuning space: the tuned parameters' values (template lines, then the caller's
+ * override), their product enumerated with the first declared parameter varying slowest,
+ * each point validated as a request (constraints, `when`, the route), duplicates merged. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/route.h"
+#include "tune/space.h"
+
+typedef struct {
+    int param;       /* schema index */
+    int64_t *values;
+    int count;
+} axis;
+
+static ptxjit_status values_error(const pj_param *param, const char *text, const char *why)
+{
+    pj_strbuf sb;
+    pj_sb_init(&sb);
+    pj_schema_describe_allowed(&sb, param);
+    ptxjit_status status = pj_error(PTXJIT_ERR_PARAM,
+                                    "tune values '%s' of parameter '%s': %s; %s must be %s",
+                                    text, param->name, why, param->name,
+                                    sb.data ? sb.data : "?");
+    pj_sb_free(&sb);
+    return status;
+}
+
+static int parse_number(const char *text, size_t length, int64_t *out)
+{
+    char buf[32];
+    if (length == 0 || length >= sizeof buf)
+        return 0;
+    memcpy(buf, text, length);
+    buf[length] = '\0';
+    char *end;
+    errno = 0;
+    long long value = strtoll(buf, &end, 10);
+    if (errno || *end)
+        return 0;
+    *out = value;
+    return 1;
+}
+
+static int allowed_int(const pj_param *param, int64_t value)
+{
+    return value >= param->min && value <= param->max &&
+           (!param->pow2 || pj_is_power_of_two(value));
+}
+
+static ptxjit_status append_value(int64_t **values, int *count, int64_t value,
+                                  const pj_param *param, const char *text)
+{
+    for (int i = 0; i < *count; i++)
+        if ((*values)[i] == value)
+            return values_error(param, text, "a value is listed twice");
+    if (*count == PJ_TUNE_MAX_VALUES)
+        return values_error(param, text, "more than 64 values; narrow the list or the range");
+    int64_t *grown = realloc(*values, (size_t)(*count + 1) * sizeof *grown);
+    if (!grown)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    grown[(*count)++] = value;
+    *values = grown;
+    return PTXJIT_OK;
+}
+
+/* "LO..HI" of an int parameter: its powers of two (pow2) or every integer in the range. */
+static ptxjit_status parse_range(int64_t **values, int *count, const pj_param *param,
+                                 const char *text, const char *dots)
+{
+    int64_t low, high;
+    if (!parse_number(text, (size_t)(dots - text), &low) ||
+        !parse_number(dots + 2, strlen(dots + 2), &high) || low > high)
+        return values_error(param, text, "a range is written LO..HI with LO <= HI");
+    if (low < param->min || high > param->max)
+        return values_error(param, text, "the range goes outside the parameter's own");
+    if (!param->pow2 && high - low >= PJ_TUNE_MAX_VALUES)
+        return values_error(param, text, "more than 64 values; narrow the range or list them");
+    ptxjit_status status = PTXJIT_OK;
+    for (int64_t v = low; v <= high && status == PTXJIT_OK; v++)
+        if (!param->pow2 || pj_is_power_of_two(v)) {
+            status = append_value(values, count, v, param, text);
+            if (param->pow2)
+                v = 2 * v - 1; /* the next power of two, after v++ */
+        }
+    if (status == PTXJIT_OK && *count == 0)
+        status = values_error(param, text, "no power of two in the range");
+    return status;
+}
+
+static ptxjit_status parse_list(int64_t **values, int *count, const pj_param *param,
+                                const char *text)
+{
+    ptxjit_status status = PTXJIT_OK;
+    for (const char *s = text; status == PTXJIT_OK;) {
+        size_t n = strcspn(s, ",");
+        int64_t value = -1;
+        if (param->kind == PJ_PARAM_INT) {
+            if (!parse_number(s, n, &value) || !allowed_int(param, value))
+                return values_error(param, text, n ? "a value is not allowed" : "an empty value");
+        } else {
+            for (int v = 0; v < param->value_count; v++)
+                if (strlen(param->values[v]) == n && strncmp(param->values[v], s, n) == 0)
+                    value = v;
+            if (value < 0)
+                return values_error(param, text, n ? "a value is not allowed" : "an empty value");
+        }
+        status = append_value(values, count, value, param, text);
+        if (!s[n])
+            break;
+        s += n + 1;
+    }
+    return status;
+}
+
+ptxjit_status pj_tune_values_parse(int64_t **out, int *count, const pj_param *param,
+                                   const char *text)
+{
+    *out = NULL;
+    *count = 0;
+    const char *dots = strstr(text, "..");
+    ptxjit_status status = !*text ? values_error(param, text, "no values")
+                           : dots && param->kind == PJ_PARAM_INT
+                               ? parse_range(out, count, param, text, dots)
+                               : parse_list(out, count, param, text);
+    if (status != PTXJIT_OK) {
+        free(*out);
+        *out = NULL;
+        *count = 0;
+    }
+    return status;
+}
+
+/* ---- words ---- */
+
+/* Calls visit(word, length) for each word of text (spaces, tabs, newlines or commas between
+ * key=value words; a space string's commas belong to its values, so it splits on blanks). */
+typedef ptxjit_status word_fn(void *user, const char *word, size_t length);
+static ptxjit_status each_word(const char *text, const char *separators, word_fn *visit,
+                               void *user)
+{
+    ptxjit_status status = PTXJIT_OK;
+    for (const char *s = text ? text : ""; *s && status == PTXJIT_OK;) {
+        s += strspn(s, separators);
+        size_t length = strcspn(s, separators);
+        if (length)
+            status = visit(user, s, length);
+        s += length;
+    }
+    return status;
+}
+
+static ptxjit_status unknown_param(const pj_schema *schema, const char *name, size_t n,
+                                   const char *where)
+{
+    pj_strbuf sb;
+    pj_sb_init(&sb);
+    for (int i = 0; i < schema->param_count; i++)
+        pj_sb_appendf(&sb, "%s%s", i ? ", " : "", schema->params[i].name);
+    ptxjit_status status =
+        pj_error(PTXJIT_ERR_PARAM, "%s: %s names unknown parameter '%.*s'; %s takes: %s",
+                 schema->family, where, (int)n, name, schema->family, sb.data ? sb.data : "?");
+    pj_sb_free(&sb);
+    return status;
+}
+
+/* ---- fixed parameters ---- */
+
+typedef struct {
+    const pj_schema *schema;
+    char **words;  /* "name=value", without the auto ones */
+    int count;
+    int *seen;     /* per parameter: fixed (1) or auto (2) */
+} fixed_set;
+
+static ptxjit_status take_fixed(void *user, const char *word, size_t length)
+{
+    fixed_set *set = user;
+    const char *equals = memchr(word, '=', length);
+    if (!equals || equals == word || equals == word + length - 1)
+        return pj_error(PTXJIT_ERR_PARAM, "%s: fixed parameter '%.*s' is not key=value",
+                        set->schema->family, (int)length, word);
+    size_t n = (size_t)(equals - word);
+    if (n == 7 && strncmp(word, "backend", 7) == 0)
+        return PTXJIT_OK; /* the backend is a field of its own */
+    int index = -1;
+    for (int i = 0; i < set->schema->param_count; i++)
+        if (strlen(set->schema->params[i].name) == n &&
+            strncmp(set->schema->params[i].name, word, n) == 0)
+            index = i;
+    if (index < 0)
+        return unknown_param(set->schema, word, n, "a fixed parameter");
+    if (set->seen[index])
+        return pj_error(PTXJIT_ERR_PARAM, "%s: parameter '%.*s' is given twice",
+                        set->schema->family, (int)n, word);
+    int is_auto = length - n - 1 == 4 && strncmp(equals + 1, "auto", 4) == 0;
+    set->seen[index] = is_auto ? 2 : 1;
+    if (is_auto)
+        return PTXJIT_OK;
+    char *copy = pj_strndup(word, length);
+    char **grown = copy ? realloc(set->words, (size_t)(set->count + 1) * sizeof *grown) : NULL;
+    if (!grown) {
+        free(copy);
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    set->words = grown;
+    grown[set->count++] = copy;
+    return PTXJIT_OK;
+}
+
+static int compare_words(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void fixed_free(fixed_set *set)
+{
+    for (int i = 0; i < set->count; i++)
+        free(set->words[i]);
+    free(set->words);
+    free(set->seen);
+}
+
+static ptxjit_status fixed_read(fixed_set *set, const pj_schema *schema, const char *fixed)
+{
+    memset(set, 0, sizeof *set);
+    set->schema = schema;
+    set->seen = calloc((size_t)schema->param_count + 1, sizeof *set->seen);
+    if (!set->seen)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    ptxjit_status status = each_word(fixed, " \t\n,", take_fixed, set);
+    if (status == PTXJIT_OK)
+        qsort(set->words, (size_t)set->count, sizeof *set->words, compare_words);
+    return status;
+}
+
+static char *fixed_text(const fixed_set *set)
+{
+    pj_strbuf sb;
+    pj_sb_init(&sb);
+    pj_sb_append(&sb, "");
+    for (int i = 0; i < set->count; i++)
+        pj_sb_appendf(&sb, "%s%s", i ? " " : "", set->words[i]);
+    return pj_sb_take(&sb);
+}
+
+ptxjit_status pj_tune_fixed_canonical(char **out, const pj_schema *schema, const char *fixed)
+{
+    fixed_set set;
+    ptxjit_status status = fixed_read(&set, schema, fixed);
+    if (status == PTXJIT_OK && !(*out = fixed_text(&set)))
+        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    fixed_free(&set);
+    return status;
+}
+
+/* ---- axes ---- */
+
+typedef struct {
+    const pj_schema *schema;
+    axis *axes; /* one per schema parameter; count 0: not tuned */
+} axis_set;
+
+static ptxjit_status set_axis(axis_set *set, int param, const char *values)
+{
+    axis *a = &set->axes[param];
+    free(a->values);
+    a->values = NULL;
+    a->count = 0;
+    return pj_tune_values_parse(&a->values, &a->count, &set->schema->params[param], values);
+}
+
+static ptxjit_status take_override(void *user, const char *word, size_t length)
+{
+    axis_set *set = user;
+    const char *equals = memchr(word, '=', length);
+    if (!equals || equals == word || equals == word + length - 1)
+        return pj_error(PTXJIT_ERR_PARAM,
+                        "%s: space word '%.*s' is not PARAM=VALUES (e.g. tpb=128,256 or "
+                        "batch=1..16)", set->schema->family, (int)length, word);
+    size_t n = (size_t)(equals - word);
+    int index = -1;
+    for (int i = 0; i < set->schema->param_count; i++)
+        if (strlen(set->schema->params[i].name) == n &&
+            strncmp(set->schema->params[i].name, word, n) == 0)
+            index = i;
+    if (index < 0)
+        return unknown_param(set->schema, word, n, "the space");
+    char *values = pj_strndup(equals + 1, length - n - 1);
+    if (!values)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    ptxjit_status status = set_axis(set, index, values);
+    free(values);
+    return status == PTXJIT_ERR_PARAM
+               ? pj_error_wrap(status, "%s: space \"%.*s\"", set->schema->family, (int)length,
+                               word)
+               : status;
+}
+
+static void axes_free(axis_set *set)
+{
+    for (int i = 0; set->axes && i < set->schema->param_count; i++)
+        free(set->axes[i].values);
+    free(set->axes);
+}
+
+static ptxjit_status axes_read(axis_set *set, const pj_schema *schema, const char *override,
+                               const int *fixed)
+{
+    set->schema = schema;
+    set->axes = calloc((size_t)schema->param_count + 1, sizeof *set->axes);
+    if (!set->axes)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    ptxjit_status status = PTXJIT_OK;
+    for (int i = 0; i < schema->tune_count && status == PTXJIT_OK; i++)
+        status = set_axis(set, schema->tunes[i].param, schema->tunes[i].values);
+    if (status == PTXJIT_OK)
+        status = each_word(override, " \t\n", take_override, set);
+    for (int i = 0; i < schema->param_count; i++)
+        if (fixed[i] == 1) { /* pinned: its fixed value, not its tune line */
+            free(set->axes[i].values);
+            set->axes[i] = (axis){i, NULL, 0};
+        }
+    return status;
+}
+
+static void value_text(pj_strbuf *sb, const pj_param *param, int64_t value)
+{
+    if (param->kind == PJ_PARAM_INT)
+        pj_sb_appendf(sb, "%lld", (long long)value);
+    else
+        pj_sb_append(sb, param->values[value]);
+}
+
+static char *space_text(const axis_set *set)
+{
+    pj_strbuf sb;
+    pj_sb_init(&sb);
+    pj_sb_append(&sb, "");
+    int written = 0;
+    for (int i = 0; i < set->schema->param_count; i++) {
+        const axis *a = &set->axes[i];
+        if (!a->count)
+            continue;
+        pj_sb_appendf(&sb, "%s%s=", written++ ? " " : "", set->schema->params[i].name);
+        for (int v = 0; v < a->count; v++) {
+            pj_sb_append(&sb, v ? "," : "");
+            value_text(&sb, &set->schema->params[i], a->values[v]);
+        }
+    }
+    return pj_sb_take(&sb);
+}
+
+/* ---- points ---- */
+
+static ptxjit_status add_point(pj_tune_space *space, char *canonical)
+{
+    for (int i = 0; i < space->count; i++)
+        if (strcmp(space->points[i], canonical) == 0) {
+            space->merged++;
+            free(canonical);
+            return PTXJIT_OK;
+        }
+    char **grown = realloc(space->points, (size_t)(space->count + 1) * sizeof *grown);
+    if (!grown) {
+        free(canonical);
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    space->points = grown;
+    grown[space->count++] = canonical;
+    return PTXJIT_OK;
+}
+
+static void note_refusal(pj_tune_space *space)
+{
+    space->refused++;
+    if (!space->refusal[0]) {
+        free(space->refusal);
+        space->refusal = pj_strdup(ptxjit_last_error());
+        if (!space->refusal)
+            space->refusal = pj_strdup("");
+    }
+}
+
+/* The request of the point at digits (an index per axis), pruned or added. */
+static ptxjit_status visit_point(pj_tune_space *space, const axis_set *set, const int *digits,
+                                 const char *fixed, int sm, pj_backend backend)
+{
+    const pj_schema *schema = set->schema;
+    pj_strbuf sb;
+    pj_sb_init(&sb);
+    pj_sb_append(&sb, fixed);
+    for (int i = 0; i < schema->param_count; i++)
+        if (set->axes[i].count) {
+            pj_sb_appendf(&sb, " %s=", schema->params[i].name);
+            value_text(&sb, &schema->params[i], set->axes[i].values[digits[i]]);
+        }
+    char *text = pj_sb_take(&sb);
+    if (!text)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    pj_request request;
+    ptxjit_status status = pj_request_parse_point(&request, schema, text, sm);
+    free(text);
+    if (status == PTXJIT_ERR_PARAM) {
+        note_refusal(space);
+        return PTXJIT_OK;
+    }
+    if (status != PTXJIT_OK)
+        return status;
+    status = pj_route_of(backend)->check(&request);
+    if (status == PTXJIT_OK) {
+        char *canonical = pj_backend_canonical(pj_request_canonical(&request), backend);
+        status = canonical ? add_point(space, canonical)
+                           : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    } else if (status != PTXJIT_ERR_OUT_OF_MEMORY) {
+        note_refusal(space); /* the route does not build it: UNSUPPORTED, NO_COMPILER */
+        status = PTXJIT_OK;
+    }
+    pj_request_free(&request);
+    return status;
+}
+
+/* Every point, the first declared parameter varying slowest. */
+static ptxjit_status enumerate(pj_tune_space *space, const axis_set *set, const char *fixed,
+                               int sm, pj_backend backend)
+{
+    const pj_schema *schema = set->schema;
+    int *digits = calloc((size_t)schema->param_count + 1, sizeof *digits);
+    if (!digits)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    ptxjit_status status = PTXJIT_OK;
+    for (int done = 0; !done && status == PTXJIT_OK;) {
+        space->considered++;
+        status = visit_point(space, set, digits, fixed, sm, backend);
+        done = 1;
+        for (int i = schema->param_count - 1; i >= 0 && done; i--) {
+            if (!set->axes[i].count)
+                continue;
+            if (++digits[i] < set->axes[i].count)
+                done = 0;
+            else
+                digits[i] = 0;
+        }
+    }
+    free(digits);
+    return status;
+}
+
+static ptxjit_status check_size(const axis_set *set, const char *space)
+{
+    uint64_t product = 1;
+    int tuned = 0;
+    for (int i = 0; i < set->schema->param_count; i++)
+        if (set->axes[i].count) {
+            tuned++;
+            product *= (uint64_t)set->axes[i].count;
+            if (product > PJ_TUNE_MAX_POINTS)
+                return pj_error(PTXJIT_ERR_PARAM,
+                                "%s: the space %s has more than %d points; narrow it (a space "
+                                "string such as \"%s=%s\" replaces the template's values)",
+                                set->schema->family, space, PJ_TUNE_MAX_POINTS,
+                                set->schema->params[i].name,
+                                set->schema->params[i].default_text);
+        }
+    if (!tuned)
+        return pj_error(PTXJIT_ERR_PARAM,
+                        "%s: nothing to tune: the template declares no tune line for a parameter "
+                        "that is not fixed; name the values to try in a space string (e.g. "
+                        "\"%s=...\")",
+                        set->schema->family,
+                        set->schema->param_count ? set->schema->params[0].name : "param");
+    return PTXJIT_OK;
+}
+
+/* The request of the fixed parameters alone: the reference configuration. */
+static ptxjit_status reference_of(pj_tune_space *space, const pj_schema *schema, const char *rest,
+                                  int sm, pj_backend backend)
+{
+    pj_request request;
+    ptxjit_status status = pj_request_parse(&request, schema, rest, sm);
+    if (status != PTXJIT_OK)
+        return pj_error_wrap(status, "the fixed parameters '%s'", rest);
+    space->reference = pj_backend_canonical(pj_request_canonical(&request), backend);
+    pj_request_free(&request);
+    return space->reference ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+static ptxjit_status build(pj_tune_space *out, const pj_schema *schema, const char *fixed,
+                           const char *override, int sm, pj_backend default_backend, int points);
+
+ptxjit_status pj_tune_space_build(pj_tune_space *out, const pj_schema *schema, const char *fixed,
+                                  const char *override, int sm, pj_backend default_backend)
+{
+    return build(out, schema, fixed, override, sm, default_backend, 1);
+}
+
+ptxjit_status pj_tune_space_describe(pj_tune_space *out, const pj_schema *schema,
+                                     const char *fixed, const char *override, int sm,
+                                     pj_backend default_backend)
+{
+    return build(out, schema, fixed, override, sm, default_backend, 0);
+}
+
+static ptxjit_status build(pj_tune_space *out, const pj_schema *schema, const char *fixed,
+                           const char *override, int sm, pj_backend default_backend, int points)
+{
+    memset(out, 0, sizeof *out);
+    pj_backend backend;
+    char *rest = NULL;
+    fixed_set pinned;
+    axis_set set = {schema, NULL};
+    ptxjit_status status = pj_backend_take(&backend, &rest, fixed ? fixed : "", default_backend);
+    if (status == PTXJIT_OK)
+        status = fixed_read(&pinned, schema, rest);
+    else
+        memset(&pinned, 0, sizeof pinned);
+    free(rest);
+    rest = NULL;
+    if (status == PTXJIT_OK)
+        status = axes_read(&set, schema, override, pinned.seen);
+    if (status == PTXJIT_OK) {
+        out->fixed = fixed_text(&pinned);
+        out->space = space_text(&set);
+        out->refusal = pj_strdup("");
+        if (!out->fixed || !out->space || !out->refusal)
+            status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    if (status == PTXJIT_OK)
+        status = check_size(&set, out->space);
+    if (status == PTXJIT_OK)
+        status = reference_of(out, schema, out->fixed, sm, backend);
+    if (status == PTXJIT_OK && points)
+        status = enumerate(out, &set, out->fixed, sm, backend);
+    if (status == PTXJIT_OK && points && out->count == 0)
+        status = pj_error(PTXJIT_ERR_PARAM,
+                          "%s: every one of the %d points of the space %s is refused; the first "
+                          "because: %s",
+                          schema->family, out->considered, out->space, out->refusal);
+    axes_free(&set);
+    fixed_free(&pinned);
+    if (status != PTXJIT_OK)
+        pj_tune_space_free(out);
+    return status;
+}
+
+void pj_tune_space_free(pj_tune_space *space)
+{
+    for (int i = 0; i < space->count; i++)
+        free(space->points[i]);
+    free(space->points);
+    free(space->space);
+    free(space->fixed);
+    free(space->reference);
+    free(space->refusal);
+    memset(space, 0, sizeof *space);
+}

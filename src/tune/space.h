@@ -1,0 +1,58 @@
+/* space.h — tuning spaces: the values a tuning tries for each tuned parameter (the template's
+ * `//@ptxjit tune PARAM VALUES` lines, replaced or widened per call by a space string in the
+ * same syntax), and the points of their product that the family's schema accepts, each as the
+ * canonical form of a request, duplicates merged, in a fixed order (the order that breaks
+ * ties between candidates: docs/TUNING.md). */
+#ifndef PTXJIT_TUNE_SPACE_H
+#define PTXJIT_TUNE_SPACE_H
+
+#include "backend/select.h"
+#include "params/schema.h"
+
+/* One parameter takes at most this many values; a space at most this many points before
+ * pruning (each point is a compile). */
+#define PJ_TUNE_MAX_VALUES 64
+#define PJ_TUNE_MAX_POINTS 1024
+
+/* VALUES for param: "a,b,c" (each allowed by the parameter's type), or for an int "LO..HI"
+ * (with pow2: the powers of two in the range; else every integer, at most
+ * PJ_TUNE_MAX_VALUES). *out holds the values as a request stores them (an int, or an enum's or
+ * dtype's index), caller frees. PTXJIT_ERR_PARAM naming the parameter, the value and what is
+ * allowed. */
+ptxjit_status pj_tune_values_parse(int64_t **out, int *count, const pj_param *param,
+                                   const char *text);
+
+typedef struct {
+    char **points;   /* canonical params (backend= where llvm) of each distinct point */
+    int count;
+    int considered;  /* points of the product */
+    int refused;     /* of those, refused by a constraint or the route (pruned, not compiled) */
+    int merged;      /* of those, the same request as an earlier point */
+    char *space;     /* the space in canonical text: tuned parameters in declaration order,
+                        "tpb=128,256 batch=2,4" (a record's key holds it) */
+    char *fixed;     /* the fixed parameters, sorted by name ("" for none) */
+    char *reference; /* canonical params of the fixed parameters alone: the configuration
+                        whose result every candidate's is checked against */
+    char *refusal;   /* why the first refused point was refused ("" if none was) */
+} pj_tune_space;
+
+/* The space of schema for fixed ("dtype=f32 backend=llvm"; NULL: none) and override (a space
+ * string "tpb=128,256 batch=4..16" replacing the template's values of the parameters it names
+ * and adding others; NULL: the template's). A fixed parameter is not tuned; a fixed word
+ * PARAM=auto is no fixed value (the parameter stays tuned). sm: the target's compute capability.
+ * PTXJIT_ERR_PARAM for a bad fixed parameter or override, a space with nothing to tune, one of
+ * more than PJ_TUNE_MAX_POINTS points, or one whose every point is refused. */
+ptxjit_status pj_tune_space_build(pj_tune_space *out, const pj_schema *schema, const char *fixed,
+                                  const char *override, int sm, pj_backend default_backend);
+/* The same without enumerating the points (count 0): the space's text, fixed parameters and
+ * reference, all a record's key needs. */
+ptxjit_status pj_tune_space_describe(pj_tune_space *out, const pj_schema *schema,
+                                     const char *fixed, const char *override, int sm,
+                                     pj_backend default_backend);
+void pj_tune_space_free(pj_tune_space *space);
+
+/* fixed without its PARAM=auto words, sorted by name, validated as parameters of schema
+ * (backend= kept): the form a record's key holds. Caller frees. */
+ptxjit_status pj_tune_fixed_canonical(char **out, const pj_schema *schema, const char *fixed);
+
+#endif

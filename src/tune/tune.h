@@ -1,0 +1,102 @@
+/* tune.h — the tuner's parts, shared by tuner.c (the loop), pool.c (parallel compiles),
+ * bench_gpu.c (runs, checks and timings on the GPU), memo.c (the context's records and auto
+ * resolutions) and the tests, which replace the GPU with a synthetic bench. */
+#ifndef PTXJIT_TUNE_TUNE_H
+#define PTXJIT_TUNE_TUNE_H
+
+#include "context.h"
+#include "families/family.h"
+#include "tune/record.h"
+#include "tune/space.h"
+
+struct ptxjit_tune_result {
+    pj_tune_record record;
+    int from_record;
+    int compile_only;
+    char *record_path; /* NULL: not on disk */
+};
+
+/* ---- the bench: where candidates run ---- */
+typedef struct pj_tune_bench pj_tune_bench;
+struct pj_tune_bench {
+    void *state;
+    /* Runs kernel once, waits for it, and checks its result; reference = 1: keeps the result
+     * as the reference instead. */
+    ptxjit_status (*check)(pj_tune_bench *bench, ptxjit_kernel *kernel, int reference);
+    /* count timed runs of kernel, each in samples[i] (ms). */
+    ptxjit_status (*measure)(pj_tune_bench *bench, ptxjit_kernel *kernel, double *samples,
+                             int count);
+    /* After a failure: 1 when the GPU context can no longer be used (a sticky CUDA error). */
+    int (*lost)(pj_tune_bench *bench);
+    void (*release)(pj_tune_bench *bench);
+};
+
+/* Everything a bench is made from. */
+typedef struct {
+    ptxjit_context *context;
+    const char *family;
+    const char *problem;                /* canonical */
+    const pj_family_tune *ops;          /* built-in family; NULL with user callbacks */
+    const pj_request *reference;        /* the reference configuration's request */
+    const ptxjit_tune_options *options; /* run, check, user */
+} pj_tune_bench_spec;
+
+ptxjit_status pj_tune_bench_gpu(pj_tune_bench *out, const pj_tune_bench_spec *spec);
+
+/* Tests set this to replace the GPU bench (the loop then needs no GPU). */
+typedef ptxjit_status pj_tune_bench_factory(pj_tune_bench *out, const pj_tune_bench_spec *spec);
+extern pj_tune_bench_factory *pj_tune_bench_override;
+/* Tests set this to stand for the GPU in record keys (NULL: the context's GPU). */
+extern const char *pj_tune_device_override;
+
+/* "NVIDIA H100 80GB HBM3, 132 SMs, driver 13000": what a record's times are from; fails with
+ * the GPU's status when there is none. */
+ptxjit_status pj_tune_device_identity(char out[256], ptxjit_context *context);
+
+/* ---- pool.c: candidates compiled on threads while the caller runs the compiled ones ---- */
+typedef struct pj_tune_pool pj_tune_pool;
+/* Starts threads (0: the machine's cores; never more than count) compiling params[i] in order. */
+ptxjit_status pj_tune_pool_start(pj_tune_pool **out, ptxjit_context *context, const char *family,
+                                 char *const *params, int count, int threads);
+/* Waits for params[index]: its kernel, or the compile's status with *message (the pool's). */
+ptxjit_status pj_tune_pool_wait(pj_tune_pool *pool, int index, ptxjit_kernel **kernel,
+                                const char **message);
+/* Stops handing out compiles (those running finish) and joins the threads. */
+void pj_tune_pool_free(pj_tune_pool *pool);
+int pj_tune_pool_threads(const pj_tune_pool *pool);
+
+/* ---- memo.c: the context's records and auto resolutions ---- */
+typedef struct pj_tune_memo pj_tune_memo;
+void pj_tune_memo_free(pj_tune_memo *memo);
+/* A copy of key's record kept by the context; 1 when found (out filled). Under context->lock. */
+int pj_tune_memo_find(ptxjit_context *context, const char *key, pj_tune_record *out);
+void pj_tune_memo_put(ptxjit_context *context, const char *key, const pj_tune_record *record);
+void pj_tune_memo_clear(ptxjit_context *context);
+/* (family, params, problem) → the params auto resolved to; NULL when not known. Caller frees. */
+char *pj_tune_memo_resolved(ptxjit_context *context, const char *family, const char *params,
+                            const char *problem);
+void pj_tune_memo_resolve(ptxjit_context *context, const char *family, const char *params,
+                          const char *problem, const char *resolved);
+
+/* ---- auto ---- */
+/* 1 when params has a word PARAM=auto. */
+int pj_tune_has_auto(const char *params);
+/* ptxjit_get_kernel_tuned with a canonical problem: what the family ops call. */
+ptxjit_status pj_tune_get_kernel(ptxjit_kernel **out, ptxjit_context *context,
+                                 const char *family, const char *params, const char *problem,
+                                 ptxjit_origin *origin);
+
+/* The record key of (family, fixed, space or NULL, problem) on this context's device,
+ * backend and compiler, as hex. */
+ptxjit_status pj_tune_key(char out[33], ptxjit_context *context, const pj_schema *schema,
+                          const char *fixed, const char *space, const char *problem,
+                          pj_backend backend);
+
+/* ---- the pick (tuner.c), exposed for the tests ---- */
+/* The noise band of the best row: max(1%, 2x its spread), at most 5%. */
+double pj_tune_noise(const pj_tune_row *best);
+/* Index of the winner among rows (status OK, not abandoned): the earliest row whose median
+ * is within the best's median x (1 + noise); -1 when no row is eligible. *noise gets the band. */
+int pj_tune_pick(const pj_tune_row *rows, int count, double *noise);
+
+#endif

@@ -1,0 +1,667 @@
+/* tuner.c — ptxjit_tune: the space, a record if one exists, else the candidates compiled on
+ * the pool while the compiled ones are checked and timed on the bench in the space's order,
+ * the pick, and the record stored. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tune/tune.h"
+
+#define DEFAULT_RUNS 10
+#define MAX_RUNS 1000
+/* Timed runs before a candidate may be abandoned, and how much slower than the best so far
+ * its fastest of them must be. */
+#define FIRST_RUNS 3
+#define ABANDON_FACTOR 1.5
+
+pj_tune_bench_factory *pj_tune_bench_override;
+const char *pj_tune_device_override;
+
+void ptxjit_tune_options_init(ptxjit_tune_options *options)
+{
+    if (options)
+        memset(options, 0, sizeof *options);
+}
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* ---- identity and keys ---- */
+
+ptxjit_status pj_tune_device_identity(char out[256], ptxjit_context *context)
+{
+    if (pj_tune_device_override) {
+        snprintf(out, 256, "%s", pj_tune_device_override);
+        return PTXJIT_OK;
+    }
+    ptxjit_status status = ptxjit_gpu_status(context);
+    if (status != PTXJIT_OK)
+        return status;
+    char name[200] = "?";
+    context->driver->cuDeviceGetName(name, sizeof name, context->device);
+    snprintf(out, 256, "%s, %d SMs, driver %d", name, context->sm_count, context->driver->version);
+    return PTXJIT_OK;
+}
+
+ptxjit_status pj_tune_key(char out[33], ptxjit_context *context, const pj_schema *schema,
+                          const char *fixed, const char *space, const char *problem,
+                          pj_backend backend)
+{
+    char device[256], compiler[64];
+    ptxjit_status status = pj_tune_device_identity(device, context);
+    if (status == PTXJIT_OK)
+        status = pj_context_compiler_version(context, backend, compiler);
+    if (status != PTXJIT_OK)
+        return status;
+    pj_tune_key_inputs in = {schema->family, schema->source, fixed, space, problem,
+                             device, context->arch, pj_backend_name(backend), compiler};
+    pj_hash128 key;
+    status = pj_tune_record_key(&key, &in);
+    if (status == PTXJIT_OK)
+        pj_hash_hex(&key, out);
+    return status;
+}
+
+/* ---- the pick ---- */
+
+double pj_tune_noise(const pj_tune_row *best)
+{
+    double band = 2 * best->spread;
+    return band < 0.01 ? 0.01 : band > 0.05 ? 0.05 : band;
+}
+
+static int eligible(const pj_tune_row *row)
+{
+    return row->status == PTXJIT_OK && !row->abandoned && row->runs > 0 && row->median_ms > 0;
+}
+
+int pj_tune_pick(const pj_tune_row *rows, int count, double *noise)
+{
+    int best = -1;
+    for (int i = 0; i < count; i++)
+        if (eligible(&rows[i]) && (best < 0 || rows[i].median_ms < rows[best].median_ms))
+            best = i;
+    if (best < 0)
+        return -1;
+    *noise = pj_tune_noise(&rows[best]);
+    for (int i = 0; i < count; i++)
+        if (eligible(&rows[i]) && rows[i].median_ms <= rows[best].median_ms * (1 + *noise))
+            return i;
+    return best;
+}
+
+/* ---- statistics of one candidate's runs ---- */
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *values, int count)
+{
+    qsort(values, (size_t)count, sizeof *values, compare_doubles);
+    return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
+}
+
+/* Median and median absolute deviation over the median. */
+static void summarize(pj_tune_row *row, const double *samples, int count)
+{
+    double *work = malloc((size_t)count * sizeof *work);
+    if (!work) {
+        row->median_ms = samples[0];
+        row->spread = 0;
+        return;
+    }
+    memcpy(work, samples, (size_t)count * sizeof *work);
+    row->median_ms = median(work, count);
+    for (int i = 0; i < count; i++)
+        work[i] = fabs(samples[i] - row->median_ms);
+    row->spread = row->median_ms > 0 ? median(work, count) / row->median_ms : 0;
+    free(work);
+}
+
+/* ---- the loop ---- */
+
+typedef struct {
+    ptxjit_context *context;
+    const char *family;
+    const ptxjit_tune_options *options;
+    pj_tune_space space;
+    char **compiles;      /* the reference (when it is no point of the space), then the points */
+    int offset;           /* 1 when compiles[0] is the extra reference */
+    int runs;
+    pj_tune_bench bench;
+    pj_tune_record record;
+    int reference_row;    /* the row whose result is the reference, -1 before one ran */
+    double best_ms;
+} tuning;
+
+static void progress(tuning *t, int done, const char *params)
+{
+    if (t->options->progress)
+        t->options->progress(t->options->progress_user, done, t->space.count, params);
+}
+
+static ptxjit_status set_row(pj_tune_row *row, const char *params, ptxjit_status status,
+                             const char *message)
+{
+    row->params = pj_strdup(params);
+    row->message = pj_strdup(message ? message : "");
+    row->status = status;
+    return row->params && row->message ? PTXJIT_OK
+                                       : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+/* The timed runs of one candidate: FIRST_RUNS, then the rest unless it is clearly slower. */
+static ptxjit_status time_candidate(tuning *t, pj_tune_row *row, ptxjit_kernel *kernel)
+{
+    double samples[MAX_RUNS];
+    int first = t->runs < FIRST_RUNS ? t->runs : FIRST_RUNS;
+    ptxjit_status status = t->bench.measure(&t->bench, kernel, samples, first);
+    if (status != PTXJIT_OK)
+        return status;
+    double fastest = samples[0];
+    for (int i = 1; i < first; i++)
+        fastest = samples[i] < fastest ? samples[i] : fastest;
+    int count = first;
+    if (!t->options->exhaustive && t->best_ms > 0 && fastest > ABANDON_FACTOR * t->best_ms)
+        row->abandoned = 1;
+    else if (t->runs > first)
+        status = t->bench.measure(&t->bench, kernel, samples + first, t->runs - first);
+    if (status != PTXJIT_OK)
+        return status;
+    count = row->abandoned ? first : t->runs;
+    row->runs = count;
+    summarize(row, samples, count);
+    if (!row->abandoned && (t->best_ms <= 0 || row->median_ms < t->best_ms))
+        t->best_ms = row->median_ms;
+    return PTXJIT_OK;
+}
+
+/* A failure that leaves the GPU unusable ends the tuning, naming the candidate. */
+static ptxjit_status lost_context(tuning *t, const char *params, const char *message)
+{
+    return pj_error(PTXJIT_ERR_CUDA,
+                    "%s: candidate %s left the GPU context unusable (%s): CUDA errors of this "
+                    "kind are sticky, so nothing more can run in it; close the ptxjit context "
+                    "(the device must be reset, or the process restarted, before the GPU is "
+                    "used again), and exclude this configuration from the space",
+                    t->family, params, message);
+}
+
+/* Runs the reference configuration (when it is no point of the space) to keep its result. */
+static ptxjit_status run_extra_reference(tuning *t, pj_tune_pool *pool)
+{
+    ptxjit_kernel *kernel;
+    const char *message;
+    ptxjit_status status = pj_tune_pool_wait(pool, 0, &kernel, &message);
+    if (status != PTXJIT_OK)
+        return PTXJIT_OK; /* the first point that runs becomes the reference */
+    status = t->bench.check(&t->bench, kernel, 1);
+    if (status == PTXJIT_OK)
+        t->reference_row = -2; /* the reference ran; it is no row */
+    else if (t->bench.lost(&t->bench))
+        return lost_context(t, t->compiles[0], ptxjit_last_error());
+    return PTXJIT_OK;
+}
+
+/* One point: compiled, checked (or made the reference), timed. */
+static ptxjit_status run_point(tuning *t, pj_tune_pool *pool, int index)
+{
+    pj_tune_row *row = &t->record.rows[index];
+    const char *params = t->space.points[index], *message;
+    ptxjit_kernel *kernel;
+    ptxjit_status status = pj_tune_pool_wait(pool, index + t->offset, &kernel, &message);
+    if (status != PTXJIT_OK)
+        return set_row(row, params, status, message);
+    int reference = t->reference_row == -1;
+    status = t->bench.check(&t->bench, kernel, reference);
+    if (status == PTXJIT_OK)
+        status = time_candidate(t, row, kernel);
+    if (status == PTXJIT_OK && reference)
+        t->reference_row = index;
+    if (status != PTXJIT_OK && status != PTXJIT_ERR_OUT_OF_MEMORY && t->bench.lost(&t->bench)) {
+        char *why = pj_strdup(ptxjit_last_error());
+        status = lost_context(t, params, why ? why : "?");
+        free(why);
+        return status;
+    }
+    return set_row(row, params, status, status == PTXJIT_OK ? "" : ptxjit_last_error());
+}
+
+static ptxjit_status run_all(tuning *t)
+{
+    pj_tune_pool *pool;
+    int total = t->space.count + t->offset;
+    ptxjit_status status = pj_tune_pool_start(&pool, t->context, t->family, t->compiles, total,
+                                              t->options->threads);
+    if (status != PTXJIT_OK)
+        return status;
+    if (t->offset)
+        status = run_extra_reference(t, pool);
+    for (int i = 0; i < t->space.count && status == PTXJIT_OK; i++) {
+        status = run_point(t, pool, i);
+        t->record.row_count = i + 1;
+        progress(t, i + 1, t->space.points[i]);
+    }
+    pj_tune_pool_free(pool);
+    return status;
+}
+
+/* compile_only: every point compiled, nothing run. */
+static ptxjit_status compile_all(tuning *t)
+{
+    pj_tune_pool *pool;
+    ptxjit_status status = pj_tune_pool_start(&pool, t->context, t->family, t->space.points,
+                                              t->space.count, t->options->threads);
+    if (status != PTXJIT_OK)
+        return status;
+    for (int i = 0; i < t->space.count && status == PTXJIT_OK; i++) {
+        ptxjit_kernel *kernel;
+        const char *message;
+        ptxjit_status compiled = pj_tune_pool_wait(pool, i, &kernel, &message);
+        status = set_row(&t->record.rows[i], t->space.points[i], compiled, message);
+        t->record.row_count = i + 1;
+        progress(t, i + 1, t->space.points[i]);
+    }
+    pj_tune_pool_free(pool);
+    return status;
+}
+
+/* ---- setup ---- */
+
+static ptxjit_status check_options(ptxjit_context *context, const char *family,
+                                   const ptxjit_tune_options *options, const pj_family **builtin)
+{
+    if (!context || !family || !options)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "ptxjit_tune: context, family and options must be given (fill the "
+                        "options with ptxjit_tune_options_init)");
+    if (options->runs < 0 || options->runs > MAX_RUNS || options->threads < 0)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "ptxjit_tune: runs must be 0..%d and threads 0 or more", MAX_RUNS);
+    if (options->check && !options->run)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "ptxjit_tune: a check callback needs the run callback it checks");
+    const pj_family *f = pj_family_find(family);
+    *builtin = f && f->tune && !options->run ? f : NULL;
+    if (!*builtin && !options->run && !options->compile_only)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "ptxjit_tune: family '%s' has no built-in op to time; pass a run "
+                        "callback that launches a candidate (options.run), or compile_only",
+                        family);
+    return PTXJIT_OK;
+}
+
+static ptxjit_status canonical_problem(char **out, const pj_family *builtin, const char *problem)
+{
+    if (builtin)
+        return builtin->tune->problem(out, problem ? problem : "");
+    *out = pj_strdup(problem ? problem : "");
+    return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+/* Points the problem cannot run at all are pruned before anything compiles. */
+static ptxjit_status prune_by_problem(tuning *t, const pj_schema *schema,
+                                      const pj_family *builtin)
+{
+    int kept = 0;
+    for (int i = 0; i < t->space.count; i++) {
+        pj_request request;
+        pj_backend backend;
+        char *rest = NULL;
+        ptxjit_status status = pj_backend_take(&backend, &rest, t->space.points[i],
+                                               t->context->default_backend);
+        if (status == PTXJIT_OK)
+            status = pj_request_parse(&request, schema, rest, pj_context_sm(t->context));
+        free(rest);
+        if (status != PTXJIT_OK)
+            return status;
+        status = builtin->tune->admits(&request, t->record.problem);
+        pj_request_free(&request);
+        if (status == PTXJIT_OK) {
+            t->space.points[kept++] = t->space.points[i];
+        } else if (status == PTXJIT_ERR_OUT_OF_MEMORY) {
+            return status;
+        } else {
+            if (!t->space.refused++) {
+                free(t->space.refusal);
+                t->space.refusal = pj_strdup(ptxjit_last_error());
+            }
+            free(t->space.points[i]);
+        }
+    }
+    t->space.count = kept;
+    if (kept == 0)
+        return pj_error(PTXJIT_ERR_PARAM, "%s: no point of the space %s can run the problem %s; "
+                        "the first refused because: %s", schema->family, t->space.space,
+                        t->record.problem, t->space.refusal ? t->space.refusal : "?");
+    return PTXJIT_OK;
+}
+
+/* The compile list: the reference first when it is no point of the space. */
+static ptxjit_status plan_compiles(tuning *t)
+{
+    t->offset = 1;
+    for (int i = 0; i < t->space.count; i++)
+        if (strcmp(t->space.points[i], t->space.reference) == 0)
+            t->offset = 0;
+    t->compiles = calloc((size_t)t->space.count + 1, sizeof *t->compiles);
+    t->record.rows = calloc((size_t)t->space.count + 1, sizeof *t->record.rows);
+    if (!t->compiles || !t->record.rows)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    if (t->offset)
+        t->compiles[0] = t->space.reference;
+    for (int i = 0; i < t->space.count; i++)
+        t->compiles[i + t->offset] = t->space.points[i];
+    return PTXJIT_OK;
+}
+
+static ptxjit_status fill_record_head(tuning *t, const char *problem, pj_backend backend)
+{
+    pj_tune_record *r = &t->record;
+    r->family = pj_strdup(t->family);
+    r->problem = pj_strdup(problem);
+    r->fixed = pj_strdup(t->space.fixed);
+    r->space = pj_strdup(t->space.space);
+    r->backend = pj_strdup(pj_backend_name(backend));
+    r->reference = pj_strdup(t->space.reference);
+    r->considered = t->space.considered;
+    r->refused = t->space.refused;
+    r->merged = t->space.merged;
+    return r->family && r->problem && r->fixed && r->space && r->backend && r->reference
+               ? PTXJIT_OK
+               : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+static ptxjit_status make_result(ptxjit_tune_result **out, pj_tune_record *record,
+                                 int from_record, int compile_only, char *path)
+{
+    ptxjit_tune_result *result = calloc(1, sizeof *result);
+    if (!result) {
+        free(path);
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    result->record = *record;
+    memset(record, 0, sizeof *record);
+    result->from_record = from_record;
+    result->compile_only = compile_only;
+    result->record_path = path;
+    *out = result;
+    return PTXJIT_OK;
+}
+
+/* A record of this tuning already kept (context, then disk)? */
+static int find_record(tuning *t, const char *key, const char *problem, pj_tune_record *out,
+                       char **path)
+{
+    *path = NULL;
+    if (pj_tune_memo_find(t->context, key, out)) {
+        if (t->context->disk)
+            *path = pj_disk_cache_record_path(t->context->disk, key);
+        return 1;
+    }
+    int found = 0;
+    if (t->context->disk &&
+        pj_tune_record_load(t->context->disk, key, t->family, out, &found) == PTXJIT_OK && found &&
+        strcmp(out->problem, problem) == 0 && strcmp(out->space, t->space.space) == 0 &&
+        strcmp(out->fixed, t->space.fixed) == 0) {
+        pj_tune_memo_put(t->context, key, out);
+        *path = pj_disk_cache_record_path(t->context->disk, key);
+        return 1;
+    }
+    if (found)
+        pj_tune_record_free(out); /* another tuning's record under our key: not ours */
+    return 0;
+}
+
+/* The record under the space's key and the latest key (what auto finds); a failure to store
+ * only costs a later tuning. */
+static char *keep_record(tuning *t, const char *key, const char *latest_key)
+{
+    char *path = NULL;
+    ptxjit_status status = PTXJIT_OK;
+    pj_tune_memo_put(t->context, key, &t->record);
+    t->record.latest = 1;
+    pj_tune_memo_put(t->context, latest_key, &t->record);
+    if (t->context->disk)
+        status = pj_tune_record_store(t->context->disk, latest_key, &t->record, NULL);
+    t->record.latest = 0;
+    if (t->context->disk && status == PTXJIT_OK)
+        status = pj_tune_record_store(t->context->disk, key, &t->record, &path);
+    if (status != PTXJIT_OK)
+        pj_log(&t->context->logger, PTXJIT_LOG_WARNING,
+               "%s: the tuning record was not saved to the disk cache: %s", t->family,
+               ptxjit_last_error());
+    return path;
+}
+
+static ptxjit_status finish_tuning(tuning *t, double started)
+{
+    double noise = 0;
+    int winner = pj_tune_pick(t->record.rows, t->record.row_count, &noise);
+    if (winner < 0) {
+        const char *why = t->record.row_count ? t->record.rows[0].message : "no candidate";
+        return pj_error(PTXJIT_ERR_CUDA,
+                        "%s: no candidate of the space %s ran right on %s (the first: %s); see "
+                        "the candidates' errors", t->family, t->space.space, t->record.problem,
+                        why);
+    }
+    t->record.winner = pj_strdup(t->record.rows[winner].params);
+    t->record.noise = noise;
+    t->record.best_ms = t->best_ms;
+    t->record.wall_ms = now_ms() - started;
+    t->record.tuned_at = (int64_t)time(NULL);
+    if (t->reference_row >= 0) { /* the reference was a point: name it */
+        free(t->record.reference);
+        t->record.reference = pj_strdup(t->record.rows[t->reference_row].params);
+    }
+    return t->record.winner && t->record.reference
+               ? PTXJIT_OK
+               : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
+/* The record of this tuning when one is kept: *out made from it, and 1. Asked before the
+ * space's points are enumerated, so that a hit costs a key and a file read. */
+static int find_existing(ptxjit_tune_result **out, tuning *t, const pj_schema *schema,
+                         const char *problem, pj_backend backend)
+{
+    char key[33], *path = NULL;
+    pj_tune_record found;
+    if (pj_tune_key(key, t->context, schema, t->space.fixed, t->space.space, problem, backend) !=
+            PTXJIT_OK ||
+        !find_record(t, key, problem, &found, &path))
+        return 0;
+    return make_result(out, &found, 1, 0, path) == PTXJIT_OK;
+}
+
+static ptxjit_status make_bench(tuning *t, const pj_schema *schema, const pj_family *builtin)
+{
+    pj_request reference;
+    pj_backend backend;
+    char *rest = NULL;
+    ptxjit_status status = pj_backend_take(&backend, &rest, t->space.reference,
+                                           t->context->default_backend);
+    if (status == PTXJIT_OK)
+        status = pj_request_parse(&reference, schema, rest, pj_context_sm(t->context));
+    free(rest);
+    if (status != PTXJIT_OK)
+        return status;
+    pj_tune_bench_spec spec = {t->context, t->family, t->record.problem,
+                               builtin ? builtin->tune : NULL, &reference, t->options};
+    status = pj_tune_bench_override ? pj_tune_bench_override(&t->bench, &spec)
+                                    : pj_tune_bench_gpu(&t->bench, &spec);
+    pj_request_free(&reference);
+    return status;
+}
+
+static void tuning_free(tuning *t)
+{
+    if (t->bench.release)
+        t->bench.release(&t->bench);
+    free(t->compiles);
+    pj_tune_space_free(&t->space);
+    pj_tune_record_free(&t->record);
+}
+
+/* Tunes (or finds the record) once the space and the problem are known. */
+static ptxjit_status tune_space(ptxjit_tune_result **out, tuning *t, const pj_schema *schema,
+                                const pj_family *builtin, pj_backend backend, double started)
+{
+    if (t->options->compile_only) {
+        ptxjit_status status = plan_compiles(t);
+        if (status == PTXJIT_OK)
+            status = compile_all(t);
+        return status == PTXJIT_OK ? make_result(out, &t->record, 0, 1, NULL) : status;
+    }
+    char key[33], latest[33], device[256];
+    ptxjit_status status = pj_tune_device_identity(device, t->context);
+    if (status == PTXJIT_OK)
+        status = pj_tune_key(key, t->context, schema, t->space.fixed, t->space.space,
+                             t->record.problem, backend);
+    if (status == PTXJIT_OK)
+        status = pj_tune_key(latest, t->context, schema, t->space.fixed, NULL,
+                             t->record.problem, backend);
+    if (status == PTXJIT_ERR_NO_DRIVER || status == PTXJIT_ERR_NO_DEVICE) {
+        char why[1024];
+        snprintf(why, sizeof why, "%s", ptxjit_last_error());
+        return pj_error(PTXJIT_ERR_NO_DEVICE,
+                        "%s: timing candidates needs a GPU (%s); without one, compile_only "
+                        "compiles the whole space", t->family, why);
+    }
+    if (status != PTXJIT_OK)
+        return status;
+    char *path = NULL;
+    if (!(t->record.device = pj_strdup(device)))
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    status = plan_compiles(t);
+    if (status == PTXJIT_OK)
+        status = make_bench(t, schema, builtin);
+    if (status == PTXJIT_OK)
+        status = run_all(t);
+    if (status == PTXJIT_OK)
+        status = finish_tuning(t, started);
+    if (status != PTXJIT_OK)
+        return status;
+    path = keep_record(t, key, latest);
+    return make_result(out, &t->record, 0, 0, path);
+}
+
+ptxjit_status ptxjit_tune(ptxjit_tune_result **out, ptxjit_context *context, const char *family,
+                          const ptxjit_tune_options *options)
+{
+    double started = now_ms();
+    const pj_family *builtin = NULL;
+    if (!out)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "ptxjit_tune: out is NULL");
+    *out = NULL;
+    ptxjit_status status = check_options(context, family, options, &builtin);
+    const pj_schema *schema = NULL;
+    if (status == PTXJIT_OK)
+        status = pj_context_schema(&schema, context, family);
+    if (status != PTXJIT_OK)
+        return status;
+    tuning t = {.context = context, .family = schema->family, .options = options,
+                .runs = options->runs ? options->runs : DEFAULT_RUNS, .reference_row = -1};
+    pj_backend backend;
+    char *rest = NULL, *problem = NULL;
+    status = pj_backend_take(&backend, &rest, options->fixed ? options->fixed : "",
+                             context->default_backend);
+    free(rest);
+    if (status == PTXJIT_OK)
+        status = canonical_problem(&problem, builtin, options->problem);
+    /* A record needs only the space's text: the points are enumerated on a miss. */
+    if (status == PTXJIT_OK)
+        status = pj_tune_space_describe(&t.space, schema, options->fixed, options->space,
+                                        pj_context_sm(context), context->default_backend);
+    if (status == PTXJIT_OK && !options->compile_only && !options->retune &&
+        !options->exhaustive && find_existing(out, &t, schema, problem, backend))
+        status = PTXJIT_OK;
+    else if (status == PTXJIT_OK) {
+        pj_tune_space_free(&t.space);
+        status = pj_tune_space_build(&t.space, schema, options->fixed, options->space,
+                                     pj_context_sm(context), context->default_backend);
+        if (status == PTXJIT_OK)
+            status = fill_record_head(&t, problem, backend);
+        if (status == PTXJIT_OK && builtin)
+            status = prune_by_problem(&t, schema, builtin);
+        if (status == PTXJIT_OK) {
+            t.record.considered = t.space.considered;
+            t.record.refused = t.space.refused;
+            status = tune_space(out, &t, schema, builtin, backend, started);
+        }
+    }
+    free(problem);
+    tuning_free(&t);
+    return status;
+}
+
+/* ---- results ---- */
+
+ptxjit_status ptxjit_tune_result_info(ptxjit_tune_info *out, const ptxjit_tune_result *result)
+{
+    if (!out || !result)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "ptxjit_tune_result_info: out and result "
+                        "must be given");
+    const pj_tune_record *r = &result->record;
+    *out = (ptxjit_tune_info){
+        .family = r->family,
+        .problem = r->problem,
+        .fixed = r->fixed,
+        .space = r->space,
+        .winner = result->compile_only ? NULL : r->winner,
+        .reference = r->reference,
+        .device = r->device ? r->device : "",
+        .from_record = result->from_record,
+        .record_path = result->record_path,
+        .candidate_count = r->row_count,
+        .points_considered = r->considered,
+        .points_refused = r->refused,
+        .points_merged = r->merged,
+        .best_ms = r->best_ms,
+        .noise = r->noise,
+        .wall_ms = r->wall_ms,
+    };
+    return PTXJIT_OK;
+}
+
+ptxjit_status ptxjit_tune_result_candidate(ptxjit_tune_candidate *out,
+                                           const ptxjit_tune_result *result, int index)
+{
+    if (!out || !result)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "ptxjit_tune_result_candidate: out and "
+                        "result must be given");
+    if (index < 0 || index >= result->record.row_count)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "candidate index %d is out of range: the result has %d; take the count "
+                        "from ptxjit_tune_result_info", index, result->record.row_count);
+    const pj_tune_row *row = &result->record.rows[index];
+    *out = (ptxjit_tune_candidate){
+        .params = row->params,
+        .status = row->status,
+        .message = row->message,
+        .median_ms = row->median_ms,
+        .spread = row->spread,
+        .runs = row->runs,
+        .abandoned = row->abandoned,
+        .winner = !result->compile_only && result->record.winner &&
+                  strcmp(row->params, result->record.winner) == 0,
+    };
+    return PTXJIT_OK;
+}
+
+void ptxjit_tune_result_free(ptxjit_tune_result *result)
+{
+    if (!result)
+        return;
+    pj_tune_record_free(&result->record);
+    free(result->record_path);
+    free(result);
+}

@@ -77,6 +77,7 @@ static void kernel_free(ptxjit_kernel *kernel)
     free(kernel->source);
     free(kernel->functions);
     free(kernel->shared_limits);
+    pj_kernel_entry_params_free(kernel);
     free(kernel);
 }
 

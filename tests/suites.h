@@ -20,9 +20,11 @@
     X(suite_llvm_transpose)   \
     X(suite_llvm_matmul)      \
     X(suite_threads)          \
-    X(suite_fuzz_replay)
+    X(suite_fuzz_replay)      \
+    X(suite_launch_api)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \
-    X(suite_llvm_reduce_gpu) X(suite_llvm_transpose_gpu) X(suite_llvm_matmul_gpu)
+    X(suite_llvm_reduce_gpu) X(suite_llvm_transpose_gpu) X(suite_llvm_matmul_gpu)         \
+    X(suite_launch_api_gpu)
 

@@ -67,22 +67,25 @@ static const unsigned char *find_section(size_t *length, const unsigned char *ba
     return NULL;
 }
 
-/* Records parameter ordinal at offset with size; 0 when the ordinal was already recorded or
- * the table cannot grow. Unrecorded slots have size 0 (no parameter is empty). */
-static int record(pj_cubin_entry *out, size_t ordinal, size_t offset, size_t size)
+/* Records parameter ordinal at offset with size. Unrecorded slots have size 0 (no parameter
+ * is empty). */
+static ptxjit_status record(pj_cubin_entry *out, size_t ordinal, size_t offset, size_t size,
+                            const char *name)
 {
     if (ordinal >= (size_t)out->count) {
         pj_cubin_param *grown = realloc(out->params, (ordinal + 1) * sizeof *grown);
-        if (!grown)
-            return 0;
+        if (!grown) {
+            pj_cubin_entry_free(out);
+            return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+        }
         memset(grown + out->count, 0, (ordinal + 1 - (size_t)out->count) * sizeof *grown);
         out->params = grown;
         out->count = (int)ordinal + 1;
     }
-    if (out->params[ordinal].size)
-        return 0;
+    if (!size || out->params[ordinal].size)
+        return unreadable(out, name, "a parameter record is empty or repeated");
     out->params[ordinal] = (pj_cubin_param){offset, size};
-    return 1;
+    return PTXJIT_OK;
 }
 
 /* The attributes of one .nv.info.NAME section. */
@@ -103,8 +106,10 @@ static ptxjit_status read_attributes(pj_cubin_entry *out, const unsigned char *d
             return unreadable(out, name, "an attribute runs past its section");
         if (attribute == EIATTR_KPARAM_INFO) {
             size_t param_size = size >= 12 ? le32(value + 8) >> 18 & 0x3fff : 0;
-            if (!param_size || !record(out, le16(value + 4), le16(value + 6), param_size))
-                return unreadable(out, name, "a parameter record is malformed or repeated");
+            ptxjit_status status =
+                record(out, le16(value + 4), le16(value + 6), param_size, name);
+            if (status != PTXJIT_OK)
+                return status;
         } else if (attribute == EIATTR_PARAM_CBANK && size >= 8) {
             out->bank_offset = le16(value + 4);
             out->has_bank = 1;

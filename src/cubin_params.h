@@ -20,7 +20,8 @@ typedef struct {
 } pj_cubin_entry;
 
 /* The records of entry name in the cubin. PTXJIT_ERR_UNSUPPORTED when cubin is no CUDA ELF,
- * has no `.nv.info.NAME` section, or its records are malformed or leave an ordinal out. */
+ * has no `.nv.info.NAME` section, or its records are malformed or leave an ordinal out;
+ * PTXJIT_ERR_OUT_OF_MEMORY. */
 ptxjit_status pj_cubin_entry_params(pj_cubin_entry *out, const void *cubin, size_t size,
                                     const char *name);
 void pj_cubin_entry_free(pj_cubin_entry *entry);

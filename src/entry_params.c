@@ -41,10 +41,16 @@ static ptxjit_status read_entry(pj_ptx_entry *out, const ptxjit_kernel *kernel,
 {
     const pj_artifact *a = &kernel->artifact;
     ptxjit_status status = pj_ptx_entry_params(out, a->ptx, name);
-    pj_cubin_entry cubin;
-    if (status != PTXJIT_OK ||
-        pj_cubin_entry_params(&cubin, a->cubin, a->cubin_size, name) != PTXJIT_OK)
+    if (status != PTXJIT_OK)
         return status;
+    pj_cubin_entry cubin;
+    status = pj_cubin_entry_params(&cubin, a->cubin, a->cubin_size, name);
+    if (status == PTXJIT_ERR_OUT_OF_MEMORY) { /* not a layout to keep */
+        pj_ptx_entry_free(out);
+        return status;
+    }
+    if (status != PTXJIT_OK)
+        return PTXJIT_OK;
     if (cubin.has_bank)
         pj_ptx_entry_layout(out, cubin.bank_offset);
     if (same_parameters(out, &cubin))

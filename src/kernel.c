@@ -71,13 +71,13 @@ static void kernel_free(ptxjit_kernel *kernel)
         return;
     if (kernel->loaded && kernel->context->driver)
         kernel->context->driver->cuModuleUnload(kernel->module);
+    pj_kernel_entry_params_free(kernel); /* before the artifact: it counts the entries */
     pj_request_free(&kernel->request);
     pj_artifact_free(&kernel->artifact);
     free(kernel->canonical);
     free(kernel->source);
     free(kernel->functions);
     free(kernel->shared_limits);
-    pj_kernel_entry_params_free(kernel);
     free(kernel);
 }
 

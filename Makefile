@@ -27,7 +27,8 @@ FAMILY_DIRS := $(FAMILIES:%=src/families/%)
 LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/error.c \
            src/family_info.c src/hash.c src/compile_options.c src/includes.c \
            src/kernel.c src/launch.c src/memory.c src/specialize.c src/strbuf.c \
-           src/cubin.c src/resources.c \
+           src/cubin.c src/resources.c \ \
+           src/cubin_params.c src/entry_params.c src/ptx_params.c src/stream.c \
            src/backend/compiler_id.c src/backend/nvjitlink.c src/backend/nvrtc.c \
            src/backend/route_llvm.c src/backend/route_nvrtc.c \
            src/backend/select.c \
@@ -55,7 +56,7 @@ TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
             tests/test_cache_evict.c tests/test_cache_trust.c tests/test_cli.c \
             tests/test_dynlib.c tests/test_faults.c tests/test_families.c tests/fileio_faults.c \
             tests/test_fuzz_replay.c tests/test_inspect.c tests/test_inspect_gpu.c \
-            tests/test_llvm.c \
+            tests/test_launch_api.c tests/test_launch_api_gpu.c tests/test_llvm.c \
             tests/test_llvm_matmul.c tests/test_llvm_matmul_gpu.c tests/test_llvm_reduce.c \
             tests/test_llvm_reduce_gpu.c tests/test_llvm_transpose.c \
             tests/test_llvm_transpose_gpu.c tests/test_out_of_memory.c tests/test_params.c \

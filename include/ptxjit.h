@@ -8,7 +8,16 @@
  * Conventions: functions return ptxjit_status; out-parameters come first; ptxjit_last_error()
  * holds the detailed message of the calling thread's last failure. Kernels are owned by the
  * context that made them and stay valid until ptxjit_close(). A context may be used from several
- * threads at once. */
+ * threads at once.
+ *
+ * CUDA contexts: ptxjit works in the device's primary context, the one the CUDA runtime uses,
+ * so device pointers and streams of the CUDA runtime on the same device (cudaMalloc,
+ * cudaStream_t) can be passed to ptxjit, and ptxjit's to the runtime. A call that touches the
+ * GPU makes the primary context current for itself only when the calling thread has another
+ * one current, and makes that one current again before returning, on errors too: a context of
+ * the caller's own (cuCtxCreate) stays current across ptxjit calls, but its pointers and
+ * streams cannot be used with ptxjit's kernels. Where no context is current, the primary one
+ * is left current, as the CUDA runtime leaves it. */
 #ifndef PTXJIT_H
 #define PTXJIT_H
 
@@ -304,7 +313,12 @@ typedef struct { unsigned x, y, z; } ptxjit_dim3;
 /* Launches entry (NULL: the first) on stream (NULL: the default stream). args as for
  * cuLaunchKernel: an array of pointers to each argument. Loads the module on first use.
  * shared_bytes is the dynamic shared memory per block; above 48 KiB the entry's limit is
- * raised first (once), up to what the device allows. */
+ * raised first (once), up to what the device allows. A grid or block with a zero dimension,
+ * or a block of more than 1024 threads, is PTXJIT_ERR_INVALID_ARGUMENT before the GPU is
+ * touched. A launch the driver refuses is PTXJIT_ERR_CUDA with a message naming the family,
+ * its canonical parameters, the entry, grid, block, shared memory (and cluster) and the CUDA
+ * error's name, text and number. The arguments are not checked: ptxjit_launch_checked does
+ * that. */
 ptxjit_status ptxjit_launch(ptxjit_kernel *kernel, const char *entry, ptxjit_dim3 grid,
                             ptxjit_dim3 block, unsigned shared_bytes, void *stream, void **args);
 /* ptxjit_launch in thread-block clusters of cluster.x × cluster.y × cluster.z blocks (sm_90:
@@ -322,6 +336,84 @@ ptxjit_status ptxjit_copy_to_device(ptxjit_context *context, ptxjit_devptr dst, 
 ptxjit_status ptxjit_copy_to_host(ptxjit_context *context, void *dst, ptxjit_devptr src,
                                   size_t bytes);
 ptxjit_status ptxjit_synchronize(ptxjit_context *context);
+
+/* ---- Entry parameters and checked launches ----
+ * Each entry's parameters, read once per kernel from what it was compiled to (no GPU needed,
+ * so this works offline too): size, alignment and type from the PTX's declarations, offset
+ * from the cubin's parameter records, which the driver reads to place a launch's arguments.
+ * entry NULL means the first; an entry the kernel does not have is
+ * PTXJIT_ERR_INVALID_ARGUMENT naming those it has. */
+typedef struct {
+    size_t offset; /* bytes from the start of the parameter buffer, as the driver places it
+                      (cuFuncGetParamInfo; CU_LAUNCH_PARAM_BUFFER_POINTER takes a buffer laid
+                      out so). Each parameter sits at the next multiple of its alignment
+                      counted from where the buffer starts in its constant bank, which on sm_90
+                      is a multiple of 16 only: a CUtensorMap (align 64) after 24 bytes of other
+                      parameters is at 48, not 64 */
+    size_t size;   /* bytes: 8 for a pointer or 64-bit integer, 4 for an int or float, 128
+                      for a CUtensorMap passed by value */
+    size_t align;  /* bytes: the type's size, or the .align the PTX declares */
+} ptxjit_param_layout;
+ptxjit_status ptxjit_kernel_param_count(int *out, const ptxjit_kernel *kernel,
+                                        const char *entry);
+/* Parameter index (0 <= index < the count above) of entry. */
+ptxjit_status ptxjit_kernel_param_layout(ptxjit_param_layout *out, const ptxjit_kernel *kernel,
+                                         const char *entry, int index);
+/* ptxjit_launch, after checking the arguments against the entry's parameters: arg_count must
+ * be the entry's parameter count, every args[i] non-NULL and arg_sizes[i] (the sizeof of what
+ * args[i] points to) the size of parameter i. A mismatch is PTXJIT_ERR_INVALID_ARGUMENT naming
+ * the entry and the argument ("entry reduce_kernel of reduce takes 3 arguments, 2 given";
+ * "argument 2 of entry reduce_kernel is 8 bytes (.u64), 4 given"), before the GPU is touched.
+ * Sizes are all the PTX tells: a pointer and a 64-bit integer look alike. */
+ptxjit_status ptxjit_launch_checked(ptxjit_kernel *kernel, const char *entry, ptxjit_dim3 grid,
+                                    ptxjit_dim3 block, unsigned shared_bytes, void *stream,
+                                    int arg_count, void **args, const size_t *arg_sizes);
+
+/* ---- Streams, events and asynchronous copies, for programs with no CUDA runtime ----
+ * Streams and events are the driver's CUstream and CUevent as void *, made in the device's
+ * primary context: the CUDA runtime's streams and events of the same device may be passed
+ * instead, and these to the runtime. A NULL stream is the default stream. Host memory of an
+ * asynchronous copy must stay valid (and unchanged, for a copy to the device) until the
+ * stream has done the copy; with pageable memory (malloc) the driver may finish the copy
+ * before returning, with page-locked memory (cudaMallocHost) it overlaps. */
+#define PTXJIT_STREAM_NON_BLOCKING 1 /* does not wait for the default stream (nor it for it) */
+/* flags: 0 (the stream waits for work on the default stream, as the default stream waits for
+ * it) or PTXJIT_STREAM_NON_BLOCKING. */
+ptxjit_status ptxjit_stream_create(void **out, ptxjit_context *context, int flags);
+ptxjit_status ptxjit_stream_destroy(ptxjit_context *context, void *stream);
+ptxjit_status ptxjit_stream_synchronize(ptxjit_context *context, void *stream);
+/* Events record with timing (for ptxjit_event_elapsed_ms). */
+ptxjit_status ptxjit_event_create(void **out, ptxjit_context *context);
+ptxjit_status ptxjit_event_record(ptxjit_context *context, void *event, void *stream);
+ptxjit_status ptxjit_event_synchronize(ptxjit_context *context, void *event);
+/* Milliseconds between two recorded, completed events. */
+ptxjit_status ptxjit_event_elapsed_ms(float *out, ptxjit_context *context, void *start,
+                                      void *end);
+ptxjit_status ptxjit_event_destroy(ptxjit_context *context, void *event);
+ptxjit_status ptxjit_copy_to_device_async(ptxjit_context *context, ptxjit_devptr dst,
+                                          const void *src, size_t bytes, void *stream);
+ptxjit_status ptxjit_copy_to_host_async(ptxjit_context *context, void *dst, ptxjit_devptr src,
+                                        size_t bytes, void *stream);
+/* count bytes set to value. */
+ptxjit_status ptxjit_memset_d8_async(ptxjit_context *context, ptxjit_devptr dst,
+                                     unsigned char value, size_t count, void *stream);
+/* count 32-bit words set to value; dst must be 4-byte aligned. */
+ptxjit_status ptxjit_memset_d32_async(ptxjit_context *context, ptxjit_devptr dst, uint32_t value,
+                                      size_t count, void *stream);
+
+/* ---- CUDA handles, for what ptxjit does not wrap ----
+ * Owned by ptxjit: valid until ptxjit_close(), never to be unloaded or destroyed by the
+ * caller. Each needs a GPU. */
+/* The CUfunction of entry (NULL: the first), the kernel's module loaded first if it was not.
+ * Its dynamic shared memory limit is what ptxjit's own launches raised it to (48 KiB unless
+ * one asked for more); a launch of it with more needs
+ * cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) first. */
+ptxjit_status ptxjit_kernel_function(void **out, ptxjit_kernel *kernel, const char *entry);
+/* The kernel's CUmodule, loaded first if it was not. */
+ptxjit_status ptxjit_kernel_module(void **out, ptxjit_kernel *kernel);
+/* The CUcontext ptxjit works in: the device's primary context (retained until
+ * ptxjit_close()). */
+ptxjit_status ptxjit_cuda_context(void **out, ptxjit_context *context);
 
 /* ---- High-level operations ---- */
 /* Sums n elements at input (dtype from params: i32 or f32) with the reduce kernel that params

@@ -58,10 +58,11 @@ tsan:
 # the rest, both with NVRTC warmed (tests/warm.c says why). Under memcheck a compile takes
 # seconds (a matmul template through NVRTC ~12 s): the sweeps compile their first request
 # only and the matmul generator's comparisons the first configuration of each variant.
+# launch_api is among the llvm suites: its tests compile through both routes too.
 VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full \
 	--errors-for-leak-kinds=definite,indirect,possible \
 	--show-leak-kinds=definite,indirect,possible --suppressions=$(SAN_DIR)/valgrind.supp
-VALGRIND_LLVM_SUITES := llvm llvm_reduce llvm_transpose llvm_matmul softmax inspect
+VALGRIND_LLVM_SUITES := llvm llvm_reduce llvm_transpose llvm_matmul softmax inspect launch_api
 VALGRIND_FAMILY_SUITES := matmul transpose
 VALGRIND_SWEEP_STRIDE ?= 1000
 valgrind: valgrind-rest valgrind-llvm valgrind-families

@@ -196,12 +196,16 @@ void ptxjit_close(ptxjit_context *context)
 {
     if (!context)
         return;
+    /* Modules unload from their own context; the caller's comes back before the release. */
+    CUcontext saved = NULL;
     if (context->driver)
-        pj_context_make_current(context); /* modules unload from their own context */
+        pj_gpu_enter(context, &saved);
     pj_kernel_free_all(context);
     pj_tune_memo_free(context->tune_memo);
-    if (context->driver)
+    if (context->driver) {
+        pj_gpu_leave(context, saved);
         context->driver->cuDevicePrimaryCtxRelease(context->device);
+    }
     pj_templates_close(context);
     for (int i = 0; i < context->option_count; i++)
         free(context->options[i]);
@@ -222,15 +226,35 @@ ptxjit_status ptxjit_gpu_status(ptxjit_context *context)
     return PTXJIT_OK;
 }
 
-ptxjit_status pj_context_make_current(ptxjit_context *context)
+/* One cuCtxGetCurrent when ours is already current (the launch path's usual case). Where none
+ * is current, ours stays current afterwards, as the CUDA runtime leaves its own: only a
+ * context of the caller's is put back. */
+ptxjit_status pj_gpu_enter(ptxjit_context *context, CUcontext *saved)
 {
+    *saved = NULL;
     if (context->gpu_status != PTXJIT_OK)
         return pj_error(context->gpu_status, "%s", context->gpu_error);
     CUcontext current = NULL;
-    context->driver->cuCtxGetCurrent(&current);
-    if (current == context->cu_context)
-        return PTXJIT_OK;
-    return PJ_CU(context->driver->cuCtxSetCurrent(context->cu_context), "cuCtxSetCurrent");
+    ptxjit_status status = PJ_CU(context->driver->cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+    if (status != PTXJIT_OK || current == context->cu_context)
+        return status;
+    status = PJ_CU(context->driver->cuCtxSetCurrent(context->cu_context), "cuCtxSetCurrent");
+    if (status == PTXJIT_OK)
+        *saved = current;
+    return status;
+}
+
+void pj_gpu_leave(ptxjit_context *context, CUcontext saved)
+{
+    if (saved)
+        context->driver->cuCtxSetCurrent(saved);
+}
+
+ptxjit_status pj_gpu_return(ptxjit_context *context, CUcontext saved, CUresult result,
+                            const char *call)
+{
+    pj_gpu_leave(context, saved);
+    return pj_driver_check(result, call);
 }
 
 int pj_context_sm(const ptxjit_context *context)

@@ -44,6 +44,8 @@ struct ptxjit_kernel {
     CUmodule module;
     CUfunction *functions; /* one per entry */
     int *shared_limits;    /* per entry: dynamic shared memory allowed so far (under lock) */
+    struct pj_ptx_entry *entry_params; /* per entry, read from the PTX and cubin on first
+                                          use, published atomically (entry_params.c) */
     ptxjit_kernel *next;   /* bucket chain */
 };
 
@@ -80,9 +82,22 @@ struct ptxjit_context {
 
 /* The target's compute capability as a number: 90 for sm_90a. */
 int pj_context_sm(const ptxjit_context *context);
-/* PTXJIT_OK with the CUDA context current on this thread; else why the GPU is unusable. */
-ptxjit_status pj_context_make_current(ptxjit_context *context);
-/* Loads kernel's module and functions once; index of entry (NULL: 0) in *index. */
+/* Every public call that touches the GPU runs between these two, on every path: enter makes
+ * the context's CUDA context (the device's primary one) current on this thread if another is,
+ * and keeps that one in *saved (NULL: nothing to put back); leave makes it current again.
+ * Enter fails, saying why, where the GPU is unusable; leave then does nothing. */
+ptxjit_status pj_gpu_enter(ptxjit_context *context, CUcontext *saved);
+void pj_gpu_leave(ptxjit_context *context, CUcontext saved);
+/* pj_gpu_leave, then the result of the driver call made in between as a status. */
+ptxjit_status pj_gpu_return(ptxjit_context *context, CUcontext saved, CUresult result,
+                            const char *call);
+/* The index of entry (NULL: 0) among the kernel's entries; else PTXJIT_ERR_INVALID_ARGUMENT
+ * listing them. */
+ptxjit_status pj_kernel_entry_index(int *out, const ptxjit_kernel *kernel, const char *entry);
+/* entry, or the name of the first entry when entry is NULL: for messages. */
+const char *pj_kernel_entry_name(const ptxjit_kernel *kernel, const char *entry);
+/* Loads kernel's module and functions once; index of entry (NULL: 0) in *index. The caller
+ * has made the context current (pj_gpu_enter). */
 ptxjit_status pj_kernel_load(ptxjit_kernel *kernel, const char *entry, int *index);
 /* The loaded function of entry (NULL: the first), allowed shared_bytes of dynamic shared
  * memory per block (the limit is raised above 48 KiB as needed). */
@@ -92,12 +107,11 @@ void pj_kernel_free_all(ptxjit_context *context);
 /* Forgets the fast path of exact requests, whose kernels may come from templates that were
  * replaced since. Caller holds context->lock. */
 void pj_kernel_forget_aliases(ptxjit_context *context);
-/* resources.c: the index of entry (NULL: the first) among the kernel's entries; else
- * PTXJIT_ERR_INVALID_ARGUMENT naming the entries it has. */
-ptxjit_status pj_kernel_entry_index(int *out, const ptxjit_kernel *kernel, const char *entry);
 /* The version of backend's compiler that keys hold (through the cache's memo: a disk hit
  * loads no compiler). */
 ptxjit_status pj_context_compiler_version(ptxjit_context *context, pj_backend backend,
                                          char out[64]);
+/* Frees what entry_params.c keeps with a kernel. */
+void pj_kernel_entry_params_free(ptxjit_kernel *kernel);
 
 #endif

@@ -89,6 +89,7 @@ static void kernel_free(ptxjit_kernel *kernel)
         return;
     if (kernel->loaded && kernel->context->driver)
         kernel->context->driver->cuModuleUnload(kernel->module);
+    pj_kernel_entry_params_free(kernel); /* before the artifact: it counts the entries */
     pj_request_free(&kernel->request);
     pj_artifact_free(&kernel->artifact);
     pj_compile_options_free(&kernel->compile_options);

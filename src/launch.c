@@ -1,18 +1,39 @@
 /* launch.c — a kernel on the GPU: its module loaded once per context, its functions, the
  * dynamic shared memory limit raised past 48 KiB when asked, launches (plain and in clusters)
- * and the resources of an entry. */
+ * with the geometry checked first and failures that name the launch, the resources of an
+ * entry, and the CUDA handles of a kernel. Every public call here runs between pj_gpu_enter
+ * and pj_gpu_leave, so that the caller's CUDA context is current again when it returns. */
+#include <stdio.h>
 #include <string.h>
 
 #include "context.h"
 
-static int entry_index(const ptxjit_kernel *kernel, const char *entry)
+ptxjit_status pj_kernel_entry_index(int *out, const ptxjit_kernel *kernel, const char *entry)
 {
+    *out = 0;
     if (!entry)
-        return 0;
+        return PTXJIT_OK;
     for (int i = 0; i < kernel->artifact.entry_count; i++)
-        if (strcmp(kernel->artifact.entries[i], entry) == 0)
-            return i;
-    return -1;
+        if (strcmp(kernel->artifact.entries[i], entry) == 0) {
+            *out = i;
+            return PTXJIT_OK;
+        }
+    pj_strbuf names;
+    pj_sb_init(&names);
+    for (int i = 0; i < kernel->artifact.entry_count; i++)
+        pj_sb_appendf(&names, "%s%s", i ? ", " : "", kernel->artifact.entries[i]);
+    ptxjit_status status = pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                                    "%s (%s) has no entry '%s'; its entries: %s (or NULL for "
+                                    "the first)",
+                                    kernel->schema->family, kernel->canonical, entry,
+                                    names.data ? names.data : "none");
+    pj_sb_free(&names);
+    return status;
+}
+
+const char *pj_kernel_entry_name(const ptxjit_kernel *kernel, const char *entry)
+{
+    return entry ? entry : kernel->artifact.entry_count ? kernel->artifact.entries[0] : "?";
 }
 
 static ptxjit_status load_module(ptxjit_kernel *kernel)
@@ -49,13 +70,11 @@ ptxjit_status pj_kernel_load(ptxjit_kernel *kernel, const char *entry, int *inde
     if (!kernel)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "kernel is NULL");
     ptxjit_context *context = kernel->context;
-    ptxjit_status status = pj_context_make_current(context);
+    if (context->gpu_status != PTXJIT_OK)
+        return pj_error(context->gpu_status, "%s", context->gpu_error);
+    ptxjit_status status = pj_kernel_entry_index(index, kernel, entry);
     if (status != PTXJIT_OK)
         return status;
-    *index = entry_index(kernel, entry);
-    if (*index < 0)
-        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "%s has no entry '%s'",
-                        kernel->schema->family, entry);
     if (__atomic_load_n(&kernel->loaded, __ATOMIC_ACQUIRE))
         return PTXJIT_OK;
     pthread_mutex_lock(&context->lock);
@@ -82,9 +101,11 @@ static ptxjit_status allow_shared_bytes(ptxjit_kernel *kernel, int index, unsign
     }
     pthread_mutex_unlock(&context->lock);
     if (status != PTXJIT_OK)
-        return pj_error_wrap(status, "%s (%s) asks for %u bytes of dynamic shared memory per "
-                             "block, more than the device allows; choose smaller tiles",
-                             kernel->schema->family, kernel->canonical, bytes);
+        return pj_error_wrap(status, "%s (%s) entry %s asks for %u bytes of dynamic shared "
+                             "memory per block, more than the device allows; choose smaller "
+                             "tiles",
+                             kernel->schema->family, kernel->canonical,
+                             kernel->artifact.entries[index], bytes);
     return status;
 }
 
@@ -105,17 +126,126 @@ ptxjit_status pj_kernel_function(CUfunction *out, ptxjit_kernel *kernel, const c
     return PTXJIT_OK;
 }
 
-ptxjit_status ptxjit_launch(ptxjit_kernel *kernel, const char *entry, ptxjit_dim3 grid,
-                            ptxjit_dim3 block, unsigned shared_bytes, void *stream, void **args)
+/* What the driver would refuse with a bare CUDA_ERROR_INVALID_VALUE, said before anything
+ * touches the GPU. */
+static ptxjit_status check_geometry(const ptxjit_kernel *kernel, const char *entry,
+                                    ptxjit_dim3 grid, ptxjit_dim3 block)
+{
+    if (!kernel)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "launch: kernel is NULL");
+    const char *name = pj_kernel_entry_name(kernel, entry);
+    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "launch of %s entry %s: grid %u x %u x %u and block %u x %u x %u must "
+                        "have no zero dimension (1 where unused); a launch of no threads has "
+                        "nothing to run: skip it",
+                        kernel->schema->family, name, grid.x, grid.y, grid.z, block.x, block.y,
+                        block.z);
+    unsigned long long threads = (unsigned long long)block.x * block.y * block.z;
+    if (threads > 1024)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "launch of %s entry %s: a block of %u x %u x %u is %llu threads, more "
+                        "than the 1024 a block may have; launch more blocks of fewer threads",
+                        kernel->schema->family, name, block.x, block.y, block.z, threads);
+    return PTXJIT_OK;
+}
+
+/* The likeliest fix for a launch the driver refused. */
+static const char *launch_hint(CUresult result)
+{
+    switch (result) {
+    case CUDA_ERROR_INVALID_VALUE:
+        return "the grid's y and z may be at most 65535, the block at most the entry's "
+               "max_threads (ptxjit_kernel_resources_get), the shared memory at most what the "
+               "device allows";
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+        return "the block needs more registers than a multiprocessor has: launch fewer "
+               "threads per block";
+    case CUDA_ERROR_INVALID_HANDLE:
+    case CUDA_ERROR_INVALID_CONTEXT:
+        return "the stream must belong to the device's primary context: one from "
+               "ptxjit_stream_create, or the CUDA runtime's on the same device";
+    case CUDA_ERROR_INVALID_CLUSTER_SIZE:
+        return "the cluster is larger than the device runs at once for this entry (8 blocks "
+               "are portable): use a smaller cluster";
+    default:
+        return "the arguments must match the entry's parameters (ptxjit_launch_checked "
+               "checks them)";
+    }
+}
+
+/* PTXJIT_ERR_CUDA (or OUT_OF_MEMORY) naming the launch, the driver's error and a fix. */
+static ptxjit_status launch_failed(const ptxjit_kernel *kernel, const char *entry,
+                                   ptxjit_dim3 grid, ptxjit_dim3 block,
+                                   const ptxjit_dim3 *cluster, unsigned shared_bytes,
+                                   CUresult result, const char *call)
+{
+    ptxjit_status status = pj_driver_check(result, call);
+    char driver_error[1024], clusters[96] = "";
+    snprintf(driver_error, sizeof driver_error, "%s", ptxjit_last_error());
+    if (cluster)
+        snprintf(clusters, sizeof clusters, " in clusters of %u x %u x %u", cluster->x,
+                 cluster->y, cluster->z);
+    return pj_error(status,
+                    "launching %s (%s) entry %s with grid %u x %u x %u, block %u x %u x %u, "
+                    "%u bytes of dynamic shared memory%s: %s; %s",
+                    kernel->schema->family, kernel->canonical,
+                    pj_kernel_entry_name(kernel, entry), grid.x, grid.y, grid.z, block.x,
+                    block.y, block.z, shared_bytes, clusters, driver_error, launch_hint(result));
+}
+
+/* The launch itself, with the kernel's context current. */
+static ptxjit_status launch_entered(ptxjit_kernel *kernel, const char *entry, ptxjit_dim3 grid,
+                                    ptxjit_dim3 block, const ptxjit_dim3 *cluster,
+                                    unsigned shared_bytes, void *stream, void **args)
 {
     CUfunction function;
     ptxjit_status status = pj_kernel_function(&function, kernel, entry, shared_bytes);
     if (status != PTXJIT_OK)
         return status;
     const pj_driver *d = kernel->context->driver;
-    return PJ_CU(d->cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                                   shared_bytes, (CUstream)stream, args, NULL),
-                 "cuLaunchKernel");
+    CUresult result;
+    if (!cluster) {
+        result = d->cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                   shared_bytes, (CUstream)stream, args, NULL);
+    } else {
+        CUlaunchAttribute attribute;
+        memset(&attribute, 0, sizeof attribute);
+        attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attribute.value.clusterDim.x = cluster->x;
+        attribute.value.clusterDim.y = cluster->y;
+        attribute.value.clusterDim.z = cluster->z;
+        CUlaunchConfig config = {grid.x,  grid.y,       grid.z,           block.x,    block.y,
+                                 block.z, shared_bytes, (CUstream)stream, &attribute, 1};
+        result = d->cuLaunchKernelEx(&config, function, args, NULL);
+    }
+    if (result == CUDA_SUCCESS)
+        return PTXJIT_OK;
+    return launch_failed(kernel, entry, grid, block, cluster, shared_bytes, result,
+                         cluster ? "cuLaunchKernelEx" : "cuLaunchKernel");
+}
+
+/* cluster NULL: a plain launch. One cuCtxGetCurrent when the kernel's context is current. */
+static ptxjit_status launch(ptxjit_kernel *kernel, const char *entry, ptxjit_dim3 grid,
+                            ptxjit_dim3 block, const ptxjit_dim3 *cluster, unsigned shared_bytes,
+                            void *stream, void **args)
+{
+    CUcontext saved;
+    ptxjit_status status = pj_gpu_enter(kernel->context, &saved);
+    if (status != PTXJIT_OK)
+        return status;
+    status = launch_entered(kernel, entry, grid, block, cluster, shared_bytes, stream, args);
+    pj_gpu_leave(kernel->context, saved);
+    return status;
+}
+
+ptxjit_status ptxjit_launch(ptxjit_kernel *kernel, const char *entry, ptxjit_dim3 grid,
+                            ptxjit_dim3 block, unsigned shared_bytes, void *stream, void **args)
+{
+    ptxjit_status status = check_geometry(kernel, entry, grid, block);
+    if (status != PTXJIT_OK)
+        return status;
+    return launch(kernel, entry, grid, block, NULL, shared_bytes, stream, args);
 }
 
 ptxjit_status ptxjit_launch_cluster(ptxjit_kernel *kernel, const char *entry, ptxjit_dim3 grid,
@@ -124,26 +254,30 @@ ptxjit_status ptxjit_launch_cluster(ptxjit_kernel *kernel, const char *entry, pt
 {
     if (cluster.x == 1 && cluster.y == 1 && cluster.z == 1)
         return ptxjit_launch(kernel, entry, grid, block, shared_bytes, stream, args);
+    ptxjit_status status = check_geometry(kernel, entry, grid, block);
+    if (status != PTXJIT_OK)
+        return status;
     if (!cluster.x || !cluster.y || !cluster.z || grid.x % cluster.x || grid.y % cluster.y ||
         grid.z % cluster.z)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
                         "launch: a cluster of %u x %u x %u blocks must divide the grid of "
                         "%u x %u x %u; round the grid up to a multiple of it",
                         cluster.x, cluster.y, cluster.z, grid.x, grid.y, grid.z);
-    CUfunction function;
-    ptxjit_status status = pj_kernel_function(&function, kernel, entry, shared_bytes);
+    return launch(kernel, entry, grid, block, &cluster, shared_bytes, stream, args);
+}
+
+/* The module loaded and the index of entry, for the accessors below. */
+static ptxjit_status load(ptxjit_kernel *kernel, const char *entry, int *index)
+{
+    if (!kernel)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "kernel is NULL");
+    CUcontext saved;
+    ptxjit_status status = pj_gpu_enter(kernel->context, &saved);
     if (status != PTXJIT_OK)
         return status;
-    CUlaunchAttribute attribute;
-    memset(&attribute, 0, sizeof attribute);
-    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attribute.value.clusterDim.x = cluster.x;
-    attribute.value.clusterDim.y = cluster.y;
-    attribute.value.clusterDim.z = cluster.z;
-    CUlaunchConfig config = {grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes,
-                             (CUstream)stream, &attribute, 1};
-    const pj_driver *d = kernel->context->driver;
-    return PJ_CU(d->cuLaunchKernelEx(&config, function, args, NULL), "cuLaunchKernelEx");
+    status = pj_kernel_load(kernel, entry, index);
+    pj_gpu_leave(kernel->context, saved);
+    return status;
 }
 
 /* What the cubin says first (param_bytes and the spills exist only there; an unknown entry
@@ -151,16 +285,17 @@ ptxjit_status ptxjit_launch_cluster(ptxjit_kernel *kernel, const char *entry, pt
 ptxjit_status ptxjit_kernel_resources_get(ptxjit_kernel_resources *out, ptxjit_kernel *kernel,
                                           const char *entry)
 {
+    if (!out)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "ptxjit_kernel_resources_get: out is NULL");
     int index;
-    if (!out || !kernel)
-        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
-                        "ptxjit_kernel_resources_get: %s is NULL", out ? "kernel" : "out");
+    if (!kernel)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "ptxjit_kernel_resources_get: kernel is NULL");
     ptxjit_status status = pj_kernel_entry_index(&index, kernel, entry);
     if (status != PTXJIT_OK)
         return status;
     if (ptxjit_kernel_resources_static(out, kernel, entry) != PTXJIT_OK)
         out->param_bytes = out->spill_stores = out->spill_loads = -1;
-    status = pj_kernel_load(kernel, entry, &index);
+    status = load(kernel, entry, &index);
     if (status != PTXJIT_OK)
         return status;
     const pj_driver *d = kernel->context->driver;
@@ -175,5 +310,29 @@ ptxjit_status ptxjit_kernel_resources_get(ptxjit_kernel_resources *out, ptxjit_k
     for (size_t i = 0; i < PJ_ARRAY_SIZE(reads) && status == PTXJIT_OK; i++)
         status = PJ_CU(d->cuFuncGetAttribute(reads[i].slot, reads[i].which, f),
                        "cuFuncGetAttribute");
+    return status;
+}
+
+ptxjit_status ptxjit_kernel_function(void **out, ptxjit_kernel *kernel, const char *entry)
+{
+    if (!out)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "ptxjit_kernel_function: out is NULL");
+    *out = NULL;
+    int index;
+    ptxjit_status status = load(kernel, entry, &index);
+    if (status == PTXJIT_OK)
+        *out = kernel->functions[index];
+    return status;
+}
+
+ptxjit_status ptxjit_kernel_module(void **out, ptxjit_kernel *kernel)
+{
+    if (!out)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "ptxjit_kernel_module: out is NULL");
+    *out = NULL;
+    int index;
+    ptxjit_status status = load(kernel, NULL, &index);
+    if (status == PTXJIT_OK)
+        *out = kernel->module;
     return status;
 }

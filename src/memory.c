@@ -2,20 +2,24 @@
  * public face of the disk cache. */
 #include "context.h"
 
-static ptxjit_status ready(ptxjit_context *context)
+static ptxjit_status enter(ptxjit_context *context, CUcontext *saved)
 {
     if (!context)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "context is NULL");
-    return pj_context_make_current(context);
+    return pj_gpu_enter(context, saved);
 }
 
 ptxjit_status ptxjit_alloc(ptxjit_devptr *out, ptxjit_context *context, size_t bytes)
 {
-    ptxjit_status status = ready(context);
+    if (!out)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "ptxjit_alloc: out is NULL");
+    CUcontext saved;
+    ptxjit_status status = enter(context, &saved);
     if (status != PTXJIT_OK)
         return status;
     CUdeviceptr pointer = 0;
-    status = PJ_CU(context->driver->cuMemAlloc(&pointer, bytes ? bytes : 1), "cuMemAlloc");
+    CUresult result = context->driver->cuMemAlloc(&pointer, bytes ? bytes : 1);
+    status = pj_gpu_return(context, saved, result, "cuMemAlloc");
     if (status == PTXJIT_ERR_OUT_OF_MEMORY)
         return pj_error_wrap(status, "allocating %zu bytes on the GPU", bytes);
     *out = pointer;
@@ -24,36 +28,48 @@ ptxjit_status ptxjit_alloc(ptxjit_devptr *out, ptxjit_context *context, size_t b
 
 ptxjit_status ptxjit_free(ptxjit_context *context, ptxjit_devptr pointer)
 {
-    ptxjit_status status = ready(context);
-    if (status != PTXJIT_OK || !pointer)
+    CUcontext saved;
+    ptxjit_status status = enter(context, &saved);
+    if (status != PTXJIT_OK)
         return status;
-    return PJ_CU(context->driver->cuMemFree(pointer), "cuMemFree");
+    if (!pointer) {
+        pj_gpu_leave(context, saved);
+        return PTXJIT_OK;
+    }
+    CUresult result = context->driver->cuMemFree(pointer);
+    return pj_gpu_return(context, saved, result, "cuMemFree");
 }
 
 ptxjit_status ptxjit_copy_to_device(ptxjit_context *context, ptxjit_devptr dst, const void *src,
                                     size_t bytes)
 {
-    ptxjit_status status = ready(context);
+    CUcontext saved;
+    ptxjit_status status = enter(context, &saved);
     if (status != PTXJIT_OK)
         return status;
-    return PJ_CU(context->driver->cuMemcpyHtoD(dst, src, bytes), "cuMemcpyHtoD");
+    CUresult result = context->driver->cuMemcpyHtoD(dst, src, bytes);
+    return pj_gpu_return(context, saved, result, "cuMemcpyHtoD");
 }
 
 ptxjit_status ptxjit_copy_to_host(ptxjit_context *context, void *dst, ptxjit_devptr src,
                                   size_t bytes)
 {
-    ptxjit_status status = ready(context);
+    CUcontext saved;
+    ptxjit_status status = enter(context, &saved);
     if (status != PTXJIT_OK)
         return status;
-    return PJ_CU(context->driver->cuMemcpyDtoH(dst, src, bytes), "cuMemcpyDtoH");
+    CUresult result = context->driver->cuMemcpyDtoH(dst, src, bytes);
+    return pj_gpu_return(context, saved, result, "cuMemcpyDtoH");
 }
 
 ptxjit_status ptxjit_synchronize(ptxjit_context *context)
 {
-    ptxjit_status status = ready(context);
+    CUcontext saved;
+    ptxjit_status status = enter(context, &saved);
     if (status != PTXJIT_OK)
         return status;
-    return PJ_CU(context->driver->cuCtxSynchronize(), "cuCtxSynchronize");
+    CUresult result = context->driver->cuCtxSynchronize();
+    return pj_gpu_return(context, saved, result, "cuCtxSynchronize");
 }
 
 static ptxjit_status disk(ptxjit_context *context)

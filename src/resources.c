@@ -1,32 +1,10 @@
 /* resources.c — an entry's resources without a GPU: what its cubin records (cubin.c) and
- * what its compile log says about spills; and the check that a kernel has the entry asked
- * for, shared with the calls that need the GPU. */
+ * what its compile log says about spills. */
 #include <stdio.h>
 #include <string.h>
 
 #include "context.h"
 #include "cubin.h"
-
-ptxjit_status pj_kernel_entry_index(int *out, const ptxjit_kernel *kernel, const char *entry)
-{
-    const pj_artifact *a = &kernel->artifact;
-    for (int i = 0; i < a->entry_count; i++)
-        if (!entry || strcmp(a->entries[i], entry) == 0) {
-            *out = i;
-            return PTXJIT_OK;
-        }
-    pj_strbuf sb;
-    pj_sb_init(&sb);
-    for (int i = 0; i < a->entry_count; i++)
-        pj_sb_appendf(&sb, "%s%s", i ? ", " : "", a->entries[i]);
-    ptxjit_status status = pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
-                                    "%s (%s) has no entry '%s'; its entries: %s",
-                                    kernel->schema->family, kernel->canonical,
-                                    entry ? entry : "(the first)",
-                                    sb.data && *sb.data ? sb.data : "none");
-    pj_sb_free(&sb);
-    return status;
-}
 
 /* ptxas -v writes, per function:
  *   ptxas info    : Function properties for reduce_kernel

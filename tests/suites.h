@@ -25,10 +25,11 @@
     X(suite_compile_inputs)   \
     X(suite_inspect)          \
     X(suite_polish)           \
-    X(suite_tune)
+    X(suite_tune)             \
+    X(suite_launch_api)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \
     X(suite_llvm_reduce_gpu) X(suite_llvm_transpose_gpu) X(suite_llvm_matmul_gpu)         \
-    X(suite_inspect_gpu) X(suite_tune_gpu)
+    X(suite_inspect_gpu) X(suite_tune_gpu) X(suite_launch_api_gpu)
 

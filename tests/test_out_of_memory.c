@@ -327,6 +327,36 @@ START_TEST(request_compiled_through_llvm_survives_every_allocation_failure)
 }
 END_TEST
 
+/* An entry's parameters read (the PTX, then the cubin's records) with each allocation failing
+ * in turn: a failure is never kept, and the layout kept is the cubin's (the first tensor map
+ * at 48, where the PTX alone would say 64). */
+static ptxjit_status parameter_layout(void *user)
+{
+    ptxjit_param_layout layout;
+    ptxjit_status status = ptxjit_kernel_param_layout(&layout, user, NULL, 4);
+    return status == PTXJIT_OK && layout.offset != 48 ? PTXJIT_ERR_INVALID_ARGUMENT : status;
+}
+
+START_TEST(parameter_layouts_survive_every_allocation_failure)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.disk_cache = 0;
+    options.arch = "sm_90a";
+    ptxjit_context *context = open_unfailing(&options);
+    ptxjit_kernel *kernel = NULL;
+    paused = 1;
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "transpose", "variant=tma", NULL),
+                     PTXJIT_OK);
+    paused = 0;
+    ck_assert_int_ge(fail_each_allocation(parameter_layout, kernel, "parameter layouts"), 3);
+    paused = 1;
+    ptxjit_close(context);
+    paused = 0;
+}
+END_TEST
+
 /* Opening a context with a directory of user templates, and describing their family. */
 static ptxjit_status open_with_user_templates(void *user)
 {
@@ -486,6 +516,7 @@ Suite *suite_out_of_memory(void)
     tcase_add_test(tc, request_compiled_survives_every_allocation_failure);
     tcase_add_test(tc, request_with_headers_and_options_survives_every_allocation_failure);
     tcase_add_test(tc, request_compiled_through_llvm_survives_every_allocation_failure);
+    tcase_add_test(tc, parameter_layouts_survive_every_allocation_failure);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -45,6 +45,27 @@ static int resolve_all(get_proc_fn get_proc)
     return 1;
 }
 
+/* The optional entry points, each at the version that brought it: NULL where absent. */
+static void resolve_optional(get_proc_fn get_proc)
+{
+    struct {
+        const char *name;
+        int version;
+        void **slot;
+    } symbols[] = {
+#define PJ_DRIVER_OPTIONAL_SYMBOL(name, version, args) {#name, version, (void **)&driver.name},
+        PJ_DRIVER_OPTIONAL_LIST(PJ_DRIVER_OPTIONAL_SYMBOL)
+#undef PJ_DRIVER_OPTIONAL_SYMBOL
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(symbols); i++) {
+        CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+        if (get_proc(symbols[i].name, symbols[i].slot, symbols[i].version,
+                     CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS ||
+            found != CU_GET_PROC_ADDRESS_SUCCESS)
+            *symbols[i].slot = NULL;
+    }
+}
+
 /* cuGetProcAddress_v2 of the driver named by $PTXJIT_CUDA_LIBRARY, else of libcuda.so.1;
  * NULL with the failure recorded. */
 static get_proc_fn load_library(void)
@@ -77,6 +98,7 @@ static void driver_load_once(void)
     get_proc_fn get_proc = load_library();
     if (!get_proc || !resolve_all(get_proc))
         return;
+    resolve_optional(get_proc);
     CUresult result = driver.cuInit(0);
     if (result != CUDA_SUCCESS) {
         const char *name = "?";
@@ -104,12 +126,15 @@ ptxjit_status pj_driver_check(CUresult result, const char *call)
 {
     if (result == CUDA_SUCCESS)
         return PTXJIT_OK;
-    const char *name = "unknown error", *text = "";
+    /* An unknown code leaves the strings NULL (cuGetErrorName's contract). */
+    const char *name = NULL, *text = NULL;
     if (driver.cuGetErrorName) {
         driver.cuGetErrorName(result, &name);
         driver.cuGetErrorString(result, &text);
     }
+    name = name ? name : "an unknown CUDA error";
+    text = text ? text : "no description";
     ptxjit_status status =
         result == CUDA_ERROR_OUT_OF_MEMORY ? PTXJIT_ERR_OUT_OF_MEMORY : PTXJIT_ERR_CUDA;
-    return pj_error(status, "%s failed: %s (%s)", call, name, text);
+    return pj_error(status, "%s failed: %s (%s; CUDA error %d)", call, name, text, (int)result);
 }

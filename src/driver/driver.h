@@ -50,16 +50,33 @@
     X(cuStreamWaitValue32, (CUstream, CUdeviceptr, cuuint32_t, unsigned int))                \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessor, (int *, CUfunction, int, size_t))         \
     X(cuStreamSynchronize, (CUstream))                                                       \
+    X(cuStreamCreate, (CUstream *, unsigned int))                                            \
+    X(cuStreamDestroy, (CUstream))                                                           \
+    X(cuMemcpyHtoDAsync, (CUdeviceptr, const void *, size_t, CUstream))                      \
+    X(cuMemcpyDtoHAsync, (void *, CUdeviceptr, size_t, CUstream))                            \
     X(cuEventCreate, (CUevent *, unsigned int))                                              \
     X(cuEventRecord, (CUevent, CUstream))                                                    \
     X(cuEventSynchronize, (CUevent))                                                         \
     X(cuEventElapsedTime, (float *, CUevent, CUevent))                                       \
     X(cuEventDestroy, (CUevent))
 
+/* Entry points ptxjit can do without: X(name, CUDA version of the ABI asked for, arguments);
+ * NULL where the driver lacks them. cuFuncGetParamInfo (12.4) lets the tests check the
+ * parameter layouts ptxjit reads; ptxjit never creates a context, the tests make one of their
+ * own with cuCtxCreate, asked for at 11.0 so as to get cuCtxCreate_v2's arguments (at 12.0 the
+ * driver hands out _v3, which takes exec-affinity parameters), whatever cuda.h maps it to. */
+#define PJ_DRIVER_OPTIONAL_LIST(X)                                                           \
+    X(cuFuncGetParamInfo, 12040, (CUfunction, size_t, size_t *, size_t *))                  \
+    X(cuCtxCreate, 11000, (CUcontext *, unsigned int, CUdevice))                             \
+    X(cuCtxDestroy, 12000, (CUcontext))
+
 typedef struct {
 #define PJ_DRIVER_FIELD(name, args) CUresult(CUDAAPI *name) args;
     PJ_DRIVER_LIST(PJ_DRIVER_FIELD)
 #undef PJ_DRIVER_FIELD
+#define PJ_DRIVER_OPTIONAL_FIELD(name, version, args) CUresult(CUDAAPI *name) args;
+    PJ_DRIVER_OPTIONAL_LIST(PJ_DRIVER_OPTIONAL_FIELD)
+#undef PJ_DRIVER_OPTIONAL_FIELD
     int version; /* e.g. 13000 */
 } pj_driver;
 
@@ -67,7 +84,8 @@ typedef struct {
  * library is missing, too old, or cuInit fails (no GPU, stub library). */
 ptxjit_status pj_driver_get(const pj_driver **out);
 
-/* Turns a failed driver call into PTXJIT_ERR_CUDA (or OUT_OF_MEMORY) naming call and error. */
+/* Turns a failed driver call into PTXJIT_ERR_CUDA (or OUT_OF_MEMORY) naming the call and the
+ * error: "cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE (invalid argument; CUDA error 1)". */
 ptxjit_status pj_driver_check(CUresult result, const char *call);
 #define PJ_CU(call_expr, name) pj_driver_check((call_expr), name)
 

@@ -17,6 +17,7 @@ typedef struct {
     CUdeviceptr flush;
     size_t flush_bytes;
     int lost;
+    CUcontext saved; /* the caller's CUDA context, current again on release */
 } gpu_bench;
 
 static ptxjit_status run_once(gpu_bench *g, ptxjit_kernel *kernel)
@@ -103,6 +104,7 @@ static void gpu_release(pj_tune_bench *bench)
         g->ops->release(g->family_state);
     if (g->flush)
         g->context->driver->cuMemFree(g->flush);
+    pj_gpu_leave(g->context, g->saved);
     free(g);
     bench->state = NULL;
 }
@@ -121,13 +123,17 @@ static ptxjit_status make_flush(gpu_bench *g)
 ptxjit_status pj_tune_bench_gpu(pj_tune_bench *out, const pj_tune_bench_spec *spec)
 {
     memset(out, 0, sizeof *out);
-    ptxjit_status status = pj_context_make_current(spec->context);
+    /* The whole tuning runs in the context's CUDA context; release puts the caller's back. */
+    CUcontext saved;
+    ptxjit_status status = pj_gpu_enter(spec->context, &saved);
     if (status != PTXJIT_OK)
         return status;
     gpu_bench *g = calloc(1, sizeof *g);
-    if (!g)
+    if (!g) {
+        pj_gpu_leave(spec->context, saved);
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    *g = (gpu_bench){spec->context, spec->ops, spec->options, NULL, 0, 0, 0};
+    }
+    *g = (gpu_bench){spec->context, spec->ops, spec->options, NULL, 0, 0, 0, saved};
     *out = (pj_tune_bench){g, gpu_check, gpu_measure, gpu_lost, gpu_release};
     /* User kernels may be memory-bound too: their L2 is flushed as well. */
     if (!spec->ops || spec->ops->memory_bound)

@@ -21,11 +21,17 @@ ptxjit_status pj_tune_checker_open(pj_tune_checker **out, ptxjit_context *contex
     if (!c)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     c->context = context;
+    /* Opened inside a tuning (pj_tune_bench_gpu entered the CUDA context): enter and leave
+     * switch nothing there, and keep a caller's context anywhere else. */
+    CUcontext saved;
+    ptxjit_status status = pj_gpu_enter(context, &saved);
+    if (status != PTXJIT_OK) {
+        free(c);
+        return status;
+    }
     const pj_driver *d = context->driver;
-    ptxjit_status status = pj_context_make_current(context);
-    if (status == PTXJIT_OK)
-        status = PJ_CU(d->cuModuleLoadData(&c->module, pj_tune_compare_ptx),
-                       "cuModuleLoadData (the tuner's check kernels)");
+    status = PJ_CU(d->cuModuleLoadData(&c->module, pj_tune_compare_ptx),
+                   "cuModuleLoadData (the tuner's check kernels)");
     if (status == PTXJIT_OK)
         status = PJ_CU(d->cuModuleGetFunction(&c->compare, c->module, "pj_tune_compare"),
                        "cuModuleGetFunction");
@@ -34,10 +40,11 @@ ptxjit_status pj_tune_checker_open(pj_tune_checker **out, ptxjit_context *contex
                        "cuModuleGetFunction");
     if (status == PTXJIT_OK)
         status = PJ_CU(d->cuMemAlloc(&c->result, 16), "cuMemAlloc");
-    if (status != PTXJIT_OK) {
+    if (status != PTXJIT_OK)
         pj_tune_checker_close(c);
+    pj_gpu_leave(context, saved);
+    if (status != PTXJIT_OK)
         return status;
-    }
     *out = c;
     return PTXJIT_OK;
 }

@@ -131,12 +131,52 @@ static ptxjit_status encode(CUtensorMap *map, const pj_driver *d, pj_dtype dtype
                  "cuTensorMapEncodeTiled");
 }
 
+/* The product's tensor maps and launch, with the context's CUDA context current. */
+static ptxjit_status matmul_entered(ptxjit_kernel *kernel, const matmul_config *config,
+                                    ptxjit_devptr a, ptxjit_devptr b, ptxjit_devptr c, size_t m,
+                                    size_t n, size_t k, void *stream)
+{
+    ptxjit_context *context = kernel->context;
+    ptxjit_status status = pj_matmul_check_shape(config, a, b, c, m, n, k);
+    if (status != PTXJIT_OK)
+        return status;
+    CUtensorMap a_map, b_map;
+    memset(&a_map, 0, sizeof a_map);
+    memset(&b_map, 0, sizeof b_map);
+    if (config->variant == MATMUL_WGMMA) {
+        /* A: boxes of 64 k (128 bytes) x bm rows; B: boxes of 64 columns x 64 k rows. */
+        status = encode(&a_map, context->driver, config->dtype, a, m, k, 64, (uint32_t)config->bm);
+        if (status == PTXJIT_OK)
+            status = encode(&b_map, context->driver, config->dtype, b, k, n, 64, 64);
+        if (status != PTXJIT_OK)
+            return status;
+    } else if (config->tma) {
+        /* tensor_core: A in boxes of bk columns x bm rows, B of 32 columns x bk rows. */
+        status = encode(&a_map, context->driver, config->dtype, a, m, k, (uint32_t)config->bk,
+                        (uint32_t)config->bm);
+        if (status == PTXJIT_OK)
+            status = encode(&b_map, context->driver, config->dtype, b, k, n, 32,
+                            (uint32_t)config->bk);
+        if (status != PTXJIT_OK)
+            return status;
+    }
+    CUdeviceptr pa = a, pb = b, pc = c;
+    int im = (int)m, in = (int)n, ik = (int)k;
+    void *args[] = {&pa, &pb, &pc, &im, &in, &ik, &a_map, &b_map};
+    ptxjit_dim3 grid = {(unsigned)pj_matmul_blocks(config, m, n), 1, 1};
+    ptxjit_dim3 block = {(unsigned)config->threads, 1, 1};
+    ptxjit_dim3 cluster = {(unsigned)config->cluster, 1, 1};
+    return ptxjit_launch_cluster(kernel, NULL, grid, block, cluster, config->shared_bytes, stream,
+                                 args);
+}
+
 ptxjit_status ptxjit_matmul(ptxjit_context *context, const char *params, ptxjit_devptr a,
                             ptxjit_devptr b, ptxjit_devptr c, size_t m, size_t n, size_t k,
                             void *stream)
 {
     ptxjit_kernel *kernel;
     matmul_config config;
+    CUcontext saved;
     char problem[96] = "";
     if (pj_tune_has_auto(params)) /* PARAM=auto: the winner tuned for this shape */
         snprintf(problem, sizeof problem, "m=%zu n=%zu k=%zu", m, n, k);
@@ -144,37 +184,12 @@ ptxjit_status ptxjit_matmul(ptxjit_context *context, const char *params, ptxjit_
     if (status == PTXJIT_OK)
         status = pj_matmul_config_of(&config, kernel);
     if (status == PTXJIT_OK)
-        status = pj_context_make_current(context);
-    if (status == PTXJIT_OK)
-        status = pj_matmul_check_shape(&config, a, b, c, m, n, k);
+        status = pj_gpu_enter(context, &saved);
     if (status != PTXJIT_OK)
         return status;
-    CUtensorMap a_map, b_map;
-    memset(&a_map, 0, sizeof a_map);
-    memset(&b_map, 0, sizeof b_map);
-    if (config.variant == MATMUL_WGMMA) {
-        /* A: boxes of 64 k (128 bytes) x bm rows; B: boxes of 64 columns x 64 k rows. */
-        status = encode(&a_map, context->driver, config.dtype, a, m, k, 64, (uint32_t)config.bm);
-        if (status == PTXJIT_OK)
-            status = encode(&b_map, context->driver, config.dtype, b, k, n, 64, 64);
-        if (status != PTXJIT_OK)
-            return status;
-    } else if (config.tma) {
-        /* tensor_core: A in boxes of bk columns x bm rows, B of 32 columns x bk rows. */
-        status = encode(&a_map, context->driver, config.dtype, a, m, k, (uint32_t)config.bk,
-                        (uint32_t)config.bm);
-        if (status == PTXJIT_OK)
-            status = encode(&b_map, context->driver, config.dtype, b, k, n, 32, (uint32_t)config.bk);
-        if (status != PTXJIT_OK)
-            return status;
-    }
-    CUdeviceptr pa = a, pb = b, pc = c;
-    int im = (int)m, in = (int)n, ik = (int)k;
-    void *args[] = {&pa, &pb, &pc, &im, &in, &ik, &a_map, &b_map};
-    ptxjit_dim3 grid = {(unsigned)pj_matmul_blocks(&config, m, n), 1, 1};
-    ptxjit_dim3 block = {(unsigned)config.threads, 1, 1}, cluster = {(unsigned)config.cluster, 1, 1};
-    return ptxjit_launch_cluster(kernel, NULL, grid, block, cluster, config.shared_bytes, stream,
-                                 args);
+    status = matmul_entered(kernel, &config, a, b, c, m, n, k, stream);
+    pj_gpu_leave(context, saved);
+    return status;
 }
 
 double pj_matmul_element(const void *data, pj_dtype dtype, size_t index)

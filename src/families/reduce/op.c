@@ -95,23 +95,12 @@ static ptxjit_status two_passes(ptxjit_kernel *kernel, const reduce_config *conf
     return status;
 }
 
-ptxjit_status ptxjit_reduce_async(ptxjit_context *context, const char *params,
-                                  ptxjit_devptr input, size_t n, ptxjit_devptr result_device,
-                                  void *stream)
+/* The reduction's launches, with the context's CUDA context current. */
+static ptxjit_status reduce_entered(ptxjit_kernel *kernel, const reduce_config *config,
+                                    ptxjit_devptr input, size_t n, ptxjit_devptr result_device,
+                                    void *stream)
 {
-    ptxjit_kernel *kernel;
-    reduce_config config;
-    char problem[48] = "";
-    if (pj_tune_has_auto(params)) /* PARAM=auto: the winner tuned for this n */
-        snprintf(problem, sizeof problem, "n=%llu", (unsigned long long)n);
-    ptxjit_status status = pj_tune_get_kernel(&kernel, context, "reduce", params, problem, NULL);
-    if (status == PTXJIT_OK)
-        status = pj_reduce_config_of(&config, kernel);
-    if (status == PTXJIT_OK)
-        status = pj_context_make_current(context);
-    if (status != PTXJIT_OK)
-        return status;
-    const int bytes = pj_dtype_bytes(config.dtype);
+    const int bytes = pj_dtype_bytes(config->dtype);
     if (n == 0)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "reduce: n must be at least 1");
     if (!input || input % (uint64_t)bytes || !result_device || result_device % 4)
@@ -119,13 +108,36 @@ ptxjit_status ptxjit_reduce_async(ptxjit_context *context, const char *params,
                         "reduce: input and result must be non-null device addresses aligned "
                         "to the %d-byte element",
                         bytes);
-    uint64_t grid = pj_reduce_grid(&config, input, n);
-    if (config.variant == REDUCE_TWO_PASS || config.variant == REDUCE_WARP_SHUFFLE)
-        return two_passes(kernel, &config, grid, input, result_device, n, stream);
-    status = PJ_CU(context->driver->cuMemsetD32Async(result_device, 0, 1, (CUstream)stream),
-                   "cuMemsetD32Async");
+    uint64_t grid = pj_reduce_grid(config, input, n);
+    if (config->variant == REDUCE_TWO_PASS || config->variant == REDUCE_WARP_SHUFFLE)
+        return two_passes(kernel, config, grid, input, result_device, n, stream);
+    ptxjit_status status =
+        PJ_CU(kernel->context->driver->cuMemsetD32Async(result_device, 0, 1, (CUstream)stream),
+              "cuMemsetD32Async");
     if (status == PTXJIT_OK)
-        status = launch(kernel, &config, grid, input, result_device, n, stream);
+        status = launch(kernel, config, grid, input, result_device, n, stream);
+    return status;
+}
+
+ptxjit_status ptxjit_reduce_async(ptxjit_context *context, const char *params,
+                                  ptxjit_devptr input, size_t n, ptxjit_devptr result_device,
+                                  void *stream)
+{
+    ptxjit_kernel *kernel;
+    reduce_config config;
+    CUcontext saved;
+    char problem[48] = "";
+    if (pj_tune_has_auto(params)) /* PARAM=auto: the winner tuned for this n */
+        snprintf(problem, sizeof problem, "n=%llu", (unsigned long long)n);
+    ptxjit_status status = pj_tune_get_kernel(&kernel, context, "reduce", params, problem, NULL);
+    if (status == PTXJIT_OK)
+        status = pj_reduce_config_of(&config, kernel);
+    if (status == PTXJIT_OK)
+        status = pj_gpu_enter(context, &saved);
+    if (status != PTXJIT_OK)
+        return status;
+    status = reduce_entered(kernel, &config, input, n, result_device, stream);
+    pj_gpu_leave(context, saved);
     return status;
 }
 

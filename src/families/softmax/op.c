@@ -139,10 +139,9 @@ ptxjit_status ptxjit_softmax(ptxjit_context *context, const char *params, ptxjit
         status = pj_softmax_config_of(&config, kernel);
     if (status == PTXJIT_OK)
         status = pj_softmax_check(&config, input, output, rows, cols);
-    if (status == PTXJIT_OK)
-        status = pj_context_make_current(context);
     if (status != PTXJIT_OK)
         return status;
+    /* One launch: ptxjit_launch makes the CUDA context current and puts the caller's back. */
     CUdeviceptr in = input, out = output;
     unsigned long long row_count = rows;
     unsigned col_count = (unsigned)cols;

@@ -134,43 +134,34 @@ static ptxjit_status persistent_grid(ptxjit_dim3 *grid, ptxjit_kernel *kernel,
     return PTXJIT_OK;
 }
 
-ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxjit_devptr input,
-                               ptxjit_devptr output, size_t rows, size_t cols, void *stream)
+/* The transpose's tensor maps, grid and launch, with the context's CUDA context current. */
+static ptxjit_status transpose_entered(ptxjit_kernel *kernel, const transpose_config *config,
+                                       ptxjit_devptr input, ptxjit_devptr output, size_t rows,
+                                       size_t cols, void *stream)
 {
-    ptxjit_kernel *kernel;
-    transpose_config config;
-    char problem[64] = "";
-    if (pj_tune_has_auto(params)) /* PARAM=auto: the winner tuned for this shape */
-        snprintf(problem, sizeof problem, "rows=%zu cols=%zu", rows, cols);
-    ptxjit_status status = pj_tune_get_kernel(&kernel, context, "transpose", params, problem,
-                                              NULL);
-    if (status == PTXJIT_OK)
-        status = pj_transpose_config_of(&config, kernel);
-    if (status == PTXJIT_OK)
-        status = pj_context_make_current(context);
-    if (status != PTXJIT_OK)
-        return status;
-    const uint64_t bytes = (uint64_t)pj_dtype_bytes(config.dtype);
+    ptxjit_context *context = kernel->context;
+    ptxjit_status status;
+    const uint64_t bytes = (uint64_t)pj_dtype_bytes(config->dtype);
     if (rows == 0 || cols == 0 || !input || !output || input % bytes || output % bytes)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
                         "transpose: rows and cols must be at least 1 and the buffers non-null "
                         "device addresses aligned to the %llu-byte element",
                         (unsigned long long)bytes);
-    const uint64_t grid_x = (cols + config.block - 1) / config.block;
-    const uint64_t grid_y = (rows + config.tile_rows - 1) / config.tile_rows;
-    if (!config.stages && (grid_x > 0x7fffffffu || grid_y > 65535))
+    const uint64_t grid_x = (cols + config->block - 1) / config->block;
+    const uint64_t grid_y = (rows + config->tile_rows - 1) / config->tile_rows;
+    if (!config->stages && (grid_x > 0x7fffffffu || grid_y > 65535))
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
                         "transpose: %zu x %zu needs %llu x %llu tiles of %d, over the grid's "
                         "limit (65535 tile rows); raise block, or use stages=1 (persistent "
                         "blocks)",
                         rows, cols, (unsigned long long)grid_x, (unsigned long long)grid_y,
-                        config.block);
+                        config->block);
     CUtensorMap in_map, out_map;
     memset(&in_map, 0, sizeof in_map);
     memset(&out_map, 0, sizeof out_map);
-    if (config.variant != TRANSPOSE_SMEM) {
+    if (config->variant != TRANSPOSE_SMEM) {
         transpose_map_plan in_plan, out_plan;
-        status = pj_transpose_plan_maps(&in_plan, &out_plan, &config, input, output, rows, cols);
+        status = pj_transpose_plan_maps(&in_plan, &out_plan, config, input, output, rows, cols);
         if (status == PTXJIT_OK)
             status = encode(&in_map, context->driver, &in_plan, input);
         if (status == PTXJIT_OK)
@@ -179,16 +170,38 @@ ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxj
             return status;
     }
     ptxjit_dim3 grid = {(unsigned)grid_x, (unsigned)grid_y, 1};
-    if (config.stages) {
-        status = persistent_grid(&grid, kernel, &config, grid_x * grid_y);
+    if (config->stages) {
+        status = persistent_grid(&grid, kernel, config, grid_x * grid_y);
         if (status != PTXJIT_OK)
             return status;
     }
     CUdeviceptr in = input, out = output;
     unsigned h = (unsigned)rows, w = (unsigned)cols;
     void *args[] = {&in, &out, &h, &w, &in_map, &out_map};
-    ptxjit_dim3 block = {(unsigned)config.threads, 1, 1};
-    return ptxjit_launch(kernel, NULL, grid, block, config.shared_bytes, stream, args);
+    ptxjit_dim3 block = {(unsigned)config->threads, 1, 1};
+    return ptxjit_launch(kernel, NULL, grid, block, config->shared_bytes, stream, args);
+}
+
+ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxjit_devptr input,
+                               ptxjit_devptr output, size_t rows, size_t cols, void *stream)
+{
+    ptxjit_kernel *kernel;
+    transpose_config config;
+    CUcontext saved;
+    char problem[64] = "";
+    if (pj_tune_has_auto(params)) /* PARAM=auto: the winner tuned for this shape */
+        snprintf(problem, sizeof problem, "rows=%zu cols=%zu", rows, cols);
+    ptxjit_status status = pj_tune_get_kernel(&kernel, context, "transpose", params, problem,
+                                              NULL);
+    if (status == PTXJIT_OK)
+        status = pj_transpose_config_of(&config, kernel);
+    if (status == PTXJIT_OK)
+        status = pj_gpu_enter(context, &saved);
+    if (status != PTXJIT_OK)
+        return status;
+    status = transpose_entered(kernel, &config, input, output, rows, cols, stream);
+    pj_gpu_leave(context, saved);
+    return status;
 }
 
 void pj_transpose_reference(void *out, const void *in, size_t rows, size_t cols, int element_bytes)

@@ -27,7 +27,7 @@ FAMILY_DIRS := $(FAMILIES:%=src/families/%)
 LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/error.c \
            src/family_info.c src/hash.c src/compile_options.c src/includes.c \
            src/kernel.c src/launch.c src/memory.c src/specialize.c src/strbuf.c \
-           src/cubin.c src/resources.c \ \
+           src/cubin.c src/resources.c \
            src/cubin_params.c src/entry_params.c src/ptx_params.c src/stream.c \
            src/backend/compiler_id.c src/backend/nvjitlink.c src/backend/nvrtc.c \
            src/backend/route_llvm.c src/backend/route_nvrtc.c \
@@ -54,7 +54,8 @@ CLI_SRC := src/cli/bench_backends.c src/cli/bench_compile.c src/cli/bench_jit.c 
 TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
             tests/test_compile_inputs.c \
             tests/test_cache_evict.c tests/test_cache_trust.c tests/test_cli.c \
-            tests/test_dynlib.c tests/test_faults.c tests/test_families.c tests/fileio_faults.c \
+            tests/test_dynlib.c tests/test_examples.c tests/test_faults.c tests/test_families.c \
+            tests/fileio_faults.c \
             tests/test_fuzz_replay.c tests/test_inspect.c tests/test_inspect_gpu.c \
             tests/test_launch_api.c tests/test_launch_api_gpu.c tests/test_llvm.c \
             tests/test_llvm_matmul.c tests/test_llvm_matmul_gpu.c tests/test_llvm_reduce.c \
@@ -177,8 +178,11 @@ $(FAKE_CUDA): tests/fake_cuda/libcuda.c
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) -shared -fPIC -O1 -Wall -Wextra -Werror -o $@ $<
 
-test: $(TEST_RUNNER) $(CLI) $(PLUGIN_IF_LLVM) $(FAKE_CUDA)
-	$(Q)PTXJIT_CLI=$(abspath $(CLI)) $(TEST_RUNNER)
+# The suite runs the embedding example too (tests/test_examples.c), built as its users build
+# it; the sanitizer builds leave it out (their library needs their runtime).
+EXAMPLE_TOOL = $(if $(SAN),,$(abspath $(BUILD))/tool)
+test: $(TEST_RUNNER) $(CLI) $(PLUGIN_IF_LLVM) $(FAKE_CUDA) $(if $(SAN),,examples)
+	$(Q)PTXJIT_CLI=$(abspath $(CLI)) PTXJIT_EXAMPLE_TOOL=$(EXAMPLE_TOOL) $(TEST_RUNNER)
 	$(Q)$(if $(SAN),:,$(MAKE) --no-print-directory install-check)
 	$(Q)$(if $(filter true,$(CI)),$(MAKE) --no-print-directory CI= hardening,:)
 

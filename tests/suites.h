@@ -26,7 +26,8 @@
     X(suite_inspect)          \
     X(suite_polish)           \
     X(suite_tune)             \
-    X(suite_launch_api)
+    X(suite_launch_api)       \
+    X(suite_examples)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \

@@ -61,6 +61,9 @@ done
 step "the embedding example (linked through pkg-config)"
 "$build/embed"
 
+step "a tool with kernels of its own: a template from a string, one from a directory"
+"$build/tool" "$(dirname "$0")/tool_templates"
+
 if "$cli" run reduce n=1000 >/dev/null 2>&1; then
     step "GPU: every variant checked against the CPU reference"
     for v in two_pass warp_shuffle one_pass batched vectorized; do

@@ -231,7 +231,8 @@ static ptxjit_status fixed_read(fixed_set *set, const pj_schema *schema, const c
     if (!set->seen)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     ptxjit_status status = each_word(fixed, " \t\n,", take_fixed, set);
-    if (status == PTXJIT_OK)
+    if (status == PTXJIT_OK && set->count > 1) /* no words: words is NULL, which qsort may
+                                                  not be given */
         qsort(set->words, (size_t)set->count, sizeof *set->words, compare_words);
     return status;
 }

@@ -287,7 +287,7 @@ static const char *const problem_names[] = {"m", "n", "k", NULL};
 
 static ptxjit_status tune_problem(char **out, const char *text)
 {
-    uint64_t v[3];
+    uint64_t v[3] = {0};
     ptxjit_status status = pj_tune_problem_words(v, text, "matmul", problem_names);
     char buf[96];
     snprintf(buf, sizeof buf, "m=%llu n=%llu k=%llu", (unsigned long long)v[0],
@@ -300,7 +300,7 @@ static ptxjit_status tune_problem(char **out, const char *text)
 static ptxjit_status tune_admits(const pj_request *request, const char *problem)
 {
     matmul_config config;
-    uint64_t v[3];
+    uint64_t v[3] = {0};
     ptxjit_status status = config_from(&config, request);
     if (status == PTXJIT_OK)
         status = pj_tune_problem_words(v, problem, "matmul", problem_names);
@@ -332,7 +332,7 @@ static ptxjit_status tune_prepare(void **state, ptxjit_context *context, const c
                                   const pj_request *reference)
 {
     matmul_config config;
-    uint64_t v[3];
+    uint64_t v[3] = {0};
     ptxjit_status status = config_from(&config, reference);
     if (status == PTXJIT_OK)
         status = pj_tune_problem_words(v, problem, "matmul", problem_names);

@@ -216,7 +216,7 @@ static const char *const problem_names[] = {"n", NULL};
 
 static ptxjit_status tune_problem(char **out, const char *text)
 {
-    uint64_t n;
+    uint64_t n = 0;
     ptxjit_status status = pj_tune_problem_words(&n, text, "reduce", problem_names);
     char buf[48];
     snprintf(buf, sizeof buf, "n=%llu", (unsigned long long)n);
@@ -247,7 +247,7 @@ static ptxjit_status tune_prepare(void **state, ptxjit_context *context, const c
                                   const pj_request *reference)
 {
     reduce_config config;
-    uint64_t n;
+    uint64_t n = 0;
     ptxjit_status status = config_from(&config, reference);
     if (status == PTXJIT_OK)
         status = pj_tune_problem_words(&n, problem, "reduce", problem_names);

@@ -252,7 +252,7 @@ static const char *const problem_names[] = {"rows", "cols", NULL};
 
 static ptxjit_status tune_problem(char **out, const char *text)
 {
-    uint64_t v[2];
+    uint64_t v[2] = {0};
     ptxjit_status status = pj_tune_problem_words(v, text, "transpose", problem_names);
     char buf[64];
     snprintf(buf, sizeof buf, "rows=%llu cols=%llu", (unsigned long long)v[0],
@@ -266,7 +266,7 @@ static ptxjit_status tune_problem(char **out, const char *text)
 static ptxjit_status tune_admits(const pj_request *request, const char *problem)
 {
     transpose_config config;
-    uint64_t v[2];
+    uint64_t v[2] = {0};
     ptxjit_status status = config_from(&config, request);
     if (status == PTXJIT_OK)
         status = pj_tune_problem_words(v, problem, "transpose", problem_names);
@@ -299,7 +299,7 @@ static ptxjit_status tune_prepare(void **state, ptxjit_context *context, const c
                                   const pj_request *reference)
 {
     transpose_config config;
-    uint64_t v[2];
+    uint64_t v[2] = {0};
     ptxjit_status status = config_from(&config, reference);
     if (status == PTXJIT_OK)
         status = pj_tune_problem_words(v, problem, "transpose", problem_names);

@@ -27,9 +27,9 @@ static size_t le32(const unsigned char *p)
     return le16(p) | le16(p + 2) << 16;
 }
 
-static ptxjit_status unreadable(pj_cubin_entry *out, const char *name, const char *why)
+static ptxjit_status unreadable(pj_cubin_param_list *out, const char *name, const char *why)
 {
-    pj_cubin_entry_free(out);
+    pj_cubin_param_list_free(out);
     return pj_error(PTXJIT_ERR_UNSUPPORTED, "the cubin's parameter records of entry %s: %s",
                     name, why);
 }
@@ -69,13 +69,13 @@ static const unsigned char *find_section(size_t *length, const unsigned char *ba
 
 /* Records parameter ordinal at offset with size. Unrecorded slots have size 0 (no parameter
  * is empty). */
-static ptxjit_status record(pj_cubin_entry *out, size_t ordinal, size_t offset, size_t size,
+static ptxjit_status record(pj_cubin_param_list *out, size_t ordinal, size_t offset, size_t size,
                             const char *name)
 {
     if (ordinal >= (size_t)out->count) {
         pj_cubin_param *grown = realloc(out->params, (ordinal + 1) * sizeof *grown);
         if (!grown) {
-            pj_cubin_entry_free(out);
+            pj_cubin_param_list_free(out);
             return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
         }
         memset(grown + out->count, 0, (ordinal + 1 - (size_t)out->count) * sizeof *grown);
@@ -89,7 +89,7 @@ static ptxjit_status record(pj_cubin_entry *out, size_t ordinal, size_t offset, 
 }
 
 /* The attributes of one .nv.info.NAME section. */
-static ptxjit_status read_attributes(pj_cubin_entry *out, const unsigned char *data,
+static ptxjit_status read_attributes(pj_cubin_param_list *out, const unsigned char *data,
                                      size_t length, const char *name)
 {
     for (size_t at = 0; at + 4 <= length;) {
@@ -122,7 +122,7 @@ static ptxjit_status read_attributes(pj_cubin_entry *out, const unsigned char *d
     return PTXJIT_OK;
 }
 
-ptxjit_status pj_cubin_entry_params(pj_cubin_entry *out, const void *cubin, size_t size,
+ptxjit_status pj_cubin_entry_params(pj_cubin_param_list *out, const void *cubin, size_t size,
                                     const char *name)
 {
     memset(out, 0, sizeof *out);
@@ -139,7 +139,7 @@ ptxjit_status pj_cubin_entry_params(pj_cubin_entry *out, const void *cubin, size
     return read_attributes(out, data, length, name);
 }
 
-void pj_cubin_entry_free(pj_cubin_entry *entry)
+void pj_cubin_param_list_free(pj_cubin_param_list *entry)
 {
     if (!entry)
         return;

@@ -17,13 +17,13 @@ typedef struct {
     int count;
     size_t bank_offset; /* where parameter 0 sits in its constant bank (0x210 on sm_90) */
     int has_bank;
-} pj_cubin_entry;
+} pj_cubin_param_list;
 
 /* The records of entry name in the cubin. PTXJIT_ERR_UNSUPPORTED when cubin is no CUDA ELF,
  * has no `.nv.info.NAME` section, or its records are malformed or leave an ordinal out;
  * PTXJIT_ERR_OUT_OF_MEMORY. */
-ptxjit_status pj_cubin_entry_params(pj_cubin_entry *out, const void *cubin, size_t size,
+ptxjit_status pj_cubin_entry_params(pj_cubin_param_list *out, const void *cubin, size_t size,
                                     const char *name);
-void pj_cubin_entry_free(pj_cubin_entry *entry);
+void pj_cubin_param_list_free(pj_cubin_param_list *entry);
 
 #endif

@@ -22,7 +22,7 @@ void pj_kernel_entry_params_free(ptxjit_kernel *kernel)
     kernel->entry_params = NULL;
 }
 
-static int same_parameters(const pj_ptx_entry *ptx, const pj_cubin_entry *cubin)
+static int same_parameters(const pj_ptx_entry *ptx, const pj_cubin_param_list *cubin)
 {
     if (ptx->count != cubin->count)
         return 0;
@@ -43,7 +43,7 @@ static ptxjit_status read_entry(pj_ptx_entry *out, const ptxjit_kernel *kernel,
     ptxjit_status status = pj_ptx_entry_params(out, a->ptx, name);
     if (status != PTXJIT_OK)
         return status;
-    pj_cubin_entry cubin;
+    pj_cubin_param_list cubin;
     status = pj_cubin_entry_params(&cubin, a->cubin, a->cubin_size, name);
     if (status == PTXJIT_ERR_OUT_OF_MEMORY) { /* not a layout to keep */
         pj_ptx_entry_free(out);
@@ -56,7 +56,7 @@ static ptxjit_status read_entry(pj_ptx_entry *out, const ptxjit_kernel *kernel,
     if (same_parameters(out, &cubin))
         for (int i = 0; i < out->count; i++)
             out->params[i].offset = cubin.params[i].offset;
-    pj_cubin_entry_free(&cubin);
+    pj_cubin_param_list_free(&cubin);
     return PTXJIT_OK;
 }
 

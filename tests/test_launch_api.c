@@ -394,7 +394,7 @@ static void expect_cubin_agrees(const ptxjit_kernel *kernel)
     for (int e = 0; e < ptxjit_kernel_entry_count(kernel); e++) {
         const char *name = ptxjit_kernel_entry_name(kernel, e);
         pj_ptx_entry ptx;
-        pj_cubin_entry records;
+        pj_cubin_param_list records;
         ck_assert_int_eq(pj_ptx_entry_params(&ptx, ptxjit_kernel_ptx(kernel), name), PTXJIT_OK);
         ck_assert_msg(pj_cubin_entry_params(&records, cubin, bytes, name) == PTXJIT_OK, "%s",
                       ptxjit_last_error());
@@ -410,7 +410,7 @@ static void expect_cubin_agrees(const ptxjit_kernel *kernel)
                           records.params[i].offset, records.params[i].size,
                           ptx.params[i].offset, ptx.params[i].size);
         pj_ptx_entry_free(&ptx);
-        pj_cubin_entry_free(&records);
+        pj_cubin_param_list_free(&records);
     }
 }
 
@@ -464,7 +464,7 @@ END_TEST
  * sanitizer builds check), and a reading names every ordinal once. */
 START_TEST(cubin_reader_survives_cut_and_changed_bytes)
 {
-    pj_cubin_entry records;
+    pj_cubin_param_list records;
     ck_assert_int_eq(pj_cubin_entry_params(&records, "not an ELF", 10, "k"),
                      PTXJIT_ERR_UNSUPPORTED);
     ck_assert_int_eq(pj_cubin_entry_params(&records, NULL, 0, "k"), PTXJIT_ERR_UNSUPPORTED);
@@ -480,7 +480,7 @@ START_TEST(cubin_reader_survives_cut_and_changed_bytes)
         memcpy(copy, cubin, cut);
         if (pj_cubin_entry_params(&records, copy, cut, "transpose_kernel") == PTXJIT_OK)
             ck_assert_int_le(records.count, 6);
-        pj_cubin_entry_free(&records);
+        pj_cubin_param_list_free(&records);
     }
     uint64_t state = 0x9e3779b97f4a7c15ull;
     const int rounds = test_sweep_stride() > 1 ? 400 : 4000; /* sanitizers and valgrind: fewer */
@@ -493,7 +493,7 @@ START_TEST(cubin_reader_survives_cut_and_changed_bytes)
         if (pj_cubin_entry_params(&records, copy, bytes, "transpose_kernel") == PTXJIT_OK)
             for (int i = 0; i < records.count; i++)
                 ck_assert_uint_gt(records.params[i].size, 0);
-        pj_cubin_entry_free(&records);
+        pj_cubin_param_list_free(&records);
     }
     free(copy);
     ptxjit_close(context);

@@ -38,7 +38,7 @@ LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/e
            src/driver/driver.c \
            src/params/expr.c src/params/params.c src/params/schema.c \
            src/tune/auto.c src/tune/bench_gpu.c src/tune/check.c src/tune/compare_ptx.c \
-           src/tune/memo.c src/tune/pool.c src/tune/record.c src/tune/space.c src/tune/tuner.c \
+           src/tune/bucket.c src/tune/memo.c src/pool/compile_pool.c src/pool/worker.c src/warm.c src/tune/record.c src/tune/space.c src/tune/tuner.c \
            src/families/family.c $(FAMILY_DIRS:%=%/op.c)
 LIB_SRC += src/templates.c
 # The LLVM backend's plugin: the builder layer, the IR generators and LLVM (static), loaded by
@@ -49,7 +49,7 @@ PLUGIN_SRC := src/plugin/ir_asm.c src/plugin/ir_flow.c src/plugin/ir_memory.c \
               src/plugin/ir_values.c src/plugin/plugin.c $(FAMILY_DIRS:%=%/gen.c)
 CLI_SRC := src/cli/bench_backends.c src/cli/bench_compile.c src/cli/bench_jit.c \
            src/cli/bench_tune.c src/cli/commands.c src/cli/cublas_peer.c src/cli/families.c \
-           src/cli/json.c src/cli/sass.c \
+           src/cli/json.c src/cli/sass.c src/cli/warm.c src/cli/worker.c \
            src/cli/main.c src/cli/run.c src/cli/timing.c src/cli/tune.c $(FAMILY_DIRS:%=%/cli.c)
 TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
             tests/test_compile_inputs.c \
@@ -68,7 +68,7 @@ TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
             tests/warm.c tests/fuzz/fuzz_entry.c tests/fuzz/fuzz_params.c \
             tests/fuzz/fuzz_schema.c tests/fuzz/fuzz_util.c \
             $(FAMILY_DIRS:%=%/test.c) $(FAMILY_DIRS:%=%/test_gpu.c)
-TEST_SRC += tests/test_templates.c
+TEST_SRC += tests/test_templates.c tests/test_pool.c
 TEMPLATES := $(FAMILIES:%=templates/%.cu)
 
 OBJ_DIR := $(BUILD)/obj
@@ -160,6 +160,7 @@ $(TEST_SHIM): tests/shim/nvrtc_shim.c | check-cuda
 $(TEST_OBJ): CFLAGS_BASE += -Itests -DPJ_SOURCE_DIR='"$(CURDIR)"'
 # The LLVM version this build's plugin holds: part of the llvm route's cache keys.
 $(OBJ_DIR)/src/backend/route_llvm.o: CFLAGS_BASE += -DPJ_LLVM_VERSION='"$(LLVM_VERSION)"'
+$(OBJ_DIR)/src/pool/worker.o: CFLAGS_BASE += -DPJ_INSTALL_BINDIR='"$(PREFIX)/bin"'
 $(PLUGIN_OBJ): CFLAGS_BASE += $(LLVM_CFLAGS) -fvisibility=hidden
 
 $(PLUGIN): $(PLUGIN_OBJ) src/plugin/plugin.map

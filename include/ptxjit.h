@@ -103,6 +103,12 @@ typedef struct {
     const char *compile_options; /* compile options put before each request's own (see
                                   "Compile options" below); NULL: $PTXJIT_COMPILE_OPTIONS, else
                                   none. Checked by ptxjit_open (PTXJIT_ERR_INVALID_ARGUMENT) */
+    const char *compile_worker; /* the ptxjit program that compiles many requests at once
+                                  (ptxjit_tune, ptxjit_warm) in processes of its own, into the
+                                  disk cache: NVRTC compiles in one process stop scaling near
+                                  4x. NULL: $PTXJIT_COMPILE_WORKER, else the installed ptxjit;
+                                  "" or "none": threads of this process only (see
+                                  "Compile workers" in docs/TUNING.md) */
 } ptxjit_options;
 
 /* Fills *options with the defaults above. */
@@ -496,7 +502,14 @@ typedef struct {
                          implies retune, and its record replaces the space's) */
     ptxjit_tune_progress_fn progress; /* NULL: none */
     void *progress_user;
+    int bucket;       /* PTXJIT_TUNE_BUCKET_EXACT (0): the record is of this problem;
+                         PTXJIT_TUNE_BUCKET_POW2: of its bucket, each integer of the problem
+                         rounded up to a power of two (timed at this problem): a later tuning
+                         with the bucket of any problem in it, and auto for such a problem
+                         without an exact record, take its winner */
 } ptxjit_tune_options;
+
+enum { PTXJIT_TUNE_BUCKET_EXACT = 0, PTXJIT_TUNE_BUCKET_POW2 = 1 };
 
 /* Fills *options with the defaults above (all NULL and 0). */
 void ptxjit_tune_options_init(ptxjit_tune_options *options);
@@ -530,6 +543,9 @@ typedef struct {
     double noise;          /* the tie band: candidates within best_ms * (1 + noise) are tied,
                               and the earliest of them in the space's order wins */
     double wall_ms;        /* how long the tuning took (the original one, for a record) */
+    int compile_processes; /* compile worker processes that compiled candidates (0: every
+                              compile in this process: no worker program, no disk cache, one
+                              thread, or a family added from memory) */
 } ptxjit_tune_info;
 
 typedef struct {
@@ -560,14 +576,51 @@ ptxjit_status ptxjit_tune_clear(ptxjit_context *context, uint64_t *removed);
 
 /* PARAM=auto: ptxjit_get_kernel for the problem (as ptxjit_tune_options.problem writes it):
  * each auto parameter takes the value of the winner of the last tuning of family for this
- * problem, fixed parameters (the request's other words) and device. With no such record (or
- * one whose winner disagrees with the request's other parameters) the auto parameters take
- * their defaults, and an INFO log line says so: call ptxjit_tune first to record one. The
+ * problem, fixed parameters (the request's other words) and device; without one, of the last
+ * tuning of the problem's pow2 bucket (ptxjit_tune_options.bucket) whose winner can run this
+ * problem. With no such record (or one whose winner disagrees with the request's other
+ * parameters) the auto parameters take their defaults, and an INFO log line says so: call
+ * ptxjit_tune first to record one. The
  * family ops (ptxjit_reduce, ...) resolve auto the same way with the shape they are given. A
  * request without auto is ptxjit_get_kernel. */
 ptxjit_status ptxjit_get_kernel_tuned(ptxjit_kernel **out, ptxjit_context *context,
                                       const char *family, const char *params,
                                       const char *problem, ptxjit_origin *origin);
+
+/* ---- Warm-up ----
+ * Compiles a list of requests into the cache at once (the tuner's pool: threads, and compile
+ * worker processes where options.compile_worker allows), so that a program's first requests
+ * are disk hits: in a container image's build, a deploy, a CI cache. */
+typedef struct {
+    int threads;                      /* 0: the machine's cores */
+    ptxjit_tune_progress_fn progress; /* NULL: none; params is the request just handled */
+    void *progress_user;
+} ptxjit_warm_options;
+
+typedef struct {
+    const char *request;  /* as given: "FAMILY key=value ..." */
+    ptxjit_status status; /* PTXJIT_OK: in the cache now */
+    ptxjit_origin origin; /* PTXJIT_ORIGIN_COMPILED: compiled by this call; DISK or MEMORY:
+                             it was cached already */
+    const char *message;  /* why it was refused; "" when status is PTXJIT_OK */
+} ptxjit_warm_item;
+
+typedef struct {
+    int count;                  /* requests, items[0..count) in the given order */
+    int compiled, cached, refused;
+    int compile_processes;      /* compile worker processes that compiled (0: none) */
+    double wall_ms;
+    ptxjit_warm_item *items;
+} ptxjit_warm_result;
+
+/* Compiles requests[0..count) ("FAMILY key=value ...", one request each; PARAM=auto is
+ * refused: it needs a problem, see ptxjit_get_kernel_tuned) into the memory and disk caches.
+ * A request that fails is refused (its item says why); the call still succeeds. *out is the
+ * caller's (ptxjit_warm_result_free). options may be NULL. */
+ptxjit_status ptxjit_warm(ptxjit_warm_result **out, ptxjit_context *context,
+                          const char *const *requests, int count,
+                          const ptxjit_warm_options *options);
+void ptxjit_warm_result_free(ptxjit_warm_result *result);
 
 /* ---- Disk cache ---- */
 typedef struct {

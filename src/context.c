@@ -133,6 +133,16 @@ static ptxjit_status choose_compile_options(ptxjit_context *context,
                                     : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
+/* What a compile worker must be told to compile as this context does (pool/compile_pool.c). */
+static ptxjit_status keep_worker_options(ptxjit_context *context, const ptxjit_options *options)
+{
+    if (options->template_path && !(context->template_path = pj_strdup(options->template_path)))
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    if (options->compile_worker && !(context->compile_worker = pj_strdup(options->compile_worker)))
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    return PTXJIT_OK;
+}
+
 static ptxjit_status open_disk_cache(ptxjit_context *context, const ptxjit_options *options)
 {
     if (!options->disk_cache)
@@ -183,6 +193,8 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
         status = choose_options(context);
     if (status == PTXJIT_OK)
         status = choose_compile_options(context, options);
+    if (status == PTXJIT_OK)
+        status = keep_worker_options(context, options);
     if (status != PTXJIT_OK) {
         ptxjit_close(context);
         return status;
@@ -211,6 +223,8 @@ void ptxjit_close(ptxjit_context *context)
         free(context->options[i]);
     free(context->toolkit_include);
     free(context->compile_options);
+    free(context->template_path);
+    free(context->compile_worker);
     pj_disk_cache_close(context->disk);
     pthread_mutex_destroy(&context->lock);
     pthread_cond_destroy(&context->compiled);

@@ -61,6 +61,8 @@ struct ptxjit_context {
     char *compile_options;         /* options.compile_options or $PTXJIT_COMPILE_OPTIONS,
                                       checked at open; put before each request's own */
     pj_disk_cache *disk;           /* NULL: disk cache off or unusable */
+    char *template_path;           /* options.template_path (NULL: none), for compile workers */
+    char *compile_worker;          /* options.compile_worker (NULL: not given) */
     char compiler_version[PJ_BACKEND_COUNT][64]; /* per backend, "" until first needed;
                                                     guarded by lock */
     /* GPU; driver NULL when gpu_status != OK (gpu_error says why). */

@@ -26,6 +26,7 @@
     X(suite_inspect)          \
     X(suite_polish)           \
     X(suite_tune)             \
+    X(suite_pool)             \
     X(suite_launch_api)       \
     X(suite_examples)
 

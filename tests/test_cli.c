@@ -9,30 +9,10 @@
 #include "backend/route_llvm.h"
 #include "test_util.h"
 
-/* Runs the CLI (from $PTXJIT_CLI) with args and the given cache dir, after the environment
- * assignments in env ("" for none); captures stdout, and stderr with it unless err_path
- * names a file for it; returns the exit status. */
 static int run_cli_to(char **output, const char *cache_dir, const char *env, const char *args,
                       const char *err_path)
 {
-    const char *cli = getenv("PTXJIT_CLI");
-    ck_assert_msg(cli != NULL, "PTXJIT_CLI is not set (make test sets it)");
-    char command[16384], redirect[4200] = "2>&1";
-    if (err_path)
-        snprintf(redirect, sizeof redirect, "2>'%s'", err_path);
-    snprintf(command, sizeof command, "%s PTXJIT_CACHE_DIR='%s' '%s' %s %s", env, cache_dir,
-             cli, args, redirect);
-    FILE *pipe = popen(command, "r");
-    ck_assert_ptr_nonnull(pipe);
-    pj_strbuf sb;
-    pj_sb_init(&sb);
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, pipe)) > 0)
-        pj_sb_append_n(&sb, chunk, n);
-    int status = pclose(pipe);
-    *output = pj_sb_take(&sb);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return test_run_cli(output, cache_dir, env, args, err_path);
 }
 
 static int run_cli_env(char **output, const char *cache_dir, const char *env, const char *args)
@@ -672,7 +652,7 @@ START_TEST(cli_json_is_refused_where_there_is_none)
     char *dir = test_mkdtemp(), *out, *err;
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
         ck_assert_msg(run_cli_split(&out, &err, dir, lines[i]) == 2, "%s", lines[i]);
-        ck_assert_msg(strstr(err, "--json works with list, info, inspect, cache stats and tune"),
+        ck_assert_msg(strstr(err, "--json works with list, info, inspect, cache stats, tune and warm"),
                       "%s: %s", lines[i], err);
         ck_assert_str_eq(out, "");
         free(out), free(err);

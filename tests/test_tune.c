@@ -497,6 +497,84 @@ START_TEST(tuner_picks_deterministically_and_records)
 }
 END_TEST
 
+static ptxjit_tune_result *tune_reduce_bucketed(ptxjit_context *context, const char *problem,
+                                                int bucket)
+{
+    ptxjit_tune_options options;
+    ptxjit_tune_options_init(&options);
+    options.problem = problem;
+    options.space = "tpb=128,256,512 batch=8,16";
+    options.bucket = bucket;
+    ptxjit_tune_result *result = NULL;
+    ck_assert_msg(ptxjit_tune(&result, context, "reduce", &options) == PTXJIT_OK, "%s",
+                  ptxjit_last_error());
+    return result;
+}
+
+START_TEST(bucketed_records_serve_every_problem_of_the_bucket)
+{
+    char *text = NULL;
+    ck_assert_int_eq(pj_tune_bucket(&text, "rows=3000 cols=1000 mode=x n=1 m=0 k=4096"),
+                     PTXJIT_OK);
+    ck_assert_str_eq(text, "pow2: rows=4096 cols=1024 mode=x n=1 m=0 k=4096");
+    free(text);
+    char *root = test_mkdtemp();
+    pj_tune_bench_override = fake_bench;
+    pj_tune_device_override = "synthetic GPU";
+    ptxjit_context *context = open_with_cache(root);
+    ptxjit_tune_result *result =
+        tune_reduce_bucketed(context, "n=1000000", PTXJIT_TUNE_BUCKET_POW2);
+    ptxjit_tune_info info;
+    ck_assert_int_eq(ptxjit_tune_result_info(&info, result), PTXJIT_OK);
+    ck_assert_str_eq(info.problem, "pow2: n=1048576");
+    ck_assert_str_eq(info.winner, "batch=8 dtype=i32 tpb=128 variant=vectorized");
+    ptxjit_tune_result_free(result);
+    ptxjit_close(context);
+    /* A fresh process: another problem of the bucket finds the record, timing nothing. */
+    context = open_with_cache(root);
+    measured = checked = 0;
+    result = tune_reduce_bucketed(context, "n=700000", PTXJIT_TUNE_BUCKET_POW2);
+    ck_assert_int_eq(ptxjit_tune_result_info(&info, result), PTXJIT_OK);
+    ck_assert_int_eq(info.from_record, 1);
+    ck_assert_int_eq(measured + checked, 0);
+    ptxjit_tune_result_free(result);
+    /* auto: no exact record for these problems, the bucket's winner; outside it, defaults */
+    ptxjit_kernel *kernel;
+    const char *in_bucket[] = {"n=600000", "n=1048576", "n=524289"};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(ptxjit_get_kernel_tuned(&kernel, context, "reduce",
+                                                 "tpb=auto batch=auto", in_bucket[i], NULL),
+                         PTXJIT_OK);
+        ck_assert_str_eq(ptxjit_kernel_params(kernel),
+                         "batch=8 dtype=i32 tpb=128 variant=vectorized");
+    }
+    ck_assert_int_eq(ptxjit_get_kernel_tuned(&kernel, context, "reduce", "tpb=auto batch=auto",
+                                             "n=524288", NULL),
+                     PTXJIT_OK);
+    ck_assert_str_eq(ptxjit_kernel_params(kernel), "batch=4 dtype=i32 tpb=512 variant=vectorized");
+    /* an exact tuning of a problem of the bucket is a record of its own: it measures */
+    result = tune_reduce_bucketed(context, "n=1000000", PTXJIT_TUNE_BUCKET_EXACT);
+    ck_assert_int_eq(ptxjit_tune_result_info(&info, result), PTXJIT_OK);
+    ck_assert_int_eq(info.from_record, 0);
+    ck_assert_str_eq(info.problem, "n=1000000");
+    ck_assert_int_gt(measured, 0);
+    ptxjit_tune_result_free(result);
+    /* an unknown bucket kind is refused */
+    ptxjit_tune_options options;
+    ptxjit_tune_options_init(&options);
+    options.problem = "n=1000";
+    options.bucket = 7;
+    ck_assert_int_eq(ptxjit_tune(&result, context, "reduce", &options),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "PTXJIT_TUNE_BUCKET_POW2"));
+    ptxjit_close(context);
+    pj_tune_bench_override = NULL;
+    pj_tune_device_override = NULL;
+    test_rmtree(root);
+    free(root);
+}
+END_TEST
+
 START_TEST(pick_rule_on_synthetic_rows)
 {
     pj_tune_row rows[4] = {
@@ -594,6 +672,7 @@ Suite *suite_tune(void)
     tcase_add_test(tc, tuner_picks_deterministically_and_records);
     tcase_add_test(tc, pick_rule_on_synthetic_rows);
     tcase_add_test(tc, compile_only_compiles_the_space_on_the_pool_without_a_gpu);
+    tcase_add_test(tc, bucketed_records_serve_every_problem_of_the_bucket);
     tcase_add_test(tc, problem_prunes_points_that_cannot_run_it);
     suite_add_tcase(s, tc);
     return s;

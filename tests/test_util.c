@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "backend/route_llvm.h"
@@ -82,4 +83,30 @@ void test_expect_refused(const char *family, const char *params, const char *nee
                   needle);
     free(canonical);
     ptxjit_close(context);
+}
+
+/* Runs the CLI (from $PTXJIT_CLI) with args and the given cache dir, after the environment
+ * assignments in env ("" for none); captures stdout, and stderr with it unless err_path
+ * names a file for it; returns the exit status. */
+int test_run_cli(char **output, const char *cache_dir, const char *env, const char *args,
+                 const char *err_path)
+{
+    const char *cli = getenv("PTXJIT_CLI");
+    ck_assert_msg(cli != NULL, "PTXJIT_CLI is not set (make test sets it)");
+    char command[16384], redirect[4200] = "2>&1";
+    if (err_path)
+        snprintf(redirect, sizeof redirect, "2>'%s'", err_path);
+    snprintf(command, sizeof command, "%s PTXJIT_CACHE_DIR='%s' '%s' %s %s", env, cache_dir,
+             cli, args, redirect);
+    FILE *pipe = popen(command, "r");
+    ck_assert_ptr_nonnull(pipe);
+    pj_strbuf sb;
+    pj_sb_init(&sb);
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, pipe)) > 0)
+        pj_sb_append_n(&sb, chunk, n);
+    int status = pclose(pipe);
+    *output = pj_sb_take(&sb);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

@@ -174,6 +174,11 @@ uint64_t pj_disk_cache_max_bytes(const pj_disk_cache *cache)
     return cache->max_bytes;
 }
 
+int pj_disk_cache_shared(const pj_disk_cache *cache)
+{
+    return cache->shared;
+}
+
 char *pj_disk_cache_entry_path(const pj_disk_cache *cache, const char *key)
 {
     return pj_entry_key_valid(key) ? path_printf("%s/%.2s/%s", cache->dir, key, key) : NULL;

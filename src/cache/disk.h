@@ -29,6 +29,8 @@ void pj_disk_cache_close(pj_disk_cache *cache);
 /* The versioned directory, e.g. /home/u/.cache/ptxjit/v1. */
 const char *pj_disk_cache_dir(const pj_disk_cache *cache);
 uint64_t pj_disk_cache_max_bytes(const pj_disk_cache *cache);
+/* 1: a cache shared with its group (pj_disk_options.shared or $PTXJIT_CACHE_SHARED). */
+int pj_disk_cache_shared(const pj_disk_cache *cache);
 
 /* Looks up key (32 hex digits). Hit: *found = 1, *out filled (caller frees it with
  * pj_artifact_free), and the entry's time renewed (it is now the most recently used). Miss:

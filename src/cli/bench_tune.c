@@ -3,10 +3,13 @@
  * way (no early abandon), and the winner's time in the sweep against the sweep's best; the
  * transpose space tuned from a cold cache (wall time), and its record read by a fresh process
  * (`ptxjit tune --json`, which times its own ptxjit_tune call); 32 distinct cold compiles
- * through the pool and one after another; five tunings in a row and their winners. */
+ * one after another, on the pool's threads and on its compile worker processes; five tunings
+ * in a row and their winners. */
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -136,36 +139,62 @@ static int cold_and_record(ptxjit_context *context, cli_args *args, const char *
     return CLI_OK;
 }
 
-/* 32 distinct reduce kernels (tpb 128..1024 x batch 1..8), compile-only, in fresh contexts
- * without a disk cache: one thread, then the pool. */
-static int pool_against_serial(cli_args *args)
+/* Removes a scratch cache directory and everything under it. */
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
-    double ms[2];
-    for (int pass = 0; pass < 2; pass++) {
-        ptxjit_options options = args->options;
-        options.disk_cache = 0;
-        options.use_gpu = 0;
-        ptxjit_context *context;
-        ptxjit_status status = ptxjit_open(&context, &options);
-        if (status != PTXJIT_OK)
-            return cli_fail(status);
+    (void)st, (void)type, (void)ftw;
+    return remove(path);
+}
+
+/* 32 distinct reduce kernels (tpb 128..1024 x batch 1..8), compile-only, each pass in a fresh
+ * context with an empty disk cache of its own: one thread; the pool's threads compiling in
+ * this process; the pool's compile worker processes. */
+static double compile_pass(cli_args *args, int threads, const char *worker, int *processes)
+{
+    char dir[] = "/tmp/ptxjit-bench-pool-XXXXXX";
+    if (!mkdtemp(dir))
+        return -1;
+    ptxjit_options options = args->options;
+    options.cache_dir = dir;
+    options.use_gpu = 0;
+    options.compile_worker = worker;
+    ptxjit_context *context;
+    double ms = -1;
+    if (ptxjit_open(&context, &options) == PTXJIT_OK) {
         ptxjit_tune_options tune;
         ptxjit_tune_options_init(&tune);
         tune.problem = "n=1000000";
         tune.space = "tpb=128..1024 batch=1..8";
         tune.compile_only = 1;
-        tune.threads = pass == 0 ? 1 : 0;
+        tune.threads = threads;
         ptxjit_tune_result *result = NULL;
         double started = now_ms();
-        status = ptxjit_tune(&result, context, "reduce", &tune);
-        ms[pass] = now_ms() - started;
+        if (ptxjit_tune(&result, context, "reduce", &tune) == PTXJIT_OK) {
+            ms = now_ms() - started;
+            ptxjit_tune_info info;
+            ptxjit_tune_result_info(&info, result);
+            *processes = info.compile_processes;
+        }
         ptxjit_tune_result_free(result);
         ptxjit_close(context);
-        if (status != PTXJIT_OK)
-            return cli_fail(status);
     }
-    printf("\n32 distinct cold compiles (reduce, nvrtc): one after another %.1f ms, through the "
-           "pool %.1f ms: %.2fx\n", ms[0], ms[1], ms[0] / ms[1]);
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return ms;
+}
+
+static int pool_against_serial(cli_args *args)
+{
+    int processes = 0, none = 0;
+    double serial = compile_pass(args, 1, "none", &none);
+    double threads = compile_pass(args, 0, "none", &none);
+    double workers = compile_pass(args, 0, args->options.compile_worker, &processes);
+    if (serial < 0 || threads < 0 || workers < 0)
+        return cli_fail(PTXJIT_ERR_COMPILE);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    printf("\n32 distinct cold compiles (reduce, nvrtc, %ld cores): one after another %.1f ms; "
+           "pool threads in this process %.1f ms: %.2fx; pool with %d compile worker "
+           "processes %.1f ms: %.2fx\n",
+           cores, serial, threads, serial / threads, processes, workers, serial / workers);
     return CLI_OK;
 }
 
@@ -198,12 +227,16 @@ int cmd_bench_tune(cli_args *args)
     int code = cli_open(&context, args);
     if (code != CLI_OK)
         return code;
+    const char *only = args->argc > 1 ? args->argv[1] : "all";
+    if (!strcmp(only, "pool")) { /* compiles only: no GPU needed */
+        ptxjit_close(context);
+        return pool_against_serial(args);
+    }
     if (ptxjit_gpu_status(context) != PTXJIT_OK) {
         fprintf(stderr, "ptxjit: bench tune needs a GPU: %s\n", ptxjit_last_error());
         ptxjit_close(context);
         return CLI_FAIL;
     }
-    const char *only = args->argc > 1 ? args->argv[1] : "all";
     if (!strcmp(only, "all") || !strcmp(only, "sweep"))
         code = winner_against_sweep(context);
     char self[4096]; /* this program: /proc/self/exe would name the shell popen starts */
@@ -211,7 +244,7 @@ int cmd_bench_tune(cli_args *args)
     self[length > 0 ? length : 0] = '\0';
     if (code == CLI_OK && (!strcmp(only, "all") || !strcmp(only, "cold")))
         code = cold_and_record(context, args, self);
-    if (code == CLI_OK && (!strcmp(only, "all") || !strcmp(only, "pool")))
+    if (code == CLI_OK && !strcmp(only, "all"))
         code = pool_against_serial(args);
     if (code == CLI_OK && (!strcmp(only, "all") || !strcmp(only, "repeat")))
         code = five_in_a_row(context);

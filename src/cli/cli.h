@@ -16,6 +16,8 @@ typedef struct {
     /* `tune` only: --space "...", --retune, --compile-only, --list, --clear */
     const char *tune_space;
     int tune_retune, tune_compile_only, tune_list, tune_clear;
+    int tune_bucket; /* --bucket pow2: PTXJIT_TUNE_BUCKET_POW2 */
+    int warm_from_records; /* `warm` only: --from-records */
 } cli_args;
 
 /* Prints "ptxjit: <last error>" and maps the status to an exit code. */
@@ -35,10 +37,16 @@ int cmd_cache(cli_args *args);
 int cmd_run(cli_args *args);
 int cmd_bench(cli_args *args);
 int cmd_jit_time(cli_args *args);
+/* worker.c: `compile-worker`, the library's compile worker process (src/pool/worker.c). */
+int cmd_compile_worker(cli_args *args);
 /* bench_tune.c: `bench tune [sweep|cold|pool|repeat]` (issue 14's figures; needs a GPU). */
 int cmd_bench_tune(cli_args *args);
 /* tune.c: `tune FAMILY ...`, `tune --list`, `tune --clear`. */
 int cmd_tune(cli_args *args);
+/* A progress bar on stderr (tune and warm, when stderr is a terminal). */
+void cli_progress_bar(void *user, int done, int total, const char *params);
+/* warm.c: `warm FILE|-`, `warm --from-records`. */
+int cmd_warm(cli_args *args);
 /* bench_backends.c: `bench backends FAMILY` (needs a GPU). */
 int cmd_bench_backends(cli_args *args);
 /* bench_compile.c: `bench compile [FAMILY [PARAMS]] [samples=N]` (a GPU adds to it). */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/family_cli.h"
@@ -65,7 +66,7 @@ static const char usage_commands[] =
     "                                every entry, or evict down to the cap and sweep the\n"
     "                                temp files of killed writers\n"
     "  tune FAMILY [SIZE=N ...] [key=value ...] [--space \"P=V,V P=LO..HI\"] [--retune]\n"
-    "                                [--compile-only]\n"
+    "                                [--compile-only] [--bucket pow2]\n"
     "                                tune the family for a problem (its run sizes: reduce\n"
     "                                n=, transpose h= w=, matmul m= n= k=, softmax rows= cols=;\n"
     "                                a user family: problem=\"TEXT\"), the key=value words\n"
@@ -76,8 +77,20 @@ static const char usage_commands[] =
     "                                path on stderr, the winner's params on stdout. A record\n"
     "                                is reused (nothing timed) unless --retune; run and bench\n"
     "                                take PARAM=auto for the tuned value. --compile-only:\n"
-    "                                compile the space, no GPU needed (warms the cache)\n"
+    "                                compile the space, no GPU needed (warms the cache).\n"
+    "                                --bucket pow2: keep the record for the problem's\n"
+    "                                bucket (each size rounded up to a power of two), which\n"
+    "                                auto uses for any problem in it without a record\n"
     "  tune --list | --clear         the tuning records in the cache, or remove them\n"
+    "  warm FILE|- | --from-records  compile the requests of FILE (- : stdin; one a line,\n"
+    "                                FAMILY key=value ...; '#' starts a comment) into the\n"
+    "                                cache at once, or the winner of every tuning record;\n"
+    "                                a progress bar (terminal only), the summary and each\n"
+    "                                refused request with the reason on stderr; exit status\n"
+    "                                1 when one was refused\n"
+    "  compile-worker                the library's compile worker (started by tune and warm\n"
+    "                                to compile in processes of their own): reads requests\n"
+    "                                on stdin, compiles them into the disk cache\n"
     "\n"
     ;
 
@@ -108,10 +121,11 @@ static const char usage_options[] =
     "                       for every kernel the command compiles (ptx, inspect, run,\n"
     "                       bench), after those of $PTXJIT_COMPILE_OPTIONS; they are part\n"
     "                       of the cache key, and inspect shows them\n"
-    "  --json               list, info, inspect, cache stats and tune: print one JSON\n"
+    "  --json               list, info, inspect, cache stats, tune and warm: print one JSON\n"
     "                       document instead of text, for programs (other commands refuse it)\n"
-    "  --space, --retune, --compile-only, --list, --clear\n"
+    "  --space, --retune, --compile-only, --bucket, --list, --clear\n"
     "                       tune's own (see tune above; other commands refuse them)\n"
+    "  --from-records       warm's own (see warm above)\n"
     "  -h, --help           this help\n"
     "  --version            print the version\n"
     "  --                   end of options: the words after it are arguments even if they\n"
@@ -132,6 +146,9 @@ static const char usage_options[] =
     "                            with a //@ptxjit family line)\n"
     "  PTXJIT_COMPILE_OPTIONS    compile options for every request, in the library's\n"
     "                            words: -DNAME[=VALUE] -IDIR -lineinfo -use_fast_math -G\n"
+    "  PTXJIT_COMPILE_WORKER     the ptxjit program that tune and warm run as compile\n"
+    "                            worker processes (this command sets its own path when\n"
+    "                            the variable is unset); \"none\": compile in threads only\n"
     "  PTXJIT_NVRTC_LIBRARY      path of libnvrtc.so, tried first\n"
     "  PTXJIT_NVJITLINK_LIBRARY  path of libnvJitLink.so (the llvm backend's PTX -> cubin)\n"
     "  PTXJIT_LLVM_LIBRARY       path of libptxjit_llvm.so (the llvm backend's plugin)\n"
@@ -170,7 +187,8 @@ static const struct {
     {"source", cmd_source, 0},   {"ir", cmd_ir, 0},             {"inspect", cmd_inspect, 1},
     {"run", cmd_run, 0},         {"bench", cmd_bench, 0},       {"cache", cmd_cache, 1},
     {"jit-time", cmd_jit_time, 0}, {"tune", cmd_tune, 1},
-    {"sass", cmd_sass, 0},
+    {"sass", cmd_sass, 0},       {"compile-worker", cmd_compile_worker, 0},
+    {"warm", cmd_warm, 1},
 };
 
 typedef enum {
@@ -178,7 +196,9 @@ typedef enum {
     OPT_DEFINE, OPT_INCLUDE,
     OPT_NO_DISK_CACHE, OPT_NO_GPU, OPT_JSON, OPT_HELP, OPT_VERSION,   /* flags */
     OPT_LINEINFO, OPT_FAST_MATH, OPT_DEBUG,
-    OPT_SPACE, OPT_RETUNE, OPT_COMPILE_ONLY, OPT_LIST, OPT_CLEAR      /* tune's */
+    OPT_SPACE, OPT_RETUNE, OPT_COMPILE_ONLY, OPT_LIST, OPT_CLEAR,     /* tune's */
+    OPT_BUCKET,
+    OPT_FROM_RECORDS                                                  /* warm's */
 } option_id;
 
 static const struct {
@@ -205,9 +225,11 @@ static const struct {
     {"--version", OPT_VERSION, NULL},
     {"--space", OPT_SPACE, "\"tpb=128,256 batch=4..16\""},
     {"--retune", OPT_RETUNE, NULL},
+    {"--bucket", OPT_BUCKET, "pow2"},
     {"--compile-only", OPT_COMPILE_ONLY, NULL},
     {"--list", OPT_LIST, NULL},
     {"--clear", OPT_CLEAR, NULL},
+    {"--from-records", OPT_FROM_RECORDS, NULL},
 };
 
 /* The command line once parsed: the command, its arguments and the global options. */
@@ -299,6 +321,14 @@ static int apply_option(command_line *line, option_id id, const char *value)
     case OPT_SPACE:
         line->args.tune_space = value;
         break;
+    case OPT_BUCKET:
+        if (strcmp(value, "pow2") && strcmp(value, "exact")) {
+            fprintf(stderr, "ptxjit: --bucket takes pow2 or exact, not '%s'\n", value);
+            return CLI_USAGE;
+        }
+        line->args.tune_bucket = strcmp(value, "pow2") == 0 ? PTXJIT_TUNE_BUCKET_POW2
+                                                           : PTXJIT_TUNE_BUCKET_EXACT;
+        break;
     case OPT_RETUNE:
         line->args.tune_retune = 1;
         break;
@@ -310,6 +340,9 @@ static int apply_option(command_line *line, option_id id, const char *value)
         break;
     case OPT_CLEAR:
         line->args.tune_clear = 1;
+        break;
+    case OPT_FROM_RECORDS:
+        line->args.warm_from_records = 1;
         break;
     }
     return CLI_OK;
@@ -393,16 +426,22 @@ static int run_command(cli_args *args, const char *name)
         if (strcmp(name, commands[c].name) != 0)
             continue;
         if (args->json && !commands[c].json) {
-            fprintf(stderr, "ptxjit: --json works with list, info, inspect, cache stats and "
-                            "tune, not with '%s'; leave it out\n",
+            fprintf(stderr, "ptxjit: --json works with list, info, inspect, cache stats, tune "
+                            "and warm, not with '%s'; leave it out\n",
                     name);
             return CLI_USAGE;
         }
         if (strcmp(name, "tune") != 0 &&
             (args->tune_space || args->tune_retune || args->tune_compile_only ||
-             args->tune_list || args->tune_clear)) {
-            fprintf(stderr, "ptxjit: --space, --retune, --compile-only, --list and --clear are "
-                            "tune's options, not '%s''s; leave them out\n",
+             args->tune_list || args->tune_clear || args->tune_bucket)) {
+            fprintf(stderr, "ptxjit: --space, --retune, --compile-only, --bucket, --list and "
+                            "--clear are tune's options, not '%s''s; leave them out\n",
+                    name);
+            return CLI_USAGE;
+        }
+        if (strcmp(name, "warm") != 0 && args->warm_from_records) {
+            fprintf(stderr, "ptxjit: --from-records is warm's option, not '%s''s; leave it "
+                            "out\n",
                     name);
             return CLI_USAGE;
         }
@@ -434,9 +473,23 @@ static int set_compile_options(command_line *line)
     return CLI_OK;
 }
 
+/* Compile workers (tune, warm) are this program, unless $PTXJIT_COMPILE_WORKER names one. */
+static void set_compile_worker(cli_args *args)
+{
+    static char self[PATH_MAX];
+    if (getenv("PTXJIT_COMPILE_WORKER"))
+        return;
+    ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (length > 0) {
+        self[length] = '\0';
+        args->options.compile_worker = self;
+    }
+}
+
 static int run(command_line *line, int argc, char **argv)
 {
     ptxjit_options_init(&line->args.options);
+    set_compile_worker(&line->args);
     int code = parse_line(line, argc, argv);
     if (code == CLI_OK)
         code = set_compile_options(line);

@@ -1,4 +1,5 @@
 /* tune.c — `ptxjit tune FAMILY [problem words] [fixed params] [--space "..."] [--retune]
+ * [--bucket pow2]
  * [--compile-only]`, `tune --list` and `tune --clear`: the candidate table and the winner on
  * stderr, the winner's canonical params alone on stdout (or the whole result as JSON with
  * --json), a progress bar on stderr only when it is a terminal. */
@@ -20,7 +21,7 @@ static double cli_now_ms(void)
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-static void progress_bar(void *user, int done, int total, const char *params)
+void cli_progress_bar(void *user, int done, int total, const char *params)
 {
     (void)user;
     int width = 30, filled = total ? done * width / total : width;
@@ -111,6 +112,10 @@ static void table_text(const ptxjit_tune_result *result)
                     100 * c.spread, c.abandoned ? "abandoned (> 1.5x the best)" : "ok",
                     c.winner ? "  <- winner" : "");
     }
+    if (!info.from_record)
+        fprintf(stderr, info.compile_processes ? "compiled by %d compile worker processes\n"
+                                               : "compiled in this process\n",
+                info.compile_processes);
     if (!info.winner) {
         fprintf(stderr, "compiled only: no winner (nothing was timed)\n");
         return;
@@ -142,6 +147,7 @@ static void result_json(cli_json *json, const ptxjit_tune_result *result, double
     cli_json_member_int(json, "points_considered", info.points_considered);
     cli_json_member_int(json, "points_refused", info.points_refused);
     cli_json_member_int(json, "points_merged", info.points_merged);
+    cli_json_member_int(json, "compile_processes", info.compile_processes);
     char number[64];
     snprintf(number, sizeof number, "%.6f", info.best_ms);
     cli_json_member_string(json, "best_ms", number);
@@ -230,8 +236,9 @@ static int tune_family(ptxjit_context *context, cli_args *args)
     options.space = args->tune_space;
     options.retune = args->tune_retune;
     options.compile_only = args->tune_compile_only;
+    options.bucket = args->tune_bucket;
     if (isatty(STDERR_FILENO))
-        options.progress = progress_bar;
+        options.progress = cli_progress_bar;
     ptxjit_tune_result *result = NULL;
     double started = cli_now_ms();
     ptxjit_status status = ptxjit_tune(&result, context, family, &options);
@@ -260,7 +267,8 @@ int cmd_tune(cli_args *args)
     int modes = args->tune_list + args->tune_clear;
     if (modes > 1 || (modes && args->argc) || (!modes && args->argc < 1)) {
         fprintf(stderr, "ptxjit: usage: ptxjit tune FAMILY [problem words] [fixed params] "
-                        "[--space \"P=V,V ...\"] [--retune] [--compile-only], ptxjit tune "
+                        "[--space \"P=V,V ...\"] [--retune] [--compile-only] [--bucket pow2], "
+                        "ptxjit tune "
                         "--list, or ptxjit tune --clear\n");
         return CLI_USAGE;
     }

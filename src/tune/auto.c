@@ -83,6 +83,46 @@ static int latest_record(pj_tune_record *out, ptxjit_context *context, const pj_
     return 1;
 }
 
+/* Whether winner can run problem: a bucket's winner was timed at another problem of the
+ * bucket (a user family's problem means nothing to us: it can). */
+static int winner_admits(ptxjit_context *context, const pj_schema *schema, const char *winner,
+                         const char *problem)
+{
+    const pj_family *builtin = pj_family_find(schema->family);
+    if (!builtin || !builtin->tune)
+        return 1;
+    pj_backend backend;
+    pj_request request;
+    char *rest = NULL;
+    ptxjit_status status = pj_backend_take(&backend, &rest, winner, context->default_backend);
+    if (status == PTXJIT_OK)
+        status = pj_request_parse(&request, schema, rest, pj_context_sm(context));
+    free(rest);
+    if (status != PTXJIT_OK)
+        return 0;
+    status = builtin->tune->admits(&request, problem);
+    pj_request_free(&request);
+    return status == PTXJIT_OK;
+}
+
+/* The latest record of the problem, else of its pow2 bucket when that one's winner can run
+ * the problem. */
+static int record_for(pj_tune_record *out, ptxjit_context *context, const pj_schema *schema,
+                      const char *fixed, const char *problem, pj_backend backend)
+{
+    if (latest_record(out, context, schema, fixed, problem, backend))
+        return 1;
+    char *bucket = NULL;
+    int found = pj_tune_bucket(&bucket, problem) == PTXJIT_OK &&
+                latest_record(out, context, schema, fixed, bucket, backend);
+    free(bucket);
+    if (found && !winner_admits(context, schema, out->winner, problem)) {
+        pj_tune_record_free(out);
+        found = 0;
+    }
+    return found;
+}
+
 /* The request with the record's winner in its auto words; NULL when the winner disagrees with
  * the request's other parameters (why in *why). */
 static char *apply_winner(ptxjit_context *context, const pj_schema *schema, const char *params,
@@ -118,7 +158,7 @@ static char *resolve(ptxjit_context *context, const pj_schema *schema, const cha
         return substitute(params, NULL); /* the request's own error comes from get_kernel */
     }
     free(rest);
-    if (latest_record(&record, context, schema, fixed, problem, backend)) {
+    if (record_for(&record, context, schema, fixed, problem, backend)) {
         resolved = apply_winner(context, schema, params, record.winner, &why);
         pj_tune_record_free(&record);
     }

@@ -1,4 +1,4 @@
-/* tune.h — the tuner's parts, shared by tuner.c (the loop), pool.c (parallel compiles),
+/* tune.h — the tuner's parts, shared by tuner.c (the loop),
  * bench_gpu.c (runs, checks and timings on the GPU), memo.c (the context's records and auto
  * resolutions) and the tests, which replace the GPU with a synthetic bench. */
 #ifndef PTXJIT_TUNE_TUNE_H
@@ -6,6 +6,7 @@
 
 #include "context.h"
 #include "families/family.h"
+#include "pool/pool.h"
 #include "tune/record.h"
 #include "tune/space.h"
 
@@ -14,6 +15,7 @@ struct ptxjit_tune_result {
     int from_record;
     int compile_only;
     char *record_path; /* NULL: not on disk */
+    int processes;     /* compile workers that answered (0: compiled in this process) */
 };
 
 /* ---- the bench: where candidates run ---- */
@@ -53,17 +55,10 @@ extern const char *pj_tune_device_override;
  * the GPU's status when there is none. */
 ptxjit_status pj_tune_device_identity(char out[256], ptxjit_context *context);
 
-/* ---- pool.c: candidates compiled on threads while the caller runs the compiled ones ---- */
-typedef struct pj_tune_pool pj_tune_pool;
-/* Starts threads (0: the machine's cores; never more than count) compiling params[i] in order. */
-ptxjit_status pj_tune_pool_start(pj_tune_pool **out, ptxjit_context *context, const char *family,
-                                 char *const *params, int count, int threads);
-/* Waits for params[index]: its kernel, or the compile's status with *message (the pool's). */
-ptxjit_status pj_tune_pool_wait(pj_tune_pool *pool, int index, ptxjit_kernel **kernel,
-                                const char **message);
-/* Stops handing out compiles (those running finish) and joins the threads. */
-void pj_tune_pool_free(pj_tune_pool *pool);
-int pj_tune_pool_threads(const pj_tune_pool *pool);
+/* ---- bucket.c ---- */
+/* The problem's pow2 bucket: "pow2: " then each word, an integer value rounded up to a power
+ * of two ("rows=3000 cols=1000" -> "pow2: rows=4096 cols=1024"). */
+ptxjit_status pj_tune_bucket(char **out, const char *problem);
 
 /* ---- memo.c: the context's records and auto resolutions ---- */
 typedef struct pj_tune_memo pj_tune_memo;

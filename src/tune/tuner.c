@@ -134,8 +134,11 @@ typedef struct {
     const char *family;
     const ptxjit_tune_options *options;
     pj_tune_space space;
-    char **compiles;      /* the reference (when it is no point of the space), then the points */
+    pj_compile_request *compiles; /* the reference (when it is no point of the space), then
+                                     the points */
     int offset;           /* 1 when compiles[0] is the extra reference */
+    int processes;        /* compile workers that answered (pool) */
+    const char *measured; /* the problem the candidates run (record.problem may be its bucket) */
     int runs;
     pj_tune_bench bench;
     pj_tune_record record;
@@ -197,28 +200,28 @@ static ptxjit_status lost_context(tuning *t, const char *params, const char *mes
 }
 
 /* Runs the reference configuration (when it is no point of the space) to keep its result. */
-static ptxjit_status run_extra_reference(tuning *t, pj_tune_pool *pool)
+static ptxjit_status run_extra_reference(tuning *t, pj_compile_pool *pool)
 {
     ptxjit_kernel *kernel;
     const char *message;
-    ptxjit_status status = pj_tune_pool_wait(pool, 0, &kernel, &message);
+    ptxjit_status status = pj_compile_pool_wait(pool, 0, &kernel, NULL, &message);
     if (status != PTXJIT_OK)
         return PTXJIT_OK; /* the first point that runs becomes the reference */
     status = t->bench.check(&t->bench, kernel, 1);
     if (status == PTXJIT_OK)
         t->reference_row = -2; /* the reference ran; it is no row */
     else if (t->bench.lost(&t->bench))
-        return lost_context(t, t->compiles[0], ptxjit_last_error());
+        return lost_context(t, t->compiles[0].params, ptxjit_last_error());
     return PTXJIT_OK;
 }
 
 /* One point: compiled, checked (or made the reference), timed. */
-static ptxjit_status run_point(tuning *t, pj_tune_pool *pool, int index)
+static ptxjit_status run_point(tuning *t, pj_compile_pool *pool, int index)
 {
     pj_tune_row *row = &t->record.rows[index];
     const char *params = t->space.points[index], *message;
     ptxjit_kernel *kernel;
-    ptxjit_status status = pj_tune_pool_wait(pool, index + t->offset, &kernel, &message);
+    ptxjit_status status = pj_compile_pool_wait(pool, index + t->offset, &kernel, NULL, &message);
     if (status != PTXJIT_OK)
         return set_row(row, params, status, message);
     int reference = t->reference_row == -1;
@@ -238,10 +241,10 @@ static ptxjit_status run_point(tuning *t, pj_tune_pool *pool, int index)
 
 static ptxjit_status run_all(tuning *t)
 {
-    pj_tune_pool *pool;
+    pj_compile_pool *pool;
     int total = t->space.count + t->offset;
-    ptxjit_status status = pj_tune_pool_start(&pool, t->context, t->family, t->compiles, total,
-                                              t->options->threads);
+    ptxjit_status status = pj_compile_pool_start(&pool, t->context, t->compiles, total,
+                                                 t->options->threads);
     if (status != PTXJIT_OK)
         return status;
     if (t->offset)
@@ -251,27 +254,29 @@ static ptxjit_status run_all(tuning *t)
         t->record.row_count = i + 1;
         progress(t, i + 1, t->space.points[i]);
     }
-    pj_tune_pool_free(pool);
+    t->processes = pj_compile_pool_processes(pool);
+    pj_compile_pool_free(pool);
     return status;
 }
 
 /* compile_only: every point compiled, nothing run. */
 static ptxjit_status compile_all(tuning *t)
 {
-    pj_tune_pool *pool;
-    ptxjit_status status = pj_tune_pool_start(&pool, t->context, t->family, t->space.points,
-                                              t->space.count, t->options->threads);
+    pj_compile_pool *pool;
+    ptxjit_status status = pj_compile_pool_start(&pool, t->context, t->compiles + t->offset,
+                                                 t->space.count, t->options->threads);
     if (status != PTXJIT_OK)
         return status;
     for (int i = 0; i < t->space.count && status == PTXJIT_OK; i++) {
         ptxjit_kernel *kernel;
         const char *message;
-        ptxjit_status compiled = pj_tune_pool_wait(pool, i, &kernel, &message);
+        ptxjit_status compiled = pj_compile_pool_wait(pool, i, &kernel, NULL, &message);
         status = set_row(&t->record.rows[i], t->space.points[i], compiled, message);
         t->record.row_count = i + 1;
         progress(t, i + 1, t->space.points[i]);
     }
-    pj_tune_pool_free(pool);
+    t->processes = pj_compile_pool_processes(pool);
+    pj_compile_pool_free(pool);
     return status;
 }
 
@@ -290,6 +295,10 @@ static ptxjit_status check_options(ptxjit_context *context, const char *family,
     if (options->check && !options->run)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
                         "ptxjit_tune: a check callback needs the run callback it checks");
+    if (options->bucket != PTXJIT_TUNE_BUCKET_EXACT && options->bucket != PTXJIT_TUNE_BUCKET_POW2)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                        "ptxjit_tune: bucket must be PTXJIT_TUNE_BUCKET_EXACT (0) or "
+                        "PTXJIT_TUNE_BUCKET_POW2 (1), not %d", options->bucket);
     const pj_family *f = pj_family_find(family);
     *builtin = f && f->tune && !options->run ? f : NULL;
     if (!*builtin && !options->run && !options->compile_only)
@@ -324,7 +333,7 @@ static ptxjit_status prune_by_problem(tuning *t, const pj_schema *schema,
         free(rest);
         if (status != PTXJIT_OK)
             return status;
-        status = builtin->tune->admits(&request, t->record.problem);
+        status = builtin->tune->admits(&request, t->measured);
         pj_request_free(&request);
         if (status == PTXJIT_OK) {
             t->space.points[kept++] = t->space.points[i];
@@ -358,9 +367,9 @@ static ptxjit_status plan_compiles(tuning *t)
     if (!t->compiles || !t->record.rows)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     if (t->offset)
-        t->compiles[0] = t->space.reference;
+        t->compiles[0] = (pj_compile_request){t->family, t->space.reference};
     for (int i = 0; i < t->space.count; i++)
-        t->compiles[i + t->offset] = t->space.points[i];
+        t->compiles[i + t->offset] = (pj_compile_request){t->family, t->space.points[i]};
     return PTXJIT_OK;
 }
 
@@ -382,7 +391,7 @@ static ptxjit_status fill_record_head(tuning *t, const char *problem, pj_backend
 }
 
 static ptxjit_status make_result(ptxjit_tune_result **out, pj_tune_record *record,
-                                 int from_record, int compile_only, char *path)
+                                 int from_record, int compile_only, int processes, char *path)
 {
     ptxjit_tune_result *result = calloc(1, sizeof *result);
     if (!result) {
@@ -393,6 +402,7 @@ static ptxjit_status make_result(ptxjit_tune_result **out, pj_tune_record *recor
     memset(record, 0, sizeof *record);
     result->from_record = from_record;
     result->compile_only = compile_only;
+    result->processes = processes;
     result->record_path = path;
     *out = result;
     return PTXJIT_OK;
@@ -479,7 +489,7 @@ static int find_existing(ptxjit_tune_result **out, tuning *t, const pj_schema *s
             PTXJIT_OK ||
         !find_record(t, key, problem, &found, &path))
         return 0;
-    return make_result(out, &found, 1, 0, path) == PTXJIT_OK;
+    return make_result(out, &found, 1, 0, 0, path) == PTXJIT_OK;
 }
 
 static ptxjit_status make_bench(tuning *t, const pj_schema *schema, const pj_family *builtin)
@@ -494,7 +504,7 @@ static ptxjit_status make_bench(tuning *t, const pj_schema *schema, const pj_fam
     free(rest);
     if (status != PTXJIT_OK)
         return status;
-    pj_tune_bench_spec spec = {t->context, t->family, t->record.problem,
+    pj_tune_bench_spec spec = {t->context, t->family, t->measured,
                                builtin ? builtin->tune : NULL, &reference, t->options};
     status = pj_tune_bench_override ? pj_tune_bench_override(&t->bench, &spec)
                                     : pj_tune_bench_gpu(&t->bench, &spec);
@@ -519,7 +529,8 @@ static ptxjit_status tune_space(ptxjit_tune_result **out, tuning *t, const pj_sc
         ptxjit_status status = plan_compiles(t);
         if (status == PTXJIT_OK)
             status = compile_all(t);
-        return status == PTXJIT_OK ? make_result(out, &t->record, 0, 1, NULL) : status;
+        return status == PTXJIT_OK ? make_result(out, &t->record, 0, 1, t->processes, NULL)
+                                   : status;
     }
     char key[33], latest[33], device[256];
     ptxjit_status status = pj_tune_device_identity(device, t->context);
@@ -551,7 +562,7 @@ static ptxjit_status tune_space(ptxjit_tune_result **out, tuning *t, const pj_sc
     if (status != PTXJIT_OK)
         return status;
     path = keep_record(t, key, latest);
-    return make_result(out, &t->record, 0, 0, path);
+    return make_result(out, &t->record, 0, 0, t->processes, path);
 }
 
 ptxjit_status ptxjit_tune(ptxjit_tune_result **out, ptxjit_context *context, const char *family,
@@ -571,12 +582,19 @@ ptxjit_status ptxjit_tune(ptxjit_tune_result **out, ptxjit_context *context, con
     tuning t = {.context = context, .family = schema->family, .options = options,
                 .runs = options->runs ? options->runs : DEFAULT_RUNS, .reference_row = -1};
     pj_backend backend;
-    char *rest = NULL, *problem = NULL;
+    char *rest = NULL, *measured = NULL, *problem = NULL;
     status = pj_backend_take(&backend, &rest, options->fixed ? options->fixed : "",
                              context->default_backend);
     free(rest);
     if (status == PTXJIT_OK)
-        status = canonical_problem(&problem, builtin, options->problem);
+        status = canonical_problem(&measured, builtin, options->problem);
+    /* The record is of the problem, or of its bucket (tuned at the problem). */
+    if (status == PTXJIT_OK)
+        status = options->bucket == PTXJIT_TUNE_BUCKET_POW2 ? pj_tune_bucket(&problem, measured)
+                 : (problem = pj_strdup(measured)) ? PTXJIT_OK
+                                                  : pj_error(PTXJIT_ERR_OUT_OF_MEMORY,
+                                                             "out of memory");
+    t.measured = measured;
     /* A record needs only the space's text: the points are enumerated on a miss. */
     if (status == PTXJIT_OK)
         status = pj_tune_space_describe(&t.space, schema, options->fixed, options->space,
@@ -599,6 +617,7 @@ ptxjit_status ptxjit_tune(ptxjit_tune_result **out, ptxjit_context *context, con
         }
     }
     free(problem);
+    free(measured);
     tuning_free(&t);
     return status;
 }
@@ -628,6 +647,7 @@ ptxjit_status ptxjit_tune_result_info(ptxjit_tune_info *out, const ptxjit_tune_r
         .best_ms = r->best_ms,
         .noise = r->noise,
         .wall_ms = r->wall_ms,
+        .compile_processes = result->processes,
     };
     return PTXJIT_OK;
 }

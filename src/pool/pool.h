@@ -1,0 +1,61 @@
+/* pool.h — compiling many requests at once: the compile pool (compile_pool.c), used by the
+ * tuner and by warm-up, and its compile workers (worker.c), `ptxjit compile-worker`
+ * processes that compile into the disk cache when one process's compiles stop scaling. */
+#ifndef PTXJIT_POOL_POOL_H
+#define PTXJIT_POOL_POOL_H
+
+#include "context.h"
+
+/* ---- compile_pool.c ---- */
+typedef struct {
+    const char *family;
+    const char *params;
+} pj_compile_request;
+
+typedef struct pj_compile_pool pj_compile_pool;
+
+/* Starts compiling requests[0..count) in order on threads (0: the machine's cores; never more
+ * than count). Each thread runs a compile worker process of its own when the context can use
+ * them (pj_compile_pool_processes), else compiles in this process. The requests' strings stay
+ * the caller's until pj_compile_pool_free. */
+ptxjit_status pj_compile_pool_start(pj_compile_pool **out, ptxjit_context *context,
+                                    const pj_compile_request *requests, int count, int threads);
+/* Waits for requests[index]: its kernel (and how it was found: *origin, may be NULL), or the
+ * compile's status with *message (the pool's, valid until the free). */
+ptxjit_status pj_compile_pool_wait(pj_compile_pool *pool, int index, ptxjit_kernel **kernel,
+                                   ptxjit_origin *origin, const char **message);
+/* Stops handing out compiles (those running finish), joins the threads, stops the workers. */
+void pj_compile_pool_free(pj_compile_pool *pool);
+int pj_compile_pool_threads(const pj_compile_pool *pool);
+/* How many compile worker processes answered (0: every compile in this process). */
+int pj_compile_pool_processes(pj_compile_pool *pool);
+
+/* ---- worker.c ---- */
+typedef struct pj_worker pj_worker;
+
+/* How to start a worker: the command line and the variables set in its environment. */
+typedef struct {
+    char *argv[16];
+    char *env[4];
+    int env_count;
+    const char *arch;
+} pj_worker_setup;
+
+/* The program to run as a worker: option (ptxjit_options.compile_worker), else
+ * $PTXJIT_COMPILE_WORKER, else the installed ptxjit; NULL (and *why) when there is none or
+ * workers are turned off ("" or "none"). */
+const char *pj_worker_program(const char *option, const char **why);
+/* Starts a worker and waits for its greeting (version and target must be ours). */
+ptxjit_status pj_worker_start(pj_worker **out, const pj_worker_setup *setup);
+
+enum { PJ_WORKER_COMPILED, PJ_WORKER_REFUSED, PJ_WORKER_DEAD };
+/* Asks the worker to compile family + params into the disk cache: PJ_WORKER_COMPILED with the
+ * key it stored under (*fresh: 1 when it compiled it, 0 when it was cached already);
+ * PJ_WORKER_REFUSED when it could not (the caller compiles the request
+ * itself, for its real error); PJ_WORKER_DEAD when the worker is gone. */
+int pj_worker_compile(pj_worker *worker, const char *family, const char *params, char key[33],
+                      int *fresh);
+/* Ends the worker (it exits at the end of its input) and waits for it. */
+void pj_worker_stop(pj_worker *worker);
+
+#endif

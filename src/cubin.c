@@ -14,11 +14,10 @@
 /* st_other of a kernel entry's symbol (a __global__ function, not a device function). */
 #define STO_CUDA_ENTRY 0x10
 
-/* A .nv.info record: a format byte, an attribute byte, then 16 bits that are the value
- * (EIFMT_HVAL; EIFMT_BVAL in the low byte; nothing for EIFMT_NVAL) or the size of a payload
- * that follows (EIFMT_SVAL). The attribute numbers as ptxas, cuobjdump -elf and nvdisasm
+/* .nv.info records (cubin.h). The attribute numbers as ptxas, cuobjdump -elf and nvdisasm
  * name them, and as public cubin readers and writers agree (e.g. CuAssembler's table): */
-enum { EIFMT_NVAL = 1, EIFMT_BVAL = 2, EIFMT_HVAL = 3, EIFMT_SVAL = 4 };
+enum { EIFMT_NVAL = PJ_EIFMT_NVAL, EIFMT_BVAL = PJ_EIFMT_BVAL, EIFMT_HVAL = PJ_EIFMT_HVAL,
+       EIFMT_SVAL = PJ_EIFMT_SVAL };
 enum {
     EIATTR_MAX_THREADS = 0x05,      /* .nv.info.ENTRY, SVAL: .maxntid x, y, z */
     EIATTR_REQNTID = 0x10,          /* .nv.info.ENTRY, SVAL: .reqntid x, y, z */
@@ -35,11 +34,7 @@ typedef struct {
     Elf64_Ehdr header;
 } elf_file;
 
-typedef struct {
-    unsigned format, attribute;
-    unsigned value;                /* HVAL/BVAL: the value; SVAL: the payload's size */
-    const unsigned char *payload;  /* SVAL only */
-} nv_record;
+typedef pj_nv_record nv_record;
 
 static uint32_t read_u32(const unsigned char *p)
 {
@@ -261,6 +256,27 @@ static const char *walk_records(pj_cubin_entry *out, const elf_file *elf,
             take_function_record(out, &record, (uint32_t)symbol, have_registers);
         else
             take_entry_record(out, &record);
+    }
+    return NULL;
+}
+
+const char *pj_cubin_entry_records(const void *cubin, size_t bytes, const char *entry,
+                                   pj_nv_visitor *visit, void *user)
+{
+    elf_file elf;
+    Elf64_Shdr section;
+    const char *wrong = elf_open(&elf, cubin, bytes);
+    if (wrong)
+        return wrong;
+    if (!find_section(&section, &elf, ".nv.info.", entry))
+        return "it has no .nv.info section for the entry";
+    const unsigned char *at = elf.base + section.sh_offset, *end = at + section.sh_size;
+    while (at < end) {
+        nv_record record;
+        if ((wrong = next_record(&record, &at, end)))
+            return wrong;
+        if (visit(user, &record))
+            break;
     }
     return NULL;
 }

@@ -32,6 +32,25 @@ typedef struct {
 ptxjit_status pj_cubin_entry_read(pj_cubin_entry *out, const void *cubin, size_t bytes,
                                   const char *entry);
 
+/* One .nv.info record: a format byte, an attribute byte, then 16 bits that are the value
+ * (EIFMT_HVAL; EIFMT_BVAL in the low byte; nothing for EIFMT_NVAL) or the size of a payload
+ * that follows (EIFMT_SVAL). */
+enum { PJ_EIFMT_NVAL = 1, PJ_EIFMT_BVAL = 2, PJ_EIFMT_HVAL = 3, PJ_EIFMT_SVAL = 4 };
+typedef struct {
+    unsigned format, attribute;
+    unsigned value;               /* HVAL/BVAL: the value; SVAL: the payload's size */
+    const unsigned char *payload; /* SVAL only, value bytes, inside the cubin */
+} pj_nv_record;
+
+/* Returns nonzero to stop the walk. */
+typedef int pj_nv_visitor(void *user, const pj_nv_record *record);
+
+/* Calls visit with each record of entry's own section (.nv.info.ENTRY), in order. NULL when
+ * the walk ended (every record visited, or visit stopped it); else what is wrong: not a whole
+ * CUDA ELF, no such section, or a record cut short or of an unknown format. */
+const char *pj_cubin_entry_records(const void *cubin, size_t bytes, const char *entry,
+                                   pj_nv_visitor *visit, void *user);
+
 /* The most threads per block that a launch of the entry may have, as the driver's
  * CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK reports it (cubin.c says how it is derived). */
 int pj_cubin_max_threads(const pj_cubin_entry *entry);

@@ -3,19 +3,16 @@
  * either a 2-byte value (formats 1 to 3) or a 2-byte length and that many bytes (format 4,
  * EIFMT_SVAL). EIATTR_KPARAM_INFO (0x17): u32 index, u16 ordinal, u16 offset, u32 whose bits
  * 18 to 31 are the size; EIATTR_PARAM_CBANK (0x0a): u32 symbol, u16 offset of the parameters
- * in their bank, u16 their size. Every length is checked before it is trusted: the bytes come
- * from the disk cache as well. */
-#include <elf.h>
+ * in their bank, u16 their size. cubin.c walks the section (every offset and length checked
+ * before it is followed: the bytes come from the disk cache as well); this file reads the two
+ * records. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "cubin.h"
 #include "cubin_params.h"
 
-#ifndef EM_CUDA
-#define EM_CUDA 190
-#endif
-
-enum { EIFMT_SVAL = 4, EIATTR_PARAM_CBANK = 0x0a, EIATTR_KPARAM_INFO = 0x17 };
+enum { EIATTR_PARAM_CBANK = 0x0a, EIATTR_KPARAM_INFO = 0x17 };
 
 static size_t le16(const unsigned char *p)
 {
@@ -32,39 +29,6 @@ static ptxjit_status unreadable(pj_cubin_param_list *out, const char *name, cons
     pj_cubin_param_list_free(out);
     return pj_error(PTXJIT_ERR_UNSUPPORTED, "the cubin's parameter records of entry %s: %s",
                     name, why);
-}
-
-/* The bytes of the section called section, or NULL when the cubin has none (or is no CUDA
- * ELF, or the section lies outside it). */
-static const unsigned char *find_section(size_t *length, const unsigned char *base,
-                                         size_t bytes, const char *section)
-{
-    Elf64_Ehdr header;
-    if (bytes < sizeof header)
-        return NULL;
-    memcpy(&header, base, sizeof header);
-    if (memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
-        header.e_ident[EI_DATA] != ELFDATA2LSB || header.e_machine != EM_CUDA ||
-        header.e_shentsize != sizeof(Elf64_Shdr) || header.e_shstrndx >= header.e_shnum ||
-        header.e_shoff > bytes || (bytes - header.e_shoff) / sizeof(Elf64_Shdr) < header.e_shnum)
-        return NULL;
-    Elf64_Shdr names;
-    memcpy(&names, base + header.e_shoff + header.e_shstrndx * sizeof names, sizeof names);
-    if (names.sh_offset > bytes || names.sh_size > bytes - names.sh_offset)
-        return NULL;
-    const size_t want = strlen(section) + 1; /* with its NUL */
-    for (size_t i = 0; i < header.e_shnum; i++) {
-        Elf64_Shdr s;
-        memcpy(&s, base + header.e_shoff + i * sizeof s, sizeof s);
-        if (s.sh_name >= names.sh_size || names.sh_size - s.sh_name < want ||
-            memcmp(base + names.sh_offset + s.sh_name, section, want) != 0)
-            continue;
-        if (s.sh_type == SHT_NOBITS || s.sh_offset > bytes || s.sh_size > bytes - s.sh_offset)
-            return NULL;
-        *length = s.sh_size;
-        return base + s.sh_offset;
-    }
-    return NULL;
 }
 
 /* Records parameter ordinal at offset with size. Unrecorded slots have size 0 (no parameter
@@ -88,55 +52,46 @@ static ptxjit_status record(pj_cubin_param_list *out, size_t ordinal, size_t off
     return PTXJIT_OK;
 }
 
-/* The attributes of one .nv.info.NAME section. */
-static ptxjit_status read_attributes(pj_cubin_param_list *out, const unsigned char *data,
-                                     size_t length, const char *name)
+typedef struct {
+    pj_cubin_param_list *list;
+    const char *name;
+    ptxjit_status status;
+} walk;
+
+/* One record of the entry's section: a parameter's, or where the parameters start. */
+static int take_record(void *user, const pj_nv_record *r)
 {
-    for (size_t at = 0; at + 4 <= length;) {
-        const unsigned format = data[at], attribute = data[at + 1];
-        if (format == 0)
-            break; /* padding at the end */
-        if (format != EIFMT_SVAL) {
-            at += 4;
-            continue;
-        }
-        const size_t size = le16(data + at + 2);
-        const unsigned char *value = data + at + 4;
-        if (size > length - at - 4)
-            return unreadable(out, name, "an attribute runs past its section");
-        if (attribute == EIATTR_KPARAM_INFO) {
-            size_t param_size = size >= 12 ? le32(value + 8) >> 18 & 0x3fff : 0;
-            ptxjit_status status =
-                record(out, le16(value + 4), le16(value + 6), param_size, name);
-            if (status != PTXJIT_OK)
-                return status;
-        } else if (attribute == EIATTR_PARAM_CBANK && size >= 8) {
-            out->bank_offset = le16(value + 4);
-            out->has_bank = 1;
-        }
-        at += 4 + size;
+    walk *w = user;
+    if (r->format != PJ_EIFMT_SVAL)
+        return 0;
+    if (r->attribute == EIATTR_KPARAM_INFO) {
+        size_t size = r->value >= 12 ? le32(r->payload + 8) >> 18 & 0x3fff : 0;
+        w->status = r->value >= 8 ? record(w->list, le16(r->payload + 4), le16(r->payload + 6),
+                                           size, w->name)
+                                  : unreadable(w->list, w->name, "a parameter record is cut");
+        return w->status != PTXJIT_OK;
     }
-    for (int i = 0; i < out->count; i++)
-        if (!out->params[i].size)
-            return unreadable(out, name, "a parameter has no record");
-    return PTXJIT_OK;
+    if (r->attribute == EIATTR_PARAM_CBANK && r->value >= 8) {
+        w->list->bank_offset = le16(r->payload + 4);
+        w->list->has_bank = 1;
+    }
+    return 0;
 }
 
 ptxjit_status pj_cubin_entry_params(pj_cubin_param_list *out, const void *cubin, size_t size,
                                     const char *name)
 {
     memset(out, 0, sizeof *out);
-    pj_strbuf section;
-    pj_sb_init(&section);
-    pj_sb_appendf(&section, ".nv.info.%s", name);
-    if (!section.data)
-        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    size_t length = 0;
-    const unsigned char *data = cubin ? find_section(&length, cubin, size, section.data) : NULL;
-    pj_sb_free(&section);
-    if (!data)
-        return unreadable(out, name, "the cubin is no CUDA ELF or has no .nv.info section for it");
-    return read_attributes(out, data, length, name);
+    walk w = {out, name, PTXJIT_OK};
+    const char *wrong = pj_cubin_entry_records(cubin, size, name, take_record, &w);
+    if (wrong)
+        return unreadable(out, name, wrong);
+    if (w.status != PTXJIT_OK)
+        return w.status;
+    for (int i = 0; i < out->count; i++)
+        if (!out->params[i].size)
+            return unreadable(out, name, "a parameter has no record");
+    return PTXJIT_OK;
 }
 
 void pj_cubin_param_list_free(pj_cubin_param_list *entry)

@@ -2,8 +2,20 @@
  * runtime of their own, and the CUDA context's handle. Streams and events are the driver's
  * CUstream and CUevent, made in the device's primary context, so they mix with the CUDA
  * runtime's of the same device. Each call makes that context current only for itself
- * (pj_gpu_enter / pj_gpu_leave). */
+ * (pj_gpu_enter / pj_gpu_leave, RETURN_IN_CONTEXT). */
 #include "context.h"
+
+/* Returns the driver call fn(...) made with the context's CUDA context current (between
+ * pj_gpu_enter and pj_gpu_leave), or why the GPU cannot be used, before the driver is
+ * touched. A macro, so that each wrapper below stays one line. */
+#define RETURN_IN_CONTEXT(context, fn, ...)                                                \
+    do {                                                                                   \
+        CUcontext saved_;                                                                  \
+        ptxjit_status entered_ = pj_gpu_enter((context), &saved_);                         \
+        if (entered_ != PTXJIT_OK)                                                         \
+            return entered_;                                                               \
+        return pj_gpu_return((context), saved_, (context)->driver->fn(__VA_ARGS__), #fn);  \
+    } while (0)
 
 static ptxjit_status refuse(const char *what, const char *why)
 {
@@ -21,12 +33,7 @@ ptxjit_status ptxjit_stream_create(void **out, ptxjit_context *context, int flag
                         "the default stream) or PTXJIT_STREAM_NON_BLOCKING",
                         flags);
     unsigned cu_flags = flags ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT;
-    CUcontext saved;
-    ptxjit_status status = pj_gpu_enter(context, &saved);
-    if (status != PTXJIT_OK)
-        return status;
-    CUresult result = context->driver->cuStreamCreate((CUstream *)out, cu_flags);
-    return pj_gpu_return(context, saved, result, "cuStreamCreate");
+    RETURN_IN_CONTEXT(context, cuStreamCreate, (CUstream *)out, cu_flags);
 }
 
 ptxjit_status ptxjit_stream_destroy(ptxjit_context *context, void *stream)
@@ -35,24 +42,14 @@ ptxjit_status ptxjit_stream_destroy(ptxjit_context *context, void *stream)
         return refuse("ptxjit_stream_destroy",
                       "context and stream must not be NULL (the default stream is never "
                       "destroyed)");
-    CUcontext saved;
-    ptxjit_status status = pj_gpu_enter(context, &saved);
-    if (status != PTXJIT_OK)
-        return status;
-    CUresult result = context->driver->cuStreamDestroy((CUstream)stream);
-    return pj_gpu_return(context, saved, result, "cuStreamDestroy");
+    RETURN_IN_CONTEXT(context, cuStreamDestroy, (CUstream)stream);
 }
 
 ptxjit_status ptxjit_stream_synchronize(ptxjit_context *context, void *stream)
 {
     if (!context)
         return refuse("ptxjit_stream_synchronize", "context is NULL");
-    CUcontext saved;
-    ptxjit_status status = pj_gpu_enter(context, &saved);
-    if (status != PTXJIT_OK)
-        return status;
-    CUresult result = context->driver->cuStreamSynchronize((CUstream)stream);
-    return pj_gpu_return(context, saved, result, "cuStreamSynchronize");
+    RETURN_IN_CONTEXT(context, cuStreamSynchronize, (CUstream)stream);
 }
 
 ptxjit_status ptxjit_event_create(void **out, ptxjit_context *context)
@@ -60,36 +57,21 @@ ptxjit_status ptxjit_event_create(void **out, ptxjit_context *context)
     if (!out || !context)
         return refuse("ptxjit_event_create", "out and context must not be NULL");
     *out = NULL;
-    CUcontext saved;
-    ptxjit_status status = pj_gpu_enter(context, &saved);
-    if (status != PTXJIT_OK)
-        return status;
-    CUresult result = context->driver->cuEventCreate((CUevent *)out, CU_EVENT_DEFAULT);
-    return pj_gpu_return(context, saved, result, "cuEventCreate");
+    RETURN_IN_CONTEXT(context, cuEventCreate, (CUevent *)out, CU_EVENT_DEFAULT);
 }
 
 ptxjit_status ptxjit_event_record(ptxjit_context *context, void *event, void *stream)
 {
     if (!context || !event)
         return refuse("ptxjit_event_record", "context and event must not be NULL");
-    CUcontext saved;
-    ptxjit_status status = pj_gpu_enter(context, &saved);
-    if (status != PTXJIT_OK)
-        return status;
-    CUresult result = context->driver->cuEventRecord((CUevent)event, (CUstream)stream);
-    return pj_gpu_return(context, saved, result, "cuEventRecord");
+    RETURN_IN_CONTEXT(context, cuEventRecord, (CUevent)event, (CUstream)stream);
 }
 
 ptxjit_status ptxjit_event_synchronize(ptxjit_context *context, void *event)
 {
     if (!context || !event)
         return refuse("ptxjit_event_synchronize", "context and event must not be NULL");
-    CUcontext saved;
-    ptxjit_status status = pj_gpu_enter(context, &saved);
-    if (status != PTXJIT_OK)
-        return status;
-    CUresult result = context->driver->cuEventSynchronize((CUevent)event);
-    return pj_gpu_return(context, saved, result, "cuEventSynchronize");
+    RETURN_IN_CONTEXT(context, cuEventSynchronize, (CUevent)event);
 }
 
 ptxjit_status ptxjit_event_elapsed_ms(float *out, ptxjit_context *context, void *start,
@@ -97,24 +79,14 @@ ptxjit_status ptxjit_event_elapsed_ms(float *out, ptxjit_context *context, void 
 {
     if (!out || !context || !start || !end)
         return refuse("ptxjit_event_elapsed_ms", "out, context, start and end must not be NULL");
-    CUcontext saved;
-    ptxjit_status status = pj_gpu_enter(context, &saved);
-    if (status != PTXJIT_OK)
-        return status;
-    CUresult result = context->driver->cuEventElapsedTime(out, (CUevent)start, (CUevent)end);
-    return pj_gpu_return(context, saved, result, "cuEventElapsedTime");
+    RETURN_IN_CONTEXT(context, cuEventElapsedTime, out, (CUevent)start, (CUevent)end);
 }
 
 ptxjit_status ptxjit_event_destroy(ptxjit_context *context, void *event)
 {
     if (!context || !event)
         return refuse("ptxjit_event_destroy", "context and event must not be NULL");
-    CUcontext saved;
-    ptxjit_status status = pj_gpu_enter(context, &saved);
-    if (status != PTXJIT_OK)
-        return status;
-    CUresult result = context->driver->cuEventDestroy((CUevent)event);
-    return pj_gpu_return(context, saved, result, "cuEventDestroy");
+    RETURN_IN_CONTEXT(context, cuEventDestroy, (CUevent)event);
 }
 
 ptxjit_status ptxjit_copy_to_device_async(ptxjit_context *context, ptxjit_devptr dst,
@@ -122,12 +94,7 @@ ptxjit_status ptxjit_copy_to_device_async(ptxjit_context *context, ptxjit_devptr
 {
     if (!context || !dst || !src)
         return refuse("ptxjit_copy_to_device_async", "context, dst and src must not be NULL");
-    CUcontext saved;
-    ptxjit_status status = pj_gpu_enter(context, &saved);
-    if (status != PTXJIT_OK)
-        return status;
-    CUresult result = context->driver->cuMemcpyHtoDAsync(dst, src, bytes, (CUstream)stream);
-    return pj_gpu_return(context, saved, result, "cuMemcpyHtoDAsync");
+    RETURN_IN_CONTEXT(context, cuMemcpyHtoDAsync, dst, src, bytes, (CUstream)stream);
 }
 
 ptxjit_status ptxjit_copy_to_host_async(ptxjit_context *context, void *dst, ptxjit_devptr src,
@@ -135,12 +102,7 @@ ptxjit_status ptxjit_copy_to_host_async(ptxjit_context *context, void *dst, ptxj
 {
     if (!context || !dst || !src)
         return refuse("ptxjit_copy_to_host_async", "context, dst and src must not be NULL");
-    CUcontext saved;
-    ptxjit_status status = pj_gpu_enter(context, &saved);
-    if (status != PTXJIT_OK)
-        return status;
-    CUresult result = context->driver->cuMemcpyDtoHAsync(dst, src, bytes, (CUstream)stream);
-    return pj_gpu_return(context, saved, result, "cuMemcpyDtoHAsync");
+    RETURN_IN_CONTEXT(context, cuMemcpyDtoHAsync, dst, src, bytes, (CUstream)stream);
 }
 
 ptxjit_status ptxjit_memset_d8_async(ptxjit_context *context, ptxjit_devptr dst,
@@ -148,12 +110,7 @@ ptxjit_status ptxjit_memset_d8_async(ptxjit_context *context, ptxjit_devptr dst,
 {
     if (!context || !dst)
         return refuse("ptxjit_memset_d8_async", "context and dst must not be NULL");
-    CUcontext saved;
-    ptxjit_status status = pj_gpu_enter(context, &saved);
-    if (status != PTXJIT_OK)
-        return status;
-    CUresult result = context->driver->cuMemsetD8Async(dst, value, count, (CUstream)stream);
-    return pj_gpu_return(context, saved, result, "cuMemsetD8Async");
+    RETURN_IN_CONTEXT(context, cuMemsetD8Async, dst, value, count, (CUstream)stream);
 }
 
 ptxjit_status ptxjit_memset_d32_async(ptxjit_context *context, ptxjit_devptr dst, uint32_t value,
@@ -167,12 +124,7 @@ ptxjit_status ptxjit_memset_d32_async(ptxjit_context *context, ptxjit_devptr dst
                         "32-bit values at an aligned address, or bytes with "
                         "ptxjit_memset_d8_async",
                         (unsigned long long)dst);
-    CUcontext saved;
-    ptxjit_status status = pj_gpu_enter(context, &saved);
-    if (status != PTXJIT_OK)
-        return status;
-    CUresult result = context->driver->cuMemsetD32Async(dst, value, count, (CUstream)stream);
-    return pj_gpu_return(context, saved, result, "cuMemsetD32Async");
+    RETURN_IN_CONTEXT(context, cuMemsetD32Async, dst, value, count, (CUstream)stream);
 }
 
 ptxjit_status ptxjit_cuda_context(void **out, ptxjit_context *context)

@@ -652,21 +652,7 @@ END_TEST
 /* The CLI's -D/-I/--lineinfo/--fast-math/-G, shown by inspect as text and JSON. */
 static int run_cli(char **output, const char *cache_dir, const char *args)
 {
-    const char *cli = getenv("PTXJIT_CLI");
-    ck_assert_msg(cli != NULL, "PTXJIT_CLI is not set (make test sets it)");
-    char command[8192];
-    snprintf(command, sizeof command, "PTXJIT_CACHE_DIR='%s' '%s' %s 2>&1", cache_dir, cli, args);
-    FILE *pipe = popen(command, "r");
-    ck_assert_ptr_nonnull(pipe);
-    pj_strbuf sb;
-    pj_sb_init(&sb);
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, pipe)) > 0)
-        pj_sb_append_n(&sb, chunk, n);
-    int status = pclose(pipe);
-    *output = pj_sb_take(&sb);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return test_run_cli(output, cache_dir, "", args, NULL);
 }
 
 START_TEST(cli_inspect_shows_the_compile_options)

@@ -13,21 +13,7 @@
 /* Runs the CLI ($PTXJIT_CLI) with args, stdout and stderr together into *out; exit status. */
 static int run_cli(char **out, const char *args)
 {
-    const char *cli = getenv("PTXJIT_CLI");
-    ck_assert_msg(cli != NULL, "PTXJIT_CLI is not set (make test sets it)");
-    char command[8192];
-    snprintf(command, sizeof command, "'%s' %s 2>&1", cli, args);
-    FILE *pipe = popen(command, "r");
-    ck_assert_ptr_nonnull(pipe);
-    pj_strbuf sb;
-    pj_sb_init(&sb);
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, pipe)) > 0)
-        pj_sb_append_n(&sb, chunk, n);
-    int status = pclose(pipe);
-    *out = pj_sb_take(&sb);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return test_run_cli(out, NULL, "", args, NULL);
 }
 
 START_TEST(the_last_error_stays_until_the_next_failure)

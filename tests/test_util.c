@@ -96,8 +96,10 @@ int test_run_cli(char **output, const char *cache_dir, const char *env, const ch
     char command[16384], redirect[4200] = "2>&1";
     if (err_path)
         snprintf(redirect, sizeof redirect, "2>'%s'", err_path);
-    snprintf(command, sizeof command, "%s PTXJIT_CACHE_DIR='%s' '%s' %s %s", env, cache_dir,
-             cli, args, redirect);
+    char cache[4200] = "";
+    if (cache_dir)
+        snprintf(cache, sizeof cache, "PTXJIT_CACHE_DIR='%s'", cache_dir);
+    snprintf(command, sizeof command, "%s %s '%s' %s %s", env, cache, cli, args, redirect);
     FILE *pipe = popen(command, "r");
     ck_assert_ptr_nonnull(pipe);
     pj_strbuf sb;

@@ -9,9 +9,10 @@
 
 /* A fresh empty directory under $TMPDIR (or /tmp); caller removes it with test_rmtree. */
 char *test_mkdtemp(void);
-/* Runs the CLI ($PTXJIT_CLI) with args and PTXJIT_CACHE_DIR=cache_dir, after the environment
- * assignments in env ("" for none); *output: stdout, and stderr too unless err_path names a
- * file for it (the caller frees *output). Returns the exit status (-1: killed). */
+/* Runs the CLI ($PTXJIT_CLI) with args and PTXJIT_CACHE_DIR=cache_dir (NULL: as inherited),
+ * after the environment assignments in env ("" for none); *output: stdout, and stderr too
+ * unless err_path names a file for it (the caller frees *output). Returns the exit status
+ * (-1: killed). */
 int test_run_cli(char **output, const char *cache_dir, const char *env, const char *args,
                  const char *err_path);
 void test_rmtree(const char *path);

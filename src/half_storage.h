@@ -8,15 +8,23 @@
 #ifndef PTXJIT_HALF_STORAGE_H
 #define PTXJIT_HALF_STORAGE_H
 
-/* bf16 bits of the float with bits X, rounded to nearest even, any NaN to 0x7fff: what
- * cuda_bf16.hpp computes where cvt.rn.bf16.f32 is missing (before sm_80). Written once, as C
- * that the host test runs over every bf16 and the special floats, and as the prelude's
- * text (stringified below). */
-#define PJ_BF16_ROUND_BITS(X)                                                                 \
-    ((((X) & 0x7fffffffu) > 0x7f800000u)                                                      \
-         ? 0x7fffu                                                                            \
-         : ((X) >> 16) + (((X) & 0xffffu) > 0x8000u ||                                        \
-                          (((X) & 0xffffu) == 0x8000u && (((X) >> 16) & 1u))))
+/* R = the bf16 bits of the float with bits X (unsigned), rounded to nearest even, any NaN
+ * to 0x7fff: cuda_bf16.hpp's code where cvt.rn.bf16.f32 is missing (before sm_80), in its
+ * shape, so that sm_75 gets its very instructions. Written once, as C that the host test
+ * runs over every bf16 and the special floats, and as the prelude's text (stringified). */
+#define PJ_BF16_ROUND(X, R)                                                                   \
+    do {                                                                                      \
+        unsigned remainder_;                                                                  \
+        if (((X) & 0x7fffffffU) > 0x7f800000U) {                                              \
+            (R) = 0x7fffU;                                                                    \
+            remainder_ = 0U;                                                                  \
+        } else {                                                                              \
+            remainder_ = (X) << 16U;                                                          \
+            (R) = (unsigned short)((X) >> 16U);                                               \
+        }                                                                                     \
+        if ((remainder_ > 0x80000000U) || ((remainder_ == 0x80000000U) && (((R) & 0x1U) != 0U))) \
+            (R)++;                                                                            \
+    } while (0)
 
 #define PJ_HALF_STORAGE_STRINGIFY_(...) #__VA_ARGS__
 #define PJ_HALF_STORAGE_STRINGIFY(...) PJ_HALF_STORAGE_STRINGIFY_(__VA_ARGS__)
@@ -45,7 +53,7 @@
     "    asm(\"{  cvt.rn.bf16.f32 %0, %1;}\\n\" : \"=h\"(h.__x) : \"f\"(f));\n"                \
     "#else\n"                                                                                 \
     "    const unsigned x = __float_as_uint(f);\n"                                            \
-    "    h.__x = (unsigned short)(" PJ_HALF_STORAGE_STRINGIFY(PJ_BF16_ROUND_BITS(x)) ");\n"    \
+    "    " PJ_HALF_STORAGE_STRINGIFY(PJ_BF16_ROUND(x, h.__x)) ";\n"                            \
     "#endif\n"                                                                                \
     "    return h;\n}\n"                                                                      \
     "__device__ __forceinline__ __nv_bfloat16 __float2bfloat16(float f) { return "           \

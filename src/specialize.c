@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "half_storage.h"
 #include "specialize.h"
 
 static void append_upper(pj_strbuf *sb, const char *name)
@@ -59,20 +60,28 @@ static void define_param(pj_strbuf *sb, const pj_param *param, int64_t value)
 }
 
 /* Half types need their headers; NVRTC has no built-in copies (toolkit include path). Only
- * the chosen type's: parsing cuda_bf16.h would add about half again to a small f32 compile. */
+ * the chosen types', each once (matmul's dtype and out are often the same type): parsing
+ * cuda_bf16.h would add about half again to a small f32 compile. A template that declares
+ * `nvrtc half_storage` gets 2-byte storage types with the headers' conversions instead
+ * (half_storage.h), and NVRTC parses neither header. */
 static void include_headers(pj_strbuf *sb, const pj_request *request)
 {
     const pj_schema *schema = request->schema;
+    int f16 = 0, bf16 = 0;
     for (int i = 0; i < schema->param_count; i++) {
         const pj_param *param = &schema->params[i];
         if (param->kind != PJ_PARAM_DTYPE)
             continue;
         pj_dtype dtype = (pj_dtype)param->dtypes[request->values[i]];
-        if (dtype == PJ_DTYPE_f16)
-            pj_sb_append(sb, "#include <cuda_fp16.h>\n");
-        if (dtype == PJ_DTYPE_bf16)
-            pj_sb_append(sb, "#include <cuda_bf16.h>\n");
+        f16 |= dtype == PJ_DTYPE_f16;
+        bf16 |= dtype == PJ_DTYPE_bf16;
     }
+    if (f16)
+        pj_sb_append(sb, schema->nvrtc_half_storage ? PJ_F16_STORAGE_PRELUDE
+                                                    : "#include <cuda_fp16.h>\n");
+    if (bf16)
+        pj_sb_append(sb, schema->nvrtc_half_storage ? PJ_BF16_STORAGE_PRELUDE
+                                                    : "#include <cuda_bf16.h>\n");
 }
 
 /* text as the inside of a C string literal. */

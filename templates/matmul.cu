@@ -5,6 +5,7 @@
 //@ptxjit family matmul
 //@ptxjit doc C = A·B, row-major: the seven steps of the matmul write-up (fp32, tf32 tensor cores), then Hopper wgmma (bf16/f16 in, fp32 accumulation).
 //@ptxjit entry matmul_kernel
+//@ptxjit nvrtc minimal half_storage
 //@ptxjit param variant enum(naive,coalescing,tiled,tiled_register,block_tiled,block_tiled_vectorized,tensor_core,wgmma) default=wgmma doc="step of the progression (each adds one idea to the one before)"
 //@ptxjit param dtype dtype(f32,bf16,f16) default=f32 default_if="variant == wgmma => bf16" doc="A and B: f32 (the SIMT variants; tensor_core rounds it to tf32) or bf16/f16 (wgmma)"
 //@ptxjit param out dtype(f32,bf16,f16) default=f32 default_if="variant == wgmma && dtype == bf16 => bf16" default_if="variant == wgmma && dtype == f16 => f16" doc="C; every variant accumulates in fp32"

@@ -4,6 +4,7 @@
 //@ptxjit family reduce
 //@ptxjit doc Sum of a vector: two passes through shared memory, a last-warp shuffle, one pass with atomics, batching, 16-byte vector loads.
 //@ptxjit entry reduce_kernel
+//@ptxjit nvrtc minimal
 //@ptxjit param variant enum(two_pass,warp_shuffle,one_pass,batched,vectorized) default=vectorized doc="step of the progression (each adds one idea to the one before)"
 //@ptxjit param tpb int(32..1024) pow2 default=512 doc="threads per block"
 //@ptxjit param batch int(1..64) default=4 when="variant == batched || variant == vectorized" doc="per thread and block tile: elements (batched) or 16-byte vectors (vectorized)"

@@ -18,6 +18,7 @@
 //@ptxjit family softmax
 //@ptxjit doc Row-wise softmax of an M x N row-major matrix (f32/f16/bf16 storage, fp32 math): the row held in registers (one read, one write), or two passes over it for any N.
 //@ptxjit entry softmax_kernel
+//@ptxjit nvrtc minimal half_storage
 //@ptxjit param variant enum(block,online) default=online doc="online: the row held in registers, one read and one write, N up to tpr * vec * items; block: any N, two passes over the row (running max and sum, then a re-read and the write)"
 //@ptxjit param dtype dtype(f32,f16,bf16) default=f32 doc="element type of input and output (storage only: the math is fp32)"
 //@ptxjit param tpb int(32..1024) pow2 default=128 default_if="variant == block => 1024" default_if="dtype != f32 => 256" doc="threads per block"

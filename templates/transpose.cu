@@ -6,6 +6,7 @@
 //@ptxjit family transpose
 //@ptxjit doc Matrix transpose: shared-memory tiles (any GPU), then TMA loads/stores, swizzling and thread coarsening (sm_90+).
 //@ptxjit entry transpose_kernel
+//@ptxjit nvrtc minimal half_storage
 //@ptxjit param variant enum(smem,tma,tma_swizzle,tma_batched) default=tma_batched doc="step of the progression"
 //@ptxjit param block int(8..256) pow2 default=32 default_if="variant == tma_batched => 128" default_if="variant == smem => 64" doc="tile width in elements: input columns, output rows (the tile edge of square tiles)"
 //@ptxjit param swizzle enum(none,32B,64B,128B) default=128B default_if="variant == tma_batched => none" when="variant == tma_swizzle || variant == tma_batched" doc="shared-memory swizzle of the tensor maps (tma_batched: none moves longer runs of each row, and diagonals avoid the bank conflicts)"

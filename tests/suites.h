@@ -28,7 +28,8 @@
     X(suite_tune)             \
     X(suite_pool)             \
     X(suite_launch_api)       \
-    X(suite_examples)
+    X(suite_examples)         \
+    X(suite_cold_compile)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \

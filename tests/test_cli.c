@@ -329,6 +329,16 @@ START_TEST(cli_ir_and_backend_flag_show_the_llvm_route)
     free(out);
     ck_assert_int_eq(run_cli(&out, dir, "bench compile samples=0"), 2);
     free(out);
+    /* Without a family: issue 15's two requests and the table of its four targets. */
+    ck_assert_int_eq(run_cli(&out, dir, "--no-gpu bench compile samples=1"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "matmul variant=wgmma dtype=bf16, median of 1"));
+    ck_assert_ptr_nonnull(strstr(out, "| reduce | "));
+    ck_assert_ptr_nonnull(strstr(out, "| matmul wgmma bf16 | "));
+    ck_assert_ptr_nonnull(strstr(out, "| <= 350 |"));
+    free(out);
+    ck_assert_int_eq(run_cli(&out, dir, "bench compile ofc=fast"), 2);
+    ck_assert_ptr_nonnull(strstr(out, "give min, mid or max"));
+    free(out);
     ck_assert_int_eq(run_cli(&out, dir, "--backend gcc list"), 1);
     ck_assert_ptr_nonnull(strstr(out, "available: nvrtc, llvm"));
     free(out);

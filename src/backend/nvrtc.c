@@ -43,6 +43,18 @@ void pj_nvrtc_allow_driver_cache(int allowed)
     atomic_store(&driver_cache_allowed, allowed != 0);
 }
 
+static _Atomic(const char *) extra_option;
+
+void pj_nvrtc_set_extra_option(const char *option)
+{
+    atomic_store(&extra_option, option);
+}
+
+const char *pj_nvrtc_extra_option(void)
+{
+    return atomic_load(&extra_option);
+}
+
 static void nvrtc_load_once(void)
 {
     static const char *const sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", NULL};

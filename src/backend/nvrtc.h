@@ -16,6 +16,12 @@ const char *pj_nvrtc_library_path(void);
  * only `ptxjit bench compile` turns it on, to show what it hides). */
 void pj_nvrtc_allow_driver_cache(int allowed);
 
+/* One more option for every NVRTC compile of the process (NULL: none): the bench's switch
+ * for options that trade code for compile time (`ptxjit bench compile ofc=mid`), never a
+ * default. It goes through the route's argument list, so keys change with it. */
+void pj_nvrtc_set_extra_option(const char *option);
+const char *pj_nvrtc_extra_option(void);
+
 #define PJ_NVRTC_MAX_OPTIONS 63
 /* Compiles source for the architecture in options ("-arch=sm_90a" gives PTX and cubin).
  * name is the program's file name in the log. On success out->ptx, cubin and log are set.

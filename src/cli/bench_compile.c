@@ -12,6 +12,7 @@
 #include "backend/nvjitlink.h"
 #include "backend/nvrtc.h"
 #include "cli/cli.h"
+#include "cli/family_cli.h"
 #include "cli/timing.h"
 #include "context.h"
 #include "cubin.h"
@@ -242,63 +243,203 @@ static ptxjit_status gpu_part(const cli_args *args, int routes, const char *fami
     return PTXJIT_OK;
 }
 
-int cmd_bench_compile(cli_args *args)
+/* One request's cold compiles on both routes (llvm where it builds it): the table, the
+ * cubins, and with a GPU the loads and the driver-cache compiles. t[1].samples is 0 where
+ * llvm was not timed. */
+static ptxjit_status bench_request(route_times t[2], const cli_args *args, const char *family,
+                                   const char *params, int samples, int gpu)
 {
-    /* argv: "compile" [FAMILY] [key=value ...] */
-    int named = args->argc >= 2 && !strchr(args->argv[1], '=');
-    const char *family = named ? args->argv[1] : "reduce";
-    static const char *const own[] = {"samples", NULL};
-    const char *values[1] = {NULL};
-    int first = named ? 2 : 1;
-    char *given = cli_join_params(args->argc > first ? args->argc - first : 0, args->argv + first,
-                                  own, values);
-    int samples;
-    if (!usage_samples(values[0], &samples)) {
-        free(given);
-        return CLI_USAGE;
-    }
-    const char *params = given && *given               ? given
-                         : strcmp(family, COMPILE_FAMILY) == 0 ? COMPILE_PARAMS
-                                                               : "";
     char nvrtc_params[512], llvm_params[512], no_llvm[1024] = "";
     snprintf(nvrtc_params, sizeof nvrtc_params, "%s backend=nvrtc", params);
     snprintf(llvm_params, sizeof llvm_params, "%s backend=llvm", params);
     const char *const p[2] = {nvrtc_params, llvm_params};
     int count = llvm_builds(no_llvm, sizeof no_llvm, args, family, llvm_params) ? 2 : 1;
-    route_times routes[2];
-    ptxjit_status status = time_routes(routes, count, samples, args, family, p);
-    if (status != PTXJIT_OK) {
+    t[1].samples = 0;
+    ptxjit_status status = time_routes(t, count, samples, args, family, p);
+    if (status != PTXJIT_OK)
+        return status;
+    printf("\ncold compile, request -> cubin, %s %s, median of %d in one process (each in a "
+           "fresh context without disk cache; the compilers' driver cache off; routes "
+           "alternating A B B A), ms; other = total - stages (request, key, metadata); CPU = "
+           "this thread's CPU time (total)%s%s:\n\n",
+           family, *params ? params : "(the family's defaults)", samples,
+           pj_nvrtc_extra_option() ? "; NVRTC with " : "",
+           pj_nvrtc_extra_option() ? pj_nvrtc_extra_option() : "");
+    print_table_head();
+    print_row("nvrtc (prelude; NVRTC -> PTX + cubin)", &t[0], 0);
+    if (count == 2) {
+        print_row("llvm (IR build; O3; NVPTX; nvJitLink)", &t[1], 1);
+        printf("\nllvm / nvrtc total: %.3f (CPU: %.3f)\n",
+               median_of(t[1].total, samples) / median_of(t[0].total, samples),
+               median_of(t[1].cpu, samples) / median_of(t[0].cpu, samples));
+    } else {
+        printf("\nllvm: not timed: %s\n", no_llvm);
+    }
+    printf("\ncubin, nvrtc: %s\n", t[0].cubin);
+    if (count == 2)
+        printf("cubin, llvm:  %s\n", t[1].cubin);
+    if (gpu)
+        status = gpu_part(args, count, family, p, samples);
+    if (status == PTXJIT_OK && (!t[0].cubin_is_sass || (count == 2 && !t[1].cubin_is_sass)))
+        status = pj_error(PTXJIT_ERR_COMPILE, "a cubin holds no SASS (see above)");
+    return status;
+}
+
+/* Issue 15's cold-compile targets: these requests, median of N, request -> cubin. */
+static const struct {
+    const char *label, *family, *params;
+    double nvrtc_ms; /* the target on the H100 */
+} compile_targets[] = {
+    {"reduce", COMPILE_FAMILY, COMPILE_PARAMS, 55},
+    {"matmul wgmma bf16", "matmul", "variant=wgmma dtype=bf16", 350},
+};
+#define COMPILE_TARGET_RATIO 0.40 /* llvm / nvrtc, for both */
+
+static void print_targets(route_times t[][2], int samples)
+{
+    printf("\ncold compile targets (issue 15; H100, median of 10, request -> cubin), median of "
+           "%d here%s%s:\n\n",
+           samples, pj_nvrtc_extra_option() ? ", NVRTC with " : "",
+           pj_nvrtc_extra_option() ? pj_nvrtc_extra_option() : "");
+    printf("| request | nvrtc ms | target | llvm ms | llvm / nvrtc | target |\n");
+    printf("|---------|---------:|-------:|--------:|-------------:|-------:|\n");
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(compile_targets); i++) {
+        double nvrtc = median_of(t[i][0].total, samples);
+        printf("| %s | %.1f | <= %.0f |", compile_targets[i].label, nvrtc,
+               compile_targets[i].nvrtc_ms);
+        if (t[i][1].samples) {
+            double llvm = median_of(t[i][1].total, samples);
+            printf(" %.1f | %.3f | <= %.2f |\n", llvm, llvm / nvrtc, COMPILE_TARGET_RATIO);
+        } else {
+            printf(" - | - | <= %.2f |\n", COMPILE_TARGET_RATIO);
+        }
+    }
+}
+
+/* `ofc=LEVEL` with a GPU: each target request run (fresh data, checked against the CPU
+ * reference, timed by the family's `run`) with NVRTC's default and with -Ofc=LEVEL,
+ * alternating A B B A, so the speed each costs is read off in the same call. A context per
+ * run: a context answers a request text it has seen from memory, whatever the option. */
+static ptxjit_status ofc_run(const cli_args *args, const cli_family *f, const char *params,
+                             int runs)
+{
+    ptxjit_options options = args->options;
+    options.disk_cache = 0;
+    ptxjit_context *gpu;
+    ptxjit_status status = ptxjit_open(&gpu, &options);
+    if (status != PTXJIT_OK)
+        return status;
+    if (f->run(gpu, params, f->size_defaults, runs) != CLI_OK)
+        status = pj_error(PTXJIT_ERR_CUDA, "%s %s: the run failed (above)", f->name, params);
+    ptxjit_close(gpu);
+    return status;
+}
+
+static ptxjit_status ofc_speed_check(const cli_args *args, const char *option, int runs)
+{
+    ptxjit_options options = args->options;
+    ptxjit_context *probe;
+    ptxjit_status status = ptxjit_open(&probe, &options);
+    if (status != PTXJIT_OK)
+        return status;
+    int gpu = options.use_gpu && ptxjit_gpu_status(probe) == PTXJIT_OK;
+    if (!gpu)
+        printf("\nno GPU (%s): the speed of the %s kernels not checked\n",
+               options.use_gpu ? ptxjit_last_error() : "--no-gpu", option);
+    ptxjit_close(probe);
+    if (!gpu)
+        return PTXJIT_OK;
+    printf("\nkernel speed, NVRTC's default against %s (each family's `run` at its default "
+           "sizes, %d runs, order A B B A):\n",
+           option, runs);
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(compile_targets) && status == PTXJIT_OK; i++) {
+        const cli_family *f = cli_family_find(compile_targets[i].family);
+        if (!f || !f->run)
+            continue;
+        char params[256];
+        snprintf(params, sizeof params, "%s backend=nvrtc", compile_targets[i].params);
+        for (int k = 0; k < 4 && status == PTXJIT_OK; k++) {
+            int with = k == 1 || k == 2;
+            pj_nvrtc_set_extra_option(with ? option : NULL);
+            printf("\n%s, NVRTC %s:\n", compile_targets[i].label, with ? option : "default");
+            fflush(stdout);
+            status = ofc_run(args, f, params, runs);
+        }
+    }
+    pj_nvrtc_set_extra_option(option);
+    return status;
+}
+
+/* ofc=LEVEL: NVRTC's -Ofc (fast compile) level for every NVRTC compile of this bench. */
+static int usage_ofc(const char *text, const char **option)
+{
+    static const char *const levels[][2] = {
+        {"min", "-Ofc=min"}, {"mid", "-Ofc=mid"}, {"max", "-Ofc=max"}};
+    *option = NULL;
+    if (!text)
+        return 1;
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(levels); i++)
+        if (strcmp(text, levels[i][0]) == 0) {
+            *option = levels[i][1];
+            return 1;
+        }
+    fprintf(stderr, "ptxjit: ofc=%s: give min, mid or max (NVRTC's -Ofc levels)\n", text);
+    return 0;
+}
+
+int cmd_bench_compile(cli_args *args)
+{
+    /* argv: "compile" [FAMILY] [key=value ...] */
+    int named = args->argc >= 2 && !strchr(args->argv[1], '=');
+    const char *family = named ? args->argv[1] : NULL;
+    static const char *const own[] = {"samples", "ofc", "runs", NULL};
+    const char *values[3] = {NULL, NULL, NULL};
+    int first = named ? 2 : 1;
+    char *given = cli_join_params(args->argc > first ? args->argc - first : 0, args->argv + first,
+                                  own, values);
+    int samples, runs = 0;
+    const char *ofc = NULL;
+    int ok = usage_samples(values[0], &samples) && usage_ofc(values[1], &ofc);
+    if (ok && values[2] && ((runs = atoi(values[2])) < 1 || !ofc)) {
+        fprintf(stderr, "ptxjit: runs=%s: a positive count, with ofc= (the kernels' runs)\n",
+                values[2]);
+        ok = 0;
+    }
+    if (ok && !family && given && *given) {
+        fprintf(stderr, "ptxjit: bench compile: '%s' needs a FAMILY before it\n", given);
+        ok = 0;
+    }
+    if (!ok) {
         free(given);
-        return cli_fail(status);
+        return CLI_USAGE;
+    }
+    pj_nvrtc_set_extra_option(ofc);
+    ptxjit_status status = PTXJIT_OK;
+    if (family) {
+        const char *params = given && *given                        ? given
+                             : strcmp(family, COMPILE_FAMILY) == 0 ? COMPILE_PARAMS
+                                                                   : "";
+        route_times t[2];
+        status = bench_request(t, args, family, params, samples, 1);
+    } else {
+        route_times t[PJ_ARRAY_SIZE(compile_targets)][2];
+        for (size_t i = 0; i < PJ_ARRAY_SIZE(compile_targets) && status == PTXJIT_OK; i++)
+            status = bench_request(t[i], args, compile_targets[i].family,
+                                   compile_targets[i].params, samples, i == 0);
+        if (status == PTXJIT_OK)
+            print_targets(t, samples);
     }
     ptxjit_options options = args->options;
     options.use_gpu = 0;
     ptxjit_context *context;
-    if (ptxjit_open(&context, &options) == PTXJIT_OK) {
-        print_setting(ptxjit_arch(context));
+    if (status == PTXJIT_OK && ptxjit_open(&context, &options) == PTXJIT_OK) {
+        printf("\n");
+        print_setting(ptxjit_arch(context)); /* after the compiles: their versions are known */
         ptxjit_close(context);
     }
-    printf("cold compile, request -> cubin, %s %s, median of %d in one process (each in a fresh "
-           "context without disk cache; the compilers' driver cache off; routes alternating A B B "
-           "A), ms; other = total - stages (request, key, metadata); CPU = this thread's CPU time "
-           "(total):\n\n",
-           family, *params ? params : "(the family's defaults)", samples);
-    print_table_head();
-    print_row("nvrtc (prelude; NVRTC -> PTX + cubin)", &routes[0], 0);
-    if (count == 2) {
-        print_row("llvm (IR build; O3; NVPTX; nvJitLink)", &routes[1], 1);
-        printf("\nllvm / nvrtc total: %.3f (CPU: %.3f)\n",
-               median_of(routes[1].total, samples) / median_of(routes[0].total, samples),
-               median_of(routes[1].cpu, samples) / median_of(routes[0].cpu, samples));
-    } else {
-        printf("\nllvm: not timed: %s\n", no_llvm);
-    }
-    printf("\ncubin, nvrtc: %s\n", routes[0].cubin);
-    if (count == 2)
-        printf("cubin, llvm:  %s\n", routes[1].cubin);
-    status = gpu_part(args, count, family, p, samples);
+    if (status == PTXJIT_OK && ofc)
+        status = ofc_speed_check(args, ofc, runs ? runs : 20);
+    pj_nvrtc_set_extra_option(NULL);
     free(given);
-    return status == PTXJIT_OK && routes[0].cubin_is_sass && (count == 1 || routes[1].cubin_is_sass)
-               ? CLI_OK
-               : status != PTXJIT_OK ? cli_fail(status) : CLI_FAIL;
+    return status == PTXJIT_OK ? CLI_OK : cli_fail(status);
 }

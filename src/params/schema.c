@@ -383,6 +383,23 @@ static ptxjit_status check_tunes(pj_schema *schema, const char *origin)
     return PTXJIT_OK;
 }
 
+/* `nvrtc WORD...`: what a template promises about itself so that NVRTC may parse less
+ * (docs/TEMPLATES.md, "What NVRTC may leave out"). */
+static ptxjit_status parse_nvrtc(pj_schema *schema, char **words, int count, const where *at)
+{
+    if (count < 2)
+        return bad(at, "%s", "expected 'nvrtc WORD...' with WORD half_storage or minimal");
+    for (int i = 1; i < count; i++) {
+        if (strcmp(words[i], "half_storage") == 0)
+            schema->nvrtc_half_storage = 1;
+        else if (strcmp(words[i], "minimal") == 0)
+            schema->nvrtc_minimal = 1;
+        else
+            return bad(at, "unknown nvrtc word '%s' (half_storage, minimal)", words[i]);
+    }
+    return PTXJIT_OK;
+}
+
 static ptxjit_status parse_directive(pj_schema *schema, const char *line, const where *at)
 {
     char buf[2048], *words[MAX_WORDS];
@@ -427,8 +444,11 @@ static ptxjit_status parse_directive(pj_schema *schema, const char *line, const 
             return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     } else if (strcmp(verb, "tune") == 0) {
         return parse_tune(schema, words, count, at);
+    } else if (strcmp(verb, "nvrtc") == 0) {
+        return parse_nvrtc(schema, words, count, at);
     } else {
-        return bad(at, "unknown directive '%s' (family, doc, entry, param, constraint, tune)",
+        return bad(at, "unknown directive '%s' (family, doc, entry, param, constraint, tune, "
+                       "nvrtc)",
                    verb);
     }
     return PTXJIT_OK;

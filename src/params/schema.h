@@ -88,6 +88,10 @@ typedef struct pj_schema {
     int entry_count;
     pj_tune_line *tunes; /* the template's tuning space, one line per tuned parameter */
     int tune_count;
+    /* `//@ptxjit nvrtc ...`: what the template promises NVRTC may leave out (the prelude's
+     * half types as storage types instead of the toolkit's headers; NVRTC's -minimal). */
+    int nvrtc_half_storage;
+    int nvrtc_minimal;
 } pj_schema;
 
 /* Parses the "//@ptxjit ..." directives of a template. origin names it in messages.

@@ -57,7 +57,8 @@ struct ptxjit_context {
     int option_count;
     struct pj_templates *templates; /* the template registry (templates.c) */
     char *toolkit_include;         /* "-I<toolkit>/include", last on the include path (after
-                                      the template's and the user's dirs); NULL: none */
+                                      the template's and the user's dirs), whether or not it
+                                      exists (not stat'ed: NVRTC skips a missing one) */
     char *compile_options;         /* options.compile_options or $PTXJIT_COMPILE_OPTIONS,
                                       checked at open; put before each request's own */
     pj_disk_cache *disk;           /* NULL: disk cache off or unusable */

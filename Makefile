@@ -40,7 +40,7 @@ LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/e
            src/tune/auto.c src/tune/bench_gpu.c src/tune/check.c src/tune/compare_ptx.c \
            src/tune/memo.c src/tune/pool.c src/tune/record.c src/tune/space.c src/tune/tuner.c \
            src/families/family.c $(FAMILY_DIRS:%=%/op.c)
-LIB_SRC += src/templates.c
+LIB_SRC += src/templates.c src/latency.c
 # The LLVM backend's plugin: the builder layer, the IR generators and LLVM (static), loaded by
 # libptxjit with dlopen.
 PLUGIN_SRC := src/plugin/ir_asm.c src/plugin/ir_flow.c src/plugin/ir_memory.c \

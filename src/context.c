@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "latency.h"
 #include "backend/nvrtc.h"
 #include "tune/tune.h"
 
@@ -170,10 +171,14 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
     if (options->use_gpu)
         open_gpu(context);
     ptxjit_status status = choose_arch(context, options->arch);
+    double start = pj_latency_start();
     if (status == PTXJIT_OK)
         status = pj_templates_open(context, options);
+    pj_latency_stop(PJ_LATENCY_templates, start);
+    start = pj_latency_start();
     if (status == PTXJIT_OK)
         status = open_disk_cache(context, options);
+    pj_latency_stop(PJ_LATENCY_dirs, start);
     if (status == PTXJIT_OK)
         status = choose_options(context);
     if (status == PTXJIT_OK)

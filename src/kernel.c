@@ -9,6 +9,7 @@
 
 #include "backend/route.h"
 #include "context.h"
+#include "latency.h"
 
 /* An exact (family, params text, compile options text) seen before: the fast path of
  * repeated requests. It skips the header scan too: within a context, the same request text
@@ -415,9 +416,13 @@ ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
     pj_template *template;
     uint64_t generation;
     ptxjit_kernel *kernel = NULL;
+    double start = pj_latency_start();
     ptxjit_status status = pj_templates_find(&template, &generation, context, family);
+    pj_latency_stop(PJ_LATENCY_schema, start);
+    start = pj_latency_start();
     if (status == PTXJIT_OK)
         status = new_kernel(&kernel, context, template->schema, &text);
+    pj_latency_stop(PJ_LATENCY_key, start);
     if (status != PTXJIT_OK)
         return status;
     ptxjit_kernel *existing = claim_slot(context, kernel);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "latency.h"
 #include "cli/family_cli.h"
 #include "cli/timing.h"
 #include "families/family.h"
@@ -198,6 +199,8 @@ int cmd_bench(cli_args *args)
  * process, timed; `bench jit` runs it to measure a disk hit without anything preloaded. */
 int cmd_jit_time(cli_args *args)
 {
+    double stages[PJ_LATENCY_COUNT] = {0};
+    pj_latency_probe = stages;
     double start = wall_ms();
     ptxjit_context *context;
     int code = cli_open(&context, args);
@@ -210,10 +213,14 @@ int cmd_jit_time(cli_args *args)
     ptxjit_status status = args->argc < 1 ? PTXJIT_ERR_INVALID_ARGUMENT
                            : ptxjit_get_kernel(&kernel, context, args->argv[0], params, &origin);
     double got = wall_ms();
+    pj_latency_probe = NULL;
     free(params);
-    if (status == PTXJIT_OK)
-        printf("open_ms %.3f get_ms %.3f origin %d\n", opened - start, got - opened, origin);
-    else
+    if (status == PTXJIT_OK) {
+        printf("open_ms %.3f get_ms %.3f origin %d", opened - start, got - opened, origin);
+        for (int i = 0; i < PJ_LATENCY_COUNT; i++)
+            printf(" %.1f", stages[i]); /* microseconds, in latency.h's order */
+        printf("\n");
+    } else
         code = cli_fail(status);
     ptxjit_close(context);
     return code;

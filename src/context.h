@@ -76,7 +76,10 @@ struct ptxjit_context {
     pthread_mutex_t lock;
     pthread_cond_t compiled;
     ptxjit_kernel *kernels[PJ_BUCKETS];
-    pj_alias *aliases[PJ_BUCKETS];
+    pj_alias *aliases[PJ_BUCKETS]; /* read without the lock (kernel.c: alias_find); changed
+                                      under it, each bucket's head published atomically */
+    pj_alias *retired_aliases;     /* forgotten aliases, freed at close: a reader without the
+                                      lock may still be walking them */
     struct pj_tune_memo *tune_memo; /* tuning records and auto resolutions (tune/memo.c);
                                        guarded by lock */
 };

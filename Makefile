@@ -68,7 +68,7 @@ TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
             tests/warm.c tests/fuzz/fuzz_entry.c tests/fuzz/fuzz_params.c \
             tests/fuzz/fuzz_schema.c tests/fuzz/fuzz_util.c \
             $(FAMILY_DIRS:%=%/test.c) $(FAMILY_DIRS:%=%/test_gpu.c)
-TEST_SRC += tests/test_templates.c
+TEST_SRC += tests/test_templates.c tests/test_latency.c
 TEMPLATES := $(FAMILIES:%=templates/%.cu)
 
 OBJ_DIR := $(BUILD)/obj

@@ -27,7 +27,8 @@
     X(suite_polish)           \
     X(suite_tune)             \
     X(suite_launch_api)       \
-    X(suite_examples)
+    X(suite_examples)         \
+    X(suite_latency)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \

@@ -31,7 +31,7 @@ static ptxjit_status find(const pj_schema **schema, const void *out, ptxjit_cont
     pj_template *template;
     ptxjit_status status = find_template(&template, out, context, family);
     if (status == PTXJIT_OK)
-        *schema = template->schema;
+        *schema = pj_template_schema(template);
     return status;
 }
 
@@ -198,8 +198,8 @@ ptxjit_status ptxjit_family_describe(const char **out, ptxjit_context *context,
      * compare-and-swap rather than under one context's lock. */
     char *made = NULL, *expected = NULL;
     *out = __atomic_load_n(&template->description, __ATOMIC_ACQUIRE);
-    if (!*out && (made = describe_backends(pj_schema_describe(template->schema),
-                                           template->schema))) {
+    const pj_schema *schema = pj_template_schema(template);
+    if (!*out && (made = describe_backends(pj_schema_describe(schema), schema))) {
         if (__atomic_compare_exchange_n(&template->description, &expected, made, 0,
                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             expected = made;

@@ -430,7 +430,7 @@ ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
     pj_latency_stop(PJ_LATENCY_schema, start);
     start = pj_latency_start();
     if (status == PTXJIT_OK)
-        status = new_kernel(&kernel, context, template->schema, &text);
+        status = new_kernel(&kernel, context, pj_template_schema(template), &text);
     pj_latency_stop(PJ_LATENCY_key, start);
     if (status != PTXJIT_OK)
         return status;

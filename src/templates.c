@@ -755,8 +755,9 @@ const pj_schema *pj_context_find_schema(ptxjit_context *context, const char *fam
     const snapshot *s = current(context);
     for (int i = 0; i < s->family_count; i++)
         if (strcmp(s->families[i]->family, family) == 0)
-            return template_schema(s->families[i]) == PTXJIT_OK ? s->families[i]->schema
-                                                                 : NULL;
+            return template_schema(s->families[i]) == PTXJIT_OK
+                       ? pj_template_schema(s->families[i])
+                       : NULL;
     return NULL;
 }
 
@@ -766,7 +767,7 @@ ptxjit_status pj_context_schema(const pj_schema **out, ptxjit_context *context,
     pj_template *template;
     ptxjit_status status = pj_templates_find(&template, NULL, context, family);
     if (status == PTXJIT_OK)
-        *out = template->schema;
+        *out = pj_template_schema(template);
     return status;
 }
 

@@ -30,6 +30,13 @@ typedef struct {
 } pj_embedded_template;
 extern const pj_embedded_template pj_embedded_templates[]; /* ends with a NULL path */
 
+/* template's schema once pj_templates_find has returned it: read atomically, since other
+ * contexts may still be racing to publish a built-in's (a loser's compare-and-swap). */
+static inline pj_schema *pj_template_schema(pj_template *template)
+{
+    return __atomic_load_n(&template->schema, __ATOMIC_ACQUIRE);
+}
+
 /* Reads the directories of options.template_path and $PTXJIT_TEMPLATE_PATH into the
  * context's first snapshot, with the built-in templates, which are shared by every context
  * of the process and parsed on the first request of their family. A user template that

@@ -40,7 +40,7 @@ LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/e
            src/tune/auto.c src/tune/bench_gpu.c src/tune/check.c src/tune/compare_ptx.c \
            src/tune/bucket.c src/tune/memo.c src/pool/compile_pool.c src/pool/worker.c src/warm.c src/tune/record.c src/tune/space.c src/tune/tuner.c \
            src/families/family.c $(FAMILY_DIRS:%=%/op.c)
-LIB_SRC += src/templates.c
+LIB_SRC += src/templates.c src/latency.c
 # The LLVM backend's plugin: the builder layer, the IR generators and LLVM (static), loaded by
 # libptxjit with dlopen.
 PLUGIN_SRC := src/plugin/ir_asm.c src/plugin/ir_flow.c src/plugin/ir_memory.c \
@@ -68,7 +68,7 @@ TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
             tests/warm.c tests/fuzz/fuzz_entry.c tests/fuzz/fuzz_params.c \
             tests/fuzz/fuzz_schema.c tests/fuzz/fuzz_util.c \
             $(FAMILY_DIRS:%=%/test.c) $(FAMILY_DIRS:%=%/test_gpu.c)
-TEST_SRC += tests/test_templates.c tests/test_pool.c
+TEST_SRC += tests/test_templates.c tests/test_pool.c tests/test_latency.c
 TEST_SRC += tests/test_cold_compile.c
 TEMPLATES := $(FAMILIES:%=templates/%.cu)
 

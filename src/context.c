@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "context.h"
+#include "latency.h"
 #include "backend/nvrtc.h"
 #include "tune/tune.h"
 
@@ -95,22 +95,18 @@ static int add_option(ptxjit_context *context, const char *format, const char *v
 
 /* The compile options; the toolkit include folder lets templates use cuda_fp16.h and
  * cuda_bf16.h. It goes last on the include path, after the dirs of each request (the route
- * puts it there), so that a user's header is never shadowed by a toolkit one. */
+ * puts it there), so that a user's header is never shadowed by a toolkit one. It is not
+ * stat'ed here: a disk hit needs only its name (for the key), and NVRTC skips an include
+ * directory that does not exist, as a C compiler does. */
 static ptxjit_status choose_options(ptxjit_context *context)
 {
     int ok = add_option(context, "-arch=%s", context->arch);
     ok &= add_option(context, "%s", "-std=c++17");
     const char *cuda = getenv("CUDA_HOME");
-    char include[4096];
-    snprintf(include, sizeof include, "%s/include",
-             cuda && *cuda ? cuda : "/usr/local/cuda");
-    struct stat st;
-    if (stat(include, &st) == 0 && S_ISDIR(st.st_mode)) {
-        pj_strbuf sb;
-        pj_sb_init(&sb);
-        pj_sb_appendf(&sb, "-I%s", include);
-        ok &= (context->toolkit_include = pj_sb_take(&sb)) != NULL;
-    }
+    pj_strbuf sb;
+    pj_sb_init(&sb);
+    pj_sb_appendf(&sb, "-I%s/include", cuda && *cuda ? cuda : "/usr/local/cuda");
+    ok &= (context->toolkit_include = pj_sb_take(&sb)) != NULL;
     return ok ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
@@ -185,10 +181,14 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
     if (options->use_gpu)
         open_gpu(context);
     ptxjit_status status = choose_arch(context, options->arch);
+    double start = pj_latency_start();
     if (status == PTXJIT_OK)
         status = pj_templates_open(context, options);
+    pj_latency_stop(PJ_LATENCY_templates, start);
+    start = pj_latency_start();
     if (status == PTXJIT_OK)
         status = open_disk_cache(context, options);
+    pj_latency_stop(PJ_LATENCY_dirs, start);
     if (status == PTXJIT_OK)
         status = choose_options(context);
     if (status == PTXJIT_OK)

@@ -57,7 +57,8 @@ struct ptxjit_context {
     int option_count;
     struct pj_templates *templates; /* the template registry (templates.c) */
     char *toolkit_include;         /* "-I<toolkit>/include", last on the include path (after
-                                      the template's and the user's dirs); NULL: none */
+                                      the template's and the user's dirs), whether or not it
+                                      exists (not stat'ed: NVRTC skips a missing one) */
     char *compile_options;         /* options.compile_options or $PTXJIT_COMPILE_OPTIONS,
                                       checked at open; put before each request's own */
     pj_disk_cache *disk;           /* NULL: disk cache off or unusable */
@@ -77,7 +78,10 @@ struct ptxjit_context {
     pthread_mutex_t lock;
     pthread_cond_t compiled;
     ptxjit_kernel *kernels[PJ_BUCKETS];
-    pj_alias *aliases[PJ_BUCKETS];
+    pj_alias *aliases[PJ_BUCKETS]; /* read without the lock (kernel.c: alias_find); changed
+                                      under it, each bucket's head published atomically */
+    pj_alias *retired_aliases;     /* forgotten aliases, freed at close: a reader without the
+                                      lock may still be walking them */
     struct pj_tune_memo *tune_memo; /* tuning records and auto resolutions (tune/memo.c);
                                        guarded by lock */
 };

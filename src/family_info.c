@@ -31,7 +31,7 @@ static ptxjit_status find(const pj_schema **schema, const void *out, ptxjit_cont
     pj_template *template;
     ptxjit_status status = find_template(&template, out, context, family);
     if (status == PTXJIT_OK)
-        *schema = template->schema;
+        *schema = pj_template_schema(template);
     return status;
 }
 
@@ -193,13 +193,20 @@ ptxjit_status ptxjit_family_describe(const char **out, ptxjit_context *context,
     ptxjit_status status = find_template(&template, out, context, family);
     if (status != PTXJIT_OK)
         return status;
-    /* Made once per template and kept with it: the string outlives any reload. */
-    pthread_mutex_lock(&context->lock);
-    if (!template->description)
-        template->description =
-            describe_backends(pj_schema_describe(template->schema), template->schema);
-    *out = template->description;
-    pthread_mutex_unlock(&context->lock);
+    /* Made once per template and kept with it: the string outlives any reload. Built-in
+     * templates are shared by every context of the process, so it is published with a
+     * compare-and-swap rather than under one context's lock. */
+    char *made = NULL, *expected = NULL;
+    *out = __atomic_load_n(&template->description, __ATOMIC_ACQUIRE);
+    const pj_schema *schema = pj_template_schema(template);
+    if (!*out && (made = describe_backends(pj_schema_describe(schema), schema))) {
+        if (__atomic_compare_exchange_n(&template->description, &expected, made, 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            expected = made;
+        else
+            free(made);
+        *out = expected;
+    }
     return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }
 

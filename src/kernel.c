@@ -9,6 +9,7 @@
 
 #include "backend/route.h"
 #include "context.h"
+#include "latency.h"
 
 /* An exact (family, params text, compile options text) seen before: the fast path of
  * repeated requests. It skips the header scan too: within a context, the same request text
@@ -17,7 +18,8 @@ struct pj_alias {
     uint64_t hash;
     char *family, *params, *options;
     ptxjit_kernel *kernel;
-    pj_alias *next;
+    pj_alias *next;    /* never changed once published: readers follow it without the lock */
+    pj_alias *retired; /* the retired list (pj_kernel_forget_aliases) */
 };
 
 /* The words of one request, as the caller wrote them. */
@@ -33,10 +35,13 @@ static uint64_t alias_hash(const request_text *r)
     return pj_hash64(r->options, strlen(r->options), hash);
 }
 
-/* Caller holds context->lock. */
+/* Runs without the lock, so that memory hits from many threads share nothing they write:
+ * an alias is immutable once its bucket's head publishes it (release, read with acquire),
+ * and a forgotten one is only unlinked (retired), never freed before ptxjit_close. */
 static ptxjit_kernel *alias_find(ptxjit_context *context, uint64_t hash, const request_text *r)
 {
-    for (pj_alias *a = context->aliases[hash % PJ_BUCKETS]; a; a = a->next)
+    for (pj_alias *a = __atomic_load_n(&context->aliases[hash % PJ_BUCKETS], __ATOMIC_ACQUIRE); a;
+         a = a->next)
         if (a->hash == hash && strcmp(a->family, r->family) == 0 &&
             strcmp(a->params, r->params) == 0 && strcmp(a->options, r->options) == 0)
             return a->kernel;
@@ -72,7 +77,7 @@ static void alias_add(ptxjit_context *context, uint64_t hash, const request_text
         return;
     }
     a->next = context->aliases[hash % PJ_BUCKETS];
-    context->aliases[hash % PJ_BUCKETS] = a;
+    __atomic_store_n(&context->aliases[hash % PJ_BUCKETS], a, __ATOMIC_RELEASE);
 }
 
 static ptxjit_kernel **kernel_slot(ptxjit_context *context, const pj_hash128 *key)
@@ -112,16 +117,23 @@ void pj_kernel_free_all(ptxjit_context *context)
         context->kernels[b] = NULL;
     }
     pj_kernel_forget_aliases(context);
+    for (pj_alias *a = context->retired_aliases, *next; a; a = next) {
+        next = a->retired;
+        alias_free(a);
+    }
+    context->retired_aliases = NULL;
 }
 
+/* Each bucket's chain is unlinked at once and kept on the retired list (readers may be on
+ * it): a reload's cost is the aliases' memory until close, as it is its templates'. */
 void pj_kernel_forget_aliases(ptxjit_context *context)
 {
     for (int b = 0; b < PJ_BUCKETS; b++) {
-        for (pj_alias *a = context->aliases[b], *next; a; a = next) {
-            next = a->next;
-            alias_free(a);
+        pj_alias *chain = __atomic_exchange_n(&context->aliases[b], NULL, __ATOMIC_ACQ_REL);
+        for (pj_alias *a = chain; a; a = a->next) {
+            a->retired = context->retired_aliases;
+            context->retired_aliases = a;
         }
-        context->aliases[b] = NULL;
     }
 }
 
@@ -404,9 +416,7 @@ ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "out, context and family must be given");
     request_text text = {family, params ? params : "", compile_options ? compile_options : ""};
     uint64_t alias = alias_hash(&text);
-    pthread_mutex_lock(&context->lock);
     ptxjit_kernel *known = alias_find(context, alias, &text);
-    pthread_mutex_unlock(&context->lock);
     if (known) {
         *out = known;
         *origin = PTXJIT_ORIGIN_MEMORY;
@@ -415,9 +425,13 @@ ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
     pj_template *template;
     uint64_t generation;
     ptxjit_kernel *kernel = NULL;
+    double start = pj_latency_start();
     ptxjit_status status = pj_templates_find(&template, &generation, context, family);
+    pj_latency_stop(PJ_LATENCY_schema, start);
+    start = pj_latency_start();
     if (status == PTXJIT_OK)
-        status = new_kernel(&kernel, context, template->schema, &text);
+        status = new_kernel(&kernel, context, pj_template_schema(template), &text);
+    pj_latency_stop(PJ_LATENCY_key, start);
     if (status != PTXJIT_OK)
         return status;
     ptxjit_kernel *existing = claim_slot(context, kernel);

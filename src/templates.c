@@ -15,11 +15,6 @@
 
 #include "context.h"
 
-extern const struct {
-    const char *path;
-    const char *text;
-} pj_embedded_templates[];
-
 /* As the schema parser reads directives: this, after blanks, at the start of a line. */
 #define DIRECTIVE "//@ptxjit "
 #define FAMILY_DIRECTIVE "family "
@@ -59,9 +54,9 @@ struct pj_templates {
                                $PTXJIT_TEMPLATE_PATH's, as ptxjit_open found them */
     user_list dirs;         /* the directories' templates, as last read */
     user_list memory;       /* ptxjit_add_template's, in the order their families came */
-    pj_template **builtins;
+    pj_template *builtins;  /* the process's (shared_builtins) */
     int builtin_count;
-    pj_template *all;       /* every template made, newest first */
+    pj_template *all;       /* every user template made, newest first */
     snapshot *current;      /* taken and replaced under context->lock */
 };
 
@@ -165,6 +160,8 @@ static pj_template *keep(struct pj_templates *t, pj_schema *schema)
         return NULL;
     }
     template->schema = schema;
+    template->family = schema->family;
+    template->origin = schema->origin;
     template->next = t->all;
     t->all = template;
     return template;
@@ -459,7 +456,7 @@ static char *duplicate_text(const user_template *const *items, int count, int fi
 static int builtin_index(const struct pj_templates *t, const char *family)
 {
     for (int i = 0; i < t->builtin_count; i++)
-        if (strcmp(t->builtins[i]->schema->family, family) == 0)
+        if (strcmp(t->builtins[i].family, family) == 0)
             return i;
     return -1;
 }
@@ -512,9 +509,9 @@ static ptxjit_status compose(snapshot **out, const struct pj_templates *t, const
     for (int b = 0; b < t->builtin_count && status == PTXJIT_OK; b++) {
         int replaced = 0;
         for (int i = 0; i < count && !replaced; i++)
-            replaced = declares(items[i], t->builtins[b]->schema->family);
+            replaced = declares(items[i], t->builtins[b].family);
         if (!replaced)
-            status = add_family(s, t->builtins[b]);
+            status = add_family(s, &t->builtins[b]);
     }
     free(items);
     if (status != PTXJIT_OK) {
@@ -580,32 +577,61 @@ static ptxjit_status join_path(char **out, const char *option, const char *varia
     return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
-/* The built-in templates are part of the library: one that does not parse is a bug of the
- * build, and fails ptxjit_open. */
-static ptxjit_status read_builtins(struct pj_templates *t)
+/* The built-in templates, one table for the whole process: their texts are the library's
+ * own constant data, so every context can share them, and a schema is parsed only when a
+ * request first needs its family (a context that asks for reduce never parses matmul). */
+static pj_template *shared_builtins; /* published once with a compare-and-swap */
+
+static int count_builtins(void)
 {
     int count = 0;
     while (pj_embedded_templates[count].path)
         count++;
-    if (!(t->builtins = calloc((size_t)count + 1, sizeof *t->builtins)))
-        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    for (int i = 0; i < count; i++) {
-        pj_strbuf origin;
-        pj_sb_init(&origin);
-        pj_sb_appendf(&origin, "built-in:%s", pj_embedded_templates[i].path);
-        char *text = pj_template_normalize(pj_embedded_templates[i].text);
-        pj_schema *schema = NULL;
-        ptxjit_status status =
-            text && !origin.failed ? pj_schema_parse(&schema, text, origin.data)
-                                   : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-        free(text);
-        pj_sb_free(&origin);
-        if (status == PTXJIT_OK && !(t->builtins[i] = keep(t, schema)))
-            status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-        if (status != PTXJIT_OK)
-            return status;
-        t->builtin_count = i + 1;
+    return count;
+}
+
+/* Made by the first open that gets the memory (a failed allocation leaves it for the next
+ * open to try); a thread that loses the race frees its own. */
+static ptxjit_status read_builtins(struct pj_templates *t)
+{
+    int count = count_builtins();
+    pj_template *table = __atomic_load_n(&shared_builtins, __ATOMIC_ACQUIRE), *expected = NULL;
+    if (!table) {
+        pj_template *made = calloc((size_t)count + 1, sizeof *made);
+        if (!made)
+            return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+        for (int i = 0; i < count; i++)
+            made[i] = (pj_template){.family = pj_embedded_templates[i].family,
+                                    .origin = pj_embedded_templates[i].origin,
+                                    .builtin_text = pj_embedded_templates[i].text};
+        if (__atomic_compare_exchange_n(&shared_builtins, &expected, made, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+            table = made;
+        else {
+            free(made);
+            table = expected;
+        }
     }
+    t->builtins = table;
+    t->builtin_count = count;
+    return PTXJIT_OK;
+}
+
+/* A built-in's schema, parsed on first use and published with a compare-and-swap (a thread
+ * that loses the race frees its own copy). The built-in templates are part of the library:
+ * one that does not parse is a bug of the build, which the test suite's walk of every
+ * family catches; here it is the family's PTXJIT_ERR_TEMPLATE. */
+static ptxjit_status template_schema(pj_template *template)
+{
+    if (__atomic_load_n(&template->schema, __ATOMIC_ACQUIRE) || !template->builtin_text)
+        return PTXJIT_OK;
+    pj_schema *schema = NULL, *expected = NULL;
+    ptxjit_status status = pj_schema_parse(&schema, template->builtin_text, template->origin);
+    if (status != PTXJIT_OK)
+        return status;
+    if (!__atomic_compare_exchange_n(&template->schema, &expected, schema, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        pj_schema_free(schema);
     return PTXJIT_OK;
 }
 
@@ -644,7 +670,6 @@ void pj_templates_close(ptxjit_context *context)
         free(template->description);
         free(template);
     }
-    free(t->builtins);
     free(t->path);
     pthread_mutex_destroy(&t->writer);
     free(t);
@@ -692,7 +717,7 @@ static ptxjit_status unknown(const snapshot *s, const char *family)
     pj_strbuf sb;
     pj_sb_init(&sb);
     for (int i = 0; i < s->family_count; i++)
-        pj_sb_appendf(&sb, "%s%s", i ? ", " : "", s->families[i]->schema->family);
+        pj_sb_appendf(&sb, "%s%s", i ? ", " : "", s->families[i]->family);
     if (!s->family_count)
         pj_sb_append(&sb, "none");
     for (int i = 0, n = 0; i < s->problem_count; i++)
@@ -716,9 +741,10 @@ ptxjit_status pj_templates_find(pj_template **out, uint64_t *generation, ptxjit_
     if (generation)
         *generation = s->generation;
     for (int i = 0; i < s->family_count; i++)
-        if (strcmp(s->families[i]->schema->family, family) == 0) {
+        if (strcmp(s->families[i]->family, family) == 0) {
+            ptxjit_status status = template_schema(s->families[i]);
             *out = s->families[i];
-            return PTXJIT_OK;
+            return status;
         }
     ptxjit_status status = unavailable(s, family);
     return status != PTXJIT_OK ? status : unknown(s, family);
@@ -728,8 +754,10 @@ const pj_schema *pj_context_find_schema(ptxjit_context *context, const char *fam
 {
     const snapshot *s = current(context);
     for (int i = 0; i < s->family_count; i++)
-        if (strcmp(s->families[i]->schema->family, family) == 0)
-            return s->families[i]->schema;
+        if (strcmp(s->families[i]->family, family) == 0)
+            return template_schema(s->families[i]) == PTXJIT_OK
+                       ? pj_template_schema(s->families[i])
+                       : NULL;
     return NULL;
 }
 
@@ -739,7 +767,7 @@ ptxjit_status pj_context_schema(const pj_schema **out, ptxjit_context *context,
     pj_template *template;
     ptxjit_status status = pj_templates_find(&template, NULL, context, family);
     if (status == PTXJIT_OK)
-        *out = template->schema;
+        *out = pj_template_schema(template);
     return status;
 }
 
@@ -751,15 +779,13 @@ int ptxjit_family_count(ptxjit_context *context)
 const char *ptxjit_family_name(ptxjit_context *context, int index)
 {
     const snapshot *s = context ? current(context) : NULL;
-    return s && index >= 0 && index < s->family_count ? s->families[index]->schema->family
-                                                      : NULL;
+    return s && index >= 0 && index < s->family_count ? s->families[index]->family : NULL;
 }
 
 const char *ptxjit_family_origin(ptxjit_context *context, int index)
 {
     const snapshot *s = context ? current(context) : NULL;
-    return s && index >= 0 && index < s->family_count ? s->families[index]->schema->origin
-                                                      : NULL;
+    return s && index >= 0 && index < s->family_count ? s->families[index]->origin : NULL;
 }
 
 int ptxjit_template_problem_count(ptxjit_context *context)

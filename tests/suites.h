@@ -29,7 +29,8 @@
     X(suite_pool)             \
     X(suite_launch_api)       \
     X(suite_examples)         \
-    X(suite_cold_compile)
+    X(suite_cold_compile)     \
+    X(suite_latency)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \

@@ -658,11 +658,11 @@ START_TEST(cli_json_is_refused_where_there_is_none)
 {
     static const char *const lines[] = {"--json ptx reduce", "source reduce --json",
                                         "--json cache path", "cache clear --json",
-                                        "--json run reduce"};
+                                        "--json run reduce", "--json bench reduce"};
     char *dir = test_mkdtemp(), *out, *err;
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
         ck_assert_msg(run_cli_split(&out, &err, dir, lines[i]) == 2, "%s", lines[i]);
-        ck_assert_msg(strstr(err, "--json works with list, info, inspect, cache stats, tune and warm"),
+        ck_assert_msg(strstr(err, "--json works with list, info, inspect, cache stats, tune, warm and bench jit"),
                       "%s: %s", lines[i], err);
         ck_assert_str_eq(out, "");
         free(out), free(err);

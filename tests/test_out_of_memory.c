@@ -13,6 +13,7 @@
 #include "cache/disk.h"
 #include "cache/entry.h"
 #include "params/schema.h"
+#include "templates.h"
 #include "test_util.h"
 
 void *__real_malloc(size_t size);
@@ -84,10 +85,6 @@ static long fail_each_allocation(operation *op, void *user, const char *name)
     }
 }
 
-extern const struct {
-    const char *path;
-    const char *text;
-} pj_embedded_templates[];
 
 static ptxjit_status parse_templates(void *user)
 {

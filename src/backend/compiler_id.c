@@ -56,21 +56,26 @@ static int file_identity(const char *path, long long *size, long long *mtime)
     return 1;
 }
 
+/* One read(2) of the small memo file and a scan of the text: a disk hit reads it once per
+ * context, and stdio's buffers and locks cost more than the read. */
 static int read_memo(compiler_memo *memo, const char *path)
 {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    FILE *file = fd >= 0 ? fdopen(fd, "r") : NULL;
-    if (!file) {
-        if (fd >= 0)
-            close(fd);
+    if (fd < 0)
         return 0;
-    }
-    int fields = fscanf(file, "library %4095s\nsize %lld\nmtime %lld\nenvironment %32s\n"
-                        "version %63[^\n]\n",
-                        memo->library, &memo->size, &memo->mtime, memo->environment,
-                        memo->version);
-    fclose(file);
-    return fields == 5;
+    char text[sizeof memo->library + 512];
+    ssize_t n;
+    do
+        n = read(fd, text, sizeof text - 1);
+    while (n < 0 && errno == EINTR);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    text[n] = '\0';
+    return sscanf(text, "library %4095s\nsize %lld\nmtime %lld\nenvironment %32s\n"
+                  "version %63[^\n]\n",
+                  memo->library, &memo->size, &memo->mtime, memo->environment,
+                  memo->version) == 5;
 }
 
 /* A new temp file for the memo, readable by the cache's group whatever the umask (a shared

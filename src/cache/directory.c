@@ -76,8 +76,17 @@ int pj_directory_make(const char *path, mode_t mode)
     return make_one(path, mode, 0);
 }
 
+/* The usual case, a directory that is already there, costs one stat; a missing one is made
+ * with one mkdir when its parent exists, and only otherwise parent by parent. */
 int pj_directory_make_all(const char *path, mode_t mode)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return 0;
+    if (make_one(path, mode, 1) == 0)
+        return 0;
+    if (errno != ENOENT)
+        return -1;
     char *copy = pj_strdup(path);
     if (!copy) {
         errno = ENOMEM;

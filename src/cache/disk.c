@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache/counters.h"
@@ -19,11 +20,21 @@
 #include "cache/disk.h"
 #include "cache/fileio.h"
 #include "cache/scan.h"
+#include "latency.h"
 
-/* Nothing here changes after open: threads share the cache through the file system only. */
+/* An entry read again within this many seconds of its last renewal keeps its time: the
+ * LRU order needs no finer grain, and most hits then write nothing. */
+#define RENEW_AFTER_SECONDS 60
+
+/* Nothing here changes after open but the pending counts: threads share the cache through
+ * the file system, and the counts through atomics. */
 struct pj_disk_cache {
     char *dir;           /* <root>/v<N> */
+    int dir_fd;          /* dir, held open: entries are opened relative to it (no path
+                            lookup from the root on a hit) */
     char *counters_path; /* <dir>/stats */
+    uint64_t pending[COUNTER_COUNT]; /* hits and misses not yet merged into the shared
+                                        counters file (atomics; see merge_pending) */
     uint64_t max_bytes;
     int shared;
     mode_t dir_mode, file_mode;
@@ -99,6 +110,54 @@ static int configured_shared(const pj_disk_options *options, const pj_logger *lo
     return 0;
 }
 
+/* ---- counts ---- */
+
+/* A hit or a miss is counted in memory: the lookup then takes no lock and writes nothing
+ * shared. The counts are merged into the counters file (one locked update) when the cache
+ * is closed, when stats are asked for and with each store. */
+static void count_later(pj_disk_cache *cache, counter_id which)
+{
+    __atomic_add_fetch(&cache->pending[which], 1, __ATOMIC_RELAXED);
+}
+
+/* Moves the pending counts into delta. */
+static void take_pending(pj_disk_cache *cache, int64_t delta[COUNTER_COUNT])
+{
+    for (int i = 0; i < COUNTER_COUNT; i++)
+        delta[i] += (int64_t)__atomic_exchange_n(&cache->pending[i], 0, __ATOMIC_RELAXED);
+}
+
+/* Puts back what take_pending took, for an update that wrote nothing. */
+static void return_pending(pj_disk_cache *cache, const int64_t taken[COUNTER_COUNT])
+{
+    for (int i = 0; i < COUNTER_COUNT; i++)
+        __atomic_add_fetch(&cache->pending[i], (uint64_t)taken[i], __ATOMIC_RELAXED);
+}
+
+/* One update of the counters file with delta plus the pending counts, which stay pending if
+ * the file cannot be updated; returns pj_counters_update's result. */
+static int update_counters(pj_disk_cache *cache, const int64_t delta[COUNTER_COUNT],
+                           uint64_t *totals)
+{
+    int64_t merged[COUNTER_COUNT] = {0}, taken[COUNTER_COUNT] = {0};
+    take_pending(cache, taken);
+    for (int i = 0; i < COUNTER_COUNT; i++)
+        merged[i] = (delta ? delta[i] : 0) + taken[i];
+    int result = pj_counters_update(cache->counters_path, cache->file_mode, merged, totals);
+    if (result < 0)
+        return_pending(cache, taken);
+    return result;
+}
+
+static void merge_pending(pj_disk_cache *cache)
+{
+    int pending = 0;
+    for (int i = 0; i < COUNTER_COUNT; i++)
+        pending |= __atomic_load_n(&cache->pending[i], __ATOMIC_RELAXED) != 0;
+    if (pending)
+        update_counters(cache, NULL, NULL);
+}
+
 /* ---- opening ---- */
 
 /* Makes dir (and its missing parents), then checks that it is trusted and writable. */
@@ -124,6 +183,8 @@ ptxjit_status pj_disk_cache_open(pj_disk_cache **out, const pj_disk_options *opt
     *out = NULL;
     char *root = NULL;
     pj_disk_cache *cache = calloc(1, sizeof *cache);
+    if (cache)
+        cache->dir_fd = -1;
     ptxjit_status status = cache ? pj_directory_resolve_root(&root, options ? options->root : NULL)
                                  : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     if (status != PTXJIT_OK)
@@ -144,6 +205,11 @@ ptxjit_status pj_disk_cache_open(pj_disk_cache **out, const pj_disk_options *opt
     status = prepare_dir(cache, root);
     if (status == PTXJIT_OK)
         status = prepare_dir(cache, cache->dir);
+    if (status == PTXJIT_OK &&
+        (cache->dir_fd = open(cache->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        status = pj_error(PTXJIT_ERR_CACHE, "cannot open cache directory %s: %s; set "
+                          "PTXJIT_CACHE_DIR (or the cache_dir option) to a usable directory, "
+                          "or disable the disk cache", cache->dir, strerror(errno));
     if (status != PTXJIT_OK)
         goto fail;
     free(root);
@@ -159,6 +225,10 @@ void pj_disk_cache_close(pj_disk_cache *cache)
 {
     if (!cache)
         return;
+    if (cache->dir_fd >= 0) {
+        merge_pending(cache);
+        close(cache->dir_fd);
+    }
     free(cache->dir);
     free(cache->counters_path);
     free(cache);
@@ -201,11 +271,11 @@ static char *kind_path(const pj_disk_cache *cache, const char *key, entry_kind k
                                : pj_disk_cache_entry_path(cache, key);
 }
 
-static void count(const pj_disk_cache *cache, counter_id which)
+static void count_now(pj_disk_cache *cache, counter_id which)
 {
     int64_t delta[COUNTER_COUNT] = {0};
     delta[which] = 1;
-    pj_counters_update(cache->counters_path, cache->file_mode, delta, NULL);
+    update_counters(cache, delta, NULL);
 }
 
 /* ---- lookup ---- */
@@ -251,9 +321,10 @@ static const char *untrusted_entry(const pj_disk_cache *cache, const struct stat
     return NULL;
 }
 
-/* Reads the open entry whole into *data (caller frees). Only a regular file is an entry. */
+/* Reads the open entry whole into *data (caller frees); its stat in *st. Only a regular file
+ * is an entry. */
 static read_result read_open_entry(const pj_disk_cache *cache, int fd, char **data, size_t *size,
-                                   const char **why)
+                                   const char **why, struct stat *st_out)
 {
     struct stat st;
     if (fstat(fd, &st) != 0) {
@@ -274,16 +345,17 @@ static read_result read_open_entry(const pj_disk_cache *cache, int fd, char **da
         *why = "out of memory";
         return READ_UNUSABLE;
     }
+    *st_out = st;
     return read_all(fd, *data, (size_t)st.st_size, size, why);
 }
 
-/* Opens and reads path: O_NOFOLLOW refuses a link planted there, O_NONBLOCK keeps a FIFO
- * from hanging the open. The shared flock, held until close, tells evictors that the entry
- * is being read; a hit renews its time, which orders eviction. */
-static read_result read_entry(const pj_disk_cache *cache, const char *path, char **data,
-                              size_t *size, const char **why, int *fd_out)
+/* Opens and reads name (relative to the cache's directory): O_NOFOLLOW refuses a link
+ * planted there, O_NONBLOCK keeps a FIFO from hanging the open. The shared flock, held until
+ * close, tells evictors that the entry is being read. */
+static read_result read_entry(const pj_disk_cache *cache, const char *name, char **data,
+                              size_t *size, const char **why, int *fd_out, struct stat *st)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int fd = openat(cache->dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         int error = errno;
         *why = error == ELOOP ? "a symbolic link" : strerror(error);
@@ -291,7 +363,25 @@ static read_result read_entry(const pj_disk_cache *cache, const char *path, char
     }
     (void)flock(fd, LOCK_SH); /* without lock support (ENOLCK): read unprotected */
     *fd_out = fd;
-    return read_open_entry(cache, fd, data, size, why);
+    return read_open_entry(cache, fd, data, size, why, st);
+}
+
+/* A hit renews the entry's time, which orders eviction, once it is RENEW_AFTER_SECONDS old
+ * (or from the future: a clock set back). A read-only cache stays unordered. */
+static void renew(int fd, const struct stat *st)
+{
+    struct timespec now;
+    if (clock_gettime(CLOCK_REALTIME, &now) != 0)
+        return;
+    time_t age = now.tv_sec - st->st_mtim.tv_sec;
+    if (age >= RENEW_AFTER_SECONDS || age < 0)
+        (void)futimens(fd, NULL);
+}
+
+/* "ab/<key>" or "ab/<key>.tune": the entry's name under the cache's directory. */
+static void entry_name(char out[64], const char *key, entry_kind kind)
+{
+    snprintf(out, 64, "%.2s/%s%s", key, key, kind == KIND_RECORD ? PJ_RECORD_SUFFIX : "");
 }
 
 static ptxjit_status load_kind(pj_disk_cache *cache, const char *key, entry_kind kind,
@@ -302,14 +392,17 @@ static ptxjit_status load_kind(pj_disk_cache *cache, const char *key, entry_kind
     if (!pj_entry_key_valid(key))
         return bad_key(key);
     const char *redo = kind == KIND_RECORD ? "the problem is tuned again" : "recompiling";
-    char *path = kind_path(cache, key, kind), *data = NULL;
-    if (!path)
-        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    char name[64], *data = NULL;
+    entry_name(name, key, kind);
     const char *why = NULL;
     size_t size = 0;
     int fd = -1;
+    struct stat st = {0};
     ptxjit_status status = PTXJIT_OK;
-    read_result result = read_entry(cache, path, &data, &size, &why, &fd);
+    double start = pj_latency_start();
+    read_result result = read_entry(cache, name, &data, &size, &why, &fd, &st);
+    pj_latency_stop(PJ_LATENCY_read, start);
+    start = pj_latency_start();
     if (result == READ_OK) {
         status = pj_entry_decode(out, &why, data, size, key);
         /* An older format is no damage: a plain miss, which the next store replaces. */
@@ -320,25 +413,25 @@ static ptxjit_status load_kind(pj_disk_cache *cache, const char *key, entry_kind
         if (status == PTXJIT_ERR_CACHE)
             status = PTXJIT_OK; /* reported below; a miss for the caller */
     }
+    pj_latency_stop(PJ_LATENCY_verify, start);
     if (*found)
-        (void)futimens(fd, NULL); /* most recently used; a read-only cache stays unordered */
+        renew(fd, &st);
     if (result == READ_CORRUPT) {
         pj_log(&cache->logger, PTXJIT_LOG_WARNING,
-               "cache entry %s is corrupt (%s); removing it, %s", path, why, redo);
+               "cache entry %s/%s is corrupt (%s); removing it, %s", cache->dir, name, why, redo);
         struct stat held; /* a writer may have renamed a fresh entry over it since */
-        if (pj_fileio_same_file(fd, AT_FDCWD, path, &held))
-            unlink(path);
-        count(cache, COUNTER_corrupt);
+        if (pj_fileio_same_file(fd, cache->dir_fd, name, &held))
+            unlinkat(cache->dir_fd, name, 0);
+        count_now(cache, COUNTER_corrupt);
     } else if (result == READ_UNUSABLE) {
         pj_log(&cache->logger, PTXJIT_LOG_WARNING,
-               "cache entry %s cannot be used (%s); %s", path, why, redo);
+               "cache entry %s/%s cannot be used (%s); %s", cache->dir, name, why, redo);
     }
     if (fd >= 0)
         pj_fileio_unlock_and_close(fd);
     if (kind == KIND_KERNEL)
-        count(cache, *found ? COUNTER_hits : COUNTER_misses);
+        count_later(cache, *found ? COUNTER_hits : COUNTER_misses);
     free(data);
-    free(path);
     return status;
 }
 
@@ -430,24 +523,24 @@ static ptxjit_status publish(const pj_disk_cache *cache, const char *dir, const 
 
 /* Brings the byte counter back to what a scan measured; deltas that other processes added
  * meanwhile are kept, so the counter may run high (which only makes eviction come early). */
-static void correct_bytes(const pj_disk_cache *cache, const evict_report *report,
+static void correct_bytes(pj_disk_cache *cache, const evict_report *report,
                           uint64_t counted)
 {
     int64_t delta[COUNTER_COUNT] = {0};
     delta[COUNTER_evicted] = (int64_t)report->evicted;
     delta[COUNTER_bytes] = (int64_t)(report->bytes - report->evicted_bytes) - (int64_t)counted;
-    pj_counters_update(cache->counters_path, cache->file_mode, delta, NULL);
+    update_counters(cache, delta, NULL);
 }
 
 /* After a store: over the cap (by the counter), or a counter that was never measured, makes
  * this process evict, unless another one is at it. */
-static void keep_under_cap(const pj_disk_cache *cache, int64_t added)
+static void keep_under_cap(pj_disk_cache *cache, int64_t added)
 {
     uint64_t totals[COUNTER_COUNT];
     int64_t delta[COUNTER_COUNT] = {0};
     delta[COUNTER_stores] = 1;
     delta[COUNTER_bytes] = added;
-    int measured = pj_counters_update(cache->counters_path, cache->file_mode, delta, totals);
+    int measured = update_counters(cache, delta, totals);
     if (measured < 0) /* nothing read: no estimate to act on; the next store tries again */
         return;
     if (measured && totals[COUNTER_bytes] <= cache->max_bytes)
@@ -520,8 +613,7 @@ ptxjit_status pj_disk_cache_stats(pj_disk_cache *cache, ptxjit_cache_stats *out)
 {
     uint64_t totals[COUNTER_COUNT];
     memset(out, 0, sizeof *out);
-    if (pj_counters_update(cache->counters_path, cache->file_mode, (int64_t[COUNTER_COUNT]){0},
-                        totals) < 0)
+    if (update_counters(cache, NULL, totals) < 0)
         pj_log(&cache->logger, PTXJIT_LOG_WARNING,
                "cache counters %s cannot be read (%s); hits, misses and stores show as 0. "
                "Remove the file if it is not a regular file; it is made again",
@@ -594,6 +686,8 @@ ptxjit_status pj_disk_cache_clear(pj_disk_cache *cache, uint64_t *removed)
 {
     clear_state state = {0, 0, 0};
     pj_scan_cache(cache->dir, remove_entry, &state);
+    int64_t dropped[COUNTER_COUNT] = {0};
+    take_pending(cache, dropped); /* counts from before the clear go with it */
     pj_counters_update(cache->counters_path, cache->file_mode, NULL, NULL);
     if (removed)
         *removed = state.removed;
@@ -606,7 +700,7 @@ ptxjit_status pj_disk_cache_clear(pj_disk_cache *cache, uint64_t *removed)
 ptxjit_status pj_disk_cache_trim(pj_disk_cache *cache, evict_report *report)
 {
     uint64_t totals[COUNTER_COUNT];
-    pj_counters_update(cache->counters_path, cache->file_mode, (int64_t[COUNTER_COUNT]){0}, totals);
+    update_counters(cache, NULL, totals);
     if (!pj_evict_run(report, cache->dir, cache->max_bytes, cache->file_mode, 1))
         return pj_error(PTXJIT_ERR_IO, "cannot lock %s/evict.lock: %s", cache->dir,
                         strerror(errno));

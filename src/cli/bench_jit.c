@@ -1,21 +1,54 @@
-/* bench_jit.c — `ptxjit bench jit`: cold compile, a disk hit in a fresh process, and a
- * memory hit + launch against a bare cuLaunchKernel of the same function. */
+/* bench_jit.c — `ptxjit bench jit`: cold compile; a disk hit in fresh processes with the
+ * stages of its open and request (latency.h); a memory hit, and its rate from 1 to 16
+ * threads of one context; and, with a GPU, a memory hit + launch against a bare
+ * cuLaunchKernel of the same function. Text, or --json. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/json.h"
 #include "cli/timing.h"
 #include "context.h"
+#include "latency.h"
 
+#define JIT_FAMILY "reduce"
 #define JIT_PARAMS "variant=vectorized tpb=512 batch=8"
-#define SAMPLES 10
+#define COLD_SAMPLES 10
+#define FRESH_SAMPLES 31 /* fresh processes: at least 30, an odd count for the median */
+#define HITS_PER_THREAD 2000000
+#define MAX_THREADS 16
+
+static const char *const stage_names[PJ_LATENCY_COUNT] = {
+#define PJ_LATENCY_NAME(name, text) #name,
+    PJ_LATENCY_STAGES(PJ_LATENCY_NAME)
+#undef PJ_LATENCY_NAME
+};
+static const char *const stage_texts[PJ_LATENCY_COUNT] = {
+#define PJ_LATENCY_TEXT(name, text) text,
+    PJ_LATENCY_STAGES(PJ_LATENCY_TEXT)
+#undef PJ_LATENCY_TEXT
+};
+
+typedef struct {
+    double cold_ms;                      /* median */
+    double open_ms, get_ms, hit_ms, process_ms; /* fresh process, medians */
+    double stage_us[PJ_LATENCY_COUNT];   /* fresh process, medians */
+    double memory_hit_ns;                /* one thread */
+    int thread_runs;
+    int threads[8];
+    double rate[8];                      /* hits per second, all threads together */
+    int launched;                        /* a GPU was there for the launch row */
+    double launch_us, bare_us;
+} jit_figures;
 
 /* Specialize + NVRTC in this (warm) process, with no cache to hit. */
-static int cold_compiles(double *ms)
+static int cold_compiles(double *median_ms)
 {
-    for (int i = 0; i < SAMPLES; i++) {
+    double ms[COLD_SAMPLES];
+    for (int i = 0; i < COLD_SAMPLES; i++) {
         ptxjit_options options;
         ptxjit_options_init(&options);
         options.disk_cache = 0;
@@ -25,18 +58,19 @@ static int cold_compiles(double *ms)
         if (ptxjit_open(&context, &options) != PTXJIT_OK)
             return 0;
         double start = wall_ms();
-        ptxjit_status status = ptxjit_get_kernel(&kernel, context, "reduce", JIT_PARAMS, NULL);
+        ptxjit_status status = ptxjit_get_kernel(&kernel, context, JIT_FAMILY, JIT_PARAMS, NULL);
         ms[i] = wall_ms() - start;
         ptxjit_close(context);
         if (status != PTXJIT_OK)
             return 0;
     }
+    *median_ms = median_of(ms, COLD_SAMPLES);
     return 1;
 }
 
-/* Fills dir's cache, then asks a fresh process (this binary's jit-time) for the same kernel. */
-static int fresh_process_hits(double *open_ms, double *get_ms, double *process_ms,
-                              const char *self, const char *dir)
+/* Fills dir's cache, then asks fresh processes (this binary's jit-time) for the same kernel;
+ * each says its open, its request and their stages. */
+static int fresh_process_hits(jit_figures *f, const char *self, const char *dir)
 {
     ptxjit_options options;
     ptxjit_options_init(&options);
@@ -44,26 +78,130 @@ static int fresh_process_hits(double *open_ms, double *get_ms, double *process_m
     options.use_gpu = 0;
     ptxjit_context *context;
     ptxjit_kernel *kernel;
-    if (ptxjit_open(&context, &options) != PTXJIT_OK ||
-        ptxjit_get_kernel(&kernel, context, "reduce", JIT_PARAMS, NULL) != PTXJIT_OK)
+    if (ptxjit_open(&context, &options) != PTXJIT_OK)
         return 0;
+    ptxjit_status status = ptxjit_get_kernel(&kernel, context, JIT_FAMILY, JIT_PARAMS, NULL);
     ptxjit_close(context);
+    if (status != PTXJIT_OK)
+        return 0;
     char command[8192];
-    snprintf(command, sizeof command, "'%s' --no-gpu --cache-dir '%s' jit-time reduce %s",
-             self, dir, JIT_PARAMS);
-    for (int i = 0; i < SAMPLES; i++) {
+    snprintf(command, sizeof command, "'%s' --no-gpu --cache-dir '%s' jit-time " JIT_FAMILY
+             " " JIT_PARAMS, self, dir);
+    double open_ms[FRESH_SAMPLES], get_ms[FRESH_SAMPLES], hit_ms[FRESH_SAMPLES];
+    double process_ms[FRESH_SAMPLES], stages[PJ_LATENCY_COUNT][FRESH_SAMPLES];
+    for (int i = 0; i < FRESH_SAMPLES; i++) {
         double start = wall_ms();
         FILE *child = popen(command, "r");
-        int origin = -1;
-        int fields = child ? fscanf(child, "open_ms %lf get_ms %lf origin %d", &open_ms[i],
-                                    &get_ms[i], &origin)
-                           : 0;
+        int origin = -1, fields = 0;
+        if (child) {
+            fields = fscanf(child, "open_ms %lf get_ms %lf origin %d", &open_ms[i], &get_ms[i],
+                            &origin);
+            for (int s = 0; s < PJ_LATENCY_COUNT && fields >= 3 + s; s++)
+                fields += fscanf(child, " %lf", &stages[s][i]) == 1;
+        }
         int exit_status = child ? pclose(child) : -1;
         process_ms[i] = wall_ms() - start;
-        if (fields != 3 || exit_status != 0 || origin != PTXJIT_ORIGIN_DISK)
+        hit_ms[i] = open_ms[i] + get_ms[i];
+        if (fields != 3 + PJ_LATENCY_COUNT || exit_status != 0 || origin != PTXJIT_ORIGIN_DISK)
             return 0;
     }
+    f->open_ms = median_of(open_ms, FRESH_SAMPLES);
+    f->get_ms = median_of(get_ms, FRESH_SAMPLES);
+    f->hit_ms = median_of(hit_ms, FRESH_SAMPLES);
+    f->process_ms = median_of(process_ms, FRESH_SAMPLES);
+    for (int s = 0; s < PJ_LATENCY_COUNT; s++)
+        f->stage_us[s] = median_of(stages[s], FRESH_SAMPLES);
     return 1;
+}
+
+typedef struct {
+    ptxjit_context *context;
+    pthread_barrier_t *start;
+    ptxjit_status status;
+} hitter;
+
+/* HITS_PER_THREAD memory hits of the same request, after every thread is ready. */
+static void *hit_loop(void *arg)
+{
+    hitter *h = arg;
+    pthread_barrier_wait(h->start);
+    for (int i = 0; i < HITS_PER_THREAD && h->status == PTXJIT_OK; i++) {
+        ptxjit_kernel *kernel;
+        ptxjit_origin origin;
+        h->status = ptxjit_get_kernel(&kernel, h->context, JIT_FAMILY, JIT_PARAMS, &origin);
+        if (h->status == PTXJIT_OK && origin != PTXJIT_ORIGIN_MEMORY)
+            h->status = PTXJIT_ERR_CACHE;
+    }
+    return NULL;
+}
+
+/* Hits per second of threads threads together, the best of 3 runs. */
+static int hit_rate(double *rate, ptxjit_context *context, int threads)
+{
+    *rate = 0;
+    for (int run = 0; run < 3; run++) {
+        pthread_t ids[MAX_THREADS];
+        hitter hitters[MAX_THREADS];
+        pthread_barrier_t start;
+        pthread_barrier_init(&start, NULL, (unsigned)threads + 1);
+        int made = 0;
+        for (; made < threads; made++) {
+            hitters[made] = (hitter){context, &start, PTXJIT_OK};
+            if (pthread_create(&ids[made], NULL, hit_loop, &hitters[made]) != 0)
+                break;
+        }
+        if (made < threads) { /* let the ones made run and end */
+            for (int i = made; i < threads; i++)
+                pthread_barrier_wait(&start);
+            for (int i = 0; i < made; i++)
+                pthread_join(ids[i], NULL);
+            pthread_barrier_destroy(&start);
+            return 0;
+        }
+        pthread_barrier_wait(&start);
+        double began = wall_ms();
+        int ok = 1;
+        for (int i = 0; i < threads; i++) {
+            pthread_join(ids[i], NULL);
+            ok &= hitters[i].status == PTXJIT_OK;
+        }
+        double seconds = (wall_ms() - began) / 1e3;
+        pthread_barrier_destroy(&start);
+        if (!ok)
+            return 0;
+        double r = (double)threads * HITS_PER_THREAD / seconds;
+        *rate = r > *rate ? r : *rate;
+    }
+    return 1;
+}
+
+/* 1, 2, 4, 8, 16 threads, none above min(16, cores) (which is then the last count). */
+static int memory_hits(jit_figures *f, const char *dir)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.cache_dir = dir;
+    options.use_gpu = 0;
+    ptxjit_context *context;
+    ptxjit_kernel *kernel;
+    if (ptxjit_open(&context, &options) != PTXJIT_OK)
+        return 0;
+    int ok = ptxjit_get_kernel(&kernel, context, JIT_FAMILY, JIT_PARAMS, NULL) == PTXJIT_OK;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int most = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
+    static const int counts[] = {1, 2, 4, 8, 16};
+    f->thread_runs = 0;
+    for (int i = 0; ok && i < 5; i++) {
+        int threads = counts[i] < most ? counts[i] : most;
+        if (f->thread_runs && f->threads[f->thread_runs - 1] == threads)
+            break;
+        f->threads[f->thread_runs] = threads;
+        ok = hit_rate(&f->rate[f->thread_runs], context, threads);
+        f->thread_runs += ok;
+    }
+    f->memory_hit_ns = ok ? 1e9 / f->rate[0] : 0;
+    ptxjit_close(context);
+    return ok;
 }
 
 /* Host time per launch, in batches small enough that the launch queue never fills. */
@@ -72,7 +210,7 @@ static ptxjit_status launch_costs(double *ours_us, double *bare_us, ptxjit_conte
     enum { BATCH = 200, ROUNDS = 25 };
     ptxjit_kernel *kernel;
     ptxjit_devptr buffer = 0;
-    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "reduce", JIT_PARAMS, NULL);
+    ptxjit_status status = ptxjit_get_kernel(&kernel, context, JIT_FAMILY, JIT_PARAMS, NULL);
     if (status == PTXJIT_OK)
         status = ptxjit_alloc(&buffer, context, 64);
     int index = 0;
@@ -87,7 +225,7 @@ static ptxjit_status launch_costs(double *ours_us, double *bare_us, ptxjit_conte
         double start = wall_ms();
         for (int i = 0; i < BATCH && status == PTXJIT_OK; i++) {
             ptxjit_kernel *again;
-            status = ptxjit_get_kernel(&again, context, "reduce", JIT_PARAMS, NULL);
+            status = ptxjit_get_kernel(&again, context, JIT_FAMILY, JIT_PARAMS, NULL);
             if (status == PTXJIT_OK)
                 status = ptxjit_launch(again, NULL, grid, block, 0, NULL, args);
         }
@@ -110,34 +248,119 @@ static ptxjit_status launch_costs(double *ours_us, double *bare_us, ptxjit_conte
     return status;
 }
 
-int jit_costs(ptxjit_context *context, const char *self_link)
+static void print_text(const jit_figures *f, const char *arch)
 {
+    printf("JIT costs for " JIT_FAMILY " " JIT_PARAMS ", %s:\n", arch);
+    printf("  cold compile, warm process (specialize + NVRTC -> PTX + cubin), median of %d: "
+           "%.2f ms\n", COLD_SAMPLES, f->cold_ms);
+    printf("  disk hit, fresh process, median of %d: ptxjit_open + ptxjit_get_kernel %.3f ms "
+           "(open %.3f + get %.3f; whole process %.1f ms)\n",
+           FRESH_SAMPLES, f->hit_ms, f->open_ms, f->get_ms, f->process_ms);
+    for (int s = 0; s < PJ_LATENCY_COUNT; s++)
+        printf("    %-8s %7.1f us  %s\n", stage_names[s], f->stage_us[s], stage_texts[s]);
+    printf("  memory hit: %.1f ns (one thread)\n", f->memory_hit_ns);
+    printf("  memory hits of one context from threads (best of 3 runs of %d hits each):\n",
+           HITS_PER_THREAD);
+    for (int i = 0; i < f->thread_runs; i++)
+        printf("    %2d threads: %8.2f M hits/s, %5.2fx one thread's\n", f->threads[i],
+               f->rate[i] / 1e6, f->rate[i] / f->rate[0]);
+    if (f->launched)
+        printf("  memory hit + launch: %.3f us per launch; bare cuLaunchKernel: %.3f us; "
+               "ratio %.3f\n", f->launch_us, f->bare_us, f->launch_us / f->bare_us);
+    else
+        printf("  memory hit + launch: not measured (no usable GPU)\n");
+}
+
+static void json_number(cli_json *json, const char *key, double value)
+{
+    cli_json_key(json, key);
+    cli_json_double(json, value);
+}
+
+static void print_json(const jit_figures *f, const char *arch)
+{
+    cli_json json;
+    cli_json_init(&json, stdout);
+    cli_json_object_begin(&json);
+    cli_json_member_string(&json, "family", JIT_FAMILY);
+    cli_json_member_string(&json, "params", JIT_PARAMS);
+    cli_json_member_string(&json, "arch", arch);
+    json_number(&json, "cold_compile_ms", f->cold_ms);
+    cli_json_key(&json, "fresh_disk_hit");
+    cli_json_object_begin(&json);
+    cli_json_member_int(&json, "processes", FRESH_SAMPLES);
+    json_number(&json, "open_get_ms", f->hit_ms);
+    json_number(&json, "open_ms", f->open_ms);
+    json_number(&json, "get_ms", f->get_ms);
+    json_number(&json, "process_ms", f->process_ms);
+    cli_json_key(&json, "stages_us");
+    cli_json_object_begin(&json);
+    for (int s = 0; s < PJ_LATENCY_COUNT; s++)
+        json_number(&json, stage_names[s], f->stage_us[s]);
+    cli_json_object_end(&json);
+    cli_json_object_end(&json);
+    json_number(&json, "memory_hit_ns", f->memory_hit_ns);
+    cli_json_key(&json, "threads");
+    cli_json_array_begin(&json);
+    for (int i = 0; i < f->thread_runs; i++) {
+        cli_json_object_begin(&json);
+        cli_json_member_int(&json, "threads", f->threads[i]);
+        json_number(&json, "hits_per_second", f->rate[i]);
+        json_number(&json, "scaling", f->rate[i] / f->rate[0]);
+        cli_json_object_end(&json);
+    }
+    cli_json_array_end(&json);
+    cli_json_key(&json, "launch");
+    if (f->launched) {
+        cli_json_object_begin(&json);
+        json_number(&json, "memory_hit_launch_us", f->launch_us);
+        json_number(&json, "bare_launch_us", f->bare_us);
+        json_number(&json, "ratio", f->launch_us / f->bare_us);
+        cli_json_object_end(&json);
+    } else {
+        cli_json_null(&json);
+    }
+    cli_json_object_end(&json);
+    cli_json_finish(&json);
+}
+
+int cmd_bench_jit(cli_args *args)
+{
+    if (args->argc > 1) {
+        fprintf(stderr, "ptxjit: bench jit takes no arguments, not '%s'\n", args->argv[1]);
+        return CLI_USAGE;
+    }
+    ptxjit_context *context;
+    int code = cli_open(&context, args);
+    if (code != CLI_OK)
+        return code;
     char self[4096], dir[] = "/tmp/ptxjit-bench-XXXXXX";
-    ssize_t length = readlink(self_link, self, sizeof self - 1);
+    ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
     if (length <= 0 || !mkdtemp(dir)) {
         fprintf(stderr, "ptxjit: cannot find this program or make a temporary directory\n");
+        ptxjit_close(context);
         return CLI_FAIL;
     }
     self[length] = '\0';
-    double cold[SAMPLES], open_ms[SAMPLES], get_ms[SAMPLES], process_ms[SAMPLES];
-    double ours = 0, bare = 0;
-    int ok = cold_compiles(cold) && fresh_process_hits(open_ms, get_ms, process_ms, self, dir);
-    ptxjit_status status = ok ? launch_costs(&ours, &bare, context) : PTXJIT_ERR_COMPILE;
+    jit_figures f = {0};
+    ptxjit_status status = PTXJIT_OK;
+    int ok = cold_compiles(&f.cold_ms) && fresh_process_hits(&f, self, dir) &&
+             memory_hits(&f, dir);
+    if (ok && ptxjit_gpu_status(context) == PTXJIT_OK) {
+        status = launch_costs(&f.launch_us, &f.bare_us, context);
+        f.launched = status == PTXJIT_OK;
+    }
     char cleanup[4200];
     snprintf(cleanup, sizeof cleanup, "rm -rf '%s'", dir);
     if (system(cleanup) != 0)
         fprintf(stderr, "ptxjit: could not remove %s\n", dir);
-    if (!ok || status != PTXJIT_OK)
-        return cli_fail(status);
-    printf("JIT costs for reduce %s, %s, median of %d:\n", JIT_PARAMS, ptxjit_arch(context),
-           SAMPLES);
-    printf("  cold compile, warm process (specialize + NVRTC -> PTX + cubin): %8.2f ms\n",
-           median_of(cold, SAMPLES));
-    printf("  disk hit, fresh process: ptxjit_open %.3f ms + ptxjit_get_kernel %.3f ms "
-           "(whole process %.1f ms)\n",
-           median_of(open_ms, SAMPLES), median_of(get_ms, SAMPLES), median_of(process_ms, SAMPLES));
-    printf("  memory hit + launch: %.3f us per launch; bare cuLaunchKernel: %.3f us; "
-           "ratio %.2f\n",
-           ours, bare, ours / bare);
-    return CLI_OK;
+    if (!ok || status != PTXJIT_OK) {
+        code = cli_fail(ok ? status : PTXJIT_ERR_COMPILE);
+    } else if (args->json) {
+        print_json(&f, ptxjit_arch(context));
+    } else {
+        print_text(&f, ptxjit_arch(context));
+    }
+    ptxjit_close(context);
+    return code;
 }

@@ -51,9 +51,10 @@ int cmd_warm(cli_args *args);
 int cmd_bench_backends(cli_args *args);
 /* bench_compile.c: `bench compile [FAMILY [PARAMS]] [samples=N]` (a GPU adds to it). */
 int cmd_bench_compile(cli_args *args);
-/* bench_jit.c: memory-hit + launch against a bare cuLaunchKernel, and a fresh process's disk
- * hit (self_path: this program, run again for it). */
-int jit_costs(ptxjit_context *context, const char *self_path);
+/* bench_jit.c: `bench jit`: cold compile, fresh-process disk hits with their stages (this
+ * program run again as jit-time), memory hits from 1 to 16 threads, and with a GPU memory
+ * hit + launch against a bare cuLaunchKernel; --json too. */
+int cmd_bench_jit(cli_args *args);
 /* `sass FAMILY [params]`: the kernel's SASS (commands.c) through sass.c: nvdisasm's path
  * into program, or CLI_NO_TOOL after saying where it looked and how to get one; then the
  * cubin disassembled to stdout (an exit status). */

@@ -568,7 +568,8 @@ int cmd_cache(cli_args *args)
         return CLI_USAGE;
     }
     if (args->json && strcmp(what, "stats") != 0) {
-        fprintf(stderr, "ptxjit: --json works with list, info, inspect, cache stats, tune and warm, "
+        fprintf(stderr, "ptxjit: --json works with list, info, inspect, cache stats, tune, warm "
+                        "and bench jit, "
                         "not with 'cache %s'; leave it out\n",
                 what);
         return CLI_USAGE;

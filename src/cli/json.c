@@ -147,6 +147,15 @@ void cli_json_uint(cli_json *json, uint64_t value)
     fprintf(json->out, "%" PRIu64, value);
 }
 
+void cli_json_double(cli_json *json, double value)
+{
+    separate(json);
+    if (value != value || value - value != 0) /* NaN or infinite: JSON has no such number */
+        fputs("null", json->out);
+    else
+        fprintf(json->out, "%.6g", value);
+}
+
 void cli_json_bool(cli_json *json, int value)
 {
     separate(json);

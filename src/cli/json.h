@@ -35,6 +35,8 @@ void cli_json_key(cli_json *json, const char *key);
 void cli_json_string(cli_json *json, const char *text); /* NULL: null */
 void cli_json_int(cli_json *json, int64_t value);
 void cli_json_uint(cli_json *json, uint64_t value);
+/* Six significant digits; null for a NaN or an infinity. */
+void cli_json_double(cli_json *json, double value);
 void cli_json_bool(cli_json *json, int value);
 void cli_json_null(cli_json *json);
 

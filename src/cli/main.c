@@ -39,8 +39,10 @@ static const char usage_commands[] =
     "                                run (needs a GPU); where the family takes them, each\n"
     "                                PARAMS set (one quoted argument) is timed instead of\n"
     "                                the built-in rows\n"
-    "  bench jit                     JIT costs: cold compile, disk hit in a fresh process,\n"
-    "                                memory hit + launch against a bare cuLaunchKernel\n"
+    "  bench jit                     JIT costs: cold compile; disk hit in 31 fresh processes\n"
+    "                                with its stages; memory hits from 1 to 16 threads;\n"
+    "                                with a GPU, memory hit + launch against a bare\n"
+    "                                cuLaunchKernel (runs without a GPU too)\n"
     "  bench backends FAMILY [n=N] [runs=R]\n"
     "                                each variant the llvm backend generates, through the\n"
     "                                family op with backend=nvrtc and backend=llvm in one\n"
@@ -126,8 +128,9 @@ static const char usage_options[] =
     "                       for every kernel the command compiles (ptx, inspect, run,\n"
     "                       bench), after those of $PTXJIT_COMPILE_OPTIONS; they are part\n"
     "                       of the cache key, and inspect shows them\n"
-    "  --json               list, info, inspect, cache stats, tune and warm: print one JSON\n"
-    "                       document instead of text, for programs (other commands refuse it)\n"
+    "  --json               list, info, inspect, cache stats, tune, warm and bench jit:\n"
+    "                       print one JSON document instead of text, for programs (other\n"
+    "                       commands refuse it)\n"
     "  --space, --retune, --compile-only, --bucket, --list, --clear\n"
     "                       tune's own (see tune above; other commands refuse them)\n"
     "  --from-records       warm's own (see warm above)\n"
@@ -190,7 +193,7 @@ static const struct {
 } commands[] = {
     {"list", cmd_list, 1},       {"info", cmd_info, 1},         {"ptx", cmd_ptx, 0},
     {"source", cmd_source, 0},   {"ir", cmd_ir, 0},             {"inspect", cmd_inspect, 1},
-    {"run", cmd_run, 0},         {"bench", cmd_bench, 0},       {"cache", cmd_cache, 1},
+    {"run", cmd_run, 0},         {"bench", cmd_bench, 1},       {"cache", cmd_cache, 1},
     {"jit-time", cmd_jit_time, 0}, {"tune", cmd_tune, 1},
     {"sass", cmd_sass, 0},       {"compile-worker", cmd_compile_worker, 0},
     {"warm", cmd_warm, 1},
@@ -431,8 +434,8 @@ static int run_command(cli_args *args, const char *name)
         if (strcmp(name, commands[c].name) != 0)
             continue;
         if (args->json && !commands[c].json) {
-            fprintf(stderr, "ptxjit: --json works with list, info, inspect, cache stats, tune "
-                            "and warm, not with '%s'; leave it out\n",
+            fprintf(stderr, "ptxjit: --json works with list, info, inspect, cache stats, "
+                            "tune, warm and bench jit, not with '%s'; leave it out\n",
                     name);
             return CLI_USAGE;
         }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "latency.h"
 #include "cli/family_cli.h"
 #include "cli/timing.h"
 #include "families/family.h"
@@ -146,9 +147,15 @@ int cmd_bench(cli_args *args)
         return cmd_bench_compile(args);
     if (strcmp(family, "tune") == 0)
         return cmd_bench_tune(args);
-    int jit = strcmp(family, "jit") == 0;
-    const cli_family *f = jit ? NULL : cli_family_find(family);
-    if (!jit && !f)
+    if (strcmp(family, "jit") == 0)
+        return cmd_bench_jit(args);
+    if (args->json) {
+        fprintf(stderr, "ptxjit: --json works with list, info, inspect, cache stats, tune and "
+                        "bench jit, not with 'bench %s'; leave it out\n", family);
+        return CLI_USAGE;
+    }
+    const cli_family *f = cli_family_find(family);
+    if (!f)
         return CLI_USAGE;
     const char *n_text = NULL, *runs_text = NULL;
     const char **sets = calloc((size_t)args->argc, sizeof *sets);
@@ -166,9 +173,9 @@ int cmd_bench(cli_args *args)
     int code = CLI_USAGE;
     if (!sets)
         fprintf(stderr, "ptxjit: out of memory\n");
-    else if (set_count && (jit || !f->takes_sets))
+    else if (set_count && !f->takes_sets)
         fprintf(stderr, "ptxjit: bench %s takes only n= and runs=, not '%s'\n", family, sets[0]);
-    else if (parse_count(&n, n_text, "n", f && f->bench_n ? f->bench_n : 0) &&
+    else if (parse_count(&n, n_text, "n", f->bench_n ? f->bench_n : 0) &&
              parse_count(&runs, runs_text, "runs", 20) &&
              (code = open_gpu(&context, args)) == CLI_OK) {
         /* PARAM=auto in a set: the winner for the square problem n (every size n). */
@@ -176,15 +183,14 @@ int cmd_bench(cli_args *args)
         size_t square[16];
         for (int i = 0; i < 16; i++)
             square[i] = n;
-        for (int i = 0; !jit && owned && i < set_count && code == CLI_OK; i++)
+        for (int i = 0; owned && i < set_count && code == CLI_OK; i++)
             if (strstr(sets[i], "=auto")) {
                 owned[i] = resolve_auto(context, f, sets[i], square);
                 code = owned[i] ? CLI_OK : CLI_USAGE;
                 sets[i] = owned[i];
             }
         if (code == CLI_OK)
-            code = jit ? jit_costs(context, "/proc/self/exe")
-                       : f->bench(context, n, (int)runs, sets, set_count);
+            code = f->bench(context, n, (int)runs, sets, set_count);
         for (int i = 0; owned && i < set_count; i++)
             free(owned[i]);
         free(owned);
@@ -198,6 +204,8 @@ int cmd_bench(cli_args *args)
  * process, timed; `bench jit` runs it to measure a disk hit without anything preloaded. */
 int cmd_jit_time(cli_args *args)
 {
+    double stages[PJ_LATENCY_COUNT] = {0};
+    pj_latency_probe = stages;
     double start = wall_ms();
     ptxjit_context *context;
     int code = cli_open(&context, args);
@@ -210,10 +218,14 @@ int cmd_jit_time(cli_args *args)
     ptxjit_status status = args->argc < 1 ? PTXJIT_ERR_INVALID_ARGUMENT
                            : ptxjit_get_kernel(&kernel, context, args->argv[0], params, &origin);
     double got = wall_ms();
+    pj_latency_probe = NULL;
     free(params);
-    if (status == PTXJIT_OK)
-        printf("open_ms %.3f get_ms %.3f origin %d\n", opened - start, got - opened, origin);
-    else
+    if (status == PTXJIT_OK) {
+        printf("open_ms %.3f get_ms %.3f origin %d", opened - start, got - opened, origin);
+        for (int i = 0; i < PJ_LATENCY_COUNT; i++)
+            printf(" %.1f", stages[i]); /* microseconds, in latency.h's order */
+        printf("\n");
+    } else
         code = cli_fail(status);
     ptxjit_close(context);
     return code;

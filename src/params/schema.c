@@ -495,7 +495,6 @@ ptxjit_status pj_schema_parse(pj_schema **out, const char *source, const char *o
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     schema->origin = pj_strdup(origin);
     schema->source = pj_strdup(source);
-    schema->source_hash = pj_hash(source, strlen(source));
     ptxjit_status status = schema->origin && schema->source
                                ? PTXJIT_OK
                                : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");

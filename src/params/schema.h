@@ -79,7 +79,6 @@ typedef struct pj_schema {
     char *doc;
     char *origin;      /* where the template came from: a path or "built-in:NAME.cu" */
     char *source;      /* the template's full text */
-    pj_hash128 source_hash;
     pj_param *params;
     int param_count;
     pj_constraint *constraints;

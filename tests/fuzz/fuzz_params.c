@@ -6,11 +6,8 @@
 
 #include "fuzz.h"
 #include "params/schema.h"
+#include "templates.h"
 
-extern const struct {
-    const char *path;
-    const char *text;
-} pj_embedded_templates[];
 
 enum { MAX_SCHEMAS = 16 };
 static pj_schema *schemas[MAX_SCHEMAS];

@@ -26,6 +26,8 @@ int cli_fail(ptxjit_status status);
  * in `own` (e.g. "n") into own_values. Caller frees. */
 char *cli_join_params(int argc, char **argv, const char *const *own, const char **own_values);
 int cli_open(ptxjit_context **out, cli_args *args);
+/* Says which commands take --json (the one place that lists them) and returns CLI_USAGE. */
+int cli_json_refused(const char *command);
 
 int cmd_list(cli_args *args);
 int cmd_info(cli_args *args);

@@ -42,6 +42,14 @@ int cli_fail(ptxjit_status status)
     }
 }
 
+int cli_json_refused(const char *command)
+{
+    fprintf(stderr, "ptxjit: --json works with list, info, inspect, cache stats, tune, warm and "
+                    "bench jit, not with '%s'; leave it out\n",
+            command);
+    return CLI_USAGE;
+}
+
 int cli_open(ptxjit_context **out, cli_args *args)
 {
     ptxjit_status status = ptxjit_open(out, &args->options);
@@ -568,11 +576,9 @@ int cmd_cache(cli_args *args)
         return CLI_USAGE;
     }
     if (args->json && strcmp(what, "stats") != 0) {
-        fprintf(stderr, "ptxjit: --json works with list, info, inspect, cache stats, tune, warm "
-                        "and bench jit, "
-                        "not with 'cache %s'; leave it out\n",
-                what);
-        return CLI_USAGE;
+        char command[256];
+        snprintf(command, sizeof command, "cache %s", what);
+        return cli_json_refused(command);
     }
     args->options.use_gpu = 0;
     ptxjit_context *context;

@@ -434,10 +434,7 @@ static int run_command(cli_args *args, const char *name)
         if (strcmp(name, commands[c].name) != 0)
             continue;
         if (args->json && !commands[c].json) {
-            fprintf(stderr, "ptxjit: --json works with list, info, inspect, cache stats, "
-                            "tune, warm and bench jit, not with '%s'; leave it out\n",
-                    name);
-            return CLI_USAGE;
+            return cli_json_refused(name);
         }
         if (strcmp(name, "tune") != 0 &&
             (args->tune_space || args->tune_retune || args->tune_compile_only ||

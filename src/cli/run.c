@@ -150,9 +150,9 @@ int cmd_bench(cli_args *args)
     if (strcmp(family, "jit") == 0)
         return cmd_bench_jit(args);
     if (args->json) {
-        fprintf(stderr, "ptxjit: --json works with list, info, inspect, cache stats, tune and "
-                        "bench jit, not with 'bench %s'; leave it out\n", family);
-        return CLI_USAGE;
+        char what[256];
+        snprintf(what, sizeof what, "bench %s", family);
+        return cli_json_refused(what);
     }
     const cli_family *f = cli_family_find(family);
     if (!f)

@@ -97,7 +97,7 @@ $(FUZZ_BUILD)/libptxjit.a: FORCE
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/libptxjit.a tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.c
 	$(call say,LD,$@)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer \
 	    -DPJ_FUZZ_TARGET=fuzz_$* -o $@ tests/fuzz/libfuzzer_main.c tests/fuzz/fuzz_$*.c \
-	    tests/fuzz/fuzz_util.c $(FUZZ_BUILD)/libptxjit.a $(LDLIBS_BASE)
+	    tests/fuzz/fuzz_util.c $(FUZZ_BUILD)/libptxjit.a $(REMOTE_LIBS) $(LDLIBS_BASE)
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 	$(Q)sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 .PHONY: FORCE

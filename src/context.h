@@ -61,6 +61,7 @@ struct ptxjit_context {
     char *compile_options;         /* options.compile_options or $PTXJIT_COMPILE_OPTIONS,
                                       checked at open; put before each request's own */
     pj_disk_cache *disk;           /* NULL: disk cache off or unusable */
+    struct pj_remote *remote;      /* the remote tier (remote/remote.h); NULL: none */
     char compiler_version[PJ_BACKEND_COUNT][64]; /* per backend, "" until first needed;
                                                     guarded by lock */
     /* GPU; driver NULL when gpu_status != OK (gpu_error says why). */

@@ -27,7 +27,10 @@
     X(suite_polish)           \
     X(suite_tune)             \
     X(suite_launch_api)       \
-    X(suite_examples)
+    X(suite_examples)         \
+    X(suite_bundle)           \
+    X(suite_remote)           \
+    X(suite_remote_poison)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \

@@ -310,7 +310,10 @@ static ptxjit_status import_all(ptxjit_context *context, FILE *in, const char *p
 {
     for (int first = 1;; first = 0) {
         tar_header h;
-        if (fread(&h, BLOCK, 1, in) != 1 || zero_block(&h))
+        size_t got = fread(&h, 1, BLOCK, in);
+        if (got > 0 && got < BLOCK)
+            stats->corrupt++; /* cut inside a header */
+        if (got < BLOCK || zero_block(&h))
             return PTXJIT_OK;
         int64_t size = octal(h.size, sizeof h.size), sum = octal(h.checksum, sizeof h.checksum);
         if (size < 0 || sum != (int64_t)header_sum(&h)) {

@@ -169,8 +169,8 @@ static void succeeded(pj_remote_link *link, redisContext *c)
 static void failed(pj_remote_link *link, const char *why)
 {
     pthread_mutex_lock(&link->lock);
-    int start = ++link->failures >= PJ_REMOTE_FAILURES_BEFORE_BACKOFF &&
-                now_ms() >= link->down_until_ms;
+    int failures = ++link->failures;
+    int start = failures >= PJ_REMOTE_FAILURES_BEFORE_BACKOFF && now_ms() >= link->down_until_ms;
     int first = start && link->backoffs++ == 0;
     if (start)
         link->down_until_ms = now_ms() + link->config->backoff_ms;
@@ -179,7 +179,7 @@ static void failed(pj_remote_link *link, const char *why)
         pj_log(&link->logger, first ? PTXJIT_LOG_WARNING : PTXJIT_LOG_INFO,
                "remote cache %s: %s, %d times in a row; going on with the local cache and "
                "trying the server again in %d ms",
-               link->config->url, why, link->failures, link->config->backoff_ms);
+               link->config->url, why, failures, link->config->backoff_ms);
 }
 
 /* The command on a kept connection, else a new one; a kept one that fails may be one the

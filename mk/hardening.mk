@@ -26,6 +26,13 @@ hardening: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA) $(STRESS)
 stress: $(STRESS)
 	$(Q)timeout $(STRESS_SECONDS) $(STRESS) -p 16 -r 1000 -k 4 -K 2
 	$(Q)timeout $(STRESS_SECONDS) $(STRESS) -p 8 -r 300 -k 2 -K 1 -m 300000
+	$(Q)$(MAKE) --no-print-directory stress-remote
+
+# The same with a remote cache (tests/stress/remote.sh): 8 processes on one cache dir and one
+# redis-server, which is SIGKILLed and restarted mid-run.
+.PHONY: stress-remote
+stress-remote: $(STRESS)
+	$(Q)timeout $(STRESS_SECONDS) sh tests/stress/remote.sh $(STRESS) -p 8 -r 300 -k 2 -K 1
 
 # The same objects and suite, each with a sanitizer, in a build folder of its own. The LLVM
 # sweeps (~2,100 kernels, ~2 min natively) and the matmul generator's comparisons with NVRTC

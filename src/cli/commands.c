@@ -595,8 +595,8 @@ int cmd_cache(cli_args *args)
         return CLI_USAGE;
     }
     if (args->json && strcmp(what, "stats") != 0 && bundle <= 0) {
-        fprintf(stderr, "ptxjit: --json works with list, info, inspect, cache stats, cache "
-                        "export, cache import and tune, not with 'cache %s'; leave it out\n",
+        fprintf(stderr, "ptxjit: --json works with list, info, inspect, cache stats and tune "
+                        "(and cache export, cache import), not with 'cache %s'; leave it out\n",
                 what);
         return CLI_USAGE;
     }

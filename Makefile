@@ -15,6 +15,11 @@ OPT ?= -O2 -g
 CFLAGS ?=
 ALL_CFLAGS = $(CFLAGS_BASE) $(OPT) $(SAN) $(CFLAGS)
 LDLIBS_BASE := -ldl -lpthread -lm
+# The remote cache tier (src/remote/): hiredis and nettle's HMAC-SHA-256. libptxjit.so needs
+# their shared libraries; the programs (CLI, tests, stress) take the archives, so that they
+# travel to a GPU machine without them (make deps installs libhiredis-dev and nettle-dev).
+REMOTE_LIBS_SHARED := -lhiredis -lnettle
+REMOTE_LIBS := -l:libhiredis.a -l:libnettle.a
 # Check linked statically so the test runner travels to machines without Check installed.
 CHECK_LIBS := -Wl,-Bstatic -lcheck_pic -lsubunit -Wl,-Bdynamic -lrt
 
@@ -34,7 +39,9 @@ LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/e
            src/backend/select.c \
            src/cache/counters.c src/cache/directory.c src/cache/disk.c src/cache/entry.c \
            src/cache/evict.c src/cache/fileio.c src/cache/fileio_seam.c src/cache/key.c \
-           src/cache/scan.c \
+           src/cache/scan.c src/cache/bundle.c \
+           src/remote/config.c src/remote/connection.c src/remote/envelope.c \
+           src/remote/remote.c src/remote/stats.c \
            src/driver/driver.c \
            src/params/expr.c src/params/params.c src/params/schema.c \
            src/tune/auto.c src/tune/bench_gpu.c src/tune/check.c src/tune/compare_ptx.c \
@@ -48,7 +55,8 @@ PLUGIN_SRC := src/plugin/ir_asm.c src/plugin/ir_flow.c src/plugin/ir_memory.c \
               src/plugin/ir_tensor.c src/plugin/ir_thread.c \
               src/plugin/ir_values.c src/plugin/plugin.c $(FAMILY_DIRS:%=%/gen.c)
 CLI_SRC := src/cli/bench_backends.c src/cli/bench_compile.c src/cli/bench_jit.c \
-           src/cli/bench_tune.c src/cli/commands.c src/cli/cublas_peer.c src/cli/families.c \
+           src/cli/bench_tune.c src/cli/cache_bundle.c src/cli/commands.c src/cli/cublas_peer.c \
+           src/cli/families.c \
            src/cli/json.c src/cli/sass.c src/cli/warm.c src/cli/worker.c \
            src/cli/main.c src/cli/run.c src/cli/timing.c src/cli/tune.c $(FAMILY_DIRS:%=%/cli.c)
 TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
@@ -62,7 +70,8 @@ TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
             tests/test_llvm_reduce_gpu.c tests/test_llvm_transpose.c \
             tests/test_llvm_transpose_gpu.c tests/test_out_of_memory.c tests/test_params.c \
             tests/test_polish.c \
-            tests/test_pipeline.c tests/test_strbuf.c tests/test_threads.c tests/test_tune.c \
+            tests/test_pipeline.c tests/test_bundle.c tests/test_remote.c \
+            tests/test_remote_poison.c tests/redis_server.c tests/test_strbuf.c tests/test_threads.c tests/test_tune.c \
             tests/test_tune_gpu.c \
             tests/test_util.c \
             tests/warm.c tests/fuzz/fuzz_entry.c tests/fuzz/fuzz_params.c \
@@ -139,10 +148,10 @@ $(STATIC_LIB): $(LIB_OBJ)
 
 $(SHARED_LIB): $(LIB_OBJ) src/libptxjit.map
 	$(call say,LD,$@)$(CC) -shared $(SAN) -Wl,-soname,libptxjit.so.0 \
-	    -Wl,--version-script=src/libptxjit.map -o $@ $(LIB_OBJ) $(LDLIBS_BASE)
+	    -Wl,--version-script=src/libptxjit.map -o $@ $(LIB_OBJ) $(REMOTE_LIBS_SHARED) $(LDLIBS_BASE)
 
 $(CLI): $(CLI_OBJ) $(STATIC_LIB)
-	$(call say,LD,$@)$(CC) $(SAN) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(LDLIBS_BASE)
+	$(call say,LD,$@)$(CC) $(SAN) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(REMOTE_LIBS) $(LDLIBS_BASE)
 
 # --wrap: every allocation ptxjit makes can be made to fail (tests/test_out_of_memory.c),
 # and every cache write (tests/fileio_faults.c; the library's seam does nothing).
@@ -150,10 +159,10 @@ SEAM_WRAP := -Wl,--wrap=pj_fileio_seam
 TEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc $(SEAM_WRAP)
 $(TEST_RUNNER): $(TEST_OBJ) $(STATIC_LIB) | $(TEST_SHIM)
 	$(call say,LD,$@)$(CC) $(SAN) $(TEST_WRAP) -o $@ $(TEST_OBJ) $(STATIC_LIB) $(CHECK_LIBS) \
-	    $(LDLIBS_BASE)
+	    $(REMOTE_LIBS) $(LDLIBS_BASE)
 
 $(STRESS): tests/stress/stress.c tests/fileio_faults.c $(STATIC_LIB)
-	$(call say,LD,$@)$(CC) $(ALL_CFLAGS) -Itests $(SEAM_WRAP) -o $@ $^ $(LDLIBS_BASE)
+	$(call say,LD,$@)$(CC) $(ALL_CFLAGS) -Itests $(SEAM_WRAP) -o $@ $^ $(REMOTE_LIBS) $(LDLIBS_BASE)
 
 $(TEST_SHIM): tests/shim/nvrtc_shim.c | check-cuda
 	$(call say,LD,$@)$(CC) $(ALL_CFLAGS) -shared -o $@ $< -ldl -lpthread

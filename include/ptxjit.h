@@ -109,6 +109,12 @@ typedef struct {
                                   4x. NULL: $PTXJIT_COMPILE_WORKER, else the installed ptxjit;
                                   "" or "none": threads of this process only (see
                                   "Compile workers" in docs/TUNING.md) */
+    const char *remote_cache;  /* a shared remote cache on Redis, "redis://HOST:PORT[/DB]" or
+                                  "unix:///PATH[?db=N]"; NULL: $PTXJIT_REMOTE_CACHE; "": none.
+                                  Entries are signed with the fleet key of
+                                  $PTXJIT_REMOTE_CACHE_KEY_FILE (docs/FLEET.md); a remote that
+                                  is configured but cannot be trusted fails ptxjit_open with
+                                  PTXJIT_ERR_CACHE, an unreachable one only warns */
 } ptxjit_options;
 
 /* Fills *options with the defaults above. */
@@ -245,7 +251,8 @@ ptxjit_status ptxjit_family_entry(const char **out, ptxjit_context *context, con
 typedef enum {
     PTXJIT_ORIGIN_COMPILED = 0, /* compiled by this call */
     PTXJIT_ORIGIN_DISK = 1,     /* read from the disk cache */
-    PTXJIT_ORIGIN_MEMORY = 2    /* already in this context */
+    PTXJIT_ORIGIN_MEMORY = 2,   /* already in this context */
+    PTXJIT_ORIGIN_REMOTE = 3    /* from the remote cache (checked, then stored on disk) */
 } ptxjit_origin;
 
 /* The kernel for (family, params): validated, specialized, compiled or found in a cache. The
@@ -630,6 +637,12 @@ typedef struct {
     uint64_t max_bytes;                         /* the cap this context keeps */
     uint64_t tune_records;                      /* tuning records on disk (ptxjit_tune);
                                                    entries counts kernels, bytes both */
+    /* The remote cache, counted by every process that uses this cache directory: lookups that
+     * found a valid entry, found none, found one that failed a check (never used), failed
+     * (server unreachable, timeout); entries sent; time spent waiting on the server. */
+    uint64_t remote_hits, remote_misses, remote_rejected, remote_errors;
+    uint64_t remote_publishes, remote_ms;
+    int remote_configured;                      /* 1: this context has a remote cache */
 } ptxjit_cache_stats;
 ptxjit_status ptxjit_cache_stats_get(ptxjit_cache_stats *out, ptxjit_context *context);
 /* Removes every entry of this cache version (kernels and tuning records); returns how many
@@ -640,6 +653,30 @@ ptxjit_status ptxjit_cache_clear(ptxjit_context *context, uint64_t *removed);
  * hour ago. Counts in *evicted and *temp_files (either may be NULL). */
 ptxjit_status ptxjit_cache_trim(ptxjit_context *context, uint64_t *evicted,
                                 uint64_t *temp_files);
+
+/* ---- Cache bundles ----
+ * A bundle is a POSIX tar file (`tar tf` lists it) of cache entries and tuning records, each
+ * under its path relative to the cache root ("v1/ab/<key>", "v1/ab/<key>.tune"): a cache for a
+ * container image or an air-gapped machine. */
+typedef struct {
+    uint64_t entries, records; /* written (export) or published into the cache (import) */
+    uint64_t corrupt;   /* failed the disk format's checks (size, checksum, key, version) */
+    uint64_t foreign;   /* another cache version's, or not a cache file at all */
+    uint64_t unsafe;    /* links, devices, absolute paths or ".." in a name: never written */
+} ptxjit_bundle_stats;
+/* Writes the cache's entries (families: only those of these count families; count 0: all)
+ * and tuning records to path, atomically (a temporary file renamed into place). stats may be
+ * NULL. PTXJIT_ERR_CACHE without a disk cache, PTXJIT_ERR_IO when path cannot be written. */
+ptxjit_status ptxjit_cache_export(ptxjit_context *context, const char *path,
+                                  const char *const *families, int count,
+                                  ptxjit_bundle_stats *stats);
+/* Publishes every member of the bundle at path into the cache, each checked first as a disk
+ * load checks an entry (an entry for another architecture is kept: its key differs) and
+ * stored atomically; bad members are skipped and counted in *stats (may be NULL), never
+ * written. PTXJIT_ERR_IO when path cannot be read, PTXJIT_ERR_CACHE when it is not a tar
+ * file. */
+ptxjit_status ptxjit_cache_import(ptxjit_context *context, const char *path,
+                                  ptxjit_bundle_stats *stats);
 
 /* ---- Compile options ----
  * Compiler flags for a request (backend=nvrtc), from a closed list so that no caller's text

@@ -26,6 +26,13 @@ hardening: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA) $(STRESS)
 stress: $(STRESS)
 	$(Q)timeout $(STRESS_SECONDS) $(STRESS) -p 16 -r 1000 -k 4 -K 2
 	$(Q)timeout $(STRESS_SECONDS) $(STRESS) -p 8 -r 300 -k 2 -K 1 -m 300000
+	$(Q)$(MAKE) --no-print-directory stress-remote
+
+# The same with a remote cache (tests/stress/remote.sh): 8 processes on one cache dir and one
+# redis-server, which is SIGKILLed and restarted mid-run.
+.PHONY: stress-remote
+stress-remote: $(STRESS)
+	$(Q)timeout $(STRESS_SECONDS) sh tests/stress/remote.sh $(STRESS) -p 8 -r 300 -k 2 -K 1
 
 # The same objects and suite, each with a sanitizer, in a build folder of its own. The LLVM
 # sweeps (~2,100 kernels, ~2 min natively) and the matmul generator's comparisons with NVRTC
@@ -97,7 +104,7 @@ $(FUZZ_BUILD)/libptxjit.a: FORCE
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/libptxjit.a tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.c
 	$(call say,LD,$@)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer \
 	    -DPJ_FUZZ_TARGET=fuzz_$* -o $@ tests/fuzz/libfuzzer_main.c tests/fuzz/fuzz_$*.c \
-	    tests/fuzz/fuzz_util.c $(FUZZ_BUILD)/libptxjit.a $(LDLIBS_BASE)
+	    tests/fuzz/fuzz_util.c $(FUZZ_BUILD)/libptxjit.a $(REMOTE_LIBS) $(LDLIBS_BASE)
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 	$(Q)sh tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 .PHONY: FORCE

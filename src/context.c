@@ -7,6 +7,7 @@
 #include "context.h"
 #include "latency.h"
 #include "backend/nvrtc.h"
+#include "remote/remote.h"
 #include "tune/tune.h"
 
 void ptxjit_options_init(ptxjit_options *options)
@@ -190,6 +191,10 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
         status = open_disk_cache(context, options);
     pj_latency_stop(PJ_LATENCY_dirs, start);
     if (status == PTXJIT_OK)
+        status = pj_remote_open(&context->remote, options->remote_cache,
+                                context->disk ? pj_disk_cache_dir(context->disk) : NULL,
+                                &context->logger);
+    if (status == PTXJIT_OK)
         status = choose_options(context);
     if (status == PTXJIT_OK)
         status = choose_compile_options(context, options);
@@ -226,6 +231,7 @@ void ptxjit_close(ptxjit_context *context)
     free(context->template_path);
     free(context->compile_worker);
     pj_disk_cache_close(context->disk);
+    pj_remote_close(context->remote);
     pthread_mutex_destroy(&context->lock);
     pthread_cond_destroy(&context->compiled);
     free(context);

@@ -64,6 +64,7 @@ struct ptxjit_context {
     pj_disk_cache *disk;           /* NULL: disk cache off or unusable */
     char *template_path;           /* options.template_path (NULL: none), for compile workers */
     char *compile_worker;          /* options.compile_worker (NULL: not given) */
+    struct pj_remote *remote;      /* the remote tier (remote/remote.h); NULL: none */
     char compiler_version[PJ_BACKEND_COUNT][64]; /* per backend, "" until first needed;
                                                     guarded by lock */
     /* GPU; driver NULL when gpu_status != OK (gpu_error says why). */

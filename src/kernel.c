@@ -10,6 +10,7 @@
 #include "backend/route.h"
 #include "context.h"
 #include "latency.h"
+#include "remote/remote.h"
 
 /* An exact (family, params text, compile options text) seen before: the fast path of
  * repeated requests. It skips the header scan too: within a context, the same request text
@@ -235,7 +236,32 @@ ptxjit_status pj_context_compiler_version(ptxjit_context *context, pj_backend ba
     return context_compiler_version(context, backend, out);
 }
 
-/* Fills kernel->artifact from the disk cache or the compiler; runs without the lock. */
+/* After a disk miss: the remote tier's entry, checked there and here (the request it holds),
+ * and stored on disk for this machine's next process. 1 when kernel->artifact was filled. */
+static int from_remote(ptxjit_kernel *kernel)
+{
+    ptxjit_context *context = kernel->context;
+    pj_artifact fetched;
+    int found = 0;
+    pj_remote_fetch(context->remote, PJ_REMOTE_KERNEL, kernel->key_hex, &fetched, &found);
+    if (!found)
+        return 0;
+    if (!artifact_matches(kernel, &fetched)) {
+        pj_log(&context->logger, PTXJIT_LOG_WARNING,
+               "remote cache entry %s holds another request (%s %s); recompiling",
+               kernel->key_hex, fetched.family, fetched.params);
+        pj_artifact_free(&fetched);
+        return 0;
+    }
+    kernel->artifact = fetched;
+    if (context->disk && pj_disk_cache_store(context->disk, kernel->key_hex, &kernel->artifact))
+        pj_log(&context->logger, PTXJIT_LOG_WARNING, "kernel not saved to the disk cache: %s",
+               ptxjit_last_error());
+    return 1;
+}
+
+/* Fills kernel->artifact from the disk cache, the remote cache or the compiler; runs without
+ * the lock. */
 static ptxjit_status produce(ptxjit_kernel *kernel, ptxjit_origin *origin)
 {
     ptxjit_context *context = kernel->context;
@@ -255,6 +281,10 @@ static ptxjit_status produce(ptxjit_kernel *kernel, ptxjit_origin *origin)
                    cached.options);
             pj_artifact_free(&cached);
         }
+    }
+    if (context->remote && from_remote(kernel)) {
+        *origin = PTXJIT_ORIGIN_REMOTE;
+        return PTXJIT_OK;
     }
     ptxjit_status status = compile(kernel);
     if (status != PTXJIT_OK)
@@ -278,6 +308,9 @@ static ptxjit_status produce(ptxjit_kernel *kernel, ptxjit_origin *origin)
         pj_disk_cache_store(context->disk, kernel->key_hex, &kernel->artifact))
         pj_log(&context->logger, PTXJIT_LOG_WARNING, "kernel not saved to the disk cache: %s",
                ptxjit_last_error());
+    /* Locally first, then the fleet; the same rule keeps a kernel off both. */
+    if (!kernel->keep_off_disk)
+        pj_remote_publish(context->remote, PJ_REMOTE_KERNEL, kernel->key_hex, &kernel->artifact);
     return PTXJIT_OK;
 }
 

@@ -1,6 +1,7 @@
 /* memory.c — device memory and copies for programs with no CUDA runtime of their own, and the
  * public face of the disk cache. */
 #include "context.h"
+#include "remote/remote.h"
 
 static ptxjit_status enter(ptxjit_context *context, CUcontext *saved)
 {
@@ -86,7 +87,11 @@ static ptxjit_status disk(ptxjit_context *context)
 ptxjit_status ptxjit_cache_stats_get(ptxjit_cache_stats *out, ptxjit_context *context)
 {
     ptxjit_status status = disk(context);
-    return status == PTXJIT_OK ? pj_disk_cache_stats(context->disk, out) : status;
+    if (status == PTXJIT_OK)
+        status = pj_disk_cache_stats(context->disk, out);
+    if (status == PTXJIT_OK)
+        pj_remote_stats_fill(context->remote, out);
+    return status;
 }
 
 ptxjit_status ptxjit_cache_clear(ptxjit_context *context, uint64_t *removed)

@@ -30,7 +30,10 @@
     X(suite_launch_api)       \
     X(suite_examples)         \
     X(suite_cold_compile)     \
-    X(suite_latency)
+    X(suite_latency)          \
+    X(suite_bundle)           \
+    X(suite_remote)           \
+    X(suite_remote_poison)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \

@@ -265,10 +265,10 @@ START_TEST(record_round_trips_through_the_cache)
     pj_disk_cache *disk = open_cache(&root);
     pj_tune_record r, back;
     make_record(&r);
-    ck_assert_int_eq(pj_tune_record_store(disk, KEY, &r, &path), PTXJIT_OK);
+    ck_assert_int_eq(pj_tune_record_store(disk, NULL, KEY, &r, &path), PTXJIT_OK);
     ck_assert_ptr_nonnull(strstr(path, KEY ".tune"));
     int found = 0;
-    ck_assert_int_eq(pj_tune_record_load(disk, KEY, "reduce", &back, &found), PTXJIT_OK);
+    ck_assert_int_eq(pj_tune_record_load(disk, NULL, KEY, "reduce", &back, &found), PTXJIT_OK);
     ck_assert_int_eq(found, 1);
     ck_assert_str_eq(back.winner, "batch=2 tpb=128");
     ck_assert_str_eq(back.space, "tpb=128 batch=2,4");
@@ -278,7 +278,7 @@ START_TEST(record_round_trips_through_the_cache)
     ck_assert(back.rows[0].median_ms == 1.5 && back.wall_ms == 42.0);
     pj_tune_record_free(&back);
     /* another family's lookup misses it; stats count it apart from kernels */
-    ck_assert_int_eq(pj_tune_record_load(disk, KEY, "transpose", &back, &found), PTXJIT_OK);
+    ck_assert_int_eq(pj_tune_record_load(disk, NULL, KEY, "transpose", &back, &found), PTXJIT_OK);
     ck_assert_int_eq(found, 0);
     ptxjit_cache_stats stats;
     ck_assert_int_eq(pj_disk_cache_stats(disk, &stats), PTXJIT_OK);
@@ -320,13 +320,13 @@ START_TEST(damaged_or_untrusted_records_are_missed)
     make_record(&r);
     for (int round = 0; round < 3; round++) {
         free(path);
-        ck_assert_int_eq(pj_tune_record_store(disk, KEY, &r, &path), PTXJIT_OK);
+        ck_assert_int_eq(pj_tune_record_store(disk, NULL, KEY, &r, &path), PTXJIT_OK);
         if (round < 2)
             damage(path, round);
         else
             ck_assert_int_eq(chmod(path, 0620), 0); /* group-writable: not trusted */
         int found = 1;
-        ck_assert_int_eq(pj_tune_record_load(disk, KEY, "reduce", &back, &found), PTXJIT_OK);
+        ck_assert_int_eq(pj_tune_record_load(disk, NULL, KEY, "reduce", &back, &found), PTXJIT_OK);
         ck_assert_int_eq(found, 0);
         struct stat st;
         /* damaged: removed (and counted); untrusted: left, never read */

@@ -36,6 +36,8 @@ int cmd_source(cli_args *args);
 int cmd_ir(cli_args *args);
 int cmd_inspect(cli_args *args);
 int cmd_cache(cli_args *args);
+/* cache_bundle.c: `cache export FILE [FAMILY ...]`, `cache import FILE` on an open context. */
+int cli_cache_bundle(cli_args *args, ptxjit_context *context);
 int cmd_run(cli_args *args);
 int cmd_bench(cli_args *args);
 int cmd_jit_time(cli_args *args);

@@ -45,7 +45,7 @@ int cli_fail(ptxjit_status status)
 int cli_json_refused(const char *command)
 {
     fprintf(stderr, "ptxjit: --json works with list, info, inspect, cache stats, tune, warm and "
-                    "bench jit, not with '%s'; leave it out\n",
+                    "bench jit (and cache export, cache import), not with '%s'; leave it out\n",
             command);
     return CLI_USAGE;
 }
@@ -92,6 +92,7 @@ static const char *origin_text(ptxjit_origin origin)
 {
     return origin == PTXJIT_ORIGIN_DISK     ? "disk cache hit"
            : origin == PTXJIT_ORIGIN_MEMORY ? "memory cache hit"
+           : origin == PTXJIT_ORIGIN_REMOTE ? "remote cache hit"
                                             : "compiled";
 }
 
@@ -100,6 +101,7 @@ static const char *origin_name(ptxjit_origin origin)
 {
     return origin == PTXJIT_ORIGIN_DISK     ? "disk"
            : origin == PTXJIT_ORIGIN_MEMORY ? "memory"
+           : origin == PTXJIT_ORIGIN_REMOTE ? "remote"
                                             : "compiled";
 }
 
@@ -545,6 +547,12 @@ static void stats_text(ptxjit_context *context, const ptxjit_cache_stats *s)
            (unsigned long long)s->hits, (unsigned long long)s->misses,
            (unsigned long long)s->stores, (unsigned long long)s->corrupt,
            (unsigned long long)s->evicted, (unsigned long long)s->tune_records);
+    printf("remote   %s\n  hits %llu, misses %llu, rejected %llu (failed a check, never "
+           "used), errors %llu\n  publishes %llu, time %llu ms\n",
+           s->remote_configured ? "configured" : "none (PTXJIT_REMOTE_CACHE)",
+           (unsigned long long)s->remote_hits, (unsigned long long)s->remote_misses,
+           (unsigned long long)s->remote_rejected, (unsigned long long)s->remote_errors,
+           (unsigned long long)s->remote_publishes, (unsigned long long)s->remote_ms);
 }
 
 /* Every counter of ptxjit_cache_stats, under its field's name. */
@@ -563,19 +571,38 @@ static void stats_json(ptxjit_context *context, const ptxjit_cache_stats *s)
     cli_json_member_uint(&json, "corrupt", s->corrupt);
     cli_json_member_uint(&json, "evicted", s->evicted);
     cli_json_member_uint(&json, "tune_records", s->tune_records);
+    cli_json_key(&json, "remote_configured");
+    cli_json_bool(&json, s->remote_configured);
+    cli_json_member_uint(&json, "remote_hits", s->remote_hits);
+    cli_json_member_uint(&json, "remote_misses", s->remote_misses);
+    cli_json_member_uint(&json, "remote_rejected", s->remote_rejected);
+    cli_json_member_uint(&json, "remote_errors", s->remote_errors);
+    cli_json_member_uint(&json, "remote_publishes", s->remote_publishes);
+    cli_json_member_uint(&json, "remote_ms", s->remote_ms);
     cli_json_object_end(&json);
     cli_json_finish(&json);
 }
 
+/* export FILE [FAMILY ...] | import FILE */
+static int bundle_usage(cli_args *args)
+{
+    const char *what = args->argc >= 1 ? args->argv[0] : "";
+    if (strcmp(what, "export") && strcmp(what, "import"))
+        return 0;
+    return (!strcmp(what, "export") && args->argc >= 2) || args->argc == 2 ? 1 : -1;
+}
+
 int cmd_cache(cli_args *args)
 {
-    const char *what = args->argc == 1 ? args->argv[0] : "";
+    int bundle = bundle_usage(args);
+    const char *what = args->argc == 1 || bundle > 0 ? args->argv[0] : "";
     if (strcmp(what, "path") && strcmp(what, "stats") && strcmp(what, "clear") &&
-        strcmp(what, "trim")) {
-        fprintf(stderr, "ptxjit: usage: ptxjit cache path|stats|clear|trim\n");
+        strcmp(what, "trim") && bundle <= 0) {
+        fprintf(stderr, "ptxjit: usage: ptxjit cache path|stats|clear|trim, ptxjit cache export "
+                        "FILE [FAMILY ...], ptxjit cache import FILE\n");
         return CLI_USAGE;
     }
-    if (args->json && strcmp(what, "stats") != 0) {
+    if (args->json && strcmp(what, "stats") != 0 && bundle <= 0) {
         char command[256];
         snprintf(command, sizeof command, "cache %s", what);
         return cli_json_refused(command);
@@ -585,6 +612,11 @@ int cmd_cache(cli_args *args)
     int code = cli_open(&context, args);
     if (code != CLI_OK)
         return code;
+    if (bundle > 0) {
+        code = cli_cache_bundle(args, context);
+        ptxjit_close(context);
+        return code;
+    }
     ptxjit_status status = PTXJIT_OK;
     if (strcmp(what, "path") == 0) {
         const char *dir = ptxjit_cache_dir(context);

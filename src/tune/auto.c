@@ -72,7 +72,8 @@ static int latest_record(pj_tune_record *out, ptxjit_context *context, const pj_
         return 1;
     int found = 0;
     if (!context->disk ||
-        pj_tune_record_load(context->disk, key, schema->family, out, &found) != PTXJIT_OK ||
+        pj_tune_record_load(context->disk, context->remote, key, schema->family, out,
+                            &found) != PTXJIT_OK ||
         !found)
         return 0;
     if (strcmp(out->problem, problem) || strcmp(out->fixed, fixed)) {
@@ -234,7 +235,7 @@ static void add_listed(void *user, const char *key)
     pj_tune_record record;
     int found = 0;
     if (l->status != PTXJIT_OK ||
-        pj_tune_record_load(l->context->disk, key, NULL, &record, &found) != PTXJIT_OK ||
+        pj_tune_record_load(l->context->disk, NULL, key, NULL, &record, &found) != PTXJIT_OK ||
         !found)
         return;
     ptxjit_tune_result *result = calloc(1, sizeof *result);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cache/disk.h"
+#include "remote/remote.h"
 #include "tune/record.h"
 
 #define MAGIC "ptxjit tune record"
@@ -253,8 +254,8 @@ ptxjit_status pj_tune_record_decode(pj_tune_record *out, const char *text)
 
 /* ---- the disk cache ---- */
 
-ptxjit_status pj_tune_record_store(pj_disk_cache *disk, const char *key,
-                                   const pj_tune_record *record, char **path)
+ptxjit_status pj_tune_record_store(pj_disk_cache *disk, struct pj_remote *remote,
+                                   const char *key, const pj_tune_record *record, char **path)
 {
     char *names[] = {"tune"};
     pj_artifact a = {0};
@@ -267,18 +268,27 @@ ptxjit_status pj_tune_record_store(pj_disk_cache *disk, const char *key,
     if (!a.ptx)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     ptxjit_status status = pj_disk_cache_store_record(disk, key, &a);
+    if (status == PTXJIT_OK) /* locally first, then the fleet */
+        pj_remote_publish(remote, PJ_REMOTE_RECORD, key, &a);
     free(a.ptx);
     if (status == PTXJIT_OK && path)
         *path = pj_disk_cache_record_path(disk, key);
     return status;
 }
 
-ptxjit_status pj_tune_record_load(pj_disk_cache *disk, const char *key, const char *family,
-                                  pj_tune_record *out, int *found)
+ptxjit_status pj_tune_record_load(pj_disk_cache *disk, struct pj_remote *remote, const char *key,
+                                  const char *family, pj_tune_record *out, int *found)
 {
     pj_artifact a;
     memset(out, 0, sizeof *out);
     ptxjit_status status = pj_disk_cache_load_record(disk, key, &a, found);
+    if (status == PTXJIT_OK && !*found && remote) {
+        /* Checked by the remote tier as a disk load checks it; kept here for the next process
+         * (a failed store only costs that process a remote lookup). */
+        pj_remote_fetch(remote, PJ_REMOTE_RECORD, key, &a, found);
+        if (*found)
+            (void)pj_disk_cache_store_record(disk, key, &a);
+    }
     if (status != PTXJIT_OK || !*found)
         return status;
     *found = 0;

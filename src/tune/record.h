@@ -58,13 +58,16 @@ char *pj_tune_record_encode(const pj_tune_record *record);
 ptxjit_status pj_tune_record_decode(pj_tune_record *out, const char *text);
 
 struct pj_disk_cache;
-/* Stores record under key (32 hex digits) in the disk cache; *path (may be NULL) gets where
- * (caller frees). */
-ptxjit_status pj_tune_record_store(struct pj_disk_cache *disk, const char *key,
-                                   const pj_tune_record *record, char **path);
-/* Looks key up: *found 1 with *out filled when a whole, intact record of this family is
- * there; a damaged one is reported, removed and missed (as kernel entries are). */
-ptxjit_status pj_tune_record_load(struct pj_disk_cache *disk, const char *key,
-                                  const char *family, pj_tune_record *out, int *found);
+struct pj_remote;
+/* Stores record under key (32 hex digits) in the disk cache, then publishes it to remote (NULL:
+ * none); *path (may be NULL) gets where (caller frees). */
+ptxjit_status pj_tune_record_store(struct pj_disk_cache *disk, struct pj_remote *remote,
+                                   const char *key, const pj_tune_record *record, char **path);
+/* Looks key up on disk, then (a miss) in remote (NULL: none), whose find is stored on disk:
+ * *found 1 with *out filled when a whole, intact record of this family is there; a damaged
+ * one is reported, removed and missed (as kernel entries are). */
+ptxjit_status pj_tune_record_load(struct pj_disk_cache *disk, struct pj_remote *remote,
+                                  const char *key, const char *family, pj_tune_record *out,
+                                  int *found);
 
 #endif

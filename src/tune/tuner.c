@@ -420,7 +420,8 @@ static int find_record(tuning *t, const char *key, const char *problem, pj_tune_
     }
     int found = 0;
     if (t->context->disk &&
-        pj_tune_record_load(t->context->disk, key, t->family, out, &found) == PTXJIT_OK && found &&
+        pj_tune_record_load(t->context->disk, t->context->remote, key, t->family, out,
+                            &found) == PTXJIT_OK && found &&
         strcmp(out->problem, problem) == 0 && strcmp(out->space, t->space.space) == 0 &&
         strcmp(out->fixed, t->space.fixed) == 0) {
         pj_tune_memo_put(t->context, key, out);
@@ -442,10 +443,12 @@ static char *keep_record(tuning *t, const char *key, const char *latest_key)
     t->record.latest = 1;
     pj_tune_memo_put(t->context, latest_key, &t->record);
     if (t->context->disk)
-        status = pj_tune_record_store(t->context->disk, latest_key, &t->record, NULL);
+        status = pj_tune_record_store(t->context->disk, t->context->remote, latest_key,
+                                      &t->record, NULL);
     t->record.latest = 0;
     if (t->context->disk && status == PTXJIT_OK)
-        status = pj_tune_record_store(t->context->disk, key, &t->record, &path);
+        status = pj_tune_record_store(t->context->disk, t->context->remote, key, &t->record,
+                                      &path);
     if (status != PTXJIT_OK)
         pj_log(&t->context->logger, PTXJIT_LOG_WARNING,
                "%s: the tuning record was not saved to the disk cache: %s", t->family,

@@ -269,6 +269,7 @@ static pj_hash128 *reference_digests(void)
     ptxjit_options_init(&options);
     options.use_gpu = 0;
     options.disk_cache = 0;
+    options.remote_cache = ""; /* the standard comes from the compiler, never a server */
     ptxjit_context *context;
     if (!digests || ptxjit_open(&context, &options) != PTXJIT_OK)
         die("reference context: %s", ptxjit_last_error());

@@ -1,0 +1,367 @@
+/* bundle.c — cache bundles: the cache's entries and tuning records as one POSIX ustar file,
+ * written directly (512-byte headers, data padded to 512, two zero blocks at the end), and
+ * read back member by member with every member checked as a disk load checks an entry before
+ * it is published (atomically, through the disk cache's store). A bundle is data from
+ * elsewhere: its names decide nothing but which key a member claims to be, and a member whose
+ * bytes are not that key's whole entry is skipped. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cache/scan.h"
+#include "context.h"
+
+#define BLOCK 512
+#define HEX "0123456789abcdef"
+
+/* ---- the ustar header ---- */
+
+typedef struct {
+    char name[100], mode[8], uid[8], gid[8], size[12], mtime[12], checksum[8], type;
+    char linkname[100], magic[6], version[2], uname[32], gname[32], devmajor[8], devminor[8];
+    char prefix[155], pad[12];
+} tar_header;
+
+_Static_assert(sizeof(tar_header) == BLOCK, "a ustar header is one block");
+
+static unsigned header_sum(const tar_header *h)
+{
+    const unsigned char *bytes = (const unsigned char *)h;
+    unsigned sum = 0;
+    for (size_t i = 0; i < BLOCK; i++)
+        sum += i >= offsetof(tar_header, checksum) && i < offsetof(tar_header, type) ? ' '
+                                                                                      : bytes[i];
+    return sum;
+}
+
+static void header_make(tar_header *h, const char *name, uint64_t size, int64_t mtime)
+{
+    memset(h, 0, sizeof *h);
+    snprintf(h->name, sizeof h->name, "%s", name);
+    memcpy(h->mode, "0000644", 8);
+    memcpy(h->uid, "0000000", 8);
+    memcpy(h->gid, "0000000", 8);
+    snprintf(h->size, sizeof h->size, "%011llo", (unsigned long long)size);
+    snprintf(h->mtime, sizeof h->mtime, "%011llo", (unsigned long long)mtime);
+    h->type = '0';
+    memcpy(h->magic, "ustar", 6);
+    memcpy(h->version, "00", 2);
+    snprintf(h->checksum, sizeof h->checksum, "%06o", header_sum(h));
+    h->checksum[7] = ' ';
+}
+
+/* An octal field (NUL- or space-terminated); -1 if it is not one. */
+static int64_t octal(const char *field, size_t size)
+{
+    int64_t value = 0;
+    size_t i = 0;
+    while (i < size && field[i] == ' ')
+        i++;
+    if (i == size || field[i] < '0' || field[i] > '7')
+        return -1;
+    for (; i < size && field[i] >= '0' && field[i] <= '7'; i++)
+        value = value * 8 + (field[i] - '0');
+    return i == size || field[i] == '\0' || field[i] == ' ' ? value : -1;
+}
+
+/* ---- export ---- */
+
+typedef struct {
+    ptxjit_context *context;
+    FILE *out;
+    const char *const *families;
+    int count;
+    ptxjit_bundle_stats *stats;
+    int error; /* the first write's errno */
+} export_state;
+
+static int family_wanted(const export_state *e, const char *family)
+{
+    for (int i = 0; i < e->count; i++)
+        if (strcmp(e->families[i], family) == 0)
+            return 1;
+    return e->count == 0;
+}
+
+/* Read as the disk cache reads: no links followed, a regular file, not writable by others. */
+static int read_member(int top_fd, const char *path, const struct stat *st, char **data)
+{
+    if ((st->st_mode & S_IWOTH) || st->st_size < 0 || (uint64_t)st->st_size > PJ_ENTRY_MAX_BYTES)
+        return -1;
+    int fd = openat(top_fd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat now;
+    *data = fstat(fd, &now) == 0 && S_ISREG(now.st_mode) ? malloc((size_t)now.st_size + 1) : NULL;
+    ssize_t got = *data ? read(fd, *data, (size_t)now.st_size) : -1;
+    close(fd);
+    if (got < 0 || got != now.st_size) {
+        free(*data);
+        *data = NULL;
+        return -1;
+    }
+    return (int)got;
+}
+
+static void write_member(export_state *e, const char *name, const char *data, size_t size)
+{
+    static const char zeros[BLOCK];
+    tar_header h;
+    header_make(&h, name, size, (int64_t)time(NULL));
+    size_t pad = (BLOCK - size % BLOCK) % BLOCK;
+    if (fwrite(&h, BLOCK, 1, e->out) != 1 || fwrite(data, 1, size, e->out) != size ||
+        fwrite(zeros, 1, pad, e->out) != pad)
+        e->error = e->error ? e->error : errno ? errno : EIO;
+}
+
+static void export_one(int top_fd, const char *path, scan_kind kind, const struct stat *st,
+                       void *user)
+{
+    export_state *e = user;
+    if (kind == SCAN_TEMP || e->error)
+        return;
+    char key[33], *data = NULL;
+    memcpy(key, path + 3, 32); /* "ab/<key>" or "ab/<key>.tune" */
+    key[32] = '\0';
+    int size = read_member(top_fd, path, st, &data);
+    pj_artifact a;
+    const char *why;
+    if (size < 0 || pj_entry_decode(&a, &why, data, (size_t)size, key) != PTXJIT_OK) {
+        e->stats->corrupt++;
+        free(data);
+        return;
+    }
+    if (family_wanted(e, a.family)) {
+        char name[64];
+        snprintf(name, sizeof name, "v%d/%s", PJ_DISK_FORMAT_VERSION, path);
+        write_member(e, name, data, (size_t)size);
+        if (kind == SCAN_RECORD)
+            e->stats->records++;
+        else
+            e->stats->entries++;
+    }
+    pj_artifact_free(&a);
+    free(data);
+}
+
+/* path's temporary sibling, renamed over it once whole. */
+static char *temp_path(const char *path)
+{
+    pj_strbuf sb;
+    pj_sb_init(&sb);
+    pj_sb_appendf(&sb, "%s.tmp.%ld", path, (long)getpid());
+    return pj_sb_take(&sb);
+}
+
+static ptxjit_status finish_export(export_state *e, const char *temp, const char *path)
+{
+    static const char end[2 * BLOCK];
+    if (!e->error && fwrite(end, sizeof end, 1, e->out) != 1)
+        e->error = errno ? errno : EIO;
+    if (!e->error && (fflush(e->out) != 0 || fsync(fileno(e->out)) != 0))
+        e->error = errno;
+    if (fclose(e->out) != 0 && !e->error)
+        e->error = errno;
+    if (!e->error && rename(temp, path) != 0)
+        e->error = errno;
+    if (!e->error)
+        return PTXJIT_OK;
+    unlink(temp);
+    return pj_error(PTXJIT_ERR_IO, "cannot write the bundle %s: %s; choose a writable path with "
+                                   "room for the cache's entries",
+                    path, strerror(e->error));
+}
+
+static ptxjit_status cache_of(ptxjit_context *context, const char *path)
+{
+    if (!context || !path)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "context and path must be given");
+    if (!context->disk)
+        return pj_error(PTXJIT_ERR_CACHE,
+                        "the disk cache is off for this context (disabled, or its directory "
+                        "was unusable: see the warning printed at open); bundles move the "
+                        "disk cache's entries");
+    return PTXJIT_OK;
+}
+
+ptxjit_status ptxjit_cache_export(ptxjit_context *context, const char *path,
+                                  const char *const *families, int count,
+                                  ptxjit_bundle_stats *stats)
+{
+    ptxjit_bundle_stats ignored;
+    stats = stats ? stats : &ignored;
+    memset(stats, 0, sizeof *stats);
+    ptxjit_status status = cache_of(context, path);
+    if (status == PTXJIT_OK && count > 0 && !families)
+        status = pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "families is NULL but count is %d", count);
+    if (status != PTXJIT_OK)
+        return status;
+    char *temp = temp_path(path);
+    if (!temp)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    export_state e = {context, NULL, families, count < 0 ? 0 : count, stats, 0};
+    int fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    e.out = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (!e.out) {
+        status = pj_error(PTXJIT_ERR_IO, "cannot create the bundle %s: %s; choose a writable "
+                                         "path",
+                          temp, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        free(temp);
+        return status;
+    }
+    pj_scan_cache(pj_disk_cache_dir(context->disk), export_one, &e);
+    status = finish_export(&e, temp, path);
+    free(temp);
+    return status;
+}
+
+/* ---- import ---- */
+
+typedef enum { MEMBER_ENTRY, MEMBER_RECORD, MEMBER_FOREIGN, MEMBER_UNSAFE } member_kind;
+
+/* A name with no absolute start and no ".." component. */
+static int name_safe(const char *name)
+{
+    if (name[0] == '/' || !name[0])
+        return 0;
+    for (const char *s = name; (s = strstr(s, "..")); s += 2)
+        if ((s == name || s[-1] == '/') && (s[2] == '/' || s[2] == '\0'))
+            return 0;
+    return 1;
+}
+
+/* What a member named name is: "v<N>/<shard>/<key>[.tune]" of this cache version, with the
+ * shard the key's first two digits; key gets the key. */
+static member_kind classify(const char *name, char type, char key[33])
+{
+    if (!name_safe(name) || (type != '0' && type != '\0' && type != '5' && type != 'x' &&
+                             type != 'g'))
+        return MEMBER_UNSAFE; /* links, devices, FIFOs, or a name that climbs out */
+    char prefix[16];
+    int n = snprintf(prefix, sizeof prefix, "v%d/", PJ_DISK_FORMAT_VERSION);
+    if (type != '0' && type != '\0')
+        return MEMBER_FOREIGN;
+    if (strncmp(name, prefix, (size_t)n) != 0)
+        return MEMBER_FOREIGN;
+    const char *shard = name + n, *file = shard + 3;
+    size_t length = strlen(file);
+    int record = length == 32 + strlen(PJ_RECORD_SUFFIX) && !strcmp(file + 32, PJ_RECORD_SUFFIX);
+    if (strlen(shard) < 3 || shard[2] != '/' || (length != 32 && !record) ||
+        strspn(file, HEX) != 32 || memcmp(shard, file, 2) != 0)
+        return MEMBER_FOREIGN;
+    memcpy(key, file, 32);
+    key[32] = '\0';
+    return record ? MEMBER_RECORD : MEMBER_ENTRY;
+}
+
+/* Checks data as key's entry (a record: one entry named "tune") and publishes it. */
+static void import_member(ptxjit_context *context, member_kind kind, const char *key,
+                          const char *data, size_t size, ptxjit_bundle_stats *stats)
+{
+    pj_artifact a;
+    const char *why;
+    ptxjit_status status = pj_entry_decode(&a, &why, data, size, key);
+    if (status == PTXJIT_ERR_CACHE && why == pj_entry_older_format) {
+        stats->foreign++;
+        return;
+    }
+    if (status == PTXJIT_OK && kind == MEMBER_RECORD &&
+        (a.entry_count != 1 || strcmp(a.entries[0], "tune") != 0))
+        status = PTXJIT_ERR_CACHE;
+    if (status == PTXJIT_OK)
+        status = kind == MEMBER_RECORD ? pj_disk_cache_store_record(context->disk, key, &a)
+                                       : pj_disk_cache_store(context->disk, key, &a);
+    if (status == PTXJIT_OK)
+        ++*(kind == MEMBER_RECORD ? &stats->records : &stats->entries);
+    else
+        stats->corrupt++;
+    pj_artifact_free(&a);
+}
+
+/* The member's name: ustar's prefix, '/', name. */
+static void member_name(char out[258], const tar_header *h)
+{
+    char name[101], prefix[156];
+    snprintf(name, sizeof name, "%.100s", h->name);
+    snprintf(prefix, sizeof prefix, "%.155s", h->prefix);
+    snprintf(out, 258, "%s%s%s", prefix, prefix[0] ? "/" : "", name);
+}
+
+static int zero_block(const tar_header *h)
+{
+    const char *bytes = (const char *)h;
+    for (size_t i = 0; i < BLOCK; i++)
+        if (bytes[i])
+            return 0;
+    return 1;
+}
+
+/* Reads the members one by one. A header that fails its checksum, or a member cut short,
+ * ends the reading: what follows cannot be found reliably. */
+static ptxjit_status import_all(ptxjit_context *context, FILE *in, const char *path,
+                                ptxjit_bundle_stats *stats)
+{
+    for (int first = 1;; first = 0) {
+        tar_header h;
+        size_t got = fread(&h, 1, BLOCK, in);
+        if (got > 0 && got < BLOCK)
+            stats->corrupt++; /* cut inside a header */
+        if (got < BLOCK || zero_block(&h))
+            return PTXJIT_OK;
+        int64_t size = octal(h.size, sizeof h.size), sum = octal(h.checksum, sizeof h.checksum);
+        if (size < 0 || sum != (int64_t)header_sum(&h)) {
+            if (first)
+                return pj_error(PTXJIT_ERR_CACHE, "%s is not a tar file (its first header "
+                                                  "fails its checksum); give a bundle written "
+                                                  "by ptxjit_cache_export or ptxjit cache "
+                                                  "export",
+                                path);
+            stats->corrupt++;
+            return PTXJIT_OK;
+        }
+        char name[258], key[33];
+        member_name(name, &h);
+        member_kind kind = classify(name, h.type, key);
+        uint64_t padded = ((uint64_t)size + BLOCK - 1) / BLOCK * BLOCK;
+        int wanted = kind == MEMBER_ENTRY || kind == MEMBER_RECORD;
+        char *data = wanted && (uint64_t)size <= PJ_ENTRY_MAX_BYTES ? malloc(padded + 1) : NULL;
+        if (wanted && !data) {
+            stats->corrupt++;
+            return PTXJIT_OK;
+        }
+        if (data ? fread(data, 1, padded, in) != padded : fseeko(in, (off_t)padded, SEEK_CUR)) {
+            stats->corrupt++; /* cut short */
+            free(data);
+            return PTXJIT_OK;
+        }
+        if (wanted)
+            import_member(context, kind, key, data, (size_t)size, stats);
+        else if (h.type != '5')
+            ++*(kind == MEMBER_UNSAFE ? &stats->unsafe : &stats->foreign);
+        free(data);
+    }
+}
+
+ptxjit_status ptxjit_cache_import(ptxjit_context *context, const char *path,
+                                  ptxjit_bundle_stats *stats)
+{
+    ptxjit_bundle_stats ignored;
+    stats = stats ? stats : &ignored;
+    memset(stats, 0, sizeof *stats);
+    ptxjit_status status = cache_of(context, path);
+    if (status != PTXJIT_OK)
+        return status;
+    FILE *in = fopen(path, "rbe");
+    if (!in)
+        return pj_error(PTXJIT_ERR_IO, "cannot read the bundle %s: %s", path, strerror(errno));
+    status = import_all(context, in, path, stats);
+    fclose(in);
+    return status;
+}

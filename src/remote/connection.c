@@ -1,0 +1,254 @@
+/* connection.c — hiredis connections with bounded waits. hiredis writes with write(2), which
+ * raises SIGPIPE on a connection the server closed; the library must neither die of it nor
+ * touch the caller's handlers, so each command runs with SIGPIPE blocked on its thread and a
+ * SIGPIPE it raised is taken back before the mask is restored. */
+#include <hiredis/hiredis.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "remote/connection.h"
+
+#define IDLE_MAX 16
+
+struct pj_remote_link {
+    const pj_remote_config *config;
+    pj_logger logger;
+    pthread_mutex_t lock;         /* guards everything below */
+    redisContext *idle[IDLE_MAX]; /* connections between requests */
+    int idle_count;
+    int failures;                 /* in a row */
+    int64_t down_until_ms;        /* backing off until then (monotonic) */
+    int backoffs;                 /* how many so far: only the first is a warning */
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static struct timeval timeval_ms(int ms)
+{
+    return (struct timeval){ms / 1000, (ms % 1000) * 1000};
+}
+
+ptxjit_status pj_link_open(pj_remote_link **out, const pj_remote_config *config,
+                           const pj_logger *logger)
+{
+    pj_remote_link *link = calloc(1, sizeof *link);
+    if (!link)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    link->config = config;
+    if (logger)
+        link->logger = *logger;
+    pthread_mutex_init(&link->lock, NULL);
+    *out = link;
+    return PTXJIT_OK;
+}
+
+void pj_link_close(pj_remote_link *link)
+{
+    if (!link)
+        return;
+    for (int i = 0; i < link->idle_count; i++)
+        redisFree(link->idle[i]);
+    pthread_mutex_destroy(&link->lock);
+    free(link);
+}
+
+/* ---- SIGPIPE kept away from the caller ---- */
+
+typedef struct {
+    sigset_t old;
+    int was_pending;
+} pipe_guard;
+
+static void pipe_block(pipe_guard *g)
+{
+    sigset_t pipe, pending;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, &g->old);
+    sigpending(&pending);
+    g->was_pending = sigismember(&pending, SIGPIPE);
+}
+
+static void pipe_restore(pipe_guard *g)
+{
+    sigset_t pipe, pending;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    sigpending(&pending);
+    if (!g->was_pending && sigismember(&pending, SIGPIPE)) /* ours: take it back */
+        sigtimedwait(&pipe, NULL, &(struct timespec){0, 0});
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+/* ---- connections ---- */
+
+/* One command on c; NULL when the connection failed (c is then unusable). A Redis error
+ * reply comes back as a reply. */
+static redisReply *run(redisContext *c, int argc, const char **argv, const size_t *lengths)
+{
+    return redisCommandArgv(c, argc, argv, lengths);
+}
+
+/* A command that must answer OK (AUTH, SELECT); 0 when it did. */
+static int expect_ok(redisContext *c, int argc, const char **argv, const char **why)
+{
+    size_t lengths[3];
+    for (int i = 0; i < argc; i++)
+        lengths[i] = strlen(argv[i]);
+    redisReply *reply = run(c, argc, argv, lengths);
+    int ok = reply && reply->type == REDIS_REPLY_STATUS;
+    if (!ok)
+        *why = reply ? "the server refused AUTH or SELECT (check the password file and the "
+                       "database number)"
+                     : "the connection failed during AUTH or SELECT";
+    if (reply)
+        freeReplyObject(reply);
+    return ok ? 0 : -1;
+}
+
+static redisContext *connect_new(const pj_remote_config *config, const char **why)
+{
+    struct timeval connect = timeval_ms(config->connect_ms);
+    redisContext *c = config->socket_path
+                          ? redisConnectUnixWithTimeout(config->socket_path, connect)
+                          : redisConnectWithTimeout(config->host, config->port, connect);
+    if (!c || c->err) {
+        *why = c ? "cannot connect" : "out of memory";
+        if (c)
+            redisFree(c);
+        return NULL;
+    }
+    if (redisSetTimeout(c, timeval_ms(config->op_ms)) != REDIS_OK) {
+        *why = "cannot set the operation timeout";
+        redisFree(c);
+        return NULL;
+    }
+    char db[16];
+    snprintf(db, sizeof db, "%d", config->db);
+    if ((config->password && expect_ok(c, 2, (const char *[]){"AUTH", config->password}, why)) ||
+        (config->db && expect_ok(c, 2, (const char *[]){"SELECT", db}, why))) {
+        redisFree(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* An idle connection, or NULL (backing off: *down set). */
+static redisContext *take_idle(pj_remote_link *link, int *down)
+{
+    pthread_mutex_lock(&link->lock);
+    *down = now_ms() < link->down_until_ms;
+    redisContext *c = !*down && link->idle_count ? link->idle[--link->idle_count] : NULL;
+    pthread_mutex_unlock(&link->lock);
+    return c;
+}
+
+static void succeeded(pj_remote_link *link, redisContext *c)
+{
+    pthread_mutex_lock(&link->lock);
+    link->failures = 0;
+    if (link->idle_count < IDLE_MAX) {
+        link->idle[link->idle_count++] = c;
+        c = NULL;
+    }
+    pthread_mutex_unlock(&link->lock);
+    if (c)
+        redisFree(c);
+}
+
+/* Counts a failure; the third in a row starts a back-off, and a failure right after one
+ * (the first try when it ends) starts the next. */
+static void failed(pj_remote_link *link, const char *why)
+{
+    pthread_mutex_lock(&link->lock);
+    int failures = ++link->failures;
+    int start = failures >= PJ_REMOTE_FAILURES_BEFORE_BACKOFF && now_ms() >= link->down_until_ms;
+    int first = start && link->backoffs++ == 0;
+    if (start)
+        link->down_until_ms = now_ms() + link->config->backoff_ms;
+    pthread_mutex_unlock(&link->lock);
+    if (start)
+        pj_log(&link->logger, first ? PTXJIT_LOG_WARNING : PTXJIT_LOG_INFO,
+               "remote cache %s: %s, %d times in a row; going on with the local cache and "
+               "trying the server again in %d ms",
+               link->config->url, why, failures, link->config->backoff_ms);
+}
+
+/* The command on a kept connection, else a new one; a kept one that fails may be one the
+ * server closed (it restarted): the command is tried once more on a new connection. */
+static pj_link_result command(pj_remote_link *link, int argc, const char **argv,
+                              const size_t *lengths, redisReply **reply)
+{
+    int down;
+    const char *why = "the connection failed";
+    redisContext *c = take_idle(link, &down);
+    if (down)
+        return PJ_LINK_DOWN;
+    pipe_guard guard;
+    pipe_block(&guard);
+    *reply = c ? run(c, argc, argv, lengths) : NULL;
+    if (!*reply) {
+        if (c)
+            redisFree(c);
+        c = connect_new(link->config, &why);
+        *reply = c ? run(c, argc, argv, lengths) : NULL;
+    }
+    pipe_restore(&guard);
+    if (!*reply) {
+        if (c) {
+            why = c->errstr[0] ? "an operation failed or timed out" : why;
+            redisFree(c);
+        }
+        failed(link, why);
+        return PJ_LINK_FAILED;
+    }
+    if ((*reply)->type == REDIS_REPLY_ERROR) {
+        freeReplyObject(*reply);
+        *reply = NULL;
+        succeeded(link, c); /* the connection is fine; the server said no */
+        failed(link, "the server answered an error");
+        return PJ_LINK_FAILED;
+    }
+    succeeded(link, c);
+    return PJ_LINK_OK;
+}
+
+pj_link_result pj_link_get(pj_remote_link *link, const char *name, char **value, size_t *size)
+{
+    redisReply *reply;
+    const char *argv[] = {"GET", name};
+    size_t lengths[] = {3, strlen(name)};
+    pj_link_result result = command(link, 2, argv, lengths, &reply);
+    if (result != PJ_LINK_OK)
+        return result;
+    if (reply->type != REDIS_REPLY_STRING) {
+        result = reply->type == REDIS_REPLY_NIL ? PJ_LINK_NIL : PJ_LINK_FAILED;
+    } else if (!(*value = malloc(reply->len + 1))) {
+        result = PJ_LINK_FAILED;
+    } else {
+        memcpy(*value, reply->str, reply->len);
+        (*value)[reply->len] = '\0';
+        *size = reply->len;
+    }
+    freeReplyObject(reply);
+    return result;
+}
+
+pj_link_result pj_link_set(pj_remote_link *link, const char *name, const char *value, size_t size)
+{
+    redisReply *reply;
+    const char *argv[] = {"SET", name, value};
+    size_t lengths[] = {3, strlen(name), size};
+    pj_link_result result = command(link, 3, argv, lengths, &reply);
+    if (result == PJ_LINK_OK)
+        freeReplyObject(reply);
+    return result;
+}

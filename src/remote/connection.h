@@ -1,0 +1,32 @@
+/* connection.h — the remote tier's connections to Redis (hiredis): connect and operation
+ * timeouts, AUTH and SELECT on connect, idle connections kept for the next request, one retry
+ * on a fresh connection when a kept one turns out dead (a restarted server), and a back-off
+ * after repeated failures during which nothing is tried. Thread-safe. */
+#ifndef PTXJIT_REMOTE_CONNECTION_H
+#define PTXJIT_REMOTE_CONNECTION_H
+
+#include "remote/config.h"
+
+/* Failures in a row that start a back-off. */
+#define PJ_REMOTE_FAILURES_BEFORE_BACKOFF 3
+
+typedef enum {
+    PJ_LINK_OK,     /* done (GET: a value) */
+    PJ_LINK_NIL,    /* GET: no such key */
+    PJ_LINK_FAILED, /* the server could not be reached or answered an error; counted */
+    PJ_LINK_DOWN    /* backing off: nothing was tried */
+} pj_link_result;
+
+typedef struct pj_remote_link pj_remote_link;
+
+/* Connects lazily: opening never touches the network. config must outlive the link. */
+ptxjit_status pj_link_open(pj_remote_link **out, const pj_remote_config *config,
+                           const pj_logger *logger);
+void pj_link_close(pj_remote_link *link);
+/* GET name: PJ_LINK_OK with *value (caller frees) and *size. */
+pj_link_result pj_link_get(pj_remote_link *link, const char *name, char **value, size_t *size);
+/* SET name value. */
+pj_link_result pj_link_set(pj_remote_link *link, const char *name, const char *value,
+                           size_t size);
+
+#endif

@@ -1,0 +1,296 @@
+/* test_bundle.c — cache bundles: 100+ entries and records exported and imported into an empty
+ * cache elsewhere (its first requests are disk hits); a bundle with corrupt, foreign and
+ * unsafe members imports the good ones only, with counts, and writes nothing else; a family
+ * filter; a cut bundle; refusals. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cache/disk.h"
+#include "test_util.h"
+
+static ptxjit_context *open_at(const char *dir)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.cache_dir = dir;
+    options.remote_cache = "";
+    ptxjit_context *context = NULL;
+    ck_assert_msg(ptxjit_open(&context, &options) == PTXJIT_OK, "%s", ptxjit_last_error());
+    return context;
+}
+
+static char *path_in(const char *base, const char *name)
+{
+    char *path = malloc(4300);
+    snprintf(path, 4300, "%s/%s", base, name);
+    return path;
+}
+
+static void key_of(char key[33], int i)
+{
+    snprintf(key, 33, "%02x%030x", (unsigned)(i * 37) & 0xff, (unsigned)i);
+}
+
+/* A small synthetic entry of family (the checks do not care that it is not a real cubin). */
+static void store_fake(pj_disk_cache *disk, const char *key, const char *family, int record)
+{
+    char *entries[] = {record ? "tune" : "kernel"};
+    uint8_t cubin[64];
+    memset(cubin, key[5], sizeof cubin);
+    pj_artifact a = {.family = (char *)family, .params = "n=1", .options = "",
+                     .ptx = "// ptx", .cubin = cubin, .cubin_size = sizeof cubin, .log = "",
+                     .entries = entries, .entry_count = 1};
+    ck_assert_int_eq((record ? pj_disk_cache_store_record : pj_disk_cache_store)(disk, key, &a),
+                     PTXJIT_OK);
+}
+
+static pj_disk_cache *disk_at(const char *dir)
+{
+    pj_disk_options options = {dir, 0, 0};
+    pj_disk_cache *disk;
+    ck_assert_int_eq(pj_disk_cache_open(&disk, &options, NULL), PTXJIT_OK);
+    return disk;
+}
+
+START_TEST(export_import_moves_every_entry)
+{
+    char *base = test_mkdtemp(), *a_dir = path_in(base, "a"), *b_dir = path_in(base, "b");
+    char *bundle = path_in(base, "cache.tar");
+    pj_disk_cache *a = disk_at(a_dir);
+    char key[33];
+    for (int i = 0; i < 110; i++) {
+        key_of(key, i);
+        store_fake(a, key, i % 2 ? "reduce" : "transpose", i >= 100);
+    }
+    ptxjit_context *ca = open_at(a_dir);
+    ptxjit_kernel *kernel;
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, ca, "reduce", "variant=one_pass", NULL),
+                     PTXJIT_OK);
+    ptxjit_bundle_stats s;
+    ck_assert_int_eq(ptxjit_cache_export(ca, bundle, NULL, 0, &s), PTXJIT_OK);
+    ck_assert_uint_eq(s.entries, 101);
+    ck_assert_uint_eq(s.records, 10);
+    ck_assert_uint_eq(s.corrupt + s.foreign + s.unsafe, 0);
+    /* tar lists it */
+    char command[9000];
+    snprintf(command, sizeof command, "tar tf %s | grep -c '^v1/[0-9a-f][0-9a-f]/' | grep -qx 111",
+             bundle);
+    ck_assert_int_eq(system(command), 0);
+    ptxjit_context *cb = open_at(b_dir);
+    ck_assert_int_eq(ptxjit_cache_import(cb, bundle, &s), PTXJIT_OK);
+    ck_assert_uint_eq(s.entries, 101);
+    ck_assert_uint_eq(s.records, 10);
+    ck_assert_uint_eq(s.corrupt + s.foreign + s.unsafe, 0);
+    ptxjit_origin origin;
+    ptxjit_kernel *again;
+    ck_assert_int_eq(ptxjit_get_kernel(&again, cb, "reduce", "variant=one_pass", &origin),
+                     PTXJIT_OK);
+    ck_assert_int_eq(origin, PTXJIT_ORIGIN_DISK);
+    size_t sa, sb;
+    const void *x = ptxjit_kernel_cubin(kernel, &sa), *y = ptxjit_kernel_cubin(again, &sb);
+    ck_assert_uint_eq(sa, sb);
+    ck_assert_int_eq(memcmp(x, y, sa), 0);
+    pj_disk_cache *b = disk_at(b_dir);
+    for (int i = 0; i < 110; i++) {
+        key_of(key, i);
+        pj_artifact got;
+        int found = 0;
+        ck_assert_int_eq((i >= 100 ? pj_disk_cache_load_record : pj_disk_cache_load)(
+                             b, key, &got, &found),
+                         PTXJIT_OK);
+        ck_assert_int_eq(found, 1);
+        pj_artifact_free(&got);
+    }
+    /* the family filter */
+    ck_assert_int_eq(ptxjit_cache_export(ca, bundle, (const char *const[]){"transpose"}, 1, &s),
+                     PTXJIT_OK);
+    ck_assert_uint_eq(s.entries, 50);
+    ck_assert_uint_eq(s.records, 5);
+    pj_disk_cache_close(a);
+    pj_disk_cache_close(b);
+    ptxjit_close(ca);
+    ptxjit_close(cb);
+    test_rmtree(base);
+    free(base);
+    free(a_dir);
+    free(b_dir);
+    free(bundle);
+}
+END_TEST
+
+/* ---- a tar writer of the tests' own, for members the library would never write ---- */
+
+static void put_member(FILE *f, const char *name, char type, const void *data, size_t size)
+{
+    unsigned char h[512] = {0};
+    snprintf((char *)h, 100, "%s", name);
+    memcpy(h + 100, "0000644", 8);
+    snprintf((char *)h + 124, 12, "%011o", (unsigned)size);
+    memcpy(h + 136, "00000000000", 12);
+    h[156] = (unsigned char)type;
+    if (type == '2')
+        snprintf((char *)h + 157, 100, "/etc/passwd");
+    memcpy(h + 257, "ustar", 6);
+    memcpy(h + 263, "00", 2);
+    memset(h + 148, ' ', 8);
+    unsigned sum = 0;
+    for (int i = 0; i < 512; i++)
+        sum += h[i];
+    snprintf((char *)h + 148, 8, "%06o", sum);
+    fwrite(h, 512, 1, f);
+    static const char zeros[512];
+    if (size) {
+        fwrite(data, 1, size, f);
+        fwrite(zeros, 1, (512 - size % 512) % 512, f);
+    }
+}
+
+/* The encoded entry of key, as stored (caller frees). */
+static char *entry_bytes(const char *dir, const char *key, size_t *size)
+{
+    pj_disk_cache *disk = disk_at(dir);
+    store_fake(disk, key, "reduce", 0);
+    char *path = pj_disk_cache_entry_path(disk, key), *data;
+    ck_assert_int_eq(pj_read_file(&data, size, path), PTXJIT_OK);
+    free(path);
+    pj_disk_cache_close(disk);
+    return data;
+}
+
+START_TEST(bad_members_are_skipped_and_counted)
+{
+    char *base = test_mkdtemp(), *src = path_in(base, "src"), *dst = path_in(base, "dst");
+    char *bundle = path_in(base, "mixed.tar");
+    char good[33] = "00aa00aa00aa00aa00aa00aa00aa00aa", bad[33] = "11bb11bb11bb11bb11bb11bb11bb11bb";
+    size_t good_size, bad_size;
+    char *good_data = entry_bytes(src, good, &good_size);
+    char *bad_data = entry_bytes(src, bad, &bad_size);
+    char name[128];
+    FILE *f = fopen(bundle, "wb");
+    snprintf(name, sizeof name, "v1/00/%s", good);
+    put_member(f, name, '0', good_data, good_size);
+    snprintf(name, sizeof name, "v1/00/%.31s1", good); /* good's bytes under another key */
+    put_member(f, name, '0', good_data, good_size);
+    bad_data[bad_size / 2] ^= 1; /* checksum fails */
+    snprintf(name, sizeof name, "v1/11/%s", bad);
+    put_member(f, name, '0', bad_data, bad_size);
+    snprintf(name, sizeof name, "v1/11/%s", bad); /* cut short: the checksum fails too */
+    put_member(f, name, '0', bad_data, bad_size / 3);
+    snprintf(name, sizeof name, "v9/00/%s", good); /* another cache version */
+    put_member(f, name, '0', good_data, good_size);
+    put_member(f, "README", '0', "hello", 5);
+    snprintf(name, sizeof name, "v1/00/%s", good);
+    put_member(f, name, '2', NULL, 0); /* a symbolic link */
+    snprintf(name, sizeof name, "../v1/00/%s", good);
+    put_member(f, name, '0', good_data, good_size);
+    snprintf(name, sizeof name, "/tmp/v1/00/%s", good);
+    put_member(f, name, '0', good_data, good_size);
+    put_member(f, "v1/00", '5', NULL, 0); /* a directory: nothing to count */
+    static const char end[1024];
+    fwrite(end, sizeof end, 1, f);
+    fclose(f);
+    ptxjit_context *context = open_at(dst);
+    ptxjit_bundle_stats s;
+    ck_assert_int_eq(ptxjit_cache_import(context, bundle, &s), PTXJIT_OK);
+    ck_assert_uint_eq(s.entries, 1);
+    ck_assert_uint_eq(s.corrupt, 3);
+    ck_assert_uint_eq(s.foreign, 2);
+    ck_assert_uint_eq(s.unsafe, 3);
+    ptxjit_cache_stats stats;
+    ck_assert_int_eq(ptxjit_cache_stats_get(&stats, context), PTXJIT_OK);
+    ck_assert_uint_eq(stats.entries, 1); /* only the good one was written */
+    /* a bundle cut inside a member: the members before it are imported */
+    ck_assert_int_eq(truncate(bundle, 512 + 512 + 100), 0);
+    ck_assert_int_eq(ptxjit_cache_import(context, bundle, &s), PTXJIT_OK);
+    ck_assert_uint_eq(s.entries, 1);
+    ck_assert_uint_eq(s.corrupt, 1);
+    ck_assert_int_eq(truncate(bundle, 512 + 100), 0); /* inside the first member's data */
+    ck_assert_int_eq(ptxjit_cache_import(context, bundle, &s), PTXJIT_OK);
+    ck_assert_uint_eq(s.entries, 0);
+    ck_assert_uint_eq(s.corrupt, 1);
+    ptxjit_close(context);
+    free(good_data);
+    free(bad_data);
+    test_rmtree(base);
+    free(base);
+    free(src);
+    free(dst);
+    free(bundle);
+}
+END_TEST
+
+START_TEST(refusals_name_the_problem)
+{
+    char *base = test_mkdtemp(), *dir = path_in(base, "c"), *junk = path_in(base, "junk");
+    FILE *f = fopen(junk, "wb");
+    for (int i = 0; i < 600; i++)
+        fputc('x', f);
+    fclose(f);
+    ptxjit_context *context = open_at(dir);
+    ck_assert_int_eq(ptxjit_cache_import(context, junk, NULL), PTXJIT_ERR_CACHE);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "not a tar file"));
+    ck_assert_int_eq(ptxjit_cache_import(context, "/nonexistent/b.tar", NULL), PTXJIT_ERR_IO);
+    ck_assert_int_eq(ptxjit_cache_export(context, "/nonexistent/b.tar", NULL, 0, NULL),
+                     PTXJIT_ERR_IO);
+    ck_assert_int_eq(ptxjit_cache_export(context, NULL, NULL, 0, NULL),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ptxjit_cache_import(NULL, junk, NULL), PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ptxjit_cache_export(context, junk, NULL, 2, NULL),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ptxjit_close(context);
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.disk_cache = 0;
+    options.remote_cache = "";
+    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_cache_import(context, junk, NULL), PTXJIT_ERR_CACHE);
+    ptxjit_close(context);
+    test_rmtree(base);
+    free(base);
+    free(dir);
+    free(junk);
+}
+END_TEST
+
+/* The CLI: export lists with tar, import --json counts. */
+START_TEST(cli_export_and_import)
+{
+    const char *cli = getenv("PTXJIT_CLI");
+    if (!cli) {
+        printf("cli_export_and_import: skipped, PTXJIT_CLI is not set\n");
+        return;
+    }
+    char *base = test_mkdtemp();
+    char command[9000];
+    snprintf(command, sizeof command,
+             "cd %s && unset PTXJIT_REMOTE_CACHE && "
+             "PTXJIT_CACHE_DIR=%s/a %s --no-gpu ptx reduce variant=one_pass >/dev/null 2>&1 && "
+             "PTXJIT_CACHE_DIR=%s/a %s cache export b.tar 2>err && grep -q '1 entries' err && "
+             "tar tf b.tar | grep -q '^v1/' && "
+             "PTXJIT_CACHE_DIR=%s/c %s cache import b.tar --json | grep -q '\"entries\": 1'",
+             base, base, cli, base, cli, base, cli);
+    ck_assert_int_eq(system(command), 0);
+    snprintf(command, sizeof command, "%s cache import 2>/dev/null", cli);
+    ck_assert_int_eq(WEXITSTATUS(system(command)), 2);
+    test_rmtree(base);
+    free(base);
+}
+END_TEST
+
+Suite *suite_bundle(void)
+{
+    Suite *s = suite_create("bundle");
+    TCase *tc = tcase_create("bundle");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, export_import_moves_every_entry);
+    tcase_add_test(tc, bad_members_are_skipped_and_counted);
+    tcase_add_test(tc, refusals_name_the_problem);
+    tcase_add_test(tc, cli_export_and_import);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,334 @@
+/* test_remote.c — the remote cache tier against a real redis-server: configuration refused
+ * loudly, two nodes sharing kernels and tuning records, AUTH, the size limit, and faults (no
+ * server, a server killed and restarted mid-run) that never fail a request. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cache/disk.h"
+#include "redis_server.h"
+#include "remote/config.h"
+#include "remote/remote.h"
+#include "test_util.h"
+#include "tune/record.h"
+
+static ptxjit_context *open_node(const char *cache_dir)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.cache_dir = cache_dir;
+    ptxjit_context *context = NULL;
+    ck_assert_msg(ptxjit_open(&context, &options) == PTXJIT_OK, "%s", ptxjit_last_error());
+    return context;
+}
+
+static char *node_dir(const char *base, const char *name)
+{
+    char *path = malloc(4300);
+    snprintf(path, 4300, "%s/%s", base, name);
+    return path;
+}
+
+static ptxjit_kernel *get(ptxjit_context *context, const char *params, ptxjit_origin expected)
+{
+    ptxjit_kernel *kernel;
+    ptxjit_origin origin;
+    ck_assert_msg(ptxjit_get_kernel(&kernel, context, "reduce", params, &origin) == PTXJIT_OK,
+                  "%s", ptxjit_last_error());
+    ck_assert_int_eq(origin, expected);
+    return kernel;
+}
+
+static ptxjit_cache_stats stats_of(ptxjit_context *context)
+{
+    ptxjit_cache_stats s;
+    ck_assert_int_eq(ptxjit_cache_stats_get(&s, context), PTXJIT_OK);
+    return s;
+}
+
+START_TEST(url_forms_parse_and_bad_ones_name_the_fix)
+{
+    pj_remote_config c = {0};
+    ck_assert_int_eq(pj_remote_url_parse(&c, "redis://cache.local:6380/2"), PTXJIT_OK);
+    ck_assert_str_eq(c.host, "cache.local");
+    ck_assert_int_eq(c.port, 6380);
+    ck_assert_int_eq(c.db, 2);
+    pj_remote_config_free(&c);
+    ck_assert_int_eq(pj_remote_url_parse(&c, "unix:///run/redis.sock?db=3"), PTXJIT_OK);
+    ck_assert_str_eq(c.socket_path, "/run/redis.sock");
+    ck_assert_int_eq(c.db, 3);
+    pj_remote_config_free(&c);
+    const char *bad[] = {"http://x:1", "redis://host", "redis://:80", "redis://h:0",
+                         "redis://h:99999", "redis://h:80/x", "unix://relative",
+                         "unix:///s?database=1"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(bad); i++) {
+        ck_assert_int_eq(pj_remote_url_parse(&c, bad[i]), PTXJIT_ERR_CACHE);
+        ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "redis://HOST:PORT"));
+        pj_remote_config_free(&c);
+    }
+}
+END_TEST
+
+/* A remote that cannot be trusted fails the open; the message names the fix. */
+static void expect_open_refused(const char *needle)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.disk_cache = 0;
+    ptxjit_context *context = NULL;
+    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_ERR_CACHE);
+    ck_assert_ptr_null(context);
+    ck_assert_msg(strstr(ptxjit_last_error(), needle), "'%s' lacks '%s'", ptxjit_last_error(),
+                  needle);
+}
+
+START_TEST(untrusted_configuration_fails_the_open)
+{
+    char *dir = test_mkdtemp();
+    char key[4300];
+    snprintf(key, sizeof key, "%s/key", dir);
+    setenv("PTXJIT_REMOTE_CACHE", "unix:///nonexistent/redis.sock", 1);
+    unsetenv("PTXJIT_REMOTE_CACHE_KEY_FILE");
+    unsetenv("PTXJIT_REMOTE_CACHE_UNSIGNED");
+    expect_open_refused("PTXJIT_REMOTE_CACHE_UNSIGNED=1");
+    setenv("PTXJIT_REMOTE_CACHE_KEY_FILE", key, 1);
+    expect_open_refused("No such file");
+    FILE *f = fopen(key, "w");
+    fputs("0123456789abcdef0123456789abcdef", f);
+    fclose(f);
+    chmod(key, 0640);
+    expect_open_refused("0600");
+    chmod(key, 0600);
+    setenv("PTXJIT_REMOTE_CACHE_TIMEOUT_MS", "soon", 1);
+    expect_open_refused("PTXJIT_REMOTE_CACHE_TIMEOUT_MS");
+    unsetenv("PTXJIT_REMOTE_CACHE_TIMEOUT_MS");
+    setenv("PTXJIT_REMOTE_CACHE", "redis//typo", 1);
+    expect_open_refused("unknown scheme");
+    /* A trusted configuration opens although nobody listens: the server is not contacted. */
+    setenv("PTXJIT_REMOTE_CACHE", "unix:///nonexistent/redis.sock", 1);
+    ptxjit_context *context = open_node(dir);
+    ck_assert_int_eq(stats_of(context).remote_configured, 1);
+    ptxjit_close(context);
+    /* The options field overrides the environment; "" turns the tier off. */
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.cache_dir = dir;
+    options.remote_cache = "";
+    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
+    ck_assert_int_eq(stats_of(context).remote_configured, 0);
+    ptxjit_close(context);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+START_TEST(second_node_gets_the_first_nodes_kernel_from_redis)
+{
+    test_redis r = {0};
+    if (!test_redis_start(&r, "second_node_gets_the_first_nodes_kernel_from_redis"))
+        return;
+    char *a_dir = node_dir(r.dir, "a"), *b_dir = node_dir(r.dir, "b");
+    ptxjit_context *a = open_node(a_dir), *b = open_node(b_dir);
+    ptxjit_kernel *ka = get(a, "variant=one_pass", PTXJIT_ORIGIN_COMPILED);
+    ptxjit_kernel *kb = get(b, "variant=one_pass", PTXJIT_ORIGIN_REMOTE);
+    size_t sa, sb;
+    const void *ca = ptxjit_kernel_cubin(ka, &sa), *cb = ptxjit_kernel_cubin(kb, &sb);
+    ck_assert_uint_eq(sa, sb);
+    ck_assert_int_eq(memcmp(ca, cb, sa), 0);
+    ck_assert_str_eq(ptxjit_kernel_ptx(ka), ptxjit_kernel_ptx(kb));
+    ck_assert_uint_eq(stats_of(a).remote_publishes, 1);
+    ck_assert_uint_eq(stats_of(a).remote_misses, 1);
+    ck_assert_uint_eq(stats_of(b).remote_hits, 1);
+    /* The hit was stored on B's disk: B's next process finds it there. */
+    ptxjit_context *b2 = open_node(b_dir);
+    get(b2, "variant=one_pass", PTXJIT_ORIGIN_DISK);
+    ptxjit_close(b2);
+    ptxjit_close(a);
+    ptxjit_close(b);
+    free(a_dir);
+    free(b_dir);
+    test_redis_stop(&r);
+}
+END_TEST
+
+START_TEST(tuning_records_travel_through_redis)
+{
+    test_redis r = {0};
+    if (!test_redis_start(&r, "tuning_records_travel_through_redis"))
+        return;
+    const char *key = "0123456789abcdef0123456789abcdef";
+    char *a_dir = node_dir(r.dir, "a"), *b_dir = node_dir(r.dir, "b");
+    pj_disk_options oa = {a_dir, 0, 0}, ob = {b_dir, 0, 0};
+    pj_disk_cache *a, *b;
+    ck_assert_int_eq(pj_disk_cache_open(&a, &oa, NULL), PTXJIT_OK);
+    ck_assert_int_eq(pj_disk_cache_open(&b, &ob, NULL), PTXJIT_OK);
+    pj_remote *remote;
+    ck_assert_int_eq(pj_remote_open(&remote, NULL, NULL, NULL), PTXJIT_OK);
+    ck_assert_ptr_nonnull(remote);
+    pj_tune_record record = {.family = "reduce", .problem = "n=1024", .fixed = "", .space = "s",
+                             .device = "d", .backend = "nvrtc", .winner = "tpb=256",
+                             .reference = "tpb=128", .considered = 2};
+    ck_assert_int_eq(pj_tune_record_store(a, remote, key, &record, NULL), PTXJIT_OK);
+    pj_tune_record back;
+    int found = 0;
+    ck_assert_int_eq(pj_tune_record_load(b, NULL, key, "reduce", &back, &found), PTXJIT_OK);
+    ck_assert_int_eq(found, 0); /* not on B's disk */
+    ck_assert_int_eq(pj_tune_record_load(b, remote, key, "reduce", &back, &found), PTXJIT_OK);
+    ck_assert_int_eq(found, 1);
+    ck_assert_str_eq(back.winner, "tpb=256");
+    pj_tune_record_free(&back);
+    ck_assert_int_eq(pj_tune_record_load(b, NULL, key, "reduce", &back, &found), PTXJIT_OK);
+    ck_assert_int_eq(found, 1); /* now kept on B's disk */
+    pj_tune_record_free(&back);
+    pj_remote_close(remote);
+    pj_disk_cache_close(a);
+    pj_disk_cache_close(b);
+    free(a_dir);
+    free(b_dir);
+    test_redis_stop(&r);
+}
+END_TEST
+
+START_TEST(auth_with_a_password_file)
+{
+    test_redis r = {.extra = "--requirepass", .extra_value = "s3cret-pw"};
+    if (!test_redis_start(&r, "auth_with_a_password_file"))
+        return;
+    char password[4300];
+    snprintf(password, sizeof password, "%s/password", r.dir);
+    FILE *f = fopen(password, "w");
+    fputs("wrong\n", f);
+    fclose(f);
+    chmod(password, 0600);
+    setenv("PTXJIT_REMOTE_CACHE_PASSWORD_FILE", password, 1);
+    char *dir = node_dir(r.dir, "a");
+    ptxjit_context *context = open_node(dir);
+    get(context, "variant=one_pass", PTXJIT_ORIGIN_COMPILED); /* refused: goes on locally */
+    ck_assert_uint_ge(stats_of(context).remote_errors, 1);
+    ck_assert_uint_eq(stats_of(context).remote_publishes, 0);
+    ptxjit_close(context);
+    f = fopen(password, "w");
+    fputs("s3cret-pw\n", f); /* the line end is not part of it */
+    fclose(f);
+    context = open_node(dir);
+    get(context, "variant=two_pass", PTXJIT_ORIGIN_COMPILED);
+    ck_assert_uint_eq(stats_of(context).remote_publishes, 1);
+    ptxjit_close(context);
+    unsetenv("PTXJIT_REMOTE_CACHE_PASSWORD_FILE");
+    free(dir);
+    test_redis_stop(&r);
+}
+END_TEST
+
+START_TEST(values_over_the_size_limit_are_not_sent)
+{
+    test_redis r = {0};
+    if (!test_redis_start(&r, "values_over_the_size_limit_are_not_sent"))
+        return;
+    setenv("PTXJIT_REMOTE_CACHE_MAX_BYTES", "100", 1);
+    char *dir = node_dir(r.dir, "a");
+    ptxjit_context *context = open_node(dir);
+    ptxjit_kernel *kernel = get(context, "variant=one_pass", PTXJIT_ORIGIN_COMPILED);
+    ck_assert_uint_eq(stats_of(context).remote_publishes, 0);
+    char *name = pj_remote_name(PJ_REMOTE_KERNEL, ptxjit_kernel_key(kernel));
+    size_t size;
+    ck_assert_ptr_null(test_redis_get(&r, name, &size));
+    free(name);
+    ptxjit_close(context);
+    unsetenv("PTXJIT_REMOTE_CACHE_MAX_BYTES");
+    free(dir);
+    test_redis_stop(&r);
+}
+END_TEST
+
+/* No server: every request compiles; after 3 failures the tier backs off and stops trying
+ * (errors stop growing). */
+START_TEST(absent_server_backs_off_and_requests_compile)
+{
+    char *dir = test_mkdtemp();
+    char *key = malloc(4300);
+    snprintf(key, 4300, "%s/key", dir);
+    FILE *f = fopen(key, "w");
+    fputs("0123456789abcdef0123456789abcdef", f);
+    fclose(f);
+    chmod(key, 0600);
+    setenv("PTXJIT_REMOTE_CACHE_KEY_FILE", key, 1);
+    const char *urls[] = {"unix:///nonexistent/redis.sock", "redis://127.0.0.1:1"};
+    for (size_t u = 0; u < PJ_ARRAY_SIZE(urls); u++) {
+        setenv("PTXJIT_REMOTE_CACHE", urls[u], 1);
+        char *cache = node_dir(dir, u ? "tcp" : "unix"); /* cold: every request asks */
+        ptxjit_context *context = open_node(cache);
+        free(cache);
+        ptxjit_cache_stats before = stats_of(context);
+        const char *params[] = {"variant=one_pass tpb=128", "variant=one_pass tpb=256",
+                                "variant=two_pass tpb=128", "variant=two_pass tpb=256"};
+        for (size_t i = 0; i < PJ_ARRAY_SIZE(params); i++) {
+            ptxjit_kernel *kernel;
+            ptxjit_origin origin;
+            ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "reduce", params[i], &origin),
+                             PTXJIT_OK);
+            ck_assert_int_ne(origin, PTXJIT_ORIGIN_REMOTE);
+        }
+        /* lookups and publishes of the first requests failed; then nothing was tried */
+        ck_assert_uint_eq(stats_of(context).remote_errors - before.remote_errors, 3);
+        ptxjit_close(context);
+    }
+    free(key);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* SIGKILL mid-run, then a fresh (empty) server: nothing fails, and publishing resumes. */
+START_TEST(killed_and_restarted_server_loses_nothing)
+{
+    test_redis r = {0};
+    if (!test_redis_start(&r, "killed_and_restarted_server_loses_nothing"))
+        return;
+    setenv("PTXJIT_REMOTE_CACHE_BACKOFF_MS", "0", 1);
+    char *a_dir = node_dir(r.dir, "a"), *b_dir = node_dir(r.dir, "b");
+    ptxjit_context *a = open_node(a_dir);
+    get(a, "variant=one_pass tpb=128", PTXJIT_ORIGIN_COMPILED);
+    test_redis_kill(&r);
+    get(a, "variant=one_pass tpb=256", PTXJIT_ORIGIN_COMPILED); /* answered, locally */
+    ck_assert_uint_ge(stats_of(a).remote_errors, 1);
+    test_redis_restart(&r);
+    ptxjit_kernel *k = get(a, "variant=two_pass tpb=256", PTXJIT_ORIGIN_COMPILED);
+    ptxjit_context *b = open_node(b_dir);
+    ptxjit_kernel *kb = get(b, "variant=two_pass tpb=256", PTXJIT_ORIGIN_REMOTE);
+    size_t sa, sb;
+    const void *ca = ptxjit_kernel_cubin(k, &sa), *cb = ptxjit_kernel_cubin(kb, &sb);
+    ck_assert_uint_eq(sa, sb);
+    ck_assert_int_eq(memcmp(ca, cb, sa), 0);
+    /* what the dead server held is gone: B compiles it, bit-identical to A's */
+    get(b, "variant=one_pass tpb=128", PTXJIT_ORIGIN_COMPILED);
+    ptxjit_close(a);
+    ptxjit_close(b);
+    unsetenv("PTXJIT_REMOTE_CACHE_BACKOFF_MS");
+    free(a_dir);
+    free(b_dir);
+    test_redis_stop(&r);
+}
+END_TEST
+
+Suite *suite_remote(void)
+{
+    Suite *s = suite_create("remote");
+    TCase *tc = tcase_create("remote");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, url_forms_parse_and_bad_ones_name_the_fix);
+    tcase_add_test(tc, untrusted_configuration_fails_the_open);
+    tcase_add_test(tc, second_node_gets_the_first_nodes_kernel_from_redis);
+    tcase_add_test(tc, tuning_records_travel_through_redis);
+    tcase_add_test(tc, auth_with_a_password_file);
+    tcase_add_test(tc, values_over_the_size_limit_are_not_sent);
+    tcase_add_test(tc, absent_server_backs_off_and_requests_compile);
+    tcase_add_test(tc, killed_and_restarted_server_loses_nothing);
+    suite_add_tcase(s, tc);
+    return s;
+}

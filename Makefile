@@ -48,6 +48,8 @@ LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/e
            src/tune/bucket.c src/tune/memo.c src/pool/compile_pool.c src/pool/worker.c src/warm.c src/tune/record.c src/tune/space.c src/tune/tuner.c \
            src/families/family.c $(FAMILY_DIRS:%=%/op.c)
 LIB_SRC += src/templates.c src/latency.c
+# Several GPUs: the process's shared kernel cache, the device count.
+LIB_SRC += src/share.c src/devices.c
 # The LLVM backend's plugin: the builder layer, the IR generators and LLVM (static), loaded by
 # libptxjit with dlopen.
 PLUGIN_SRC := src/plugin/ir_asm.c src/plugin/ir_flow.c src/plugin/ir_memory.c \

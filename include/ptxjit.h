@@ -115,6 +115,13 @@ typedef struct {
                                   $PTXJIT_REMOTE_CACHE_KEY_FILE (docs/FLEET.md); a remote that
                                   is configured but cannot be trusted fails ptxjit_open with
                                   PTXJIT_ERR_CACHE, an unreachable one only warns */
+    int process_cache;         /* 1 (default): share compiled kernels with the other contexts
+                                  of this process that share theirs (one context per GPU, see
+                                  "Several GPUs" below): a key that one of them holds or is
+                                  producing is taken from it (PTXJIT_ORIGIN_SHARED), not read
+                                  from disk or compiled again; each context still loads its
+                                  own module on its own device. 0: this context produces
+                                  every kernel itself (cold-compile timings) */
 } ptxjit_options;
 
 /* Fills *options with the defaults above. */
@@ -123,6 +130,18 @@ void ptxjit_options_init(ptxjit_options *options);
 /* Opens a context. With no driver or no GPU it still opens (see ptxjit_gpu_status). */
 ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options);
 void ptxjit_close(ptxjit_context *context);
+
+/* ---- Several GPUs ----
+ * One context per device (options.device), all open at once, each driven by any thread: a
+ * key is compiled (or read from the disk) once in the process and its cubin shared in memory
+ * by every context with process_cache on (the key holds the architecture, so devices of
+ * different architectures compile apart; threads asking for different keys never wait on
+ * each other). Each context loads its own module on its own device at its first launch, and
+ * reports resources as its device's driver does. A call makes its device's primary context
+ * current only for itself, as above, so one thread may drive several devices in turn.
+ * ptxjit_device_count gives the number of devices (the ordinals 0 .. count-1);
+ * PTXJIT_ERR_NO_DRIVER or PTXJIT_ERR_NO_DEVICE, *out 0, where none can be used. */
+ptxjit_status ptxjit_device_count(int *out);
 
 /* PTXJIT_OK when kernels can be loaded and launched; else why not (the message says). */
 ptxjit_status ptxjit_gpu_status(ptxjit_context *context);
@@ -252,7 +271,9 @@ typedef enum {
     PTXJIT_ORIGIN_COMPILED = 0, /* compiled by this call */
     PTXJIT_ORIGIN_DISK = 1,     /* read from the disk cache */
     PTXJIT_ORIGIN_MEMORY = 2,   /* already in this context */
-    PTXJIT_ORIGIN_REMOTE = 3    /* from the remote cache (checked, then stored on disk) */
+    PTXJIT_ORIGIN_REMOTE = 3,   /* from the remote cache (checked, then stored on disk) */
+    PTXJIT_ORIGIN_SHARED = 4    /* from another context of this process, which compiled it
+                                   or read it for the same key (options.process_cache) */
 } ptxjit_origin;
 
 /* The kernel for (family, params): validated, specialized, compiled or found in a cache. The
@@ -607,8 +628,8 @@ typedef struct {
 typedef struct {
     const char *request;  /* as given: "FAMILY key=value ..." */
     ptxjit_status status; /* PTXJIT_OK: in the cache now */
-    ptxjit_origin origin; /* PTXJIT_ORIGIN_COMPILED: compiled by this call; DISK or MEMORY:
-                             it was cached already */
+    ptxjit_origin origin; /* PTXJIT_ORIGIN_COMPILED: compiled by this call; DISK, MEMORY
+                             or SHARED: it was cached already */
     const char *message;  /* why it was refused; "" when status is PTXJIT_OK */
 } ptxjit_warm_item;
 

@@ -15,6 +15,7 @@ void ptxjit_options_init(ptxjit_options *options)
     memset(options, 0, sizeof *options);
     options->disk_cache = 1;
     options->use_gpu = 1;
+    options->process_cache = 1;
 }
 
 static int attribute(ptxjit_context *context, CUdevice_attribute which)
@@ -175,6 +176,7 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
     pthread_cond_init(&context->compiled, NULL);
     context->logger = (pj_logger){options->log, options->log_user};
     context->device_ordinal = options->device;
+    context->process_cache = options->process_cache;
     context->default_backend = default_backend;
     context->gpu_status = PTXJIT_ERR_NO_DRIVER;
     snprintf(context->gpu_error, sizeof context->gpu_error,

@@ -36,7 +36,9 @@ struct ptxjit_kernel {
     char *template_dir;        /* a file template's directory, resolved (nvrtc); NULL: none */
     int keep_off_disk;         /* its inputs changed while it compiled: the key may not
                                   describe the code, so the disk cache does not get it */
-    pj_artifact artifact;
+    pj_artifact artifact;      /* read-only once produced; the process's when shared */
+    struct pj_share_entry *shared; /* the entry of share.c that owns artifact; NULL: owned
+                                      here (share.h) */
     char *source;       /* what the route compiles (specialized source, or LLVM IR), made on
                            the first ptxjit_kernel_source; set under context->lock */
     int ready;          /* 0 while one thread compiles it; guarded by context->lock */
@@ -75,6 +77,8 @@ struct ptxjit_context {
     CUcontext cu_context;
     int device_ordinal;
     int sm_count;
+    int process_cache;             /* options.process_cache: kernels shared with the process's
+                                      other contexts (share.c) */
     /* Memory cache: kernels by key, and exact request strings as a fast path. */
     pthread_mutex_t lock;
     pthread_cond_t compiled;

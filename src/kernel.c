@@ -1,6 +1,7 @@
 /* kernel.c — the request pipeline: parameters → route → key → memory cache → disk cache →
- * compile, with each key compiled once per context even when threads ask at once, and no lock
- * held while compiling; and the kernel accessors. Loading and launching: launch.c. */
+ * compile, with each key compiled once per context even when threads ask at once (once per
+ * process where contexts share: share.c), and no lock held while compiling; and the kernel
+ * accessors. Loading and launching: launch.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "context.h"
 #include "latency.h"
 #include "remote/remote.h"
+#include "share.h"
 
 /* An exact (family, params text, compile options text) seen before: the fast path of
  * repeated requests. It skips the header scan too: within a context, the same request text
@@ -97,6 +99,7 @@ static void kernel_free(ptxjit_kernel *kernel)
         kernel->context->driver->cuModuleUnload(kernel->module);
     pj_kernel_entry_params_free(kernel); /* before the artifact: it counts the entries */
     pj_request_free(&kernel->request);
+    pj_share_release(kernel); /* a shared artifact is the process's: only its reference goes */
     pj_artifact_free(&kernel->artifact);
     pj_compile_options_free(&kernel->compile_options);
     pj_includes_free(&kernel->includes);
@@ -476,7 +479,7 @@ ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
         *origin = PTXJIT_ORIGIN_MEMORY;
         return PTXJIT_OK;
     }
-    status = produce(kernel, origin);
+    status = pj_share_produce(kernel, origin, produce); /* produce, or another context's */
     publish(context, kernel, status, alias, &text, generation);
     if (status != PTXJIT_OK) {
         kernel_free(kernel);

@@ -18,6 +18,7 @@ static ptxjit_context *open_at(const char *dir)
     options.use_gpu = 0;
     options.cache_dir = dir;
     options.remote_cache = "";
+    options.process_cache = 0; /* each cache stands for a machine: nothing shared in memory */
     ptxjit_context *context = NULL;
     ck_assert_msg(ptxjit_open(&context, &options) == PTXJIT_OK, "%s", ptxjit_last_error());
     return context;

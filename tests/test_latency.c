@@ -27,6 +27,7 @@ static ptxjit_context *open_cached(const char *dir)
     ptxjit_options_init(&options);
     options.use_gpu = 0;
     options.cache_dir = dir;
+    options.process_cache = 0; /* each context reads the disk itself, as a process would */
     ptxjit_context *context = NULL;
     ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
     ck_assert_ptr_nonnull(context->disk);
@@ -54,6 +55,7 @@ static void hit_in_child(const char *dir)
         ptxjit_options_init(&options);
         options.use_gpu = 0;
         options.cache_dir = dir;
+        options.process_cache = 0; /* not the kernels of the parent's memory */
         ptxjit_context *context = NULL;
         ptxjit_kernel *kernel = NULL;
         ptxjit_origin origin = PTXJIT_ORIGIN_COMPILED;

@@ -20,6 +20,7 @@ static ptxjit_context *open_node(const char *cache_dir)
     ptxjit_options_init(&options);
     options.use_gpu = 0;
     options.cache_dir = cache_dir;
+    options.process_cache = 0; /* a node is a machine of its own: nothing shared in memory */
     ptxjit_context *context = NULL;
     ck_assert_msg(ptxjit_open(&context, &options) == PTXJIT_OK, "%s", ptxjit_last_error());
     return context;

@@ -40,13 +40,14 @@ static double thread_cpu_ms(void)
 }
 
 /* One cold compile into sample i (-1: the first of the process): a fresh context without a
- * disk cache, so nothing can be a hit. Compiles run in the calling thread, so its CPU time is
- * the compile's. */
+ * disk cache, or the kernels of the process's other contexts, so nothing can be a hit.
+ * Compiles run in the calling thread, so its CPU time is the compile's. */
 static ptxjit_status cold_compile(route_times *t, int i, const cli_args *args, const char *family,
                                   const char *params)
 {
     ptxjit_options options = args->options;
     options.disk_cache = 0;
+    options.process_cache = 0;
     options.use_gpu = 0;
     ptxjit_context *context;
     ptxjit_kernel *kernel;

@@ -52,6 +52,7 @@ static int cold_compiles(double *median_ms)
         ptxjit_options options;
         ptxjit_options_init(&options);
         options.disk_cache = 0;
+        options.process_cache = 0;
         options.use_gpu = 0;
         ptxjit_context *context;
         ptxjit_kernel *kernel;

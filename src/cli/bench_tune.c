@@ -98,8 +98,10 @@ static int cold_and_record(ptxjit_context *context, cli_args *args, const char *
 {
     uint64_t removed;
     ptxjit_cache_clear(context, &removed);
-    ptxjit_context *fresh; /* no kernel in memory either */
-    ptxjit_status status = ptxjit_open(&fresh, &args->options);
+    ptxjit_context *fresh; /* nothing in memory either: none of its own, none of context's */
+    ptxjit_options options = args->options;
+    options.process_cache = 0;
+    ptxjit_status status = ptxjit_open(&fresh, &options);
     if (status != PTXJIT_OK)
         return cli_fail(status);
     ptxjit_tune_result *result = NULL;

@@ -93,6 +93,7 @@ static const char *origin_text(ptxjit_origin origin)
     return origin == PTXJIT_ORIGIN_DISK     ? "disk cache hit"
            : origin == PTXJIT_ORIGIN_MEMORY ? "memory cache hit"
            : origin == PTXJIT_ORIGIN_REMOTE ? "remote cache hit"
+           : origin == PTXJIT_ORIGIN_SHARED ? "another context's"
                                             : "compiled";
 }
 
@@ -102,6 +103,7 @@ static const char *origin_name(ptxjit_origin origin)
     return origin == PTXJIT_ORIGIN_DISK     ? "disk"
            : origin == PTXJIT_ORIGIN_MEMORY ? "memory"
            : origin == PTXJIT_ORIGIN_REMOTE ? "remote"
+           : origin == PTXJIT_ORIGIN_SHARED ? "shared"
                                             : "compiled";
 }
 

@@ -81,6 +81,7 @@ TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
             $(FAMILY_DIRS:%=%/test.c) $(FAMILY_DIRS:%=%/test_gpu.c)
 TEST_SRC += tests/test_templates.c tests/test_pool.c tests/test_latency.c
 TEST_SRC += tests/test_cold_compile.c
+TEST_SRC += tests/test_multigpu.c tests/test_multigpu_gpu.c
 TEMPLATES := $(FAMILIES:%=templates/%.cu)
 
 OBJ_DIR := $(BUILD)/obj
@@ -97,7 +98,8 @@ TEST_RUNNER := $(BUILD)/ptxjit_tests
 TEST_SHIM := $(BUILD)/libpjtest_nvrtc_shim.so
 STRESS := $(BUILD)/ptxjit_stress
 PLUGIN := $(BUILD)/libptxjit_llvm.so
-# A stand-in libcuda that logs cuInit: test_cli checks that --no-gpu keeps the driver unstarted.
+# A stand-in libcuda that logs cuInit: test_cli checks that --no-gpu keeps the driver unstarted;
+# with $PJ_FAKE_DEVICES=N a driver of N devices that runs nothing (tests/test_multigpu.c).
 FAKE_CUDA := $(BUILD)/fake_cuda/libcuda.so.1
 
 # LLVM 19 (Debian's llvm-19-dev), linked statically into the plugin only: one ~30 MB file that
@@ -189,7 +191,8 @@ deps:
 
 $(FAKE_CUDA): tests/fake_cuda/libcuda.c
 	@mkdir -p $(dir $@)
-	$(call say,LD,$@)$(CC) -shared -fPIC -O1 -Wall -Wextra -Werror -o $@ $<
+	$(call say,LD,$@)$(CC) -shared -fPIC -O1 -Wall -Wextra -Werror -pthread \
+	    -I$(CUDA_HOME)/include -o $@ $<
 
 # The suite runs the embedding example too (tests/test_examples.c), built as its users build
 # it; the sanitizer builds leave it out (their library needs their runtime).

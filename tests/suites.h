@@ -33,10 +33,12 @@
     X(suite_latency)          \
     X(suite_bundle)           \
     X(suite_remote)           \
-    X(suite_remote_poison)
+    X(suite_remote_poison)    \
+    X(suite_multigpu)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \
     X(suite_llvm_reduce_gpu) X(suite_llvm_transpose_gpu) X(suite_llvm_matmul_gpu)         \
-    X(suite_inspect_gpu) X(suite_tune_gpu) X(suite_launch_api_gpu)
+    X(suite_inspect_gpu) X(suite_tune_gpu) X(suite_launch_api_gpu)                      \
+    X(suite_multigpu_gpu)
 

@@ -57,6 +57,7 @@ PLUGIN_SRC := src/plugin/ir_asm.c src/plugin/ir_flow.c src/plugin/ir_memory.c \
               src/plugin/ir_tensor.c src/plugin/ir_thread.c \
               src/plugin/ir_values.c src/plugin/plugin.c $(FAMILY_DIRS:%=%/gen.c)
 CLI_SRC := src/cli/bench_backends.c src/cli/bench_compile.c src/cli/bench_jit.c \
+           src/cli/bench_multigpu.c \
            src/cli/bench_tune.c src/cli/cache_bundle.c src/cli/commands.c src/cli/cublas_peer.c \
            src/cli/families.c \
            src/cli/json.c src/cli/sass.c src/cli/warm.c src/cli/worker.c \

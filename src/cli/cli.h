@@ -59,6 +59,10 @@ int cmd_bench_compile(cli_args *args);
  * program run again as jit-time), memory hits from 1 to 16 threads, and with a GPU memory
  * hit + launch against a bare cuLaunchKernel; --json too. */
 int cmd_bench_jit(cli_args *args);
+/* bench_multigpu.c: `bench multigpu [reduce|transpose] [devices=N] [n=N] [rows=R cols=C]
+ * [runs=R] ["PARAMS"]`: every GPU at once on its own data against one GPU alone (needs a GPU;
+ * issue 17's figure). */
+int cmd_bench_multigpu(cli_args *args);
 /* `sass FAMILY [params]`: the kernel's SASS (commands.c) through sass.c: nvdisasm's path
  * into program, or CLI_NO_TOOL after saying where it looked and how to get one; then the
  * cubin disassembled to stdout (an exit status). */

@@ -136,8 +136,8 @@ int cmd_run(cli_args *args)
 int cmd_bench(cli_args *args)
 {
     if (args->argc < 1) {
-        fprintf(stderr, "ptxjit: usage: ptxjit bench FAMILY|jit|backends|compile [n=N] "
-                        "[runs=R] [\"PARAMS\" ...]\n");
+        fprintf(stderr, "ptxjit: usage: ptxjit bench FAMILY|jit|backends|compile|tune|multigpu "
+                        "[n=N] [runs=R] [\"PARAMS\" ...]\n");
         return CLI_USAGE;
     }
     const char *family = args->argv[0];
@@ -149,6 +149,8 @@ int cmd_bench(cli_args *args)
         return cmd_bench_tune(args);
     if (strcmp(family, "jit") == 0)
         return cmd_bench_jit(args);
+    if (strcmp(family, "multigpu") == 0)
+        return cmd_bench_multigpu(args);
     if (args->json) {
         char what[256];
         snprintf(what, sizeof what, "bench %s", family);

@@ -39,9 +39,9 @@ LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/e
            src/backend/select.c \
            src/cache/counters.c src/cache/directory.c src/cache/disk.c src/cache/entry.c \
            src/cache/evict.c src/cache/fileio.c src/cache/fileio_seam.c src/cache/key.c \
-           src/cache/scan.c src/cache/bundle.c \
+           src/cache/scan.c src/cache/bundle.c src/cache/compile_lock.c src/cache/copier.c \
            src/remote/config.c src/remote/connection.c src/remote/envelope.c \
-           src/remote/remote.c src/remote/stats.c \
+           src/remote/remote.c src/remote/stats.c src/remote/lease.c \
            src/driver/driver.c \
            src/params/expr.c src/params/params.c src/params/schema.c \
            src/tune/auto.c src/tune/bench_gpu.c src/tune/check.c src/tune/compare_ptx.c \
@@ -83,6 +83,7 @@ TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
 TEST_SRC += tests/test_templates.c tests/test_pool.c tests/test_latency.c
 TEST_SRC += tests/test_cold_compile.c
 TEST_SRC += tests/test_multigpu.c tests/test_multigpu_gpu.c
+TEST_SRC += tests/test_compile_once.c
 TEMPLATES := $(FAMILIES:%=templates/%.cu)
 
 OBJ_DIR := $(BUILD)/obj

@@ -122,6 +122,15 @@ typedef struct {
                                   from disk or compiled again; each context still loads its
                                   own module on its own device. 0: this context produces
                                   every kernel itself (cold-compile timings) */
+    int compile_wait_ms;       /* how long a request that misses every cache waits for another
+                                  process of the same cache directory, or another node of the
+                                  remote cache, that compiles the same key, before compiling
+                                  it itself; 0: $PTXJIT_COMPILE_WAIT_MS, else 30000; < 0: never
+                                  wait (every process compiles what it misses) */
+    int remote_lease_ms;       /* the remote cache's compile lease: a node that takes it
+                                  renews it while it compiles; a node that dies holding it
+                                  delays the others this long at most. 0:
+                                  $PTXJIT_REMOTE_CACHE_LEASE_MS, else 3000 */
 } ptxjit_options;
 
 /* Fills *options with the defaults above. */
@@ -664,6 +673,16 @@ typedef struct {
     uint64_t remote_hits, remote_misses, remote_rejected, remote_errors;
     uint64_t remote_publishes, remote_ms;
     int remote_configured;                      /* 1: this context has a remote cache */
+    /* One compile of a key at a time (docs/FLEET.md, "One compile per key"), counted by every
+     * process that uses this cache directory: requests that found another process of this
+     * directory compiling their key and waited for it, and those of them that stopped waiting
+     * at the bound (ptxjit_options.compile_wait_ms) and compiled it themselves. */
+    uint64_t compile_waits, compile_wait_timeouts;
+    /* The fleet's: remote misses after which this node took the key's lease at once and
+     * compiled it; requests that waited for another node's lease; and waits that ended without
+     * the entry (its holder's lease expired, or the wait bound passed), after which this node
+     * compiled it. */
+    uint64_t lease_wins, lease_waits, lease_timeouts;
 } ptxjit_cache_stats;
 ptxjit_status ptxjit_cache_stats_get(ptxjit_cache_stats *out, ptxjit_context *context);
 /* Removes every entry of this cache version (kernels and tuning records); returns how many

@@ -7,6 +7,8 @@
 #include "context.h"
 #include "latency.h"
 #include "backend/nvrtc.h"
+#include "cache/compile_lock.h"
+#include "cache/copier.h"
 #include "remote/remote.h"
 #include "tune/tune.h"
 
@@ -194,8 +196,12 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
     pj_latency_stop(PJ_LATENCY_dirs, start);
     if (status == PTXJIT_OK)
         status = pj_remote_open(&context->remote, options->remote_cache,
+                                options->remote_lease_ms,
                                 context->disk ? pj_disk_cache_dir(context->disk) : NULL,
                                 &context->logger);
+    context->compile_wait_ms = pj_compile_wait_ms(options->compile_wait_ms, &context->logger);
+    if (context->remote && context->disk)
+        context->copier = pj_copier_new(context->disk, &context->logger);
     if (status == PTXJIT_OK)
         status = choose_options(context);
     if (status == PTXJIT_OK)
@@ -215,6 +221,7 @@ void ptxjit_close(ptxjit_context *context)
 {
     if (!context)
         return;
+    pj_copier_free(context->copier); /* it reads the kernels' artifacts: first */
     /* Modules unload from their own context; the caller's comes back before the release. */
     CUcontext saved = NULL;
     if (context->driver)

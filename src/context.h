@@ -67,6 +67,10 @@ struct ptxjit_context {
     char *template_path;           /* options.template_path (NULL: none), for compile workers */
     char *compile_worker;          /* options.compile_worker (NULL: not given) */
     struct pj_remote *remote;      /* the remote tier (remote/remote.h); NULL: none */
+    int compile_wait_ms;           /* how long a miss waits for another process's or node's
+                                      compile of its key (cache/compile_lock.h); 0: never */
+    struct pj_copier *copier;      /* writes remote hits to disk after their requests
+                                      (cache/copier.h); NULL: no disk cache, or written at once */
     char compiler_version[PJ_BACKEND_COUNT][64]; /* per backend, "" until first needed;
                                                     guarded by lock */
     /* GPU; driver NULL when gpu_status != OK (gpu_error says why). */

@@ -1,7 +1,8 @@
 /* kernel.c — the request pipeline: parameters → route → key → memory cache → disk cache →
  * compile, with each key compiled once per context even when threads ask at once (once per
- * process where contexts share: share.c), and no lock held while compiling; and the kernel
- * accessors. Loading and launching: launch.c. */
+ * process where contexts share: share.c; once per cache directory and fleet when processes
+ * do: produce_once), and no lock held while compiling; and the kernel accessors. Loading and
+ * launching: launch.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,8 @@
 #include <unistd.h>
 
 #include "backend/route.h"
+#include "cache/compile_lock.h"
+#include "cache/copier.h"
 #include "context.h"
 #include "latency.h"
 #include "remote/remote.h"
@@ -239,29 +242,64 @@ ptxjit_status pj_context_compiler_version(ptxjit_context *context, pj_backend ba
     return context_compiler_version(context, backend, out);
 }
 
-/* After a disk miss: the remote tier's entry, checked there and here (the request it holds),
- * and stored on disk for this machine's next process. 1 when kernel->artifact was filled. */
-static int from_remote(ptxjit_kernel *kernel)
+/* After a wait for another process's compile: the entry it left on disk, if it is this
+ * request's (as produce's first look). 1 when kernel->artifact was filled. */
+static int from_disk(ptxjit_kernel *kernel)
 {
     ptxjit_context *context = kernel->context;
-    pj_artifact fetched;
     int found = 0;
-    pj_remote_fetch(context->remote, PJ_REMOTE_KERNEL, kernel->key_hex, &fetched, &found);
-    if (!found)
+    pj_artifact cached = {0};
+    if (!context->disk ||
+        pj_disk_cache_load(context->disk, kernel->key_hex, &cached, &found) != PTXJIT_OK || !found)
         return 0;
-    if (!artifact_matches(kernel, &fetched)) {
+    if (artifact_matches(kernel, &cached)) {
+        kernel->artifact = cached;
+        return 1;
+    }
+    pj_log(&context->logger, PTXJIT_LOG_WARNING,
+           "cache entry %s holds another request (%s %s%s%s); recompiling", kernel->key_hex,
+           cached.family, cached.params, *cached.options ? " " : "", cached.options);
+    pj_artifact_free(&cached);
+    return 0;
+}
+
+/* An entry of the remote tier, checked there and here (the request it holds), and stored on
+ * disk for this machine's next process: as a copy, without fsyncs (the server still holds
+ * it; see pj_disk_cache_store_copy), and later (after the request, cache/copier.h) unless
+ * now: waiters on this key's compile lock look for it on disk. 1 when kernel->artifact was
+ * filled; fetched is taken. */
+static int take_fetched(ptxjit_kernel *kernel, pj_artifact *fetched, int now)
+{
+    ptxjit_context *context = kernel->context;
+    if (!artifact_matches(kernel, fetched)) {
         pj_log(&context->logger, PTXJIT_LOG_WARNING,
                "remote cache entry %s holds another request (%s %s); recompiling",
-               kernel->key_hex, fetched.family, fetched.params);
-        pj_artifact_free(&fetched);
+               kernel->key_hex, fetched->family, fetched->params);
+        pj_artifact_free(fetched);
         return 0;
     }
-    kernel->artifact = fetched;
-    if (context->disk && pj_disk_cache_store(context->disk, kernel->key_hex, &kernel->artifact))
+    kernel->artifact = *fetched;
+    if (context->copier && !now)
+        pj_copier_add(context->copier, kernel->key_hex, &kernel->artifact);
+    else if (context->disk &&
+             pj_disk_cache_store_copy(context->disk, kernel->key_hex, &kernel->artifact))
         pj_log(&context->logger, PTXJIT_LOG_WARNING, "kernel not saved to the disk cache: %s",
                ptxjit_last_error());
     return 1;
 }
+
+/* After a disk miss: one GET. *missing: the server answered that it holds no such key. */
+static int from_remote(ptxjit_kernel *kernel, int *missing)
+{
+    pj_artifact fetched;
+    int found = 0;
+    *missing = pj_remote_fetch(kernel->context->remote, PJ_REMOTE_KERNEL, kernel->key_hex,
+                               &fetched, &found);
+    return found && take_fetched(kernel, &fetched, 0);
+}
+
+static ptxjit_status produce_once(ptxjit_kernel *kernel, struct pj_remote *remote,
+                                  ptxjit_origin *origin);
 
 /* Fills kernel->artifact from the disk cache, the remote cache or the compiler; runs without
  * the lock. */
@@ -285,14 +323,23 @@ static ptxjit_status produce(ptxjit_kernel *kernel, ptxjit_origin *origin)
             pj_artifact_free(&cached);
         }
     }
-    if (context->remote && from_remote(kernel)) {
+    int missing = 0;
+    if (context->remote && from_remote(kernel, &missing)) {
         *origin = PTXJIT_ORIGIN_REMOTE;
         return PTXJIT_OK;
     }
+    return produce_once(kernel, missing ? context->remote : NULL, origin);
+}
+
+/* Compiles kernel and keeps the result: on disk (durably), then on the remote tier. *published:
+ * the remote took it. */
+static ptxjit_status compile_and_keep(ptxjit_kernel *kernel, int *published)
+{
+    ptxjit_context *context = kernel->context;
+    *published = 0;
     ptxjit_status status = compile(kernel);
     if (status != PTXJIT_OK)
         return status;
-    *origin = PTXJIT_ORIGIN_COMPILED;
     char actual[64];
     kernel->route->compiled_version(actual);
     if (context->disk && strcmp(actual, kernel->compiler_version) != 0) {
@@ -313,8 +360,52 @@ static ptxjit_status produce(ptxjit_kernel *kernel, ptxjit_origin *origin)
                ptxjit_last_error());
     /* Locally first, then the fleet; the same rule keeps a kernel off both. */
     if (!kernel->keep_off_disk)
-        pj_remote_publish(context->remote, PJ_REMOTE_KERNEL, kernel->key_hex, &kernel->artifact);
+        *published = pj_remote_publish(context->remote, PJ_REMOTE_KERNEL, kernel->key_hex,
+                                       &kernel->artifact);
     return PTXJIT_OK;
+}
+
+/* For the fleet's wait: whether the entry turned up on this machine's disk meanwhile. */
+static int on_disk_now(void *user)
+{
+    ptxjit_kernel *kernel = user;
+    return pj_compile_lock_entry_there(kernel->context->disk, kernel->key_hex);
+}
+
+/* A miss of every cache: one process of the cache directory (the compile lock) and one node of
+ * the fleet (the remote lease, when the server answered the miss: remote) compiles the key,
+ * while the others wait, a bounded time, for the entry it leaves. A holder that fails or dies
+ * only sends the others to compile. */
+static ptxjit_status produce_once(ptxjit_kernel *kernel, struct pj_remote *remote,
+                                  ptxjit_origin *origin)
+{
+    ptxjit_context *context = kernel->context;
+    pj_compile_lock lock;
+    (void)pj_compile_lock_take(&lock, context->disk, kernel->key_hex, context->compile_wait_ms);
+    ptxjit_status status = PTXJIT_OK;
+    if (lock.entry_there && from_disk(kernel)) {
+        *origin = PTXJIT_ORIGIN_DISK;
+        pj_compile_lock_release(&lock);
+        return PTXJIT_OK;
+    }
+    struct pj_lease *lease = NULL;
+    pj_artifact fetched;
+    pj_remote_claim_result claim =
+        pj_remote_claim(&lease, &fetched, remote, PJ_REMOTE_KERNEL, kernel->key_hex,
+                        context->compile_wait_ms, context->disk ? on_disk_now : NULL, kernel);
+    if (claim == PJ_REMOTE_FETCHED && take_fetched(kernel, &fetched, 1)) {
+        *origin = PTXJIT_ORIGIN_REMOTE;
+    } else if (claim == PJ_REMOTE_LOCAL && from_disk(kernel)) {
+        *origin = PTXJIT_ORIGIN_DISK;
+    } else {
+        int published = 0;
+        status = compile_and_keep(kernel, &published);
+        if (status == PTXJIT_OK)
+            *origin = PTXJIT_ORIGIN_COMPILED;
+        pj_remote_lease_end(lease, published);
+    }
+    pj_compile_lock_release(&lock);
+    return status;
 }
 
 /* The context's compile options and then the request's, which only a route that compiles

@@ -1,5 +1,6 @@
 /* memory.c — device memory and copies for programs with no CUDA runtime of their own, and the
  * public face of the disk cache. */
+#include "cache/copier.h"
 #include "context.h"
 #include "remote/remote.h"
 
@@ -81,6 +82,7 @@ static ptxjit_status disk(ptxjit_context *context)
         return pj_error(PTXJIT_ERR_CACHE,
                         "the disk cache is off for this context (disabled, or its directory "
                         "was unusable: see the warning printed at open)");
+    pj_copier_flush(context->copier); /* the remote hits' copies, before the cache is read */
     return PTXJIT_OK;
 }
 

@@ -34,7 +34,8 @@
     X(suite_bundle)           \
     X(suite_remote)           \
     X(suite_remote_poison)    \
-    X(suite_multigpu)
+    X(suite_multigpu)        \
+    X(suite_compile_once)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \

@@ -169,7 +169,7 @@ START_TEST(tuning_records_travel_through_redis)
     ck_assert_int_eq(pj_disk_cache_open(&a, &oa, NULL), PTXJIT_OK);
     ck_assert_int_eq(pj_disk_cache_open(&b, &ob, NULL), PTXJIT_OK);
     pj_remote *remote;
-    ck_assert_int_eq(pj_remote_open(&remote, NULL, NULL, NULL), PTXJIT_OK);
+    ck_assert_int_eq(pj_remote_open(&remote, NULL, 0, NULL, NULL), PTXJIT_OK);
     ck_assert_ptr_nonnull(remote);
     pj_tune_record record = {.family = "reduce", .problem = "n=1024", .fixed = "", .space = "s",
                              .device = "d", .backend = "nvrtc", .winner = "tpb=256",

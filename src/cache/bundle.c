@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache/copier.h"
 #include "cache/scan.h"
 #include "context.h"
 
@@ -186,6 +187,7 @@ static ptxjit_status cache_of(ptxjit_context *context, const char *path)
                         "the disk cache is off for this context (disabled, or its directory "
                         "was unusable: see the warning printed at open); bundles move the "
                         "disk cache's entries");
+    pj_copier_flush(context->copier); /* the remote hits' copies belong in a bundle too */
     return PTXJIT_OK;
 }
 

@@ -8,8 +8,12 @@
 #include "internal.h"
 
 /* bytes is what the stores and evictions have added up: an estimate that eviction's scans
- * correct, not a measurement (stats measures). */
-#define PJ_COUNTER_LIST(X) X(hits) X(misses) X(stores) X(corrupt) X(evicted) X(bytes)
+ * correct, not a measurement (stats measures). compile_waits: requests that found another
+ * process compiling their key (cache/compile_lock.c), compile_wait_timeouts: those of them
+ * that stopped waiting at the bound. */
+#define PJ_COUNTER_LIST(X)                                                                     \
+    X(hits) X(misses) X(stores) X(corrupt) X(evicted) X(bytes) X(compile_waits)                \
+    X(compile_wait_timeouts)
 
 typedef enum {
 #define PJ_COUNTER_ENUM(name) COUNTER_##name,

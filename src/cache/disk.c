@@ -493,9 +493,10 @@ static void sync_dir(const char *dir)
 
 /* Puts data at path so that readers see the old file or the whole new one, never a part:
  * a temp file in the same directory, written, fsynced, then renamed over path. *replaced:
- * the size of the entry it replaced (0 if none). */
+ * the size of the entry it replaced (0 if none). A copy (durable 0) skips both fsyncs: see
+ * pj_disk_cache_store_copy. */
 static ptxjit_status publish(const pj_disk_cache *cache, const char *dir, const char *path,
-                             const char *data, size_t size, uint64_t *replaced)
+                             const char *data, size_t size, uint64_t *replaced, int durable)
 {
     char *temp = NULL;
     int fd = create_temp(cache, dir, &temp);
@@ -505,7 +506,7 @@ static ptxjit_status publish(const pj_disk_cache *cache, const char *dir, const 
     ptxjit_status status = PTXJIT_OK;
     if (pj_fileio_write_all(fd, data, size) < 0)
         status = pj_error(PTXJIT_ERR_IO, "cannot write cache entry %s: %s", path, strerror(errno));
-    else if (pj_fileio_fsync(fd) != 0)
+    else if (durable && pj_fileio_fsync(fd) != 0)
         status = pj_error(PTXJIT_ERR_IO, "cannot fsync cache entry %s: %s", path, strerror(errno));
     if (close(fd) != 0 && status == PTXJIT_OK)
         status = pj_error(PTXJIT_ERR_IO, "cannot close %s: %s", temp, strerror(errno));
@@ -513,9 +514,9 @@ static ptxjit_status publish(const pj_disk_cache *cache, const char *dir, const 
     *replaced = lstat(path, &old) == 0 && S_ISREG(old.st_mode) ? (uint64_t)old.st_size : 0;
     if (status == PTXJIT_OK && pj_fileio_rename(temp, path) != 0)
         status = pj_error(PTXJIT_ERR_IO, "cannot rename %s to %s: %s", temp, path, strerror(errno));
-    if (status == PTXJIT_OK)
+    if (status == PTXJIT_OK && durable)
         sync_dir(dir);
-    else
+    else if (status != PTXJIT_OK)
         unlink(temp);
     free(temp);
     return status;
@@ -553,7 +554,7 @@ static void keep_under_cap(pj_disk_cache *cache, int64_t added)
 }
 
 static ptxjit_status store_kind(pj_disk_cache *cache, const char *key, entry_kind kind,
-                                const pj_artifact *artifact)
+                                const pj_artifact *artifact, int durable)
 {
     if (!pj_entry_key_valid(key))
         return bad_key(key);
@@ -574,7 +575,7 @@ static ptxjit_status store_kind(pj_disk_cache *cache, const char *key, entry_kin
                           strerror(errno));
     } else {
         pj_evict_sweep_shard(cache->dir, shard);
-        status = publish(cache, dir, path, data, size, &replaced);
+        status = publish(cache, dir, path, data, size, &replaced, durable);
     }
     if (status == PTXJIT_OK)
         keep_under_cap(cache, (int64_t)size - (int64_t)replaced);
@@ -586,13 +587,32 @@ static ptxjit_status store_kind(pj_disk_cache *cache, const char *key, entry_kin
 
 ptxjit_status pj_disk_cache_store(pj_disk_cache *cache, const char *key, const pj_artifact *artifact)
 {
-    return store_kind(cache, key, KIND_KERNEL, artifact);
+    return store_kind(cache, key, KIND_KERNEL, artifact, 1);
 }
 
 ptxjit_status pj_disk_cache_store_record(pj_disk_cache *cache, const char *key,
                                          const pj_artifact *artifact)
 {
-    return store_kind(cache, key, KIND_RECORD, artifact);
+    return store_kind(cache, key, KIND_RECORD, artifact, 1);
+}
+
+ptxjit_status pj_disk_cache_store_copy(pj_disk_cache *cache, const char *key,
+                                       const pj_artifact *artifact)
+{
+    return store_kind(cache, key, KIND_KERNEL, artifact, 0);
+}
+
+ptxjit_status pj_disk_cache_store_record_copy(pj_disk_cache *cache, const char *key,
+                                              const pj_artifact *artifact)
+{
+    return store_kind(cache, key, KIND_RECORD, artifact, 0);
+}
+
+void pj_disk_cache_count_wait(pj_disk_cache *cache, int timed_out)
+{
+    count_later(cache, COUNTER_compile_waits);
+    if (timed_out)
+        count_later(cache, COUNTER_compile_wait_timeouts);
 }
 
 /* ---- stats, clear, trim ---- */
@@ -623,6 +643,8 @@ ptxjit_status pj_disk_cache_stats(pj_disk_cache *cache, ptxjit_cache_stats *out)
     out->stores = totals[COUNTER_stores];
     out->corrupt = totals[COUNTER_corrupt];
     out->evicted = totals[COUNTER_evicted];
+    out->compile_waits = totals[COUNTER_compile_waits];
+    out->compile_wait_timeouts = totals[COUNTER_compile_wait_timeouts];
     out->max_bytes = cache->max_bytes;
     pj_scan_cache(cache->dir, count_entry, out);
     return PTXJIT_OK;

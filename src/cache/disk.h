@@ -46,6 +46,16 @@ ptxjit_status pj_disk_cache_load(pj_disk_cache *cache, const char *key, pj_artif
  * stale temp files first; evicts when the cache goes over its cap. */
 ptxjit_status pj_disk_cache_store(pj_disk_cache *cache, const char *key,
                                const pj_artifact *artifact);
+/* The same for an entry that another tier still holds (the remote cache): published as
+ * atomically, but neither the file nor the directory is fsynced. A crash may then leave a
+ * torn or empty entry, which the next load's checks refuse and remove, and the remote gives
+ * again; a compile's result, which exists nowhere else, always goes through
+ * pj_disk_cache_store. */
+ptxjit_status pj_disk_cache_store_copy(pj_disk_cache *cache, const char *key,
+                                       const pj_artifact *artifact);
+/* Counts a request that waited for another process's compile of its key (compile_lock.c),
+ * and whether the wait ended at its bound. */
+void pj_disk_cache_count_wait(pj_disk_cache *cache, int timed_out);
 ptxjit_status pj_disk_cache_stats(pj_disk_cache *cache, ptxjit_cache_stats *out);
 ptxjit_status pj_disk_cache_clear(pj_disk_cache *cache, uint64_t *removed);
 /* Evicts down to the cap now (waiting for another evictor) and sweeps every shard's stale
@@ -63,6 +73,9 @@ ptxjit_status pj_disk_cache_load_record(pj_disk_cache *cache, const char *key, p
                                         int *found);
 ptxjit_status pj_disk_cache_store_record(pj_disk_cache *cache, const char *key,
                                          const pj_artifact *artifact);
+/* A record fetched from the remote cache: no fsyncs (pj_disk_cache_store_copy). */
+ptxjit_status pj_disk_cache_store_record_copy(pj_disk_cache *cache, const char *key,
+                                              const pj_artifact *artifact);
 /* Removes every tuning record (kernels stay); how many in *removed. */
 ptxjit_status pj_disk_cache_clear_records(pj_disk_cache *cache, uint64_t *removed);
 /* Calls visit with the key of every tuning record found. */

@@ -555,6 +555,12 @@ static void stats_text(ptxjit_context *context, const ptxjit_cache_stats *s)
            (unsigned long long)s->remote_hits, (unsigned long long)s->remote_misses,
            (unsigned long long)s->remote_rejected, (unsigned long long)s->remote_errors,
            (unsigned long long)s->remote_publishes, (unsigned long long)s->remote_ms);
+    printf("compile once (a key missed by several processes or nodes at once)\n"
+           "  waits %llu for this directory's other processes, %llu of them timed out\n"
+           "  leases won %llu, waits %llu for other nodes, %llu of them timed out\n",
+           (unsigned long long)s->compile_waits, (unsigned long long)s->compile_wait_timeouts,
+           (unsigned long long)s->lease_wins, (unsigned long long)s->lease_waits,
+           (unsigned long long)s->lease_timeouts);
 }
 
 /* Every counter of ptxjit_cache_stats, under its field's name. */
@@ -581,6 +587,11 @@ static void stats_json(ptxjit_context *context, const ptxjit_cache_stats *s)
     cli_json_member_uint(&json, "remote_errors", s->remote_errors);
     cli_json_member_uint(&json, "remote_publishes", s->remote_publishes);
     cli_json_member_uint(&json, "remote_ms", s->remote_ms);
+    cli_json_member_uint(&json, "compile_waits", s->compile_waits);
+    cli_json_member_uint(&json, "compile_wait_timeouts", s->compile_wait_timeouts);
+    cli_json_member_uint(&json, "lease_wins", s->lease_wins);
+    cli_json_member_uint(&json, "lease_waits", s->lease_waits);
+    cli_json_member_uint(&json, "lease_timeouts", s->lease_timeouts);
     cli_json_object_end(&json);
     cli_json_finish(&json);
 }

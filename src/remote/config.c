@@ -138,7 +138,7 @@ static ptxjit_status env_number(long *out, const char *name, long min, long max,
 
 static ptxjit_status read_numbers(pj_remote_config *out)
 {
-    long connect_ms, op_ms, backoff_ms, max_bytes;
+    long connect_ms, op_ms, backoff_ms, max_bytes, lease_ms;
     ptxjit_status status =
         env_number(&connect_ms, "PTXJIT_REMOTE_CACHE_CONNECT_TIMEOUT_MS", 1, 60000, 100);
     if (status == PTXJIT_OK)
@@ -147,9 +147,13 @@ static ptxjit_status read_numbers(pj_remote_config *out)
         status = env_number(&backoff_ms, "PTXJIT_REMOTE_CACHE_BACKOFF_MS", 0, 3600000, 30000);
     if (status == PTXJIT_OK)
         status = env_number(&max_bytes, "PTXJIT_REMOTE_CACHE_MAX_BYTES", 1, 1L << 30, 64L << 20);
+    if (status == PTXJIT_OK)
+        status = env_number(&lease_ms, "PTXJIT_REMOTE_CACHE_LEASE_MS", 100, 600000,
+                            PJ_REMOTE_LEASE_DEFAULT_MS);
     if (status != PTXJIT_OK)
         return status;
     out->connect_ms = (int)connect_ms;
+    out->lease_ms = (int)lease_ms;
     out->op_ms = (int)op_ms;
     out->backoff_ms = (int)backoff_ms;
     out->max_value_bytes = (uint64_t)max_bytes;

@@ -9,6 +9,7 @@
 
 #define PJ_REMOTE_SECRET_MIN 16   /* bytes of a key file, at least */
 #define PJ_REMOTE_SECRET_MAX 4096
+#define PJ_REMOTE_LEASE_DEFAULT_MS 3000
 
 typedef struct {
     char *url;         /* as configured, for messages */
@@ -20,6 +21,7 @@ typedef struct {
     size_t secret_size;
     char *password;    /* AUTH password; NULL: none */
     int connect_ms, op_ms, backoff_ms;
+    int lease_ms;      /* the compile lease's TTL (remote/lease.h) */
     uint64_t max_value_bytes; /* larger entries are not sent */
 } pj_remote_config;
 

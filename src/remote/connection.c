@@ -90,11 +90,43 @@ static void pipe_restore(pipe_guard *g)
 
 /* ---- connections ---- */
 
+/* One command of an exchange: up to 6 words. */
+typedef struct {
+    int argc;
+    const char *argv[6];
+    size_t lengths[6];
+} link_command;
+
 /* One command on c; NULL when the connection failed (c is then unusable). A Redis error
  * reply comes back as a reply. */
 static redisReply *run(redisContext *c, int argc, const char **argv, const size_t *lengths)
 {
     return redisCommandArgv(c, argc, argv, lengths);
+}
+
+/* The commands written together and their replies read after: one round trip for all. 0 with
+ * every reply in replies; -1 when the connection failed (c is then unusable; no reply kept). */
+static int run_all(redisContext *c, int count, link_command *commands,
+                   redisReply **replies)
+{
+    if (count == 1)
+        return (replies[0] = run(c, commands[0].argc, commands[0].argv, commands[0].lengths))
+                   ? 0
+                   : -1;
+    for (int i = 0; i < count; i++)
+        if (redisAppendCommandArgv(c, commands[i].argc, commands[i].argv,
+                                   commands[i].lengths) != REDIS_OK)
+            return -1;
+    for (int i = 0; i < count; i++) {
+        void *reply = NULL;
+        if (redisGetReply(c, &reply) != REDIS_OK || !reply) {
+            while (i-- > 0)
+                freeReplyObject(replies[i]);
+            return -1;
+        }
+        replies[i] = reply;
+    }
+    return 0;
 }
 
 /* A command that must answer OK (AUTH, SELECT); 0 when it did. */
@@ -182,10 +214,10 @@ static void failed(pj_remote_link *link, const char *why)
                link->config->url, why, failures, link->config->backoff_ms);
 }
 
-/* The command on a kept connection, else a new one; a kept one that fails may be one the
- * server closed (it restarted): the command is tried once more on a new connection. */
-static pj_link_result command(pj_remote_link *link, int argc, const char **argv,
-                              const size_t *lengths, redisReply **reply)
+/* The commands on a kept connection, else a new one; a kept one that fails may be one the
+ * server closed (it restarted): they are tried once more on a new connection. */
+static pj_link_result exchange(pj_remote_link *link, int count, link_command *commands,
+                               redisReply **replies)
 {
     int down;
     const char *why = "the connection failed";
@@ -194,15 +226,15 @@ static pj_link_result command(pj_remote_link *link, int argc, const char **argv,
         return PJ_LINK_DOWN;
     pipe_guard guard;
     pipe_block(&guard);
-    *reply = c ? run(c, argc, argv, lengths) : NULL;
-    if (!*reply) {
+    int ok = c && run_all(c, count, commands, replies) == 0;
+    if (!ok) {
         if (c)
             redisFree(c);
         c = connect_new(link->config, &why);
-        *reply = c ? run(c, argc, argv, lengths) : NULL;
+        ok = c && run_all(c, count, commands, replies) == 0;
     }
     pipe_restore(&guard);
-    if (!*reply) {
+    if (!ok) {
         if (c) {
             why = c->errstr[0] ? "an operation failed or timed out" : why;
             redisFree(c);
@@ -210,34 +242,46 @@ static pj_link_result command(pj_remote_link *link, int argc, const char **argv,
         failed(link, why);
         return PJ_LINK_FAILED;
     }
-    if ((*reply)->type == REDIS_REPLY_ERROR) {
-        freeReplyObject(*reply);
-        *reply = NULL;
-        succeeded(link, c); /* the connection is fine; the server said no */
+    int refused = 0;
+    for (int i = 0; i < count; i++)
+        refused |= replies[i]->type == REDIS_REPLY_ERROR;
+    succeeded(link, c);
+    if (refused) { /* the connection is fine; the server said no */
+        for (int i = 0; i < count; i++)
+            freeReplyObject(replies[i]);
         failed(link, "the server answered an error");
         return PJ_LINK_FAILED;
     }
-    succeeded(link, c);
+    return PJ_LINK_OK;
+}
+
+static link_command command2(const char *verb, const char *name)
+{
+    return (link_command){2, {verb, name}, {strlen(verb), strlen(name)}};
+}
+
+/* A GET's reply as a value: PJ_LINK_OK with *value (caller frees), PJ_LINK_NIL, or
+ * PJ_LINK_FAILED for anything else (or out of memory). */
+static pj_link_result take_value(const redisReply *reply, char **value, size_t *size)
+{
+    if (reply->type == REDIS_REPLY_NIL)
+        return PJ_LINK_NIL;
+    if (reply->type != REDIS_REPLY_STRING || !(*value = malloc(reply->len + 1)))
+        return PJ_LINK_FAILED;
+    memcpy(*value, reply->str, reply->len);
+    (*value)[reply->len] = '\0';
+    *size = reply->len;
     return PJ_LINK_OK;
 }
 
 pj_link_result pj_link_get(pj_remote_link *link, const char *name, char **value, size_t *size)
 {
     redisReply *reply;
-    const char *argv[] = {"GET", name};
-    size_t lengths[] = {3, strlen(name)};
-    pj_link_result result = command(link, 2, argv, lengths, &reply);
+    link_command get = command2("GET", name);
+    pj_link_result result = exchange(link, 1, &get, &reply);
     if (result != PJ_LINK_OK)
         return result;
-    if (reply->type != REDIS_REPLY_STRING) {
-        result = reply->type == REDIS_REPLY_NIL ? PJ_LINK_NIL : PJ_LINK_FAILED;
-    } else if (!(*value = malloc(reply->len + 1))) {
-        result = PJ_LINK_FAILED;
-    } else {
-        memcpy(*value, reply->str, reply->len);
-        (*value)[reply->len] = '\0';
-        *size = reply->len;
-    }
+    result = take_value(reply, value, size);
     freeReplyObject(reply);
     return result;
 }
@@ -245,9 +289,51 @@ pj_link_result pj_link_get(pj_remote_link *link, const char *name, char **value,
 pj_link_result pj_link_set(pj_remote_link *link, const char *name, const char *value, size_t size)
 {
     redisReply *reply;
-    const char *argv[] = {"SET", name, value};
-    size_t lengths[] = {3, strlen(name), size};
-    pj_link_result result = command(link, 3, argv, lengths, &reply);
+    link_command set = {3, {"SET", name, value}, {3, strlen(name), size}};
+    pj_link_result result = exchange(link, 1, &set, &reply);
+    if (result == PJ_LINK_OK)
+        freeReplyObject(reply);
+    return result;
+}
+
+pj_link_result pj_link_claim(pj_remote_link *link, const char *lease, const char *holder,
+                             int ttl_ms, const char *name, int *won, char **value, size_t *size)
+{
+    char ttl[16];
+    snprintf(ttl, sizeof ttl, "%d", ttl_ms);
+    link_command commands[2] = {
+        {6, {"SET", lease, holder, "NX", "PX", ttl},
+         {3, strlen(lease), strlen(holder), 2, 2, strlen(ttl)}},
+        command2("GET", name)};
+    redisReply *replies[2];
+    *won = 0;
+    pj_link_result result = exchange(link, 2, commands, replies);
+    if (result != PJ_LINK_OK)
+        return result;
+    *won = replies[0]->type == REDIS_REPLY_STATUS; /* OK; NX refused: nil */
+    result = take_value(replies[1], value, size);
+    freeReplyObject(replies[0]);
+    freeReplyObject(replies[1]);
+    return result;
+}
+
+pj_link_result pj_link_expire(pj_remote_link *link, const char *name, int ttl_ms)
+{
+    char ttl[16];
+    snprintf(ttl, sizeof ttl, "%d", ttl_ms);
+    link_command expire = {3, {"PEXPIRE", name, ttl}, {7, strlen(name), strlen(ttl)}};
+    redisReply *reply;
+    pj_link_result result = exchange(link, 1, &expire, &reply);
+    if (result == PJ_LINK_OK)
+        freeReplyObject(reply);
+    return result;
+}
+
+pj_link_result pj_link_delete(pj_remote_link *link, const char *name)
+{
+    link_command del = command2("DEL", name);
+    redisReply *reply;
+    pj_link_result result = exchange(link, 1, &del, &reply);
     if (result == PJ_LINK_OK)
         freeReplyObject(reply);
     return result;

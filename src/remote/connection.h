@@ -1,7 +1,8 @@
 /* connection.h — the remote tier's connections to Redis (hiredis): connect and operation
  * timeouts, AUTH and SELECT on connect, idle connections kept for the next request, one retry
  * on a fresh connection when a kept one turns out dead (a restarted server), and a back-off
- * after repeated failures during which nothing is tried. Thread-safe. */
+ * after repeated failures during which nothing is tried. Commands that go together are
+ * pipelined (one round trip). Thread-safe. */
 #ifndef PTXJIT_REMOTE_CONNECTION_H
 #define PTXJIT_REMOTE_CONNECTION_H
 
@@ -28,5 +29,13 @@ pj_link_result pj_link_get(pj_remote_link *link, const char *name, char **value,
 /* SET name value. */
 pj_link_result pj_link_set(pj_remote_link *link, const char *name, const char *value,
                            size_t size);
+/* SET lease holder NX PX ttl_ms, then GET name, in one round trip (the lease first: a lease
+ * taken after its holder published still sees the entry). *won: the lease was free and is
+ * now holder's; then as pj_link_get (PJ_LINK_NIL: no entry). */
+pj_link_result pj_link_claim(pj_remote_link *link, const char *lease, const char *holder,
+                             int ttl_ms, const char *name, int *won, char **value, size_t *size);
+/* PEXPIRE name ttl_ms, and DEL name. */
+pj_link_result pj_link_expire(pj_remote_link *link, const char *name, int ttl_ms);
+pj_link_result pj_link_delete(pj_remote_link *link, const char *name);
 
 #endif

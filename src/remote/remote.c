@@ -1,5 +1,6 @@
 /* remote.c — the remote tier: names, fetch (envelope, then the disk format's own decode),
  * publish, counters. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -8,6 +9,7 @@
 #include "remote/config.h"
 #include "remote/connection.h"
 #include "remote/envelope.h"
+#include "remote/lease.h"
 #include "remote/remote.h"
 #include "remote/stats.h"
 
@@ -18,8 +20,8 @@ struct pj_remote {
     pj_logger logger;
 };
 
-ptxjit_status pj_remote_open(pj_remote **out, const char *url, const char *stats_dir,
-                             const pj_logger *logger)
+ptxjit_status pj_remote_open(pj_remote **out, const char *url, int lease_ms,
+                             const char *stats_dir, const pj_logger *logger)
 {
     *out = NULL;
     int configured = 0;
@@ -29,6 +31,13 @@ ptxjit_status pj_remote_open(pj_remote **out, const char *url, const char *stats
     if (logger)
         remote->logger = *logger;
     ptxjit_status status = pj_remote_config_read(&remote->config, &configured, url);
+    if (status == PTXJIT_OK && configured && lease_ms && (lease_ms < 100 || lease_ms > 600000))
+        status = pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                          "remote_lease_ms %d is out of range; give 100 to 600000 ms, or 0 for "
+                          "$PTXJIT_REMOTE_CACHE_LEASE_MS (default %d)",
+                          lease_ms, PJ_REMOTE_LEASE_DEFAULT_MS);
+    else if (lease_ms)
+        remote->config.lease_ms = lease_ms;
     if (status == PTXJIT_OK && configured)
         status = pj_remote_stats_init(&remote->stats, stats_dir);
     if (status == PTXJIT_OK && configured)
@@ -105,36 +114,45 @@ static const char *check_value(pj_remote *remote, pj_artifact *out, const char *
     return status == PTXJIT_OK ? NULL : why;
 }
 
-void pj_remote_fetch(pj_remote *remote, pj_remote_kind kind, const char *key, pj_artifact *out,
-                     int *found)
+/* A value read under name: checked into *out (1), or rejected (0: warned once, freed). */
+static int accept_value(pj_remote *remote, pj_artifact *out, const char *name, const char *key,
+                        const char *value, size_t size)
+{
+    const char *why = check_value(remote, out, name, key, value, size);
+    if (why)
+        warn_rejected(remote, name, why);
+    return !why;
+}
+
+int pj_remote_fetch(pj_remote *remote, pj_remote_kind kind, const char *key, pj_artifact *out,
+                    int *found)
 {
     *found = 0;
     memset(out, 0, sizeof *out);
     char *name = remote && pj_entry_key_valid(key) ? pj_remote_name(kind, key) : NULL;
     if (!name)
-        return;
+        return 0;
     int64_t started = now_us();
     char *value = NULL;
     size_t size = 0;
     pj_link_result result = pj_link_get(remote->link, name, &value, &size);
     if (result == PJ_LINK_OK) {
-        const char *why = check_value(remote, out, name, key, value, size);
-        *found = !why;
-        if (why)
-            warn_rejected(remote, name, why);
-        count(remote, why ? REMOTE_STAT_rejected : REMOTE_STAT_hits, started);
+        *found = accept_value(remote, out, name, key, value, size);
+        count(remote, *found ? REMOTE_STAT_hits : REMOTE_STAT_rejected, started);
     } else if (result != PJ_LINK_DOWN) {
         count(remote, result == PJ_LINK_NIL ? REMOTE_STAT_misses : REMOTE_STAT_errors, started);
     }
     free(value);
     free(name);
+    return result == PJ_LINK_NIL;
 }
 
-void pj_remote_publish(pj_remote *remote, pj_remote_kind kind, const char *key,
-                       const pj_artifact *artifact)
+int pj_remote_publish(pj_remote *remote, pj_remote_kind kind, const char *key,
+                      const pj_artifact *artifact)
 {
+    int sent = 0;
     if (!remote || !pj_entry_key_valid(key) || !pj_entry_storable(artifact))
-        return;
+        return 0;
     int64_t started = now_us();
     size_t entry_size = 0, size = 0;
     char *name = pj_remote_name(kind, key);
@@ -145,13 +163,119 @@ void pj_remote_publish(pj_remote *remote, pj_remote_kind kind, const char *key,
                                 : NULL;
     if (value && size <= remote->config.max_value_bytes) {
         pj_link_result result = pj_link_set(remote->link, name, value, size);
+        sent = result == PJ_LINK_OK;
         if (result != PJ_LINK_DOWN)
-            count(remote, result == PJ_LINK_OK ? REMOTE_STAT_publishes : REMOTE_STAT_errors,
-                  started);
+            count(remote, sent ? REMOTE_STAT_publishes : REMOTE_STAT_errors, started);
     }
+    pj_remote_stats_merge(&remote->stats); /* a compile's path: the counts may go out now */
     free(value);
     free(entry);
     free(name);
+    return sent;
+}
+
+/* ---- the lease ---- */
+
+#define POLL_FIRST_MS 2
+#define POLL_MOST_MS 50 /* a waiter sees a published entry this late, at most */
+
+static void sleep_ms(int64_t ms)
+{
+    struct timespec t = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+    while (nanosleep(&t, &t) != 0 && errno == EINTR)
+        ;
+}
+
+static char *lease_name(pj_remote_kind kind, const char *key)
+{
+    pj_strbuf sb;
+    pj_sb_init(&sb);
+    pj_sb_appendf(&sb, "ptxjit:v%d:lease:%s%s", PJ_ENTRY_FORMAT_VERSION,
+                  kind == PJ_REMOTE_RECORD ? "tune:" : "", key);
+    return pj_sb_take(&sb);
+}
+
+/* What a claim did, for the counters. */
+typedef struct {
+    int waited;       /* another node held the lease at some round */
+    int rejected;     /* the entry that turned up failed a check */
+    int failed;       /* the server could not be asked (not when backing off) */
+    int64_t spent_us; /* on the server (not the pauses) */
+} claim_report;
+
+/* The claim loop: one claim a round, until a lease, an entry, or the end of waiting. */
+static pj_remote_claim_result claim_loop(struct pj_lease **lease, pj_artifact *out,
+                                         claim_report *report, pj_remote *remote,
+                                         const char *lease_key, const char *name,
+                                         const char *key, int wait_ms, int (*found)(void *),
+                                         void *user)
+{
+    int64_t deadline = now_us() + (int64_t)wait_ms * 1000;
+    for (int64_t delay = POLL_FIRST_MS;; delay = delay * 2 > POLL_MOST_MS ? POLL_MOST_MS
+                                                                          : delay * 2) {
+        char *value;
+        size_t size;
+        int64_t started = now_us();
+        pj_claim_result claim = pj_lease_claim(lease, &value, &size, remote->link, lease_key,
+                                               name, remote->config.lease_ms);
+        report->spent_us += now_us() - started;
+        if (claim == PJ_CLAIM_ENTRY) {
+            /* A rejected one is compiled here, and the result replaces it on the server. */
+            report->rejected = !accept_value(remote, out, name, key, value, size);
+            free(value);
+            return report->rejected ? PJ_REMOTE_ALONE : PJ_REMOTE_FETCHED;
+        }
+        if (claim == PJ_CLAIM_WON)
+            return PJ_REMOTE_LEASED;
+        if (claim == PJ_CLAIM_FAILED || claim == PJ_CLAIM_DOWN) {
+            report->failed = claim == PJ_CLAIM_FAILED;
+            return PJ_REMOTE_ALONE;
+        }
+        report->waited = 1;
+        if (found && found(user))
+            return PJ_REMOTE_LOCAL;
+        int64_t left = deadline - now_us();
+        if (left <= 0)
+            return PJ_REMOTE_ALONE;
+        sleep_ms(delay * 1000 < left ? delay : (left + 999) / 1000);
+    }
+}
+
+pj_remote_claim_result pj_remote_claim(struct pj_lease **lease, pj_artifact *out,
+                                       pj_remote *remote, pj_remote_kind kind, const char *key,
+                                       int wait_ms, int (*found)(void *user), void *user)
+{
+    *lease = NULL;
+    memset(out, 0, sizeof *out);
+    if (!remote || wait_ms <= 0 || !pj_entry_key_valid(key))
+        return PJ_REMOTE_ALONE;
+    char *name = pj_remote_name(kind, key), *lease_key = lease_name(kind, key);
+    claim_report report = {0};
+    pj_remote_claim_result result =
+        name && lease_key ? claim_loop(lease, out, &report, remote, lease_key, name, key,
+                                       wait_ms, found, user)
+                          : PJ_REMOTE_ALONE;
+    /* A wait that did not end with the entry is a timeout: the holder's lease expired (this
+     * node took it over) or the bound passed. */
+    uint64_t delta[REMOTE_STAT_COUNT] = {0};
+    int got = result == PJ_REMOTE_FETCHED || result == PJ_REMOTE_LOCAL;
+    delta[REMOTE_STAT_lease_waits] = report.waited;
+    delta[REMOTE_STAT_lease_timeouts] = report.waited && !got;
+    delta[REMOTE_STAT_lease_wins] = !report.waited && result == PJ_REMOTE_LEASED;
+    delta[REMOTE_STAT_hits] = result == PJ_REMOTE_FETCHED;
+    delta[REMOTE_STAT_rejected] = report.rejected;
+    delta[REMOTE_STAT_errors] = report.failed;
+    delta[REMOTE_STAT_time_us] = (uint64_t)report.spent_us;
+    pj_remote_stats_add(&remote->stats, delta);
+    pj_remote_stats_merge(&remote->stats);
+    free(name);
+    free(lease_key);
+    return result;
+}
+
+void pj_remote_lease_end(struct pj_lease *lease, int published)
+{
+    pj_lease_end(lease, !published);
 }
 
 void pj_remote_stats_fill(pj_remote *remote, ptxjit_cache_stats *out)
@@ -165,5 +289,8 @@ void pj_remote_stats_fill(pj_remote *remote, ptxjit_cache_stats *out)
     out->remote_errors = totals[REMOTE_STAT_errors];
     out->remote_publishes = totals[REMOTE_STAT_publishes];
     out->remote_ms = totals[REMOTE_STAT_time_us] / 1000;
+    out->lease_wins = totals[REMOTE_STAT_lease_wins];
+    out->lease_waits = totals[REMOTE_STAT_lease_waits];
+    out->lease_timeouts = totals[REMOTE_STAT_lease_timeouts];
     out->remote_configured = remote != NULL;
 }

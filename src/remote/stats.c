@@ -34,6 +34,7 @@ ptxjit_status pj_remote_stats_init(pj_remote_stats *stats, const char *dir)
 
 void pj_remote_stats_free(pj_remote_stats *stats)
 {
+    pj_remote_stats_merge(stats);
     free(stats->path);
     stats->path = NULL;
 }
@@ -95,20 +96,30 @@ static void update_file(pj_remote_stats *stats, const uint64_t *delta, uint64_t 
 
 void pj_remote_stats_add(pj_remote_stats *stats, const uint64_t delta[REMOTE_STAT_COUNT])
 {
-    if (stats->path) {
-        update_file(stats, delta, NULL);
-        return;
-    }
     for (int i = 0; i < REMOTE_STAT_COUNT; i++)
-        __atomic_fetch_add(&stats->local[i], delta[i], __ATOMIC_RELAXED);
+        if (delta[i])
+            __atomic_fetch_add(&stats->pending[i], delta[i], __ATOMIC_RELAXED);
+}
+
+void pj_remote_stats_merge(pj_remote_stats *stats)
+{
+    if (!stats->path)
+        return;
+    uint64_t delta[REMOTE_STAT_COUNT];
+    int any = 0;
+    for (int i = 0; i < REMOTE_STAT_COUNT; i++)
+        any |= (delta[i] = __atomic_exchange_n(&stats->pending[i], 0, __ATOMIC_RELAXED)) != 0;
+    if (any)
+        update_file(stats, delta, NULL);
 }
 
 void pj_remote_stats_read(pj_remote_stats *stats, uint64_t totals[REMOTE_STAT_COUNT])
 {
     if (stats->path) {
+        pj_remote_stats_merge(stats);
         update_file(stats, NULL, totals);
         return;
     }
     for (int i = 0; i < REMOTE_STAT_COUNT; i++)
-        totals[i] = __atomic_load_n(&stats->local[i], __ATOMIC_RELAXED);
+        totals[i] = __atomic_load_n(&stats->pending[i], __ATOMIC_RELAXED);
 }

@@ -287,7 +287,7 @@ ptxjit_status pj_tune_record_load(pj_disk_cache *disk, struct pj_remote *remote,
          * (a failed store only costs that process a remote lookup). */
         pj_remote_fetch(remote, PJ_REMOTE_RECORD, key, &a, found);
         if (*found)
-            (void)pj_disk_cache_store_record(disk, key, &a);
+            (void)pj_disk_cache_store_record_copy(disk, key, &a);
     }
     if (status != PTXJIT_OK || !*found)
         return status;

@@ -133,10 +133,35 @@ static void leave(void)
     pthread_mutex_unlock(&lock);
 }
 
+/* For a test that needs a compile in flight in another process (the CLI, given this library
+ * as PTXJIT_NVRTC_LIBRARY): with $PJTEST_SHIM_HOLD set to a path, each compile creates that
+ * file (it is in flight now), then waits until PATH.go exists, for up to BARRIER_SECONDS. The
+ * test may kill the process meanwhile: a compiler that dies mid-compile. */
+static void hold_if_asked(void)
+{
+    const char *hold = getenv("PJTEST_SHIM_HOLD");
+    if (!hold || !*hold)
+        return;
+    char go[4200];
+    snprintf(go, sizeof go, "%s.go", hold);
+    FILE *f = fopen(hold, "w");
+    if (f)
+        fclose(f);
+    for (int tries = 0; tries < BARRIER_SECONDS * 100; tries++) {
+        FILE *g = fopen(go, "r");
+        if (g) {
+            fclose(g);
+            return;
+        }
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+}
+
 nvrtcResult nvrtcCompileProgram(nvrtcProgram program, int count, const char *const *options)
 {
     nvrtcResult (*compile)(nvrtcProgram, int, const char *const *) =
         (nvrtcResult(*)(nvrtcProgram, int, const char *const *))real("nvrtcCompileProgram");
+    hold_if_asked();
     arrive();
     pthread_mutex_lock(&lock);
     void (*hook)(void *) = during_compile;

@@ -167,6 +167,7 @@ static ptxjit_context *open_dir(const char *dir, int wait_ms)
     options.use_gpu = 0;
     options.cache_dir = dir;
     options.compile_wait_ms = wait_ms;
+    options.process_cache = 0; /* each context stands for a process or node of its own */
     ptxjit_context *context = NULL;
     ck_assert_msg(ptxjit_open(&context, &options) == PTXJIT_OK, "%s", ptxjit_last_error());
     return context;

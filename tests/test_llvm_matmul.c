@@ -358,7 +358,9 @@ static void same_needs_as_nvrtc(ptxjit_context *context, const char *params)
     static const char *const signature[] = {
         ".param .u64 matmul_kernel_param_2,", ".param .u32 matmul_kernel_param_5,",
         ".param .align 64 .b8 matmul_kernel_param_6[128],",
-        ".param .align 64 .b8 matmul_kernel_param_7[128]",
+        ".param .align 64 .b8 matmul_kernel_param_7[128],",
+        ".param .align 64 .b8 matmul_kernel_param_8[128],",
+        ".param .align 8 .b8 matmul_kernel_param_9[16]",
     };
     for (size_t i = 0; i < PJ_ARRAY_SIZE(signature); i++)
         ck_assert_msg(strstr(ours, signature[i]) && strstr(theirs, signature[i]),
@@ -612,6 +614,42 @@ START_TEST(matmul_description_lists_the_variants_llvm_builds)
 }
 END_TEST
 
+/* What the generator does not build is refused with PTXJIT_ERR_UNSUPPORTED naming
+ * backend=nvrtc: the tf32 and fp8 wgmma variants before any compiler loads, and the wgmma
+ * parameters beyond the write-up's kernel (persistent schedule, TMA stores, B's transpose,
+ * the fused epilogue, a 16-bit output of the other type) by the generator. */
+START_TEST(llvm_refuses_the_wgmma_features_it_does_not_build)
+{
+    ptxjit_context *context = open_plain();
+    static const struct {
+        const char *params, *needle;
+    } refused[] = {
+        {"variant=wgmma_tf32", "matmul variant=wgmma_tf32 is not supported by the llvm backend"},
+        {"variant=wgmma_fp8", "matmul variant=wgmma_fp8 is not supported by the llvm backend"},
+        {"sched=persistent", "matmul variant=wgmma sched=persistent is not supported by the llvm backend; use backend=nvrtc"},
+        {"store=tma", "matmul variant=wgmma store=tma is not supported by the llvm backend; use backend=nvrtc"},
+        {"b_layout=nk", "b_layout=nk is not supported by the llvm backend"},
+        {"alpha=scaled", "alpha=scaled is not supported by the llvm backend"},
+        {"beta=scaled", "beta=scaled is not supported by the llvm backend"},
+        {"bias=column", "bias=column is not supported by the llvm backend"},
+        {"act=gelu", "act=gelu is not supported by the llvm backend"},
+        {"out=f16", "not supported by the llvm backend"},
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(refused); i++) {
+        char params[160];
+        ptxjit_kernel *kernel;
+        snprintf(params, sizeof params, "backend=llvm %s", refused[i].params);
+        ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "matmul", params, NULL),
+                         PTXJIT_ERR_UNSUPPORTED);
+        ck_assert_msg(strstr(ptxjit_last_error(), refused[i].needle), "%s: %s", params,
+                      ptxjit_last_error());
+        ck_assert_msg(strstr(ptxjit_last_error(), "use backend=nvrtc"), "%s: %s", params,
+                      ptxjit_last_error());
+    }
+    ptxjit_close(context);
+}
+END_TEST
+
 Suite *suite_llvm_matmul(void)
 {
     Suite *s = suite_create("llvm_matmul");
@@ -624,6 +662,7 @@ Suite *suite_llvm_matmul(void)
     tcase_add_test(tc, shared_tiles_are_declared_16_byte_aligned);
     tcase_add_test(tc, dot_product_loop_takes_four_steps_and_leaves_unrolling_to_ptxas);
     tcase_add_test(tc, matmul_description_lists_the_variants_llvm_builds);
+    tcase_add_test(tc, llvm_refuses_the_wgmma_features_it_does_not_build);
     suite_add_tcase(s, tc);
     TCase *sweep = tcase_create("sweep");
     tcase_set_timeout(sweep, 900);

@@ -1242,7 +1242,7 @@ static void matmul_wgmma(matmul_gen *g)
 static int threads_of(const matmul_gen *g)
 {
     const pj_matmul_tile tile = {g->variant, g->bm, g->bn, g->bk, g->tm,      g->tn,
-                                 g->wm,      g->wn, g->consumers, g->stages, g->tma};
+                                 g->wm,      g->wn, g->consumers, g->stages, g->tma, 0, 0};
     return pj_matmul_threads(&tile);
 }
 
@@ -1338,6 +1338,22 @@ static int read_types(matmul_gen *g, const pj_llvm_request *request)
     return 1;
 }
 
+/* The wgmma parameters beyond the write-up's kernel that the generator does not build (the
+ * template's persistent schedule, TMA stores, B's transpose, the fused epilogue): the first
+ * one a request sets away from its default, or NULL. */
+static const char *unbuilt_wgmma_param(const pj_llvm_request *request)
+{
+    static const char *const defaults[][2] = {{"sched", "grid"}, {"store", "direct"},
+                                              {"b_layout", "kn"}, {"alpha", "none"},
+                                              {"beta", "none"},   {"bias", "none"},
+                                              {"act", "none"}};
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+        if (!gen_is(request, defaults[i][0], defaults[i][1]) &&
+            gen_text(request, defaults[i][0])[0] != '\0')
+            return defaults[i][0];
+    return NULL;
+}
+
 static int read_request(matmul_gen *g, const pj_llvm_request *request, char *error,
                         size_t size)
 {
@@ -1347,8 +1363,14 @@ static int read_request(matmul_gen *g, const pj_llvm_request *request, char *err
     if (g->variant == MATMUL_VARIANT_COUNT || !read_types(g, request) ||
         (g->variant == MATMUL_TENSOR_CORE && !gen_is(request, "mma", "m16n8k8"))) {
         snprintf(error, size, "matmul variant=%s dtype=%s out=%s is not supported by the llvm "
-                 "backend's generator", gen_text(request, "variant"), gen_text(request, "dtype"),
-                 gen_text(request, "out"));
+                 "backend's generator; use backend=nvrtc", gen_text(request, "variant"),
+                 gen_text(request, "dtype"), gen_text(request, "out"));
+        return PJ_LLVM_UNSUPPORTED;
+    }
+    const char *unbuilt = g->variant == MATMUL_WGMMA ? unbuilt_wgmma_param(request) : NULL;
+    if (unbuilt) {
+        snprintf(error, size, "matmul variant=wgmma %s=%s is not supported by the llvm backend; "
+                 "use backend=nvrtc", unbuilt, gen_text(request, unbuilt));
         return PJ_LLVM_UNSUPPORTED;
     }
     read_shape(g, request);
@@ -1371,8 +1393,9 @@ static int gen_matmul(ir_builder *ir, const pj_llvm_request *request, char *erro
         {"C", ir->global_ptr, 1, 0, 0, 0}, {"M", ir->i32, 0, 0, 0, 0},
         {"N", ir->i32, 0, 0, 0, 0},        {"K", ir->i32, 0, 0, 0, 0},
         {"a_map", NULL, 0, 0, 128, 64},    {"b_map", NULL, 0, 0, 128, 64},
+        {"c_map", NULL, 0, 0, 128, 64},    {"epilogue", NULL, 0, 0, 16, 8}, /* unused here */
     };
-    ir_kernel(ir, "matmul_kernel", params, 8, g.threads);
+    ir_kernel(ir, "matmul_kernel", params, 10, g.threads);
     ir_kernel_min_blocks(ir, g.min_blocks);
     g.a = ir_param(ir, 0);
     g.b = ir_param(ir, 1);

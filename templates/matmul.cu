@@ -22,13 +22,13 @@
 //@ptxjit param tn int(1..16) pow2 default=8 when="variant == block_tiled || variant == block_tiled_vectorized" doc="C columns per thread"
 //@ptxjit param wm int(16..128) pow2 default=64 when="variant == tensor_core" doc="warp tile rows"
 //@ptxjit param wn int(8..128) pow2 default=32 default_if="load == tma => 64" when="variant == tensor_core" doc="warp tile columns"
-//@ptxjit param stages int(2..8) default=3 default_if="variant == tensor_core && load == tma => 4" when="variant == tensor_core || variant >= wgmma" doc="shared-memory pipeline depth: tiles loading while one is multiplied"
+//@ptxjit param stages int(2..8) default=3 default_if="variant == tensor_core && load == tma => 4" default_if="variant == wgmma_tf32 => 4" when="variant == tensor_core || variant >= wgmma" doc="shared-memory pipeline depth: tiles loading while one is multiplied"
 //@ptxjit param prefetch int(0..1) default=1 when="variant == tensor_core" doc="1: load the next k step's fragments before the mma of this one (more registers, loads hidden behind mma)"
 //@ptxjit param consumers int(1..2) default=2 when="variant >= wgmma" doc="consumer warpgroups, each multiplying bm / consumers rows (plus one producer warpgroup issuing the TMA loads)"
 //@ptxjit param cluster int(1..2) default=1 when="variant >= wgmma" doc="thread-block cluster along M: 2 blocks on adjacent row tiles share each B tile, every block loading half of it and multicasting it to both (half the B traffic from L2)"
 //@ptxjit param group int(1..64) pow2 default=1 default_if="variant >= wgmma || variant == tensor_core => 8" doc="tile rows per raster group: blocks run down GROUP tiles of a column before the next, so the tiles in flight share rows of A and columns of B in L2"
-//@ptxjit param sched enum(grid,persistent) default=grid when="variant >= wgmma" doc="grid: one block per tile of C; persistent: a block per SM (clusters: as many as are resident), each taking every gridDim-th tile of the raster order, its producer loading the next tile's stages while its consumers store this one"
-//@ptxjit param store enum(direct,tma) default=direct when="variant >= wgmma" doc="how C leaves the consumers: direct (each thread's accumulator pairs to global memory) or tma (through a swizzled tile of shared memory and TMA stores, which run on while the next tile is multiplied)"
+//@ptxjit param sched enum(grid,persistent) default=persistent when="variant >= wgmma" doc="grid: one block per tile of C; persistent (the default): a block per SM (clusters: as many as are resident), each taking every gridDim-th tile of the raster order, its producer loading the next tile's stages while its consumers store this one"
+//@ptxjit param store enum(direct,tma) default=direct default_if="8 * mma * bytes(out) % 128 == 0 && stages * ((bm + (8 * mma + 63) / 64 * 64) * 128 + 16) + bm * 8 * mma * bytes(out) + 1024 <= 232448 => tma" when="variant >= wgmma" doc="how C leaves the consumers: direct (each thread's accumulator pairs to global memory) or tma (through a swizzled tile of shared memory and TMA stores, which run on while the next tile is multiplied; the default where the tile fits beside the stages and N is a whole number of 128-byte boxes)"
 //@ptxjit param b_layout enum(kn,nk) default=kn default_if="variant == wgmma_tf32 || variant == wgmma_fp8 => nk" when="variant >= wgmma" doc="B in memory: kn (K x N row-major, C = A·B) or nk (given as its transpose, N x K row-major: K contiguous, which wgmma's tf32 and fp8 shapes need)"
 //@ptxjit param alpha enum(none,scaled) default=none when="variant >= wgmma" doc="scaled: C = alpha·A·B + ..., alpha a launch value (ptxjit_matmul_ex)"
 //@ptxjit param beta enum(none,scaled) default=none when="variant >= wgmma" doc="scaled: + beta·C, the values C holds before the call (read by the epilogue; beta a launch value)"
@@ -60,11 +60,12 @@
 //@ptxjit constraint "variant < wgmma || stages * ((bm + (8 * mma + 63) / 64 * 64) * 128 + 16) + (store == tma) * bm * 8 * mma * bytes(out) + 1024 <= 232448" "wgmma's pipeline (and store=tma's tile of C) must fit 227 KiB of shared memory: lower stages, bm or N"
 //@ptxjit constraint "variant < wgmma || variant == wgmma || b_layout == nk" "wgmma_tf32 and wgmma_fp8 read B K-major (wgmma transposes 16-bit operands only): give B as its transpose (N x K row-major) with b_layout=nk"
 //@ptxjit constraint "variant < wgmma || store != tma || 8 * mma * bytes(out) % 128 == 0" "store=tma writes C in boxes of 128 bytes: N of mma must be a multiple of 64 (16-bit out) or 32 (f32 out); use store=direct"
-//@ptxjit tune stages 3,4
+//@ptxjit tune stages 3,4,6,8
 //@ptxjit tune cluster 1,2
-//@ptxjit tune group 8,16
+//@ptxjit tune group 4,8,16
 //@ptxjit tune sched grid,persistent
 //@ptxjit tune store direct,tma
+//@ptxjit tune mma m16n8k8,m64n64k16,m64n128k16,m64n256k16
 using TI = DTYPE; // A and B
 using TO = OUT;   // C
 

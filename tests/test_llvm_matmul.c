@@ -555,7 +555,7 @@ START_TEST(wgmma_cluster_multicasts_b_and_arrives_in_both_blocks)
         ck_assert_msg(strstr(ptx, cluster_ops[i]), "no %s", cluster_ops[i]);
     ck_assert_int_eq(count(ptx, "barrier.cluster.arrive.release.aligned"), 2);
     ck_assert_int_eq(count(ptx, "barrier.cluster.wait.acquire.aligned"), 2);
-    ck_assert_ptr_null(strstr(ptx, "bar.sync"));
+    ck_assert_ptr_null(strstr(ptx, "bar.sync \t0;")); /* only the consumers' named barriers */
     /* arrivals on both blocks' barriers, none on the block's own alone */
     ck_assert_int_eq(count(ptx, "mapa.shared::cluster.u32") % 2, 0);
     ck_assert_ptr_null(strstr(ptx, "mbarrier.arrive.shared::cta.b64"));
@@ -563,7 +563,7 @@ START_TEST(wgmma_cluster_multicasts_b_and_arrives_in_both_blocks)
     const char *single = llvm_ptx(context, "variant=wgmma");
     ck_assert_ptr_null(strstr(single, ".multicast::cluster"));
     ck_assert_ptr_null(strstr(single, "barrier.cluster"));
-    ck_assert_ptr_nonnull(strstr(single, "bar.sync"));
+    ck_assert_ptr_nonnull(strstr(single, "bar.sync \t0;"));
     ptxjit_close(context);
 }
 END_TEST
@@ -616,8 +616,8 @@ END_TEST
 
 /* What the generator does not build is refused with PTXJIT_ERR_UNSUPPORTED naming
  * backend=nvrtc: the tf32 and fp8 wgmma variants before any compiler loads, and the wgmma
- * parameters beyond the write-up's kernel (persistent schedule, TMA stores, B's transpose,
- * the fused epilogue, a 16-bit output of the other type) by the generator. */
+ * parameters it lacks (B's transpose, the fused epilogue, a 16-bit output of the other type)
+ * by the generator. Both schedules and both stores it builds, as the template does. */
 START_TEST(llvm_refuses_the_wgmma_features_it_does_not_build)
 {
     ptxjit_context *context = open_plain();
@@ -626,9 +626,7 @@ START_TEST(llvm_refuses_the_wgmma_features_it_does_not_build)
     } refused[] = {
         {"variant=wgmma_tf32", "matmul variant=wgmma_tf32 is not supported by the llvm backend"},
         {"variant=wgmma_fp8", "matmul variant=wgmma_fp8 is not supported by the llvm backend"},
-        {"sched=persistent", "matmul variant=wgmma sched=persistent is not supported by the llvm backend; use backend=nvrtc"},
-        {"store=tma", "matmul variant=wgmma store=tma is not supported by the llvm backend; use backend=nvrtc"},
-        {"b_layout=nk", "b_layout=nk is not supported by the llvm backend"},
+        {"b_layout=nk", "matmul variant=wgmma b_layout=nk is not supported by the llvm backend; use backend=nvrtc"},
         {"alpha=scaled", "alpha=scaled is not supported by the llvm backend"},
         {"beta=scaled", "beta=scaled is not supported by the llvm backend"},
         {"bias=column", "bias=column is not supported by the llvm backend"},
@@ -645,6 +643,15 @@ START_TEST(llvm_refuses_the_wgmma_features_it_does_not_build)
                       ptxjit_last_error());
         ck_assert_msg(strstr(ptxjit_last_error(), "use backend=nvrtc"), "%s: %s", params,
                       ptxjit_last_error());
+    }
+    static const char *const built[] = {"sched=grid store=direct", "sched=persistent store=direct",
+                                        "sched=grid store=tma", "store=tma out=f32 stages=2"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(built); i++) {
+        char params[160];
+        ptxjit_kernel *kernel;
+        snprintf(params, sizeof params, "backend=llvm %s", built[i]);
+        ck_assert_msg(ptxjit_get_kernel(&kernel, context, "matmul", params, NULL) == PTXJIT_OK,
+                      "%s: %s", params, ptxjit_last_error());
     }
     ptxjit_close(context);
 }

@@ -40,22 +40,33 @@ START_TEST(matmul_defaults_follow_the_variant)
     expect_canonical(context, "variant=tensor_core load=tma",
                      "bk=32 bm=256 bn=128 dtype=f32 group=8 load=tma mma=m16n8k8 out=f32 "
                      "prefetch=1 stages=4 variant=tensor_core wm=64 wn=64");
+    /* wgmma: persistent blocks, and TMA stores where C's tile fits beside the stages (the
+     * fastest on the H100, docs/PERFORMANCE.md). */
     expect_canonical(context, "", "act=none alpha=none b_layout=kn beta=none bias=none bm=128 "
                                   "cluster=1 consumers=2 dtype=bf16 group=8 mma=m64n256k16 "
-                                  "out=bf16 sched=grid stages=3 store=direct variant=wgmma");
+                                  "out=bf16 sched=persistent stages=3 store=tma variant=wgmma");
     expect_canonical(context, "dtype=f16", "act=none alpha=none b_layout=kn beta=none bias=none "
                                            "bm=128 cluster=1 consumers=2 dtype=f16 group=8 "
-                                           "mma=m64n256k16 out=f16 sched=grid stages=3 "
-                                           "store=direct variant=wgmma");
+                                           "mma=m64n256k16 out=f16 sched=persistent stages=3 "
+                                           "store=tma variant=wgmma");
+    expect_canonical(context, "out=f32", "act=none alpha=none b_layout=kn beta=none bias=none "
+                                         "bm=128 cluster=1 consumers=2 dtype=bf16 group=8 "
+                                         "mma=m64n256k16 out=f32 sched=persistent stages=3 "
+                                         "store=direct variant=wgmma"); /* 128 KiB: no room */
+    expect_canonical(context, "mma=m64n200k16", "act=none alpha=none b_layout=kn beta=none "
+                                                "bias=none bm=128 cluster=1 consumers=2 "
+                                                "dtype=bf16 group=8 mma=m64n200k16 out=bf16 "
+                                                "sched=persistent stages=3 store=direct "
+                                                "variant=wgmma"); /* not whole boxes */
     /* tf32 and fp8 through wgmma: B K-major by default (their only layout), fp8 out bf16. */
     expect_canonical(context, "variant=wgmma_tf32",
                      "act=none alpha=none b_layout=nk beta=none bias=none bm=128 cluster=1 "
-                     "consumers=2 dtype=f32 group=8 mma=m64n256k16 out=f32 sched=grid stages=3 "
-                     "store=direct variant=wgmma_tf32");
+                     "consumers=2 dtype=f32 group=8 mma=m64n256k16 out=f32 sched=persistent "
+                     "stages=4 store=direct variant=wgmma_tf32");
     expect_canonical(context, "variant=wgmma_fp8",
                      "act=none alpha=none b_layout=nk beta=none bias=none bm=128 cluster=1 "
-                     "consumers=2 fp8=e4m3 group=8 mma=m64n256k16 out=bf16 sched=grid stages=3 "
-                     "store=direct variant=wgmma_fp8");
+                     "consumers=2 fp8=e4m3 group=8 mma=m64n256k16 out=bf16 sched=persistent "
+                     "stages=3 store=tma variant=wgmma_fp8");
     expect_canonical(context, "variant=block_tiled_vectorized",
                      "bk=16 bm=128 bn=128 dtype=f32 group=1 out=f32 tm=8 tn=8 "
                      "variant=block_tiled_vectorized");
@@ -107,6 +118,7 @@ START_TEST(matmul_constraints_fail_early_with_the_fix)
     expect_refused("store=tma mma=m64n200k16", "boxes of 128 bytes", NULL);
     expect_refused("store=tma out=f32 mma=m64n48k16 consumers=1 bm=64", "boxes of 128 bytes", NULL);
     expect_refused("store=tma stages=4", "227 KiB", NULL);
+    expect_refused("store=tma out=f32", "227 KiB", NULL); /* named: no fallback to direct */
     expect_refused("store=tma out=f32 stages=3", "227 KiB", NULL);
     expect_refused("act=tanh", "one of none", NULL);
     /* Accepted: every N of wgmma, one consumer, 128 rows per consumer. */
@@ -193,13 +205,14 @@ START_TEST(matmul_wgmma_variants_compile_to_their_instructions)
     expect_in_ptx(context, "", "1, 1, 1, 0, 1;"); /* B N-major */
     expect_in_ptx(context, "b_layout=nk", "1, 1, 1, 0, 0;");
     expect_in_ptx(context, "", "wgmma.wait_group.sync.aligned 1;");
-    expect_in_ptx(context, "sched=persistent", "%nctaid.x");
-    expect_not_in_ptx(context, "", "%nctaid.x");
+    expect_in_ptx(context, "", "%nctaid.x"); /* persistent by default */
+    expect_not_in_ptx(context, "sched=grid", "%nctaid.x");
     expect_in_ptx(context, "store=tma", "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group");
     expect_in_ptx(context, "store=tma", "fence.proxy.async.shared::cta");
     expect_in_ptx(context, "store=tma", "cp.async.bulk.wait_group.read 0");
     expect_in_ptx(context, "store=tma out=f32 stages=2", "st.shared.v2.f32");
-    expect_not_in_ptx(context, "", "cp.async.bulk.tensor.2d.global.shared::cta");
+    expect_in_ptx(context, "", "cp.async.bulk.tensor.2d.global.shared::cta"); /* the default */
+    expect_not_in_ptx(context, "store=direct", "cp.async.bulk.tensor.2d.global.shared::cta");
     expect_in_ptx(context, "act=relu", "max.f32");
     expect_in_ptx(context, "act=gelu", "ex2.approx");
     expect_not_in_ptx(context, "", "ex2.approx");
@@ -219,7 +232,7 @@ START_TEST(matmul_epilogue_terms_follow_the_params)
 {
     ptxjit_context *context = test_open_offline(NULL);
     expect_not_in_ptx(context, "", "matmul_kernel_param_9;");
-    expect_not_in_ptx(context, "act=relu store=tma", "matmul_kernel_param_9;");
+    expect_not_in_ptx(context, "act=relu store=direct", "matmul_kernel_param_9;");
     expect_in_ptx(context, "alpha=scaled", "matmul_kernel_param_9;");
     expect_in_ptx(context, "variant=wgmma_fp8", "matmul_kernel_param_9;");
     expect_in_ptx(context, "beta=scaled", "matmul_kernel_param_9;");
@@ -272,7 +285,7 @@ START_TEST(matmul_launch_geometry_follows_the_params)
     ck_assert_int_eq(c.threads, 256); /* 4 x 2 warps of 64 x 64 */
     ck_assert_int_eq(c.tma, 1);
     ck_assert_uint_eq(c.shared_bytes, 4 * (256 + 128) * 32 * 4 + 1024); /* unpadded, aligned */
-    c = config_of("");
+    c = config_of("store=direct");
     ck_assert_int_eq(c.threads, 384);
     ck_assert_int_eq(c.tile_n, 256);
     ck_assert_uint_eq(c.shared_bytes, 3 * (128 + 256) * 128 + 1024);
@@ -294,7 +307,7 @@ START_TEST(matmul_launch_geometry_follows_the_params)
     ck_assert_int_eq(c.bk, 32);
     ck_assert_int_eq(c.dtype, PJ_DTYPE_f32);
     ck_assert_int_eq(c.b_nk, 1);
-    ck_assert_uint_eq(c.shared_bytes, 3 * (128 + 256) * 128 + 1024);
+    ck_assert_uint_eq(c.shared_bytes, 4 * (128 + 256) * 128 + 1024); /* 4 stages by default */
     c = config_of("variant=wgmma_fp8 fp8=e5m2 alpha=scaled beta=scaled bias=column act=gelu");
     ck_assert_int_eq(c.bk, 128);
     ck_assert_int_eq(c.dtype, PJ_MATMUL_E5M2);
@@ -303,6 +316,8 @@ START_TEST(matmul_launch_geometry_follows_the_params)
     ck_assert_int_eq(config_of("act=relu").act, 1);
     c = config_of("cluster=2");
     ck_assert_int_eq(c.cluster, 2);
+    ck_assert_int_eq(c.persistent, 1);
+    ck_assert_int_eq(config_of("sched=grid").persistent, 0);
     ck_assert_uint_eq(pj_matmul_blocks(&c, 4096, 4096), 32 * 16);
     ck_assert_uint_eq(pj_matmul_blocks(&c, 130, 300), 2 * 2); /* one cluster of row tiles, half empty */
 }

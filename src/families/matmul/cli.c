@@ -32,6 +32,7 @@ typedef struct {
     int b_nk; /* the buffer at db is B's transpose (n x k), for both ptxjit's params and cuBLAS */
     int fp8;  /* with cublas: cuBLASLt's fp8 product instead, 1 with fast accumulation, 2 without */
     ptxjit_devptr workspace; /* cuBLASLt's */
+    const matmul_config *config; /* ptxjit's rows: the params' epilogue, for the reference */
 } matmul_job;
 
 enum { LT_WORKSPACE = 32 << 20 }; /* what cuBLAS's documentation advises on Hopper */
@@ -100,10 +101,12 @@ static void data_free(matmul_data *d)
         ptxjit_free(d->context, d->dc);
 }
 
-/* NaN in every output byte pattern: an element the kernel never writes cannot pass. */
-static ptxjit_status poison(const matmul_data *d)
+/* NaN in every output byte pattern: an element the kernel never writes cannot pass. Zeros
+ * where beta=scaled reads C (beta 0 would still turn NaN into NaN). */
+static ptxjit_status poison(const matmul_data *d, const matmul_config *config)
 {
-    return PJ_CU(d->context->driver->cuMemsetD8Async(d->dc, 0xff, d->m * d->n * 4, NULL),
+    const unsigned char fill = config && config->beta ? 0 : 0xff;
+    return PJ_CU(d->context->driver->cuMemsetD8Async(d->dc, fill, d->m * d->n * 4, NULL),
                  "cuMemsetD8Async");
 }
 
@@ -155,7 +158,7 @@ static void reference_row(double *out, matmul_data *d, size_t row, int b_nk)
 
 /* ‖C − C_ref‖ / ‖C_ref‖ over every row (small products) or 8 rows (first, last, 6 spread),
  * with the reference in float64; NaN if any sampled element is not finite. */
-static double relative_error(matmul_data *d, pj_dtype out, int b_nk)
+static double relative_error(matmul_data *d, pj_dtype out, int b_nk, const matmul_config *config)
 {
     const size_t e = (size_t)pj_dtype_bytes(out);
     int all = (double)d->m * d->n * d->k <= 1e9;
@@ -170,6 +173,8 @@ static double relative_error(matmul_data *d, pj_dtype out, int b_nk)
             break;
         }
         reference_row(want, d, row, b_nk);
+        if (config && !config->bias) /* the epilogue, its defaults (alpha 1, beta 0, scales 1) */
+            pj_matmul_reference_epilogue(want, d->n, config, NULL, want, NULL);
         for (size_t j = 0; j < d->n; j++) {
             double g = pj_matmul_element(got, out, j), delta = g - want[j];
             diff = isfinite(g) ? diff + delta * delta : NAN;
@@ -200,7 +205,7 @@ static ptxjit_status measure(measurement *out, matmul_job *job, pj_dtype result_
 {
     matmul_data *d = job->data;
     double first = wall_ms();
-    ptxjit_status status = poison(d);
+    ptxjit_status status = poison(d, job->config);
     if (status == PTXJIT_OK)
         status = matmul_once(job);
     if (status == PTXJIT_OK)
@@ -210,7 +215,7 @@ static ptxjit_status measure(measurement *out, matmul_job *job, pj_dtype result_
         status = time_median_ms(&out->ms, d->context, matmul_once, job, 1, runs_for(first, runs));
     if (status != PTXJIT_OK)
         return status;
-    out->error = relative_error(d, result_type, job->b_nk); /* of the last timed run */
+    out->error = relative_error(d, result_type, job->b_nk, job->config); /* the last run's */
     out->correct = out->error <= tolerance; /* false for NaN */
     out->tflops = 2.0 * d->m * d->n * d->k / (out->ms * 1e9);
     return PTXJIT_OK;
@@ -227,7 +232,7 @@ static int matmul_run(ptxjit_context *context, const char *params, size_t m, siz
     if (status != PTXJIT_OK)
         return cli_fail(status);
     matmul_data data;
-    matmul_job job = {&data, params, NULL, CUBLAS_SGEMM, config.b_nk, 0, 0};
+    matmul_job job = {&data, params, NULL, CUBLAS_SGEMM, config.b_nk, 0, 0, &config};
     measurement result = {0};
     double tolerance = tolerance_of(&config);
     status = data_make(&data, context, m, n, k, config.dtype);
@@ -290,7 +295,7 @@ static ptxjit_status peer_row(double *tflops, matmul_data *d, cublas_peer *cubla
                               cublas_gemm kind, int b_nk, const char *name, pj_dtype out,
                               double tolerance, int runs, int *all_ok)
 {
-    matmul_job job = {d, NULL, cublas, kind, b_nk, 0, 0};
+    matmul_job job = {d, NULL, cublas, kind, b_nk, 0, 0, NULL};
     return peer_job_row(tflops, job, name, out, tolerance, runs, all_ok);
 }
 
@@ -310,11 +315,11 @@ static ptxjit_status fp8_peer_rows(double *tflops, matmul_data *d, cublas_peer *
     double slow;
     snprintf(name, sizeof name, "cuBLASLt fp8 %s TN, fast accumulation (bf16 out)", type);
     if (status == PTXJIT_OK)
-        status = peer_job_row(tflops, (matmul_job){d, NULL, cublas, CUBLAS_SGEMM, 1, 1, workspace},
+        status = peer_job_row(tflops, (matmul_job){d, NULL, cublas, CUBLAS_SGEMM, 1, 1, workspace, NULL},
                               name, PJ_DTYPE_bf16, 1e-2, runs, all_ok);
     snprintf(name, sizeof name, "cuBLASLt fp8 %s TN, fp32 partial sums (bf16 out)", type);
     if (status == PTXJIT_OK)
-        status = peer_job_row(&slow, (matmul_job){d, NULL, cublas, CUBLAS_SGEMM, 1, 2, workspace},
+        status = peer_job_row(&slow, (matmul_job){d, NULL, cublas, CUBLAS_SGEMM, 1, 2, workspace, NULL},
                               name, PJ_DTYPE_bf16, 1e-2, runs, all_ok);
     if (status == PTXJIT_ERR_CUDA && strstr(ptxjit_last_error(), "cuBLASLt fp8:")) {
         printf("%s: not measured (%s)\n", name, ptxjit_last_error());
@@ -344,7 +349,7 @@ static ptxjit_status our_row(measurement *r, matmul_data *d, const char *params,
 {
     matmul_config config;
     ptxjit_status status = config_for(&config, d, params);
-    matmul_job job = {d, params, NULL, CUBLAS_SGEMM, config.b_nk, 0, 0};
+    matmul_job job = {d, params, NULL, CUBLAS_SGEMM, config.b_nk, 0, 0, &config};
     if (status == PTXJIT_OK)
         status = measure(r, &job, config.out, tolerance_of(&config), runs);
     if (status == PTXJIT_OK) {

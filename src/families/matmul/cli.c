@@ -501,6 +501,32 @@ static int peer_of(cublas_gemm *kind, const char **name, pj_dtype type)
     return 1;
 }
 
+/* The peer rows of an input type and B layout: cuBLASLt for fp8; else the cuBLAS call of the
+ * type, for tf32 with B transposed after the NN call of the same product, for comparison. */
+static ptxjit_status type_peer_rows(double *peer, matmul_data *d, cublas_peer *cublas,
+                                    int b_nk, int runs, int *all_ok)
+{
+    cublas_gemm kind;
+    const char *name;
+    char title[96];
+    double nn;
+    ptxjit_status status = PTXJIT_OK;
+    *peer = 0;
+    if (d->dtype == PJ_MATMUL_E4M3 || d->dtype == PJ_MATMUL_E5M2)
+        return fp8_peer_rows(peer, d, cublas, runs, all_ok);
+    if (!peer_of(&kind, &name, d->dtype))
+        return PTXJIT_OK;
+    const int f32 = d->dtype == PJ_DTYPE_f32;
+    if (f32 && b_nk)
+        status = peer_row(&nn, d, cublas, kind, 0, "cuBLAS SGEMM TF32 (NN, for comparison)",
+                          PJ_DTYPE_f32, 2e-3, runs, all_ok);
+    snprintf(title, sizeof title, "%s%s", name, b_nk ? ", B transposed (TN)" : "");
+    if (status == PTXJIT_OK)
+        status = peer_row(peer, d, cublas, kind, b_nk, title, d->dtype, f32 ? 2e-3 : 1e-2, runs,
+                          all_ok);
+    return status;
+}
+
 /* One shape: for each input type and B layout the sets take (in the order they first come),
  * random inputs, the cuBLAS call of that type and layout, then each set of it as a ratio. */
 static ptxjit_status shape_rows(ptxjit_context *context, cublas_peer *cublas, bench_shape s,
@@ -517,24 +543,10 @@ static ptxjit_status shape_rows(ptxjit_context *context, cublas_peer *cublas, be
         int b_nk, tensor;
         set_kind(&type, &b_nk, &tensor, context, sets[i]);
         matmul_data d;
-        status = data_make(&d, context, s.m, s.n, s.k, type);
         double peer = 0;
-        cublas_gemm kind;
-        const char *name;
-        if (status == PTXJIT_OK && (type == PJ_MATMUL_E4M3 || type == PJ_MATMUL_E5M2)) {
-            status = fp8_peer_rows(&peer, &d, cublas, runs, all_ok);
-        } else if (status == PTXJIT_OK && peer_of(&kind, &name, type)) {
-            char title[96];
-            double nn;
-            if (type == PJ_DTYPE_f32 && b_nk) /* for comparison: the same product, B as is */
-                status = peer_row(&nn, &d, cublas, kind, 0, "cuBLAS SGEMM TF32 (NN, for comparison)",
-                                  PJ_DTYPE_f32, 2e-3, runs, all_ok);
-            snprintf(title, sizeof title, "%s%s", name, b_nk ? ", B transposed (TN)" : "");
-            if (status == PTXJIT_OK)
-                status = peer_row(&peer, &d, cublas, kind, b_nk, title,
-                              type == PJ_DTYPE_f32 ? PJ_DTYPE_f32 : type,
-                              type == PJ_DTYPE_f32 ? 2e-3 : 1e-2, runs, all_ok);
-        }
+        status = data_make(&d, context, s.m, s.n, s.k, type);
+        if (status == PTXJIT_OK)
+            status = type_peer_rows(&peer, &d, cublas, b_nk, runs, all_ok);
         for (int j = i; j < set_count && j < 64 && status == PTXJIT_OK; j++) {
             pj_dtype other;
             int other_nk, other_tensor;
@@ -550,13 +562,14 @@ static ptxjit_status shape_rows(ptxjit_context *context, cublas_peer *cublas, be
     return status;
 }
 
-/* `bench matmul shapes=... ["PARAMS" ...]`: each shape, each set (default: wgmma's defaults
- * and its persistent schedule with TMA stores) against cuBLAS in the same process. */
+/* `bench matmul shapes=... ["PARAMS" ...]`: each shape, each set (default: wgmma's defaults,
+ * and the one-tile-per-block schedule with direct stores it had before) against cuBLAS in the
+ * same process. */
 static ptxjit_status shapes_bench(ptxjit_context *context, cublas_peer *cublas, const char *list,
                                   int runs, const char *const *sets, int set_count, int *all_ok)
 {
     static const char *const defaults[] = {"variant=wgmma",
-                                           "variant=wgmma sched=persistent store=tma"};
+                                           "variant=wgmma sched=grid store=direct"};
     bench_shape shapes[32];
     int count = parse_shapes(shapes, 32, list);
     if (!count)

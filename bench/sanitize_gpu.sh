@@ -84,6 +84,17 @@ matmul    | variant=wgmma consumers=1 bm=128 mma=m64n128k16 stages=2 | m=200 n=1
 matmul    | variant=wgmma dtype=f16 mma=m64n200k16 stages=3  | m=200 n=136 k=72
 matmul    | variant=wgmma cluster=2                          | m=200 n=136 k=72
 matmul    | variant=wgmma cluster=2 dtype=f16 out=f32 consumers=1 bm=64 mma=m64n64k16 | m=200 n=136 k=72
+# the wgmma variants beyond the first wgmma kernel: both schedules and stores (persistent blocks
+# that loop over several tiles: 272 tiles), B transposed, the epilogue terms that need no
+# launch values, tf32 and fp8 (k of 16 bytes)
+matmul    | variant=wgmma sched=grid store=direct            | m=200 n=136 k=72
+matmul    | variant=wgmma                                    | m=2176 n=4096 k=72
+matmul    | variant=wgmma cluster=2 mma=m64n128k16 out=f32 stages=2 | m=2176 n=4096 k=72
+matmul    | variant=wgmma b_layout=nk alpha=scaled act=gelu out=f16 | m=200 n=136 k=72
+matmul    | variant=wgmma_tf32                               | m=200 n=136 k=72
+matmul    | variant=wgmma_tf32 mma=m64n128k16 out=bf16 cluster=2 | m=2176 n=4096 k=72
+matmul    | variant=wgmma_fp8                                | m=200 n=136 k=80
+matmul    | variant=wgmma_fp8 fp8=e5m2 out=f32 mma=m64n128k16 act=relu | m=2176 n=4096 k=80
 # softmax: both variants, every dtype; rows ragged against the vector (element-wide path), and
 # row counts that are no multiple of the rows a block takes
 softmax   | variant=online dtype=f32                        | rows=37 cols=1000

@@ -478,13 +478,37 @@ ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxj
                                ptxjit_devptr output, size_t rows, size_t cols, void *stream);
 
 /* C = A·B for row-major A (m x k), B (k x n) and C (m x n) with the kernel that params select
- * (dtype: f32 for the SIMT and tensor_core variants, bf16/f16 for wgmma; out: C's type), on
- * stream (NULL: the default stream). Accumulates in fp32. The SIMT variants take any shape;
- * tensor_core needs k and n multiples of 4 and 16-byte aligned a and b; wgmma k and n
- * multiples of 8 and 16-byte aligned a and b (any m). */
+ * (dtype: f32 for the SIMT, tensor_core and wgmma_tf32 variants, bf16/f16 for wgmma; fp8:
+ * e4m3/e5m2 for wgmma_fp8; out: C's type), on stream (NULL: the default stream). Accumulates in
+ * fp32. The SIMT variants take any shape; tensor_core needs k and n multiples of 4 and 16-byte
+ * aligned a and b; the wgmma variants n a multiple of 8, rows of A and B a multiple of 16
+ * bytes (k a multiple of 8 for 16-bit inputs, 4 for tf32, 16 for fp8) and 16-byte aligned a
+ * and b (any m); with b_layout=nk (wgmma_tf32's and wgmma_fp8's default) B is given as its
+ * transpose, an n x k row-major matrix; store=tma needs a 16-byte aligned c. The same as
+ * ptxjit_matmul_ex with epilogue NULL. */
 ptxjit_status ptxjit_matmul(ptxjit_context *context, const char *params, ptxjit_devptr a,
                             ptxjit_devptr b, ptxjit_devptr c, size_t m, size_t n, size_t k,
                             void *stream);
+
+/* The launch values of the wgmma variants' fused epilogue, C = act(alpha·A·B + beta·C + bias):
+ * which terms exist is compile-time (params alpha=scaled, beta=scaled, bias=column,
+ * act=relu|gelu; wgmma_fp8 always scales), their values are these. */
+typedef struct {
+    float alpha;        /* alpha=scaled: the product's factor */
+    float beta;         /* beta=scaled: the factor of C's values before the call */
+    ptxjit_devptr bias; /* bias=column: n floats (f32, 4-byte aligned), bias[j] on column j */
+    float a_scale;      /* wgmma_fp8: A's values are a_scale times its fp8 elements */
+    float b_scale;      /* wgmma_fp8: B's likewise */
+} ptxjit_matmul_epilogue;
+/* alpha 1, beta 0, no bias, scales 1: what ptxjit_matmul uses. */
+void ptxjit_matmul_epilogue_init(ptxjit_matmul_epilogue *epilogue);
+/* ptxjit_matmul with the epilogue's values (NULL: ptxjit_matmul_epilogue_init's). A value
+ * that the params do not use must be its default (alpha 1, beta 0, bias 0, scales 1; else
+ * PTXJIT_ERR_INVALID_ARGUMENT naming the parameter that uses it), and bias=column needs a bias
+ * address. */
+ptxjit_status ptxjit_matmul_ex(ptxjit_context *context, const char *params, ptxjit_devptr a,
+                               ptxjit_devptr b, ptxjit_devptr c, size_t m, size_t n, size_t k,
+                               const ptxjit_matmul_epilogue *epilogue, void *stream);
 
 /* Writes the row-wise softmax of the rows x cols row-major matrix at input to output (same
  * shape; elements of the params' dtype: f32, f16, bf16), on stream (NULL: the default stream):

@@ -1,33 +1,44 @@
 // matmul.cu — C = A·B for row-major A (M × K), B (K × N), C (M × N), in the steps of the matmul
 // write-up (naive, coalescing, tiled, tiled_register, block_tiled, block_tiled_vectorized,
 // tensor_core), carried on to Hopper's wgmma: TMA loads into 128-byte-swizzled shared memory, a
-// multi-stage mbarrier pipeline, one producer warpgroup and one or two consumer warpgroups.
+// multi-stage mbarrier pipeline, one producer warpgroup and one or two consumer warpgroups,
+// persistent blocks, TMA stores and a fused epilogue; for bf16/f16 (wgmma), tf32 (wgmma_tf32)
+// and fp8 (wgmma_fp8). The wgmma variants are the last three of the list: `variant >= wgmma`
+// in the directives names them.
 //@ptxjit family matmul
-//@ptxjit doc C = A·B, row-major: the seven steps of the matmul write-up (fp32, tf32 tensor cores), then Hopper wgmma (bf16/f16 in, fp32 accumulation).
+//@ptxjit doc C = A·B, row-major: the seven steps of the matmul write-up (fp32, tf32 tensor cores), then Hopper wgmma (bf16/f16, tf32 or fp8 in, fp32 accumulation, fused epilogue).
 //@ptxjit entry matmul_kernel
 //@ptxjit nvrtc minimal half_storage
-//@ptxjit param variant enum(naive,coalescing,tiled,tiled_register,block_tiled,block_tiled_vectorized,tensor_core,wgmma) default=wgmma doc="step of the progression (each adds one idea to the one before)"
-//@ptxjit param dtype dtype(f32,bf16,f16) default=f32 default_if="variant == wgmma => bf16" doc="A and B: f32 (the SIMT variants; tensor_core rounds it to tf32) or bf16/f16 (wgmma)"
-//@ptxjit param out dtype(f32,bf16,f16) default=f32 default_if="variant == wgmma && dtype == bf16 => bf16" default_if="variant == wgmma && dtype == f16 => f16" doc="C; every variant accumulates in fp32"
-//@ptxjit param mma enum(m16n8k8,m64n8k16,m64n16k16,m64n24k16,m64n32k16,m64n40k16,m64n48k16,m64n56k16,m64n64k16,m64n72k16,m64n80k16,m64n88k16,m64n96k16,m64n104k16,m64n112k16,m64n120k16,m64n128k16,m64n136k16,m64n144k16,m64n152k16,m64n160k16,m64n168k16,m64n176k16,m64n184k16,m64n192k16,m64n200k16,m64n208k16,m64n216k16,m64n224k16,m64n232k16,m64n240k16,m64n248k16,m64n256k16) default=m16n8k8 default_if="variant == wgmma => m64n256k16" when="variant == tensor_core || variant == wgmma" doc="tensor-core instruction shape: mma.sync m16n8k8 (tf32), or wgmma m64nNk16 with N a multiple of 8 up to 256 (the block's tile width)"
+//@ptxjit param variant enum(naive,coalescing,tiled,tiled_register,block_tiled,block_tiled_vectorized,tensor_core,wgmma,wgmma_tf32,wgmma_fp8) default=wgmma doc="step of the progression (each adds one idea to the one before); wgmma_tf32 and wgmma_fp8: wgmma on f32 (as tf32) and fp8 inputs"
+//@ptxjit param dtype dtype(f32,bf16,f16) default=f32 default_if="variant == wgmma => bf16" when="variant != wgmma_fp8" doc="A and B: f32 (the SIMT variants; tensor_core rounds it to tf32, wgmma_tf32 truncates it) or bf16/f16 (wgmma)"
+//@ptxjit param out dtype(f32,bf16,f16) default=f32 default_if="variant == wgmma && dtype == bf16 => bf16" default_if="variant == wgmma && dtype == f16 => f16" default_if="variant == wgmma_fp8 => bf16" doc="C; every variant accumulates in fp32 (the wgmma variants may round to any of the three)"
+//@ptxjit param fp8 enum(e4m3,e5m2) default=e4m3 when="variant == wgmma_fp8" doc="A and B of wgmma_fp8: one byte each, e4m3 (4 exponent bits, 3 mantissa bits, max 448) or e5m2 (max 57344)"
+//@ptxjit param mma enum(m16n8k8,m64n8k16,m64n16k16,m64n24k16,m64n32k16,m64n40k16,m64n48k16,m64n56k16,m64n64k16,m64n72k16,m64n80k16,m64n88k16,m64n96k16,m64n104k16,m64n112k16,m64n120k16,m64n128k16,m64n136k16,m64n144k16,m64n152k16,m64n160k16,m64n168k16,m64n176k16,m64n184k16,m64n192k16,m64n200k16,m64n208k16,m64n216k16,m64n224k16,m64n232k16,m64n240k16,m64n248k16,m64n256k16) default=m16n8k8 default_if="variant >= wgmma => m64n256k16" when="variant == tensor_core || variant >= wgmma" doc="tensor-core instruction shape: mma.sync m16n8k8 (tf32), or wgmma m64nNk16 with N a multiple of 8 up to 256 (the block's tile width; wgmma_tf32 issues m64nNk8 and wgmma_fp8 m64nNk32 of that N)"
 //@ptxjit param load enum(cp_async,tma) default=cp_async default_if="sm >= 90 => tma" when="variant == tensor_core" doc="how tensor_core fills its stages: cp_async (the write-up's step: every thread copies 16-byte pieces into padded rows; sm_80+) or tma (one thread, whole swizzled tiles, mbarriers instead of block barriers; sm_90, where it is the default)"
-//@ptxjit param bm int(16..256) pow2 default=32 default_if="variant == tiled_register => 64" default_if="variant == tensor_core && load == tma => 256" default_if="variant == block_tiled || variant == block_tiled_vectorized || variant == tensor_core || variant == wgmma => 128" doc="block tile rows (of C)"
-//@ptxjit param bn int(16..256) pow2 default=32 default_if="variant == tiled_register => 64" default_if="variant == block_tiled || variant == block_tiled_vectorized || variant == tensor_core => 128" when="variant != wgmma" doc="block tile columns (wgmma: N of mma)"
-//@ptxjit param bk int(4..64) pow2 default=8 default_if="variant == tiled || variant == tensor_core => 32" default_if="variant == block_tiled_vectorized => 16" when="variant != naive && variant != coalescing && variant != wgmma" doc="K step of the shared-memory tiles (wgmma: 64, one 128-byte row)"
+//@ptxjit param bm int(16..256) pow2 default=32 default_if="variant == tiled_register => 64" default_if="variant == tensor_core && load == tma => 256" default_if="variant == block_tiled || variant == block_tiled_vectorized || variant == tensor_core || variant >= wgmma => 128" doc="block tile rows (of C)"
+//@ptxjit param bn int(16..256) pow2 default=32 default_if="variant == tiled_register => 64" default_if="variant == block_tiled || variant == block_tiled_vectorized || variant == tensor_core => 128" when="variant < wgmma" doc="block tile columns (wgmma: N of mma)"
+//@ptxjit param bk int(4..64) pow2 default=8 default_if="variant == tiled || variant == tensor_core => 32" default_if="variant == block_tiled_vectorized => 16" when="variant != naive && variant != coalescing && variant < wgmma" doc="K step of the shared-memory tiles (wgmma: one 128-byte row, 64 bf16, 32 tf32 or 128 fp8 elements)"
 //@ptxjit param tm int(1..16) pow2 default=8 when="variant == tiled_register || variant == block_tiled || variant == block_tiled_vectorized" doc="C rows per thread"
 //@ptxjit param tn int(1..16) pow2 default=8 when="variant == block_tiled || variant == block_tiled_vectorized" doc="C columns per thread"
 //@ptxjit param wm int(16..128) pow2 default=64 when="variant == tensor_core" doc="warp tile rows"
 //@ptxjit param wn int(8..128) pow2 default=32 default_if="load == tma => 64" when="variant == tensor_core" doc="warp tile columns"
-//@ptxjit param stages int(2..8) default=3 default_if="variant == tensor_core && load == tma => 4" when="variant == tensor_core || variant == wgmma" doc="shared-memory pipeline depth: tiles loading while one is multiplied"
+//@ptxjit param stages int(2..8) default=3 default_if="variant == tensor_core && load == tma => 4" default_if="variant == wgmma_tf32 => 4" when="variant == tensor_core || variant >= wgmma" doc="shared-memory pipeline depth: tiles loading while one is multiplied"
 //@ptxjit param prefetch int(0..1) default=1 when="variant == tensor_core" doc="1: load the next k step's fragments before the mma of this one (more registers, loads hidden behind mma)"
-//@ptxjit param consumers int(1..2) default=2 when="variant == wgmma" doc="consumer warpgroups, each multiplying bm / consumers rows (plus one producer warpgroup issuing the TMA loads)"
-//@ptxjit param cluster int(1..2) default=1 when="variant == wgmma" doc="thread-block cluster along M: 2 blocks on adjacent row tiles share each B tile, every block loading half of it and multicasting it to both (half the B traffic from L2)"
-//@ptxjit param group int(1..64) pow2 default=1 default_if="variant == wgmma || variant == tensor_core => 8" doc="tile rows per raster group: blocks run down GROUP tiles of a column before the next, so the tiles in flight share rows of A and columns of B in L2"
-//@ptxjit constraint "(variant == wgmma) == (dtype != f32)" "the SIMT and tensor_core variants take dtype=f32; wgmma takes dtype=bf16 or f16"
-//@ptxjit constraint "variant == wgmma && (out == f32 || out == dtype) || variant != wgmma && out == f32" "out is f32, or for wgmma also the input dtype"
+//@ptxjit param consumers int(1..2) default=2 when="variant >= wgmma" doc="consumer warpgroups, each multiplying bm / consumers rows (plus one producer warpgroup issuing the TMA loads)"
+//@ptxjit param cluster int(1..2) default=1 when="variant >= wgmma" doc="thread-block cluster along M: 2 blocks on adjacent row tiles share each B tile, every block loading half of it and multicasting it to both (half the B traffic from L2)"
+//@ptxjit param group int(1..64) pow2 default=1 default_if="variant >= wgmma || variant == tensor_core => 8" doc="tile rows per raster group: blocks run down GROUP tiles of a column before the next, so the tiles in flight share rows of A and columns of B in L2"
+//@ptxjit param sched enum(grid,persistent) default=persistent when="variant >= wgmma" doc="grid: one block per tile of C; persistent (the default): a block per SM (clusters: as many as are resident), each taking every gridDim-th tile of the raster order, its producer loading the next tile's stages while its consumers store this one"
+//@ptxjit param store enum(direct,tma) default=direct default_if="8 * mma * bytes(out) % 128 == 0 && stages * ((bm + (8 * mma + 63) / 64 * 64) * 128 + 16) + bm * 8 * mma * bytes(out) + 1024 <= 232448 => tma" when="variant >= wgmma" doc="how C leaves the consumers: direct (each thread's accumulator pairs to global memory) or tma (through a swizzled tile of shared memory and TMA stores, which run on while the next tile is multiplied; the default where the tile fits beside the stages and N is a whole number of 128-byte boxes)"
+//@ptxjit param b_layout enum(kn,nk) default=kn default_if="variant == wgmma_tf32 || variant == wgmma_fp8 => nk" when="variant >= wgmma" doc="B in memory: kn (K x N row-major, C = A·B) or nk (given as its transpose, N x K row-major: K contiguous, which wgmma's tf32 and fp8 shapes need)"
+//@ptxjit param alpha enum(none,scaled) default=none when="variant >= wgmma" doc="scaled: C = alpha·A·B + ..., alpha a launch value (ptxjit_matmul_ex)"
+//@ptxjit param beta enum(none,scaled) default=none when="variant >= wgmma" doc="scaled: + beta·C, the values C holds before the call (read by the epilogue; beta a launch value)"
+//@ptxjit param bias enum(none,column) default=none when="variant >= wgmma" doc="column: + bias[j] on column j (a launch vector of n floats)"
+//@ptxjit param act enum(none,relu,gelu) default=none when="variant >= wgmma" doc="activation applied last: relu max(x, 0); gelu its tanh form 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))"
+//@ptxjit constraint "variant == wgmma_fp8 || (variant == wgmma) == (dtype != f32)" "the SIMT, tensor_core and wgmma_tf32 variants take dtype=f32; wgmma takes dtype=bf16 or f16"
+//@ptxjit constraint "variant >= wgmma || out == f32" "out is f32, or for the wgmma variants f32, bf16 or f16"
 //@ptxjit constraint "variant != tensor_core || mma == m16n8k8" "tensor_core issues mma.sync m16n8k8 (tf32); the m64nNk16 shapes are wgmma's"
-//@ptxjit constraint "variant != wgmma || mma != m16n8k8" "wgmma takes mma=m64nNk16 (N = 8, 16, ..., 256)"
-//@ptxjit constraint "variant != wgmma || sm == 90" "wgmma needs an sm_90a target (Hopper); use variant=tensor_core elsewhere"
+//@ptxjit constraint "variant < wgmma || mma != m16n8k8" "the wgmma variants take mma=m64nNk16 (N = 8, 16, ..., 256)"
+//@ptxjit constraint "variant < wgmma || sm == 90" "the wgmma variants need an sm_90a target (Hopper); use variant=tensor_core elsewhere"
 //@ptxjit constraint "variant != tensor_core || sm >= 80" "tensor_core (mma.sync tf32, cp.async) needs sm_80 or newer"
 //@ptxjit constraint "variant != naive && variant != coalescing && variant != tiled || bm * bn <= 1024" "one thread per element of C: bm * bn must be at most 1024"
 //@ptxjit constraint "variant != tiled_register || bm % tm == 0 && bm * bn / tm <= 1024 && bm * bn / tm >= 32" "tiled_register needs tm to divide bm and 32..1024 threads (bm * bn / tm)"
@@ -44,41 +55,55 @@
 //@ptxjit constraint "variant != tensor_core || wm / 16 * (wn / 8) <= 32" "tensor_core: a warp tile holds at most 32 mma tiles (128 accumulators per thread): lower wm or wn"
 //@ptxjit constraint "variant != tensor_core || load == tma || stages * (bm * (bk + 4) + bk * (bn + 8)) * 4 <= 232448" "tensor_core's pipeline must fit 227 KiB of shared memory: lower stages, bm, bn or bk"
 //@ptxjit constraint "variant != tensor_core || load != tma || stages * (bm + bn) * bk * 4 + 1024 <= 232448" "tensor_core's pipeline must fit 227 KiB of shared memory: lower stages, bm, bn or bk"
-//@ptxjit constraint "variant != wgmma || bm == 64 * consumers || bm == 128 * consumers" "wgmma: each consumer warpgroup multiplies 64 or 128 rows: bm = 64 or 128 times consumers"
-//@ptxjit constraint "variant != wgmma || bm / (64 * consumers) * 4 * mma <= 128" "wgmma: at most 128 accumulators per thread (rows per consumer / 64 * N / 2): lower N or bm"
-//@ptxjit constraint "variant != wgmma || stages * (bm + (8 * mma + 63) / 64 * 64) * 128 + 1024 <= 232448" "wgmma's pipeline must fit 227 KiB of shared memory: lower stages, bm or N"
-//@ptxjit tune stages 3,4
+//@ptxjit constraint "variant < wgmma || bm == 64 * consumers || bm == 128 * consumers" "wgmma: each consumer warpgroup multiplies 64 or 128 rows: bm = 64 or 128 times consumers"
+//@ptxjit constraint "variant < wgmma || bm / (64 * consumers) * 4 * mma <= 128" "wgmma: at most 128 accumulators per thread (rows per consumer / 64 * N / 2): lower N or bm"
+//@ptxjit constraint "variant < wgmma || stages * ((bm + (8 * mma + 63) / 64 * 64) * 128 + 16) + (store == tma) * bm * 8 * mma * bytes(out) + 1024 <= 232448" "wgmma's pipeline (and store=tma's tile of C) must fit 227 KiB of shared memory: lower stages, bm or N"
+//@ptxjit constraint "variant < wgmma || variant == wgmma || b_layout == nk" "wgmma_tf32 and wgmma_fp8 read B K-major (wgmma transposes 16-bit operands only): give B as its transpose (N x K row-major) with b_layout=nk"
+//@ptxjit constraint "variant < wgmma || store != tma || 8 * mma * bytes(out) % 128 == 0" "store=tma writes C in boxes of 128 bytes: N of mma must be a multiple of 64 (16-bit out) or 32 (f32 out); use store=direct"
+//@ptxjit tune stages 3,4,6,8
 //@ptxjit tune cluster 1,2
-//@ptxjit tune group 8,16
+//@ptxjit tune group 4,8,16
+//@ptxjit tune sched grid,persistent
+//@ptxjit tune store direct,tma
+//@ptxjit tune mma m16n8k8,m64n64k16,m64n128k16,m64n256k16
 using TI = DTYPE; // A and B
 using TO = OUT;   // C
 
 // The driver's CUtensorMap: 128 opaque bytes, 64-byte aligned, passed by value.
 struct alignas(64) tensor_map { unsigned long long opaque[16]; };
 
+enum : int { WG_FAMILY = VARIANT == VARIANT_WGMMA || VARIANT == VARIANT_WGMMA_TF32 ||
+                         VARIANT == VARIANT_WGMMA_FP8 };
+
 // The block's tile of C: BM rows by TILE_N columns (wgmma: N of its mma shape).
-enum : int { MMA_INDEX = (VARIANT == VARIANT_TENSOR_CORE || VARIANT == VARIANT_WGMMA) ? MMA : 0 };
+enum : int { MMA_INDEX = (VARIANT == VARIANT_TENSOR_CORE || WG_FAMILY) ? MMA : 0 };
 // m64nNk16 is value N/8 of the mma list (8 where a variant has no wgmma, so that its unused
 // functions still compile).
-enum : int { WG_N = VARIANT == VARIANT_WGMMA ? MMA_INDEX * 8 : 8 };
-enum : int { TILE_N = VARIANT == VARIANT_WGMMA ? WG_N : BN };
+enum : int { WG_N = WG_FAMILY ? MMA_INDEX * 8 : 8 };
+enum : int { TILE_N = WG_FAMILY ? WG_N : BN };
 
 // Blocks per thread-block cluster (wgmma's cluster=2: two row tiles sharing their B tiles).
-enum : int { CLUSTER_SIZE = VARIANT == VARIANT_WGMMA ? CLUSTER : 1 };
+enum : int { CLUSTER_SIZE = WG_FAMILY ? CLUSTER : 1 };
 
-// Which tile of C this block computes. Blocks are dispatched in index order; GROUP > 1 runs
-// down GROUP tile rows before moving to the next tile column, so the blocks in flight at
-// once read GROUP row panels of A and a few column panels of B, which then stay in L2. A
-// cluster's blocks (consecutive indices) take adjacent row tiles of one column.
-__device__ __forceinline__ void block_tile(int M, int N, int &row0, int &col0)
+// Tile `linear` of the raster order (of clusters' tiles: a cluster's blocks take adjacent row
+// tiles of one column). Blocks are dispatched in index order; GROUP > 1 runs down GROUP tile
+// rows before moving to the next tile column, so the blocks in flight at once read GROUP row
+// panels of A and a few column panels of B, which then stay in L2.
+__device__ __forceinline__ void tile_origin(unsigned linear, int M, int N, int &row0, int &col0)
 {
     enum : int { ROWS = BM * CLUSTER_SIZE };
     const unsigned tiles_m = (M + ROWS - 1) / ROWS, tiles_n = (N + TILE_N - 1) / TILE_N;
-    const unsigned linear = blockIdx.x / CLUSTER_SIZE, per_group = GROUP * tiles_n;
+    const unsigned per_group = GROUP * tiles_n;
     const unsigned first = linear / per_group * GROUP;
     const unsigned rows = tiles_m - first < GROUP ? tiles_m - first : GROUP;
     row0 = (int)(first + linear % per_group % rows) * ROWS + (int)(blockIdx.x % CLUSTER_SIZE) * BM;
     col0 = (int)(linear % per_group / rows) * TILE_N;
+}
+
+// Which tile of C this block computes (one per block).
+__device__ __forceinline__ void block_tile(int M, int N, int &row0, int &col0)
+{
+    tile_origin(blockIdx.x / CLUSTER_SIZE, M, N, row0, col0);
 }
 
 __device__ __forceinline__ float load_or_zero(const float *p, int r, int c, int rows, int cols,
@@ -758,19 +783,36 @@ __device__ __forceinline__ void matmul_tensor_core(const float *A, const float *
     tc_store(acc, C, M, N, row0, col0, warp_row, warp_col);
 }
 
-// Beyond the write-up: Hopper's warpgroup MMA. One producer warpgroup (one thread of it)
-// streams BM x 64 tiles of A and 64 x N tiles of B into STAGES shared buffers with TMA,
-// 128-byte swizzled, each stage completing on a "full" mbarrier; the consumer warpgroups each
-// multiply their BM / CONSUMERS rows with wgmma (A K-major, B N-major, both read from shared
-// memory through descriptors) and release the stage on its "empty" mbarrier. The register file
-// is re-split: the producer needs few, the accumulators many (setmaxnreg).
-enum : int { WG_CONSUMERS = VARIANT == VARIANT_WGMMA ? CONSUMERS : 1 };
+// Beyond the write-up: Hopper's warpgroup MMA (the variants wgmma, wgmma_tf32 and wgmma_fp8).
+// One producer warpgroup (one thread of it) streams BM rows x 128 bytes of K of A and N x 128
+// bytes of K of B into STAGES shared buffers with TMA, 128-byte swizzled, each stage completing
+// on a "full" mbarrier; the consumer warpgroups each multiply their BM / CONSUMERS rows with
+// wgmma (A K-major; B N-major or K-major; both read from shared memory through descriptors)
+// and release the stage on its "empty" mbarrier. The register file is re-split: the producer
+// needs few, the accumulators many (setmaxnreg). With sched=persistent a block per SM loops
+// over tiles: its producer runs on into the next tile's stages while the consumers store this
+// one, and with store=tma the TMA writes C out of shared memory while the next tile is
+// multiplied.
+enum : int { WG_CONSUMERS = WG_FAMILY ? CONSUMERS : 1 };
 enum : int { WG_THREADS = 128 * (WG_CONSUMERS + 1) };
 enum : int { WG_MT = BM >= 64 * WG_CONSUMERS ? BM / (64 * WG_CONSUMERS) : 1 }; // m64 tiles each
-enum : int { WG_BK = 64, B_BOXES = (WG_N + 63) / 64 };
+// An input element's bytes: tf32 4, bf16/f16 2, fp8 1. A stage holds one 128-byte swizzle span
+// of K per row (WG_BK elements), one wgmma instruction 32 bytes of it (WG_K: k8, k16 or k32).
+enum : int { IN_BYTES = VARIANT == VARIANT_WGMMA_TF32 ? 4 : VARIANT == VARIANT_WGMMA_FP8 ? 1 : 2 };
+enum : int { WG_BK = 128 / IN_BYTES, WG_K = 32 / IN_BYTES, B_BOXES = (WG_N + 63) / 64 };
+// B in a stage: b_layout=kn (N-major, 16-bit only) as boxes of 64 k rows x 64 columns; nk
+// (K-major) as boxes of 64 rows (columns of C) x 128 bytes of K, which stack up like A's rows.
+enum : int { B_K_MAJOR = WG_FAMILY && B_LAYOUT == B_LAYOUT_NK };
 enum : int { A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = B_BOXES * 64 * 128 };
 enum : int { STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES };
 enum : int { WG_ACC = WG_N / 2 };
+enum : int { WG_PERSISTENT = WG_FAMILY && SCHED == SCHED_PERSISTENT };
+// store=tma: a consumer's rows of C wait in shared memory (after the stages) as boxes of 64 rows
+// x 128 bytes, 128-byte swizzled, for the TMA to store.
+enum : int { WG_TMA_STORE = WG_FAMILY && STORE == STORE_TMA };
+enum : int { OUT_BYTES = OUT_ID == OUT_F32 ? 4 : 2, C_BOX_COLS = 128 / OUT_BYTES };
+enum : int { C_BOXES = WG_N % C_BOX_COLS == 0 ? WG_N / C_BOX_COLS : 1 };
+enum : int { C_TILE_BYTES = WG_MT * C_BOXES * 8192 }; // one consumer's
 
 // A shared-memory matrix descriptor with the 128-byte swizzle: start address, leading and
 // stride byte offsets (each in units of 16 bytes).
@@ -784,115 +826,267 @@ __device__ __forceinline__ unsigned long long smem_descriptor(unsigned address, 
 
 // ---- generated by src/tools/wgmma_table.py: do not edit by hand ----
 #define R4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
-#define WGMMA_CASES(TYPES) \
-    if constexpr (N == 8) asm volatile("wgmma.mma_async.sync.aligned.m64n8k16.f32." TYPES " {%0, %1, %2, %3}, %4, %5, 1, 1, 1, 0, 1;" : R4(0) : "l"(a), "l"(b)); \
-    if constexpr (N == 16) asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, 1, 1, 1, 0, 1;" : R4(0), R4(4) : "l"(a), "l"(b)); \
-    if constexpr (N == 24) asm volatile("wgmma.mma_async.sync.aligned.m64n24k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, %12, %13, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8) : "l"(a), "l"(b)); \
-    if constexpr (N == 32) asm volatile("wgmma.mma_async.sync.aligned.m64n32k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12) : "l"(a), "l"(b)); \
-    if constexpr (N == 40) asm volatile("wgmma.mma_async.sync.aligned.m64n40k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19}, %20, %21, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16) : "l"(a), "l"(b)); \
-    if constexpr (N == 48) asm volatile("wgmma.mma_async.sync.aligned.m64n48k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23}, %24, %25, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20) : "l"(a), "l"(b)); \
-    if constexpr (N == 56) asm volatile("wgmma.mma_async.sync.aligned.m64n56k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27}, %28, %29, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24) : "l"(a), "l"(b)); \
-    if constexpr (N == 64) asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28) : "l"(a), "l"(b)); \
-    if constexpr (N == 72) asm volatile("wgmma.mma_async.sync.aligned.m64n72k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35}, %36, %37, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32) : "l"(a), "l"(b)); \
-    if constexpr (N == 80) asm volatile("wgmma.mma_async.sync.aligned.m64n80k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}, %40, %41, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36) : "l"(a), "l"(b)); \
-    if constexpr (N == 88) asm volatile("wgmma.mma_async.sync.aligned.m64n88k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43}, %44, %45, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40) : "l"(a), "l"(b)); \
-    if constexpr (N == 96) asm volatile("wgmma.mma_async.sync.aligned.m64n96k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, %48, %49, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44) : "l"(a), "l"(b)); \
-    if constexpr (N == 104) asm volatile("wgmma.mma_async.sync.aligned.m64n104k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51}, %52, %53, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48) : "l"(a), "l"(b)); \
-    if constexpr (N == 112) asm volatile("wgmma.mma_async.sync.aligned.m64n112k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55}, %56, %57, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52) : "l"(a), "l"(b)); \
-    if constexpr (N == 120) asm volatile("wgmma.mma_async.sync.aligned.m64n120k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59}, %60, %61, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56) : "l"(a), "l"(b)); \
-    if constexpr (N == 128) asm volatile("wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60) : "l"(a), "l"(b)); \
-    if constexpr (N == 136) asm volatile("wgmma.mma_async.sync.aligned.m64n136k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67}, %68, %69, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64) : "l"(a), "l"(b)); \
-    if constexpr (N == 144) asm volatile("wgmma.mma_async.sync.aligned.m64n144k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71}, %72, %73, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68) : "l"(a), "l"(b)); \
-    if constexpr (N == 152) asm volatile("wgmma.mma_async.sync.aligned.m64n152k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75}, %76, %77, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72) : "l"(a), "l"(b)); \
-    if constexpr (N == 160) asm volatile("wgmma.mma_async.sync.aligned.m64n160k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, %80, %81, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76) : "l"(a), "l"(b)); \
-    if constexpr (N == 168) asm volatile("wgmma.mma_async.sync.aligned.m64n168k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83}, %84, %85, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80) : "l"(a), "l"(b)); \
-    if constexpr (N == 176) asm volatile("wgmma.mma_async.sync.aligned.m64n176k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87}, %88, %89, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84) : "l"(a), "l"(b)); \
-    if constexpr (N == 184) asm volatile("wgmma.mma_async.sync.aligned.m64n184k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91}, %92, %93, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88) : "l"(a), "l"(b)); \
-    if constexpr (N == 192) asm volatile("wgmma.mma_async.sync.aligned.m64n192k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, %96, %97, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92) : "l"(a), "l"(b)); \
-    if constexpr (N == 200) asm volatile("wgmma.mma_async.sync.aligned.m64n200k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99}, %100, %101, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96) : "l"(a), "l"(b)); \
-    if constexpr (N == 208) asm volatile("wgmma.mma_async.sync.aligned.m64n208k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103}, %104, %105, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100) : "l"(a), "l"(b)); \
-    if constexpr (N == 216) asm volatile("wgmma.mma_async.sync.aligned.m64n216k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107}, %108, %109, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100), R4(104) : "l"(a), "l"(b)); \
-    if constexpr (N == 224) asm volatile("wgmma.mma_async.sync.aligned.m64n224k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111}, %112, %113, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100), R4(104), R4(108) : "l"(a), "l"(b)); \
-    if constexpr (N == 232) asm volatile("wgmma.mma_async.sync.aligned.m64n232k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115}, %116, %117, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100), R4(104), R4(108), R4(112) : "l"(a), "l"(b)); \
-    if constexpr (N == 240) asm volatile("wgmma.mma_async.sync.aligned.m64n240k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119}, %120, %121, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100), R4(104), R4(108), R4(112), R4(116) : "l"(a), "l"(b)); \
-    if constexpr (N == 248) asm volatile("wgmma.mma_async.sync.aligned.m64n248k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123}, %124, %125, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100), R4(104), R4(108), R4(112), R4(116), R4(120) : "l"(a), "l"(b)); \
-    if constexpr (N == 256) asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, 1, 1, 1, 0, 1;" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100), R4(104), R4(108), R4(112), R4(116), R4(120), R4(124) : "l"(a), "l"(b)); \
-    static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk16: N = 8, 16, ..., 256");
+#define WGMMA_CASES(SHAPE_K, TYPES, IMMEDIATES) \
+    if constexpr (N == 8) asm volatile("wgmma.mma_async.sync.aligned.m64n8" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3}, %4, %5, 1, " IMMEDIATES ";" : R4(0) : "l"(a), "l"(b)); \
+    if constexpr (N == 16) asm volatile("wgmma.mma_async.sync.aligned.m64n16" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, 1, " IMMEDIATES ";" : R4(0), R4(4) : "l"(a), "l"(b)); \
+    if constexpr (N == 24) asm volatile("wgmma.mma_async.sync.aligned.m64n24" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, %12, %13, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8) : "l"(a), "l"(b)); \
+    if constexpr (N == 32) asm volatile("wgmma.mma_async.sync.aligned.m64n32" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12) : "l"(a), "l"(b)); \
+    if constexpr (N == 40) asm volatile("wgmma.mma_async.sync.aligned.m64n40" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19}, %20, %21, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16) : "l"(a), "l"(b)); \
+    if constexpr (N == 48) asm volatile("wgmma.mma_async.sync.aligned.m64n48" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23}, %24, %25, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20) : "l"(a), "l"(b)); \
+    if constexpr (N == 56) asm volatile("wgmma.mma_async.sync.aligned.m64n56" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27}, %28, %29, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24) : "l"(a), "l"(b)); \
+    if constexpr (N == 64) asm volatile("wgmma.mma_async.sync.aligned.m64n64" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28) : "l"(a), "l"(b)); \
+    if constexpr (N == 72) asm volatile("wgmma.mma_async.sync.aligned.m64n72" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35}, %36, %37, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32) : "l"(a), "l"(b)); \
+    if constexpr (N == 80) asm volatile("wgmma.mma_async.sync.aligned.m64n80" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39}, %40, %41, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36) : "l"(a), "l"(b)); \
+    if constexpr (N == 88) asm volatile("wgmma.mma_async.sync.aligned.m64n88" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43}, %44, %45, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40) : "l"(a), "l"(b)); \
+    if constexpr (N == 96) asm volatile("wgmma.mma_async.sync.aligned.m64n96" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, %48, %49, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44) : "l"(a), "l"(b)); \
+    if constexpr (N == 104) asm volatile("wgmma.mma_async.sync.aligned.m64n104" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51}, %52, %53, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48) : "l"(a), "l"(b)); \
+    if constexpr (N == 112) asm volatile("wgmma.mma_async.sync.aligned.m64n112" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55}, %56, %57, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52) : "l"(a), "l"(b)); \
+    if constexpr (N == 120) asm volatile("wgmma.mma_async.sync.aligned.m64n120" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59}, %60, %61, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56) : "l"(a), "l"(b)); \
+    if constexpr (N == 128) asm volatile("wgmma.mma_async.sync.aligned.m64n128" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60) : "l"(a), "l"(b)); \
+    if constexpr (N == 136) asm volatile("wgmma.mma_async.sync.aligned.m64n136" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67}, %68, %69, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64) : "l"(a), "l"(b)); \
+    if constexpr (N == 144) asm volatile("wgmma.mma_async.sync.aligned.m64n144" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71}, %72, %73, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68) : "l"(a), "l"(b)); \
+    if constexpr (N == 152) asm volatile("wgmma.mma_async.sync.aligned.m64n152" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75}, %76, %77, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72) : "l"(a), "l"(b)); \
+    if constexpr (N == 160) asm volatile("wgmma.mma_async.sync.aligned.m64n160" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79}, %80, %81, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76) : "l"(a), "l"(b)); \
+    if constexpr (N == 168) asm volatile("wgmma.mma_async.sync.aligned.m64n168" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83}, %84, %85, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80) : "l"(a), "l"(b)); \
+    if constexpr (N == 176) asm volatile("wgmma.mma_async.sync.aligned.m64n176" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87}, %88, %89, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84) : "l"(a), "l"(b)); \
+    if constexpr (N == 184) asm volatile("wgmma.mma_async.sync.aligned.m64n184" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91}, %92, %93, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88) : "l"(a), "l"(b)); \
+    if constexpr (N == 192) asm volatile("wgmma.mma_async.sync.aligned.m64n192" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95}, %96, %97, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92) : "l"(a), "l"(b)); \
+    if constexpr (N == 200) asm volatile("wgmma.mma_async.sync.aligned.m64n200" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99}, %100, %101, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96) : "l"(a), "l"(b)); \
+    if constexpr (N == 208) asm volatile("wgmma.mma_async.sync.aligned.m64n208" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103}, %104, %105, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100) : "l"(a), "l"(b)); \
+    if constexpr (N == 216) asm volatile("wgmma.mma_async.sync.aligned.m64n216" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107}, %108, %109, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100), R4(104) : "l"(a), "l"(b)); \
+    if constexpr (N == 224) asm volatile("wgmma.mma_async.sync.aligned.m64n224" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111}, %112, %113, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100), R4(104), R4(108) : "l"(a), "l"(b)); \
+    if constexpr (N == 232) asm volatile("wgmma.mma_async.sync.aligned.m64n232" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115}, %116, %117, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100), R4(104), R4(108), R4(112) : "l"(a), "l"(b)); \
+    if constexpr (N == 240) asm volatile("wgmma.mma_async.sync.aligned.m64n240" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119}, %120, %121, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100), R4(104), R4(108), R4(112), R4(116) : "l"(a), "l"(b)); \
+    if constexpr (N == 248) asm volatile("wgmma.mma_async.sync.aligned.m64n248" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123}, %124, %125, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100), R4(104), R4(108), R4(112), R4(116), R4(120) : "l"(a), "l"(b)); \
+    if constexpr (N == 256) asm volatile("wgmma.mma_async.sync.aligned.m64n256" SHAPE_K ".f32." TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, 1, " IMMEDIATES ";" : R4(0), R4(4), R4(8), R4(12), R4(16), R4(20), R4(24), R4(28), R4(32), R4(36), R4(40), R4(44), R4(48), R4(52), R4(56), R4(60), R4(64), R4(68), R4(72), R4(76), R4(80), R4(84), R4(88), R4(92), R4(96), R4(100), R4(104), R4(108), R4(112), R4(116), R4(120), R4(124) : "l"(a), "l"(b)); \
+    static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNkK: N = 8, 16, ..., 256");
 // ---- end of generated wrappers ----
 
+// The instruction of the variant: m64nNk16 for bf16/f16 (imm-trans-b 1 reads B N-major, 0
+// K-major), m64nNk8 for tf32 and m64nNk32 for fp8, whose operands are K-major only.
 template <int N>
 __device__ __forceinline__ void wgmma(float *d, unsigned long long a, unsigned long long b)
 {
-    if constexpr (DTYPE_ID == DTYPE_BF16) {
-        WGMMA_CASES("bf16.bf16")
+    if constexpr (VARIANT == VARIANT_WGMMA_TF32) {
+        WGMMA_CASES("k8", "tf32.tf32", "1, 1")
+    } else if constexpr (VARIANT == VARIANT_WGMMA_FP8 && FP8 == FP8_E5M2) {
+        WGMMA_CASES("k32", "e5m2.e5m2", "1, 1")
+    } else if constexpr (VARIANT == VARIANT_WGMMA_FP8) {
+        WGMMA_CASES("k32", "e4m3.e4m3", "1, 1")
+    } else if constexpr (DTYPE_ID == DTYPE_BF16 && B_K_MAJOR) {
+        WGMMA_CASES("k16", "bf16.bf16", "1, 1, 0, 0")
+    } else if constexpr (DTYPE_ID == DTYPE_BF16) {
+        WGMMA_CASES("k16", "bf16.bf16", "1, 1, 0, 1")
+    } else if constexpr (B_K_MAJOR) {
+        WGMMA_CASES("k16", "f16.f16", "1, 1, 0, 0")
     } else {
-        WGMMA_CASES("f16.f16")
+        WGMMA_CASES("k16", "f16.f16", "1, 1, 0, 1")
     }
 }
 
-// The producer: one thread keeps STAGES tiles of A and B in flight. In a cluster, block r
-// loads B boxes r, r + CLUSTER, ... for every block of the cluster (multicast), so a stage is
-// refilled only once the consumers of every block have released it.
-__device__ __forceinline__ void wg_produce(char *stages, unsigned full0, unsigned empty0,
-                                           const tensor_map *a_map, const tensor_map *b_map,
-                                           int row0, int col0, int tiles)
-{
-    const unsigned rank = CLUSTER_SIZE > 1 ? cluster_rank() : 0;
-    for (int kt = 0; kt < tiles; kt++) {
-        const int s = kt % STAGES;
-        if (kt >= STAGES)
-            barrier_wait(empty0 + 8 * s, (kt / STAGES - 1) & 1);
-        const unsigned full = full0 + 8 * s, a = shared_address(stages + s * STAGE_BYTES);
-        barrier_expect_bytes(full, STAGE_BYTES); // A, and all of B from whichever block loads it
-        tma_load(a, a_map, kt * WG_BK, row0, full);
-#pragma unroll
-        for (int j = 0; j < B_BOXES; j++) {
-            const unsigned b = a + A_STAGE_BYTES + j * 64 * 128;
-            if constexpr (CLUSTER_SIZE == 1)
-                tma_load(b, b_map, col0 + j * 64, kt * WG_BK, full);
-            else if (j % CLUSTER_SIZE == (int)rank)
-                tma_load_multicast(b, b_map, col0 + j * 64, kt * WG_BK, full,
-                                   (1u << CLUSTER_SIZE) - 1);
+// A place in the ring of stages: the stage and the parity of its barriers' current phase. The
+// producer and the consumers walk the same sequence of stages through all the block's tiles.
+struct wg_ring {
+    unsigned stage, phase;
+    __device__ __forceinline__ void advance()
+    {
+        if (++stage == STAGES) {
+            stage = 0;
+            phase ^= 1;
         }
     }
+};
+
+// The block's tiles, in the raster order of tile_origin: sched=grid the one of its index;
+// persistent, from its (cluster's) index on, every gridDim-th.
+struct wg_tiles {
+    unsigned first, count, step;
+};
+
+__device__ __forceinline__ wg_tiles wg_tiles_of(int M, int N)
+{
+    const unsigned rows = BM * CLUSTER_SIZE;
+    const unsigned count = ((unsigned)M + rows - 1) / rows * (((unsigned)N + WG_N - 1) / WG_N);
+    return {blockIdx.x / CLUSTER_SIZE, count, WG_PERSISTENT ? gridDim.x / CLUSTER_SIZE : count};
 }
 
-// A consumer: its WG_MT row tiles of 64 times the stage's B, 4 wgmma k steps of 16 per stage.
-// A tile rows are 128 bytes, 8-row swizzle atoms 1024 bytes apart; B is stored as 64-column
-// boxes of 64 k rows (8 KiB each), so k atoms are 1024 bytes apart and column atoms 8 KiB.
-__device__ __forceinline__ void wg_consume(float (&acc)[WG_MT][WG_ACC], char *stages,
-                                           unsigned full0, unsigned empty0, int consumer,
-                                           int tiles)
+// The producer: one thread keeps STAGES loads of A and B in flight, tile after tile. In a
+// cluster, block r loads B boxes r, r + CLUSTER, ... for every block of the cluster
+// (multicast), so a stage is refilled only once the consumers of every block have released it.
+// A fresh barrier's phase "before" the first counts as complete, so the first round of stages
+// waits for nothing (parity phase ^ 1).
+__device__ __forceinline__ void wg_produce(char *stages, unsigned full0, unsigned empty0,
+                                           const tensor_map *a_map, const tensor_map *b_map,
+                                           int M, int N, int k_tiles)
 {
-    for (int kt = 0; kt < tiles; kt++) {
-        const int s = kt % STAGES;
-        barrier_wait(full0 + 8 * s, (kt / STAGES) & 1);
-        const unsigned a = shared_address(stages + s * STAGE_BYTES), b = a + A_STAGE_BYTES;
-        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+    const unsigned rank = CLUSTER_SIZE > 1 ? cluster_rank() : 0;
+    const wg_tiles tiles = wg_tiles_of(M, N);
+    wg_ring ring = {0, 0};
+    for (unsigned t = tiles.first; t < tiles.count; t += tiles.step) {
+        int row0, col0;
+        tile_origin(t, M, N, row0, col0);
+        for (int kt = 0; kt < k_tiles; kt++, ring.advance()) {
+            barrier_wait(empty0 + 8 * ring.stage, ring.phase ^ 1);
+            const unsigned full = full0 + 8 * ring.stage;
+            const unsigned a = shared_address(stages + ring.stage * STAGE_BYTES);
+            barrier_expect_bytes(full, STAGE_BYTES); // A, and all of B from whichever block loads it
+            tma_load(a, a_map, kt * WG_BK, row0, full);
 #pragma unroll
-        for (int k = 0; k < WG_BK / 16; k++)
-#pragma unroll
-            for (int m = 0; m < WG_MT; m++)
-                wgmma<WG_N>(acc[m],
-                            smem_descriptor(a + (consumer * WG_MT + m) * 64 * 128 + k * 32, 16, 1024),
-                            smem_descriptor(b + k * 16 * 128, 64 * 128, 1024));
-        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-        if (threadIdx.x % 32 == 0) {
-            if constexpr (CLUSTER_SIZE == 1) {
-                barrier_arrive(empty0 + 8 * s);
-            } else { // every block's producer writes into this stage
-#pragma unroll
-                for (int r = 0; r < CLUSTER_SIZE; r++)
-                    barrier_arrive_in(empty0 + 8 * s, r);
+            for (int j = 0; j < B_BOXES; j++) {
+                const unsigned b = a + A_STAGE_BYTES + j * 64 * 128;
+                const int x = B_K_MAJOR ? kt * WG_BK : col0 + j * 64;
+                const int y = B_K_MAJOR ? col0 + j * 64 : kt * WG_BK;
+                if constexpr (CLUSTER_SIZE == 1)
+                    tma_load(b, b_map, x, y, full);
+                else if (j % CLUSTER_SIZE == (int)rank)
+                    tma_load_multicast(b, b_map, x, y, full, (1u << CLUSTER_SIZE) - 1);
             }
         }
     }
 }
 
-// Accumulator (row, col) pairs: row w*16 + l/4 (+8), column 8i + 2(l%4) (+1) of the 64 x N tile.
-__device__ __forceinline__ void wg_store(const float (&acc)[WG_MT][WG_ACC], TO *C, int M, int N,
-                                         int row0, int col0, int consumer)
+// A consumer warp's arrival on the stage's "empty" barrier (of every block of the cluster: each
+// block's producer writes into this stage).
+__device__ __forceinline__ void wg_release(unsigned empty0, unsigned stage)
+{
+    if (threadIdx.x % 32 == 0) {
+        if constexpr (CLUSTER_SIZE == 1) {
+            barrier_arrive(empty0 + 8 * stage);
+        } else {
+#pragma unroll
+            for (int r = 0; r < CLUSTER_SIZE; r++)
+                barrier_arrive_in(empty0 + 8 * stage, r);
+        }
+    }
+}
+
+// The wgmma writes the accumulators asynchronously, until wgmma.wait_group says it is done:
+// this keeps the compiler from moving other accesses to them across that point.
+__device__ __forceinline__ void wg_fence_accumulators(float (&acc)[WG_MT][WG_ACC])
+{
+#pragma unroll
+    for (int m = 0; m < WG_MT; m++)
+#pragma unroll
+        for (int i = 0; i < WG_ACC; i++)
+            asm volatile("" : "+f"(acc[m][i])::"memory");
+}
+
+// A consumer's tile: its WG_MT row tiles of 64 times the stage's B, 4 wgmma k steps of 32 bytes
+// per stage. A tile rows are 128 bytes, 8-row swizzle atoms 1024 bytes apart. B N-major is
+// stored as 64-column boxes of 64 k rows (8 KiB each), so k atoms are 1024 bytes apart and
+// column atoms 8 KiB; B K-major as N rows of 128 bytes, like A. One group of wgmma stays in
+// flight while the next stage's are issued: the stage of the group before is released once
+// wgmma.wait_group 1 says that group is done.
+__device__ __forceinline__ void wg_consume(float (&acc)[WG_MT][WG_ACC], char *stages,
+                                           unsigned full0, unsigned empty0, int consumer,
+                                           int k_tiles, wg_ring &ring)
+{
+#pragma unroll
+    for (int m = 0; m < WG_MT; m++)
+#pragma unroll
+        for (int i = 0; i < WG_ACC; i++)
+            acc[m][i] = 0.0f;
+    wg_fence_accumulators(acc);
+    unsigned held = 0; // the stage of the group in flight
+    for (int kt = 0; kt < k_tiles; kt++) {
+        barrier_wait(full0 + 8 * ring.stage, ring.phase);
+        const unsigned a = shared_address(stages + ring.stage * STAGE_BYTES), b = a + A_STAGE_BYTES;
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+        for (int k = 0; k < WG_BK / WG_K; k++)
+#pragma unroll
+            for (int m = 0; m < WG_MT; m++)
+                wgmma<WG_N>(acc[m],
+                            smem_descriptor(a + (consumer * WG_MT + m) * 64 * 128 + k * 32, 16, 1024),
+                            B_K_MAJOR ? smem_descriptor(b + k * 32, 16, 1024)
+                                      : smem_descriptor(b + k * 16 * 128, 64 * 128, 1024));
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+        if (kt > 0)
+            wg_release(empty0, held);
+        held = ring.stage;
+        ring.advance();
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    wg_fence_accumulators(acc);
+    wg_release(empty0, held);
+}
+
+// The epilogue's launch values (ptxjit_matmul_ex): alpha (times wgmma_fp8's a_scale * b_scale,
+// folded on the host), beta, and the bias vector of N floats.
+struct matmul_epilogue {
+    float alpha, beta;
+    const float *bias;
+};
+
+enum : int { WG_SCALED = WG_FAMILY && (ALPHA == ALPHA_SCALED || VARIANT == VARIANT_WGMMA_FP8) };
+enum : int { WG_BETA = WG_FAMILY && BETA == BETA_SCALED, WG_BIAS = WG_FAMILY && BIAS == BIAS_COLUMN };
+enum : int { WG_RELU = WG_FAMILY && ACT == ACT_RELU, WG_GELU = WG_FAMILY && ACT == ACT_GELU };
+
+// GELU in its tanh form: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+__device__ __forceinline__ float gelu(float x)
+{
+    return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * fmaf(0.044715f * x, x * x, x)));
+}
+
+// C's elements at, at + 1 (before this call's store) as floats.
+__device__ __forceinline__ float2 load_c_pair(const TO *C, size_t at)
+{
+    if constexpr (OUT_ID == OUT_F32) {
+        return *reinterpret_cast<const float2 *>(C + at);
+    } else {
+        const unsigned bits = *reinterpret_cast<const unsigned *>(C + at);
+        if constexpr (OUT_ID == OUT_BF16)
+            return make_float2(__uint_as_float(bits << 16), __uint_as_float(bits & 0xffff0000u));
+        float x, y;
+        asm("{\n\t.reg .b16 lo, hi;\n\tmov.b32 {lo, hi}, %2;\n\t"
+            "cvt.f32.f16 %0, lo;\n\tcvt.f32.f16 %1, hi;\n}" : "=f"(x), "=f"(y) : "r"(bits));
+        return make_float2(x, y);
+    }
+}
+
+// act(alpha (x, y) + beta C + bias) for the pair at row r, columns c and c + 1 (inside C).
+__device__ __forceinline__ void wg_epilogue(float &x, float &y, const TO *C, int r, int c, int N,
+                                            const matmul_epilogue &ep)
+{
+    if constexpr (WG_SCALED) {
+        x *= ep.alpha;
+        y *= ep.alpha;
+    }
+    if constexpr (WG_BETA) {
+        const float2 old = load_c_pair(C, (size_t)r * N + c);
+        x = fmaf(ep.beta, old.x, x);
+        y = fmaf(ep.beta, old.y, y);
+    }
+    if constexpr (WG_BIAS) {
+        x += __ldg(ep.bias + c);
+        y += __ldg(ep.bias + c + 1);
+    }
+    if constexpr (WG_RELU) {
+        x = fmaxf(x, 0.0f);
+        y = fmaxf(y, 0.0f);
+    } else if constexpr (WG_GELU) {
+        x = gelu(x);
+        y = gelu(y);
+    }
+}
+
+// Two outputs rounded to 16 bits in one register, the first in the lower half.
+__device__ __forceinline__ unsigned pack_pair(float x, float y)
+{
+    unsigned packed; // cvt puts its first operand in the upper half
+    if constexpr (OUT_ID == OUT_BF16)
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(y), "f"(x));
+    else
+        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(y), "f"(x));
+    return packed;
+}
+
+// store=direct: accumulator (row, col) pairs, row w*16 + l/4 (+8), column 8i + 2(l%4) (+1) of
+// the 64 x N tile, straight to C.
+__device__ __forceinline__ void wg_store(float (&acc)[WG_MT][WG_ACC], TO *C, int M, int N,
+                                         int row0, int col0, int consumer,
+                                         const matmul_epilogue &ep)
 {
     const int t = threadIdx.x % 128, w = t / 32, l = t % 32;
 #pragma unroll
@@ -905,30 +1099,88 @@ __device__ __forceinline__ void wg_store(const float (&acc)[WG_MT][WG_ACC], TO *
                 const int c = col0 + i * 8 + (l % 4) * 2;
                 if (r >= M || c >= N) // N is a multiple of 8: c + 1 < N too
                     continue;
-                const float x = acc[m][i * 4 + h * 2], y = acc[m][i * 4 + h * 2 + 1];
-                if constexpr (OUT_ID == OUT_F32) {
+                float x = acc[m][i * 4 + h * 2], y = acc[m][i * 4 + h * 2 + 1];
+                wg_epilogue(x, y, C, r, c, N, ep);
+                if constexpr (OUT_ID == OUT_F32)
                     *reinterpret_cast<float2 *>(C + (size_t)r * N + c) = make_float2(x, y);
-                } else {
-                    unsigned packed; // the first operand lands in the upper half
-                    if constexpr (OUT_ID == OUT_BF16)
-                        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(y), "f"(x));
-                    else
-                        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(y), "f"(x));
-                    *reinterpret_cast<unsigned *>(C + (size_t)r * N + c) = packed;
-                }
+                else
+                    *reinterpret_cast<unsigned *>(C + (size_t)r * N + c) = pack_pair(x, y);
             }
 }
 
+// The TMA's store of a box of shared memory to C at (x, y); elements outside C are not
+// written.
+__device__ __forceinline__ void tma_store(const tensor_map *map, int x, int y, unsigned src)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
+                 ::"l"(map), "r"(x), "r"(y), "r"(src) : "memory");
+}
+
+// Barrier `id` of the threads of one consumer warpgroup (the other warpgroups go on).
+__device__ __forceinline__ void warpgroup_barrier(int id)
+{
+    asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory");
+}
+
+// store=tma: the consumer's rows of C into its shared tile (element (row, col) of a 64-row box
+// at row * 128 + its byte in the row, the 16-byte chunk flipped by row % 8: the 128-byte
+// swizzle, which also spreads a warp's stores over all banks), then one thread has the TMA store
+// the boxes and goes on. The tile is written again only after those stores have read it.
+__device__ __forceinline__ void wg_store_tma(float (&acc)[WG_MT][WG_ACC], char *c_tiles,
+                                             const tensor_map *c_map, const TO *C, int M, int N,
+                                             int row0, int col0, int consumer,
+                                             const matmul_epilogue &ep)
+{
+    const int t = threadIdx.x % 128, w = t / 32, l = t % 32;
+    const unsigned base = shared_address(c_tiles + consumer * C_TILE_BYTES);
+    if (t == 0)
+        asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+    warpgroup_barrier(1 + consumer);
+#pragma unroll
+    for (int m = 0; m < WG_MT; m++)
+#pragma unroll
+        for (int i = 0; i < WG_N / 8; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int lr = w * 16 + l / 4 + h * 8, lc = i * 8 + (l % 4) * 2;
+                const int r = row0 + (consumer * WG_MT + m) * 64 + lr, c = col0 + lc;
+                float x = acc[m][i * 4 + h * 2], y = acc[m][i * 4 + h * 2 + 1];
+                if (r < M && c < N)
+                    wg_epilogue(x, y, C, r, c, N, ep);
+                const unsigned at = base + (m * C_BOXES + lc / C_BOX_COLS) * 8192 + lr * 128 +
+                                    ((lc % C_BOX_COLS * OUT_BYTES) ^ (lr & 7) << 4);
+                if constexpr (OUT_ID == OUT_F32)
+                    asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(at), "f"(x), "f"(y)
+                                 : "memory");
+                else
+                    asm volatile("st.shared.b32 [%0], %1;" ::"r"(at), "r"(pack_pair(x, y))
+                                 : "memory");
+            }
+    // The generic proxy's writes, made visible to the TMA's (async proxy) reads.
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    warpgroup_barrier(1 + consumer);
+    if (t == 0) {
+#pragma unroll
+        for (int m = 0; m < WG_MT; m++) {
+            const int r = row0 + (consumer * WG_MT + m) * 64;
+#pragma unroll
+            for (int j = 0; j < C_BOXES; j++)
+                if (r < M && col0 + j * C_BOX_COLS < N)
+                    tma_store(c_map, col0 + j * C_BOX_COLS, r, base + (m * C_BOXES + j) * 8192);
+        }
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    }
+}
+
 __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const tensor_map *a_map,
-                                             const tensor_map *b_map)
+                                             const tensor_map *b_map, const tensor_map *c_map,
+                                             const matmul_epilogue &ep)
 {
     extern __shared__ unsigned char dynamic_smem[];
     __shared__ alignas(8) unsigned long long full[STAGES], empty[STAGES];
-    // The 128-byte swizzle repeats every 1024 bytes: align the stages to it.
+    // The 128-byte swizzle repeats every 1024 bytes: align the stages (and C's tiles) to it.
     char *stages = reinterpret_cast<char *>(dynamic_smem) +
                    ((1024 - (shared_address(dynamic_smem) & 1023)) & 1023);
-    int row0, col0;
-    block_tile(M, N, row0, col0);
     const unsigned full0 = shared_address(full), empty0 = shared_address(empty);
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
@@ -941,16 +1193,30 @@ __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const t
         cluster_sync();
     else
         __syncthreads();
-    const int warpgroup = threadIdx.x / 128, tiles = (K + WG_BK - 1) / WG_BK;
+    const int warpgroup = threadIdx.x / 128, k_tiles = (K - 1) / WG_BK + 1;
     if (warpgroup == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
         if (threadIdx.x == 0)
-            wg_produce(stages, full0, empty0, a_map, b_map, row0, col0, tiles);
+            wg_produce(stages, full0, empty0, a_map, b_map, M, N, k_tiles);
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
-        float acc[WG_MT][WG_ACC] = {};
-        wg_consume(acc, stages, full0, empty0, warpgroup - 1, tiles);
-        wg_store(acc, C, M, N, row0, col0, warpgroup - 1);
+        const int consumer = warpgroup - 1;
+        const wg_tiles tiles = wg_tiles_of(M, N);
+        wg_ring ring = {0, 0};
+        float acc[WG_MT][WG_ACC];
+        for (unsigned t = tiles.first; t < tiles.count; t += tiles.step) {
+            int row0, col0;
+            tile_origin(t, M, N, row0, col0);
+            wg_consume(acc, stages, full0, empty0, consumer, k_tiles, ring);
+            if constexpr (WG_TMA_STORE)
+                wg_store_tma(acc, stages + STAGES * STAGE_BYTES, c_map, C, M, N, row0, col0,
+                             consumer, ep);
+            else
+                wg_store(acc, C, M, N, row0, col0, consumer, ep);
+        }
+        if constexpr (WG_TMA_STORE) // the last stores are done before the block's memory goes
+            if (threadIdx.x % 128 == 0)
+                asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
     }
     if constexpr (CLUSTER_SIZE > 1)
         cluster_sync(); // the peer's last multicasts and arrivals have landed here
@@ -965,13 +1231,14 @@ enum : int {
 };
 
 // One signature for every variant: the SIMT and tensor_core variants read A and B through
-// pointers, wgmma through the tensor maps (the host passes zeros for what a variant does not
-// use). The block's tile of C comes from blockIdx.x (block_tile).
+// pointers, the wgmma variants through the tensor maps (c_map: store=tma's) and read the
+// epilogue's values (the host passes zeros for what a variant does not use). The block's tile
+// of C comes from blockIdx.x (block_tile; wg_tiles_of for the persistent blocks).
 // Two blocks per SM for the 256-thread SIMT and mma.sync kernels (a 128-register cap), so one
 // block's loads overlap the other's arithmetic, unless a warp's tf32 tile needs more than 64
 // accumulators; wgmma's one block holds all shared memory.
 enum : int {
-    MIN_BLOCKS = VARIANT == VARIANT_WGMMA || THREADS > 256 ||
+    MIN_BLOCKS = WG_FAMILY || THREADS > 256 ||
                          (VARIANT == VARIANT_TENSOR_CORE && MT_TILES * NT_TILES * 4 > 64)
                      ? 1 : 2
 };
@@ -979,10 +1246,11 @@ enum : int {
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 matmul_kernel(const TI *__restrict__ A, const TI *__restrict__ B, TO *__restrict__ C, int M,
               int N, int K, const __grid_constant__ tensor_map a_map,
-              const __grid_constant__ tensor_map b_map)
+              const __grid_constant__ tensor_map b_map, const __grid_constant__ tensor_map c_map,
+              const __grid_constant__ matmul_epilogue epilogue)
 {
-    if constexpr (VARIANT == VARIANT_WGMMA) {
-        matmul_wgmma(C, M, N, K, &a_map, &b_map);
+    if constexpr (WG_FAMILY) {
+        matmul_wgmma(C, M, N, K, &a_map, &b_map, &c_map, epilogue);
     } else {
         const float *a = reinterpret_cast<const float *>(A), *b = reinterpret_cast<const float *>(B);
         float *c = reinterpret_cast<float *>(C);

@@ -695,15 +695,15 @@ START_TEST(cli_family_schema_api_hands_out_the_template_as_data)
     ck_assert_int_eq(param.value_count, 3);
     ck_assert_str_eq(param.values[param.default_value], "f32");
     ck_assert_str_eq(param.default_text, "f32");
-    ck_assert_int_eq(param.default_if_count, 2);
+    ck_assert_int_eq(param.default_if_count, 3);
     ptxjit_default_if_info when;
     ck_assert_int_eq(ptxjit_family_default_if(&when, context, "matmul", 2, 1), PTXJIT_OK);
     ck_assert_str_eq(when.condition, "variant == wgmma && dtype == f16");
     ck_assert_str_eq(when.value_text, "f16");
     ck_assert_str_eq(param.values[when.value], "f16");
-    ck_assert_int_eq(ptxjit_family_default_if(&when, context, "matmul", 2, 2),
+    ck_assert_int_eq(ptxjit_family_default_if(&when, context, "matmul", 2, 3),
                      PTXJIT_ERR_INVALID_ARGUMENT);
-    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "default_if index 2 is out of range"));
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "default_if index 3 is out of range"));
     ck_assert_int_eq(ptxjit_family_param(&param, context, "reduce", 1), PTXJIT_OK);
     ck_assert_str_eq(param.name, "tpb");
     ck_assert_int_eq(param.kind, PTXJIT_PARAM_INT);

@@ -358,7 +358,9 @@ static void same_needs_as_nvrtc(ptxjit_context *context, const char *params)
     static const char *const signature[] = {
         ".param .u64 matmul_kernel_param_2,", ".param .u32 matmul_kernel_param_5,",
         ".param .align 64 .b8 matmul_kernel_param_6[128],",
-        ".param .align 64 .b8 matmul_kernel_param_7[128]",
+        ".param .align 64 .b8 matmul_kernel_param_7[128],",
+        ".param .align 64 .b8 matmul_kernel_param_8[128],",
+        ".param .align 8 .b8 matmul_kernel_param_9[16]",
     };
     for (size_t i = 0; i < PJ_ARRAY_SIZE(signature); i++)
         ck_assert_msg(strstr(ours, signature[i]) && strstr(theirs, signature[i]),
@@ -553,7 +555,7 @@ START_TEST(wgmma_cluster_multicasts_b_and_arrives_in_both_blocks)
         ck_assert_msg(strstr(ptx, cluster_ops[i]), "no %s", cluster_ops[i]);
     ck_assert_int_eq(count(ptx, "barrier.cluster.arrive.release.aligned"), 2);
     ck_assert_int_eq(count(ptx, "barrier.cluster.wait.acquire.aligned"), 2);
-    ck_assert_ptr_null(strstr(ptx, "bar.sync"));
+    ck_assert_ptr_null(strstr(ptx, "bar.sync \t0;")); /* only the consumers' named barriers */
     /* arrivals on both blocks' barriers, none on the block's own alone */
     ck_assert_int_eq(count(ptx, "mapa.shared::cluster.u32") % 2, 0);
     ck_assert_ptr_null(strstr(ptx, "mbarrier.arrive.shared::cta.b64"));
@@ -561,7 +563,7 @@ START_TEST(wgmma_cluster_multicasts_b_and_arrives_in_both_blocks)
     const char *single = llvm_ptx(context, "variant=wgmma");
     ck_assert_ptr_null(strstr(single, ".multicast::cluster"));
     ck_assert_ptr_null(strstr(single, "barrier.cluster"));
-    ck_assert_ptr_nonnull(strstr(single, "bar.sync"));
+    ck_assert_ptr_nonnull(strstr(single, "bar.sync \t0;"));
     ptxjit_close(context);
 }
 END_TEST
@@ -612,6 +614,49 @@ START_TEST(matmul_description_lists_the_variants_llvm_builds)
 }
 END_TEST
 
+/* What the generator does not build is refused with PTXJIT_ERR_UNSUPPORTED naming
+ * backend=nvrtc: the tf32 and fp8 wgmma variants before any compiler loads, and the wgmma
+ * parameters it lacks (B's transpose, the fused epilogue, a 16-bit output of the other type)
+ * by the generator. Both schedules and both stores it builds, as the template does. */
+START_TEST(llvm_refuses_the_wgmma_features_it_does_not_build)
+{
+    ptxjit_context *context = open_plain();
+    static const struct {
+        const char *params, *needle;
+    } refused[] = {
+        {"variant=wgmma_tf32", "matmul variant=wgmma_tf32 is not supported by the llvm backend"},
+        {"variant=wgmma_fp8", "matmul variant=wgmma_fp8 is not supported by the llvm backend"},
+        {"b_layout=nk", "matmul variant=wgmma b_layout=nk is not supported by the llvm backend; use backend=nvrtc"},
+        {"alpha=scaled", "alpha=scaled is not supported by the llvm backend"},
+        {"beta=scaled", "beta=scaled is not supported by the llvm backend"},
+        {"bias=column", "bias=column is not supported by the llvm backend"},
+        {"act=gelu", "act=gelu is not supported by the llvm backend"},
+        {"out=f16", "not supported by the llvm backend"},
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(refused); i++) {
+        char params[160];
+        ptxjit_kernel *kernel;
+        snprintf(params, sizeof params, "backend=llvm %s", refused[i].params);
+        ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "matmul", params, NULL),
+                         PTXJIT_ERR_UNSUPPORTED);
+        ck_assert_msg(strstr(ptxjit_last_error(), refused[i].needle), "%s: %s", params,
+                      ptxjit_last_error());
+        ck_assert_msg(strstr(ptxjit_last_error(), "use backend=nvrtc"), "%s: %s", params,
+                      ptxjit_last_error());
+    }
+    static const char *const built[] = {"sched=grid store=direct", "sched=persistent store=direct",
+                                        "sched=grid store=tma", "store=tma out=f32 stages=2"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(built); i++) {
+        char params[160];
+        ptxjit_kernel *kernel;
+        snprintf(params, sizeof params, "backend=llvm %s", built[i]);
+        ck_assert_msg(ptxjit_get_kernel(&kernel, context, "matmul", params, NULL) == PTXJIT_OK,
+                      "%s: %s", params, ptxjit_last_error());
+    }
+    ptxjit_close(context);
+}
+END_TEST
+
 Suite *suite_llvm_matmul(void)
 {
     Suite *s = suite_create("llvm_matmul");
@@ -624,6 +669,7 @@ Suite *suite_llvm_matmul(void)
     tcase_add_test(tc, shared_tiles_are_declared_16_byte_aligned);
     tcase_add_test(tc, dot_product_loop_takes_four_steps_and_leaves_unrolling_to_ptxas);
     tcase_add_test(tc, matmul_description_lists_the_variants_llvm_builds);
+    tcase_add_test(tc, llvm_refuses_the_wgmma_features_it_does_not_build);
     suite_add_tcase(s, tc);
     TCase *sweep = tcase_create("sweep");
     tcase_set_timeout(sweep, 900);

@@ -1,5 +1,5 @@
-/* cublas_peer.c — cublasSgeam and cublasGemmEx through dlopen (dynlib.h): the library is
- * optional, and linking it would tie ptxjit to one toolkit. */
+/* cublas_peer.c — cublasSgeam and cublasGemmEx, and cuBLASLt's fp8 matmul, through dlopen
+ * (dynlib.h): the libraries are optional, and linking them would tie ptxjit to one toolkit. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +19,8 @@ typedef int (*gemm_ex_fn)(void *, int, int, int, int, int, const void *, const v
                           const void *, int, int, const void *, void *, int, int, int, int);
 
 struct cublas_peer {
-    void *handle; /* cuBLAS's, one per peer */
+    void *handle;    /* cuBLAS's, one per peer */
+    void *lt_handle; /* cuBLASLt's, made on the first fp8 product */
 };
 
 /* Values from cublas_api.h and library_types.h (the library is loaded, not linked). */
@@ -40,6 +41,8 @@ static struct {
 } cublas;
 
 static pthread_once_t cublas_once = PTHREAD_ONCE_INIT;
+
+static void lt_close(void *handle); /* cuBLASLt's part, below */
 
 static void cublas_load_once(void)
 {
@@ -89,6 +92,7 @@ void cublas_peer_close(cublas_peer *peer)
 {
     if (!peer)
         return;
+    lt_close(peer->lt_handle);
     cublas.destroy(peer->handle);
     free(peer);
 }
@@ -106,9 +110,11 @@ int cublas_peer_transpose_f32(cublas_peer *peer, ptxjit_devptr out, ptxjit_devpt
 }
 
 int cublas_peer_matmul(cublas_peer *peer, cublas_gemm kind, ptxjit_devptr c, ptxjit_devptr a,
-                       ptxjit_devptr b, size_t m, size_t n, size_t k)
+                       ptxjit_devptr b, size_t m, size_t n, size_t k, int b_nk)
 {
-    /* Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: B and A swap places, nothing transposes. */
+    /* Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: B and A swap places, nothing transposes.
+     * B given as its transpose (n x k row-major, b_nk) is column-major k x n: transposed
+     * ("TN", both operands K-major). */
     static const struct {
         int input, output, compute;
     } kinds[] = {
@@ -118,9 +124,169 @@ int cublas_peer_matmul(cublas_peer *peer, cublas_gemm kind, ptxjit_devptr c, ptx
         [CUBLAS_GEMM_F16] = {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F},
     };
     const float one = 1.0f, zero = 0.0f;
-    return cublas.gemm_ex(peer->handle, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one,
-                         (const void *)(uintptr_t)b, kinds[kind].input, (int)n,
+    return cublas.gemm_ex(peer->handle, b_nk ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, (int)n,
+                         (int)m, (int)k, &one, (const void *)(uintptr_t)b, kinds[kind].input,
+                         b_nk ? (int)k : (int)n,
                          (const void *)(uintptr_t)a, kinds[kind].input, (int)k, &zero,
                          (void *)(uintptr_t)c, kinds[kind].output, (int)n, kinds[kind].compute,
                          CUBLAS_GEMM_DEFAULT);
+}
+
+/* ---- cuBLASLt: fp8 ---- */
+
+/* cuBLASLt's types, as its header declares them (the library is loaded, not linked). */
+typedef struct {
+    uint64_t data[8];
+} lt_algo;
+typedef struct {
+    lt_algo algo;
+    size_t workspace_size;
+    int state;
+    float waves;
+    int reserved[4];
+} lt_heuristic;
+
+typedef int (*lt_create_fn)(void **);
+typedef int (*lt_destroy_fn)(void *);
+typedef int (*lt_desc_create_fn)(void **, int, int);
+typedef int (*lt_set_fn)(void *, int, const void *, size_t);
+typedef int (*lt_layout_create_fn)(void **, int, uint64_t, uint64_t, int64_t);
+typedef int (*lt_pref_create_fn)(void **);
+typedef int (*lt_heuristic_fn)(void *, void *, void *, void *, void *, void *, void *, int,
+                               lt_heuristic *, int *);
+typedef int (*lt_matmul_fn)(void *, void *, const void *, const void *, void *, const void *,
+                            void *, const void *, const void *, void *, void *, void *,
+                            const lt_algo *, void *, size_t, void *);
+
+enum { CUDA_R_8F_E4M3 = 28, CUDA_R_8F_E5M2 = 29 };
+enum { LT_TRANSA = 3, LT_TRANSB = 4, LT_FAST_ACCUM = 25, LT_PREF_MAX_WORKSPACE = 1 };
+
+static struct {
+    pj_dynlib lib;
+    lt_create_fn create;
+    lt_destroy_fn destroy, desc_destroy, layout_destroy, pref_destroy;
+    lt_desc_create_fn desc_create;
+    lt_set_fn desc_set, pref_set;
+    lt_layout_create_fn layout_create;
+    lt_pref_create_fn pref_create;
+    lt_heuristic_fn heuristic;
+    lt_matmul_fn matmul;
+    const char *why;
+    char error[PJ_DYNLIB_ERROR_MAX];
+} lt;
+
+static pthread_once_t lt_once = PTHREAD_ONCE_INIT;
+
+static void lt_load_once(void)
+{
+    static const char *const sonames[] = {"libcublasLt.so.13", "libcublasLt.so.12", NULL};
+    const pj_dynlib_spec spec = {
+        .what = "cuBLASLt",
+        .sonames = sonames,
+        .file = "libcublasLt.so",
+        .places = PJ_DYNLIB_TOOLKIT,
+        .fix = "install the CUDA toolkit's cuBLAS, or set CUDA_HOME to the toolkit"};
+    lt.why = lt.error;
+    if (!pj_dynlib_open(&lt.lib, &spec)) {
+        snprintf(lt.error, sizeof lt.error, "%s", lt.lib.error);
+        return;
+    }
+    const pj_dynlib_symbol symbols[] = {
+        {"cublasLtCreate", (void **)&lt.create},
+        {"cublasLtDestroy", (void **)&lt.destroy},
+        {"cublasLtMatmulDescCreate", (void **)&lt.desc_create},
+        {"cublasLtMatmulDescDestroy", (void **)&lt.desc_destroy},
+        {"cublasLtMatmulDescSetAttribute", (void **)&lt.desc_set},
+        {"cublasLtMatrixLayoutCreate", (void **)&lt.layout_create},
+        {"cublasLtMatrixLayoutDestroy", (void **)&lt.layout_destroy},
+        {"cublasLtMatmulPreferenceCreate", (void **)&lt.pref_create},
+        {"cublasLtMatmulPreferenceDestroy", (void **)&lt.pref_destroy},
+        {"cublasLtMatmulPreferenceSetAttribute", (void **)&lt.pref_set},
+        {"cublasLtMatmulAlgoGetHeuristic", (void **)&lt.heuristic},
+        {"cublasLtMatmul", (void **)&lt.matmul},
+    };
+    const char *missing = pj_dynlib_resolve(lt.lib.handle, symbols, PJ_ARRAY_SIZE(symbols));
+    if (missing) {
+        snprintf(lt.error, sizeof lt.error, "the cuBLASLt library %s lacks %s", lt.lib.path,
+                 missing);
+        return;
+    }
+    lt.why = NULL;
+}
+
+static void lt_close(void *handle)
+{
+    if (handle)
+        lt.destroy(handle);
+}
+
+/* One fp8 product's descriptors and the algorithm cuBLASLt's heuristic picks for it. */
+typedef struct {
+    void *desc, *a, *b, *c, *pref;
+    lt_heuristic choice;
+} lt_plan;
+
+static void lt_plan_free(lt_plan *p)
+{
+    if (p->pref)
+        lt.pref_destroy(p->pref);
+    if (p->c)
+        lt.layout_destroy(p->c);
+    if (p->b)
+        lt.layout_destroy(p->b);
+    if (p->a)
+        lt.layout_destroy(p->a);
+    if (p->desc)
+        lt.desc_destroy(p->desc);
+}
+
+/* Row-major C = A·B with B given as its transpose is column-major Cᵀ = (Bᵀ)ᵀ·Aᵀ: the "TN"
+ * layout cuBLASLt's fp8 kernels take (both operands K-major). */
+static const char *lt_plan_make(lt_plan *p, void *handle, int input, int output, size_t m,
+                                size_t n, size_t k, int fast, size_t workspace)
+{
+    const int transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
+    const signed char fast_accum = (signed char)(fast != 0);
+    const uint64_t workspace_bytes = workspace;
+    int found = 0;
+    if (lt.desc_create(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) ||
+        lt.desc_set(p->desc, LT_TRANSA, &transa, sizeof transa) ||
+        lt.desc_set(p->desc, LT_TRANSB, &transb, sizeof transb) ||
+        lt.desc_set(p->desc, LT_FAST_ACCUM, &fast_accum, sizeof fast_accum))
+        return "cublasLtMatmulDescCreate failed";
+    if (lt.layout_create(&p->a, input, k, n, (int64_t)k) ||
+        lt.layout_create(&p->b, input, k, m, (int64_t)k) ||
+        lt.layout_create(&p->c, output, n, m, (int64_t)n))
+        return "cublasLtMatrixLayoutCreate failed";
+    if (lt.pref_create(&p->pref) ||
+        lt.pref_set(p->pref, LT_PREF_MAX_WORKSPACE, &workspace_bytes, sizeof workspace_bytes))
+        return "cublasLtMatmulPreferenceCreate failed";
+    if (lt.heuristic(handle, p->desc, p->a, p->b, p->c, p->c, p->pref, 1, &p->choice, &found) ||
+        found < 1)
+        return "cuBLASLt has no fp8 algorithm for this product";
+    return NULL;
+}
+
+const char *cublas_peer_matmul_fp8(cublas_peer *peer, ptxjit_devptr c, ptxjit_devptr a,
+                                   ptxjit_devptr b_t, size_t m, size_t n, size_t k, int e5m2,
+                                   int out, int fast, ptxjit_devptr workspace,
+                                   size_t workspace_bytes)
+{
+    pthread_once(&lt_once, lt_load_once);
+    if (lt.why)
+        return lt.why;
+    if (!peer->lt_handle && lt.create(&peer->lt_handle))
+        return "cublasLtCreate failed";
+    static const int outputs[] = {CUDA_R_32F, CUDA_R_16BF, CUDA_R_16F};
+    lt_plan p = {0};
+    const char *why = lt_plan_make(&p, peer->lt_handle, e5m2 ? CUDA_R_8F_E5M2 : CUDA_R_8F_E4M3,
+                                   outputs[out], m, n, k, fast, workspace_bytes);
+    const float one = 1.0f, zero = 0.0f;
+    if (!why && lt.matmul(peer->lt_handle, p.desc, &one, (const void *)(uintptr_t)b_t, p.a,
+                          (const void *)(uintptr_t)a, p.b, &zero, (const void *)(uintptr_t)c,
+                          p.c, (void *)(uintptr_t)c, p.c, &p.choice.algo,
+                          (void *)(uintptr_t)workspace, workspace_bytes, NULL))
+        why = "cublasLtMatmul failed";
+    lt_plan_free(&p);
+    return why;
 }

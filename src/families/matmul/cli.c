@@ -1,7 +1,8 @@
 /* cli.c — the matmul family on the command line: `ptxjit run matmul` and `ptxjit bench
  * matmul` (fresh random inputs, poisoned outputs, a float64 CPU reference on sampled rows (all
- * rows for small products), CUDA-event medians, and cuBLAS (SGEMM, TF32, GemmEx bf16) measured
- * in the same run) and its rows of `ptxjit bench backends`. */
+ * rows for small products), CUDA-event medians, and cuBLAS (SGEMM, TF32, GemmEx bf16/f16)
+ * measured in the same run; `shapes=MxNxK,...`: the given shapes, each set against the cuBLAS
+ * call of its input type and B layout) and its rows of `ptxjit bench backends`. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@ typedef struct {
     size_t m, n, k;
     pj_dtype dtype;
     void *a, *b;
+    float *b_values; /* B's elements as floats (exact for every input type), made on first use */
     ptxjit_devptr da, db, dc;
 } matmul_data;
 
@@ -27,24 +29,39 @@ typedef struct {
     const char *params;
     cublas_peer *cublas; /* set: time cuBLAS instead of ptxjit */
     cublas_gemm kind;
+    int b_nk; /* the buffer at db is B's transpose (n x k), for both ptxjit's params and cuBLAS */
+    int fp8;  /* with cublas: cuBLASLt's fp8 product instead, 1 with fast accumulation, 2 without */
+    ptxjit_devptr workspace; /* cuBLASLt's */
+    const matmul_config *config; /* ptxjit's rows: the params' epilogue, for the reference */
 } matmul_job;
+
+enum { LT_WORKSPACE = 32 << 20 }; /* what cuBLAS's documentation advises on Hopper */
 
 static ptxjit_status matmul_once(void *arg)
 {
     matmul_job *job = arg;
     matmul_data *d = job->data;
+    if (job->cublas && job->fp8) {
+        const char *why = cublas_peer_matmul_fp8(job->cublas, d->dc, d->da, d->db, d->m, d->n,
+                                                 d->k, d->dtype == PJ_MATMUL_E5M2, 1,
+                                                 job->fp8 == 1, job->workspace, LT_WORKSPACE);
+        return why ? pj_error(PTXJIT_ERR_CUDA, "cuBLASLt fp8: %s", why) : PTXJIT_OK;
+    }
     if (job->cublas)
-        return cublas_peer_matmul(job->cublas, job->kind, d->dc, d->da, d->db, d->m, d->n, d->k)
+        return cublas_peer_matmul(job->cublas, job->kind, d->dc, d->da, d->db, d->m, d->n, d->k,
+                                  job->b_nk)
                    ? pj_error(PTXJIT_ERR_CUDA, "cublasGemmEx failed")
                    : PTXJIT_OK;
     return ptxjit_matmul(d->context, job->params, d->da, d->db, d->dc, d->m, d->n, d->k, NULL);
 }
 
+/* B's k x n elements serve both layouts: read as K x N (b_layout=kn) or as its transpose
+ * N x K (nk), random either way. */
 static ptxjit_status data_make(matmul_data *d, ptxjit_context *context, size_t m, size_t n,
                                size_t k, pj_dtype dtype)
 {
-    *d = (matmul_data){context, m, n, k, dtype, NULL, NULL, 0, 0, 0};
-    const size_t e = (size_t)pj_dtype_bytes(dtype);
+    *d = (matmul_data){context, m, n, k, dtype, NULL, NULL, NULL, 0, 0, 0};
+    const size_t e = (size_t)pj_matmul_type_bytes(dtype);
     float *values = malloc((m > n ? m : n) * k * sizeof *values);
     d->a = malloc(m * k * e);
     d->b = malloc(k * n * e);
@@ -75,6 +92,7 @@ static void data_free(matmul_data *d)
 {
     free(d->a);
     free(d->b);
+    free(d->b_values);
     if (d->da)
         ptxjit_free(d->context, d->da);
     if (d->db)
@@ -83,23 +101,64 @@ static void data_free(matmul_data *d)
         ptxjit_free(d->context, d->dc);
 }
 
-/* NaN in every output byte pattern: an element the kernel never writes cannot pass. */
-static ptxjit_status poison(const matmul_data *d)
+/* NaN in every output byte pattern: an element the kernel never writes cannot pass. Zeros
+ * where beta=scaled reads C (beta 0 would still turn NaN into NaN). */
+static ptxjit_status poison(const matmul_data *d, const matmul_config *config)
 {
-    return PJ_CU(d->context->driver->cuMemsetD8Async(d->dc, 0xff, d->m * d->n * 4, NULL),
+    const unsigned char fill = config && config->beta ? 0 : 0xff;
+    return PJ_CU(d->context->driver->cuMemsetD8Async(d->dc, fill, d->m * d->n * 4, NULL),
                  "cuMemsetD8Async");
 }
 
-static double tolerance_of(pj_dtype dtype, pj_dtype out, int tf32)
+/* tf32: tensor_core rounds its inputs to tf32 (1e-3); wgmma_tf32 reads them as the tensor
+ * core does, truncated (2e-3). */
+static double tolerance_of(const matmul_config *config)
 {
-    if (dtype != PJ_DTYPE_f32 || out != PJ_DTYPE_f32)
+    if (config->dtype != PJ_DTYPE_f32 || config->out != PJ_DTYPE_f32)
         return 1e-2;
-    return tf32 ? 1e-3 : 1e-5;
+    return config->variant == MATMUL_WGMMA_TF32    ? 2e-3
+           : config->variant == MATMUL_TENSOR_CORE ? 1e-3
+                                                    : 1e-5;
+}
+
+/* Row `row` of the float64 reference: B decoded once into floats, so that a row of an 8192³
+ * product costs a pass over B rather than a conversion per element (pj_matmul_reference_row's
+ * way, the fallback without memory for it). */
+static void reference_row(double *out, matmul_data *d, size_t row, int b_nk)
+{
+    const size_t n = d->n, k = d->k;
+    if (!d->b_values && (d->b_values = malloc(k * n * sizeof *d->b_values)))
+        for (size_t i = 0; i < k * n; i++)
+            d->b_values[i] = (float)pj_matmul_element(d->b, d->dtype, i);
+    double *a = malloc(k * sizeof *a);
+    if (!d->b_values || !a) {
+        free(a);
+        pj_matmul_reference_row_layout(out, d->a, d->b, d->dtype, n, k, row, b_nk);
+        return;
+    }
+    for (size_t p = 0; p < k; p++)
+        a[p] = pj_matmul_element(d->a, d->dtype, row * k + p);
+    const float *b = d->b_values;
+    for (size_t j = 0; j < n; j++)
+        out[j] = 0;
+    if (b_nk) { /* B's column j is row j of its transpose */
+        for (size_t j = 0; j < n; j++) {
+            double sum = 0;
+            for (size_t p = 0; p < k; p++)
+                sum += a[p] * b[j * k + p];
+            out[j] = sum;
+        }
+    } else {
+        for (size_t p = 0; p < k; p++)
+            for (size_t j = 0; j < n; j++)
+                out[j] += a[p] * b[p * n + j];
+    }
+    free(a);
 }
 
 /* ‖C − C_ref‖ / ‖C_ref‖ over every row (small products) or 8 rows (first, last, 6 spread),
  * with the reference in float64; NaN if any sampled element is not finite. */
-static double relative_error(const matmul_data *d, pj_dtype out)
+static double relative_error(matmul_data *d, pj_dtype out, int b_nk, const matmul_config *config)
 {
     const size_t e = (size_t)pj_dtype_bytes(out);
     int all = (double)d->m * d->n * d->k <= 1e9;
@@ -113,7 +172,9 @@ static double relative_error(const matmul_data *d, pj_dtype out)
             diff = NAN;
             break;
         }
-        pj_matmul_reference_row(want, d->a, d->b, d->dtype, d->n, d->k, row);
+        reference_row(want, d, row, b_nk);
+        if (config && !config->bias) /* the epilogue, its defaults (alpha 1, beta 0, scales 1) */
+            pj_matmul_reference_epilogue(want, d->n, config, NULL, want, NULL);
         for (size_t j = 0; j < d->n; j++) {
             double g = pj_matmul_element(got, out, j), delta = g - want[j];
             diff = isfinite(g) ? diff + delta * delta : NAN;
@@ -144,7 +205,7 @@ static ptxjit_status measure(measurement *out, matmul_job *job, pj_dtype result_
 {
     matmul_data *d = job->data;
     double first = wall_ms();
-    ptxjit_status status = poison(d);
+    ptxjit_status status = poison(d, job->config);
     if (status == PTXJIT_OK)
         status = matmul_once(job);
     if (status == PTXJIT_OK)
@@ -154,7 +215,7 @@ static ptxjit_status measure(measurement *out, matmul_job *job, pj_dtype result_
         status = time_median_ms(&out->ms, d->context, matmul_once, job, 1, runs_for(first, runs));
     if (status != PTXJIT_OK)
         return status;
-    out->error = relative_error(d, result_type); /* of the last timed run */
+    out->error = relative_error(d, result_type, job->b_nk, job->config); /* the last run's */
     out->correct = out->error <= tolerance; /* false for NaN */
     out->tflops = 2.0 * d->m * d->n * d->k / (out->ms * 1e9);
     return PTXJIT_OK;
@@ -171,9 +232,9 @@ static int matmul_run(ptxjit_context *context, const char *params, size_t m, siz
     if (status != PTXJIT_OK)
         return cli_fail(status);
     matmul_data data;
-    matmul_job job = {&data, params, NULL, CUBLAS_SGEMM};
+    matmul_job job = {&data, params, NULL, CUBLAS_SGEMM, config.b_nk, 0, 0, &config};
     measurement result = {0};
-    double tolerance = tolerance_of(config.dtype, config.out, config.variant == MATMUL_TENSOR_CORE);
+    double tolerance = tolerance_of(&config);
     status = data_make(&data, context, m, n, k, config.dtype);
     if (status == PTXJIT_OK)
         status = measure(&result, &job, config.out, tolerance, runs);
@@ -210,17 +271,16 @@ static void print_row(const char *name, const measurement *r, double peer, doubl
     if (writeup > 0)
         printf(" %9.0f", writeup);
     printf("\n");
+    fflush(stdout);
 }
 
 /* cuBLAS's row: the peer the next rows are a ratio of (0 when cuBLAS is missing). */
-static ptxjit_status peer_row(double *tflops, matmul_data *d, cublas_peer *cublas,
-                              cublas_gemm kind, const char *name, pj_dtype out, double tolerance,
-                              int runs, int *all_ok)
+static ptxjit_status peer_job_row(double *tflops, matmul_job job, const char *name,
+                                  pj_dtype out, double tolerance, int runs, int *all_ok)
 {
     *tflops = 0;
-    if (!cublas)
+    if (!job.cublas)
         return PTXJIT_OK;
-    matmul_job job = {d, NULL, cublas, kind};
     measurement r;
     ptxjit_status status = measure(&r, &job, out, tolerance, runs);
     if (status == PTXJIT_OK) {
@@ -231,22 +291,67 @@ static ptxjit_status peer_row(double *tflops, matmul_data *d, cublas_peer *cubla
     return status;
 }
 
+static ptxjit_status peer_row(double *tflops, matmul_data *d, cublas_peer *cublas,
+                              cublas_gemm kind, int b_nk, const char *name, pj_dtype out,
+                              double tolerance, int runs, int *all_ok)
+{
+    matmul_job job = {d, NULL, cublas, kind, b_nk, 0, 0, NULL};
+    return peer_job_row(tflops, job, name, out, tolerance, runs, all_ok);
+}
+
+/* cuBLASLt's fp8 rows (B transposed, bf16 out): with fast accumulation, the peer the fp8 rows
+ * are a ratio of, then cuBLASLt's default for comparison. A product cuBLASLt has no kernel
+ * for (e5m2 x e5m2) is said and the table goes on without a peer. */
+static ptxjit_status fp8_peer_rows(double *tflops, matmul_data *d, cublas_peer *cublas, int runs,
+                                   int *all_ok)
+{
+    ptxjit_devptr workspace = 0;
+    *tflops = 0;
+    if (!cublas)
+        return PTXJIT_OK;
+    ptxjit_status status = ptxjit_alloc(&workspace, d->context, LT_WORKSPACE);
+    const char *type = pj_matmul_type_name(d->dtype);
+    char name[96];
+    double slow;
+    snprintf(name, sizeof name, "cuBLASLt fp8 %s TN, fast accumulation (bf16 out)", type);
+    if (status == PTXJIT_OK)
+        status = peer_job_row(tflops, (matmul_job){d, NULL, cublas, CUBLAS_SGEMM, 1, 1, workspace, NULL},
+                              name, PJ_DTYPE_bf16, 1e-2, runs, all_ok);
+    snprintf(name, sizeof name, "cuBLASLt fp8 %s TN, fp32 partial sums (bf16 out)", type);
+    if (status == PTXJIT_OK)
+        status = peer_job_row(&slow, (matmul_job){d, NULL, cublas, CUBLAS_SGEMM, 1, 2, workspace, NULL},
+                              name, PJ_DTYPE_bf16, 1e-2, runs, all_ok);
+    if (status == PTXJIT_ERR_CUDA && strstr(ptxjit_last_error(), "cuBLASLt fp8:")) {
+        printf("%s: not measured (%s)\n", name, ptxjit_last_error());
+        status = PTXJIT_OK;
+    }
+    if (workspace)
+        ptxjit_free(d->context, workspace);
+    return status;
+}
+
+/* The configuration of params, checked to take the table's input type. */
+static ptxjit_status config_for(matmul_config *config, const matmul_data *d, const char *params)
+{
+    ptxjit_kernel *kernel;
+    ptxjit_status status = ptxjit_get_kernel(&kernel, d->context, "matmul", params, NULL);
+    if (status == PTXJIT_OK)
+        status = pj_matmul_config_of(config, kernel);
+    if (status == PTXJIT_OK && config->dtype != d->dtype)
+        status = pj_error(PTXJIT_ERR_PARAM, "bench matmul: '%s' takes %s, this table is %s",
+                          params, pj_matmul_type_name(config->dtype),
+                          pj_matmul_type_name(d->dtype));
+    return status;
+}
+
 static ptxjit_status our_row(measurement *r, matmul_data *d, const char *params, double peer,
                              double writeup, int runs, int *all_ok)
 {
-    ptxjit_kernel *kernel;
     matmul_config config;
-    ptxjit_status status = ptxjit_get_kernel(&kernel, d->context, "matmul", params, NULL);
+    ptxjit_status status = config_for(&config, d, params);
+    matmul_job job = {d, params, NULL, CUBLAS_SGEMM, config.b_nk, 0, 0, &config};
     if (status == PTXJIT_OK)
-        status = pj_matmul_config_of(&config, kernel);
-    if (status == PTXJIT_OK && config.dtype != d->dtype)
-        status = pj_error(PTXJIT_ERR_PARAM, "bench matmul: '%s' takes %s, this table is %s",
-                          params, pj_dtype_name(config.dtype), pj_dtype_name(d->dtype));
-    matmul_job job = {d, params, NULL, CUBLAS_SGEMM};
-    if (status == PTXJIT_OK)
-        status = measure(r, &job, config.out,
-                         tolerance_of(config.dtype, config.out, config.variant == MATMUL_TENSOR_CORE),
-                         runs);
+        status = measure(r, &job, config.out, tolerance_of(&config), runs);
     if (status == PTXJIT_OK) {
         print_row(params, r, peer, writeup);
         *all_ok &= r->correct;
@@ -261,22 +366,40 @@ static void print_header(const char *title, size_t m, size_t n, size_t k)
            "write-up");
 }
 
+/* The input type and B layout of a parameter set, and whether it uses tensor cores (f32, SIMT
+ * for one that does not compile: its row then says why). */
+static void set_kind(pj_dtype *type, int *b_nk, int *tensor, ptxjit_context *context,
+                     const char *params)
+{
+    ptxjit_kernel *kernel;
+    matmul_config config;
+    *type = PJ_DTYPE_f32;
+    *b_nk = *tensor = 0;
+    if (ptxjit_get_kernel(&kernel, context, "matmul", params, NULL) == PTXJIT_OK &&
+        pj_matmul_config_of(&config, kernel) == PTXJIT_OK) {
+        *type = config.dtype;
+        *b_nk = config.b_nk;
+        *tensor = config.variant >= MATMUL_TENSOR_CORE;
+    }
+}
+
 /* The write-up's table at n³ fp32: each SIMT step against cuBLAS SGEMM, tensor_core against
- * cuBLAS TF32. */
+ * cuBLAS TF32 (wgmma_tf32, which reads B as its transpose, against cuBLAS TF32 given the same
+ * layout). */
 static ptxjit_status fp32_table(ptxjit_context *context, cublas_peer *cublas, size_t n, int runs,
                                 const char *const *sets, int set_count, int *all_ok)
 {
     matmul_data d;
     ptxjit_status status = data_make(&d, context, n, n, n, PJ_DTYPE_f32);
-    double sgemm = 0, tf32 = 0;
+    double sgemm = 0, tf32 = 0, tf32_nk = -1;
     if (status == PTXJIT_OK) {
         print_header("matmul fp32 (write-up's A100 figures at 4096³)", n, n, n);
-        status = peer_row(&sgemm, &d, cublas, CUBLAS_SGEMM, "cuBLAS SGEMM (fp32)", PJ_DTYPE_f32,
-                          1e-5, runs, all_ok);
+        status = peer_row(&sgemm, &d, cublas, CUBLAS_SGEMM, 0, "cuBLAS SGEMM (fp32)",
+                          PJ_DTYPE_f32, 1e-5, runs, all_ok);
     }
     if (status == PTXJIT_OK)
-        status = peer_row(&tf32, &d, cublas, CUBLAS_SGEMM_TF32, "cuBLAS SGEMM TF32 tensor cores",
-                          PJ_DTYPE_f32, 1e-3, runs, all_ok);
+        status = peer_row(&tf32, &d, cublas, CUBLAS_SGEMM_TF32, 0,
+                          "cuBLAS SGEMM TF32 tensor cores", PJ_DTYPE_f32, 1e-3, runs, all_ok);
     for (size_t i = 0; i < PJ_ARRAY_SIZE(progression) && status == PTXJIT_OK && !set_count; i++) {
         measurement r;
         if (strstr(progression[i].params, "load=tma") && atoi(ptxjit_arch(context) + 3) < 90)
@@ -287,10 +410,18 @@ static ptxjit_status fp32_table(ptxjit_context *context, cublas_peer *cublas, si
     }
     for (int i = 0; i < set_count && status == PTXJIT_OK; i++) {
         measurement r;
-        if (strstr(sets[i], "wgmma") || strstr(sets[i], "bf16") || strstr(sets[i], "f16"))
-            continue; /* the bf16 table's */
-        status = our_row(&r, &d, sets[i], strstr(sets[i], "tensor_core") ? tf32 : sgemm, 0,
-                         runs, all_ok);
+        pj_dtype type;
+        int b_nk, tensor;
+        set_kind(&type, &b_nk, &tensor, context, sets[i]);
+        if (type != PJ_DTYPE_f32)
+            continue; /* the bf16 table's, or fp8's */
+        if (b_nk && tf32_nk < 0)
+            status = peer_row(&tf32_nk, &d, cublas, CUBLAS_SGEMM_TF32, 1,
+                              "cuBLAS SGEMM TF32, B transposed (TN)", PJ_DTYPE_f32, 1e-3, runs,
+                              all_ok);
+        if (status == PTXJIT_OK)
+            status = our_row(&r, &d, sets[i], b_nk ? tf32_nk : tensor ? tf32 : sgemm, 0, runs,
+                             all_ok);
     }
     data_free(&d);
     return status;
@@ -302,19 +433,155 @@ static ptxjit_status bf16_table(ptxjit_context *context, cublas_peer *cublas, si
 {
     matmul_data d;
     ptxjit_status status = data_make(&d, context, n, n, n, PJ_DTYPE_bf16);
-    double peer = 0;
+    double peer = 0, peer_nk = -1;
     if (status == PTXJIT_OK) {
         print_header("matmul bf16 in, bf16 out, fp32 accumulation", n, n, n);
-        status = peer_row(&peer, &d, cublas, CUBLAS_GEMM_BF16, "cuBLAS GemmEx bf16",
+        status = peer_row(&peer, &d, cublas, CUBLAS_GEMM_BF16, 0, "cuBLAS GemmEx bf16",
                           PJ_DTYPE_bf16, 1e-2, runs, all_ok);
     }
     measurement r;
     if (status == PTXJIT_OK && !set_count)
         status = our_row(&r, &d, "variant=wgmma", peer, 0, runs, all_ok);
-    for (int i = 0; i < set_count && status == PTXJIT_OK; i++)
-        if (strstr(sets[i], "wgmma"))
-            status = our_row(&r, &d, sets[i], peer, 0, runs, all_ok);
+    for (int i = 0; i < set_count && status == PTXJIT_OK; i++) {
+        pj_dtype type;
+        int b_nk, tensor;
+        set_kind(&type, &b_nk, &tensor, context, sets[i]);
+        if (type != PJ_DTYPE_bf16)
+            continue;
+        if (b_nk && peer_nk < 0)
+            status = peer_row(&peer_nk, &d, cublas, CUBLAS_GEMM_BF16, 1,
+                              "cuBLAS GemmEx bf16, B transposed (TN)", PJ_DTYPE_bf16, 1e-2, runs,
+                              all_ok);
+        if (status == PTXJIT_OK)
+            status = our_row(&r, &d, sets[i], b_nk ? peer_nk : peer, 0, runs, all_ok);
+    }
     data_free(&d);
+    return status;
+}
+
+/* ---- bench matmul shapes=MxNxK,... ---- */
+
+typedef struct {
+    size_t m, n, k;
+} bench_shape;
+
+/* "8192x8192x8192,128x8192x8192" (M x N x K each); 0 when the text is not such a list. */
+static int parse_shapes(bench_shape *out, int capacity, const char *text)
+{
+    int count = 0;
+    while (*text && count < capacity) {
+        char *end;
+        unsigned long long v[3];
+        for (int i = 0; i < 3; i++) {
+            v[i] = strtoull(text, &end, 10);
+            if (end == text || v[i] == 0 || (i < 2 && *end != 'x'))
+                return 0;
+            text = end + (i < 2);
+        }
+        out[count++] = (bench_shape){(size_t)v[0], (size_t)v[1], (size_t)v[2]};
+        if (*text == ',')
+            text++;
+        else if (*text)
+            return 0;
+    }
+    return *text ? 0 : count;
+}
+
+/* The cuBLAS call for an input type (0 when there is none to compare with). */
+static int peer_of(cublas_gemm *kind, const char **name, pj_dtype type)
+{
+    if (type == PJ_DTYPE_bf16)
+        *kind = CUBLAS_GEMM_BF16, *name = "cuBLAS GemmEx bf16 (bf16 out)";
+    else if (type == PJ_DTYPE_f16)
+        *kind = CUBLAS_GEMM_F16, *name = "cuBLAS GemmEx f16 (f16 out)";
+    else if (type == PJ_DTYPE_f32)
+        *kind = CUBLAS_SGEMM_TF32, *name = "cuBLAS SGEMM TF32";
+    else
+        return 0;
+    return 1;
+}
+
+/* The peer rows of an input type and B layout: cuBLASLt for fp8; else the cuBLAS call of the
+ * type, for tf32 with B transposed after the NN call of the same product, for comparison. */
+static ptxjit_status type_peer_rows(double *peer, matmul_data *d, cublas_peer *cublas,
+                                    int b_nk, int runs, int *all_ok)
+{
+    cublas_gemm kind;
+    const char *name;
+    char title[96];
+    double nn;
+    ptxjit_status status = PTXJIT_OK;
+    *peer = 0;
+    if (d->dtype == PJ_MATMUL_E4M3 || d->dtype == PJ_MATMUL_E5M2)
+        return fp8_peer_rows(peer, d, cublas, runs, all_ok);
+    if (!peer_of(&kind, &name, d->dtype))
+        return PTXJIT_OK;
+    const int f32 = d->dtype == PJ_DTYPE_f32;
+    if (f32 && b_nk)
+        status = peer_row(&nn, d, cublas, kind, 0, "cuBLAS SGEMM TF32 (NN, for comparison)",
+                          PJ_DTYPE_f32, 2e-3, runs, all_ok);
+    snprintf(title, sizeof title, "%s%s", name, b_nk ? ", B transposed (TN)" : "");
+    if (status == PTXJIT_OK)
+        status = peer_row(peer, d, cublas, kind, b_nk, title, d->dtype, f32 ? 2e-3 : 1e-2, runs,
+                          all_ok);
+    return status;
+}
+
+/* One shape: for each input type and B layout the sets take (in the order they first come),
+ * random inputs, the cuBLAS call of that type and layout, then each set of it as a ratio. */
+static ptxjit_status shape_rows(ptxjit_context *context, cublas_peer *cublas, bench_shape s,
+                                int runs, const char *const *sets, int set_count, int *all_ok)
+{
+    ptxjit_status status = PTXJIT_OK;
+    int done[64] = {0};
+    printf("\nmatmul %zu x %zu x %zu (M x N x K)\n", s.m, s.n, s.k);
+    printf("%-58s %10s %8s %9s\n", "params", "GFLOP/s", "/cuBLAS", "rel.err");
+    for (int i = 0; i < set_count && i < 64 && status == PTXJIT_OK; i++) {
+        if (done[i])
+            continue;
+        pj_dtype type;
+        int b_nk, tensor;
+        set_kind(&type, &b_nk, &tensor, context, sets[i]);
+        matmul_data d;
+        double peer = 0;
+        status = data_make(&d, context, s.m, s.n, s.k, type);
+        if (status == PTXJIT_OK)
+            status = type_peer_rows(&peer, &d, cublas, b_nk, runs, all_ok);
+        for (int j = i; j < set_count && j < 64 && status == PTXJIT_OK; j++) {
+            pj_dtype other;
+            int other_nk, other_tensor;
+            set_kind(&other, &other_nk, &other_tensor, context, sets[j]);
+            if (other != type || other_nk != b_nk)
+                continue;
+            measurement r;
+            status = our_row(&r, &d, sets[j], peer, 0, runs, all_ok);
+            done[j] = 1;
+        }
+        data_free(&d);
+    }
+    return status;
+}
+
+/* `bench matmul shapes=... ["PARAMS" ...]`: each shape, each set (default: wgmma's defaults,
+ * and the one-tile-per-block schedule with direct stores it had before) against cuBLAS in the
+ * same process. */
+static ptxjit_status shapes_bench(ptxjit_context *context, cublas_peer *cublas, const char *list,
+                                  int runs, const char *const *sets, int set_count, int *all_ok)
+{
+    static const char *const defaults[] = {"variant=wgmma",
+                                           "variant=wgmma sched=grid store=direct"};
+    bench_shape shapes[32];
+    int count = parse_shapes(shapes, 32, list);
+    if (!count)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "bench matmul: shapes=%s is not a list of "
+                        "MxNxK (e.g. shapes=8192x8192x8192,128x8192x8192)", list);
+    if (!set_count) {
+        sets = defaults;
+        set_count = (int)PJ_ARRAY_SIZE(defaults);
+    }
+    ptxjit_status status = PTXJIT_OK;
+    for (int i = 0; i < count && status == PTXJIT_OK; i++)
+        status = shape_rows(context, cublas, shapes[i], runs, sets, set_count, all_ok);
     return status;
 }
 
@@ -323,17 +590,31 @@ static int matmul_bench(ptxjit_context *context, size_t n, int runs, const char 
 {
     char name[256] = "?";
     context->driver->cuDeviceGetName(name, sizeof name, context->device);
-    const char *why = NULL;
+    const char *why = NULL, *shapes = NULL;
+    const char **rest = calloc((size_t)set_count + 1, sizeof *rest);
+    int rest_count = 0;
+    for (int i = 0; rest && i < set_count; i++) {
+        if (strncmp(sets[i], "shapes=", 7) == 0)
+            shapes = sets[i] + 7;
+        else
+            rest[rest_count++] = sets[i];
+    }
     cublas_peer *cublas = cublas_peer_open(&why);
     int all_ok = 1;
     printf("matmul, %s, %s, median of %d (of fewer for runs over 100 ms)\n", name,
            ptxjit_arch(context), runs);
     if (!cublas)
         printf("cuBLAS not measured: %s\n", why);
-    ptxjit_status status = fp32_table(context, cublas, n ? n : 4096, runs, sets, set_count, &all_ok);
-    if (status == PTXJIT_OK)
-        status = bf16_table(context, cublas, n ? n : 8192, runs, sets, set_count, &all_ok);
+    ptxjit_status status = rest ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    if (status == PTXJIT_OK && shapes) {
+        status = shapes_bench(context, cublas, shapes, runs, rest, rest_count, &all_ok);
+    } else if (status == PTXJIT_OK) {
+        status = fp32_table(context, cublas, n ? n : 4096, runs, rest, rest_count, &all_ok);
+        if (status == PTXJIT_OK)
+            status = bf16_table(context, cublas, n ? n : 8192, runs, rest, rest_count, &all_ok);
+    }
     cublas_peer_close(cublas);
+    free(rest);
     if (status != PTXJIT_OK)
         return cli_fail(status);
     return all_ok ? CLI_OK : CLI_FAIL;
@@ -511,5 +792,7 @@ const cli_family cli_family_matmul = {
     "matmul", sizes, size_defaults, run_entry, matmul_bench, 0, 1, matmul_backends, 4096,
     "run m=M n=N k=K (default 4096 each; float64 reference); bench: the write-up's table\n"
     "             at 4096^3 fp32 and wgmma at 8192^3 bf16 (or n^3), against cuBLAS SGEMM, TF32\n"
-    "             and GemmEx bf16",
+    "             and GemmEx bf16; bench matmul shapes=MxNxK,... [\"PARAMS\" ...]: each set on\n"
+    "             each shape against the cuBLAS call of its input type and B layout (GemmEx,\n"
+    "             TF32, cuBLASLt fp8) in the same process",
 };

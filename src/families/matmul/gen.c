@@ -24,11 +24,12 @@ typedef struct {
     int bm, bn, bk, tm, tn, wm, wn, stages, prefetch, group, consumers;
     int tma;     /* tensor_core load=tma: stages filled by TMA (else cp.async) */
     int cluster; /* wgmma: blocks per thread-block cluster (1 elsewhere) */
+    int persistent, store_tma; /* wgmma: sched=persistent, store=tma */
     int tile_n;  /* the block's tile width: bn, or N of wgmma's m64nNk16 */
     int threads, min_blocks;
     LLVMTypeRef out; /* C's element: f32, or for wgmma also bfloat or half */
     const char *wgmma_types;
-    LLVMValueRef a, b, c, m, n, k, a_map, b_map; /* the parameters */
+    LLVMValueRef a, b, c, m, n, k, a_map, b_map, c_map; /* the parameters */
     LLVMValueRef tid;
 } matmul_gen;
 
@@ -50,21 +51,29 @@ static LLVMValueRef mad(matmul_gen *g, LLVMValueRef x, long long scale, LLVMValu
 
 /* ---- what every variant shares ---- */
 
-/* Which tile of C this block computes: GROUP tile rows at a time, column by column inside a
- * group, so that the blocks in flight share row panels of A and column panels of B in L2. A
- * cluster's blocks (consecutive indices) take adjacent row tiles of one column: the raster
- * walks tiles of CLUSTER x BM rows. */
-static void tile_origin(matmul_gen *g, LLVMValueRef *row0, LLVMValueRef *col0)
+/* Tiles of the raster along M (of CLUSTER x BM rows) and along N. */
+static LLVMValueRef tiles_along_m(matmul_gen *g)
+{
+    const int rows_per_tile = g->bm * g->cluster;
+    return ir_udiv(g->ir, ir_add(g->ir, g->m, i32c(g, rows_per_tile - 1)), i32c(g, rows_per_tile));
+}
+
+static LLVMValueRef tiles_along_n(matmul_gen *g)
+{
+    return ir_udiv(g->ir, ir_add(g->ir, g->n, i32c(g, g->tile_n - 1)), i32c(g, g->tile_n));
+}
+
+/* The block's tile number `linear` of the raster (of its cluster's tiles): GROUP tile rows at a
+ * time, column by column inside a group, so that the blocks in flight share row panels of A
+ * and column panels of B in L2. A cluster's blocks (consecutive indices) take adjacent row
+ * tiles of one column: the raster walks tiles of CLUSTER x BM rows. */
+static void tile_origin_at(matmul_gen *g, LLVMValueRef linear, LLVMValueRef *row0,
+                           LLVMValueRef *col0)
 {
     ir_builder *ir = g->ir;
     const int rows_per_tile = g->bm * g->cluster;
-    LLVMValueRef tiles_m = ir_udiv(ir, ir_add(ir, g->m, i32c(g, rows_per_tile - 1)),
-                                   i32c(g, rows_per_tile));
-    LLVMValueRef tiles_n = ir_udiv(ir, ir_add(ir, g->n, i32c(g, g->tile_n - 1)),
-                                   i32c(g, g->tile_n));
-    LLVMValueRef block = ir_sreg(ir, IR_CTAID_X), linear = block, row, col;
-    if (g->cluster > 1)
-        linear = ir_udiv(ir, block, i32c(g, g->cluster));
+    LLVMValueRef tiles_m = tiles_along_m(g), tiles_n = tiles_along_n(g);
+    LLVMValueRef block = ir_sreg(ir, IR_CTAID_X), row, col;
     if (g->group == 1) { /* one tile row per group: row by row */
         row = ir_udiv(ir, linear, tiles_n);
         col = ir_urem(ir, linear, tiles_n);
@@ -81,6 +90,15 @@ static void tile_origin(matmul_gen *g, LLVMValueRef *row0, LLVMValueRef *col0)
         *row0 = ir_add(ir, *row0, ir_mul(ir, ir_urem(ir, block, i32c(g, g->cluster)),
                                          i32c(g, g->bm)));
     *col0 = ir_mul(ir, col, i32c(g, g->tile_n));
+}
+
+/* Which tile of C this block computes (one per block). */
+static void tile_origin(matmul_gen *g, LLVMValueRef *row0, LLVMValueRef *col0)
+{
+    LLVMValueRef linear = ir_sreg(g->ir, IR_CTAID_X);
+    if (g->cluster > 1)
+        linear = ir_udiv(g->ir, linear, i32c(g, g->cluster));
+    tile_origin_at(g, linear, row0, col0);
 }
 
 /* (size_t)row * ld + col: an element of a row-major matrix. */
@@ -1020,16 +1038,21 @@ static void matmul_tensor_core(matmul_gen *g)
 
 /* One producer warpgroup (one thread of it) streams BM x 64 tiles of A and 64 x N tiles of B
  * into STAGES shared buffers with TMA, 128-byte swizzled, each stage completing on a "full"
- * mbarrier; the consumer warpgroups multiply their BM / CONSUMERS rows with wgmma and release
- * the stage on its "empty" mbarrier. setmaxnreg moves registers from producer to consumers.
- * With cluster=2 the two blocks of a cluster (adjacent row tiles) share B: each producer loads
- * every other 64-column box and multicasts it into both blocks' stages, so a stage is free
- * again once the consumers of both blocks released it. */
+ * mbarrier; the consumer warpgroups multiply their BM / CONSUMERS rows with wgmma, keeping one
+ * group in flight, and release a stage on its "empty" mbarrier once its group is done.
+ * setmaxnreg moves registers from producer to consumers. With cluster=2 the two blocks of a
+ * cluster (adjacent row tiles) share B: each producer loads every other 64-column box and
+ * multicasts it into both blocks' stages, so a stage is free again once the consumers of both
+ * blocks released it. sched=persistent: the blocks walk every gridDim-th tile of the raster,
+ * the ring of stages running on across tiles; store=tma: C leaves through a swizzled tile of
+ * shared memory and TMA stores. */
 typedef struct {
     LLVMValueRef stages;        /* in dynamic shared memory, aligned to 1024 bytes */
     LLVMValueRef full0, empty0; /* shared addresses (i32) of the two barrier arrays */
+    LLVMValueRef stage, phase;  /* the ring: the next stage and its barriers' phase parity (vars) */
     LLVMValueRef acc[2][MAX_ACC / 2]; /* [m64 tile][accumulator] */
     int mt, b_boxes, a_stage_bytes, stage_bytes, accumulators;
+    int c_box_cols, c_boxes, c_tile_bytes; /* store=tma: C's boxes of 128 bytes x 64 rows */
 } wg_state;
 
 enum { WG_BK = 64, WG_BOX_BYTES = 64 * 128 };
@@ -1054,6 +1077,16 @@ static LLVMValueRef wg_stage(matmul_gen *g, wg_state *w, LLVMValueRef stage)
                   ir_mul_nw(ir, stage, i32c(g, w->stage_bytes)));
 }
 
+/* The ring's next stage: the phase flips as it wraps around. */
+static void wg_advance(matmul_gen *g, wg_state *w)
+{
+    ir_builder *ir = g->ir;
+    LLVMValueRef next = plus(g, ir_get(ir, w->stage), 1);
+    LLVMValueRef wrap = ir_eq(ir, next, i32c(g, g->stages));
+    ir_set(ir, w->stage, ir_select(ir, wrap, i32c(g, 0), next));
+    ir_set(ir, w->phase, ir_xor(ir, ir_get(ir, w->phase), ir_zext(ir, wrap, ir->i32)));
+}
+
 /* The B boxes of stage `a` (its shared address) at k0: all of them, or in a cluster those
  * whose index modulo CLUSTER is the block's rank, multicast to every block of the cluster. */
 static void wg_load_b(matmul_gen *g, wg_state *w, LLVMValueRef a, LLVMValueRef col0,
@@ -1075,48 +1108,63 @@ static void wg_load_b(matmul_gen *g, wg_state *w, LLVMValueRef a, LLVMValueRef c
     }
 }
 
-/* The producer: one thread keeps STAGES tiles of A and B in flight, each stage reused once
- * the consumers (of every block of the cluster) released it. Its "full" barrier expects the
- * whole stage: A, and B from whichever block loads each box. */
+/* The producer's loads of one tile: each stage reused once the consumers (of every block of
+ * the cluster) released it — a fresh barrier's phase before the first counts as complete, so
+ * the first round waits on parity phase ^ 1 for nothing. Its "full" barrier expects the whole
+ * stage: A, and B from whichever block loads each box. */
 static void wg_produce(matmul_gen *g, wg_state *w, LLVMValueRef row0, LLVMValueRef col0,
-                       LLVMValueRef tiles)
+                       LLVMValueRef tiles, LLVMValueRef rank)
 {
     ir_builder *ir = g->ir;
-    LLVMValueRef rank = g->cluster > 1 ? ir_cluster_rank(ir) : NULL;
     LLVMValueRef kt = ir_var(ir, ir->i32, i32c(g, 0), "kt");
     ir_loop_state loop;
     ir_while(ir, &loop);
     ir_do(ir, &loop, ir_ult(ir, ir_get(ir, kt), tiles));
-    LLVMValueRef s = ir_urem(ir, ir_get(ir, kt), i32c(g, g->stages));
-    LLVMValueRef round = ir_udiv(ir, ir_get(ir, kt), i32c(g, g->stages));
-    ir_if_state reused;
-    ir_if(ir, &reused, ir_ult(ir, i32c(g, g->stages - 1), ir_get(ir, kt)));
+    LLVMValueRef s = ir_get(ir, w->stage);
     ir_mbarrier_wait(ir, stage_barrier(g, w->empty0, s),
-                     ir_and(ir, ir_sub(ir, round, i32c(g, 1)), i32c(g, 1)));
-    ir_end_if(ir, &reused);
+                     ir_xor(ir, ir_get(ir, w->phase), i32c(g, 1)));
     LLVMValueRef full = stage_barrier(g, w->full0, s), a = wg_stage(g, w, s);
     LLVMValueRef k0 = ir_mul(ir, ir_get(ir, kt), i32c(g, WG_BK));
     ir_mbarrier_arrive_expect_tx(ir, full, (unsigned)w->stage_bytes);
     ir_tma_load_2d(ir, a, ir_param_address(ir, g->a_map), k0, row0, full);
     wg_load_b(g, w, a, col0, k0, full, rank);
+    wg_advance(g, w);
     ir_set(ir, kt, plus(g, ir_get(ir, kt), 1));
     ir_end_while(ir, &loop);
 }
 
-/* A consumer: its MT row tiles of 64 times the stage's B, 4 wgmma k steps of 16 per stage. A
- * tile rows are 128 bytes, 8-row swizzle atoms 1024 bytes apart; B is stored as 64-column
- * boxes of 64 k rows (8 KiB each), so k atoms are 1024 bytes apart and column atoms 8 KiB. */
+/* One arrival per consumer warp on the stage's "empty" barrier (of every block of the
+ * cluster: each block's producer writes into this stage). */
+static void wg_release(matmul_gen *g, wg_state *w, LLVMValueRef stage)
+{
+    ir_builder *ir = g->ir;
+    ir_if_state lane0;
+    ir_if(ir, &lane0, ir_eq(ir, ir_urem(ir, g->tid, i32c(g, 32)), i32c(g, 0)));
+    if (g->cluster == 1) {
+        ir_mbarrier_arrive(ir, stage_barrier(g, w->empty0, stage));
+    } else {
+        for (int r = 0; r < g->cluster; r++)
+            ir_mbarrier_arrive_cluster(ir, stage_barrier(g, w->empty0, stage), i32c(g, r));
+    }
+    ir_end_if(ir, &lane0);
+}
+
+/* A consumer's tile: its MT row tiles of 64 times the stage's B, 4 wgmma k steps of 16 per
+ * stage. A tile rows are 128 bytes, 8-row swizzle atoms 1024 bytes apart; B is stored as
+ * 64-column boxes of 64 k rows (8 KiB each), so k atoms are 1024 bytes apart and column atoms
+ * 8 KiB. One group stays in flight while the next stage's is issued; the stage of the group
+ * before is released once wgmma.wait_group 1 says it is done. */
 static void wg_consume(matmul_gen *g, wg_state *w, LLVMValueRef consumer, LLVMValueRef tiles)
 {
     ir_builder *ir = g->ir;
     LLVMValueRef kt = ir_var(ir, ir->i32, i32c(g, 0), "kt");
+    LLVMValueRef held = ir_var(ir, ir->i32, i32c(g, 0), "held");
     LLVMValueRef first_tile = ir_mul_nw(ir, consumer, i32c(g, w->mt));
     ir_loop_state loop;
     ir_while(ir, &loop);
     ir_do(ir, &loop, ir_ult(ir, ir_get(ir, kt), tiles));
-    LLVMValueRef s = ir_urem(ir, ir_get(ir, kt), i32c(g, g->stages));
-    LLVMValueRef parity = ir_and(ir, ir_udiv(ir, ir_get(ir, kt), i32c(g, g->stages)), i32c(g, 1));
-    ir_mbarrier_wait(ir, stage_barrier(g, w->full0, s), parity);
+    LLVMValueRef s = ir_get(ir, w->stage);
+    ir_mbarrier_wait(ir, stage_barrier(g, w->full0, s), ir_get(ir, w->phase));
     LLVMValueRef a = wg_stage(g, w, s), b = ir_add(ir, a, i32c(g, w->a_stage_bytes));
     ir_wgmma_fence(ir);
     LLVMValueRef d[MAX_ACC / 2];
@@ -1133,18 +1181,23 @@ static void wg_consume(matmul_gen *g, wg_state *w, LLVMValueRef consumer, LLVMVa
                 ir_set(ir, w->acc[m][i], d[i]);
         }
     ir_wgmma_commit(ir);
-    ir_wgmma_wait(ir, 0);
-    ir_if_state lane0;
-    ir_if(ir, &lane0, ir_eq(ir, ir_urem(ir, g->tid, i32c(g, 32)), i32c(g, 0)));
-    if (g->cluster == 1) {
-        ir_mbarrier_arrive(ir, stage_barrier(g, w->empty0, s));
-    } else { /* every block's producer writes into this stage */
-        for (int r = 0; r < g->cluster; r++)
-            ir_mbarrier_arrive_cluster(ir, stage_barrier(g, w->empty0, s), i32c(g, r));
-    }
-    ir_end_if(ir, &lane0);
+    ir_wgmma_wait(ir, 1);
+    ir_if_state before;
+    ir_if(ir, &before, ir_ult(ir, i32c(g, 0), ir_get(ir, kt)));
+    wg_release(g, w, ir_get(ir, held));
+    ir_end_if(ir, &before);
+    ir_set(ir, held, s);
+    wg_advance(g, w);
     ir_set(ir, kt, plus(g, ir_get(ir, kt), 1));
     ir_end_while(ir, &loop);
+    ir_wgmma_wait(ir, 0);
+    /* The accumulators through an empty asm each: the stores read them after the wait. */
+    for (int m = 0; m < w->mt; m++)
+        for (int i = 0; i < w->accumulators; i++) {
+            LLVMValueRef v = ir_get(ir, w->acc[m][i]);
+            ir_set(ir, w->acc[m][i], ir_asm(ir, ir->f32, "", "=f,0", &v, 1));
+        }
+    wg_release(g, w, ir_get(ir, held));
 }
 
 /* Accumulator pairs (row w*16 + l/4 (+8), columns 8i + 2(l%4), +1) of each 64 x N tile: a
@@ -1183,6 +1236,74 @@ static void wg_store(matmul_gen *g, wg_state *w, LLVMValueRef consumer, LLVMValu
     }
 }
 
+/* bar.sync id, 128: the threads of one consumer warpgroup (the others go on). */
+static void warpgroup_barrier(matmul_gen *g, LLVMValueRef id)
+{
+    ir_builder *ir = g->ir;
+    ir_convergent(ir, ir_asm(ir, ir->void_type, "bar.sync $0, 128;", "r,~{memory}", &id, 1));
+}
+
+/* store=tma: the consumer's rows of C into its shared tile (element (row, col) of a 64-row box
+ * at row * 128 + its byte in the row, the 16-byte chunk flipped by row % 8, which is l / 4
+ * here: the 128-byte swizzle), then one thread has the TMA store the boxes and goes on. The
+ * tile is written again only after those stores have read it. */
+static void wg_store_tma(matmul_gen *g, wg_state *w, LLVMValueRef consumer, LLVMValueRef row0,
+                         LLVMValueRef col0)
+{
+    ir_builder *ir = g->ir;
+    LLVMValueRef t = ir_urem(ir, g->tid, i32c(g, 128));
+    LLVMValueRef warp = ir_udiv(ir, t, i32c(g, 32)), lane = ir_urem(ir, t, i32c(g, 32));
+    LLVMValueRef lane_row = mad(g, warp, 16, ir_udiv(ir, lane, i32c(g, 4)));
+    LLVMValueRef lane_byte = ir_mul_nw(ir, ir_urem(ir, lane, i32c(g, 4)),
+                                       i32c(g, 2 * (g->out == ir->f32 ? 4 : 2)));
+    LLVMValueRef flip = ir_shl(ir, ir_udiv(ir, lane, i32c(g, 4)), i32c(g, 4));
+    LLVMValueRef tiles = ir_byte_offset(ir, w->stages,
+                                        mad(g, consumer, w->c_tile_bytes,
+                                            i32c(g, g->stages * w->stage_bytes)));
+    LLVMValueRef id = plus(g, consumer, 1), leader = ir_eq(ir, t, i32c(g, 0));
+    ir_if_state first;
+    ir_if(ir, &first, leader);
+    ir_tma_store_wait_read(ir);
+    ir_end_if(ir, &first);
+    warpgroup_barrier(g, id);
+    LLVMTypeRef pair_type = LLVMVectorType(ir->f32, 2);
+    const int bfloat = g->out == LLVMBFloatTypeInContext(ir->context), bytes = g->out == ir->f32 ? 4 : 2;
+    for (int m = 0; m < w->mt; m++)
+        for (int i = 0; i < g->tile_n / 8; i++)
+            for (int h = 0; h < 2; h++) {
+                const int col = i * 8 % w->c_box_cols, box = m * w->c_boxes + i * 8 / w->c_box_cols;
+                LLVMValueRef row = plus(g, lane_row, h * 8);
+                LLVMValueRef in_row = ir_xor(ir, plus(g, lane_byte, col * bytes), flip);
+                LLVMValueRef at = ir_add(ir, mad(g, row, 128, in_row), i32c(g, box * 8192));
+                LLVMValueRef x = ir_get(ir, w->acc[m][i * 4 + h * 2]);
+                LLVMValueRef y = ir_get(ir, w->acc[m][i * 4 + h * 2 + 1]);
+                LLVMValueRef p = ir_byte_offset(ir, tiles, at);
+                if (g->out == ir->f32) {
+                    LLVMValueRef pair = ir_with_element(ir, LLVMGetUndef(pair_type), x, 0);
+                    ir_store(ir, ir_with_element(ir, pair, y, 1), p, 8);
+                } else {
+                    ir_store(ir, ir_pack_half2(ir, x, y, bfloat), p, 4);
+                }
+            }
+    ir_fence_proxy_async_shared(ir);
+    warpgroup_barrier(g, id);
+    ir_if_state issue;
+    ir_if(ir, &issue, leader);
+    LLVMValueRef map_c = ir_param_address(ir, g->c_map), base = ir_shared_address(ir, tiles);
+    for (int m = 0; m < w->mt; m++) {
+        LLVMValueRef r = ir_add(ir, row0, mad(g, consumer, w->mt * 64, i32c(g, m * 64)));
+        for (int j = 0; j < w->c_boxes; j++) {
+            LLVMValueRef c = ir_add(ir, col0, i32c(g, j * w->c_box_cols));
+            ir_if_state in;
+            ir_if(ir, &in, inside(g, r, g->m, c, g->n));
+            ir_tma_store_2d(ir, map_c, c, r, ir_add(ir, base, i32c(g, (m * w->c_boxes + j) * 8192)));
+            ir_end_if(ir, &in);
+        }
+    }
+    ir_tma_store_commit(ir);
+    ir_end_if(ir, &issue);
+}
+
 /* The stages, aligned to the 1024 bytes over which the 128-byte swizzle repeats (the host
  * gives 1 KiB of slack), and the barriers: "full" completes on the TMA's bytes, "empty" on
  * one arrival per consumer warp (of every block of the cluster). Thread 0 initializes them
@@ -1208,30 +1329,76 @@ static void wg_setup(matmul_gen *g, wg_state *w)
         ir_barrier(ir);
 }
 
+/* The block's tiles: with sched=grid the one of its index; persistent, from its cluster's
+ * index on, every gridDim-th of the raster. The body runs with the tile's row0 and col0. */
+typedef struct {
+    LLVMValueRef t, count, step;
+    ir_loop_state loop;
+} wg_tile_loop;
+
+static void wg_tiles_begin(matmul_gen *g, wg_tile_loop *l, LLVMValueRef *row0, LLVMValueRef *col0)
+{
+    ir_builder *ir = g->ir;
+    LLVMValueRef first = ir_udiv(ir, ir_sreg(ir, IR_CTAID_X), i32c(g, g->cluster));
+    l->count = ir_mul(ir, tiles_along_m(g), tiles_along_n(g));
+    l->step = g->persistent ? ir_udiv(ir, ir_sreg(ir, IR_NCTAID_X), i32c(g, g->cluster))
+                            : l->count;
+    l->t = ir_var(ir, ir->i32, first, "tile");
+    ir_while(ir, &l->loop);
+    ir_do(ir, &l->loop, ir_ult(ir, ir_get(ir, l->t), l->count));
+    tile_origin_at(g, ir_get(ir, l->t), row0, col0);
+}
+
+static void wg_tiles_end(matmul_gen *g, wg_tile_loop *l)
+{
+    ir_set(g->ir, l->t, ir_add(g->ir, ir_get(g->ir, l->t), l->step));
+    ir_end_while(g->ir, &l->loop);
+}
+
 static void matmul_wgmma(matmul_gen *g)
 {
     ir_builder *ir = g->ir;
+    const int out_bytes = g->out == ir->f32 ? 4 : 2;
     wg_state w = {.mt = g->bm / (64 * g->consumers), .b_boxes = (g->tile_n + 63) / 64,
-                  .a_stage_bytes = g->bm * 128, .accumulators = g->tile_n / 2};
+                  .a_stage_bytes = g->bm * 128, .accumulators = g->tile_n / 2,
+                  .c_box_cols = 128 / out_bytes};
     w.stage_bytes = w.a_stage_bytes + w.b_boxes * WG_BOX_BYTES;
-    LLVMValueRef row0, col0;
-    tile_origin(g, &row0, &col0);
+    w.c_boxes = g->tile_n / w.c_box_cols > 0 ? g->tile_n / w.c_box_cols : 1;
+    w.c_tile_bytes = w.mt * w.c_boxes * 8192;
     wg_setup(g, &w);
+    w.stage = ir_var(ir, ir->i32, i32c(g, 0), "stage");
+    w.phase = ir_var(ir, ir->i32, i32c(g, 0), "phase");
     ir_if_state role, first;
     LLVMValueRef warpgroup = ir_udiv(ir, g->tid, i32c(g, 128));
-    LLVMValueRef tiles = ir_udiv(ir, ir_add(ir, g->k, i32c(g, WG_BK - 1)), i32c(g, WG_BK));
+    LLVMValueRef tiles = ir_add(ir, ir_udiv(ir, ir_sub(ir, g->k, i32c(g, 1)), i32c(g, WG_BK)), i32c(g, 1));
+    LLVMValueRef row0, col0;
+    wg_tile_loop loop;
     ir_if(ir, &role, ir_eq(ir, warpgroup, i32c(g, 0)));
     ir_setmaxnreg(ir, 0, 40);
     ir_if(ir, &first, ir_eq(ir, g->tid, i32c(g, 0)));
-    wg_produce(g, &w, row0, col0, tiles);
+    LLVMValueRef rank = g->cluster > 1 ? ir_cluster_rank(ir) : NULL;
+    wg_tiles_begin(g, &loop, &row0, &col0);
+    wg_produce(g, &w, row0, col0, tiles, rank);
+    wg_tiles_end(g, &loop);
     ir_end_if(ir, &first);
     ir_else(ir, &role);
     ir_setmaxnreg(ir, 1, 232);
+    LLVMValueRef consumer = ir_sub(ir, warpgroup, i32c(g, 1));
+    wg_tiles_begin(g, &loop, &row0, &col0);
     for (int m = 0; m < w.mt; m++)
         zero_accumulators(g, w.acc[m], w.accumulators);
-    LLVMValueRef consumer = ir_sub(ir, warpgroup, i32c(g, 1));
     wg_consume(g, &w, consumer, tiles);
-    wg_store(g, &w, consumer, row0, col0);
+    if (g->store_tma)
+        wg_store_tma(g, &w, consumer, row0, col0);
+    else
+        wg_store(g, &w, consumer, row0, col0);
+    wg_tiles_end(g, &loop);
+    if (g->store_tma) { /* the last stores are done before the block's memory goes */
+        ir_if_state leader;
+        ir_if(ir, &leader, ir_eq(ir, ir_urem(ir, g->tid, i32c(g, 128)), i32c(g, 0)));
+        ir_asm(ir, ir->void_type, "cp.async.bulk.wait_group 0;", "~{memory}", NULL, 0);
+        ir_end_if(ir, &leader);
+    }
     ir_end_if(ir, &role);
     if (g->cluster > 1) /* the peer's last multicasts and arrivals have landed here */
         ir_cluster_sync(ir);
@@ -1242,7 +1409,7 @@ static void matmul_wgmma(matmul_gen *g)
 static int threads_of(const matmul_gen *g)
 {
     const pj_matmul_tile tile = {g->variant, g->bm, g->bn, g->bk, g->tm,      g->tn,
-                                 g->wm,      g->wn, g->consumers, g->stages, g->tma};
+                                 g->wm,      g->wn, g->consumers, g->stages, g->tma, 0, 0};
     return pj_matmul_threads(&tile);
 }
 
@@ -1305,6 +1472,8 @@ static void read_shape(matmul_gen *g, const pj_llvm_request *request)
                                                                : 1;
     g->stages = v == MATMUL_TENSOR_CORE || v == MATMUL_WGMMA ? (int)gen_int(request, "stages") : 0;
     g->consumers = v == MATMUL_WGMMA ? (int)gen_int(request, "consumers") : 0;
+    g->persistent = v == MATMUL_WGMMA && gen_is(request, "sched", "persistent");
+    g->store_tma = v == MATMUL_WGMMA && gen_is(request, "store", "tma");
     g->group = (int)gen_int(request, "group");
     g->tile_n = g->bn;
     if (v == MATMUL_WGMMA && sscanf(gen_text(request, "mma"), "m64n%dk16", &g->tile_n) != 1)
@@ -1338,6 +1507,20 @@ static int read_types(matmul_gen *g, const pj_llvm_request *request)
     return 1;
 }
 
+/* The wgmma parameters that the generator does not build (B's transpose, the fused
+ * epilogue): the first one a request sets away from its default, or NULL. */
+static const char *unbuilt_wgmma_param(const pj_llvm_request *request)
+{
+    static const char *const defaults[][2] = {{"b_layout", "kn"}, {"alpha", "none"},
+                                              {"beta", "none"},   {"bias", "none"},
+                                              {"act", "none"}};
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+        if (!gen_is(request, defaults[i][0], defaults[i][1]) &&
+            gen_text(request, defaults[i][0])[0] != '\0')
+            return defaults[i][0];
+    return NULL;
+}
+
 static int read_request(matmul_gen *g, const pj_llvm_request *request, char *error,
                         size_t size)
 {
@@ -1347,8 +1530,14 @@ static int read_request(matmul_gen *g, const pj_llvm_request *request, char *err
     if (g->variant == MATMUL_VARIANT_COUNT || !read_types(g, request) ||
         (g->variant == MATMUL_TENSOR_CORE && !gen_is(request, "mma", "m16n8k8"))) {
         snprintf(error, size, "matmul variant=%s dtype=%s out=%s is not supported by the llvm "
-                 "backend's generator", gen_text(request, "variant"), gen_text(request, "dtype"),
-                 gen_text(request, "out"));
+                 "backend's generator; use backend=nvrtc", gen_text(request, "variant"),
+                 gen_text(request, "dtype"), gen_text(request, "out"));
+        return PJ_LLVM_UNSUPPORTED;
+    }
+    const char *unbuilt = g->variant == MATMUL_WGMMA ? unbuilt_wgmma_param(request) : NULL;
+    if (unbuilt) {
+        snprintf(error, size, "matmul variant=wgmma %s=%s is not supported by the llvm backend; "
+                 "use backend=nvrtc", unbuilt, gen_text(request, unbuilt));
         return PJ_LLVM_UNSUPPORTED;
     }
     read_shape(g, request);
@@ -1371,8 +1560,9 @@ static int gen_matmul(ir_builder *ir, const pj_llvm_request *request, char *erro
         {"C", ir->global_ptr, 1, 0, 0, 0}, {"M", ir->i32, 0, 0, 0, 0},
         {"N", ir->i32, 0, 0, 0, 0},        {"K", ir->i32, 0, 0, 0, 0},
         {"a_map", NULL, 0, 0, 128, 64},    {"b_map", NULL, 0, 0, 128, 64},
+        {"c_map", NULL, 0, 0, 128, 64},    {"epilogue", NULL, 0, 0, 16, 8}, /* unused here */
     };
-    ir_kernel(ir, "matmul_kernel", params, 8, g.threads);
+    ir_kernel(ir, "matmul_kernel", params, 10, g.threads);
     ir_kernel_min_blocks(ir, g.min_blocks);
     g.a = ir_param(ir, 0);
     g.b = ir_param(ir, 1);
@@ -1382,6 +1572,7 @@ static int gen_matmul(ir_builder *ir, const pj_llvm_request *request, char *erro
     g.k = ir_param(ir, 5);
     g.a_map = ir_param(ir, 6);
     g.b_map = ir_param(ir, 7);
+    g.c_map = ir_param(ir, 8);
     g.tid = ir_sreg(ir, IR_TID_X);
     switch (g.variant) {
     case MATMUL_NAIVE:

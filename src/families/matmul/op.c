@@ -1,6 +1,8 @@
 /* op.c — the matmul family's host op: a 1-D grid of output tiles (the kernel maps each block to
- * its tile); the tensor_core and wgmma variants get dynamic shared memory, wgmma and
- * tensor_core with load=tma also two tensor maps (A K-major, B N-major, swizzled boxes). */
+ * its tile), or for sched=persistent as many blocks as are resident; the tensor_core and wgmma
+ * variants get dynamic shared memory, the wgmma variants and tensor_core with load=tma also
+ * tensor maps (A K-major, B N-major or K-major, C for store=tma: swizzled boxes), the wgmma
+ * variants the epilogue's values. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +18,32 @@ static const char *const variant_names[] = {
 #undef PJ_VARIANT_NAME
 };
 
+/* 1 when the template has param and the request's value is name (older templates lack the
+ * newer parameters: their defaults then). */
+static int value_is(const pj_request *request, const char *param, const char *name)
+{
+    char buf[32];
+    return pj_schema_param_index(request->schema, param) >= 0 &&
+           strcmp(pj_request_value_name(request, param, buf), name) == 0;
+}
+
+/* The wgmma variants' parameters beyond the tile. */
+static void wgmma_config(matmul_config *out, const pj_request *request)
+{
+    out->persistent = value_is(request, "sched", "persistent");
+    out->store_tma = value_is(request, "store", "tma");
+    out->b_nk = value_is(request, "b_layout", "nk");
+    out->alpha = value_is(request, "alpha", "scaled");
+    out->beta = value_is(request, "beta", "scaled");
+    out->bias = value_is(request, "bias", "column");
+    out->act = value_is(request, "act", "relu") ? 1 : value_is(request, "act", "gelu") ? 2 : 0;
+}
+
 static ptxjit_status config_from(matmul_config *out, const pj_request *request)
 {
     const pj_schema *schema = request->schema;
     char buf[32];
+    memset(out, 0, sizeof *out);
     static const char *const needed[] = {"variant", "dtype", "out", "mma", "bm", "bn", "bk",
                                          "tm", "tn", "wm", "wn", "stages", "consumers"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(needed); i++)
@@ -34,17 +58,24 @@ static ptxjit_status config_from(matmul_config *out, const pj_request *request)
     if ((int)out->variant < 0)
         return pj_error(PTXJIT_ERR_TEMPLATE, "matmul template %s has variant '%s', which the "
                         "matmul op does not know", schema->origin, variant);
-    out->dtype = (pj_dtype)pj_dtype_from_name(pj_request_value_name(request, "dtype", buf));
+    const int wgmma = pj_matmul_is_wgmma(out->variant);
+    if (out->variant == MATMUL_WGMMA_FP8)
+        out->dtype = value_is(request, "fp8", "e5m2") ? PJ_MATMUL_E5M2 : PJ_MATMUL_E4M3;
+    else
+        out->dtype = (pj_dtype)pj_dtype_from_name(pj_request_value_name(request, "dtype", buf));
     out->out = (pj_dtype)pj_dtype_from_name(pj_request_value_name(request, "out", buf));
     out->bm = (int)pj_request_value(request, "bm");
-    out->bk = out->variant == MATMUL_WGMMA ? 64 : (int)pj_request_value(request, "bk");
+    /* wgmma: a stage holds one 128-byte row of K. */
+    out->bk = wgmma ? 128 / pj_matmul_type_bytes(out->dtype) : (int)pj_request_value(request, "bk");
     out->stages = (int)pj_request_value(request, "stages");
     const int bn = (int)pj_request_value(request, "bn");
     /* The mma list is m16n8k8, then m64nNk16 for N = 8, 16, ...: value i is N = 8 i. */
-    out->tile_n = out->variant == MATMUL_WGMMA ? 8 * (int)pj_request_value(request, "mma") : bn;
+    out->tile_n = wgmma ? 8 * (int)pj_request_value(request, "mma") : bn;
     /* wgmma's cluster (1 where a template lacks it). */
-    out->cluster = out->variant == MATMUL_WGMMA && pj_schema_param_index(schema, "cluster") >= 0
+    out->cluster = wgmma && pj_schema_param_index(schema, "cluster") >= 0
                        ? (int)pj_request_value(request, "cluster") : 1;
+    if (wgmma)
+        wgmma_config(out, request);
     /* tensor_core's load=tma (a parameter that older templates may lack: cp_async then). */
     out->tma = out->variant == MATMUL_TENSOR_CORE && pj_schema_param_index(schema, "load") >= 0 &&
                strcmp(pj_request_value_name(request, "load", buf), "tma") == 0;
@@ -52,7 +83,8 @@ static ptxjit_status config_from(matmul_config *out, const pj_request *request)
         out->variant, out->bm, out->tile_n, out->bk,
         (int)pj_request_value(request, "tm"), (int)pj_request_value(request, "tn"),
         (int)pj_request_value(request, "wm"), (int)pj_request_value(request, "wn"),
-        (int)pj_request_value(request, "consumers"), out->stages, out->tma};
+        (int)pj_request_value(request, "consumers"), out->stages, out->tma, out->store_tma,
+        pj_matmul_type_bytes(out->out)};
     out->threads = pj_matmul_threads(&tile);
     out->shared_bytes = pj_matmul_shared_bytes(&tile);
     return PTXJIT_OK;
@@ -80,7 +112,8 @@ static ptxjit_status shape_error(const matmul_config *config, const char *rule, 
 ptxjit_status pj_matmul_check_shape(const matmul_config *config, uint64_t a, uint64_t b, uint64_t c,
                                  size_t m, size_t n, size_t k)
 {
-    const uint64_t in = (uint64_t)pj_dtype_bytes(config->dtype), out = (uint64_t)pj_dtype_bytes(config->out);
+    const uint64_t in = (uint64_t)pj_matmul_type_bytes(config->dtype),
+                   out = (uint64_t)pj_dtype_bytes(config->out);
     if (m == 0 || n == 0 || k == 0 || !a || !b || !c)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
                         "matmul: m, n and k must be at least 1 and a, b, c device addresses");
@@ -96,11 +129,15 @@ ptxjit_status pj_matmul_check_shape(const matmul_config *config, uint64_t a, uin
         return shape_error(config, "copies A and B in 16-byte pieces: it needs k and n "
                            "multiples of 4 and 16-byte aligned a and b (8-byte aligned c)",
                            "pad k and n, or use variant=block_tiled_vectorized (any shape)");
-    if (config->variant == MATMUL_WGMMA &&
-        (k % 8 || n % 8 || a % 16 || b % 16 || c % (2 * out)))
-        return shape_error(config, "loads A and B with TMA: it needs k and n multiples of 8 "
-                           "(rows of 16 bytes) and 16-byte aligned a and b",
-                           "pad k and n to multiples of 8 (any m works)");
+    if (pj_matmul_is_wgmma(config->variant) &&
+        (k * in % 16 || n % 8 || a % 16 || b % 16 || c % (2 * out)))
+        return shape_error(config, "loads A and B with TMA: it needs rows of A and B of a "
+                           "multiple of 16 bytes (k a multiple of 16 / element bytes), n a "
+                           "multiple of 8 and 16-byte aligned a and b",
+                           "pad k and n (any m works)");
+    if (config->store_tma && c % 16)
+        return shape_error(config, "store=tma stores C with TMA: it needs a 16-byte aligned c",
+                           "align c to 16 bytes or use store=direct");
     uint64_t tiles = pj_matmul_blocks(config, m, n);
     if (tiles > 0x7fffffff)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
@@ -110,16 +147,18 @@ ptxjit_status pj_matmul_check_shape(const matmul_config *config, uint64_t a, uin
 }
 
 /* A row-major rows x cols matrix in boxes of box_rows x box_cols, each box row of
- * box_cols elements (32, 64 or 128 bytes) swizzled over its own span. */
+ * box_cols elements (32, 64 or 128 bytes) swizzled over its own span. fp8 travels as bytes. */
 static ptxjit_status encode(CUtensorMap *map, const pj_driver *d, pj_dtype dtype, uint64_t address,
                             uint64_t rows, uint64_t cols, uint32_t box_cols, uint32_t box_rows)
 {
-    cuuint64_t dims[2] = {cols, rows}, strides[1] = {cols * (uint64_t)pj_dtype_bytes(dtype)};
+    const uint32_t bytes = (uint32_t)pj_matmul_type_bytes(dtype);
+    cuuint64_t dims[2] = {cols, rows}, strides[1] = {cols * bytes};
     cuuint32_t box[2] = {box_cols, box_rows}, element_strides[2] = {1, 1};
     CUtensorMapDataType type = dtype == PJ_DTYPE_f32    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                : dtype == PJ_DTYPE_bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                        : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    uint32_t span = box_cols * (uint32_t)pj_dtype_bytes(dtype);
+                               : dtype == PJ_DTYPE_f16  ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                        : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    uint32_t span = box_cols * bytes;
     CUtensorMapSwizzle swizzle = span == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
                                  : span == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
                                               : CU_TENSOR_MAP_SWIZZLE_32B;
@@ -131,48 +170,157 @@ static ptxjit_status encode(CUtensorMap *map, const pj_driver *d, pj_dtype dtype
                  "cuTensorMapEncodeTiled");
 }
 
+/* The wgmma variants' maps: A in boxes of 128 bytes of k x bm rows; B N-major in boxes of 64
+ * columns x 64 k rows, K-major (b_nk) in boxes of 128 bytes of k x 64 rows (columns of C);
+ * C (store=tma) in boxes of 128 bytes x 64 rows. */
+static ptxjit_status wgmma_maps(CUtensorMap maps[3], const pj_driver *d, const matmul_config *config,
+                                ptxjit_devptr a, ptxjit_devptr b, ptxjit_devptr c, size_t m,
+                                size_t n, size_t k)
+{
+    const uint32_t bk = (uint32_t)config->bk; /* 128 bytes of k */
+    ptxjit_status status = encode(&maps[0], d, config->dtype, a, m, k, bk, (uint32_t)config->bm);
+    if (status == PTXJIT_OK)
+        status = config->b_nk ? encode(&maps[1], d, config->dtype, b, n, k, bk, 64)
+                              : encode(&maps[1], d, config->dtype, b, k, n, 64, 64);
+    if (status == PTXJIT_OK && config->store_tma)
+        status = encode(&maps[2], d, config->out, c, m, n,
+                        128 / (uint32_t)pj_dtype_bytes(config->out), 64);
+    return status;
+}
+
+/* sched=persistent: as many blocks (clusters) as are resident at once, never more than there
+ * are tiles. Clusters are counted by the driver (a cluster's blocks share a GPC, so fewer than
+ * SMs / cluster may fit); where it cannot say, SMs / cluster. */
+static ptxjit_status persistent_blocks(unsigned *out, ptxjit_kernel *kernel,
+                                       const matmul_config *config, uint64_t tiles)
+{
+    const pj_driver *d = kernel->context->driver;
+    CUfunction function;
+    int per_sm = 0, clusters = 0;
+    ptxjit_status status = pj_kernel_function(&function, kernel, NULL, config->shared_bytes);
+    if (status == PTXJIT_OK && config->cluster == 1)
+        status = PJ_CU(d->cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                           &per_sm, function, config->threads, config->shared_bytes),
+                       "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    if (status != PTXJIT_OK)
+        return status;
+    uint64_t resident;
+    if (config->cluster == 1) {
+        resident = (uint64_t)(per_sm > 0 ? per_sm : 1) * (uint64_t)kernel->context->sm_count;
+    } else {
+        CUlaunchAttribute attribute;
+        memset(&attribute, 0, sizeof attribute);
+        attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attribute.value.clusterDim.x = (unsigned)config->cluster;
+        attribute.value.clusterDim.y = attribute.value.clusterDim.z = 1;
+        CUlaunchConfig launch;
+        memset(&launch, 0, sizeof launch);
+        launch.gridDimX = (unsigned)config->cluster * (unsigned)kernel->context->sm_count;
+        launch.gridDimY = launch.gridDimZ = 1;
+        launch.blockDimX = (unsigned)config->threads;
+        launch.blockDimY = launch.blockDimZ = 1;
+        launch.sharedMemBytes = config->shared_bytes;
+        launch.attrs = &attribute;
+        launch.numAttrs = 1;
+        if (!d->cuOccupancyMaxActiveClusters ||
+            d->cuOccupancyMaxActiveClusters(&clusters, function, &launch) != CUDA_SUCCESS ||
+            clusters < 1)
+            clusters = kernel->context->sm_count / config->cluster;
+        resident = (uint64_t)(clusters > 0 ? clusters : 1);
+    }
+    *out = (unsigned)((resident < tiles ? resident : tiles) * (uint64_t)config->cluster);
+    return PTXJIT_OK;
+}
+
+/* The kernel's epilogue values from the caller's, each refused where the params do not use it
+ * and it is not its default. */
+static ptxjit_status epilogue_args(pj_matmul_epilogue_args *out, const matmul_config *config,
+                                   const ptxjit_matmul_epilogue *e)
+{
+    ptxjit_matmul_epilogue defaults;
+    ptxjit_matmul_epilogue_init(&defaults);
+    if (!e)
+        e = &defaults;
+    const int fp8 = config->variant == MATMUL_WGMMA_FP8;
+    const char *unused = e->alpha != 1.0f && !config->alpha ? "alpha (add alpha=scaled)"
+                         : e->beta != 0.0f && !config->beta ? "beta (add beta=scaled)"
+                         : e->bias && !config->bias         ? "bias (add bias=column)"
+                         : (e->a_scale != 1.0f || e->b_scale != 1.0f) && !fp8
+                             ? "a_scale and b_scale (fp8 inputs only: variant=wgmma_fp8)"
+                             : NULL;
+    if (unused)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "matmul: the epilogue's %s is not used by "
+                        "variant=%s with these params", unused, variant_names[config->variant]);
+    if (config->bias && (!e->bias || e->bias % 4))
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "matmul: bias=column needs the epilogue's "
+                        "bias, the device address of n floats (4-byte aligned)");
+    out->alpha = (config->alpha ? e->alpha : 1.0f) * (fp8 ? e->a_scale * e->b_scale : 1.0f);
+    out->beta = e->beta;
+    out->bias = e->bias;
+    return PTXJIT_OK;
+}
+
 /* The product's tensor maps and launch, with the context's CUDA context current. */
 static ptxjit_status matmul_entered(ptxjit_kernel *kernel, const matmul_config *config,
                                     ptxjit_devptr a, ptxjit_devptr b, ptxjit_devptr c, size_t m,
-                                    size_t n, size_t k, void *stream)
+                                    size_t n, size_t k, const ptxjit_matmul_epilogue *epilogue,
+                                    void *stream)
 {
     ptxjit_context *context = kernel->context;
+    pj_matmul_epilogue_args values;
     ptxjit_status status = pj_matmul_check_shape(config, a, b, c, m, n, k);
+    if (status == PTXJIT_OK)
+        status = epilogue_args(&values, config, epilogue);
     if (status != PTXJIT_OK)
         return status;
-    CUtensorMap a_map, b_map;
-    memset(&a_map, 0, sizeof a_map);
-    memset(&b_map, 0, sizeof b_map);
-    if (config->variant == MATMUL_WGMMA) {
-        /* A: boxes of 64 k (128 bytes) x bm rows; B: boxes of 64 columns x 64 k rows. */
-        status = encode(&a_map, context->driver, config->dtype, a, m, k, 64, (uint32_t)config->bm);
-        if (status == PTXJIT_OK)
-            status = encode(&b_map, context->driver, config->dtype, b, k, n, 64, 64);
+    CUtensorMap maps[3];
+    memset(maps, 0, sizeof maps);
+    if (pj_matmul_is_wgmma(config->variant)) {
+        status = wgmma_maps(maps, context->driver, config, a, b, c, m, n, k);
         if (status != PTXJIT_OK)
             return status;
     } else if (config->tma) {
         /* tensor_core: A in boxes of bk columns x bm rows, B of 32 columns x bk rows. */
-        status = encode(&a_map, context->driver, config->dtype, a, m, k, (uint32_t)config->bk,
+        status = encode(&maps[0], context->driver, config->dtype, a, m, k, (uint32_t)config->bk,
                         (uint32_t)config->bm);
         if (status == PTXJIT_OK)
-            status = encode(&b_map, context->driver, config->dtype, b, k, n, 32,
+            status = encode(&maps[1], context->driver, config->dtype, b, k, n, 32,
                             (uint32_t)config->bk);
         if (status != PTXJIT_OK)
             return status;
     }
     CUdeviceptr pa = a, pb = b, pc = c;
     int im = (int)m, in = (int)n, ik = (int)k;
-    void *args[] = {&pa, &pb, &pc, &im, &in, &ik, &a_map, &b_map};
+    void *args[] = {&pa, &pb, &pc, &im, &in, &ik, &maps[0], &maps[1], &maps[2], &values};
     ptxjit_dim3 grid = {(unsigned)pj_matmul_blocks(config, m, n), 1, 1};
+    if (config->persistent) {
+        status = persistent_blocks(&grid.x, kernel, config,
+                                   pj_matmul_blocks(config, m, n) / (uint64_t)config->cluster);
+        if (status != PTXJIT_OK)
+            return status;
+    }
     ptxjit_dim3 block = {(unsigned)config->threads, 1, 1};
     ptxjit_dim3 cluster = {(unsigned)config->cluster, 1, 1};
     return ptxjit_launch_cluster(kernel, NULL, grid, block, cluster, config->shared_bytes, stream,
                                  args);
 }
 
+void ptxjit_matmul_epilogue_init(ptxjit_matmul_epilogue *epilogue)
+{
+    if (epilogue)
+        *epilogue = (ptxjit_matmul_epilogue){1.0f, 0.0f, 0, 1.0f, 1.0f};
+}
+
 ptxjit_status ptxjit_matmul(ptxjit_context *context, const char *params, ptxjit_devptr a,
                             ptxjit_devptr b, ptxjit_devptr c, size_t m, size_t n, size_t k,
                             void *stream)
+{
+    return ptxjit_matmul_ex(context, params, a, b, c, m, n, k, NULL, stream);
+}
+
+ptxjit_status ptxjit_matmul_ex(ptxjit_context *context, const char *params, ptxjit_devptr a,
+                               ptxjit_devptr b, ptxjit_devptr c, size_t m, size_t n, size_t k,
+                               const ptxjit_matmul_epilogue *epilogue, void *stream)
 {
     ptxjit_kernel *kernel;
     matmul_config config;
@@ -187,13 +335,76 @@ ptxjit_status ptxjit_matmul(ptxjit_context *context, const char *params, ptxjit_
         status = pj_gpu_enter(context, &saved);
     if (status != PTXJIT_OK)
         return status;
-    status = matmul_entered(kernel, &config, a, b, c, m, n, k, stream);
+    status = matmul_entered(kernel, &config, a, b, c, m, n, k, epilogue, stream);
     pj_gpu_leave(context, saved);
     return status;
 }
 
+int pj_matmul_type_bytes(pj_dtype type)
+{
+    return type == PJ_MATMUL_E4M3 || type == PJ_MATMUL_E5M2 ? 1 : pj_dtype_bytes(type);
+}
+
+const char *pj_matmul_type_name(pj_dtype type)
+{
+    return type == PJ_MATMUL_E4M3 ? "e4m3" : type == PJ_MATMUL_E5M2 ? "e5m2" : pj_dtype_name(type);
+}
+
+/* The fp8 formats: mantissa bits, exponent bias, largest finite code. */
+typedef struct {
+    int mantissa, bias;
+    uint8_t largest;
+} fp8_format;
+
+static fp8_format fp8_of(pj_dtype type)
+{
+    return type == PJ_MATMUL_E4M3 ? (fp8_format){3, 7, 0x7e} : (fp8_format){2, 15, 0x7b};
+}
+
+static double fp8_value(uint8_t code, fp8_format f)
+{
+    const int exponent = (code & 0x7f) >> f.mantissa, fraction = code & ((1 << f.mantissa) - 1);
+    const int top = (1 << (7 - f.mantissa)) - 1; /* the all-ones exponent */
+    double magnitude;
+    if (f.mantissa == 3 && exponent == top && fraction == 7)
+        magnitude = NAN; /* e4m3 has NaN only, no infinities */
+    else if (f.mantissa == 2 && exponent == top)
+        magnitude = fraction ? NAN : INFINITY;
+    else if (exponent == 0) /* subnormal: units of 2^(1 - bias - mantissa) */
+        magnitude = ldexp(fraction, 1 - f.bias - f.mantissa);
+    else
+        magnitude = ldexp((1 << f.mantissa) + fraction, exponent - f.bias - f.mantissa);
+    return code & 0x80 ? -magnitude : magnitude;
+}
+
+/* Rounded to nearest even, saturated to the largest finite value (NaN stays NaN). */
+static uint8_t fp8_code(double value, fp8_format f)
+{
+    const uint8_t sign = signbit(value) ? 0x80 : 0;
+    const double magnitude = fabs(value);
+    if (isnan(value))
+        return (uint8_t)(sign | 0x7f);
+    if (magnitude >= fp8_value(f.largest, f))
+        return (uint8_t)(sign | f.largest);
+    int code;
+    if (magnitude < ldexp(1, 1 - f.bias)) { /* subnormal (or the smallest normal, rounded up) */
+        code = (int)nearbyint(magnitude / ldexp(1, 1 - f.bias - f.mantissa));
+    } else {
+        int exponent;
+        frexp(magnitude, &exponent); /* magnitude in [2^(exponent-1), 2^exponent) */
+        const int e = exponent - 1;
+        int scaled = (int)nearbyint(ldexp(magnitude, f.mantissa - e)); /* 2^m .. 2^(m+1) */
+        code = ((e + f.bias) << f.mantissa) + scaled - (1 << f.mantissa);
+    }
+    if (code > f.largest) /* rounded past the largest finite value */
+        code = f.largest;
+    return (uint8_t)(sign | code);
+}
+
 double pj_matmul_element(const void *data, pj_dtype dtype, size_t index)
 {
+    if (dtype == PJ_MATMUL_E4M3 || dtype == PJ_MATMUL_E5M2)
+        return fp8_value(((const uint8_t *)data)[index], fp8_of(dtype));
     if (dtype == PJ_DTYPE_f32)
         return ((const float *)data)[index];
     uint16_t bits = ((const uint16_t *)data)[index];
@@ -239,7 +450,9 @@ static uint16_t to_f16(float value)
 
 void pj_matmul_set_element(void *data, pj_dtype dtype, size_t index, float value)
 {
-    if (dtype == PJ_DTYPE_f32)
+    if (dtype == PJ_MATMUL_E4M3 || dtype == PJ_MATMUL_E5M2)
+        ((uint8_t *)data)[index] = fp8_code(value, fp8_of(dtype));
+    else if (dtype == PJ_DTYPE_f32)
         ((float *)data)[index] = value;
     else
         ((uint16_t *)data)[index] = dtype == PJ_DTYPE_bf16 ? to_bf16(value) : to_f16(value);
@@ -248,12 +461,49 @@ void pj_matmul_set_element(void *data, pj_dtype dtype, size_t index, float value
 void pj_matmul_reference_row(double *out, const void *a, const void *b, pj_dtype dtype, size_t n,
                           size_t k, size_t row)
 {
+    pj_matmul_reference_row_layout(out, a, b, dtype, n, k, row, 0);
+}
+
+void pj_matmul_reference_row_layout(double *out, const void *a, const void *b, pj_dtype dtype,
+                                    size_t n, size_t k, size_t row, int b_nk)
+{
     for (size_t j = 0; j < n; j++)
         out[j] = 0;
+    if (b_nk) { /* B's column j is row j of its transpose */
+        for (size_t j = 0; j < n; j++)
+            for (size_t p = 0; p < k; p++)
+                out[j] += pj_matmul_element(a, dtype, row * k + p) *
+                          pj_matmul_element(b, dtype, j * k + p);
+        return;
+    }
     for (size_t p = 0; p < k; p++) {
         double x = pj_matmul_element(a, dtype, row * k + p);
         for (size_t j = 0; j < n; j++)
             out[j] += x * pj_matmul_element(b, dtype, p * n + j);
+    }
+}
+
+void pj_matmul_reference_epilogue(double *out, size_t n, const matmul_config *config,
+                                  const ptxjit_matmul_epilogue *values, const double *c_old,
+                                  const float *bias)
+{
+    ptxjit_matmul_epilogue defaults;
+    ptxjit_matmul_epilogue_init(&defaults);
+    const ptxjit_matmul_epilogue *e = values ? values : &defaults;
+    double scale = config->alpha ? e->alpha : 1.0;
+    if (config->variant == MATMUL_WGMMA_FP8)
+        scale *= (double)e->a_scale * e->b_scale;
+    for (size_t j = 0; j < n; j++) {
+        double v = scale * out[j];
+        if (config->beta)
+            v += e->beta * c_old[j];
+        if (config->bias)
+            v += bias[j];
+        if (config->act == 1)
+            v = v > 0 ? v : 0;
+        else if (config->act == 2)
+            v = 0.5 * v * (1 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+        out[j] = v;
     }
 }
 
@@ -278,9 +528,10 @@ static const char *const bench_sets[] = {
 typedef struct {
     ptxjit_context *context;
     pj_tune_checker *checker;
-    CUdeviceptr a, b, c, reference;
+    CUdeviceptr a, b, c, reference, bias;
     size_t m, n, k;
     pj_dtype dtype, out;
+    int beta; /* beta=scaled (fixed: every candidate adds beta * C) */
 } matmul_tuning;
 
 static const char *const problem_names[] = {"m", "n", "k", NULL};
@@ -318,6 +569,7 @@ static void tune_release(void *state)
     pj_tune_free(t->context, t->b);
     pj_tune_free(t->context, t->c);
     pj_tune_free(t->context, t->reference);
+    pj_tune_free(t->context, t->bias);
     pj_tune_checker_close(t->checker);
     free(t);
 }
@@ -326,6 +578,31 @@ static pj_tune_kind kind_of(pj_dtype dtype)
 {
     return dtype == PJ_DTYPE_bf16 ? PJ_TUNE_BF16 : dtype == PJ_DTYPE_f16 ? PJ_TUNE_F16
                                                                           : PJ_TUNE_F32;
+}
+
+/* fp8 inputs: made on the host (the tuner's fills make 16- and 32-bit floats only), uniform
+ * in [-1, 1) from seed, rounded to the format. */
+static ptxjit_status fill_fp8(ptxjit_context *context, CUdeviceptr data, size_t count,
+                              pj_dtype type, unsigned seed)
+{
+    uint8_t *host = malloc(count ? count : 1);
+    if (!host)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
+    for (size_t i = 0; i < count; i++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        pj_matmul_set_element(host, type, i, (float)((double)(state >> 11) * 0x1p-52 - 1.0));
+    }
+    ptxjit_status status = ptxjit_copy_to_device(context, data, host, count);
+    free(host);
+    return status;
+}
+
+static ptxjit_status tune_fill(matmul_tuning *t, CUdeviceptr data, size_t count, unsigned seed)
+{
+    if (t->dtype == PJ_MATMUL_E4M3 || t->dtype == PJ_MATMUL_E5M2)
+        return fill_fp8(t->context, data, count, t->dtype, seed);
+    return pj_tune_fill(t->checker, data, count, kind_of(t->dtype), seed);
 }
 
 static ptxjit_status tune_prepare(void **state, ptxjit_context *context, const char *problem,
@@ -341,9 +618,10 @@ static ptxjit_status tune_prepare(void **state, ptxjit_context *context, const c
     matmul_tuning *t = calloc(1, sizeof *t);
     if (!t)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    *t = (matmul_tuning){context, NULL, 0, 0, 0, 0, (size_t)v[0], (size_t)v[1], (size_t)v[2],
-                         config.dtype, config.out};
-    const size_t in = (size_t)pj_dtype_bytes(config.dtype), out = (size_t)pj_dtype_bytes(config.out);
+    *t = (matmul_tuning){context, NULL, 0, 0, 0, 0, 0, (size_t)v[0], (size_t)v[1], (size_t)v[2],
+                         config.dtype, config.out, config.beta};
+    const size_t in = (size_t)pj_matmul_type_bytes(config.dtype),
+                 out = (size_t)pj_dtype_bytes(config.out);
     status = pj_tune_checker_open(&t->checker, context);
     if (status == PTXJIT_OK)
         status = pj_tune_alloc(&t->a, context, t->m * t->k * in);
@@ -353,10 +631,15 @@ static ptxjit_status tune_prepare(void **state, ptxjit_context *context, const c
         status = pj_tune_alloc(&t->c, context, t->m * t->n * out);
     if (status == PTXJIT_OK)
         status = pj_tune_alloc(&t->reference, context, t->m * t->n * out);
+    if (status == PTXJIT_OK && config.bias) /* zeros: what matters is the epilogue's cost */
+        status = pj_tune_alloc(&t->bias, context, t->n * sizeof(float));
+    if (status == PTXJIT_OK && config.bias)
+        status = PJ_CU(context->driver->cuMemsetD8Async(t->bias, 0, t->n * sizeof(float), NULL),
+                       "cuMemsetD8Async");
     if (status == PTXJIT_OK)
-        status = pj_tune_fill(t->checker, t->a, t->m * t->k, kind_of(config.dtype), 3);
+        status = tune_fill(t, t->a, t->m * t->k, 3);
     if (status == PTXJIT_OK)
-        status = pj_tune_fill(t->checker, t->b, t->k * t->n, kind_of(config.dtype), 4);
+        status = tune_fill(t, t->b, t->k * t->n, 4);
     if (status != PTXJIT_OK) {
         tune_release(t);
         return status;
@@ -365,17 +648,26 @@ static ptxjit_status tune_prepare(void **state, ptxjit_context *context, const c
     return PTXJIT_OK;
 }
 
+/* The epilogue's defaults (alpha 1, beta 0), and a bias of zeros where the params add one. */
 static ptxjit_status tune_run(void *state, ptxjit_kernel *kernel, void *stream)
 {
     matmul_tuning *t = state;
-    return ptxjit_matmul(t->context, kernel->canonical, t->a, t->b, t->c, t->m, t->n, t->k,
-                         stream);
+    ptxjit_matmul_epilogue epilogue;
+    ptxjit_matmul_epilogue_init(&epilogue);
+    epilogue.bias = t->bias;
+    return ptxjit_matmul_ex(t->context, kernel->canonical, t->a, t->b, t->c, t->m, t->n, t->k,
+                            &epilogue, stream);
 }
 
+/* NaN in every element, so that one never written fails; zeros where beta=scaled reads C
+ * (beta 0 would still turn NaN into NaN). */
 static ptxjit_status tune_poison(void *state)
 {
     matmul_tuning *t = state;
-    return pj_tune_poison(t->context, t->c, t->m * t->n * (size_t)pj_dtype_bytes(t->out));
+    const size_t bytes = t->m * t->n * (size_t)pj_dtype_bytes(t->out);
+    if (t->beta)
+        return PJ_CU(t->context->driver->cuMemsetD8Async(t->c, 0, bytes, NULL), "cuMemsetD8Async");
+    return pj_tune_poison(t->context, t->c, bytes);
 }
 
 /* Element-wise, within the output's rounding (two roundings apart: 2^-7 bf16, 2^-10 f16; f32
@@ -389,8 +681,8 @@ static ptxjit_status tune_check(void *state, ptxjit_kernel *kernel, int referenc
     if (status == PTXJIT_OK && (config.dtype != t->dtype || config.out != t->out))
         return pj_error(PTXJIT_ERR_PARAM, "matmul: a candidate of dtype %s, out %s cannot be "
                         "checked against a reference of dtype %s, out %s; fix dtype and out "
-                        "(fixed parameters)", pj_dtype_name(config.dtype),
-                        pj_dtype_name(config.out), pj_dtype_name(t->dtype),
+                        "(fixed parameters)", pj_matmul_type_name(config.dtype),
+                        pj_dtype_name(config.out), pj_matmul_type_name(t->dtype),
                         pj_dtype_name(t->out));
     size_t bytes = t->m * t->n * (size_t)pj_dtype_bytes(t->out);
     if (status == PTXJIT_OK && reference)

@@ -40,10 +40,33 @@ START_TEST(matmul_defaults_follow_the_variant)
     expect_canonical(context, "variant=tensor_core load=tma",
                      "bk=32 bm=256 bn=128 dtype=f32 group=8 load=tma mma=m16n8k8 out=f32 "
                      "prefetch=1 stages=4 variant=tensor_core wm=64 wn=64");
-    expect_canonical(context, "", "bm=128 cluster=1 consumers=2 dtype=bf16 group=8 mma=m64n256k16 out=bf16 "
-                                  "stages=3 variant=wgmma");
-    expect_canonical(context, "dtype=f16", "bm=128 cluster=1 consumers=2 dtype=f16 group=8 mma=m64n256k16 "
-                                           "out=f16 stages=3 variant=wgmma");
+    /* wgmma: persistent blocks, and TMA stores where C's tile fits beside the stages (the
+     * fastest on the H100, docs/PERFORMANCE.md). */
+    expect_canonical(context, "", "act=none alpha=none b_layout=kn beta=none bias=none bm=128 "
+                                  "cluster=1 consumers=2 dtype=bf16 group=8 mma=m64n256k16 "
+                                  "out=bf16 sched=persistent stages=3 store=tma variant=wgmma");
+    expect_canonical(context, "dtype=f16", "act=none alpha=none b_layout=kn beta=none bias=none "
+                                           "bm=128 cluster=1 consumers=2 dtype=f16 group=8 "
+                                           "mma=m64n256k16 out=f16 sched=persistent stages=3 "
+                                           "store=tma variant=wgmma");
+    expect_canonical(context, "out=f32", "act=none alpha=none b_layout=kn beta=none bias=none "
+                                         "bm=128 cluster=1 consumers=2 dtype=bf16 group=8 "
+                                         "mma=m64n256k16 out=f32 sched=persistent stages=3 "
+                                         "store=direct variant=wgmma"); /* 128 KiB: no room */
+    expect_canonical(context, "mma=m64n200k16", "act=none alpha=none b_layout=kn beta=none "
+                                                "bias=none bm=128 cluster=1 consumers=2 "
+                                                "dtype=bf16 group=8 mma=m64n200k16 out=bf16 "
+                                                "sched=persistent stages=3 store=direct "
+                                                "variant=wgmma"); /* not whole boxes */
+    /* tf32 and fp8 through wgmma: B K-major by default (their only layout), fp8 out bf16. */
+    expect_canonical(context, "variant=wgmma_tf32",
+                     "act=none alpha=none b_layout=nk beta=none bias=none bm=128 cluster=1 "
+                     "consumers=2 dtype=f32 group=8 mma=m64n256k16 out=f32 sched=persistent "
+                     "stages=4 store=direct variant=wgmma_tf32");
+    expect_canonical(context, "variant=wgmma_fp8",
+                     "act=none alpha=none b_layout=nk beta=none bias=none bm=128 cluster=1 "
+                     "consumers=2 fp8=e4m3 group=8 mma=m64n256k16 out=bf16 sched=persistent "
+                     "stages=3 store=tma variant=wgmma_fp8");
     expect_canonical(context, "variant=block_tiled_vectorized",
                      "bk=16 bm=128 bn=128 dtype=f32 group=1 out=f32 tm=8 tn=8 "
                      "variant=block_tiled_vectorized");
@@ -60,10 +83,12 @@ START_TEST(matmul_constraints_fail_early_with_the_fix)
 {
     expect_refused("variant=block_tiled dtype=bf16", "take dtype=f32; wgmma takes", NULL);
     expect_refused("dtype=f32", "take dtype=f32; wgmma takes", NULL);
-    expect_refused("out=f16", "out is f32, or for wgmma also the input dtype", NULL);
+    expect_refused("variant=wgmma_tf32 dtype=bf16", "take dtype=f32; wgmma takes", NULL);
+    expect_refused("variant=tiled out=f16", "out is f32, or for the wgmma variants", NULL);
     expect_refused("variant=tensor_core load=cp_async mma=m64n64k16", "tensor_core issues mma.sync m16n8k8", NULL);
-    expect_refused("mma=m16n8k8", "wgmma takes mma=m64nNk16", NULL);
-    expect_refused("", "wgmma needs an sm_90a target", "sm_80");
+    expect_refused("mma=m16n8k8", "take mma=m64nNk16", NULL);
+    expect_refused("", "need an sm_90a target", "sm_80");
+    expect_refused("variant=wgmma_fp8", "need an sm_90a target", "sm_80");
     expect_refused("variant=tensor_core load=cp_async", "needs sm_80 or newer", "sm_75");
     expect_refused("variant=naive bm=64 bn=32", "bm * bn must be at most 1024", NULL);
     expect_refused("variant=block_tiled tm=16 tn=16 bm=32 bn=32", "32..1024 threads", NULL);
@@ -83,10 +108,28 @@ START_TEST(matmul_constraints_fail_early_with_the_fix)
     expect_refused("stages=5", "227 KiB", NULL);
     expect_refused("mma=m64n260k16", "one of m16n8k8", NULL);
     expect_refused("variant=wgmma bn=128", "'bn' does not apply", NULL);
+    /* The wgmma variants' own parameters. */
+    expect_refused("variant=wgmma_tf32 b_layout=kn", "give B as its transpose", NULL);
+    expect_refused("variant=wgmma_fp8 b_layout=kn", "give B as its transpose", NULL);
+    expect_refused("variant=wgmma_fp8 dtype=bf16", "does not apply", NULL);
+    expect_refused("fp8=e5m2", "does not apply", NULL);
+    expect_refused("variant=tensor_core sched=persistent", "does not apply", NULL);
+    expect_refused("variant=naive act=relu", "does not apply", NULL);
+    expect_refused("store=tma mma=m64n200k16", "boxes of 128 bytes", NULL);
+    expect_refused("store=tma out=f32 mma=m64n48k16 consumers=1 bm=64", "boxes of 128 bytes", NULL);
+    expect_refused("store=tma stages=4", "227 KiB", NULL);
+    expect_refused("store=tma out=f32", "227 KiB", NULL); /* named: no fallback to direct */
+    expect_refused("store=tma out=f32 stages=3", "227 KiB", NULL);
+    expect_refused("act=tanh", "one of none", NULL);
     /* Accepted: every N of wgmma, one consumer, 128 rows per consumer. */
     ptxjit_context *context = test_open_offline(NULL);
     static const char *const fine[] = {"mma=m64n8k16", "mma=m64n200k16 consumers=1 bm=64",
-                                       "mma=m64n128k16 bm=256", "mma=m64n64k16 stages=8"};
+                                       "mma=m64n128k16 bm=256", "mma=m64n64k16 stages=8",
+                                       "store=tma stages=3", "store=tma out=f32 stages=2",
+                                       "out=f16", "dtype=f16 out=bf16 b_layout=nk",
+                                       "variant=wgmma_fp8 fp8=e5m2 out=f32",
+                                       "variant=wgmma_tf32 out=bf16 sched=persistent",
+                                       "sched=persistent cluster=2 store=tma mma=m64n128k16"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(fine); i++) {
         char *canonical = NULL;
         ck_assert_msg(ptxjit_canonical_params(&canonical, context, "matmul", fine[i]) == PTXJIT_OK,
@@ -137,6 +180,67 @@ START_TEST(matmul_variants_compile_to_their_instructions)
 }
 END_TEST
 
+static void expect_not_in_ptx(ptxjit_context *context, const char *params, const char *needle)
+{
+    ptxjit_kernel *kernel;
+    ck_assert_msg(ptxjit_get_kernel(&kernel, context, "matmul", params, NULL) == PTXJIT_OK,
+                  "%s: %s", params, ptxjit_last_error());
+    ck_assert_msg(!strstr(ptxjit_kernel_ptx(kernel), needle), "%s: '%s' in the PTX", params,
+                  needle);
+}
+
+/* The wgmma variants' new instructions and what each parameter adds: tf32 and fp8 shapes (K
+ * per instruction 8 and 32), B K-major (imm-trans-b 0), a group kept in flight, the
+ * persistent loop over tiles, TMA stores through shared memory, the epilogue's terms. Every
+ * kernel here also became an sm_90a cubin (ptxjit_get_kernel compiles to one). */
+START_TEST(matmul_wgmma_variants_compile_to_their_instructions)
+{
+    ptxjit_context *context = test_open_offline(NULL);
+    expect_in_ptx(context, "variant=wgmma_tf32", "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32");
+    expect_in_ptx(context, "variant=wgmma_tf32 mma=m64n128k16 out=bf16",
+                  "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32");
+    expect_in_ptx(context, "variant=wgmma_fp8", "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3");
+    expect_in_ptx(context, "variant=wgmma_fp8 fp8=e5m2 mma=m64n64k16 consumers=1 bm=64",
+                  "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2");
+    expect_in_ptx(context, "", "1, 1, 1, 0, 1;"); /* B N-major */
+    expect_in_ptx(context, "b_layout=nk", "1, 1, 1, 0, 0;");
+    expect_in_ptx(context, "", "wgmma.wait_group.sync.aligned 1;");
+    expect_in_ptx(context, "", "%nctaid.x"); /* persistent by default */
+    expect_not_in_ptx(context, "sched=grid", "%nctaid.x");
+    expect_in_ptx(context, "store=tma", "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group");
+    expect_in_ptx(context, "store=tma", "fence.proxy.async.shared::cta");
+    expect_in_ptx(context, "store=tma", "cp.async.bulk.wait_group.read 0");
+    expect_in_ptx(context, "store=tma out=f32 stages=2", "st.shared.v2.f32");
+    expect_in_ptx(context, "", "cp.async.bulk.tensor.2d.global.shared::cta"); /* the default */
+    expect_not_in_ptx(context, "store=direct", "cp.async.bulk.tensor.2d.global.shared::cta");
+    expect_in_ptx(context, "act=relu", "max.f32");
+    expect_in_ptx(context, "act=gelu", "ex2.approx");
+    expect_not_in_ptx(context, "", "ex2.approx");
+    expect_in_ptx(context, "bias=column", "ld.global.nc.f32");
+    expect_in_ptx(context, "variant=wgmma_fp8 out=f16", "cvt.rn.f16x2.f32");
+    expect_in_ptx(context, "out=f16", "cvt.rn.f16x2.f32"); /* bf16 in, f16 out */
+    expect_in_ptx(context, "variant=wgmma_fp8 sched=persistent store=tma cluster=2 alpha=scaled "
+                           "beta=scaled bias=column act=gelu mma=m64n128k16",
+                  ".multicast::cluster");
+    ptxjit_close(context);
+}
+END_TEST
+
+/* The epilogue's values (parameter 9) are read only where a parameter asks for a term that
+ * needs them (alpha, wgmma_fp8's scales, beta, bias): the others compile to nothing. */
+START_TEST(matmul_epilogue_terms_follow_the_params)
+{
+    ptxjit_context *context = test_open_offline(NULL);
+    expect_not_in_ptx(context, "", "matmul_kernel_param_9;");
+    expect_not_in_ptx(context, "act=relu store=direct", "matmul_kernel_param_9;");
+    expect_in_ptx(context, "alpha=scaled", "matmul_kernel_param_9;");
+    expect_in_ptx(context, "variant=wgmma_fp8", "matmul_kernel_param_9;");
+    expect_in_ptx(context, "beta=scaled", "matmul_kernel_param_9;");
+    expect_in_ptx(context, "bias=column", "matmul_kernel_param_9;");
+    ptxjit_close(context);
+}
+END_TEST
+
 /* Tiles smaller than another variant's vectors or warps: the unused code must still compile,
  * without warnings (a zero-sized array or a division by zero once broke it). */
 START_TEST(matmul_small_tiles_compile_cleanly)
@@ -181,7 +285,7 @@ START_TEST(matmul_launch_geometry_follows_the_params)
     ck_assert_int_eq(c.threads, 256); /* 4 x 2 warps of 64 x 64 */
     ck_assert_int_eq(c.tma, 1);
     ck_assert_uint_eq(c.shared_bytes, 4 * (256 + 128) * 32 * 4 + 1024); /* unpadded, aligned */
-    c = config_of("");
+    c = config_of("store=direct");
     ck_assert_int_eq(c.threads, 384);
     ck_assert_int_eq(c.tile_n, 256);
     ck_assert_uint_eq(c.shared_bytes, 3 * (128 + 256) * 128 + 1024);
@@ -191,8 +295,29 @@ START_TEST(matmul_launch_geometry_follows_the_params)
     ck_assert_uint_eq(c.shared_bytes, 2 * (64 + 256) * 128 + 1024); /* B boxes of 64 columns */
     ck_assert_int_eq(c.cluster, 1);
     ck_assert_uint_eq(pj_matmul_blocks(&c, 130, 400), 3 * 2);
+    /* store=tma: the tile of C after the stages (bm x N of out). */
+    c = config_of("store=tma");
+    ck_assert_int_eq(c.store_tma, 1);
+    ck_assert_uint_eq(c.shared_bytes, 3 * (128 + 256) * 128 + 128 * 256 * 2 + 1024);
+    c = config_of("store=tma out=f32 stages=2 sched=persistent");
+    ck_assert_uint_eq(c.shared_bytes, 2 * (128 + 256) * 128 + 128 * 256 * 4 + 1024);
+    ck_assert_int_eq(c.persistent, 1);
+    /* tf32 and fp8: a stage is still 128 bytes of K per row: 32 and 128 elements. */
+    c = config_of("variant=wgmma_tf32");
+    ck_assert_int_eq(c.bk, 32);
+    ck_assert_int_eq(c.dtype, PJ_DTYPE_f32);
+    ck_assert_int_eq(c.b_nk, 1);
+    ck_assert_uint_eq(c.shared_bytes, 4 * (128 + 256) * 128 + 1024); /* 4 stages by default */
+    c = config_of("variant=wgmma_fp8 fp8=e5m2 alpha=scaled beta=scaled bias=column act=gelu");
+    ck_assert_int_eq(c.bk, 128);
+    ck_assert_int_eq(c.dtype, PJ_MATMUL_E5M2);
+    ck_assert_int_eq(c.out, PJ_DTYPE_bf16);
+    ck_assert(c.alpha && c.beta && c.bias && c.act == 2);
+    ck_assert_int_eq(config_of("act=relu").act, 1);
     c = config_of("cluster=2");
     ck_assert_int_eq(c.cluster, 2);
+    ck_assert_int_eq(c.persistent, 1);
+    ck_assert_int_eq(config_of("sched=grid").persistent, 0);
     ck_assert_uint_eq(pj_matmul_blocks(&c, 4096, 4096), 32 * 16);
     ck_assert_uint_eq(pj_matmul_blocks(&c, 130, 300), 2 * 2); /* one cluster of row tiles, half empty */
 }
@@ -209,10 +334,23 @@ START_TEST(matmul_shape_rules_name_the_fix)
     c = config_of("");
     ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 5, 132, 64),
                      PTXJIT_ERR_INVALID_ARGUMENT);
-    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "multiples of 8"));
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "n a multiple of 8"));
     ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1008, 0x2000, 0x3000, 5, 136, 64),
                      PTXJIT_ERR_INVALID_ARGUMENT);
     ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 5, 136, 64), PTXJIT_OK);
+    /* Rows of 16 bytes: k a multiple of 4 for tf32, 16 for fp8. */
+    c = config_of("variant=wgmma_tf32");
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 5, 136, 68), PTXJIT_OK);
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 5, 136, 66),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    c = config_of("variant=wgmma_fp8");
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 5, 136, 80), PTXJIT_OK);
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 5, 136, 72),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    c = config_of("store=tma");
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3008, 5, 136, 64),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "16-byte aligned c"));
     c = config_of("variant=naive");
     ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 1, 1, 1), PTXJIT_OK);
     ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 0, 1, 1),
@@ -242,12 +380,88 @@ START_TEST(matmul_elements_round_to_nearest_even)
 }
 END_TEST
 
+/* fp8: e4m3 (bias 7, 3 mantissa bits, no infinities, largest 448) and e5m2 (bias 15, 2 bits,
+ * largest finite 57344), rounded to nearest even and saturated. */
+START_TEST(matmul_fp8_elements_round_and_saturate)
+{
+    uint8_t b[8];
+    pj_matmul_set_element(b, PJ_MATMUL_E4M3, 0, 1.0f);
+    ck_assert_uint_eq(b[0], 0x38);
+    pj_matmul_set_element(b, PJ_MATMUL_E4M3, 1, -0.1f);
+    ck_assert_uint_eq(b[1], 0x9d); /* -1.625 * 2^-4 */
+    ck_assert(pj_matmul_element(b, PJ_MATMUL_E4M3, 1) == -0.1015625);
+    pj_matmul_set_element(b, PJ_MATMUL_E4M3, 2, 1000.0f);
+    ck_assert_uint_eq(b[2], 0x7e);
+    ck_assert(pj_matmul_element(b, PJ_MATMUL_E4M3, 2) == 448.0);
+    pj_matmul_set_element(b, PJ_MATMUL_E4M3, 3, 1.0625f); /* halfway: to the even 1.0 */
+    ck_assert_uint_eq(b[3], 0x38);
+    pj_matmul_set_element(b, PJ_MATMUL_E4M3, 4, 0x1p-9f); /* the smallest subnormal */
+    ck_assert_uint_eq(b[4], 0x01);
+    pj_matmul_set_element(b, PJ_MATMUL_E4M3, 5, 0.96875f); /* 0.9375 | 1.0: ties to 1.0 */
+    ck_assert_uint_eq(b[5], 0x38);
+    b[6] = 0x7f;
+    ck_assert(isnan(pj_matmul_element(b, PJ_MATMUL_E4M3, 6)));
+    pj_matmul_set_element(b, PJ_MATMUL_E5M2, 0, 1.0f);
+    ck_assert_uint_eq(b[0], 0x3c);
+    pj_matmul_set_element(b, PJ_MATMUL_E5M2, 1, -1e6f);
+    ck_assert_uint_eq(b[1], 0xfb);
+    ck_assert(pj_matmul_element(b, PJ_MATMUL_E5M2, 1) == -57344.0);
+    pj_matmul_set_element(b, PJ_MATMUL_E5M2, 2, 0.3f); /* 1.25 * 2^-2 = 0.3125 */
+    ck_assert(pj_matmul_element(b, PJ_MATMUL_E5M2, 2) == 0.3125);
+    b[3] = 0x7c;
+    ck_assert(isinf(pj_matmul_element(b, PJ_MATMUL_E5M2, 3)));
+    ck_assert_int_eq(pj_matmul_type_bytes(PJ_MATMUL_E4M3), 1);
+    ck_assert_str_eq(pj_matmul_type_name(PJ_MATMUL_E5M2), "e5m2");
+    /* Every finite e4m3 code decodes and encodes back to itself. */
+    for (int code = 0; code < 256; code++) {
+        uint8_t in = (uint8_t)code, out;
+        double v = pj_matmul_element(&in, PJ_MATMUL_E4M3, 0);
+        if (isnan(v))
+            continue;
+        pj_matmul_set_element(&out, PJ_MATMUL_E4M3, 0, (float)v);
+        ck_assert_msg(out == in || (v == 0 && (out & 0x7f) == 0), "code 0x%02x -> %g -> 0x%02x",
+                      code, v, out);
+    }
+}
+END_TEST
+
+/* The epilogue of the reference: act(alpha * a_scale * b_scale * AB + beta * C + bias). */
+START_TEST(matmul_reference_epilogue_applies_each_term)
+{
+    matmul_config c = config_of("alpha=scaled beta=scaled bias=column act=relu");
+    ptxjit_matmul_epilogue e;
+    ptxjit_matmul_epilogue_init(&e);
+    ck_assert(e.alpha == 1.0f && e.beta == 0.0f && e.bias == 0 && e.a_scale == 1.0f &&
+              e.b_scale == 1.0f);
+    e.alpha = 2.0f;
+    e.beta = 0.5f;
+    double row[3] = {1, -3, 0.25};
+    const double old[3] = {4, 2, -8};
+    const float bias[3] = {0.5f, 1, 2};
+    pj_matmul_reference_epilogue(row, 3, &c, &e, old, bias);
+    ck_assert(row[0] == 2 + 2 + 0.5 && row[1] == 0 && row[2] == 0); /* -6+1+1, 0.5-4+2: relu */
+    c = config_of("act=gelu");
+    double g[2] = {1, -1};
+    pj_matmul_reference_epilogue(g, 2, &c, NULL, NULL, NULL);
+    ck_assert(fabs(g[0] - 0.8411919906082768) < 1e-12 && fabs(g[1] + 0.15880800939172324) < 1e-12);
+    c = config_of("variant=wgmma_fp8");
+    e.a_scale = 0.5f;
+    e.b_scale = 3.0f;
+    double f[1] = {2};
+    pj_matmul_reference_epilogue(f, 1, &c, &e, NULL, NULL);
+    ck_assert(f[0] == 3); /* scales only; alpha=none */
+}
+END_TEST
+
 START_TEST(matmul_reference_row_is_the_product)
 {
     const float a[6] = {1, 2, 3, 4, 5, 6};    /* 2 x 3 */
     const float b[6] = {7, 8, 9, 10, 11, 12}; /* 3 x 2 */
     double row[2];
     pj_matmul_reference_row(row, a, b, PJ_DTYPE_f32, 2, 3, 1);
+    ck_assert(row[0] == 4 * 7 + 5 * 9 + 6 * 11 && row[1] == 4 * 8 + 5 * 10 + 6 * 12);
+    const float bt[6] = {7, 9, 11, 8, 10, 12}; /* the same B, given as its transpose */
+    pj_matmul_reference_row_layout(row, a, bt, PJ_DTYPE_f32, 2, 3, 1, 1);
     ck_assert(row[0] == 4 * 7 + 5 * 9 + 6 * 11 && row[1] == 4 * 8 + 5 * 10 + 6 * 12);
 }
 END_TEST
@@ -260,10 +474,14 @@ Suite *suite_matmul(void)
     tcase_add_test(tc, matmul_defaults_follow_the_variant);
     tcase_add_test(tc, matmul_constraints_fail_early_with_the_fix);
     tcase_add_test(tc, matmul_variants_compile_to_their_instructions);
+    tcase_add_test(tc, matmul_wgmma_variants_compile_to_their_instructions);
+    tcase_add_test(tc, matmul_epilogue_terms_follow_the_params);
     tcase_add_test(tc, matmul_small_tiles_compile_cleanly);
     tcase_add_test(tc, matmul_launch_geometry_follows_the_params);
     tcase_add_test(tc, matmul_shape_rules_name_the_fix);
     tcase_add_test(tc, matmul_elements_round_to_nearest_even);
+    tcase_add_test(tc, matmul_fp8_elements_round_and_saturate);
+    tcase_add_test(tc, matmul_reference_epilogue_applies_each_term);
     tcase_add_test(tc, matmul_reference_row_is_the_product);
     suite_add_tcase(suite, tc);
     return suite;

@@ -19,33 +19,60 @@ static float next_uniform(void) /* [-1, 1) */
     return (float)((double)(state >> 11) * 0x1.0p-52 - 1.0);
 }
 
-/* Runs params on m x n x k: every element of C must be written and finite, sampled rows (all
- * for small products) within tolerance of the float64 product, as ‖C − ref‖ / ‖ref‖. */
-static void check(ptxjit_context *context, const char *params, shape s, double tolerance)
+/* The epilogue's values of a check: alpha, beta, the scales, and whether to pass a random bias
+ * (the params say which are used; the others stay at their defaults). */
+typedef struct {
+    float alpha, beta, a_scale, b_scale;
+    int bias;
+} epilogue_case;
+
+static const epilogue_case plain = {1.0f, 0.0f, 1.0f, 1.0f, 0};
+
+/* Runs params on m x n x k: every element of C must be written and finite (poisoned with NaN
+ * first; with beta=scaled, C holds random values the epilogue adds), sampled rows (all for
+ * small products) within tolerance of the float64 product, as ‖C − ref‖ / ‖ref‖. B is given
+ * as the params' layout says (K x N, or N x K for b_layout=nk); the reference applies the
+ * epilogue of the params in float64. */
+static void check_epilogue(ptxjit_context *context, const char *params, shape s,
+                           double tolerance, epilogue_case ec)
 {
     ptxjit_kernel *kernel;
     matmul_config config;
     ck_assert_msg(ptxjit_get_kernel(&kernel, context, "matmul", params, NULL) == PTXJIT_OK, "%s: %s",
                   params, ptxjit_last_error());
     ck_assert_int_eq(pj_matmul_config_of(&config, kernel), PTXJIT_OK);
-    const size_t e = (size_t)pj_dtype_bytes(config.dtype), eo = (size_t)pj_dtype_bytes(config.out);
+    const size_t e = (size_t)pj_matmul_type_bytes(config.dtype), eo = (size_t)pj_dtype_bytes(config.out);
     void *a = malloc(s.m * s.k * e), *b = malloc(s.k * s.n * e), *c = malloc(s.m * s.n * eo);
-    double *want = malloc(s.n * sizeof *want);
-    ck_assert(a && b && c && want);
+    void *c_old = malloc(s.m * s.n * eo);
+    float *bias = malloc(s.n * sizeof *bias);
+    double *want = malloc(s.n * sizeof *want), *old_row = malloc(s.n * sizeof *old_row);
+    ck_assert(a && b && c && c_old && bias && want && old_row);
     state ^= (uint64_t)time(NULL) ^ ((uint64_t)clock() << 17);
     for (size_t i = 0; i < s.m * s.k; i++)
         pj_matmul_set_element(a, config.dtype, i, next_uniform());
     for (size_t i = 0; i < s.k * s.n; i++)
         pj_matmul_set_element(b, config.dtype, i, next_uniform());
-    ptxjit_devptr da, db, dc;
+    for (size_t i = 0; i < s.n; i++)
+        bias[i] = next_uniform();
+    ptxjit_devptr da, db, dc, dbias = 0;
     ck_assert_int_eq(ptxjit_alloc(&da, context, s.m * s.k * e), PTXJIT_OK);
     ck_assert_int_eq(ptxjit_alloc(&db, context, s.k * s.n * e), PTXJIT_OK);
     ck_assert_int_eq(ptxjit_alloc(&dc, context, s.m * s.n * eo), PTXJIT_OK);
     ck_assert_int_eq(ptxjit_copy_to_device(context, da, a, s.m * s.k * e), PTXJIT_OK);
     ck_assert_int_eq(ptxjit_copy_to_device(context, db, b, s.k * s.n * e), PTXJIT_OK);
-    memset(c, 0xff, s.m * s.n * eo); /* NaN in every type */
-    ck_assert_int_eq(ptxjit_copy_to_device(context, dc, c, s.m * s.n * eo), PTXJIT_OK);
-    ptxjit_status status = ptxjit_matmul(context, params, da, db, dc, s.m, s.n, s.k, NULL);
+    if (ec.bias) {
+        ck_assert_int_eq(ptxjit_alloc(&dbias, context, s.n * sizeof *bias), PTXJIT_OK);
+        ck_assert_int_eq(ptxjit_copy_to_device(context, dbias, bias, s.n * sizeof *bias), PTXJIT_OK);
+    }
+    if (config.beta) /* values the epilogue reads */
+        for (size_t i = 0; i < s.m * s.n; i++)
+            pj_matmul_set_element(c_old, config.out, i, next_uniform());
+    else
+        memset(c_old, 0xff, s.m * s.n * eo); /* NaN in every type */
+    ck_assert_int_eq(ptxjit_copy_to_device(context, dc, c_old, s.m * s.n * eo), PTXJIT_OK);
+    ptxjit_matmul_epilogue epilogue = {ec.alpha, ec.beta, dbias, ec.a_scale, ec.b_scale};
+    ptxjit_status status =
+        ptxjit_matmul_ex(context, params, da, db, dc, s.m, s.n, s.k, &epilogue, NULL);
     ck_assert_msg(status == PTXJIT_OK, "%s %zux%zux%zu: %s", params, s.m, s.n, s.k,
                   ptxjit_last_error());
     ck_assert_int_eq(ptxjit_copy_to_host(context, c, dc, s.m * s.n * eo), PTXJIT_OK);
@@ -61,7 +88,10 @@ static void check(ptxjit_context *context, const char *params, shape s, double t
     double diff = 0, norm = 0;
     for (size_t i = 0; i < rows; i++) {
         size_t row = all ? i : i == rows - 1 ? s.m - 1 : i * s.m / rows;
-        pj_matmul_reference_row(want, a, b, config.dtype, s.n, s.k, row);
+        pj_matmul_reference_row_layout(want, a, b, config.dtype, s.n, s.k, row, config.b_nk);
+        for (size_t j = 0; j < s.n && config.beta; j++)
+            old_row[j] = pj_matmul_element(c_old, config.out, row * s.n + j);
+        pj_matmul_reference_epilogue(want, s.n, &config, &epilogue, old_row, bias);
         for (size_t j = 0; j < s.n; j++) {
             double delta = pj_matmul_element(c, config.out, row * s.n + j) - want[j];
             diff += delta * delta;
@@ -74,10 +104,20 @@ static void check(ptxjit_context *context, const char *params, shape s, double t
     ptxjit_free(context, da);
     ptxjit_free(context, db);
     ptxjit_free(context, dc);
+    if (dbias)
+        ptxjit_free(context, dbias);
     free(a);
     free(b);
     free(c);
+    free(c_old);
+    free(bias);
     free(want);
+    free(old_row);
+}
+
+static void check(ptxjit_context *context, const char *params, shape s, double tolerance)
+{
+    check_epilogue(context, params, s, tolerance, plain);
 }
 
 static const char *const simt[] = {"variant=naive", "variant=coalescing", "variant=tiled",
@@ -202,6 +242,155 @@ START_TEST(matmul_wgmma_shapes_types_and_tiles)
 }
 END_TEST
 
+/* The persistent schedule, TMA stores and B's transpose: fewer tiles than blocks, more (every
+ * block loops, the ring of stages running on across tiles of few k steps), ragged edges, both
+ * clusters, every output type. */
+START_TEST(matmul_wgmma_persistent_and_tma_stores)
+{
+    ptxjit_context *context = test_gpu_context("matmul_wgmma_persistent_and_tma_stores");
+    if (!context)
+        return;
+    static const shape shapes[] = {{1, 8, 8}, {127, 136, 72}, {300, 264, 1000},
+                                   {4096, 2048, 200}, {1000, 1032, 64}};
+    static const char *const configs[] = {
+        "sched=persistent", "store=tma", "sched=persistent store=tma",
+        "sched=persistent store=tma out=f32 stages=2", "sched=persistent cluster=2",
+        "sched=persistent store=tma cluster=2 mma=m64n128k16",
+        "sched=persistent mma=m64n64k16 consumers=1 bm=64 stages=8 group=1",
+        "sched=persistent store=tma dtype=f16 mma=m64n128k16 bm=256",
+        "sched=persistent store=tma out=f16", "b_layout=nk",
+        "b_layout=nk sched=persistent store=tma dtype=f16 out=f32 stages=2",
+        "sched=persistent mma=m64n200k16 out=f32"};
+    for (size_t t = 0; t < PJ_ARRAY_SIZE(configs); t++)
+        for (size_t i = 0; i < PJ_ARRAY_SIZE(shapes); i++) {
+            char params[160];
+            snprintf(params, sizeof params, "variant=wgmma %s", configs[t]);
+            check(context, params, shapes[i], 1e-2);
+        }
+    ptxjit_close(context);
+}
+END_TEST
+
+/* tf32 through wgmma: f32 A and B (B given as its transpose), the tensor core's truncation to
+ * tf32 (2e-3 of the float64 product), any output type, both schedules and stores. */
+START_TEST(matmul_wgmma_tf32_shapes_and_tiles)
+{
+    ptxjit_context *context = test_gpu_context("matmul_wgmma_tf32_shapes_and_tiles");
+    if (!context)
+        return;
+    static const shape shapes[] = {{1, 8, 4}, {127, 136, 68}, {300, 264, 1000}, {4096, 2048, 100}};
+    static const char *const configs[] = {
+        "", "sched=persistent store=tma mma=m64n128k16", "mma=m64n128k16 stages=4", "out=bf16",
+        "sched=persistent cluster=2 store=tma out=f16 mma=m64n128k16",
+        "mma=m64n64k16 consumers=1 bm=64 stages=6 sched=persistent"};
+    for (size_t t = 0; t < PJ_ARRAY_SIZE(configs); t++)
+        for (size_t i = 0; i < PJ_ARRAY_SIZE(shapes); i++) {
+            char params[160];
+            snprintf(params, sizeof params, "variant=wgmma_tf32 %s", configs[t]);
+            check(context, params, shapes[i], strstr(configs[t], "out=") ? 1e-2 : 2e-3);
+        }
+    ptxjit_close(context);
+}
+END_TEST
+
+/* fp8 through wgmma: e4m3 and e5m2, per-tensor scales, every output type, against float64
+ * products of the dequantized inputs. */
+START_TEST(matmul_wgmma_fp8_types_scales_and_tiles)
+{
+    ptxjit_context *context = test_gpu_context("matmul_wgmma_fp8_types_scales_and_tiles");
+    if (!context)
+        return;
+    static const shape shapes[] = {{1, 8, 16}, {127, 136, 80}, {300, 264, 1008}, {4096, 2048, 160}};
+    static const char *const configs[] = {
+        "", "fp8=e5m2", "out=f32", "out=f16 fp8=e5m2", "sched=persistent store=tma",
+        "sched=persistent store=tma out=f32 stages=2 cluster=2",
+        "mma=m64n128k16 stages=5 sched=persistent", "mma=m64n64k16 consumers=1 bm=64"};
+    const epilogue_case scaled = {1.0f, 0.0f, 0.5f, 4.0f, 0};
+    for (size_t t = 0; t < PJ_ARRAY_SIZE(configs); t++)
+        for (size_t i = 0; i < PJ_ARRAY_SIZE(shapes); i++) {
+            char params[160];
+            snprintf(params, sizeof params, "variant=wgmma_fp8 %s", configs[t]);
+            check_epilogue(context, params, shapes[i], 1e-2, i % 2 ? scaled : plain);
+        }
+    ptxjit_close(context);
+}
+END_TEST
+
+/* The fused epilogue: alpha, beta (C read), a bias per column, relu and gelu, alone and
+ * together, through both stores, on every input type. */
+START_TEST(matmul_wgmma_epilogue_terms)
+{
+    ptxjit_context *context = test_gpu_context("matmul_wgmma_epilogue_terms");
+    if (!context)
+        return;
+    static const shape shapes[] = {{127, 136, 80}, {300, 264, 1008}}; /* k: fp8's 16 too */
+    static const struct {
+        const char *params;
+        epilogue_case values;
+        double tolerance;
+    } cases[] = {
+        {"variant=wgmma alpha=scaled", {-1.5f, 0.0f, 1.0f, 1.0f, 0}, 1e-2},
+        {"variant=wgmma beta=scaled out=f32", {1.0f, 0.75f, 1.0f, 1.0f, 0}, 1e-2},
+        {"variant=wgmma bias=column store=tma", {1.0f, 0.0f, 1.0f, 1.0f, 1}, 1e-2},
+        {"variant=wgmma act=relu sched=persistent", {1.0f, 0.0f, 1.0f, 1.0f, 0}, 1e-2},
+        {"variant=wgmma act=gelu out=f32", {1.0f, 0.0f, 1.0f, 1.0f, 0}, 1e-2},
+        {"variant=wgmma alpha=scaled beta=scaled bias=column act=gelu sched=persistent store=tma",
+         {0.5f, -2.0f, 1.0f, 1.0f, 1}, 1e-2},
+        {"variant=wgmma alpha=scaled beta=scaled bias=column act=relu dtype=f16 out=f16 "
+         "b_layout=nk",
+         {2.0f, 1.0f, 1.0f, 1.0f, 1}, 1e-2},
+        {"variant=wgmma_tf32 alpha=scaled beta=scaled bias=column act=gelu sched=persistent "
+         "store=tma mma=m64n128k16",
+         {0.25f, 0.5f, 1.0f, 1.0f, 1}, 2e-3},
+        {"variant=wgmma_fp8 alpha=scaled beta=scaled bias=column act=relu out=f32 store=tma "
+         "stages=2",
+         {2.0f, -1.0f, 0.5f, 0.25f, 1}, 1e-2},
+    };
+    for (size_t t = 0; t < PJ_ARRAY_SIZE(cases); t++)
+        for (size_t i = 0; i < PJ_ARRAY_SIZE(shapes); i++)
+            check_epilogue(context, cases[t].params, shapes[i], cases[t].tolerance,
+                           cases[t].values);
+    ptxjit_close(context);
+}
+END_TEST
+
+/* Epilogue values the params do not use are refused, naming the parameter that would use
+ * them; bias=column needs a bias. */
+START_TEST(matmul_ex_refuses_values_the_params_do_not_use)
+{
+    ptxjit_context *context = test_gpu_context("matmul_ex_refuses_values_the_params_do_not_use");
+    if (!context)
+        return;
+    ptxjit_devptr buffer;
+    ck_assert_int_eq(ptxjit_alloc(&buffer, context, 1 << 20), PTXJIT_OK);
+    ptxjit_matmul_epilogue e;
+    ptxjit_matmul_epilogue_init(&e);
+    e.alpha = 2.0f;
+    ck_assert_int_eq(ptxjit_matmul_ex(context, "", buffer, buffer + 65536, buffer + 131072, 64,
+                                      64, 64, &e, NULL),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "alpha=scaled"));
+    ptxjit_matmul_epilogue_init(&e);
+    e.a_scale = 2.0f;
+    ck_assert_int_eq(ptxjit_matmul_ex(context, "", buffer, buffer + 65536, buffer + 131072, 64,
+                                      64, 64, &e, NULL),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "wgmma_fp8"));
+    ck_assert_int_eq(ptxjit_matmul_ex(context, "bias=column", buffer, buffer + 65536,
+                                      buffer + 131072, 64, 64, 64, NULL, NULL),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "bias"));
+    ptxjit_matmul_epilogue_init(&e);
+    e.beta = 1.0f;
+    ck_assert_int_eq(ptxjit_matmul_ex(context, "variant=naive", buffer, buffer + 65536,
+                                      buffer + 131072, 64, 64, 64, &e, NULL),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "beta=scaled"));
+    ptxjit_free(context, buffer);
+    ptxjit_close(context);
+}
+END_TEST
+
 START_TEST(matmul_refuses_shapes_it_cannot_take)
 {
     ptxjit_context *context = test_gpu_context("matmul_refuses_shapes_it_cannot_take");
@@ -212,7 +401,7 @@ START_TEST(matmul_refuses_shapes_it_cannot_take)
     ck_assert_int_eq(ptxjit_matmul(context, "", buffer, buffer + 4096, buffer + 8192, 16, 20, 16,
                                    NULL),
                      PTXJIT_ERR_INVALID_ARGUMENT);
-    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "multiples of 8"));
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "n a multiple of 8"));
     ck_assert_int_eq(ptxjit_matmul(context, "variant=tensor_core load=cp_async", buffer + 4, buffer + 4096,
                                    buffer + 8192, 16, 16, 16, NULL),
                      PTXJIT_ERR_INVALID_ARGUMENT);
@@ -233,5 +422,14 @@ Suite *suite_matmul_gpu(void)
     tcase_add_test(tc, matmul_wgmma_shapes_types_and_tiles);
     tcase_add_test(tc, matmul_refuses_shapes_it_cannot_take);
     suite_add_tcase(suite, tc);
+    /* The wgmma variants beyond the write-up's kernel (CK_RUN_CASE=wgmma runs them alone). */
+    TCase *wgmma = tcase_create("wgmma");
+    tcase_set_timeout(wgmma, 300);
+    tcase_add_test(wgmma, matmul_wgmma_persistent_and_tma_stores);
+    tcase_add_test(wgmma, matmul_wgmma_tf32_shapes_and_tiles);
+    tcase_add_test(wgmma, matmul_wgmma_fp8_types_scales_and_tiles);
+    tcase_add_test(wgmma, matmul_wgmma_epilogue_terms);
+    tcase_add_test(wgmma, matmul_ex_refuses_values_the_params_do_not_use);
+    suite_add_tcase(suite, wgmma);
     return suite;
 }

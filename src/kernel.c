@@ -367,11 +367,17 @@ static ptxjit_status new_kernel(ptxjit_kernel **out, ptxjit_context *context,
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     kernel->context = context;
     kernel->schema = schema;
+    double start = pj_latency_start();
     ptxjit_status status = parse_request(kernel, text->params, text->options);
+    pj_latency_stop(PJ_LATENCY_request, start);
+    start = pj_latency_start();
     if (status == PTXJIT_OK)
         status = context_compiler_version(context, kernel->backend, kernel->compiler_version);
+    pj_latency_stop(PJ_LATENCY_compiler, start);
+    start = pj_latency_start();
     if (status == PTXJIT_OK)
         status = kernel->route->key(&kernel->key, kernel);
+    pj_latency_stop(PJ_LATENCY_key, start);
     if (status != PTXJIT_OK) {
         kernel_free(kernel);
         return status;
@@ -461,10 +467,8 @@ ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
     double start = pj_latency_start();
     ptxjit_status status = pj_templates_find(&template, &generation, context, family);
     pj_latency_stop(PJ_LATENCY_schema, start);
-    start = pj_latency_start();
     if (status == PTXJIT_OK)
         status = new_kernel(&kernel, context, pj_template_schema(template), &text);
-    pj_latency_stop(PJ_LATENCY_key, start);
     if (status != PTXJIT_OK)
         return status;
     ptxjit_kernel *existing = claim_slot(context, kernel);

@@ -577,9 +577,9 @@ static ptxjit_status join_path(char **out, const char *option, const char *varia
     return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
-/* The built-in templates, one table for the whole process: their texts are the library's
- * own constant data, so every context can share them, and a schema is parsed only when a
- * request first needs its family (a context that asks for reduce never parses matmul). */
+/* The built-in templates, one table for the whole process: their texts and schemas are the
+ * library's own constant data (made at build time), so every context shares them and none
+ * parses anything. */
 static pj_template *shared_builtins; /* published once with a compare-and-swap */
 
 static int count_builtins(void)
@@ -603,7 +603,7 @@ static ptxjit_status read_builtins(struct pj_templates *t)
         for (int i = 0; i < count; i++)
             made[i] = (pj_template){.family = pj_embedded_templates[i].family,
                                     .origin = pj_embedded_templates[i].origin,
-                                    .builtin_text = pj_embedded_templates[i].text};
+                                    .schema = pj_embedded_templates[i].schema};
         if (__atomic_compare_exchange_n(&shared_builtins, &expected, made, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE))
             table = made;
@@ -614,24 +614,6 @@ static ptxjit_status read_builtins(struct pj_templates *t)
     }
     t->builtins = table;
     t->builtin_count = count;
-    return PTXJIT_OK;
-}
-
-/* A built-in's schema, parsed on first use and published with a compare-and-swap (a thread
- * that loses the race frees its own copy). The built-in templates are part of the library:
- * one that does not parse is a bug of the build, which the test suite's walk of every
- * family catches; here it is the family's PTXJIT_ERR_TEMPLATE. */
-static ptxjit_status template_schema(pj_template *template)
-{
-    if (__atomic_load_n(&template->schema, __ATOMIC_ACQUIRE) || !template->builtin_text)
-        return PTXJIT_OK;
-    pj_schema *schema = NULL, *expected = NULL;
-    ptxjit_status status = pj_schema_parse(&schema, template->builtin_text, template->origin);
-    if (status != PTXJIT_OK)
-        return status;
-    if (!__atomic_compare_exchange_n(&template->schema, &expected, schema, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE))
-        pj_schema_free(schema);
     return PTXJIT_OK;
 }
 
@@ -742,9 +724,8 @@ ptxjit_status pj_templates_find(pj_template **out, uint64_t *generation, ptxjit_
         *generation = s->generation;
     for (int i = 0; i < s->family_count; i++)
         if (strcmp(s->families[i]->family, family) == 0) {
-            ptxjit_status status = template_schema(s->families[i]);
             *out = s->families[i];
-            return status;
+            return PTXJIT_OK;
         }
     ptxjit_status status = unavailable(s, family);
     return status != PTXJIT_OK ? status : unknown(s, family);
@@ -755,9 +736,7 @@ const pj_schema *pj_context_find_schema(ptxjit_context *context, const char *fam
     const snapshot *s = current(context);
     for (int i = 0; i < s->family_count; i++)
         if (strcmp(s->families[i]->family, family) == 0)
-            return template_schema(s->families[i]) == PTXJIT_OK
-                       ? pj_template_schema(s->families[i])
-                       : NULL;
+            return pj_template_schema(s->families[i]);
     return NULL;
 }
 

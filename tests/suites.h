@@ -33,7 +33,8 @@
     X(suite_latency)          \
     X(suite_bundle)           \
     X(suite_remote)           \
-    X(suite_remote_poison)
+    X(suite_remote_poison)    \
+    X(suite_builtins)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \

@@ -114,9 +114,9 @@ static ptxjit_status nvrtc_key(pj_hash128 *out, ptxjit_kernel *kernel)
         status = make_args(&args, kernel);
     if (status != PTXJIT_OK)
         return status;
-    pj_key_inputs inputs = {
-        schema->family, kernel->canonical, schema->source, "nvrtc", kernel->compiler_version,
-        context->arch, args.argv, args.count, PJ_SPECIALIZER_VERSION, &kernel->includes};
+    pj_key_inputs inputs = {schema->family, kernel->canonical, schema->source, "nvrtc",
+                            kernel->compiler_version, context->arch, args.argv, args.count,
+                            PJ_SPECIALIZER_VERSION, &kernel->includes, &schema->source_hash};
     status = pj_cache_key(out, &inputs);
     free(args.template_include);
     return status;

@@ -1,5 +1,6 @@
 /* key.c — the cache key: each input hashed as a named, length-prefixed field. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cache/key.h"
 
@@ -13,7 +14,10 @@ ptxjit_status pj_cache_key(pj_hash128 *out, const pj_key_inputs *in)
     pj_hasher_field_str(hasher, "key-schema", number);
     pj_hasher_field_str(hasher, "family", in->family);
     pj_hasher_field_str(hasher, "params", in->canonical_params);
-    pj_hasher_field_str(hasher, "template", in->template_source);
+    pj_hash128 text = in->template_hash ? *in->template_hash
+                                        : pj_hash(in->template_source, strlen(in->template_source));
+    uint64_t template_digest[2] = {text.low, text.high};
+    pj_hasher_field(hasher, "template", template_digest, sizeof template_digest);
     pj_hasher_field_str(hasher, "backend", in->backend);
     pj_hasher_field_str(hasher, "compiler", in->compiler_version);
     pj_hasher_field_str(hasher, "arch", in->arch);

@@ -498,6 +498,7 @@ ptxjit_status pj_schema_parse(pj_schema **out, const char *source, const char *o
     ptxjit_status status = schema->origin && schema->source
                                ? PTXJIT_OK
                                : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    schema->source_hash = pj_hash(source, strlen(source));
     where at = {origin, 0};
     for (const char *line = source; *line && status == PTXJIT_OK;) {
         const char *end = strchr(line, '\n');

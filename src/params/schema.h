@@ -79,6 +79,7 @@ typedef struct pj_schema {
     char *doc;
     char *origin;      /* where the template came from: a path or "built-in:NAME.cu" */
     char *source;      /* the template's full text */
+    pj_hash128 source_hash; /* XXH3-128 of source: what the cache key holds of it */
     pj_param *params;
     int param_count;
     pj_constraint *constraints;

@@ -1,7 +1,7 @@
 /* test_latency.c — the hit side of issue 15: hit and miss counts kept in memory and merged
  * so that stats stay truthful across processes; an entry's time renewed only when it is a
- * minute old; built-in templates (schemas made at build time) listed while user templates' problems are still
- * reported at open; memory hits from many threads (lock-free table) returning one kernel,
+ * minute old; built-in templates (their schemas made at build time) listed while user
+ * templates' problems are still reported at open; memory hits from many threads (lock-free table) returning one kernel,
  * also while the table is forgotten by reloads (`make tsan` runs this suite). */
 #include <fcntl.h>
 #include <pthread.h>

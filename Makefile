@@ -79,7 +79,7 @@ TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
             $(FAMILY_DIRS:%=%/test.c) $(FAMILY_DIRS:%=%/test_gpu.c)
 TEST_SRC += tests/test_templates.c tests/test_pool.c tests/test_latency.c
 TEST_SRC += tests/test_cold_compile.c
-TEST_SRC += tests/test_builtins.c
+TEST_SRC += tests/test_builtins.c tests/test_hit_path.c
 TEMPLATES := $(FAMILIES:%=templates/%.cu)
 
 OBJ_DIR := $(BUILD)/obj

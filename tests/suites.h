@@ -34,7 +34,8 @@
     X(suite_bundle)           \
     X(suite_remote)           \
     X(suite_remote_poison)    \
-    X(suite_builtins)
+    X(suite_builtins)         \
+    X(suite_hit_path)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \

@@ -56,14 +56,39 @@ static int file_identity(const char *path, long long *size, long long *mtime)
     return 1;
 }
 
-/* One read(2) of the small memo file and a scan of the text: a disk hit reads it once per
- * context, and stdio's buffers and locks cost more than the read. */
+/* "NAME VALUE\n" at *at: VALUE (up to the line's end) into out, *at past the line; 0 when the
+ * line is not NAME's or VALUE does not fit. */
+static int memo_line(const char **at, const char *name, char *out, size_t size)
+{
+    size_t n = strlen(name);
+    if (strncmp(*at, name, n) != 0 || (*at)[n] != ' ')
+        return 0;
+    const char *value = *at + n + 1, *end = strchr(value, '\n');
+    if (!end || end == value || (size_t)(end - value) >= size)
+        return 0;
+    memcpy(out, value, (size_t)(end - value));
+    out[end - value] = '\0';
+    *at = end + 1;
+    return 1;
+}
+
+static int memo_number(const char *text, long long *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtoll(text, &end, 10);
+    return errno == 0 && end != text && *end == '\0';
+}
+
+/* One read(2) of the small memo file and a scan of its five lines, in order: a disk hit reads
+ * it once per context, and stdio (its buffers, locks and scanf's machinery, the first time in
+ * a process) costs more than the read. */
 static int read_memo(compiler_memo *memo, const char *path)
 {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    char text[sizeof memo->library + 512];
+    char text[sizeof memo->library + 512], size[24], mtime[24];
     ssize_t n;
     do
         n = read(fd, text, sizeof text - 1);
@@ -72,10 +97,12 @@ static int read_memo(compiler_memo *memo, const char *path)
     if (n <= 0)
         return 0;
     text[n] = '\0';
-    return sscanf(text, "library %4095s\nsize %lld\nmtime %lld\nenvironment %32s\n"
-                  "version %63[^\n]\n",
-                  memo->library, &memo->size, &memo->mtime, memo->environment,
-                  memo->version) == 5;
+    const char *at = text;
+    return memo_line(&at, "library", memo->library, sizeof memo->library) &&
+           memo_line(&at, "size", size, sizeof size) && memo_number(size, &memo->size) &&
+           memo_line(&at, "mtime", mtime, sizeof mtime) && memo_number(mtime, &memo->mtime) &&
+           memo_line(&at, "environment", memo->environment, sizeof memo->environment) &&
+           memo_line(&at, "version", memo->version, sizeof memo->version);
 }
 
 /* A new temp file for the memo, readable by the cache's group whatever the umask (a shared

@@ -37,6 +37,7 @@ struct pj_disk_cache {
                                         counters file (atomics; see merge_pending) */
     uint64_t max_bytes;
     int shared;
+    uid_t euid;          /* the effective user at open, whom entries must belong to */
     mode_t dir_mode, file_mode;
     pj_logger logger;
 };
@@ -160,6 +161,14 @@ static void merge_pending(pj_disk_cache *cache)
 
 /* ---- opening ---- */
 
+static ptxjit_status not_writable(const char *dir)
+{
+    return pj_error(PTXJIT_ERR_CACHE,
+                    "cannot use cache directory %s: %s; set PTXJIT_CACHE_DIR (or the "
+                    "cache_dir option) to a writable directory, or disable the disk cache",
+                    dir, strerror(errno));
+}
+
 /* Makes dir (and its missing parents), then checks that it is trusted and writable. */
 static ptxjit_status prepare_dir(const pj_disk_cache *cache, const char *dir)
 {
@@ -170,10 +179,35 @@ static ptxjit_status prepare_dir(const pj_disk_cache *cache, const char *dir)
                         dir, strerror(errno));
     ptxjit_status status = pj_directory_check_trust(dir, cache->shared);
     if (status == PTXJIT_OK && pj_fileio_access(dir, W_OK | X_OK) != 0)
-        status = pj_error(PTXJIT_ERR_CACHE,
-                          "cannot use cache directory %s: %s; set PTXJIT_CACHE_DIR (or the "
-                          "cache_dir option) to a writable directory, or disable the disk cache",
-                          dir, strerror(errno));
+        status = not_writable(dir);
+    return status;
+}
+
+/* The usual open, of a cache whose v<N> is there: four system calls (the directory opened,
+ * which the cache then holds; its fstat and the root's stat, for the trust check, the root's
+ * first; v<N>'s writability, which is all a lookup or a store needs) instead of making and
+ * checking each level by name. Where anything is missing, dir_fd stays -1 and the caller
+ * makes the directories, as on a first open. */
+static ptxjit_status open_existing(pj_disk_cache *cache, const char *root)
+{
+    int fd = open(cache->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return PTXJIT_OK;
+    struct stat root_st, dir_st;
+    if (stat(root, &root_st) != 0 || fstat(fd, &dir_st) != 0) {
+        close(fd);
+        return PTXJIT_OK;
+    }
+    ptxjit_status status = pj_directory_check_trust_stat(root, &root_st, cache->shared,
+                                                         cache->euid);
+    if (status == PTXJIT_OK)
+        status = pj_directory_check_trust_stat(cache->dir, &dir_st, cache->shared, cache->euid);
+    if (status == PTXJIT_OK && pj_fileio_access(cache->dir, W_OK | X_OK) != 0)
+        status = not_writable(cache->dir);
+    if (status == PTXJIT_OK)
+        cache->dir_fd = fd;
+    else
+        close(fd);
     return status;
 }
 
@@ -201,11 +235,14 @@ ptxjit_status pj_disk_cache_open(pj_disk_cache **out, const pj_disk_options *opt
         status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
         goto fail;
     }
-    /* The root first: nothing is created inside a directory that is not trusted. */
-    status = prepare_dir(cache, root);
-    if (status == PTXJIT_OK)
+    cache->euid = geteuid();
+    status = open_existing(cache, root);
+    /* Else the root first: nothing is created inside a directory that is not trusted. */
+    if (status == PTXJIT_OK && cache->dir_fd < 0)
+        status = prepare_dir(cache, root);
+    if (status == PTXJIT_OK && cache->dir_fd < 0)
         status = prepare_dir(cache, cache->dir);
-    if (status == PTXJIT_OK &&
+    if (status == PTXJIT_OK && cache->dir_fd < 0 &&
         (cache->dir_fd = open(cache->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
         status = pj_error(PTXJIT_ERR_CACHE, "cannot open cache directory %s: %s; set "
                           "PTXJIT_CACHE_DIR (or the cache_dir option) to a usable directory, "
@@ -312,7 +349,7 @@ static const char *untrusted_entry(const pj_disk_cache *cache, const struct stat
         return "writable by every user: not trusted";
     if (cache->shared)
         return NULL;
-    if (st->st_uid != geteuid())
+    if (st->st_uid != cache->euid)
         return "owned by another user: not trusted (PTXJIT_CACHE_SHARED=1 shares a cache "
                "with its group)";
     if (st->st_mode & S_IWGRP)

@@ -204,7 +204,9 @@ static char *memo_path(ptxjit_context *context, const pj_route *route)
 {
     pj_strbuf sb;
     pj_sb_init(&sb);
-    pj_sb_appendf(&sb, "%s/%s", pj_disk_cache_dir(context->disk), route->memo);
+    pj_sb_append(&sb, pj_disk_cache_dir(context->disk));
+    pj_sb_append(&sb, "/");
+    pj_sb_append(&sb, route->memo);
     return pj_sb_take(&sb);
 }
 
@@ -214,7 +216,7 @@ static ptxjit_status context_compiler_version(ptxjit_context *context, pj_backen
                                               char out[64])
 {
     pthread_mutex_lock(&context->lock);
-    snprintf(out, 64, "%s", context->compiler_version[backend]);
+    pj_copy_string(out, 64, context->compiler_version[backend]);
     pthread_mutex_unlock(&context->lock);
     if (out[0])
         return PTXJIT_OK;
@@ -225,7 +227,7 @@ static ptxjit_status context_compiler_version(ptxjit_context *context, pj_backen
     if (status != PTXJIT_OK)
         return status;
     pthread_mutex_lock(&context->lock);
-    snprintf(context->compiler_version[backend], 64, "%s", out);
+    pj_copy_string(context->compiler_version[backend], 64, out);
     pthread_mutex_unlock(&context->lock);
     return PTXJIT_OK;
 }

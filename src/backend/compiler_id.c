@@ -155,7 +155,7 @@ ptxjit_status pj_compiler_version_of(const pj_compiler_probe *probe, char *out, 
         strcmp(memo.environment, now.environment) == 0 &&
         file_identity(memo.library, &now.size, &now.mtime) && now.size == memo.size &&
         now.mtime == memo.mtime) {
-        snprintf(out, size, "%s", memo.version);
+        pj_copy_string(out, size, memo.version);
         return PTXJIT_OK;
     }
     ptxjit_status status = probe->load();

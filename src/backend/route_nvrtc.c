@@ -47,8 +47,15 @@ typedef struct {
  * only where the version in the key knows it, so the option is in the key as any other. */
 static int nvrtc_takes_minimal(const char *compiler_version)
 {
-    int major = 0, minor = 0;
-    if (sscanf(compiler_version, "nvrtc %d.%d", &major, &minor) != 2)
+    const char *prefix = "nvrtc ";
+    if (strncmp(compiler_version, prefix, strlen(prefix)) != 0)
+        return 0;
+    char *dot, *end;
+    long major = strtol(compiler_version + strlen(prefix), &dot, 10);
+    if (dot == compiler_version + strlen(prefix) || *dot != '.')
+        return 0;
+    long minor = strtol(dot + 1, &end, 10);
+    if (end == dot + 1)
         return 0;
     return major > 12 || (major == 12 && minor >= 4);
 }
@@ -67,7 +74,8 @@ static ptxjit_status make_args(nvrtc_args *out, const ptxjit_kernel *kernel)
     if (kernel->template_dir) {
         pj_strbuf sb;
         pj_sb_init(&sb);
-        pj_sb_appendf(&sb, "-I%s", kernel->template_dir);
+        pj_sb_append(&sb, "-I");
+        pj_sb_append(&sb, kernel->template_dir);
         if (!(out->template_include = pj_sb_take(&sb)))
             return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
         out->argv[out->count++] = out->template_include;

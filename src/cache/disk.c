@@ -54,6 +54,22 @@ static char *path_printf(const char *format, ...)
     return pj_sb_take(&sb);
 }
 
+/* a + b: the open's paths, without printf (whose first use in a process costs more than the
+ * system calls of a disk hit). */
+static char *path_join(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    char *path = malloc(n + m + 1);
+    if (path) {
+        memcpy(path, a, n);
+        memcpy(path + n, b, m + 1);
+    }
+    return path;
+}
+
+#define PJ_STRINGIFY(x) #x
+#define PJ_VERSION_DIR(n) "/v" PJ_STRINGIFY(n)
+
 static ptxjit_status bad_key(const char *key)
 {
     return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "cache key '%.64s' is not 32 lowercase hex digits",
@@ -229,8 +245,8 @@ ptxjit_status pj_disk_cache_open(pj_disk_cache **out, const pj_disk_options *opt
     cache->shared = configured_shared(options, &cache->logger);
     cache->dir_mode = cache->shared ? PJ_SHARED_DIR_MODE : PJ_PRIVATE_DIR_MODE;
     cache->file_mode = cache->shared ? PJ_SHARED_FILE_MODE : PJ_PRIVATE_FILE_MODE;
-    cache->dir = path_printf("%s/v%d", root, PJ_DISK_FORMAT_VERSION);
-    cache->counters_path = path_printf("%s/v%d/stats", root, PJ_DISK_FORMAT_VERSION);
+    cache->dir = path_join(root, PJ_VERSION_DIR(PJ_DISK_FORMAT_VERSION));
+    cache->counters_path = cache->dir ? path_join(cache->dir, "/stats") : NULL;
     if (!cache->dir || !cache->counters_path) {
         status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
         goto fail;
@@ -378,7 +394,7 @@ static read_result read_open_entry(const pj_disk_cache *cache, int fd, char **da
         *why = "impossibly large";
         return READ_CORRUPT;
     }
-    if (!(*data = malloc((size_t)st.st_size + 1))) {
+    if (!(*data = malloc((size_t)st.st_size + PJ_ENTRY_DECODE_SLACK))) {
         *why = "out of memory";
         return READ_UNUSABLE;
     }
@@ -418,7 +434,11 @@ static void renew(int fd, const struct stat *st)
 /* "ab/<key>" or "ab/<key>.tune": the entry's name under the cache's directory. */
 static void entry_name(char out[64], const char *key, entry_kind kind)
 {
-    snprintf(out, 64, "%.2s/%s%s", key, key, kind == KIND_RECORD ? PJ_RECORD_SUFFIX : "");
+    const char *suffix = kind == KIND_RECORD ? PJ_RECORD_SUFFIX : "";
+    memcpy(out, key, 2); /* a valid key: 32 hex digits (load_kind checked) */
+    out[2] = '/';
+    memcpy(out + 3, key, 32);
+    pj_copy_string(out + 35, 64 - 35, suffix);
 }
 
 static ptxjit_status load_kind(pj_disk_cache *cache, const char *key, entry_kind kind,
@@ -441,7 +461,9 @@ static ptxjit_status load_kind(pj_disk_cache *cache, const char *key, entry_kind
     pj_latency_stop(PJ_LATENCY_read, start);
     start = pj_latency_start();
     if (result == READ_OK) {
-        status = pj_entry_decode(out, &why, data, size, key);
+        status = pj_entry_decode_in_place(out, &why, data, size, key);
+        if (status == PTXJIT_OK)
+            data = NULL; /* the artifact's now */
         /* An older format is no damage: a plain miss, which the next store replaces. */
         result = status != PTXJIT_ERR_CACHE          ? READ_OK
                  : why == pj_entry_older_format      ? READ_MISSING

@@ -250,8 +250,7 @@ const char *pj_request_value_name(const pj_request *request, const char *name, c
     const pj_param *param = &request->schema->params[index];
     if (param->kind != PJ_PARAM_INT)
         return param->values[request->values[index]];
-    snprintf(buf, 32, "%lld", (long long)request->values[index]);
-    return buf;
+    return pj_format_int(buf, (long long)request->values[index]);
 }
 
 char *pj_request_canonical(const pj_request *request)
@@ -271,8 +270,11 @@ char *pj_request_canonical(const pj_request *request)
         if (request->applies && !request->applies[index])
             continue;
         char buf[32];
-        pj_sb_appendf(&sb, "%s%s=%s", written++ ? " " : "", sorted[i]->name,
-                   pj_request_value_name(request, sorted[i]->name, buf));
+        if (written++)
+            pj_sb_append(&sb, " ");
+        pj_sb_append(&sb, sorted[i]->name);
+        pj_sb_append(&sb, "=");
+        pj_sb_append(&sb, pj_request_value_name(request, sorted[i]->name, buf));
     }
     free(sorted);
     return pj_sb_take(&sb);

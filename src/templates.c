@@ -54,7 +54,7 @@ struct pj_templates {
                                $PTXJIT_TEMPLATE_PATH's, as ptxjit_open found them */
     user_list dirs;         /* the directories' templates, as last read */
     user_list memory;       /* ptxjit_add_template's, in the order their families came */
-    pj_template *builtins;  /* the process's (shared_builtins) */
+    pj_template *builtins;  /* the process's (pj_builtin_templates) */
     int builtin_count;
     pj_template *all;       /* every user template made, newest first */
     snapshot *current;      /* taken and replaced under context->lock */
@@ -577,46 +577,6 @@ static ptxjit_status join_path(char **out, const char *option, const char *varia
     return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
-/* The built-in templates, one table for the whole process: their texts and schemas are the
- * library's own constant data (made at build time), so every context shares them and none
- * parses anything. */
-static pj_template *shared_builtins; /* published once with a compare-and-swap */
-
-static int count_builtins(void)
-{
-    int count = 0;
-    while (pj_embedded_templates[count].path)
-        count++;
-    return count;
-}
-
-/* Made by the first open that gets the memory (a failed allocation leaves it for the next
- * open to try); a thread that loses the race frees its own. */
-static ptxjit_status read_builtins(struct pj_templates *t)
-{
-    int count = count_builtins();
-    pj_template *table = __atomic_load_n(&shared_builtins, __ATOMIC_ACQUIRE), *expected = NULL;
-    if (!table) {
-        pj_template *made = calloc((size_t)count + 1, sizeof *made);
-        if (!made)
-            return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-        for (int i = 0; i < count; i++)
-            made[i] = (pj_template){.family = pj_embedded_templates[i].family,
-                                    .origin = pj_embedded_templates[i].origin,
-                                    .schema = pj_embedded_templates[i].schema};
-        if (__atomic_compare_exchange_n(&shared_builtins, &expected, made, 0, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE))
-            table = made;
-        else {
-            free(made);
-            table = expected;
-        }
-    }
-    t->builtins = table;
-    t->builtin_count = count;
-    return PTXJIT_OK;
-}
-
 ptxjit_status pj_templates_open(ptxjit_context *context, const ptxjit_options *options)
 {
     struct pj_templates *t = calloc(1, sizeof *t);
@@ -626,8 +586,10 @@ ptxjit_status pj_templates_open(ptxjit_context *context, const ptxjit_options *o
     context->templates = t; /* from here on, ptxjit_close frees it */
     ptxjit_status status =
         join_path(&t->path, options->template_path, getenv("PTXJIT_TEMPLATE_PATH"));
-    if (status == PTXJIT_OK)
-        status = read_builtins(t);
+    /* The built-in templates: one table for the whole process, made at build time with their
+     * schemas (pj_builtin_templates), so that every context shares them and none parses. */
+    t->builtins = pj_builtin_templates;
+    t->builtin_count = pj_builtin_template_count;
     if (status == PTXJIT_OK)
         status = read_dirs(&t->dirs, t, NULL, &context->logger);
     if (status == PTXJIT_OK)

@@ -30,6 +30,11 @@ typedef struct {
     pj_schema *schema;
 } pj_embedded_template;
 extern const pj_embedded_template pj_embedded_templates[]; /* ends with a NULL path */
+/* The same templates as the registry keeps them, one table for the process (static data of
+ * the build: a context's open makes nothing for them); only a description is ever written,
+ * published once with a compare-and-swap. */
+extern pj_template pj_builtin_templates[];
+extern const int pj_builtin_template_count;
 
 static inline pj_schema *pj_template_schema(pj_template *template)
 {

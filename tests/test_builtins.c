@@ -116,9 +116,15 @@ START_TEST(every_builtin_schema_equals_its_parse)
         ck_assert_ptr_nonnull(t->schema);
         same_schema(t->schema, parsed);
         ck_assert_str_eq(t->family, parsed->family);
+        /* The registry's table of the same template. */
+        ck_assert_int_lt(count, pj_builtin_template_count);
+        ck_assert_ptr_eq(pj_builtin_templates[count].schema, t->schema);
+        ck_assert_str_eq(pj_builtin_templates[count].family, t->family);
+        ck_assert_str_eq(pj_builtin_templates[count].origin, t->origin);
         pj_schema_free(parsed);
     }
     ck_assert_int_ge(count, 4); /* reduce, transpose, matmul, softmax at least */
+    ck_assert_int_eq(count, pj_builtin_template_count);
 }
 END_TEST
 

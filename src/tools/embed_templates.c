@@ -368,7 +368,14 @@ int main(int argc, char **argv)
         fprintf(out, "    {\"%s\", \"built-in:%s\", \"%s\", template_%d, &s%d_schema},\n", base,
                 base, families[i], i - 2, i - 2);
     }
-    fprintf(out, "    {NULL, NULL, NULL, NULL, NULL}};\n");
+    fprintf(out, "    {NULL, NULL, NULL, NULL, NULL}};\n\npj_template pj_builtin_templates[] = {\n");
+    for (int i = 2; i < argc; i++) {
+        const char *base = strrchr(argv[i], '/');
+        base = base ? base + 1 : argv[i];
+        fprintf(out, "    {.schema = &s%d_schema, .family = \"%s\", .origin = \"built-in:%s\"},\n",
+                i - 2, families[i], base);
+    }
+    fprintf(out, "};\nconst int pj_builtin_template_count = %d;\n", argc - 2);
     free(families);
     return fclose(out) != 0;
 }

@@ -247,6 +247,16 @@ ptxjit_status ptxjit_gpu_status(ptxjit_context *context)
     return PTXJIT_OK;
 }
 
+/* The CUDA context this thread had current when its last ptxjit call that touched the GPU
+ * returned (NULL: none yet). A hint only: the caller may have switched since, which is why a
+ * launch that trusts it falls back to pj_gpu_enter when the driver refuses (launch.c). */
+static _Thread_local CUcontext left_current;
+
+int pj_gpu_left_current(const ptxjit_context *context)
+{
+    return context->gpu_status == PTXJIT_OK && left_current == context->cu_context;
+}
+
 /* One cuCtxGetCurrent when ours is already current (the launch path's usual case). Where none
  * is current, ours stays current afterwards, as the CUDA runtime leaves its own: only a
  * context of the caller's is put back. */
@@ -269,6 +279,7 @@ void pj_gpu_leave(ptxjit_context *context, CUcontext saved)
 {
     if (saved)
         context->driver->cuCtxSetCurrent(saved);
+    left_current = saved ? saved : context->cu_context;
 }
 
 ptxjit_status pj_gpu_return(ptxjit_context *context, CUcontext saved, CUresult result,

@@ -126,10 +126,14 @@ void pj_kernel_free_all(ptxjit_context *context)
 }
 
 /* Each bucket's chain is unlinked at once and kept on the retired list (readers may be on
- * it): a reload's cost is the aliases' memory until close, as it is its templates'. */
+ * it): a reload's cost is the aliases' memory until close, as it is its templates'. Caller
+ * holds context->lock, under which alone buckets become non-empty: an empty one is skipped
+ * with a plain load (the open's first snapshot finds them all empty). */
 void pj_kernel_forget_aliases(ptxjit_context *context)
 {
     for (int b = 0; b < PJ_BUCKETS; b++) {
+        if (!__atomic_load_n(&context->aliases[b], __ATOMIC_RELAXED))
+            continue;
         pj_alias *chain = __atomic_exchange_n(&context->aliases[b], NULL, __ATOMIC_ACQ_REL);
         for (pj_alias *a = chain; a; a = a->next) {
             a->retired = context->retired_aliases;

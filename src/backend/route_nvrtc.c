@@ -51,10 +51,10 @@ static int nvrtc_takes_minimal(const char *compiler_version)
     if (strncmp(compiler_version, prefix, strlen(prefix)) != 0)
         return 0;
     char *dot, *end;
-    long major = strtol(compiler_version + strlen(prefix), &dot, 10);
+    long long major = strtoll(compiler_version + strlen(prefix), &dot, 10);
     if (dot == compiler_version + strlen(prefix) || *dot != '.')
         return 0;
-    long minor = strtol(dot + 1, &end, 10);
+    long long minor = strtoll(dot + 1, &end, 10);
     if (end == dot + 1)
         return 0;
     return major > 12 || (major == 12 && minor >= 4);

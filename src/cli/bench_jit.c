@@ -210,10 +210,37 @@ static int memory_hits(jit_figures *f, const char *dir)
     return ok;
 }
 
-/* Host time per launch, in batches small enough that the launch queue never fills. */
+/* BATCH memory hits + ptxjit_launch, or BATCH bare cuLaunchKernel of the same function with
+ * the same arguments, grid, block and stream: microseconds per launch, then synchronized. */
+static ptxjit_status launch_batch(double *us, ptxjit_context *context, ptxjit_kernel *kernel,
+                                  int index, void **args, int bare)
+{
+    enum { BATCH = 200 };
+    ptxjit_dim3 grid = {1, 1, 1}, block = {512, 1, 1};
+    ptxjit_status status = PTXJIT_OK;
+    double start = wall_ms();
+    for (int i = 0; i < BATCH && status == PTXJIT_OK; i++) {
+        if (bare) {
+            status = PJ_CU(context->driver->cuLaunchKernel(kernel->functions[index], grid.x,
+                                                           grid.y, grid.z, block.x, block.y,
+                                                           block.z, 0, NULL, args, NULL),
+                           "cuLaunchKernel");
+            continue;
+        }
+        ptxjit_kernel *again;
+        status = ptxjit_get_kernel(&again, context, JIT_FAMILY, JIT_PARAMS, NULL);
+        if (status == PTXJIT_OK)
+            status = ptxjit_launch(again, NULL, grid, block, 0, NULL, args);
+    }
+    *us = (wall_ms() - start) * 1e3 / BATCH;
+    return status == PTXJIT_OK ? ptxjit_synchronize(context) : status;
+}
+
+/* Host time per launch, in batches small enough that the launch queue never fills; the two
+ * alternate A B B A ... so that a passing load falls on both. */
 static ptxjit_status launch_costs(double *ours_us, double *bare_us, ptxjit_context *context)
 {
-    enum { BATCH = 200, ROUNDS = 25 };
+    enum { ROUNDS = 25 };
     ptxjit_kernel *kernel;
     ptxjit_devptr buffer = 0;
     ptxjit_status status = ptxjit_get_kernel(&kernel, context, JIT_FAMILY, JIT_PARAMS, NULL);
@@ -225,27 +252,14 @@ static ptxjit_status launch_costs(double *ours_us, double *bare_us, ptxjit_conte
     CUdeviceptr in = buffer, out = buffer + 32;
     unsigned long long n = 1;
     void *args[] = {&in, &out, &n};
-    ptxjit_dim3 grid = {1, 1, 1}, block = {512, 1, 1};
     double ours[ROUNDS], bare[ROUNDS];
     for (int r = 0; r < ROUNDS && status == PTXJIT_OK; r++) {
-        double start = wall_ms();
-        for (int i = 0; i < BATCH && status == PTXJIT_OK; i++) {
-            ptxjit_kernel *again;
-            status = ptxjit_get_kernel(&again, context, JIT_FAMILY, JIT_PARAMS, NULL);
-            if (status == PTXJIT_OK)
-                status = ptxjit_launch(again, NULL, grid, block, 0, NULL, args);
-        }
-        ours[r] = (wall_ms() - start) * 1e3 / BATCH;
+        int bare_first = r % 2;
+        status = launch_batch(bare_first ? &bare[r] : &ours[r], context, kernel, index, args,
+                              bare_first);
         if (status == PTXJIT_OK)
-            status = ptxjit_synchronize(context);
-        start = wall_ms();
-        for (int i = 0; i < BATCH && status == PTXJIT_OK; i++)
-            status = PJ_CU(context->driver->cuLaunchKernel(kernel->functions[index], 1, 1, 1, 512,
-                                                           1, 1, 0, NULL, args, NULL),
-                           "cuLaunchKernel");
-        bare[r] = (wall_ms() - start) * 1e3 / BATCH;
-        if (status == PTXJIT_OK)
-            status = ptxjit_synchronize(context);
+            status = launch_batch(bare_first ? &ours[r] : &bare[r], context, kernel, index,
+                                  args, !bare_first);
     }
     if (buffer)
         ptxjit_free(context, buffer);

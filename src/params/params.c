@@ -236,12 +236,6 @@ void pj_request_free(pj_request *request)
     request->applies = NULL;
 }
 
-static int compare_names(const void *a, const void *b)
-{
-    const pj_param *const *pa = a, *const *pb = b;
-    return strcmp((*pa)->name, (*pb)->name);
-}
-
 const char *pj_request_value_name(const pj_request *request, const char *name, char buf[32])
 {
     int index = pj_schema_param_index(request->schema, name);
@@ -253,6 +247,19 @@ const char *pj_request_value_name(const pj_request *request, const char *name, c
     return pj_format_int(buf, (long long)request->values[index]);
 }
 
+/* By name; an insertion sort: a schema has a handful of parameters, and every request that
+ * misses the fast path sorts them (qsort's call through a comparator costs more). */
+static void sort_by_name(const pj_param **params, int count)
+{
+    for (int i = 1; i < count; i++) {
+        const pj_param *p = params[i];
+        int j = i;
+        for (; j > 0 && strcmp(params[j - 1]->name, p->name) > 0; j--)
+            params[j] = params[j - 1];
+        params[j] = p;
+    }
+}
+
 char *pj_request_canonical(const pj_request *request)
 {
     const pj_schema *schema = request->schema;
@@ -261,7 +268,7 @@ char *pj_request_canonical(const pj_request *request)
         return NULL;
     for (int i = 0; i < schema->param_count; i++)
         sorted[i] = &schema->params[i];
-    qsort(sorted, (size_t)schema->param_count, sizeof *sorted, compare_names);
+    sort_by_name(sorted, schema->param_count);
     pj_strbuf sb;
     pj_sb_init(&sb);
     int written = 0;

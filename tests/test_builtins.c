@@ -100,6 +100,7 @@ static void same_schema(const pj_schema *b, const pj_schema *p)
     }
     ck_assert_int_eq(b->nvrtc_half_storage, p->nvrtc_half_storage);
     ck_assert_int_eq(b->nvrtc_minimal, p->nvrtc_minimal);
+    ck_assert_int_eq(b->nvrtc_fast_compile, p->nvrtc_fast_compile);
     char *described = pj_schema_describe(b), *parse_described = pj_schema_describe(p);
     ck_assert_str_eq(described, parse_described);
     free(described);

@@ -300,8 +300,8 @@ static void emit_schema(FILE *out, const pj_schema *schema, int index)
             schema->entry_count);
     fprintf(out, "    .tunes = %s%s, .tune_count = %d,\n", schema->tune_count ? prefix : "NULL",
             schema->tune_count ? "_tunes" : "", schema->tune_count);
-    fprintf(out, "    .nvrtc_half_storage = %d, .nvrtc_minimal = %d};\n\n",
-            schema->nvrtc_half_storage, schema->nvrtc_minimal);
+    fprintf(out, "    .nvrtc_half_storage = %d, .nvrtc_minimal = %d, .nvrtc_fast_compile = %d};\n\n",
+            schema->nvrtc_half_storage, schema->nvrtc_minimal, schema->nvrtc_fast_compile);
 }
 
 /* ---- a template ---- */

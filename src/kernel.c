@@ -28,12 +28,13 @@ typedef struct {
     const char *family, *params, *options;
 } request_text;
 
-/* Runs on every request, hits included: one-shot hashes, no allocation. */
+/* Runs on every request, hits included: one-shot hashes, no allocation; the options, nearly
+ * always none, only when there are some (alias_find compares them either way). */
 static uint64_t alias_hash(const request_text *r)
 {
     uint64_t hash = pj_hash64(r->family, strlen(r->family), 0);
     hash = pj_hash64(r->params, strlen(r->params), hash);
-    return pj_hash64(r->options, strlen(r->options), hash);
+    return *r->options ? pj_hash64(r->options, strlen(r->options), hash) : hash;
 }
 
 /* Runs without the lock, so that memory hits from many threads share nothing they write:

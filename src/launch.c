@@ -252,10 +252,10 @@ static CUfunction ready_function(ptxjit_kernel *kernel, const char *entry, unsig
 
 /* cluster NULL: a plain launch. Where this thread's last ptxjit call left the kernel's
  * context current and the kernel is ready, the launch goes straight to the driver: no
- * cuCtxGetCurrent, nothing but the launch. If the caller made another context current since,
- * the driver refuses a function of a context that is not current, and the launch is done
- * again the checked way (one cuCtxGetCurrent, and a switch when another context is current),
- * which also reports any failure. */
+ * cuCtxGetCurrent, nothing but the launch. If the caller made another context current since
+ * (or none), the driver does not run the function outside the context its module was loaded
+ * in: the launch fails and is done again the checked way (one cuCtxGetCurrent, and a switch
+ * when another context is current), which also reports any failure. */
 static ptxjit_status launch(ptxjit_kernel *kernel, const char *entry, ptxjit_dim3 grid,
                             ptxjit_dim3 block, const ptxjit_dim3 *cluster, unsigned shared_bytes,
                             void *stream, void **args)

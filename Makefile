@@ -45,7 +45,7 @@ LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/e
            src/driver/driver.c \
            src/params/expr.c src/params/params.c src/params/schema.c \
            src/tune/auto.c src/tune/bench_gpu.c src/tune/check.c src/tune/compare_ptx.c \
-           src/tune/bucket.c src/tune/memo.c src/pool/compile_pool.c src/pool/worker.c src/warm.c src/tune/record.c src/tune/space.c src/tune/tuner.c \
+           src/tune/bucket.c src/tune/memo.c src/pool/compile_pool.c src/pool/worker.c src/warm.c src/tune/record.c src/tune/space.c src/tune/values.c src/tune/tuner.c \
            src/families/family.c $(FAMILY_DIRS:%=%/op.c)
 LIB_SRC += src/templates.c src/latency.c
 # Several GPUs: the process's shared kernel cache, the device count.
@@ -84,6 +84,7 @@ TEST_SRC += tests/test_templates.c tests/test_pool.c tests/test_latency.c
 TEST_SRC += tests/test_cold_compile.c
 TEST_SRC += tests/test_multigpu.c tests/test_multigpu_gpu.c
 TEST_SRC += tests/test_compile_once.c
+TEST_SRC += tests/test_builtins.c tests/test_hit_path.c
 TEMPLATES := $(FAMILIES:%=templates/%.cu)
 
 OBJ_DIR := $(BUILD)/obj
@@ -140,11 +141,17 @@ $(OBJ_DIR)/gen/templates_embedded.o: $(BUILD)/gen/templates_embedded.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(BUILD)/embed_templates: src/tools/embed_templates.c
+# The build tool links the schema parser itself (plain, without the build's sanitizers), so
+# that the built-in schemas it writes are what pj_schema_parse makes of each template.
+EMBED_SRC := src/tools/embed_templates.c src/params/schema.c src/params/expr.c \
+             src/tune/values.c src/strbuf.c src/error.c src/hash.c
+$(BUILD)/embed_templates: $(EMBED_SRC) src/params/schema.h src/params/expr_node.h \
+                          src/tune/space.h src/internal.h include/ptxjit.h
 	@mkdir -p $(dir $@)
-	$(call say,CC,$<)$(CC) -std=c11 -O1 -Wall -Wextra -Werror $< -o $@
+	$(call say,CC,$<)$(CC) $(filter-out -MMD -MP,$(CFLAGS_BASE)) -O1 $(EMBED_SRC) -o $@ -lpthread
 
-# Templates are compiled into the library; the generated file changes when any template does.
+# Templates and their schemas are compiled into the library; the generated file changes when
+# any template or the parser does.
 $(BUILD)/gen/templates_embedded.c: $(BUILD)/embed_templates $(TEMPLATES)
 	@mkdir -p $(dir $@)
 	$(call say,EMBED,$@)$(BUILD)/embed_templates $@ $(TEMPLATES)

@@ -8,6 +8,12 @@ void pj_artifact_free(pj_artifact *artifact)
 {
     if (!artifact)
         return;
+    if (artifact->storage) {
+        free(artifact->entries);
+        free(artifact->storage);
+        memset(artifact, 0, sizeof *artifact);
+        return;
+    }
     free(artifact->family);
     free(artifact->params);
     free(artifact->options);

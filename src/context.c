@@ -46,7 +46,7 @@ static void open_gpu(ptxjit_context *context)
                        "cuDevicePrimaryCtxRetain");
     context->gpu_status = status;
     if (status != PTXJIT_OK) {
-        snprintf(context->gpu_error, sizeof context->gpu_error, "%s", ptxjit_last_error());
+        pj_copy_string(context->gpu_error, sizeof context->gpu_error, ptxjit_last_error());
         return;
     }
     context->driver = driver;
@@ -75,25 +75,24 @@ static ptxjit_status choose_arch(ptxjit_context *context, const char *requested)
                             "architecture '%s' is not of the form sm_NN, sm_NNa or sm_NNf "
                             "(e.g. sm_90a)",
                             arch);
-        snprintf(context->arch, sizeof context->arch, "%s", arch);
+        pj_copy_string(context->arch, sizeof context->arch, arch);
     } else if (context->gpu_status == PTXJIT_OK) {
         int major = attribute(context, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
         int minor = attribute(context, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
         snprintf(context->arch, sizeof context->arch, "sm_%d%d%s", major, minor,
                  major >= 9 ? "a" : "");
     } else {
-        snprintf(context->arch, sizeof context->arch, "sm_90a");
+        pj_copy_string(context->arch, sizeof context->arch, "sm_90a");
     }
     return PTXJIT_OK;
 }
 
-static int add_option(ptxjit_context *context, const char *format, const char *value)
-    PJ_PRINTF(2, 0);
-static int add_option(ptxjit_context *context, const char *format, const char *value)
+static int add_option(ptxjit_context *context, const char *prefix, const char *value)
 {
     pj_strbuf sb;
     pj_sb_init(&sb);
-    pj_sb_appendf(&sb, format, value);
+    pj_sb_append(&sb, prefix);
+    pj_sb_append(&sb, value);
     return (context->options[context->option_count++] = pj_sb_take(&sb)) != NULL;
 }
 
@@ -104,12 +103,14 @@ static int add_option(ptxjit_context *context, const char *format, const char *v
  * directory that does not exist, as a C compiler does. */
 static ptxjit_status choose_options(ptxjit_context *context)
 {
-    int ok = add_option(context, "-arch=%s", context->arch);
-    ok &= add_option(context, "%s", "-std=c++17");
+    int ok = add_option(context, "-arch=", context->arch);
+    ok &= add_option(context, "", "-std=c++17");
     const char *cuda = getenv("CUDA_HOME");
     pj_strbuf sb;
     pj_sb_init(&sb);
-    pj_sb_appendf(&sb, "-I%s/include", cuda && *cuda ? cuda : "/usr/local/cuda");
+    pj_sb_append(&sb, "-I");
+    pj_sb_append(&sb, cuda && *cuda ? cuda : "/usr/local/cuda");
+    pj_sb_append(&sb, "/include");
     ok &= (context->toolkit_include = pj_sb_take(&sb)) != NULL;
     return ok ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }
@@ -181,8 +182,8 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
     context->process_cache = options->process_cache;
     context->default_backend = default_backend;
     context->gpu_status = PTXJIT_ERR_NO_DRIVER;
-    snprintf(context->gpu_error, sizeof context->gpu_error,
-             "the GPU was turned off for this context (use_gpu = 0)");
+    pj_copy_string(context->gpu_error, sizeof context->gpu_error,
+                   "the GPU was turned off for this context (use_gpu = 0)");
     if (options->use_gpu)
         open_gpu(context);
     ptxjit_status status = choose_arch(context, options->arch);
@@ -255,6 +256,16 @@ ptxjit_status ptxjit_gpu_status(ptxjit_context *context)
     return PTXJIT_OK;
 }
 
+/* The CUDA context this thread had current when its last ptxjit call that touched the GPU
+ * returned (NULL: none yet). A hint only: the caller may have switched since, which is why a
+ * launch that trusts it falls back to pj_gpu_enter when the driver refuses (launch.c). */
+static _Thread_local CUcontext left_current;
+
+int pj_gpu_left_current(const ptxjit_context *context)
+{
+    return context->gpu_status == PTXJIT_OK && left_current == context->cu_context;
+}
+
 /* One cuCtxGetCurrent when ours is already current (the launch path's usual case). Where none
  * is current, ours stays current afterwards, as the CUDA runtime leaves its own: only a
  * context of the caller's is put back. */
@@ -277,6 +288,7 @@ void pj_gpu_leave(ptxjit_context *context, CUcontext saved)
 {
     if (saved)
         context->driver->cuCtxSetCurrent(saved);
+    left_current = saved ? saved : context->cu_context;
 }
 
 ptxjit_status pj_gpu_return(ptxjit_context *context, CUcontext saved, CUresult result,

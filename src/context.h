@@ -103,6 +103,11 @@ int pj_context_sm(const ptxjit_context *context);
  * Enter fails, saying why, where the GPU is unusable; leave then does nothing. */
 ptxjit_status pj_gpu_enter(ptxjit_context *context, CUcontext *saved);
 void pj_gpu_leave(ptxjit_context *context, CUcontext saved);
+/* 1 when this thread's last ptxjit call that touched the GPU left context's CUDA context
+ * current (pj_gpu_leave keeps a thread-local note). Only a hint: the caller may have made
+ * another current since; the launch that trusts it (launch.c) falls back to pj_gpu_enter
+ * when the driver refuses. */
+int pj_gpu_left_current(const ptxjit_context *context);
 /* pj_gpu_leave, then the result of the driver call made in between as a status. */
 ptxjit_status pj_gpu_return(ptxjit_context *context, CUcontext saved, CUresult result,
                             const char *call);

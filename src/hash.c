@@ -71,6 +71,10 @@ uint64_t pj_hash64(const void *data, size_t size, uint64_t seed)
 
 void pj_hash_hex(const pj_hash128 *hash, char out[33])
 {
-    snprintf(out, 33, "%016llx%016llx", (unsigned long long)hash->high,
-             (unsigned long long)hash->low);
+    static const char digits[] = "0123456789abcdef"; /* as "%016llx%016llx" writes them */
+    for (int i = 0; i < 16; i++) {
+        out[i] = digits[(hash->high >> (60 - 4 * i)) & 15];
+        out[16 + i] = digits[(hash->low >> (60 - 4 * i)) & 15];
+    }
+    out[32] = '\0';
 }

@@ -45,6 +45,14 @@ void pj_sb_vappendf(pj_strbuf *sb, const char *format, va_list args);
 char *pj_sb_take(pj_strbuf *sb);
 void pj_sb_free(pj_strbuf *sb);
 
+/* value in decimal, as "%lld" writes it, without printf: the request path formats numbers in
+ * every fresh process, where printf's first use costs more than a disk hit's system calls. */
+void pj_sb_append_int(pj_strbuf *sb, long long value);
+/* The same into out (at least 24 bytes); returns out. */
+char *pj_format_int(char out[24], long long value);
+/* text into out, cut to size - 1 bytes and NUL-terminated, as snprintf(out, size, "%s"). */
+void pj_copy_string(char *out, size_t size, const char *text);
+
 char *pj_strdup(const char *text);
 char *pj_strndup(const char *text, size_t n);
 /* Reads a whole file; *out is NUL-terminated. PTXJIT_ERR_IO with the reason on failure. */
@@ -79,6 +87,9 @@ typedef struct {
     char *log;          /* compiler log, NUL-terminated, may be "" */
     char **entries;     /* kernel entry names (mangling-free, extern "C") */
     int entry_count;
+    void *storage;      /* NULL: each member is its own allocation. Else the one buffer the
+                           strings, cubin and entry names point into (a disk hit's entry,
+                           decoded in place); entries itself is still allocated apart */
 } pj_artifact;
 void pj_artifact_free(pj_artifact *artifact); /* frees the members, not the struct */
 

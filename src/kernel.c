@@ -33,12 +33,13 @@ typedef struct {
     const char *family, *params, *options;
 } request_text;
 
-/* Runs on every request, hits included: one-shot hashes, no allocation. */
+/* Runs on every request, hits included: one-shot hashes, no allocation; the options, nearly
+ * always none, only when there are some (alias_find compares them either way). */
 static uint64_t alias_hash(const request_text *r)
 {
     uint64_t hash = pj_hash64(r->family, strlen(r->family), 0);
     hash = pj_hash64(r->params, strlen(r->params), hash);
-    return pj_hash64(r->options, strlen(r->options), hash);
+    return *r->options ? pj_hash64(r->options, strlen(r->options), hash) : hash;
 }
 
 /* Runs without the lock, so that memory hits from many threads share nothing they write:
@@ -132,10 +133,14 @@ void pj_kernel_free_all(ptxjit_context *context)
 }
 
 /* Each bucket's chain is unlinked at once and kept on the retired list (readers may be on
- * it): a reload's cost is the aliases' memory until close, as it is its templates'. */
+ * it): a reload's cost is the aliases' memory until close, as it is its templates'. Caller
+ * holds context->lock, under which alone buckets become non-empty: an empty one is skipped
+ * with a plain load (the open's first snapshot finds them all empty). */
 void pj_kernel_forget_aliases(ptxjit_context *context)
 {
     for (int b = 0; b < PJ_BUCKETS; b++) {
+        if (!__atomic_load_n(&context->aliases[b], __ATOMIC_RELAXED))
+            continue;
         pj_alias *chain = __atomic_exchange_n(&context->aliases[b], NULL, __ATOMIC_ACQ_REL);
         for (pj_alias *a = chain; a; a = a->next) {
             a->retired = context->retired_aliases;
@@ -210,7 +215,9 @@ static char *memo_path(ptxjit_context *context, const pj_route *route)
 {
     pj_strbuf sb;
     pj_sb_init(&sb);
-    pj_sb_appendf(&sb, "%s/%s", pj_disk_cache_dir(context->disk), route->memo);
+    pj_sb_append(&sb, pj_disk_cache_dir(context->disk));
+    pj_sb_append(&sb, "/");
+    pj_sb_append(&sb, route->memo);
     return pj_sb_take(&sb);
 }
 
@@ -220,7 +227,7 @@ static ptxjit_status context_compiler_version(ptxjit_context *context, pj_backen
                                               char out[64])
 {
     pthread_mutex_lock(&context->lock);
-    snprintf(out, 64, "%s", context->compiler_version[backend]);
+    pj_copy_string(out, 64, context->compiler_version[backend]);
     pthread_mutex_unlock(&context->lock);
     if (out[0])
         return PTXJIT_OK;
@@ -231,7 +238,7 @@ static ptxjit_status context_compiler_version(ptxjit_context *context, pj_backen
     if (status != PTXJIT_OK)
         return status;
     pthread_mutex_lock(&context->lock);
-    snprintf(context->compiler_version[backend], 64, "%s", out);
+    pj_copy_string(context->compiler_version[backend], 64, out);
     pthread_mutex_unlock(&context->lock);
     return PTXJIT_OK;
 }
@@ -461,11 +468,17 @@ static ptxjit_status new_kernel(ptxjit_kernel **out, ptxjit_context *context,
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     kernel->context = context;
     kernel->schema = schema;
+    double start = pj_latency_start();
     ptxjit_status status = parse_request(kernel, text->params, text->options);
+    pj_latency_stop(PJ_LATENCY_request, start);
+    start = pj_latency_start();
     if (status == PTXJIT_OK)
         status = context_compiler_version(context, kernel->backend, kernel->compiler_version);
+    pj_latency_stop(PJ_LATENCY_compiler, start);
+    start = pj_latency_start();
     if (status == PTXJIT_OK)
         status = kernel->route->key(&kernel->key, kernel);
+    pj_latency_stop(PJ_LATENCY_key, start);
     if (status != PTXJIT_OK) {
         kernel_free(kernel);
         return status;
@@ -555,10 +568,8 @@ ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
     double start = pj_latency_start();
     ptxjit_status status = pj_templates_find(&template, &generation, context, family);
     pj_latency_stop(PJ_LATENCY_schema, start);
-    start = pj_latency_start();
     if (status == PTXJIT_OK)
         status = new_kernel(&kernel, context, pj_template_schema(template), &text);
-    pj_latency_stop(PJ_LATENCY_key, start);
     if (status != PTXJIT_OK)
         return status;
     ptxjit_kernel *existing = claim_slot(context, kernel);

@@ -9,8 +9,10 @@
 #define PJ_LATENCY_STAGES(X)                                                               \
     X(templates, "open: the template registry")                                            \
     X(dirs, "open: the cache directories")                                                 \
-    X(schema, "get: the family's schema (parsed on first use)")                            \
-    X(key, "get: request, compiler version, key")                                          \
+    X(schema, "get: the family's template and schema (built-ins: made at build time)")     \
+    X(request, "get: the request parsed, canonical form, compile options")                 \
+    X(compiler, "get: the compiler version (the memo in the cache directory)")             \
+    X(key, "get: headers the template can include, the key")                               \
     X(read, "get: the entry read")                                                         \
     X(verify, "get: the entry checked and decoded")
 

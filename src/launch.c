@@ -194,6 +194,25 @@ static ptxjit_status launch_failed(const ptxjit_kernel *kernel, const char *entr
                     block.y, block.z, shared_bytes, clusters, driver_error, launch_hint(result));
 }
 
+/* cuLaunchKernel, or cuLaunchKernelEx with the cluster's dimension. */
+static CUresult launch_function(const pj_driver *d, CUfunction function, ptxjit_dim3 grid,
+                                ptxjit_dim3 block, const ptxjit_dim3 *cluster,
+                                unsigned shared_bytes, void *stream, void **args)
+{
+    if (!cluster)
+        return d->cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                 shared_bytes, (CUstream)stream, args, NULL);
+    CUlaunchAttribute attribute;
+    memset(&attribute, 0, sizeof attribute);
+    attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attribute.value.clusterDim.x = cluster->x;
+    attribute.value.clusterDim.y = cluster->y;
+    attribute.value.clusterDim.z = cluster->z;
+    CUlaunchConfig config = {grid.x,  grid.y,       grid.z,           block.x,    block.y,
+                             block.z, shared_bytes, (CUstream)stream, &attribute, 1};
+    return d->cuLaunchKernelEx(&config, function, args, NULL);
+}
+
 /* The launch itself, with the kernel's context current. */
 static ptxjit_status launch_entered(ptxjit_kernel *kernel, const char *entry, ptxjit_dim3 grid,
                                     ptxjit_dim3 block, const ptxjit_dim3 *cluster,
@@ -203,33 +222,50 @@ static ptxjit_status launch_entered(ptxjit_kernel *kernel, const char *entry, pt
     ptxjit_status status = pj_kernel_function(&function, kernel, entry, shared_bytes);
     if (status != PTXJIT_OK)
         return status;
-    const pj_driver *d = kernel->context->driver;
-    CUresult result;
-    if (!cluster) {
-        result = d->cuLaunchKernel(function, grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                                   shared_bytes, (CUstream)stream, args, NULL);
-    } else {
-        CUlaunchAttribute attribute;
-        memset(&attribute, 0, sizeof attribute);
-        attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attribute.value.clusterDim.x = cluster->x;
-        attribute.value.clusterDim.y = cluster->y;
-        attribute.value.clusterDim.z = cluster->z;
-        CUlaunchConfig config = {grid.x,  grid.y,       grid.z,           block.x,    block.y,
-                                 block.z, shared_bytes, (CUstream)stream, &attribute, 1};
-        result = d->cuLaunchKernelEx(&config, function, args, NULL);
-    }
+    CUresult result = launch_function(kernel->context->driver, function, grid, block, cluster,
+                                      shared_bytes, stream, args);
     if (result == CUDA_SUCCESS)
         return PTXJIT_OK;
     return launch_failed(kernel, entry, grid, block, cluster, shared_bytes, result,
                          cluster ? "cuLaunchKernelEx" : "cuLaunchKernel");
 }
 
-/* cluster NULL: a plain launch. One cuCtxGetCurrent when the kernel's context is current. */
+/* The function of entry when using it needs nothing done first (the module loaded, the
+ * entry known, its shared memory limit already raised as far); else NULL. */
+static CUfunction ready_function(ptxjit_kernel *kernel, const char *entry, unsigned shared_bytes)
+{
+    int index = 0;
+    if (!__atomic_load_n(&kernel->loaded, __ATOMIC_ACQUIRE))
+        return NULL;
+    if (entry) {
+        for (index = 0; index < kernel->artifact.entry_count; index++)
+            if (strcmp(kernel->artifact.entries[index], entry) == 0)
+                break;
+        if (index == kernel->artifact.entry_count)
+            return NULL;
+    }
+    if (shared_bytes > 48 * 1024 &&
+        (unsigned)__atomic_load_n(&kernel->shared_limits[index], __ATOMIC_ACQUIRE) < shared_bytes)
+        return NULL;
+    return kernel->functions[index];
+}
+
+/* cluster NULL: a plain launch. Where this thread's last ptxjit call left the kernel's
+ * context current and the kernel is ready, the launch goes straight to the driver: no
+ * cuCtxGetCurrent, nothing but the launch. If the caller made another context current since
+ * (or none), the driver does not run the function outside the context its module was loaded
+ * in: the launch fails and is done again the checked way (one cuCtxGetCurrent, and a switch
+ * when another context is current), which also reports any failure. */
 static ptxjit_status launch(ptxjit_kernel *kernel, const char *entry, ptxjit_dim3 grid,
                             ptxjit_dim3 block, const ptxjit_dim3 *cluster, unsigned shared_bytes,
                             void *stream, void **args)
 {
+    if (pj_gpu_left_current(kernel->context)) {
+        CUfunction function = ready_function(kernel, entry, shared_bytes);
+        if (function && launch_function(kernel->context->driver, function, grid, block, cluster,
+                                        shared_bytes, stream, args) == CUDA_SUCCESS)
+            return PTXJIT_OK;
+    }
     CUcontext saved;
     ptxjit_status status = pj_gpu_enter(kernel->context, &saved);
     if (status != PTXJIT_OK)

@@ -65,6 +65,39 @@ void pj_sb_appendf(pj_strbuf *sb, const char *format, ...)
     va_end(args);
 }
 
+char *pj_format_int(char out[24], long long value)
+{
+    char digits[24];
+    int n = 0;
+    unsigned long long magnitude = value < 0 ? 0ull - (unsigned long long)value
+                                             : (unsigned long long)value;
+    do
+        digits[n++] = (char)('0' + magnitude % 10);
+    while (magnitude /= 10);
+    char *at = out;
+    if (value < 0)
+        *at++ = '-';
+    while (n)
+        *at++ = digits[--n];
+    *at = '\0';
+    return out;
+}
+
+void pj_sb_append_int(pj_strbuf *sb, long long value)
+{
+    char text[24];
+    pj_sb_append(sb, pj_format_int(text, value));
+}
+
+void pj_copy_string(char *out, size_t size, const char *text)
+{
+    if (!size)
+        return;
+    size_t n = strnlen(text, size - 1);
+    memcpy(out, text, n);
+    out[n] = '\0';
+}
+
 char *pj_sb_take(pj_strbuf *sb)
 {
     char *data = NULL;

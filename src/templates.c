@@ -54,7 +54,7 @@ struct pj_templates {
                                $PTXJIT_TEMPLATE_PATH's, as ptxjit_open found them */
     user_list dirs;         /* the directories' templates, as last read */
     user_list memory;       /* ptxjit_add_template's, in the order their families came */
-    pj_template *builtins;  /* the process's (shared_builtins) */
+    pj_template *builtins;  /* the process's (pj_builtin_templates) */
     int builtin_count;
     pj_template *all;       /* every user template made, newest first */
     snapshot *current;      /* taken and replaced under context->lock */
@@ -577,64 +577,6 @@ static ptxjit_status join_path(char **out, const char *option, const char *varia
     return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
-/* The built-in templates, one table for the whole process: their texts are the library's
- * own constant data, so every context can share them, and a schema is parsed only when a
- * request first needs its family (a context that asks for reduce never parses matmul). */
-static pj_template *shared_builtins; /* published once with a compare-and-swap */
-
-static int count_builtins(void)
-{
-    int count = 0;
-    while (pj_embedded_templates[count].path)
-        count++;
-    return count;
-}
-
-/* Made by the first open that gets the memory (a failed allocation leaves it for the next
- * open to try); a thread that loses the race frees its own. */
-static ptxjit_status read_builtins(struct pj_templates *t)
-{
-    int count = count_builtins();
-    pj_template *table = __atomic_load_n(&shared_builtins, __ATOMIC_ACQUIRE), *expected = NULL;
-    if (!table) {
-        pj_template *made = calloc((size_t)count + 1, sizeof *made);
-        if (!made)
-            return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-        for (int i = 0; i < count; i++)
-            made[i] = (pj_template){.family = pj_embedded_templates[i].family,
-                                    .origin = pj_embedded_templates[i].origin,
-                                    .builtin_text = pj_embedded_templates[i].text};
-        if (__atomic_compare_exchange_n(&shared_builtins, &expected, made, 0, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE))
-            table = made;
-        else {
-            free(made);
-            table = expected;
-        }
-    }
-    t->builtins = table;
-    t->builtin_count = count;
-    return PTXJIT_OK;
-}
-
-/* A built-in's schema, parsed on first use and published with a compare-and-swap (a thread
- * that loses the race frees its own copy). The built-in templates are part of the library:
- * one that does not parse is a bug of the build, which the test suite's walk of every
- * family catches; here it is the family's PTXJIT_ERR_TEMPLATE. */
-static ptxjit_status template_schema(pj_template *template)
-{
-    if (__atomic_load_n(&template->schema, __ATOMIC_ACQUIRE) || !template->builtin_text)
-        return PTXJIT_OK;
-    pj_schema *schema = NULL, *expected = NULL;
-    ptxjit_status status = pj_schema_parse(&schema, template->builtin_text, template->origin);
-    if (status != PTXJIT_OK)
-        return status;
-    if (!__atomic_compare_exchange_n(&template->schema, &expected, schema, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_ACQUIRE))
-        pj_schema_free(schema);
-    return PTXJIT_OK;
-}
-
 ptxjit_status pj_templates_open(ptxjit_context *context, const ptxjit_options *options)
 {
     struct pj_templates *t = calloc(1, sizeof *t);
@@ -644,8 +586,10 @@ ptxjit_status pj_templates_open(ptxjit_context *context, const ptxjit_options *o
     context->templates = t; /* from here on, ptxjit_close frees it */
     ptxjit_status status =
         join_path(&t->path, options->template_path, getenv("PTXJIT_TEMPLATE_PATH"));
-    if (status == PTXJIT_OK)
-        status = read_builtins(t);
+    /* The built-in templates: one table for the whole process, made at build time with their
+     * schemas (pj_builtin_templates), so that every context shares them and none parses. */
+    t->builtins = pj_builtin_templates;
+    t->builtin_count = pj_builtin_template_count;
     if (status == PTXJIT_OK)
         status = read_dirs(&t->dirs, t, NULL, &context->logger);
     if (status == PTXJIT_OK)
@@ -742,9 +686,8 @@ ptxjit_status pj_templates_find(pj_template **out, uint64_t *generation, ptxjit_
         *generation = s->generation;
     for (int i = 0; i < s->family_count; i++)
         if (strcmp(s->families[i]->family, family) == 0) {
-            ptxjit_status status = template_schema(s->families[i]);
             *out = s->families[i];
-            return status;
+            return PTXJIT_OK;
         }
     ptxjit_status status = unavailable(s, family);
     return status != PTXJIT_OK ? status : unknown(s, family);
@@ -755,9 +698,7 @@ const pj_schema *pj_context_find_schema(ptxjit_context *context, const char *fam
     const snapshot *s = current(context);
     for (int i = 0; i < s->family_count; i++)
         if (strcmp(s->families[i]->family, family) == 0)
-            return template_schema(s->families[i]) == PTXJIT_OK
-                       ? pj_template_schema(s->families[i])
-                       : NULL;
+            return pj_template_schema(s->families[i]);
     return NULL;
 }
 

@@ -34,8 +34,10 @@
     X(suite_bundle)           \
     X(suite_remote)           \
     X(suite_remote_poison)    \
-    X(suite_multigpu)        \
-    X(suite_compile_once)
+    X(suite_multigpu)         \
+    X(suite_compile_once)     \
+    X(suite_builtins)         \
+    X(suite_hit_path)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \

@@ -10,6 +10,7 @@
 
 #include "backend/nvrtc.h"
 #include "half_storage.h"
+#include "templates.h"
 #include "test_util.h"
 
 static int count_of(const char *text, const char *needle)
@@ -262,6 +263,46 @@ START_TEST(extra_nvrtc_option_changes_the_key)
 }
 END_TEST
 
+/* `nvrtc fast_compile=LEVEL` takes min, mid or max, once; a template that says it compiles
+ * with -Ofc=LEVEL: another key and another cubin than the same text without the word. */
+START_TEST(nvrtc_fast_compile_reaches_the_compiler)
+{
+    ptxjit_context *context = test_open_offline(NULL);
+#define FAST_KERNEL                                                                          \
+    "//@ptxjit entry k\nextern \"C\" __global__ void k(float *out, const float *in, int n) " \
+    "{ float s = 0; for (int i = 0; i < n; i++) s += in[i] * in[(i * 7) % n]; *out = s; }\n"
+    const char *refused[] = {"//@ptxjit nvrtc fast_compile=fast\n",
+                             "//@ptxjit nvrtc fast_compile=mid fast_compile=max\n",
+                             "//@ptxjit nvrtc fast_compile\n"};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, "//@ptxjit family bad\n%s%s", refused[i], FAST_KERNEL);
+        ck_assert_int_eq(ptxjit_add_template(context, "bad.cu", text), PTXJIT_ERR_TEMPLATE);
+        ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "fast_compile=min|mid|max"));
+    }
+    ck_assert_int_eq(ptxjit_add_template(context, "slow.cu", "//@ptxjit family slow\n" FAST_KERNEL),
+                     PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_add_template(context, "fast.cu",
+                                         "//@ptxjit family fast\n"
+                                         "//@ptxjit nvrtc minimal fast_compile=max\n" FAST_KERNEL),
+                     PTXJIT_OK);
+    const pj_schema *schema = NULL;
+    ck_assert_int_eq(pj_context_schema(&schema, context, "fast"), PTXJIT_OK);
+    ck_assert_int_eq(schema->nvrtc_fast_compile, 3);
+    ck_assert_int_eq(schema->nvrtc_minimal, 1);
+    ptxjit_kernel *slow, *fast;
+    ck_assert_msg(ptxjit_get_kernel(&slow, context, "slow", "", NULL) == PTXJIT_OK, "%s",
+                  ptxjit_last_error());
+    ck_assert_msg(ptxjit_get_kernel(&fast, context, "fast", "", NULL) == PTXJIT_OK, "%s",
+                  ptxjit_last_error());
+    size_t slow_size = 0, fast_size = 0;
+    const void *slow_cubin = ptxjit_kernel_cubin(slow, &slow_size);
+    const void *fast_cubin = ptxjit_kernel_cubin(fast, &fast_size);
+    ck_assert(slow_size != fast_size || memcmp(slow_cubin, fast_cubin, slow_size) != 0);
+    ptxjit_close(context);
+}
+END_TEST
+
 Suite *suite_cold_compile(void)
 {
     Suite *suite = suite_create("cold_compile");
@@ -277,6 +318,7 @@ Suite *suite_cold_compile(void)
     tcase_add_test(tc, half_storage_conversions_compile_to_the_headers_cubin);
     tcase_add_test(tc, nvrtc_minimal_reaches_the_compiler);
     tcase_add_test(tc, extra_nvrtc_option_changes_the_key);
+    tcase_add_test(tc, nvrtc_fast_compile_reaches_the_compiler);
     suite_add_tcase(suite, tc);
     return suite;
 }

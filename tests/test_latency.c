@@ -1,7 +1,7 @@
 /* test_latency.c — the hit side of issue 15: hit and miss counts kept in memory and merged
  * so that stats stay truthful across processes; an entry's time renewed only when it is a
- * minute old; built-in templates parsed lazily while user templates' problems are still
- * reported at open; memory hits from many threads (lock-free table) returning one kernel,
+ * minute old; built-in templates (their schemas made at build time) listed while user
+ * templates' problems are still reported at open; memory hits from many threads (lock-free table) returning one kernel,
  * also while the table is forgotten by reloads (`make tsan` runs this suite). */
 #include <fcntl.h>
 #include <pthread.h>
@@ -176,7 +176,7 @@ START_TEST(lazy_builtins_still_report_user_template_problems)
     ptxjit_kernel *kernel;
     ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "broken", "", NULL), PTXJIT_ERR_TEMPLATE);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "broken.cu"));
-    /* A built-in family's schema, parsed on first use, is the same for a second context. */
+    /* A built-in family's schema, made at build time, is the same for a second context. */
     const pj_schema *first = NULL, *second = NULL;
     ck_assert_int_eq(pj_context_schema(&first, context, "reduce"), PTXJIT_OK);
     ptxjit_context *another = test_open_offline(NULL);

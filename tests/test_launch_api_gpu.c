@@ -1,10 +1,13 @@
 /* test_launch_api_gpu.c — the launch API on a GPU: the parameter layouts read from PTX and
  * cubin equal the driver's (cuFuncGetParamInfo) for every entry of every family, and a
  * parameter buffer packed by them runs; a context of the caller's stays current across
- * ptxjit's calls; streams, events, asynchronous copies and fills around a checked launch,
+ * ptxjit's calls, and a launch is right after the caller switched contexts behind ptxjit's
+ * back; streams, events, asynchronous copies and fills around a checked launch,
  * against a CPU reference; failed launches name the launch. Skips, saying why, where no GPU
  * is usable. */
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -268,6 +271,87 @@ START_TEST(callers_context_stays_current)
 }
 END_TEST
 
+/* A launch goes straight to the driver where this thread's last ptxjit call left ptxjit's
+ * context current; a caller that made its own context current since (without ptxjit
+ * knowing) still gets a right launch, in ptxjit's context, and its own context back; so does
+ * one that made none current; and a thread of its own. */
+static void *launch_from_thread(void *arg)
+{
+    void **a = arg;
+    ptxjit_status status = ptxjit_launch(a[0], "saxpy_kernel", *(ptxjit_dim3 *)a[1],
+                                         *(ptxjit_dim3 *)a[2], 0, NULL, a[3]);
+    return (void *)(intptr_t)status;
+}
+
+START_TEST(launch_after_the_caller_switched_contexts)
+{
+    char *dir;
+    ptxjit_context *context = probe_gpu(&dir, "launch_after_the_caller_switched_contexts");
+    if (!context)
+        return;
+    const pj_driver *d = context->driver;
+    if (!d->cuCtxCreate || !d->cuCtxDestroy) {
+        printf("SKIP launch_after_the_caller_switched_contexts: no cuCtxCreate_v2\n");
+        probe_close(context, dir);
+        return;
+    }
+    void *primary = NULL;
+    ck_assert_int_eq(ptxjit_cuda_context(&primary, context), PTXJIT_OK);
+    ck_assert_int_eq(d->cuCtxSetCurrent(NULL), CUDA_SUCCESS);
+    enum { N = 4099 };
+    static float x[N], y[N], got[N], want[N];
+    seed();
+    for (int i = 0; i < N; i++) {
+        x[i] = next_float();
+        y[i] = next_float();
+    }
+    ptxjit_kernel *kernel = get(context, "launch_probe", "tpb=128");
+    ptxjit_devptr dx = 0, dy = 0;
+    ck_assert_int_eq(ptxjit_alloc(&dx, context, sizeof x), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_alloc(&dy, context, sizeof y), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_copy_to_device(context, dx, x, sizeof x), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_copy_to_device(context, dy, y, sizeof y), PTXJIT_OK);
+    expect_current(d, (CUcontext)primary, "ptxjit calls with no context current");
+    float a = 1.5f;
+    unsigned n = N;
+    void *args[] = {&dx, &dy, &a, &n};
+    ptxjit_dim3 grid = {(N + 127) / 128, 1, 1}, block = {128, 1, 1};
+    memcpy(want, y, sizeof y);
+    /* 1: ptxjit's context current, as its last call left it: the direct launch. 2: the
+     * caller's own context made current behind ptxjit's back. 3: none current. */
+    CUcontext mine = NULL;
+    ck_assert_int_eq(d->cuCtxCreate(&mine, 0, context->device), CUDA_SUCCESS);
+    ck_assert_int_eq(d->cuCtxSetCurrent((CUcontext)primary), CUDA_SUCCESS);
+    CUcontext before[] = {(CUcontext)primary, mine, NULL};
+    for (int round = 0; round < 3; round++) {
+        ck_assert_int_eq(ptxjit_synchronize(context), PTXJIT_OK); /* leaves primary current */
+        ck_assert_int_eq(d->cuCtxSetCurrent(before[round]), CUDA_SUCCESS);
+        ptxjit_status status = ptxjit_launch(kernel, "saxpy_kernel", grid, block, 0, NULL, args);
+        ck_assert_msg(status == PTXJIT_OK, "round %d: %s", round, ptxjit_last_error());
+        expect_current(d, before[round] ? before[round] : (CUcontext)primary, "ptxjit_launch");
+        for (int i = 0; i < N; i++)
+            want[i] = a * x[i] + want[i];
+    }
+    pthread_t thread;
+    void *thread_args[] = {kernel, &grid, &block, args};
+    ck_assert_int_eq(pthread_create(&thread, NULL, launch_from_thread, thread_args), 0);
+    void *thread_status = NULL;
+    ck_assert_int_eq(pthread_join(thread, &thread_status), 0);
+    ck_assert_int_eq((int)(intptr_t)thread_status, PTXJIT_OK);
+    for (int i = 0; i < N; i++)
+        want[i] = a * x[i] + want[i];
+    ck_assert_int_eq(ptxjit_synchronize(context), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_copy_to_host(context, got, dy, sizeof got), PTXJIT_OK);
+    for (int i = 0; i < N; i++)
+        ck_assert_msg(fabs(got[i] - want[i]) <= 1e-5 * (fabs(want[i]) + 4 * fabs(a * x[i])),
+                      "y[%d] = %.9g, want %.9g", i, got[i], want[i]);
+    ck_assert_int_eq(ptxjit_free(context, dx), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_free(context, dy), PTXJIT_OK);
+    probe_close(context, dir);
+    ck_assert_int_eq(d->cuCtxDestroy(mine), CUDA_SUCCESS);
+}
+END_TEST
+
 /* Poisoned buffers filled by asynchronous copies on a stream of ptxjit's, a checked launch on
  * it between two events, the result copied back on it; sizes that are no multiple of the
  * block, and a tail past n that must stay poisoned. */
@@ -413,6 +497,7 @@ Suite *suite_launch_api_gpu(void)
     tcase_add_test(t, layouts_equal_the_drivers);
     tcase_add_test(t, buffer_packed_by_the_layouts_runs);
     tcase_add_test(t, callers_context_stays_current);
+    tcase_add_test(t, launch_after_the_caller_switched_contexts);
     tcase_add_test(t, stream_events_async_copies_and_fills);
     tcase_add_test(t, failed_launches_name_the_launch);
     suite_add_tcase(s, t);

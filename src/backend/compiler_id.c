@@ -14,12 +14,20 @@
 #include "backend/nvjitlink.h"
 #include "backend/nvrtc.h"
 
+/* The memo's fields; as read, the strings point into the text of its file (memo_text). */
 typedef struct {
-    char library[4096];
+    const char *library;
     long long size, mtime;
-    char environment[33];
-    char version[64];
+    const char *environment;
+    const char *version;
 } compiler_memo;
+
+/* The memo file's text: a library path (at most PATH_MAX) and a few short lines. Only the
+ * bytes read are touched: a fresh process's disk hit reads the memo on a cold stack, where a
+ * zeroed buffer of pages would cost a page fault each. */
+typedef struct {
+    char bytes[4096 + 512];
+} memo_text;
 
 const pj_compiler_probe pj_compiler_nvrtc = {"PTXJIT_NVRTC_LIBRARY", pj_nvrtc_load,
                                           pj_nvrtc_version_string, pj_nvrtc_library_path};
@@ -56,26 +64,54 @@ static int file_identity(const char *path, long long *size, long long *mtime)
     return 1;
 }
 
-/* One read(2) of the small memo file and a scan of the text: a disk hit reads it once per
- * context, and stdio's buffers and locks cost more than the read. */
-static int read_memo(compiler_memo *memo, const char *path)
+/* "NAME VALUE\n" at *at: VALUE (up to the line's end, NUL-terminated in place) into *out,
+ * *at past the line; 0 when the line is not NAME's or is empty. */
+static int memo_line(char **at, const char *name, const char **out)
+{
+    size_t n = strlen(name);
+    if (strncmp(*at, name, n) != 0 || (*at)[n] != ' ')
+        return 0;
+    char *value = *at + n + 1, *end = strchr(value, '\n');
+    if (!end || end == value)
+        return 0;
+    *end = '\0';
+    *out = value;
+    *at = end + 1;
+    return 1;
+}
+
+static int memo_number(char **at, const char *name, long long *out)
+{
+    const char *text;
+    char *end;
+    if (!memo_line(at, name, &text))
+        return 0;
+    errno = 0;
+    *out = strtoll(text, &end, 10);
+    return errno == 0 && end != text && *end == '\0';
+}
+
+/* One read(2) of the small memo file and a scan of its five lines, in order: a disk hit reads
+ * it once per context, and stdio (its buffers, locks and scanf's machinery, the first time in
+ * a process) costs more than the read. */
+static int read_memo(compiler_memo *memo, memo_text *text, const char *path)
 {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    char text[sizeof memo->library + 512];
     ssize_t n;
     do
-        n = read(fd, text, sizeof text - 1);
+        n = read(fd, text->bytes, sizeof text->bytes - 1);
     while (n < 0 && errno == EINTR);
     close(fd);
     if (n <= 0)
         return 0;
-    text[n] = '\0';
-    return sscanf(text, "library %4095s\nsize %lld\nmtime %lld\nenvironment %32s\n"
-                  "version %63[^\n]\n",
-                  memo->library, &memo->size, &memo->mtime, memo->environment,
-                  memo->version) == 5;
+    text->bytes[n] = '\0';
+    char *at = text->bytes;
+    return memo_line(&at, "library", &memo->library) && memo_number(&at, "size", &memo->size) &&
+           memo_number(&at, "mtime", &memo->mtime) &&
+           memo_line(&at, "environment", &memo->environment) &&
+           memo_line(&at, "version", &memo->version);
 }
 
 /* A new temp file for the memo, readable by the cache's group whatever the umask (a shared
@@ -120,15 +156,18 @@ ptxjit_status pj_compiler_version(char *out, size_t size, const char *memo_path)
 ptxjit_status pj_compiler_version_of(const pj_compiler_probe *probe, char *out, size_t size,
                                   const char *memo_path)
 {
-    compiler_memo memo, now = {0};
-    environment_fingerprint(now.environment, probe);
-    if (!now.environment[0]) /* out of memory: no fingerprint to compare, so no memo */
+    char environment[33];
+    environment_fingerprint(environment, probe);
+    if (!environment[0]) /* out of memory: no fingerprint to compare, so no memo */
         memo_path = NULL;
-    if (memo_path && read_memo(&memo, memo_path) &&
-        strcmp(memo.environment, now.environment) == 0 &&
-        file_identity(memo.library, &now.size, &now.mtime) && now.size == memo.size &&
-        now.mtime == memo.mtime) {
-        snprintf(out, size, "%s", memo.version);
+    compiler_memo memo;
+    memo_text text;
+    long long now_size, now_mtime;
+    if (memo_path && read_memo(&memo, &text, memo_path) &&
+        strcmp(memo.environment, environment) == 0 &&
+        file_identity(memo.library, &now_size, &now_mtime) && now_size == memo.size &&
+        now_mtime == memo.mtime) {
+        pj_copy_string(out, size, memo.version);
         return PTXJIT_OK;
     }
     ptxjit_status status = probe->load();
@@ -136,11 +175,9 @@ ptxjit_status pj_compiler_version_of(const pj_compiler_probe *probe, char *out, 
         return status;
     snprintf(out, size, "%s", probe->version());
     const char *library = probe->library();
-    if (memo_path && library && strlen(library) < sizeof now.library &&
-        file_identity(library, &now.size, &now.mtime)) {
-        snprintf(now.library, sizeof now.library, "%s", library);
-        snprintf(now.version, sizeof now.version, "%s", probe->version());
+    compiler_memo now = {library, 0, 0, environment, probe->version()};
+    if (memo_path && library && strlen(library) < sizeof text.bytes - 512 &&
+        !strchr(library, '\n') && file_identity(library, &now.size, &now.mtime))
         write_memo(&now, memo_path);
-    }
     return PTXJIT_OK;
 }

@@ -47,10 +47,46 @@ typedef struct {
  * only where the version in the key knows it, so the option is in the key as any other. */
 static int nvrtc_takes_minimal(const char *compiler_version)
 {
-    int major = 0, minor = 0;
-    if (sscanf(compiler_version, "nvrtc %d.%d", &major, &minor) != 2)
+    const char *prefix = "nvrtc ";
+    if (strncmp(compiler_version, prefix, strlen(prefix)) != 0)
+        return 0;
+    char *dot, *end;
+    long long major = strtoll(compiler_version + strlen(prefix), &dot, 10);
+    if (dot == compiler_version + strlen(prefix) || *dot != '.')
+        return 0;
+    long long minor = strtoll(dot + 1, &end, 10);
+    if (end == dot + 1)
         return 0;
     return major > 12 || (major == 12 && minor >= 4);
+}
+
+/* -Ofc (NVRTC 12.8 and newer; older ones compile without it, at their full level). */
+static int nvrtc_takes_fast_compile(const char *compiler_version)
+{
+    const char *prefix = "nvrtc ";
+    if (strncmp(compiler_version, prefix, strlen(prefix)) != 0)
+        return 0;
+    char *dot, *end;
+    long long major = strtoll(compiler_version + strlen(prefix), &dot, 10);
+    if (dot == compiler_version + strlen(prefix) || *dot != '.')
+        return 0;
+    long long minor = strtoll(dot + 1, &end, 10);
+    return end != dot + 1 && (major > 12 || (major == 12 && minor >= 8));
+}
+
+/* The template's `nvrtc fast_compile=LEVEL` as NVRTC's option, or NULL. */
+static const char *fast_compile_option(const ptxjit_kernel *kernel)
+{
+    static const char *const options[] = {
+#define PJ_FAST_COMPILE_OPTION(name) "-Ofc=" #name,
+        PJ_FAST_COMPILE_LEVELS(PJ_FAST_COMPILE_OPTION)
+#undef PJ_FAST_COMPILE_OPTION
+    };
+    int level = kernel->schema->nvrtc_fast_compile;
+    if (level < 1 || level > (int)PJ_ARRAY_SIZE(options) ||
+        !nvrtc_takes_fast_compile(kernel->compiler_version))
+        return NULL;
+    return options[level - 1];
 }
 
 static ptxjit_status make_args(nvrtc_args *out, const ptxjit_kernel *kernel)
@@ -62,12 +98,15 @@ static ptxjit_status make_args(nvrtc_args *out, const ptxjit_kernel *kernel)
         out->argv[out->count++] = context->options[i];
     if (kernel->schema->nvrtc_minimal && nvrtc_takes_minimal(kernel->compiler_version))
         out->argv[out->count++] = "-minimal";
+    if (fast_compile_option(kernel)) /* before the bench's extra option, which then wins */
+        out->argv[out->count++] = fast_compile_option(kernel);
     if (pj_nvrtc_extra_option())
         out->argv[out->count++] = pj_nvrtc_extra_option();
     if (kernel->template_dir) {
         pj_strbuf sb;
         pj_sb_init(&sb);
-        pj_sb_appendf(&sb, "-I%s", kernel->template_dir);
+        pj_sb_append(&sb, "-I");
+        pj_sb_append(&sb, kernel->template_dir);
         if (!(out->template_include = pj_sb_take(&sb)))
             return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
         out->argv[out->count++] = out->template_include;
@@ -114,9 +153,9 @@ static ptxjit_status nvrtc_key(pj_hash128 *out, ptxjit_kernel *kernel)
         status = make_args(&args, kernel);
     if (status != PTXJIT_OK)
         return status;
-    pj_key_inputs inputs = {
-        schema->family, kernel->canonical, schema->source, "nvrtc", kernel->compiler_version,
-        context->arch, args.argv, args.count, PJ_SPECIALIZER_VERSION, &kernel->includes};
+    pj_key_inputs inputs = {schema->family, kernel->canonical, schema->source, "nvrtc",
+                            kernel->compiler_version, context->arch, args.argv, args.count,
+                            PJ_SPECIALIZER_VERSION, &kernel->includes, &schema->source_hash};
     status = pj_cache_key(out, &inputs);
     free(args.template_include);
     return status;

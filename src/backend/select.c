@@ -65,6 +65,7 @@ ptxjit_status pj_backend_take(pj_backend *out, char **rest, const char *params, 
     if (!*rest)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     int seen = 0;
+    size_t written = 0;
     for (const char *s = params; *s;) {
         s += strspn(s, PJ_PARAM_SEPARATORS);
         size_t length = strcspn(s, PJ_PARAM_SEPARATORS);
@@ -76,9 +77,10 @@ ptxjit_status pj_backend_take(pj_backend *out, char **rest, const char *params, 
                 return status;
             }
         } else if (length) {
-            if (**rest)
-                strcat(*rest, " ");
-            strncat(*rest, s, length);
+            if (written)
+                (*rest)[written++] = ' ';
+            memcpy(*rest + written, s, length);
+            written += length; /* calloc'ed: stays NUL-terminated */
         }
         s += length;
     }

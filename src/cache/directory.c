@@ -109,12 +109,19 @@ int pj_directory_make_all(const char *path, mode_t mode)
 
 ptxjit_status pj_directory_check_trust(const char *path, int shared)
 {
-    static const char *const share = "or set PTXJIT_CACHE_SHARED=1 to share it with its "
-                                     "group on purpose (docs/RELIABILITY.md)";
     struct stat st;
     if (stat(path, &st) != 0)
         return pj_error(PTXJIT_ERR_CACHE, "cannot use cache directory %s: %s", path,
                         strerror(errno));
+    return pj_directory_check_trust_stat(path, &st, shared, geteuid());
+}
+
+ptxjit_status pj_directory_check_trust_stat(const char *path, const struct stat *stat_of_path,
+                                            int shared, uid_t euid)
+{
+    static const char *const share = "or set PTXJIT_CACHE_SHARED=1 to share it with its "
+                                     "group on purpose (docs/RELIABILITY.md)";
+    const struct stat st = *stat_of_path;
     unsigned mode = (unsigned)st.st_mode & 07777;
     if (!S_ISDIR(st.st_mode))
         return pj_error(PTXJIT_ERR_CACHE, "cache directory %s is not a directory", path);
@@ -126,12 +133,12 @@ ptxjit_status pj_directory_check_trust(const char *path, int shared)
                         path, mode, path);
     if (shared)
         return PTXJIT_OK;
-    if (st.st_uid != geteuid())
+    if (st.st_uid != euid)
         return pj_error(PTXJIT_ERR_CACHE,
                         "cache directory %s belongs to user %ld, not to you (user %ld), who "
                         "could put code into this process; use a directory of your own "
                         "(PTXJIT_CACHE_DIR), %s",
-                        path, (long)st.st_uid, (long)geteuid(), share);
+                        path, (long)st.st_uid, (long)euid, share);
     if (st.st_mode & S_IWGRP)
         return pj_error(PTXJIT_ERR_CACHE,
                         "cache directory %s is writable by its group (mode %04o), who could "

@@ -32,5 +32,10 @@ int pj_directory_make_all(const char *path, mode_t mode);
  * nobody else, or (shared) writable by its group but never by every user. Otherwise
  * PTXJIT_ERR_CACHE naming the directory, what is wrong and the fix. */
 ptxjit_status pj_directory_check_trust(const char *path, int shared);
+/* The same for the stat of path already taken (an open directory's fstat), for the effective
+ * user euid. */
+struct stat;
+ptxjit_status pj_directory_check_trust_stat(const char *path, const struct stat *stat_of_path,
+                                            int shared, uid_t euid);
 
 #endif

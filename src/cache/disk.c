@@ -37,6 +37,7 @@ struct pj_disk_cache {
                                         counters file (atomics; see merge_pending) */
     uint64_t max_bytes;
     int shared;
+    uid_t euid;          /* the effective user at open, whom entries must belong to */
     mode_t dir_mode, file_mode;
     pj_logger logger;
 };
@@ -52,6 +53,22 @@ static char *path_printf(const char *format, ...)
     va_end(args);
     return pj_sb_take(&sb);
 }
+
+/* a + b: the open's paths, without printf (whose first use in a process costs more than the
+ * system calls of a disk hit). */
+static char *path_join(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    char *path = malloc(n + m + 1);
+    if (path) {
+        memcpy(path, a, n);
+        memcpy(path + n, b, m + 1);
+    }
+    return path;
+}
+
+#define PJ_STRINGIFY(x) #x
+#define PJ_VERSION_DIR(n) "/v" PJ_STRINGIFY(n)
 
 static ptxjit_status bad_key(const char *key)
 {
@@ -160,6 +177,14 @@ static void merge_pending(pj_disk_cache *cache)
 
 /* ---- opening ---- */
 
+static ptxjit_status not_writable(const char *dir)
+{
+    return pj_error(PTXJIT_ERR_CACHE,
+                    "cannot use cache directory %s: %s; set PTXJIT_CACHE_DIR (or the "
+                    "cache_dir option) to a writable directory, or disable the disk cache",
+                    dir, strerror(errno));
+}
+
 /* Makes dir (and its missing parents), then checks that it is trusted and writable. */
 static ptxjit_status prepare_dir(const pj_disk_cache *cache, const char *dir)
 {
@@ -170,10 +195,35 @@ static ptxjit_status prepare_dir(const pj_disk_cache *cache, const char *dir)
                         dir, strerror(errno));
     ptxjit_status status = pj_directory_check_trust(dir, cache->shared);
     if (status == PTXJIT_OK && pj_fileio_access(dir, W_OK | X_OK) != 0)
-        status = pj_error(PTXJIT_ERR_CACHE,
-                          "cannot use cache directory %s: %s; set PTXJIT_CACHE_DIR (or the "
-                          "cache_dir option) to a writable directory, or disable the disk cache",
-                          dir, strerror(errno));
+        status = not_writable(dir);
+    return status;
+}
+
+/* The usual open, of a cache whose v<N> is there: four system calls (the directory opened,
+ * which the cache then holds; its fstat and the root's stat, for the trust check, the root's
+ * first; v<N>'s writability, which is all a lookup or a store needs) instead of making and
+ * checking each level by name. Where anything is missing, dir_fd stays -1 and the caller
+ * makes the directories, as on a first open. */
+static ptxjit_status open_existing(pj_disk_cache *cache, const char *root)
+{
+    int fd = open(cache->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return PTXJIT_OK;
+    struct stat root_st, dir_st;
+    if (stat(root, &root_st) != 0 || fstat(fd, &dir_st) != 0) {
+        close(fd);
+        return PTXJIT_OK;
+    }
+    ptxjit_status status = pj_directory_check_trust_stat(root, &root_st, cache->shared,
+                                                         cache->euid);
+    if (status == PTXJIT_OK)
+        status = pj_directory_check_trust_stat(cache->dir, &dir_st, cache->shared, cache->euid);
+    if (status == PTXJIT_OK && pj_fileio_access(cache->dir, W_OK | X_OK) != 0)
+        status = not_writable(cache->dir);
+    if (status == PTXJIT_OK)
+        cache->dir_fd = fd;
+    else
+        close(fd);
     return status;
 }
 
@@ -195,17 +245,20 @@ ptxjit_status pj_disk_cache_open(pj_disk_cache **out, const pj_disk_options *opt
     cache->shared = configured_shared(options, &cache->logger);
     cache->dir_mode = cache->shared ? PJ_SHARED_DIR_MODE : PJ_PRIVATE_DIR_MODE;
     cache->file_mode = cache->shared ? PJ_SHARED_FILE_MODE : PJ_PRIVATE_FILE_MODE;
-    cache->dir = path_printf("%s/v%d", root, PJ_DISK_FORMAT_VERSION);
-    cache->counters_path = path_printf("%s/v%d/stats", root, PJ_DISK_FORMAT_VERSION);
+    cache->dir = path_join(root, PJ_VERSION_DIR(PJ_DISK_FORMAT_VERSION));
+    cache->counters_path = cache->dir ? path_join(cache->dir, "/stats") : NULL;
     if (!cache->dir || !cache->counters_path) {
         status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
         goto fail;
     }
-    /* The root first: nothing is created inside a directory that is not trusted. */
-    status = prepare_dir(cache, root);
-    if (status == PTXJIT_OK)
+    cache->euid = geteuid();
+    status = open_existing(cache, root);
+    /* Else the root first: nothing is created inside a directory that is not trusted. */
+    if (status == PTXJIT_OK && cache->dir_fd < 0)
+        status = prepare_dir(cache, root);
+    if (status == PTXJIT_OK && cache->dir_fd < 0)
         status = prepare_dir(cache, cache->dir);
-    if (status == PTXJIT_OK &&
+    if (status == PTXJIT_OK && cache->dir_fd < 0 &&
         (cache->dir_fd = open(cache->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
         status = pj_error(PTXJIT_ERR_CACHE, "cannot open cache directory %s: %s; set "
                           "PTXJIT_CACHE_DIR (or the cache_dir option) to a usable directory, "
@@ -312,7 +365,7 @@ static const char *untrusted_entry(const pj_disk_cache *cache, const struct stat
         return "writable by every user: not trusted";
     if (cache->shared)
         return NULL;
-    if (st->st_uid != geteuid())
+    if (st->st_uid != cache->euid)
         return "owned by another user: not trusted (PTXJIT_CACHE_SHARED=1 shares a cache "
                "with its group)";
     if (st->st_mode & S_IWGRP)
@@ -341,7 +394,7 @@ static read_result read_open_entry(const pj_disk_cache *cache, int fd, char **da
         *why = "impossibly large";
         return READ_CORRUPT;
     }
-    if (!(*data = malloc((size_t)st.st_size + 1))) {
+    if (!(*data = malloc((size_t)st.st_size + PJ_ENTRY_DECODE_SLACK))) {
         *why = "out of memory";
         return READ_UNUSABLE;
     }
@@ -381,7 +434,11 @@ static void renew(int fd, const struct stat *st)
 /* "ab/<key>" or "ab/<key>.tune": the entry's name under the cache's directory. */
 static void entry_name(char out[64], const char *key, entry_kind kind)
 {
-    snprintf(out, 64, "%.2s/%s%s", key, key, kind == KIND_RECORD ? PJ_RECORD_SUFFIX : "");
+    const char *suffix = kind == KIND_RECORD ? PJ_RECORD_SUFFIX : "";
+    memcpy(out, key, 2); /* a valid key: 32 hex digits (load_kind checked) */
+    out[2] = '/';
+    memcpy(out + 3, key, 32);
+    pj_copy_string(out + 35, 64 - 35, suffix);
 }
 
 static ptxjit_status load_kind(pj_disk_cache *cache, const char *key, entry_kind kind,
@@ -404,7 +461,9 @@ static ptxjit_status load_kind(pj_disk_cache *cache, const char *key, entry_kind
     pj_latency_stop(PJ_LATENCY_read, start);
     start = pj_latency_start();
     if (result == READ_OK) {
-        status = pj_entry_decode(out, &why, data, size, key);
+        status = pj_entry_decode_in_place(out, &why, data, size, key);
+        if (status == PTXJIT_OK)
+            data = NULL; /* the artifact's now */
         /* An older format is no damage: a plain miss, which the next store replaces. */
         result = status != PTXJIT_ERR_CACHE          ? READ_OK
                  : why == pj_entry_older_format      ? READ_MISSING

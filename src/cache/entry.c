@@ -190,6 +190,14 @@ static ptxjit_status copy_out(pj_artifact *a, const span f[FIELD_COUNT], uint32_
     return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory reading a cache entry");
 }
 
+/* *why for a failed verification: the error to return. */
+static ptxjit_status refused(const char *why, const char *key)
+{
+    if (why == pj_entry_older_format)
+        return pj_error(PTXJIT_ERR_CACHE, "cache entry %.32s was %s: a miss", key, why);
+    return pj_error(PTXJIT_ERR_CACHE, "cache entry %.32s is corrupt: %s", key ? key : "", why);
+}
+
 ptxjit_status pj_entry_decode(pj_artifact *out, const char **why, const char *data, size_t size,
                            const char *key)
 {
@@ -197,10 +205,58 @@ ptxjit_status pj_entry_decode(pj_artifact *out, const char **why, const char *da
     span fields[FIELD_COUNT];
     uint32_t count = 0;
     *why = pj_entry_key_valid(key) ? verify(fields, &count, data, size, key) : "an invalid key";
-    if (*why == pj_entry_older_format)
-        return pj_error(PTXJIT_ERR_CACHE, "cache entry %.32s was %s: a miss", key, *why);
     if (*why)
-        return pj_error(PTXJIT_ERR_CACHE, "cache entry %.32s is corrupt: %s", key ? key : "",
-                        *why);
+        return refused(*why, key);
     return copy_out(out, fields, count);
+}
+
+/* Moves the fields from the cubin on (cubin, log, entries; the checksum, already checked,
+ * goes along) up to the next 16-byte boundary, which the caller's slack leaves room for. */
+static void align_cubin(span f[FIELD_COUNT], char *data, size_t size)
+{
+    char *cubin = (char *)f[FIELD_CUBIN].data;
+    size_t pad = (16 - (uintptr_t)cubin % 16) % 16;
+    if (!pad)
+        return;
+    memmove(cubin + pad, cubin, (size_t)(data + size - cubin));
+    for (int i = FIELD_CUBIN; i < FIELD_COUNT; i++)
+        f[i].data += pad;
+}
+
+/* Points a at the verified fields of data (which it takes). Each text field is followed by
+ * the next field's length, already read, so its first byte can become the text's NUL. */
+static ptxjit_status point_into(pj_artifact *a, span f[FIELD_COUNT], uint32_t count, char *data,
+                                size_t size)
+{
+    if (!(a->entries = calloc(count, sizeof *a->entries)))
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory reading a cache entry");
+    align_cubin(f, data, size);
+    static const int texts[] = {FIELD_FAMILY, FIELD_PARAMS, FIELD_OPTIONS, FIELD_PTX, FIELD_LOG};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(texts); i++)
+        ((char *)f[texts[i]].data)[f[texts[i]].size] = '\0';
+    a->storage = data;
+    a->family = (char *)f[FIELD_FAMILY].data;
+    a->params = (char *)f[FIELD_PARAMS].data;
+    a->options = (char *)f[FIELD_OPTIONS].data;
+    a->ptx = (char *)f[FIELD_PTX].data;
+    a->log = (char *)f[FIELD_LOG].data;
+    a->cubin = (uint8_t *)f[FIELD_CUBIN].data;
+    a->cubin_size = (size_t)f[FIELD_CUBIN].size;
+    a->entry_count = (int)count;
+    char *name = (char *)f[FIELD_ENTRIES].data + 4;
+    for (uint32_t i = 0; i < count; i++, name += strlen(name) + 1)
+        a->entries[i] = name;
+    return PTXJIT_OK;
+}
+
+ptxjit_status pj_entry_decode_in_place(pj_artifact *out, const char **why, char *data,
+                                       size_t size, const char *key)
+{
+    memset(out, 0, sizeof *out);
+    span fields[FIELD_COUNT];
+    uint32_t count = 0;
+    *why = pj_entry_key_valid(key) ? verify(fields, &count, data, size, key) : "an invalid key";
+    if (*why)
+        return refused(*why, key);
+    return point_into(out, fields, count, data, size);
 }

@@ -33,4 +33,15 @@ extern const char pj_entry_older_format[];
 ptxjit_status pj_entry_decode(pj_artifact *out, const char **why, const char *data, size_t size,
                            const char *key);
 
+/* Room a buffer needs past an entry's size for pj_entry_decode_in_place (the cubin is moved
+ * up to an address malloc would give it). */
+#define PJ_ENTRY_DECODE_SLACK 16
+/* The same checks, but no copy: on PTXJIT_OK *out's strings and cubin point into data (a
+ * malloc'ed buffer of size + PJ_ENTRY_DECODE_SLACK bytes), which the artifact then owns and
+ * pj_artifact_free frees; the text fields are NUL-terminated in place and the cubin moved to
+ * a 16-byte boundary. On failure data is left to the caller (its bytes may have moved). A
+ * disk hit decodes this way: the PTX and cubin are not copied a second time. */
+ptxjit_status pj_entry_decode_in_place(pj_artifact *out, const char **why, char *data,
+                                       size_t size, const char *key);
+
 #endif

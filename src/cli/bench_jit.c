@@ -41,7 +41,9 @@ typedef struct {
     int threads[8];
     double rate[8];                      /* hits per second, all threads together */
     int launched;                        /* a GPU was there for the launch row */
-    double launch_us, bare_us;
+    double launch_us, bare_us;           /* medians of every launch of each kind */
+    double launch_ratio;                 /* their ratio */
+    int launch_blocked;                  /* the launches timed behind a long fill */
 } jit_figures;
 
 /* Specialize + NVRTC in this (warm) process, with no cache to hit. */
@@ -211,47 +213,96 @@ static int memory_hits(jit_figures *f, const char *dir)
     return ok;
 }
 
-/* Host time per launch, in batches small enough that the launch queue never fills. */
-static ptxjit_status launch_costs(double *ours_us, double *bare_us, ptxjit_context *context)
+/* Launches wait behind this on the stream: a fill of BLOCKER_BYTES (about 0.7 ms on an
+ * H100), longer than a batch takes to enqueue, so that every launch of both kinds is timed
+ * with the GPU busy. With the GPU idle or nearly so, the driver's own time per launch changed
+ * by more than what was measured (the queue emptying or not between launches). */
+#define BLOCKER_BYTES ((size_t)2 << 30)
+#define LAUNCH_BATCH 100
+
+static double now_us(void)
 {
-    enum { BATCH = 200, ROUNDS = 25 };
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+/* One launch of either kind, timed alone: a memory hit + ptxjit_launch, or a bare
+ * cuLaunchKernel of the same function with the same arguments, grid, block and stream. */
+static ptxjit_status timed_launch(double *us, ptxjit_context *context, ptxjit_kernel *kernel,
+                                  int index, void **args, int bare)
+{
+    static const ptxjit_dim3 grid = {1, 1, 1}, block = {512, 1, 1};
+    ptxjit_status status;
+    double start = now_us();
+    if (bare) {
+        status = PJ_CU(context->driver->cuLaunchKernel(kernel->functions[index], grid.x, grid.y,
+                                                       grid.z, block.x, block.y, block.z, 0,
+                                                       NULL, args, NULL),
+                       "cuLaunchKernel");
+    } else {
+        ptxjit_kernel *again;
+        status = ptxjit_get_kernel(&again, context, JIT_FAMILY, JIT_PARAMS, NULL);
+        if (status == PTXJIT_OK)
+            status = ptxjit_launch(again, NULL, grid, block, 0, NULL, args);
+    }
+    *us = now_us() - start;
+    return status;
+}
+
+/* Host time per launch. Each round queues the blocker, then LAUNCH_BATCH launches, the two
+ * kinds taking turns launch by launch (the round's first kind alternating), each timed
+ * alone: both kinds see the same state of the driver and of the queue, whose own time per
+ * launch drifts by more than the difference measured. The figures are the medians of all
+ * launches of each kind. */
+static ptxjit_status launch_costs(double *ours_us, double *bare_us, double *ratio,
+                                  int *blocked, ptxjit_context *context)
+{
+    enum { ROUNDS = 51, EACH = ROUNDS * LAUNCH_BATCH / 2 };
     ptxjit_kernel *kernel;
-    ptxjit_devptr buffer = 0;
+    ptxjit_devptr buffer = 0, blocker = 0;
     ptxjit_status status = ptxjit_get_kernel(&kernel, context, JIT_FAMILY, JIT_PARAMS, NULL);
     if (status == PTXJIT_OK)
         status = ptxjit_alloc(&buffer, context, 64);
+    if (status == PTXJIT_OK && ptxjit_alloc(&blocker, context, BLOCKER_BYTES) != PTXJIT_OK)
+        blocker = 0; /* a smaller GPU: the launches are timed with it idle */
+    *blocked = blocker != 0;
     int index = 0;
     if (status == PTXJIT_OK)
         status = pj_kernel_load(kernel, NULL, &index);
     CUdeviceptr in = buffer, out = buffer + 32;
     unsigned long long n = 1;
     void *args[] = {&in, &out, &n};
-    ptxjit_dim3 grid = {1, 1, 1}, block = {512, 1, 1};
-    double ours[ROUNDS], bare[ROUNDS];
+    double *ours = calloc(EACH, sizeof *ours), *bare = calloc(EACH, sizeof *bare);
+    int ours_count = 0, bare_count = 0;
+    if (status == PTXJIT_OK && (!ours || !bare))
+        status = PTXJIT_ERR_OUT_OF_MEMORY;
     for (int r = 0; r < ROUNDS && status == PTXJIT_OK; r++) {
-        double start = wall_ms();
-        for (int i = 0; i < BATCH && status == PTXJIT_OK; i++) {
-            ptxjit_kernel *again;
-            status = ptxjit_get_kernel(&again, context, JIT_FAMILY, JIT_PARAMS, NULL);
-            if (status == PTXJIT_OK)
-                status = ptxjit_launch(again, NULL, grid, block, 0, NULL, args);
+        if (blocker)
+            status = ptxjit_memset_d32_async(context, blocker, 0, BLOCKER_BYTES / 4, NULL);
+        for (int i = 0; i < LAUNCH_BATCH && status == PTXJIT_OK; i++) {
+            int is_bare = (i + r) % 2;
+            double us;
+            status = timed_launch(&us, context, kernel, index, args, is_bare);
+            if (is_bare)
+                bare[bare_count++] = us;
+            else
+                ours[ours_count++] = us;
         }
-        ours[r] = (wall_ms() - start) * 1e3 / BATCH;
-        if (status == PTXJIT_OK)
-            status = ptxjit_synchronize(context);
-        start = wall_ms();
-        for (int i = 0; i < BATCH && status == PTXJIT_OK; i++)
-            status = PJ_CU(context->driver->cuLaunchKernel(kernel->functions[index], 1, 1, 1, 512,
-                                                           1, 1, 0, NULL, args, NULL),
-                           "cuLaunchKernel");
-        bare[r] = (wall_ms() - start) * 1e3 / BATCH;
         if (status == PTXJIT_OK)
             status = ptxjit_synchronize(context);
     }
     if (buffer)
         ptxjit_free(context, buffer);
-    *ours_us = median_of(ours, ROUNDS);
-    *bare_us = median_of(bare, ROUNDS);
+    if (blocker)
+        ptxjit_free(context, blocker);
+    if (status == PTXJIT_OK) {
+        *ours_us = median_of(ours, ours_count);
+        *bare_us = median_of(bare, bare_count);
+        *ratio = *ours_us / *bare_us;
+    }
+    free(ours);
+    free(bare);
     return status;
 }
 
@@ -273,7 +324,10 @@ static void print_text(const jit_figures *f, const char *arch)
                f->rate[i] / 1e6, f->rate[i] / f->rate[0]);
     if (f->launched)
         printf("  memory hit + launch: %.3f us per launch; bare cuLaunchKernel: %.3f us; "
-               "ratio %.3f\n", f->launch_us, f->bare_us, f->launch_us / f->bare_us);
+               "ratio %.3f (medians of %d launches of each, taking turns, %s)\n",
+               f->launch_us, f->bare_us, f->launch_ratio, 51 * LAUNCH_BATCH / 2,
+               f->launch_blocked ? "the GPU kept busy by a 2 GiB fill queued before each"
+                                 : "the GPU idle: no room for the 2 GiB fill that keeps it busy");
     else
         printf("  memory hit + launch: not measured (no usable GPU)\n");
 }
@@ -322,7 +376,9 @@ static void print_json(const jit_figures *f, const char *arch)
         cli_json_object_begin(&json);
         json_number(&json, "memory_hit_launch_us", f->launch_us);
         json_number(&json, "bare_launch_us", f->bare_us);
-        json_number(&json, "ratio", f->launch_us / f->bare_us);
+        json_number(&json, "ratio", f->launch_ratio);
+        cli_json_key(&json, "gpu_kept_busy");
+        cli_json_bool(&json, f->launch_blocked);
         cli_json_object_end(&json);
     } else {
         cli_json_null(&json);
@@ -354,7 +410,8 @@ int cmd_bench_jit(cli_args *args)
     int ok = cold_compiles(&f.cold_ms) && fresh_process_hits(&f, self, dir) &&
              memory_hits(&f, dir);
     if (ok && ptxjit_gpu_status(context) == PTXJIT_OK) {
-        status = launch_costs(&f.launch_us, &f.bare_us, context);
+        status = launch_costs(&f.launch_us, &f.bare_us, &f.launch_ratio, &f.launch_blocked,
+                              context);
         f.launched = status == PTXJIT_OK;
     }
     char cleanup[4200];

@@ -5,18 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "params/schema.h"
-
-typedef enum {
-    EXPR_CONST, EXPR_PARAM, EXPR_BYTES, EXPR_NOT, EXPR_NEG, EXPR_BINARY
-} expr_kind;
-
-struct pj_expr {
-    expr_kind kind;
-    int64_t value;      /* EXPR_CONST; EXPR_PARAM/EXPR_BYTES: parameter index */
-    char op[3];         /* EXPR_BINARY */
-    pj_expr *left, *right;
-};
+#include "params/expr_node.h"
 
 /* Deeper nesting than any constraint needs; bounds the recursion of parse, eval and free. */
 #define MAX_DEPTH 64
@@ -30,7 +19,7 @@ typedef struct {
 
 static pj_expr *parse_or(expr_parser *p);
 
-static pj_expr *node(expr_kind kind, int64_t value, pj_expr *left, pj_expr *right)
+static pj_expr *node(pj_expr_kind kind, int64_t value, pj_expr *left, pj_expr *right)
 {
     pj_expr *e = calloc(1, sizeof *e);
     if (!e) {
@@ -78,9 +67,9 @@ static pj_expr *resolve_identifier(expr_parser *p, const char *name)
 {
     int index = pj_schema_param_index(p->schema, name);
     if (index >= 0)
-        return node(EXPR_PARAM, index, NULL, NULL);
+        return node(PJ_EXPR_PARAM, index, NULL, NULL);
     if (strcmp(name, "sm") == 0) /* the slot after the parameters; see pj_request_parse */
-        return node(EXPR_PARAM, p->schema->param_count, NULL, NULL);
+        return node(PJ_EXPR_PARAM, p->schema->param_count, NULL, NULL);
     int found = -1;
     for (int i = 0; i < p->schema->param_count; i++) {
         const pj_param *param = &p->schema->params[i];
@@ -97,7 +86,7 @@ static pj_expr *resolve_identifier(expr_parser *p, const char *name)
         snprintf(why, sizeof why, "unknown name '%s' (not a parameter or a value)", name);
         return fail(p, why);
     }
-    return node(EXPR_CONST, found, NULL, NULL);
+    return node(PJ_EXPR_CONST, found, NULL, NULL);
 }
 
 static pj_expr *parse_primary(expr_parser *p)
@@ -129,7 +118,7 @@ static pj_expr *parse_primary(expr_parser *p)
         char *end;
         long long value = strtoll(p->at, &end, 10);
         p->at = end;
-        return node(EXPR_CONST, value, NULL, NULL);
+        return node(PJ_EXPR_CONST, value, NULL, NULL);
     }
     if (isalpha((unsigned char)*p->at) || *p->at == '_') {
         const char *start = p->at;
@@ -145,13 +134,13 @@ static pj_expr *parse_primary(expr_parser *p)
             pj_expr *arg = parse_primary(p);
             if (!arg)
                 return NULL;
-            /* `sm` is an EXPR_PARAM past the last parameter: not a dtype either. */
-            if (arg->kind != EXPR_PARAM || arg->value >= p->schema->param_count ||
+            /* `sm` is an PJ_EXPR_PARAM past the last parameter: not a dtype either. */
+            if (arg->kind != PJ_EXPR_PARAM || arg->value >= p->schema->param_count ||
                 p->schema->params[arg->value].kind != PJ_PARAM_DTYPE) {
                 pj_expr_free(arg);
                 return fail(p, "bytes() takes a dtype parameter");
             }
-            arg->kind = EXPR_BYTES;
+            arg->kind = PJ_EXPR_BYTES;
             return arg;
         }
         return resolve_identifier(p, name);
@@ -168,7 +157,7 @@ static pj_expr *parse_unary(expr_parser *p)
         return fail(p, "nested too deeply");
     pj_expr *operand = parse_unary(p);
     p->depth--;
-    return operand ? node(negate ? EXPR_NEG : EXPR_NOT, 0, operand, NULL) : NULL;
+    return operand ? node(negate ? PJ_EXPR_NEG : PJ_EXPR_NOT, 0, operand, NULL) : NULL;
 }
 
 /* One precedence level: operands from next, joined by any of ops (longest first). */
@@ -188,7 +177,7 @@ static pj_expr *parse_level(expr_parser *p, pj_expr *(*next)(expr_parser *),
             pj_expr_free(left);
             return NULL;
         }
-        left = node(EXPR_BINARY, 0, left, right);
+        left = node(PJ_EXPR_BINARY, 0, left, right);
         if (left)
             strcpy(left->op, op);
     }
@@ -272,19 +261,19 @@ static int64_t apply(const char *op, int64_t a, int64_t b)
 int64_t pj_expr_eval(const pj_expr *e, const int64_t *values, const pj_schema *schema)
 {
     switch (e->kind) {
-    case EXPR_CONST:
+    case PJ_EXPR_CONST:
         return e->value;
-    case EXPR_PARAM:
+    case PJ_EXPR_PARAM:
         return values[e->value];
-    case EXPR_BYTES: {
+    case PJ_EXPR_BYTES: {
         const pj_param *param = &schema->params[e->value];
         return pj_dtype_bytes((pj_dtype)param->dtypes[values[e->value]]);
     }
-    case EXPR_NOT:
+    case PJ_EXPR_NOT:
         return !pj_expr_eval(e->left, values, schema);
-    case EXPR_NEG:
+    case PJ_EXPR_NEG:
         return wrap(0 - (uint64_t)pj_expr_eval(e->left, values, schema));
-    case EXPR_BINARY:
+    case PJ_EXPR_BINARY:
         /* && and || short-circuit as in C. */
         if (e->op[0] == '&' && !pj_expr_eval(e->left, values, schema))
             return 0;
@@ -300,7 +289,7 @@ int pj_expr_reads_params(const pj_expr *e, int first, int last)
 {
     if (!e)
         return 0;
-    if ((e->kind == EXPR_PARAM || e->kind == EXPR_BYTES) && e->value >= first && e->value < last)
+    if ((e->kind == PJ_EXPR_PARAM || e->kind == PJ_EXPR_BYTES) && e->value >= first && e->value < last)
         return 1;
     return pj_expr_reads_params(e->left, first, last) || pj_expr_reads_params(e->right, first, last);
 }

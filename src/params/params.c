@@ -236,12 +236,6 @@ void pj_request_free(pj_request *request)
     request->applies = NULL;
 }
 
-static int compare_names(const void *a, const void *b)
-{
-    const pj_param *const *pa = a, *const *pb = b;
-    return strcmp((*pa)->name, (*pb)->name);
-}
-
 const char *pj_request_value_name(const pj_request *request, const char *name, char buf[32])
 {
     int index = pj_schema_param_index(request->schema, name);
@@ -250,8 +244,20 @@ const char *pj_request_value_name(const pj_request *request, const char *name, c
     const pj_param *param = &request->schema->params[index];
     if (param->kind != PJ_PARAM_INT)
         return param->values[request->values[index]];
-    snprintf(buf, 32, "%lld", (long long)request->values[index]);
-    return buf;
+    return pj_format_int(buf, (long long)request->values[index]);
+}
+
+/* By name; an insertion sort: a schema has a handful of parameters, and every request that
+ * misses the fast path sorts them (qsort's call through a comparator costs more). */
+static void sort_by_name(const pj_param **params, int count)
+{
+    for (int i = 1; i < count; i++) {
+        const pj_param *p = params[i];
+        int j = i;
+        for (; j > 0 && strcmp(params[j - 1]->name, p->name) > 0; j--)
+            params[j] = params[j - 1];
+        params[j] = p;
+    }
 }
 
 char *pj_request_canonical(const pj_request *request)
@@ -262,7 +268,7 @@ char *pj_request_canonical(const pj_request *request)
         return NULL;
     for (int i = 0; i < schema->param_count; i++)
         sorted[i] = &schema->params[i];
-    qsort(sorted, (size_t)schema->param_count, sizeof *sorted, compare_names);
+    sort_by_name(sorted, schema->param_count);
     pj_strbuf sb;
     pj_sb_init(&sb);
     int written = 0;
@@ -271,8 +277,11 @@ char *pj_request_canonical(const pj_request *request)
         if (request->applies && !request->applies[index])
             continue;
         char buf[32];
-        pj_sb_appendf(&sb, "%s%s=%s", written++ ? " " : "", sorted[i]->name,
-                   pj_request_value_name(request, sorted[i]->name, buf));
+        if (written++)
+            pj_sb_append(&sb, " ");
+        pj_sb_append(&sb, sorted[i]->name);
+        pj_sb_append(&sb, "=");
+        pj_sb_append(&sb, pj_request_value_name(request, sorted[i]->name, buf));
     }
     free(sorted);
     return pj_sb_take(&sb);

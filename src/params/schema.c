@@ -383,19 +383,42 @@ static ptxjit_status check_tunes(pj_schema *schema, const char *origin)
     return PTXJIT_OK;
 }
 
-/* `nvrtc WORD...`: what a template promises about itself so that NVRTC may parse less
- * (docs/TEMPLATES.md, "What NVRTC may leave out"). */
+static const char *const fast_compile_levels[] = {
+#define PJ_FAST_COMPILE_NAME(name) #name,
+    PJ_FAST_COMPILE_LEVELS(PJ_FAST_COMPILE_NAME)
+#undef PJ_FAST_COMPILE_NAME
+};
+
+/* "fast_compile=LEVEL": the level's value, or 0 when the word is not one. */
+static int fast_compile_word(const char *word)
+{
+    const char *prefix = "fast_compile=";
+    if (strncmp(word, prefix, strlen(prefix)) != 0)
+        return 0;
+    for (int i = 0; i < (int)PJ_ARRAY_SIZE(fast_compile_levels); i++)
+        if (strcmp(word + strlen(prefix), fast_compile_levels[i]) == 0)
+            return i + 1;
+    return 0;
+}
+
+/* `nvrtc WORD...`: what a template promises about itself so that NVRTC may parse less, or
+ * compile faster (docs/TEMPLATES.md, "What NVRTC may leave out"). */
 static ptxjit_status parse_nvrtc(pj_schema *schema, char **words, int count, const where *at)
 {
     if (count < 2)
-        return bad(at, "%s", "expected 'nvrtc WORD...' with WORD half_storage or minimal");
+        return bad(at, "%s", "expected 'nvrtc WORD...' with WORD half_storage, minimal or "
+                             "fast_compile=min|mid|max");
     for (int i = 1; i < count; i++) {
         if (strcmp(words[i], "half_storage") == 0)
             schema->nvrtc_half_storage = 1;
         else if (strcmp(words[i], "minimal") == 0)
             schema->nvrtc_minimal = 1;
+        else if (fast_compile_word(words[i]) && !schema->nvrtc_fast_compile)
+            schema->nvrtc_fast_compile = fast_compile_word(words[i]);
         else
-            return bad(at, "unknown nvrtc word '%s' (half_storage, minimal)", words[i]);
+            return bad(at, "unknown or repeated nvrtc word '%s' (half_storage, minimal, "
+                           "fast_compile=min|mid|max)",
+                       words[i]);
     }
     return PTXJIT_OK;
 }
@@ -498,6 +521,7 @@ ptxjit_status pj_schema_parse(pj_schema **out, const char *source, const char *o
     ptxjit_status status = schema->origin && schema->source
                                ? PTXJIT_OK
                                : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    schema->source_hash = pj_hash(source, strlen(source));
     where at = {origin, 0};
     for (const char *line = source; *line && status == PTXJIT_OK;) {
         const char *end = strchr(line, '\n');

@@ -79,6 +79,7 @@ typedef struct pj_schema {
     char *doc;
     char *origin;      /* where the template came from: a path or "built-in:NAME.cu" */
     char *source;      /* the template's full text */
+    pj_hash128 source_hash; /* XXH3-128 of source: what the cache key holds of it */
     pj_param *params;
     int param_count;
     pj_constraint *constraints;
@@ -91,7 +92,15 @@ typedef struct pj_schema {
      * half types as storage types instead of the toolkit's headers; NVRTC's -minimal). */
     int nvrtc_half_storage;
     int nvrtc_minimal;
+    /* `nvrtc fast_compile=LEVEL`: NVRTC's -Ofc=LEVEL (0: none; else the level's position in
+     * PJ_FAST_COMPILE_LEVELS + 1), for a template whose kernels were measured to run as fast
+     * compiled so (docs/TEMPLATES.md). */
+    int nvrtc_fast_compile;
 } pj_schema;
+
+/* The levels of `nvrtc fast_compile=`: X(name), in NVRTC's -Ofc order; a value is its
+ * position + 1 (0: the word not given). */
+#define PJ_FAST_COMPILE_LEVELS(X) X(min) X(mid) X(max)
 
 /* Parses the "//@ptxjit ..." directives of a template. origin names it in messages.
  * PTXJIT_ERR_TEMPLATE with file:line and the problem on failure. */

@@ -3,7 +3,9 @@
  * length and name checks behind it (a file that lies about its lengths but is well signed
  * must be refused just the same). The key is the one the file names, when it is a valid one.
  * Properties: no crash, no read out of bounds, no undefined behaviour; an accepted file is
- * canonical: encoding what was decoded gives back the same bytes. */
+ * canonical: encoding what was decoded gives back the same bytes; decoding in place (a disk
+ * hit's way) accepts and refuses exactly the same files, and what it gives encodes back to
+ * the same bytes too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +53,26 @@ int fuzz_entry(const uint8_t *input, size_t input_size)
         fuzz_require(pj_entry_storable(&artifact), "an accepted entry could be stored");
         free(again);
         pj_artifact_free(&artifact);
+    }
+    char *in_place = malloc(size + PJ_ENTRY_DECODE_SLACK);
+    fuzz_require(in_place != NULL, "malloc");
+    memcpy(in_place, data, size);
+    const char *in_place_why = NULL;
+    ptxjit_status in_place_status = pj_entry_decode_in_place(&artifact, &in_place_why,
+                                                             in_place, size, key);
+    fuzz_require(in_place_status == status && in_place_why == why,
+                 "decoding in place accepts and refuses as copying does");
+    if (in_place_status == PTXJIT_OK) {
+        fuzz_require(artifact.cubin_size == 0 || (uintptr_t)artifact.cubin % 16 == 0,
+                     "the cubin is 16-byte aligned");
+        size_t again_size = 0;
+        char *again = pj_entry_encode(&again_size, key, &artifact);
+        fuzz_require(again && again_size == size && memcmp(again, data, size) == 0,
+                     "an entry decoded in place encodes back to the same bytes");
+        free(again);
+        pj_artifact_free(&artifact); /* frees in_place */
+    } else {
+        free(in_place);
     }
     free(data);
     return 0;

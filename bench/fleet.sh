@@ -23,7 +23,7 @@ PTXJIT=$(realpath "${1:-build/ptxjit}")
 command -v redis-server >/dev/null || { echo "fleet: redis-server is not installed (make deps)" >&2; exit 1; }
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/ptxjit-fleet-XXXXXX")
 REDIS_PID=
-cleanup() { [ -n "$REDIS_PID" ] && kill -9 "$REDIS_PID" 2>/dev/null; rm -rf "$WORK"; }
+cleanup() { [ -n "$REDIS_PID" ] && { kill -9 "$REDIS_PID"; wait "$REDIS_PID"; } 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
 head -c 32 /dev/urandom > "$WORK/fleet.key"
 chmod 600 "$WORK/fleet.key"

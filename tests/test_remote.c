@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cache/disk.h"
@@ -151,6 +152,46 @@ START_TEST(second_node_gets_the_first_nodes_kernel_from_redis)
     ptxjit_close(b2);
     ptxjit_close(a);
     ptxjit_close(b);
+    free(a_dir);
+    free(b_dir);
+    test_redis_stop(&r);
+}
+END_TEST
+
+/* The context's copier thread starts with the context; a child that fork() makes afterwards has
+ * the copier's memory but not its thread: it writes its remote hits itself, and its close does
+ * not wait for a queue nobody serves. */
+START_TEST(a_forked_child_stores_its_remote_hits_itself)
+{
+    test_redis r = {0};
+    if (!test_redis_start(&r, "a_forked_child_stores_its_remote_hits_itself"))
+        return;
+    char *a_dir = node_dir(r.dir, "a"), *b_dir = node_dir(r.dir, "b");
+    ptxjit_context *a = open_node(a_dir), *b = open_node(b_dir);
+    get(a, "variant=one_pass", PTXJIT_ORIGIN_COMPILED);
+    get(a, "variant=two_pass", PTXJIT_ORIGIN_COMPILED);
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        ptxjit_kernel *kernel;
+        ptxjit_origin origin;
+        int ok = ptxjit_get_kernel(&kernel, b, "reduce", "variant=one_pass", &origin) ==
+                     PTXJIT_OK &&
+                 origin == PTXJIT_ORIGIN_REMOTE;
+        ptxjit_close(b);
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the child's remote hit failed (status %d)", status);
+    get(b, "variant=two_pass", PTXJIT_ORIGIN_REMOTE); /* the parent's thread still serves it */
+    ptxjit_close(b);
+    ptxjit_context *b2 = open_node(b_dir);
+    get(b2, "variant=one_pass", PTXJIT_ORIGIN_DISK); /* the child's copy */
+    get(b2, "variant=two_pass", PTXJIT_ORIGIN_DISK); /* the parent's */
+    ptxjit_close(b2);
+    ptxjit_close(a);
     free(a_dir);
     free(b_dir);
     test_redis_stop(&r);
@@ -325,6 +366,7 @@ Suite *suite_remote(void)
     tcase_add_test(tc, url_forms_parse_and_bad_ones_name_the_fix);
     tcase_add_test(tc, untrusted_configuration_fails_the_open);
     tcase_add_test(tc, second_node_gets_the_first_nodes_kernel_from_redis);
+    tcase_add_test(tc, a_forked_child_stores_its_remote_hits_itself);
     tcase_add_test(tc, tuning_records_travel_through_redis);
     tcase_add_test(tc, auth_with_a_password_file);
     tcase_add_test(tc, values_over_the_size_limit_are_not_sent);

@@ -11,12 +11,12 @@
 
 typedef struct pj_copier pj_copier;
 
-/* A copier for disk; its thread starts with the first copy. NULL when out of memory (the
+/* A copier for disk, its thread started (copier.c says why now). NULL when out of memory (the
  * caller then writes its copies itself). */
 pj_copier *pj_copier_new(pj_disk_cache *disk, const pj_logger *logger);
 /* Queues key's entry; artifact is borrowed and must stay unchanged until pj_copier_flush or
  * pj_copier_free returns (a kernel's artifact lives until ptxjit_close). Without a thread (the
- * system refused one, or out of memory), writes it now. */
+ * system refused one, out of memory, or a fork()ed child), writes it now. */
 void pj_copier_add(pj_copier *copier, const char *key, const pj_artifact *artifact);
 /* Returns once every copy queued so far is written (NULL is fine). */
 void pj_copier_flush(pj_copier *copier);

@@ -133,21 +133,26 @@ static ptxjit_status check_geometry(const ptxjit_kernel *kernel, const char *ent
 {
     if (!kernel)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "launch: kernel is NULL");
+    /* No dimension above 1024 first: the product of three 32-bit ones can wrap 64 bits. */
+    unsigned long long threads =
+        block.x > 1024 || block.y > 1024 || block.z > 1024
+            ? 1025
+            : (unsigned long long)block.x * block.y * block.z;
+    if (grid.x && grid.y && grid.z && threads && threads <= 1024)
+        return PTXJIT_OK; /* every launch comes here: the entry's name only for the message */
     const char *name = pj_kernel_entry_name(kernel, entry);
-    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
+    if (!grid.x || !grid.y || !grid.z || !threads)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
                         "launch of %s entry %s: grid %u x %u x %u and block %u x %u x %u must "
                         "have no zero dimension (1 where unused); a launch of no threads has "
                         "nothing to run: skip it",
                         kernel->schema->family, name, grid.x, grid.y, grid.z, block.x, block.y,
                         block.z);
-    unsigned long long threads = (unsigned long long)block.x * block.y * block.z;
-    if (threads > 1024)
-        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
-                        "launch of %s entry %s: a block of %u x %u x %u is %llu threads, more "
-                        "than the 1024 a block may have; launch more blocks of fewer threads",
-                        kernel->schema->family, name, block.x, block.y, block.z, threads);
-    return PTXJIT_OK;
+    return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                    "launch of %s entry %s: a block of %u x %u x %u is %.0f threads, more "
+                    "than the 1024 a block may have; launch more blocks of fewer threads",
+                    kernel->schema->family, name, block.x, block.y, block.z,
+                    (double)block.x * block.y * block.z);
 }
 
 /* The likeliest fix for a launch the driver refused. */

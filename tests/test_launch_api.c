@@ -334,6 +334,12 @@ START_TEST(empty_or_oversized_launches_refused_without_a_gpu)
                      PTXJIT_ERR_INVALID_ARGUMENT);
     ck_assert_msg(strstr(ptxjit_last_error(), "a block of 1024 x 2 x 1 is 2048 threads"), "%s",
                   ptxjit_last_error());
+    /* 2^22 x 2^22 x 2^20 threads wrap 64 bits to 0: still refused as too many, not as none. */
+    ck_assert_int_eq(ptxjit_launch(kernel, NULL, one, (ptxjit_dim3){1u << 22, 1u << 22, 1u << 20},
+                                   0, NULL, args),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(ptxjit_last_error(), "is 18446744073709551616 threads, more than"),
+                  "%s", ptxjit_last_error());
     ck_assert_int_eq(ptxjit_launch_checked(kernel, NULL, one, (ptxjit_dim3){32, 0, 1}, 0, NULL,
                                            3, args, sizes),
                      PTXJIT_ERR_INVALID_ARGUMENT);

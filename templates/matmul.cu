@@ -925,6 +925,7 @@ __device__ __forceinline__ void wg_produce(char *stages, unsigned full0, unsigne
     for (unsigned t = tiles.first; t < tiles.count; t += tiles.step) {
         int row0, col0;
         tile_origin(t, M, N, row0, col0);
+#pragma unroll 1
         for (int kt = 0; kt < k_tiles; kt++, ring.advance()) {
             barrier_wait(empty0 + 8 * ring.stage, ring.phase ^ 1);
             const unsigned full = full0 + 8 * ring.stage;
@@ -988,6 +989,11 @@ __device__ __forceinline__ void wg_consume(float (&acc)[WG_MT][WG_ACC], char *st
             acc[m][i] = 0.0f;
     wg_fence_accumulators(acc);
     unsigned held = 0; // the stage of the group in flight
+    // Not unrolled (nor the producer's loop): NVVM unrolled both by 2 to 4, which doubled the
+    // kernel (1320 SASS instructions against 736) and NVRTC's compile (475 -> 260 ms on the dev
+    // machine) for no speed: the loop waits on barriers and wgmma groups, not on its own
+    // instructions (H100, 3 machines, 7 shapes and tf32/fp8: the same GFLOP/s within noise).
+#pragma unroll 1
     for (int kt = 0; kt < k_tiles; kt++) {
         barrier_wait(full0 + 8 * ring.stage, ring.phase);
         const unsigned a = shared_address(stages + ring.stage * STAGE_BYTES), b = a + A_STAGE_BYTES;

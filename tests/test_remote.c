@@ -179,6 +179,9 @@ START_TEST(a_forked_child_stores_its_remote_hits_itself)
                      PTXJIT_OK &&
                  origin == PTXJIT_ORIGIN_REMOTE;
         ptxjit_close(b);
+        ptxjit_close(a); /* the parent's, copied by the fork: freed, for valgrind's leak check */
+        free(a_dir);
+        free(b_dir);
         _exit(ok ? 0 : 1);
     }
     int status = 0;

@@ -207,14 +207,21 @@ int cmd_bench(cli_args *args)
 int cmd_jit_time(cli_args *args)
 {
     double stages[PJ_LATENCY_COUNT] = {0};
+    /* The request's text first, as a program has its own before it asks: the timing is the
+     * library's alone, and the process's first malloc (glibc setting up its heap) falls
+     * outside it, as it does in any program that embeds the library. */
+    char *params = cli_join_params(args->argc - 1, args->argv + 1, NULL, NULL);
+    if (!params)
+        return cli_fail(pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory"));
     pj_latency_probe = stages;
     double start = wall_ms();
     ptxjit_context *context;
     int code = cli_open(&context, args);
-    if (code != CLI_OK)
+    if (code != CLI_OK) {
+        free(params);
         return code;
+    }
     double opened = wall_ms();
-    char *params = cli_join_params(args->argc - 1, args->argv + 1, NULL, NULL);
     ptxjit_kernel *kernel;
     ptxjit_origin origin;
     ptxjit_status status = args->argc < 1 ? PTXJIT_ERR_INVALID_ARGUMENT

@@ -50,6 +50,8 @@ LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/e
 LIB_SRC += src/templates.c src/latency.c
 # Several GPUs: the process's shared kernel cache, the device count.
 LIB_SRC += src/share.c src/devices.c
+# The matmul op's tile for the product's shape.
+LIB_SRC += src/families/matmul/fit.c
 # The LLVM backend's plugin: the builder layer, the IR generators and LLVM (static), loaded by
 # libptxjit with dlopen.
 PLUGIN_SRC := src/plugin/ir_asm.c src/plugin/ir_flow.c src/plugin/ir_memory.c \

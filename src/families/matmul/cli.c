@@ -12,6 +12,7 @@
 #include "cli/family_cli.h"
 #include "cli/cublas_peer.h"
 #include "cli/timing.h"
+#include "families/matmul/fit.h"
 #include "families/matmul/op.h"
 
 /* One product's buffers: host inputs (for the reference) and device A, B, C. */
@@ -229,6 +230,8 @@ static int matmul_run(ptxjit_context *context, const char *params, size_t m, siz
     ptxjit_status status = ptxjit_get_kernel(&kernel, context, "matmul", params, NULL);
     if (status == PTXJIT_OK)
         status = pj_matmul_config_of(&config, kernel);
+    if (status == PTXJIT_OK) /* the kernel the op takes for this shape, for its params */
+        status = pj_matmul_fit(&kernel, &config, NULL, context, params, m, n);
     if (status != PTXJIT_OK)
         return cli_fail(status);
     matmul_data data;
@@ -350,10 +353,20 @@ static ptxjit_status our_row(measurement *r, matmul_data *d, const char *params,
     matmul_config config;
     ptxjit_status status = config_for(&config, d, params);
     matmul_job job = {d, params, NULL, CUBLAS_SGEMM, config.b_nk, 0, 0, &config};
+    const pj_matmul_fit_tile *fitted = NULL;
+    ptxjit_kernel *kernel;
+    matmul_config fit_config = config; /* only to name the tile the op takes for this shape */
+    if (status == PTXJIT_OK)
+        status = ptxjit_get_kernel(&kernel, d->context, "matmul", params, NULL);
+    if (status == PTXJIT_OK)
+        status = pj_matmul_fit(&kernel, &fit_config, &fitted, d->context, params, d->m, d->n);
     if (status == PTXJIT_OK)
         status = measure(r, &job, config.out, tolerance_of(&config), runs);
     if (status == PTXJIT_OK) {
-        print_row(params, r, peer, writeup);
+        char label[160];
+        snprintf(label, sizeof label, "%s%s%s", params, fitted ? " + " : "",
+                 fitted ? fitted->words : "");
+        print_row(label, r, peer, writeup);
         *all_ok &= r->correct;
     }
     return status;
@@ -794,5 +807,6 @@ const cli_family cli_family_matmul = {
     "             at 4096^3 fp32 and wgmma at 8192^3 bf16 (or n^3), against cuBLAS SGEMM, TF32\n"
     "             and GemmEx bf16; bench matmul shapes=MxNxK,... [\"PARAMS\" ...]: each set on\n"
     "             each shape against the cuBLAS call of its input type and B layout (GemmEx,\n"
-    "             TF32, cuBLASLt fp8) in the same process",
+    "             TF32, cuBLASLt fp8) in the same process; a row says \"+ WORDS\" where the op\n"
+    "             gave a set without a tile the smaller tile its shape needs",
 };

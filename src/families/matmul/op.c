@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "families/matmul/fit.h"
 #include "families/matmul/op.h"
 #include "tune/check.h"
 #include "tune/tune.h"
@@ -331,6 +332,8 @@ ptxjit_status ptxjit_matmul_ex(ptxjit_context *context, const char *params, ptxj
     ptxjit_status status = pj_tune_get_kernel(&kernel, context, "matmul", params, problem, NULL);
     if (status == PTXJIT_OK)
         status = pj_matmul_config_of(&config, kernel);
+    if (status == PTXJIT_OK && !*problem) /* a tuned request has its tile */
+        status = pj_matmul_fit(&kernel, &config, NULL, context, params, m, n);
     if (status == PTXJIT_OK)
         status = pj_gpu_enter(context, &saved);
     if (status != PTXJIT_OK)

@@ -1,8 +1,10 @@
 /* test_matmul.c — the matmul family without a GPU: defaults per variant, schema constraints,
  * the instructions each variant is about, shape rules, element conversions, the reference. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "families/matmul/fit.h"
 #include "families/matmul/op.h"
 #include "test_util.h"
 
@@ -466,6 +468,76 @@ START_TEST(matmul_reference_row_is_the_product)
 }
 END_TEST
 
+/* The words that fix the tile turn the fit off; others (types, epilogue, backend) do not. */
+START_TEST(matmul_fit_leaves_a_named_tile_alone)
+{
+    static const char *const named[] = {"mma=m64n64k16", "variant=wgmma stages=4", "bm=64",
+                                        "consumers=1 bm=64", "sched=grid", "group=4",
+                                        "cluster=2", "store=direct", "  dtype=f16\tgroup=16 "};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(named); i++)
+        ck_assert_msg(pj_matmul_fit_names_tile(named[i]), "%s", named[i]);
+    static const char *const open[] = {NULL, "", "variant=wgmma", "dtype=f16 out=f32",
+                                       "variant=wgmma_fp8 fp8=e5m2", "backend=llvm",
+                                       "alpha=scaled act=gelu b_layout=nk", "mmax=1 stage=2",
+                                       "groups=4"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(open); i++)
+        ck_assert_msg(!pj_matmul_fit_names_tile(open[i]), "%s", open[i] ? open[i] : "NULL");
+}
+END_TEST
+
+/* The choices on a 132-SM H100 for the shapes measured there (docs/PERFORMANCE.md, the
+ * default 128 x 256 tile): a smaller tile only where C has fewer tiles than SMs and the
+ * smaller one keeps at least 1.5 times as much of the GPU busy. */
+START_TEST(matmul_fit_chooses_by_shape)
+{
+    static const struct {
+        uint64_t m, n;
+        int bm, bn; /* 0: the default */
+    } cases[] = {
+        {64, 8192, 64, 64},    {96, 8192, 64, 128},   {128, 8192, 64, 128}, {192, 8192, 128, 128},
+        {256, 8192, 128, 128}, {384, 8192, 0, 0},     {512, 8192, 0, 0},    {64, 4096, 64, 64},
+        {128, 4096, 64, 64},   {256, 4096, 64, 128},  {128, 28672, 0, 0},   {256, 14336, 0, 0},
+        {1024, 8192, 0, 0},    {8192, 8192, 0, 0},    {100, 1000, 64, 64},  {1, 8, 64, 64},
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
+        const pj_matmul_fit_tile *t = pj_matmul_fit_choose(cases[i].m, cases[i].n, 128, 256, 132);
+        ck_assert_msg(cases[i].bm ? t && t->bm == cases[i].bm && t->bn == cases[i].bn : !t,
+                      "%llu x %llu: %s", (unsigned long long)cases[i].m,
+                      (unsigned long long)cases[i].n, t ? t->words : "the default");
+    }
+    /* Enough tiles for a smaller GPU; no GPU, no shape, a tile already as small. */
+    ck_assert_ptr_null(pj_matmul_fit_choose(128, 8192, 128, 256, 16));
+    ck_assert_ptr_null(pj_matmul_fit_choose(128, 8192, 128, 256, 0));
+    ck_assert_ptr_null(pj_matmul_fit_choose(0, 8192, 128, 256, 132));
+    ck_assert_ptr_null(pj_matmul_fit_choose(64, 64, 64, 64, 132));
+}
+END_TEST
+
+/* Each tile's words are a valid request for every wgmma type, output and epilogue: the fit
+ * adds them to what the caller asked. */
+START_TEST(matmul_fit_tiles_suit_every_wgmma_request)
+{
+    ptxjit_context *context = test_open_offline(NULL);
+    static const char *const requests[] = {
+        "", "variant=wgmma out=f32", "dtype=f16", "dtype=f16 out=f32", "b_layout=nk",
+        "alpha=scaled beta=scaled bias=column act=gelu out=f32", "variant=wgmma_tf32",
+        "variant=wgmma_tf32 out=bf16", "variant=wgmma_fp8", "variant=wgmma_fp8 fp8=e5m2 out=f32"};
+    static const uint64_t rows[] = {256, 128, 64}; /* one shape per tile, n = 8192 */
+    for (size_t r = 0; r < PJ_ARRAY_SIZE(requests); r++)
+        for (size_t i = 0; i < PJ_ARRAY_SIZE(rows); i++) {
+            const pj_matmul_fit_tile *t = pj_matmul_fit_choose(rows[i], 8192, 128, 256, 132);
+            ck_assert_ptr_nonnull(t);
+            char params[256], *canonical = NULL;
+            snprintf(params, sizeof params, "%s %s", requests[r], t->words);
+            ck_assert_msg(ptxjit_canonical_params(&canonical, context, "matmul", params) ==
+                              PTXJIT_OK,
+                          "%s: %s", params, ptxjit_last_error());
+            free(canonical);
+        }
+    ptxjit_close(context);
+}
+END_TEST
+
 Suite *suite_matmul(void)
 {
     Suite *suite = suite_create("matmul");
@@ -473,9 +545,6 @@ Suite *suite_matmul(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, matmul_defaults_follow_the_variant);
     tcase_add_test(tc, matmul_constraints_fail_early_with_the_fix);
-    tcase_add_test(tc, matmul_variants_compile_to_their_instructions);
-    tcase_add_test(tc, matmul_wgmma_variants_compile_to_their_instructions);
-    tcase_add_test(tc, matmul_epilogue_terms_follow_the_params);
     tcase_add_test(tc, matmul_small_tiles_compile_cleanly);
     tcase_add_test(tc, matmul_launch_geometry_follows_the_params);
     tcase_add_test(tc, matmul_shape_rules_name_the_fix);
@@ -483,6 +552,20 @@ Suite *suite_matmul(void)
     tcase_add_test(tc, matmul_fp8_elements_round_and_saturate);
     tcase_add_test(tc, matmul_reference_epilogue_applies_each_term);
     tcase_add_test(tc, matmul_reference_row_is_the_product);
+    tcase_add_test(tc, matmul_fit_leaves_a_named_tile_alone);
+    tcase_add_test(tc, matmul_fit_chooses_by_shape);
+    tcase_add_test(tc, matmul_fit_tiles_suit_every_wgmma_request);
     suite_add_tcase(suite, tc);
+    /* What each variant's PTX holds: some forty compiles of the matmul template, seconds each
+     * under memcheck, which valgrind-families leaves out by this tag (mk/hardening.mk); the
+     * library's side of a compile is the same for every template, and the schema case above
+     * compiles wgmma too. */
+    TCase *ptx = tcase_create("ptx");
+    tcase_set_tags(ptx, "ptx_content");
+    tcase_set_timeout(ptx, 120);
+    tcase_add_test(ptx, matmul_variants_compile_to_their_instructions);
+    tcase_add_test(ptx, matmul_wgmma_variants_compile_to_their_instructions);
+    tcase_add_test(ptx, matmul_epilogue_terms_follow_the_params);
+    suite_add_tcase(suite, ptx);
     return suite;
 }

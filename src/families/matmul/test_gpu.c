@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "families/matmul/fit.h"
 #include "families/matmul/op.h"
 #include "test_util.h"
 
@@ -213,6 +214,9 @@ START_TEST(matmul_wgmma_shapes_types_and_tiles)
     for (size_t s = 0; s < PJ_ARRAY_SIZE(shapes); s++) {
         check(context, "variant=wgmma", shapes[s], 1e-2);
         check(context, "variant=wgmma out=f32", shapes[s], 1e-2);
+        /* The default tile as written (a named tile word turns the shape's fit off). */
+        check(context, "variant=wgmma sched=persistent", shapes[s], 1e-2);
+        check(context, "variant=wgmma out=f32 sched=persistent", shapes[s], 1e-2);
     }
     static const char *const tiles[] = {
         "dtype=f16", "dtype=f16 out=f32", "mma=m64n128k16", "mma=m64n64k16 consumers=1 bm=64",
@@ -410,6 +414,43 @@ START_TEST(matmul_refuses_shapes_it_cannot_take)
 }
 END_TEST
 
+/* Requests that leave the tile to the defaults get the smaller tile the shape needs (fit.c):
+ * the op takes the tile pj_matmul_fit_choose names for this GPU, and the product is right for
+ * each tile, type and output, on ragged shapes. */
+START_TEST(matmul_wgmma_tile_fits_the_shape)
+{
+    ptxjit_context *context = test_gpu_context("matmul_wgmma_tile_fits_the_shape");
+    if (!context)
+        return;
+    static const shape shapes[] = {{200, 8192, 80}, {120, 8192, 144}, {64, 1000, 272},
+                                   {1, 8, 16}}; /* k: fp8's multiple of 16 */
+    static const char *const requests[] = {"variant=wgmma", "variant=wgmma dtype=f16 out=f32",
+                                           "variant=wgmma_tf32", "variant=wgmma_fp8 out=f32",
+                                           "variant=wgmma bias=column act=relu"};
+    for (size_t r = 0; r < PJ_ARRAY_SIZE(requests); r++)
+        for (size_t i = 0; i < PJ_ARRAY_SIZE(shapes); i++) {
+            ptxjit_kernel *kernel;
+            matmul_config config;
+            const pj_matmul_fit_tile *chosen;
+            ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "matmul", requests[r], NULL),
+                             PTXJIT_OK);
+            ck_assert_int_eq(pj_matmul_config_of(&config, kernel), PTXJIT_OK);
+            const pj_matmul_fit_tile *want = pj_matmul_fit_choose(
+                shapes[i].m, shapes[i].n, config.bm, config.tile_n, context->sm_count);
+            ck_assert_int_eq(pj_matmul_fit(&kernel, &config, &chosen, context, requests[r],
+                                           shapes[i].m, shapes[i].n),
+                             PTXJIT_OK);
+            ck_assert_ptr_eq(chosen, want);
+            ck_assert(!want || (config.bm == want->bm && config.tile_n == want->bn));
+            const epilogue_case biased = {1.0f, 0.0f, 1.0f, 1.0f, 1};
+            check_epilogue(context, requests[r], shapes[i],
+                           strstr(requests[r], "tf32") ? 2e-3 : 1e-2,
+                           strstr(requests[r], "bias") ? biased : plain);
+        }
+    ptxjit_close(context);
+}
+END_TEST
+
 Suite *suite_matmul_gpu(void)
 {
     Suite *suite = suite_create("matmul_gpu");
@@ -430,6 +471,7 @@ Suite *suite_matmul_gpu(void)
     tcase_add_test(wgmma, matmul_wgmma_fp8_types_scales_and_tiles);
     tcase_add_test(wgmma, matmul_wgmma_epilogue_terms);
     tcase_add_test(wgmma, matmul_ex_refuses_values_the_params_do_not_use);
+    tcase_add_test(wgmma, matmul_wgmma_tile_fits_the_shape);
     suite_add_tcase(suite, wgmma);
     return suite;
 }

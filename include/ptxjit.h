@@ -486,9 +486,9 @@ ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxj
  * and b (any m); with b_layout=nk (wgmma_tf32's and wgmma_fp8's default) B is given as its
  * transpose, an n x k row-major matrix; store=tma needs a 16-byte aligned c. A wgmma request
  * that names no parameter of the tile (mma, bm, consumers, stages, sched, group, cluster,
- * store) gets a smaller tile where C has fewer default tiles than the GPU has SMs (few rows:
- * docs/ARCHITECTURE.md, "The tile for the shape"). The same as ptxjit_matmul_ex with epilogue
- * NULL. */
+ * store) gets a smaller tile where the default tiles would leave SMs idle (few rows, or a last
+ * wave nearly empty: docs/ARCHITECTURE.md, "The tile for the shape"). The same as
+ * ptxjit_matmul_ex with epilogue NULL. */
 ptxjit_status ptxjit_matmul(ptxjit_context *context, const char *params, ptxjit_devptr a,
                             ptxjit_devptr b, ptxjit_devptr c, size_t m, size_t n, size_t k,
                             void *stream);

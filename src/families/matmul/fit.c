@@ -1,27 +1,37 @@
 /* fit.c — the wgmma tile for the product's shape, where the request leaves the tile to the
  * defaults. The default tile (128 rows × N = 256, three stages, persistent blocks) is the
- * fastest where C has a tile for every SM; a product with few rows — M of a few hundred, as in
- * a language model's decoding — has fewer tiles than SMs, and the rest of the GPU idles. On the
- * H100, 128 × 8192 × 8192 ran at 0.62× cuBLAS with the default tile and 1.00× with a 64 × 128
- * one (docs/PERFORMANCE.md, "2026-11-24 21:12"). */
+ * fastest where its tiles fill whole waves of SMs; a product with few rows — M of a few
+ * hundred, as in a language model's decoding — has fewer tiles than SMs, and one just over a
+ * whole number of waves leaves most SMs idle in its last. On the H100, 128 × 8192 × 8192 ran at
+ * 0.62× cuBLAS with the default tile and 1.00× with a 64 × 128 one, 768 × 8192 × 8192 at 0.80×
+ * and 1.02× with a 128 × 192 one (docs/PERFORMANCE.md, "2026-11-24 21:12" and "22:12"). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "families/matmul/fit.h"
 
-/* Smaller tiles, largest first, each with the pipeline that measured fastest for it: a deeper
- * ring, since each stage is smaller, and 64-row blocks of one consumer warpgroup where even
- * 128 × 128 tiles leave SMs idle or M is at most 64 (half of a 128-row tile would be empty). */
+/* Smaller tiles, largest first, each with the pipeline that measured fastest for it: deeper
+ * rings as the stages shrink, and 64-row blocks of one consumer warpgroup where M is small
+ * (a 128-row tile of a 64-row C is half empty). */
 static const pj_matmul_fit_tile smaller_tiles[] = {
+    {128, 192, "mma=m64n192k16 stages=4"},
     {128, 128, "mma=m64n128k16 stages=6 sched=grid"},
+    {64, 192, "bm=64 consumers=1 mma=m64n192k16 stages=6"},
     {64, 128, "bm=64 consumers=1 mma=m64n128k16 stages=8"},
     {64, 64, "bm=64 consumers=1 mma=m64n64k16 stages=8"},
 };
 
-/* How much more of the GPU a smaller tile must keep busy to be taken. A smaller tile loads
- * more bytes per flop: at 384 × 8192 × 8192 (bf16) the 64 × 128 tile's 1.33 times the share ran
- * no faster than the default, tf32 11 % slower; every shape that gained had 2 times or more. */
-#define CLEARLY_BETTER 1.5
+/* The time of a product, in units of one wave of default tiles: its waves of tiles (a wave:
+ * one tile per SM) times a tile's time, which shrinks more slowly than its area — a smaller
+ * tile loads more bytes per flop. TILE_TIME_EXPONENT fits the H100's times at 384 × 8192 × 8192
+ * (0.74–0.91 from four tiles; docs/PERFORMANCE.md, "2026-11-24 22:12") and predicted the
+ * gains at 320, 640 and 768 rows within 3 %. */
+#define TILE_TIME_EXPONENT 0.8
+/* A smaller tile is taken only where it is predicted at most this share of the default's
+ * time: the model is a fit, and near-ties (large products, where the default's waves are
+ * nearly full) keep the default. */
+#define WORTH_TAKING 0.85
 
 /* The words that set the tile or its pipeline: a request that names any of them (or tunes
  * one: PARAM=auto) is taken as written. */
@@ -41,35 +51,32 @@ int pj_matmul_fit_names_tile(const char *params)
     return 0;
 }
 
-/* The share of the SMs' time spent on C: tiles over whole waves of SMs, times the share of
- * the tiles' rows and columns that lie inside C. */
-static double useful_share(uint64_t m, uint64_t n, int bm, int bn, int sms)
+/* Waves of bm x bn tiles over an m x n C on sms SMs, times a tile's time relative to one of
+ * area_1 (the default's). */
+static double predicted_time(uint64_t m, uint64_t n, int bm, int bn, int sms, double area_1)
 {
-    const uint64_t rows = (m + (uint64_t)bm - 1) / (uint64_t)bm;
-    const uint64_t cols = (n + (uint64_t)bn - 1) / (uint64_t)bn;
-    const uint64_t tiles = rows * cols, waves = (tiles + (uint64_t)sms - 1) / (uint64_t)sms;
-    return (double)tiles / ((double)waves * sms) * ((double)m / ((double)rows * bm)) *
-           ((double)n / ((double)cols * bn));
+    const uint64_t tiles =
+        (m + (uint64_t)bm - 1) / (uint64_t)bm * ((n + (uint64_t)bn - 1) / (uint64_t)bn);
+    const uint64_t waves = (tiles + (uint64_t)sms - 1) / (uint64_t)sms;
+    return (double)waves * pow((double)bm * bn / area_1, TILE_TIME_EXPONENT);
 }
 
 const pj_matmul_fit_tile *pj_matmul_fit_choose(uint64_t m, uint64_t n, int bm, int bn, int sms)
 {
     if (sms < 1 || bm < 1 || bn < 1 || !m || !n)
         return NULL;
-    const uint64_t tiles =
-        (m + (uint64_t)bm - 1) / (uint64_t)bm * ((n + (uint64_t)bn - 1) / (uint64_t)bn);
-    if (tiles >= (uint64_t)sms)
-        return NULL; /* every SM has a tile: the default's larger tiles do more per load */
+    const double area = (double)bm * bn;
+    const double limit = WORTH_TAKING * predicted_time(m, n, bm, bn, sms, area);
     const pj_matmul_fit_tile *best = NULL;
-    double best_share = useful_share(m, n, bm, bn, sms);
+    double best_time = 0;
     for (size_t i = 0; i < PJ_ARRAY_SIZE(smaller_tiles); i++) {
         const pj_matmul_fit_tile *t = &smaller_tiles[i];
         if (t->bm * t->bn >= bm * bn)
             continue;
-        double share = useful_share(m, n, t->bm, t->bn, sms);
-        if (share >= CLEARLY_BETTER * best_share) {
+        double time = predicted_time(m, n, t->bm, t->bn, sms, area);
+        if (time <= limit && (!best || time < best_time)) { /* a tie keeps the larger tile */
             best = t;
-            best_share = share;
+            best_time = time;
         }
     }
     return best;

@@ -486,18 +486,22 @@ START_TEST(matmul_fit_leaves_a_named_tile_alone)
 END_TEST
 
 /* The choices on a 132-SM H100 for the shapes measured there (docs/PERFORMANCE.md, the
- * default 128 x 256 tile): a smaller tile only where C has fewer tiles than SMs and the
- * smaller one keeps at least 1.5 times as much of the GPU busy. */
+ * default 128 x 256 tile): a smaller tile where C's default tiles leave SMs idle (fewer tiles
+ * than SMs, or most of a last wave empty) and the smaller one is predicted at most 0.85 of the
+ * time; the default where its waves are (nearly) full. */
 START_TEST(matmul_fit_chooses_by_shape)
 {
     static const struct {
         uint64_t m, n;
         int bm, bn; /* 0: the default */
     } cases[] = {
-        {64, 8192, 64, 64},    {96, 8192, 64, 128},   {128, 8192, 64, 128}, {192, 8192, 128, 128},
-        {256, 8192, 128, 128}, {384, 8192, 0, 0},     {512, 8192, 0, 0},    {64, 4096, 64, 64},
-        {128, 4096, 64, 64},   {256, 4096, 64, 128},  {128, 28672, 0, 0},   {256, 14336, 0, 0},
-        {1024, 8192, 0, 0},    {8192, 8192, 0, 0},    {100, 1000, 64, 64},  {1, 8, 64, 64},
+        {64, 8192, 64, 64},    {96, 8192, 64, 128},   {128, 8192, 64, 128}, {192, 8192, 64, 192},
+        {256, 8192, 128, 128}, {320, 8192, 128, 192}, {384, 8192, 128, 192}, {448, 8192, 0, 0},
+        {512, 8192, 0, 0},     {640, 8192, 128, 192}, {768, 8192, 128, 192}, {1024, 8192, 0, 0},
+        {8192, 8192, 0, 0},    {64, 4096, 64, 64},    {128, 4096, 64, 64},  {256, 4096, 64, 128},
+        {384, 4096, 64, 192},  {100, 1000, 64, 64},   {1, 8, 64, 64},       {128, 28672, 0, 0},
+        {192, 28672, 0, 0},    {256, 14336, 0, 0},    {384, 14336, 128, 192}, {4096, 4096, 0, 0},
+        {16384, 8192, 0, 0},   {4096, 14336, 0, 0},   {2048, 4096, 0, 0},
     };
     for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
         const pj_matmul_fit_tile *t = pj_matmul_fit_choose(cases[i].m, cases[i].n, 128, 256, 132);
@@ -505,7 +509,7 @@ START_TEST(matmul_fit_chooses_by_shape)
                       "%llu x %llu: %s", (unsigned long long)cases[i].m,
                       (unsigned long long)cases[i].n, t ? t->words : "the default");
     }
-    /* Enough tiles for a smaller GPU; no GPU, no shape, a tile already as small. */
+    /* Whole waves on a smaller GPU; no GPU, no shape; a tile already as small. */
     ck_assert_ptr_null(pj_matmul_fit_choose(128, 8192, 128, 256, 16));
     ck_assert_ptr_null(pj_matmul_fit_choose(128, 8192, 128, 256, 0));
     ck_assert_ptr_null(pj_matmul_fit_choose(0, 8192, 128, 256, 132));
@@ -522,7 +526,7 @@ START_TEST(matmul_fit_tiles_suit_every_wgmma_request)
         "", "variant=wgmma out=f32", "dtype=f16", "dtype=f16 out=f32", "b_layout=nk",
         "alpha=scaled beta=scaled bias=column act=gelu out=f32", "variant=wgmma_tf32",
         "variant=wgmma_tf32 out=bf16", "variant=wgmma_fp8", "variant=wgmma_fp8 fp8=e5m2 out=f32"};
-    static const uint64_t rows[] = {256, 128, 64}; /* one shape per tile, n = 8192 */
+    static const uint64_t rows[] = {384, 256, 192, 128, 64}; /* one per tile, n = 8192 */
     for (size_t r = 0; r < PJ_ARRAY_SIZE(requests); r++)
         for (size_t i = 0; i < PJ_ARRAY_SIZE(rows); i++) {
             const pj_matmul_fit_tile *t = pj_matmul_fit_choose(rows[i], 8192, 128, 256, 132);

@@ -422,7 +422,8 @@ START_TEST(matmul_wgmma_tile_fits_the_shape)
     ptxjit_context *context = test_gpu_context("matmul_wgmma_tile_fits_the_shape");
     if (!context)
         return;
-    static const shape shapes[] = {{200, 8192, 80}, {120, 8192, 144}, {64, 1000, 272},
+    static const shape shapes[] = {{320, 8192, 80}, {700, 8192, 64},  {200, 8192, 80},
+                                   {192, 8192, 64}, {120, 8192, 144}, {64, 1000, 272},
                                    {1, 8, 16}}; /* k: fp8's multiple of 16 */
     static const char *const requests[] = {"variant=wgmma", "variant=wgmma dtype=f16 out=f32",
                                            "variant=wgmma_tf32", "variant=wgmma_fp8 out=f32",

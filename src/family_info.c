@@ -213,6 +213,11 @@ ptxjit_status ptxjit_family_describe(const char **out, ptxjit_context *context,
 ptxjit_status ptxjit_canonical_params(char **out, ptxjit_context *context, const char *family,
                                       const char *params)
 {
+    if (out)
+        *out = NULL;
+    if (!out || !context || !family)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "out, context and family must be given");
+    params = params ? params : "";
     const pj_schema *schema;
     ptxjit_status status = pj_context_schema(&schema, context, family);
     if (status != PTXJIT_OK)

@@ -336,11 +336,12 @@ ptxjit_status ptxjit_kernel_resources_get(ptxjit_kernel_resources *out, ptxjit_k
         return status;
     if (ptxjit_kernel_resources_static(out, kernel, entry) != PTXJIT_OK)
         out->param_bytes = out->spill_stores = out->spill_loads = -1;
-    status = load(kernel, entry, &index);
+    CUcontext saved; /* the driver's reads too run in the kernel's context */
+    status = pj_gpu_enter(kernel->context, &saved);
     if (status != PTXJIT_OK)
         return status;
+    status = pj_kernel_load(kernel, entry, &index);
     const pj_driver *d = kernel->context->driver;
-    CUfunction f = kernel->functions[index];
     struct {
         int *slot;
         CUfunction_attribute which;
@@ -349,8 +350,10 @@ ptxjit_status ptxjit_kernel_resources_get(ptxjit_kernel_resources *out, ptxjit_k
                  {&out->local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES},
                  {&out->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK}};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(reads) && status == PTXJIT_OK; i++)
-        status = PJ_CU(d->cuFuncGetAttribute(reads[i].slot, reads[i].which, f),
+        status = PJ_CU(d->cuFuncGetAttribute(reads[i].slot, reads[i].which,
+                                             kernel->functions[index]),
                        "cuFuncGetAttribute");
+    pj_gpu_leave(kernel->context, saved);
     return status;
 }
 

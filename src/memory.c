@@ -88,6 +88,8 @@ static ptxjit_status disk(ptxjit_context *context)
 
 ptxjit_status ptxjit_cache_stats_get(ptxjit_cache_stats *out, ptxjit_context *context)
 {
+    if (!out)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "ptxjit_cache_stats_get: out is NULL");
     ptxjit_status status = disk(context);
     if (status == PTXJIT_OK)
         status = pj_disk_cache_stats(context->disk, out);

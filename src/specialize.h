@@ -7,7 +7,7 @@
 #include "params/schema.h"
 
 /* Bumped whenever the prelude's shape changes, so cache keys change with it. */
-#define PJ_SPECIALIZER_VERSION 3 /* 2: dtype parameters also get NAME_<TYPE> and NAME_ID;
+#define PJ_SPECIALIZER_VERSION 4 /* 2: dtype parameters also get NAME_<TYPE> and NAME_ID;
                                     3: #line directives (the prelude, then the template's
                                     origin and its own line numbers);
                                     4: each half header included once; storage types for

@@ -2,6 +2,8 @@
  * cache elsewhere (its first requests are disk hits); a bundle with corrupt, foreign and
  * unsafe members imports the good ones only, with counts, and writes nothing else; a family
  * filter; a cut bundle; refusals. */
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include "cache/disk.h"
+#include "fileio_faults.h"
 #include "test_util.h"
 
 static ptxjit_context *open_at(const char *dir)
@@ -190,6 +193,8 @@ START_TEST(bad_members_are_skipped_and_counted)
     put_member(f, name, '0', good_data, good_size);
     snprintf(name, sizeof name, "/tmp/v1/00/%s", good);
     put_member(f, name, '0', good_data, good_size);
+    put_member(f, "v1/ab", '0', "x", 1); /* names too short for a shard and a key */
+    put_member(f, "v1/", '0', "x", 1);
     put_member(f, "v1/00", '5', NULL, 0); /* a directory: nothing to count */
     static const char end[1024];
     fwrite(end, sizeof end, 1, f);
@@ -199,7 +204,7 @@ START_TEST(bad_members_are_skipped_and_counted)
     ck_assert_int_eq(ptxjit_cache_import(context, bundle, &s), PTXJIT_OK);
     ck_assert_uint_eq(s.entries, 1);
     ck_assert_uint_eq(s.corrupt, 3);
-    ck_assert_uint_eq(s.foreign, 2);
+    ck_assert_uint_eq(s.foreign, 4);
     ck_assert_uint_eq(s.unsafe, 3);
     ptxjit_cache_stats stats;
     ck_assert_int_eq(ptxjit_cache_stats_get(&stats, context), PTXJIT_OK);
@@ -220,6 +225,100 @@ START_TEST(bad_members_are_skipped_and_counted)
     free(base);
     free(src);
     free(dst);
+    free(bundle);
+}
+END_TEST
+
+/* Two exports of one cache to one path at once (threads of a process): each writes a whole
+ * bundle of its own, and the one renamed last is whole too. */
+typedef struct {
+    ptxjit_context *context;
+    const char *path;
+    ptxjit_status status;
+    ptxjit_bundle_stats stats;
+} export_job;
+
+static void *export_thread(void *arg)
+{
+    export_job *job = arg;
+    job->status = ptxjit_cache_export(job->context, job->path, NULL, 0, &job->stats);
+    return NULL;
+}
+
+START_TEST(exports_to_one_path_at_once_stay_whole)
+{
+    char *base = test_mkdtemp(), *a_dir = path_in(base, "a"), *b_dir = path_in(base, "b");
+    char *bundle = path_in(base, "cache.tar");
+    pj_disk_cache *a = disk_at(a_dir);
+    char key[33];
+    for (int i = 0; i < 200; i++) {
+        key_of(key, i);
+        store_fake(a, key, "reduce", 0);
+    }
+    pj_disk_cache_close(a);
+    ptxjit_context *ca = open_at(a_dir), *cb = open_at(b_dir);
+    for (int round = 0; round < 5; round++) {
+        export_job jobs[2] = {{ca, bundle, PTXJIT_OK, {0}}, {ca, bundle, PTXJIT_OK, {0}}};
+        pthread_t threads[2];
+        for (int t = 0; t < 2; t++)
+            ck_assert_int_eq(pthread_create(&threads[t], NULL, export_thread, &jobs[t]), 0);
+        for (int t = 0; t < 2; t++) {
+            pthread_join(threads[t], NULL);
+            ck_assert_msg(jobs[t].status == PTXJIT_OK, "%s", ptxjit_last_error());
+            ck_assert_uint_eq(jobs[t].stats.entries, 200);
+        }
+        ptxjit_bundle_stats s;
+        ck_assert_int_eq(ptxjit_cache_import(cb, bundle, &s), PTXJIT_OK);
+        ck_assert_uint_eq(s.entries, 200);
+        ck_assert_uint_eq(s.corrupt + s.foreign + s.unsafe, 0);
+    }
+    char listing[9000];
+    snprintf(listing, sizeof listing, "ls %s | grep -c tmp | grep -qx 0", base);
+    ck_assert_int_eq(system(listing), 0); /* no temporary file left behind */
+    ptxjit_close(ca);
+    ptxjit_close(cb);
+    test_rmtree(base);
+    free(base);
+    free(a_dir);
+    free(b_dir);
+    free(bundle);
+}
+END_TEST
+
+/* A store that fails while importing (the disk full, injected at the cache's file seam) is
+ * the import's error, with the store's words; what was published before it stays whole. */
+START_TEST(import_fails_when_the_cache_cannot_store)
+{
+    char *base = test_mkdtemp(), *a_dir = path_in(base, "a"), *b_dir = path_in(base, "b");
+    char *bundle = path_in(base, "cache.tar");
+    pj_disk_cache *a = disk_at(a_dir);
+    char key[33];
+    for (int i = 0; i < 20; i++) {
+        key_of(key, i);
+        store_fake(a, key, "reduce", 0);
+    }
+    pj_disk_cache_close(a);
+    ptxjit_context *ca = open_at(a_dir), *cb = open_at(b_dir);
+    ck_assert_int_eq(ptxjit_cache_export(ca, bundle, NULL, 0, NULL), PTXJIT_OK);
+    pj_fileio_inject_fault(FILEIO_WRITE, 5, ENOSPC);
+    ptxjit_bundle_stats s;
+    ptxjit_status status = ptxjit_cache_import(cb, bundle, &s);
+    pj_fileio_clear_faults();
+    ck_assert_int_ne(status, PTXJIT_OK);
+    ck_assert_msg(strstr(ptxjit_last_error(), strerror(ENOSPC)), "%s", ptxjit_last_error());
+    ck_assert_uint_lt(s.entries, 20);
+    ck_assert_uint_eq(s.corrupt, 0); /* a full disk is no corrupt member */
+    ptxjit_cache_stats stats;
+    ck_assert_int_eq(ptxjit_cache_stats_get(&stats, cb), PTXJIT_OK);
+    ck_assert_uint_eq(stats.entries, s.entries);
+    ck_assert_int_eq(ptxjit_cache_import(cb, bundle, &s), PTXJIT_OK); /* room again: the rest */
+    ck_assert_uint_eq(s.entries, 20);
+    ptxjit_close(ca);
+    ptxjit_close(cb);
+    test_rmtree(base);
+    free(base);
+    free(a_dir);
+    free(b_dir);
     free(bundle);
 }
 END_TEST
@@ -290,6 +389,8 @@ Suite *suite_bundle(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, export_import_moves_every_entry);
     tcase_add_test(tc, bad_members_are_skipped_and_counted);
+    tcase_add_test(tc, exports_to_one_path_at_once_stay_whole);
+    tcase_add_test(tc, import_fails_when_the_cache_cannot_store);
     tcase_add_test(tc, refusals_name_the_problem);
     tcase_add_test(tc, cli_export_and_import);
     suite_add_tcase(s, tc);

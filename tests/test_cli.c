@@ -661,7 +661,9 @@ START_TEST(cli_json_is_refused_where_there_is_none)
 {
     static const char *const lines[] = {"--json ptx reduce", "source reduce --json",
                                         "--json cache path", "cache clear --json",
-                                        "--json run reduce", "--json bench reduce"};
+                                        "--json run reduce", "--json bench reduce",
+                                        "--json bench compile", "bench backends reduce --json",
+                                        "--json bench tune reduce", "--json bench multigpu"};
     char *dir = test_mkdtemp(), *out, *err;
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
         ck_assert_msg(run_cli_split(&out, &err, dir, lines[i]) == 2, "%s", lines[i]);

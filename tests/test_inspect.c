@@ -230,6 +230,30 @@ START_TEST(corrupt_cubins_are_answered_or_refused)
                      PTXJIT_ERR_INVALID_ARGUMENT);
     ck_assert_msg(strstr(ptxjit_last_error(), "payload runs past its section"), "%s",
                   ptxjit_last_error());
+    /* A records section marked as having no contents in the file (SHT_NOBITS), its offset
+     * far past the end: the file-wide one, then the entry's, refused either way. */
+    static const char *const records[] = {".nv.info", ".nv.info.matmul_kernel"};
+    for (size_t r = 0; r < PJ_ARRAY_SIZE(records); r++) {
+        memcpy(copy, cubin, size);
+        found = 0;
+        for (unsigned i = 0; i < header.e_shnum && !found; i++) {
+            Elf64_Shdr section, names;
+            memcpy(&section, copy + header.e_shoff + i * sizeof section, sizeof section);
+            memcpy(&names, copy + header.e_shoff + header.e_shstrndx * sizeof names,
+                   sizeof names);
+            if (strcmp((const char *)copy + names.sh_offset + section.sh_name, records[r]))
+                continue;
+            section.sh_type = SHT_NOBITS;
+            section.sh_offset = (Elf64_Off)1 << 40;
+            memcpy(copy + header.e_shoff + i * sizeof section, &section, sizeof section);
+            found = 1;
+        }
+        ck_assert_msg(found, "no %s section", records[r]);
+        ck_assert_int_eq(pj_cubin_entry_read(&facts, copy, size, "matmul_kernel"),
+                         PTXJIT_ERR_INVALID_ARGUMENT);
+        ck_assert_msg(strstr(ptxjit_last_error(), "no contents in the file"), "%s: %s",
+                      records[r], ptxjit_last_error());
+    }
     free(copy);
     ptxjit_close(context);
 }

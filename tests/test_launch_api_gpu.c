@@ -331,6 +331,15 @@ START_TEST(launch_after_the_caller_switched_contexts)
         expect_current(d, before[round] ? before[round] : (CUcontext)primary, "ptxjit_launch");
         for (int i = 0; i < N; i++)
             want[i] = a * x[i] + want[i];
+        /* The driver's resource reads run in the kernel's context too. */
+        ck_assert_int_eq(d->cuCtxSetCurrent(before[round]), CUDA_SUCCESS);
+        ptxjit_kernel_resources resources;
+        status = ptxjit_kernel_resources_get(&resources, kernel, "saxpy_kernel");
+        ck_assert_msg(status == PTXJIT_OK, "round %d: %s", round, ptxjit_last_error());
+        ck_assert_int_gt(resources.registers, 0);
+        ck_assert_int_gt(resources.max_threads, 0);
+        expect_current(d, before[round] ? before[round] : (CUcontext)primary,
+                       "ptxjit_kernel_resources_get");
     }
     pthread_t thread;
     void *thread_args[] = {kernel, &grid, &block, args};

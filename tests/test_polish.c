@@ -171,12 +171,41 @@ START_TEST(bench_compile_times_any_family)
 }
 END_TEST
 
+/* A NULL out parameter, context or family is refused naming it, never dereferenced; an out
+ * pointer is NULL after an error. */
+START_TEST(null_arguments_are_refused)
+{
+    ptxjit_context *context = test_open_offline(NULL);
+    char *text = (char *)"unchanged";
+    ck_assert_int_eq(ptxjit_canonical_params(NULL, context, "reduce", ""),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ptxjit_canonical_params(&text, NULL, "reduce", ""),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(text);
+    text = (char *)"unchanged";
+    ck_assert_int_eq(ptxjit_canonical_params(&text, context, NULL, ""),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_null(text);
+    ck_assert_int_eq(ptxjit_canonical_params(&text, context, "reduce", "tpb=3"), PTXJIT_ERR_PARAM);
+    ck_assert_ptr_null(text);
+    ck_assert_int_eq(ptxjit_canonical_params(&text, context, "reduce", NULL), PTXJIT_OK);
+    ck_assert_ptr_nonnull(strstr(text, "tpb="));
+    free(text);
+    ck_assert_int_eq(ptxjit_cache_stats_get(NULL, context), PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "out is NULL"));
+    ptxjit_cache_stats stats;
+    ck_assert_int_eq(ptxjit_cache_stats_get(&stats, NULL), PTXJIT_ERR_INVALID_ARGUMENT);
+    ptxjit_close(context);
+}
+END_TEST
+
 Suite *suite_polish(void)
 {
     Suite *s = suite_create("polish");
     TCase *tc = tcase_create("polish");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, the_last_error_stays_until_the_next_failure);
+    tcase_add_test(tc, null_arguments_are_refused);
     tcase_add_test(tc, library_messages_name_no_cli_command);
     tcase_add_test(tc, every_environment_variable_read_is_documented);
     tcase_add_test(tc, bench_compile_times_any_family);

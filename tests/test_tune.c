@@ -655,6 +655,36 @@ START_TEST(problem_prunes_points_that_cannot_run_it)
 }
 END_TEST
 
+/* Sizes past what a GPU holds, or that wrap when multiplied, are refused before anything is
+ * compiled or allocated: a count is at most 2^48, and transpose's rows and cols are 32-bit. */
+START_TEST(problems_too_large_are_refused)
+{
+    ptxjit_context *context = test_open_offline(NULL);
+    ptxjit_tune_options options;
+    ptxjit_tune_options_init(&options);
+    options.compile_only = 1;
+    ptxjit_tune_result *result = NULL;
+    static const char *const too_large[] = {"n=4611686018427387905", "n=18446744073709551616",
+                                            "n=2^47+18446744073709551615", "n=2^48+1",
+                                            "n=2^60", "n=-1", "n=+5"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(too_large); i++) {
+        options.problem = too_large[i];
+        ck_assert_int_eq(ptxjit_tune(&result, context, "reduce", &options), PTXJIT_ERR_PARAM);
+        ck_assert_msg(strstr(ptxjit_last_error(), "from 1 to 2^48"), "%s: %s", too_large[i],
+                      ptxjit_last_error());
+    }
+    options.problem = "n=2^47+5";
+    options.space = "tpb=128 batch=2";
+    ck_assert_int_eq(ptxjit_tune(&result, context, "reduce", &options), PTXJIT_OK);
+    ptxjit_tune_result_free(result);
+    options.problem = "rows=4294967296 cols=16";
+    options.space = "block=64 rows=32 batch=16";
+    ck_assert_int_eq(ptxjit_tune(&result, context, "transpose", &options), PTXJIT_ERR_PARAM);
+    ck_assert_msg(strstr(ptxjit_last_error(), "at most 4294967295"), "%s", ptxjit_last_error());
+    ptxjit_close(context);
+}
+END_TEST
+
 Suite *suite_tune(void)
 {
     Suite *s = suite_create("tune");
@@ -670,6 +700,7 @@ Suite *suite_tune(void)
     tcase_add_test(tc, record_round_trips_through_the_cache);
     tcase_add_test(tc, damaged_or_untrusted_records_are_missed);
     tcase_add_test(tc, tuner_picks_deterministically_and_records);
+    tcase_add_test(tc, problems_too_large_are_refused);
     tcase_add_test(tc, pick_rule_on_synthetic_rows);
     tcase_add_test(tc, compile_only_compiles_the_space_on_the_pool_without_a_gpu);
     tcase_add_test(tc, bucketed_records_serve_every_problem_of_the_bucket);

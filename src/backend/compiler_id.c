@@ -116,8 +116,8 @@ static int read_memo(compiler_memo *memo, memo_text *text, const char *path)
 
 /* A new temp file for the memo, readable by the cache's group whatever the umask (a shared
  * cache's other users read it too). O_EXCL | O_NOFOLLOW: a link planted at this
- * predictable name is never followed; a leftover of a dead process with our pid is removed
- * once. */
+ * predictable name is never followed; a leftover of a dead process with our pid (and the
+ * same count) is removed once. */
 static FILE *create_memo_temp(const char *temp)
 {
     const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
@@ -137,8 +137,10 @@ static FILE *create_memo_temp(const char *temp)
 /* Written whole or not at all (temp file + rename); a lost memo only costs a dlopen. */
 static void write_memo(const compiler_memo *memo, const char *path)
 {
+    static unsigned long writes; /* threads of a process write memos at once: a name each */
     char temp[4200];
-    snprintf(temp, sizeof temp, "%s.tmp.%ld", path, (long)getpid());
+    snprintf(temp, sizeof temp, "%s.tmp.%ld.%lu", path, (long)getpid(),
+             __atomic_add_fetch(&writes, 1, __ATOMIC_RELAXED));
     FILE *file = create_memo_temp(temp);
     if (!file)
         return;

@@ -89,24 +89,39 @@ static int family_wanted(const export_state *e, const char *family)
     return e->count == 0;
 }
 
-/* Read as the disk cache reads: no links followed, a regular file, not writable by others. */
+enum { MEMBER_REFUSED = -1, MEMBER_GONE = -2, MEMBER_UNREADABLE = -3 };
+
+/* Read as the disk cache reads: no links followed, a regular file, not writable by others.
+ * The size, or MEMBER_REFUSED (what the disk cache would not load either), MEMBER_GONE
+ * (evicted or replaced since the scan) or MEMBER_UNREADABLE (errno says why). */
 static int read_member(int top_fd, const char *path, const struct stat *st, char **data)
 {
+    *data = NULL;
     if ((st->st_mode & S_IWOTH) || st->st_size < 0 || (uint64_t)st->st_size > PJ_ENTRY_MAX_BYTES)
-        return -1;
+        return MEMBER_REFUSED;
     int fd = openat(top_fd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
-        return -1;
+        return errno == ENOENT ? MEMBER_GONE : errno == ELOOP ? MEMBER_REFUSED : MEMBER_UNREADABLE;
     struct stat now;
-    *data = fstat(fd, &now) == 0 && S_ISREG(now.st_mode) ? malloc((size_t)now.st_size + 1) : NULL;
+    int result = MEMBER_REFUSED;
+    if (fstat(fd, &now) != 0)
+        result = MEMBER_UNREADABLE;
+    else if (S_ISREG(now.st_mode) && (uint64_t)now.st_size <= PJ_ENTRY_MAX_BYTES &&
+             !(*data = malloc((size_t)now.st_size + 1)))
+        errno = ENOMEM, result = MEMBER_UNREADABLE;
     ssize_t got = *data ? read(fd, *data, (size_t)now.st_size) : -1;
+    if (*data && got < 0)
+        result = MEMBER_UNREADABLE;
+    else if (*data && got == now.st_size)
+        result = (int)got;
+    int saved = errno;
     close(fd);
-    if (got < 0 || got != now.st_size) {
+    errno = saved;
+    if (result < 0) {
         free(*data);
         *data = NULL;
-        return -1;
     }
-    return (int)got;
+    return result;
 }
 
 static void write_member(export_state *e, const char *name, const char *data, size_t size)
@@ -130,6 +145,12 @@ static void export_one(int top_fd, const char *path, scan_kind kind, const struc
     memcpy(key, path + 3, 32); /* "ab/<key>" or "ab/<key>.tune" */
     key[32] = '\0';
     int size = read_member(top_fd, path, st, &data);
+    if (size == MEMBER_GONE)
+        return; /* evicted since the scan found it: not in the cache, not in the bundle */
+    if (size == MEMBER_UNREADABLE) {
+        e->error = errno ? errno : EIO;
+        return;
+    }
     pj_artifact a;
     const char *why;
     if (size < 0 || pj_entry_decode(&a, &why, data, (size_t)size, key) != PTXJIT_OK) {
@@ -150,12 +171,15 @@ static void export_one(int top_fd, const char *path, scan_kind kind, const struc
     free(data);
 }
 
-/* path's temporary sibling, renamed over it once whole. */
+/* path's temporary sibling, renamed over it once whole: its own for each export of the
+ * process (threads or contexts may export to one path at once), created exclusively. */
 static char *temp_path(const char *path)
 {
+    static unsigned long exports;
     pj_strbuf sb;
     pj_sb_init(&sb);
-    pj_sb_appendf(&sb, "%s.tmp.%ld", path, (long)getpid());
+    pj_sb_appendf(&sb, "%s.tmp.%ld.%lu", path, (long)getpid(),
+                  __atomic_add_fetch(&exports, 1, __ATOMIC_RELAXED));
     return pj_sb_take(&sb);
 }
 
@@ -174,7 +198,8 @@ static ptxjit_status finish_export(export_state *e, const char *temp, const char
         return PTXJIT_OK;
     unlink(temp);
     return pj_error(PTXJIT_ERR_IO, "cannot write the bundle %s: %s; choose a writable path with "
-                                   "room for the cache's entries",
+                                   "room for the cache's entries (or, when reading the cache "
+                                   "failed, check its directory)",
                     path, strerror(e->error));
 }
 
@@ -207,7 +232,7 @@ ptxjit_status ptxjit_cache_export(ptxjit_context *context, const char *path,
     if (!temp)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     export_state e = {context, NULL, families, count < 0 ? 0 : count, stats, 0};
-    int fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     e.out = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!e.out) {
         status = pj_error(PTXJIT_ERR_IO, "cannot create the bundle %s: %s; choose a writable "
@@ -252,39 +277,47 @@ static member_kind classify(const char *name, char type, char key[33])
         return MEMBER_FOREIGN;
     if (strncmp(name, prefix, (size_t)n) != 0)
         return MEMBER_FOREIGN;
-    const char *shard = name + n, *file = shard + 3;
+    const char *shard = name + n;
+    if (strlen(shard) < 3 || shard[2] != '/')
+        return MEMBER_FOREIGN;
+    const char *file = shard + 3;
     size_t length = strlen(file);
     int record = length == 32 + strlen(PJ_RECORD_SUFFIX) && !strcmp(file + 32, PJ_RECORD_SUFFIX);
-    if (strlen(shard) < 3 || shard[2] != '/' || (length != 32 && !record) ||
-        strspn(file, HEX) != 32 || memcmp(shard, file, 2) != 0)
+    if ((length != 32 && !record) || strspn(file, HEX) != 32 || memcmp(shard, file, 2) != 0)
         return MEMBER_FOREIGN;
     memcpy(key, file, 32);
     key[32] = '\0';
     return record ? MEMBER_RECORD : MEMBER_ENTRY;
 }
 
-/* Checks data as key's entry (a record: one entry named "tune") and publishes it. */
-static void import_member(ptxjit_context *context, member_kind kind, const char *key,
-                          const char *data, size_t size, ptxjit_bundle_stats *stats)
+/* Checks data as key's entry (a record: one entry named "tune") and publishes it. A member
+ * that fails the checks is counted and skipped; a store that fails (a full disk, a cache
+ * directory made read-only) is the import's error, with the store's message. */
+static ptxjit_status import_member(ptxjit_context *context, member_kind kind, const char *key,
+                                   const char *data, size_t size, ptxjit_bundle_stats *stats)
 {
     pj_artifact a;
     const char *why;
     ptxjit_status status = pj_entry_decode(&a, &why, data, size, key);
     if (status == PTXJIT_ERR_CACHE && why == pj_entry_older_format) {
         stats->foreign++;
-        return;
+        pj_artifact_free(&a);
+        return PTXJIT_OK;
     }
     if (status == PTXJIT_OK && kind == MEMBER_RECORD &&
         (a.entry_count != 1 || strcmp(a.entries[0], "tune") != 0))
         status = PTXJIT_ERR_CACHE;
-    if (status == PTXJIT_OK)
-        status = kind == MEMBER_RECORD ? pj_disk_cache_store_record(context->disk, key, &a)
-                                       : pj_disk_cache_store(context->disk, key, &a);
+    if (status != PTXJIT_OK || !pj_entry_storable(&a)) {
+        stats->corrupt++;
+        pj_artifact_free(&a); /* decoding zeroes it first: safe after a refusal too */
+        return PTXJIT_OK;
+    }
+    status = kind == MEMBER_RECORD ? pj_disk_cache_store_record(context->disk, key, &a)
+                                   : pj_disk_cache_store(context->disk, key, &a);
     if (status == PTXJIT_OK)
         ++*(kind == MEMBER_RECORD ? &stats->records : &stats->entries);
-    else
-        stats->corrupt++;
     pj_artifact_free(&a);
+    return status;
 }
 
 /* The member's name: ustar's prefix, '/', name. */
@@ -343,9 +376,13 @@ static ptxjit_status import_all(ptxjit_context *context, FILE *in, const char *p
             free(data);
             return PTXJIT_OK;
         }
-        if (wanted)
-            import_member(context, kind, key, data, (size_t)size, stats);
-        else if (h.type != '5')
+        if (wanted) {
+            ptxjit_status status = import_member(context, kind, key, data, (size_t)size, stats);
+            if (status != PTXJIT_OK) {
+                free(data);
+                return status;
+            }
+        } else if (h.type != '5')
             ++*(kind == MEMBER_UNSAFE ? &stats->unsafe : &stats->foreign);
         free(data);
     }

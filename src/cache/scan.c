@@ -12,7 +12,7 @@
 
 #define HEX "0123456789abcdef"
 
-/* A writer's temp file: ".tmp.<pid>.<n>" in a shard, "<name>.tmp.<pid>" for the memo. */
+/* A writer's temp file: ".tmp.<pid>.<n>" in a shard, "<name>.tmp.<pid>.<n>" for the memo. */
 static int is_temp_name(const char *name)
 {
     return strstr(name, ".tmp.") != NULL;

@@ -12,7 +12,7 @@ typedef struct {
     ptxjit_options options;
     int argc;         /* the command's own arguments, global options taken out */
     char **argv;
-    int json;         /* --json: list, info, inspect and cache stats print JSON instead */
+    int json;         /* --json: the commands cli_json_refused names print JSON instead */
     /* `tune` only: --space "...", --retune, --compile-only, --list, --clear */
     const char *tune_space;
     int tune_retune, tune_compile_only, tune_list, tune_clear;

@@ -1,5 +1,5 @@
 /* commands.c — the commands that need no GPU: list, info, ptx, sass, source, inspect, cache; as
- * text, or (list, info, inspect, cache stats) as JSON under --json. */
+ * text, or (list, info, inspect, cache stats, cache export / import) as JSON under --json. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -55,7 +55,8 @@ static const char usage_commands[] =
     "                                variant=vectorized tpb=512 batch=8 and matmul\n"
     "                                variant=wgmma dtype=bf16, then the table of issue 15's\n"
     "                                four targets (nvrtc ms, llvm / nvrtc of each); a FAMILY\n"
-    "                                alone: its defaults; one the llvm backend does not\n"
+    "                                alone: its defaults (reduce: variant=vectorized\n"
+    "                                tpb=512 batch=8); one the llvm backend does not\n"
     "                                build, e.g. from --templates: nvrtc only; no GPU\n"
     "                                needed; with one, also module loads and the compiles\n"
     "                                with the driver's compute cache; ofc=LEVEL: NVRTC with\n"
@@ -141,9 +142,9 @@ static const char usage_options[] =
     "                       for every kernel the command compiles (ptx, inspect, run,\n"
     "                       bench), after those of $PTXJIT_COMPILE_OPTIONS; they are part\n"
     "                       of the cache key, and inspect shows them\n"
-    "  --json               list, info, inspect, cache stats, tune, warm and bench jit:\n"
-    "                       print one JSON document instead of text, for programs (other\n"
-    "                       commands refuse it)\n"
+    "  --json               list, info, inspect, cache stats, cache export, cache import,\n"
+    "                       tune, warm and bench jit: print one JSON document instead of\n"
+    "                       text, for programs (other commands refuse it)\n"
     "  --space, --retune, --compile-only, --bucket, --list, --clear\n"
     "                       tune's own (see tune above; other commands refuse them)\n"
     "  --from-records       warm's own (see warm above)\n"
@@ -278,7 +279,8 @@ typedef struct {
     pj_strbuf compile_options; /* the compile options' words, in the library's spelling */
 } command_line;
 
-/* "-x" and "--x" are options; "-" alone is an ordinary word (no command reads stdin yet). */
+/* "-x" and "--x" are options; "-" alone is an ordinary word (`warm -` reads its list from
+ * stdin). */
 static int is_option(const char *word)
 {
     return word[0] == '-' && word[1] != '\0';

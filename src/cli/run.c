@@ -141,6 +141,11 @@ int cmd_bench(cli_args *args)
         return CLI_USAGE;
     }
     const char *family = args->argv[0];
+    if (args->json && strcmp(family, "jit") != 0) { /* bench jit alone prints JSON */
+        char what[256];
+        snprintf(what, sizeof what, "bench %s", family);
+        return cli_json_refused(what);
+    }
     if (strcmp(family, "backends") == 0)
         return cmd_bench_backends(args);
     if (strcmp(family, "compile") == 0)
@@ -151,11 +156,6 @@ int cmd_bench(cli_args *args)
         return cmd_bench_jit(args);
     if (strcmp(family, "multigpu") == 0)
         return cmd_bench_multigpu(args);
-    if (args->json) {
-        char what[256];
-        snprintf(what, sizeof what, "bench %s", family);
-        return cli_json_refused(what);
-    }
     const cli_family *f = cli_family_find(family);
     if (!f)
         return CLI_USAGE;

@@ -112,6 +112,8 @@ static const char *origin_name(ptxjit_origin origin)
 {
     return origin == PTXJIT_ORIGIN_COMPILED ? "compiled"
            : origin == PTXJIT_ORIGIN_DISK   ? "disk"
+           : origin == PTXJIT_ORIGIN_REMOTE ? "remote"
+           : origin == PTXJIT_ORIGIN_SHARED ? "shared"
                                             : "memory";
 }
 

@@ -317,6 +317,16 @@ static ptxjit_status canonical_problem(char **out, const pj_family *builtin, con
     return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
+/* Ends pruning early (a failure): the points from next on, not looked at, join the kept ones,
+ * so that every point left in the space is freed once, with it. */
+static ptxjit_status stop_pruning(tuning *t, int kept, int next, ptxjit_status status)
+{
+    for (int i = next; i < t->space.count; i++)
+        t->space.points[kept++] = t->space.points[i];
+    t->space.count = kept;
+    return status;
+}
+
 /* Points the problem cannot run at all are pruned before anything compiles. */
 static ptxjit_status prune_by_problem(tuning *t, const pj_schema *schema,
                                       const pj_family *builtin)
@@ -332,13 +342,13 @@ static ptxjit_status prune_by_problem(tuning *t, const pj_schema *schema,
             status = pj_request_parse(&request, schema, rest, pj_context_sm(t->context));
         free(rest);
         if (status != PTXJIT_OK)
-            return status;
+            return stop_pruning(t, kept, i, status);
         status = builtin->tune->admits(&request, t->measured);
         pj_request_free(&request);
         if (status == PTXJIT_OK) {
             t->space.points[kept++] = t->space.points[i];
         } else if (status == PTXJIT_ERR_OUT_OF_MEMORY) {
-            return status;
+            return stop_pruning(t, kept, i, status);
         } else {
             if (!t->space.refused++) {
                 free(t->space.refusal);

@@ -134,6 +134,17 @@ static ptxjit_status persistent_grid(ptxjit_dim3 *grid, ptxjit_kernel *kernel,
     return PTXJIT_OK;
 }
 
+/* The kernels take rows and cols as 32-bit numbers. */
+static ptxjit_status check_extent(uint64_t rows, uint64_t cols)
+{
+    if (rows <= UINT32_MAX && cols <= UINT32_MAX)
+        return PTXJIT_OK;
+    return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                    "transpose: %llu x %llu: rows and cols are at most 4294967295 each (the "
+                    "kernels count them in 32 bits); transpose a larger matrix in parts",
+                    (unsigned long long)rows, (unsigned long long)cols);
+}
+
 /* The transpose's tensor maps, grid and launch, with the context's CUDA context current. */
 static ptxjit_status transpose_entered(ptxjit_kernel *kernel, const transpose_config *config,
                                        ptxjit_devptr input, ptxjit_devptr output, size_t rows,
@@ -147,6 +158,9 @@ static ptxjit_status transpose_entered(ptxjit_kernel *kernel, const transpose_co
                         "transpose: rows and cols must be at least 1 and the buffers non-null "
                         "device addresses aligned to the %llu-byte element",
                         (unsigned long long)bytes);
+    status = check_extent(rows, cols);
+    if (status != PTXJIT_OK)
+        return status;
     const uint64_t grid_x = (cols + config->block - 1) / config->block;
     const uint64_t grid_y = (rows + config->tile_rows - 1) / config->tile_rows;
     if (!config->stages && (grid_x > 0x7fffffffu || grid_y > 65535))
@@ -270,6 +284,8 @@ static ptxjit_status tune_admits(const pj_request *request, const char *problem)
     ptxjit_status status = config_from(&config, request);
     if (status == PTXJIT_OK)
         status = pj_tune_problem_words(v, problem, "transpose", problem_names);
+    if (status == PTXJIT_OK)
+        status = check_extent(v[0], v[1]);
     if (status != PTXJIT_OK)
         return status;
     if (!config.stages && ((v[0] + config.tile_rows - 1) / config.tile_rows > 65535 ||
@@ -305,10 +321,15 @@ static ptxjit_status tune_prepare(void **state, ptxjit_context *context, const c
         status = pj_tune_problem_words(v, problem, "transpose", problem_names);
     if (status != PTXJIT_OK)
         return status;
+    size_t bytes;
+    if (__builtin_mul_overflow((size_t)v[0], (size_t)v[1], &bytes) ||
+        __builtin_mul_overflow(bytes, (size_t)pj_dtype_bytes(config.dtype), &bytes) ||
+        bytes > SIZE_MAX - 3)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "transpose: a %llu x %llu problem is more "
+                        "memory than exists", (unsigned long long)v[0], (unsigned long long)v[1]);
     transpose_tuning *t = calloc(1, sizeof *t);
     if (!t)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    size_t bytes = (size_t)v[0] * (size_t)v[1] * (size_t)pj_dtype_bytes(config.dtype);
     *t = (transpose_tuning){context, NULL, 0, 0, 0, (size_t)v[0], (size_t)v[1],
                             (bytes + 3) / 4 * 4, config.dtype};
     status = pj_tune_checker_open(&t->checker, context);

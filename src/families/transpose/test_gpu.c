@@ -264,6 +264,27 @@ START_TEST(transpose_tma_refuses_shapes_it_cannot_describe)
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "variant=smem"));
     ck_assert_int_eq(ptxjit_transpose(context, "", buffer, buffer + 65536, 0, 4, NULL),
                      PTXJIT_ERR_INVALID_ARGUMENT);
+    /* Past the kernels' 32-bit counts, refused before any launch (the buffers are not that
+     * large: nothing may touch them), whichever variant, the poison left in place. */
+    ck_assert_int_eq(ptxjit_memset_d32_async(context, buffer, 0x7fc00001u, (1 << 20) / 4, NULL),
+                     PTXJIT_OK);
+    static const char *const variants[] = {"variant=smem dtype=f16", "variant=smem",
+                                           "variant=tma_batched stages=1"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(variants); i++) {
+        ck_assert_int_eq(ptxjit_transpose(context, variants[i], buffer, buffer + 65536, 1,
+                                          (1ull << 32) + 64, NULL),
+                         PTXJIT_ERR_INVALID_ARGUMENT);
+        ck_assert_msg(strstr(ptxjit_last_error(), "at most 4294967295"), "%s: %s", variants[i],
+                      ptxjit_last_error());
+        ck_assert_int_eq(ptxjit_transpose(context, variants[i], buffer, buffer + 65536,
+                                          (1ull << 32) + 64, 1, NULL),
+                         PTXJIT_ERR_INVALID_ARGUMENT);
+    }
+    uint32_t probe[4];
+    ck_assert_int_eq(ptxjit_synchronize(context), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_copy_to_host(context, probe, buffer + 65536, sizeof probe), PTXJIT_OK);
+    for (int i = 0; i < 4; i++)
+        ck_assert_uint_eq(probe[i], 0x7fc00001u);
     ptxjit_free(context, buffer);
     ptxjit_close(context);
 }

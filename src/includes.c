@@ -65,6 +65,8 @@ static int try_path(char *path, size_t size, const char *dir, const char *name, 
 static int resolve(char *path, size_t size, const scan *s, const char *file_dir,
                    const char *name, size_t length, int quoted)
 {
+    if (name[0] == '/') /* opened as it is written, whatever the directories */
+        return try_path(path, size, NULL, name, length);
     if (quoted && file_dir && try_path(path, size, file_dir, name, length))
         return 1;
     for (int i = 0; i < s->dir_count; i++)
@@ -176,8 +178,8 @@ ptxjit_status pj_includes_scan(pj_include_set *out, const char *source, const ch
                                int dir_count)
 {
     memset(out, 0, sizeof *out);
-    if (!template_dir && dir_count == 0)
-        return PTXJIT_OK; /* nowhere to find a user header */
+    if (!*source)
+        return PTXJIT_OK; /* nothing to scan (a built-in template with no -I: see the route) */
     scan *s = malloc(sizeof *s);
     if (!s)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");

@@ -388,7 +388,16 @@ static ptxjit_status produce_once(ptxjit_kernel *kernel, struct pj_remote *remot
 {
     ptxjit_context *context = kernel->context;
     pj_compile_lock lock;
+    struct timespec started, now;
+    clock_gettime(CLOCK_MONOTONIC, &started);
     (void)pj_compile_lock_take(&lock, context->disk, kernel->key_hex, context->compile_wait_ms);
+    /* One bound for both waits: what the local lock took is not waited again for the lease
+     * (0 left: no lease, compile now). */
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t spent = (int64_t)(now.tv_sec - started.tv_sec) * 1000 +
+                    (now.tv_nsec - started.tv_nsec) / 1000000;
+    int wait_left = spent >= context->compile_wait_ms ? 0
+                                                      : context->compile_wait_ms - (int)spent;
     ptxjit_status status = PTXJIT_OK;
     if (lock.entry_there && from_disk(kernel)) {
         *origin = PTXJIT_ORIGIN_DISK;
@@ -398,8 +407,8 @@ static ptxjit_status produce_once(ptxjit_kernel *kernel, struct pj_remote *remot
     struct pj_lease *lease = NULL;
     pj_artifact fetched;
     pj_remote_claim_result claim =
-        pj_remote_claim(&lease, &fetched, remote, PJ_REMOTE_KERNEL, kernel->key_hex,
-                        context->compile_wait_ms, context->disk ? on_disk_now : NULL, kernel);
+        pj_remote_claim(&lease, &fetched, remote, PJ_REMOTE_KERNEL, kernel->key_hex, wait_left,
+                        context->disk ? on_disk_now : NULL, kernel);
     if (claim == PJ_REMOTE_FETCHED && take_fetched(kernel, &fetched, 1)) {
         *origin = PTXJIT_ORIGIN_REMOTE;
     } else if (claim == PJ_REMOTE_LOCAL && from_disk(kernel)) {

@@ -84,17 +84,20 @@ static void include_headers(pj_strbuf *sb, const pj_request *request)
                                                     : "#include <cuda_bf16.h>\n");
 }
 
-/* text as the inside of a C string literal. */
+/* text as the inside of a C string literal, and so safe in a // comment too: a control
+ * character (a file name may hold a newline or a carriage return, which would end the
+ * comment and make the rest of the name code) is an octal escape, a backslash doubled (one
+ * at the end would splice the next line into the comment). */
 static void append_escaped(pj_strbuf *sb, const char *text)
 {
     for (; *text; text++) {
-        if (*text == '\n') {
-            pj_sb_append(sb, "\\n");
-            continue;
-        }
-        if (*text == '"' || *text == '\\')
-            pj_sb_append_n(sb, "\\", 1);
-        pj_sb_append_n(sb, text, 1);
+        unsigned char c = (unsigned char)*text;
+        if (c < 0x20 || c == 0x7f)
+            pj_sb_appendf(sb, "\\%03o", c);
+        else if (c == '"' || c == '\\')
+            pj_sb_appendf(sb, "\\%c", c);
+        else
+            pj_sb_append_n(sb, text, 1);
     }
 }
 
@@ -103,8 +106,9 @@ char *pj_specialize_source(const pj_request *request, const char *canonical)
     const pj_schema *schema = request->schema;
     pj_strbuf sb;
     pj_sb_init(&sb);
-    pj_sb_appendf(&sb, "// ptxjit: %s specialized for \"%s\" from %s\n", schema->family, canonical,
-               schema->origin);
+    pj_sb_appendf(&sb, "// ptxjit: %s specialized for \"%s\" from ", schema->family, canonical);
+    append_escaped(&sb, schema->origin);
+    pj_sb_append(&sb, "\n");
     /* The compiler's messages cite the prelude by this name and its lines as they are in
      * the generated source (this line is line 2)... */
     pj_sb_appendf(&sb, "#line 3 \"%s\"\n", PJ_PRELUDE_NAME);

@@ -11,7 +11,8 @@
                                     3: #line directives (the prelude, then the template's
                                     origin and its own line numbers);
                                     4: each half header included once; storage types for
-                                    `nvrtc half_storage` templates */
+                                    `nvrtc half_storage` templates; the origin escaped in
+                                    the first comment as in #line */
 
 /* The file name under which the compiler's messages cite the prelude's lines. */
 #define PJ_PRELUDE_NAME "ptxjit prelude"

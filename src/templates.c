@@ -223,11 +223,11 @@ static ptxjit_status parse_file(user_template *item, struct pj_templates *t,
     return status;
 }
 
-/* A file that cannot be read: a problem, tied to no family (none could be read). */
-static ptxjit_status unreadable(user_list *out, const char *path)
+/* A file that cannot be read (the last error says why): a problem, tied to no family (none
+ * could be read). */
+static ptxjit_status unreadable(user_list *out, const char *path, const char *fix)
 {
-    char *text = problem_text(path, "; fix its permissions or move it out of the template "
-                                    "directory");
+    char *text = problem_text(path, fix);
     user_template *item = text ? list_push(out) : NULL;
     if (!item) {
         free(text);
@@ -244,9 +244,21 @@ static ptxjit_status read_file(user_list *out, struct pj_templates *t, const use
                                const char *path, const pj_logger *logger)
 {
     char *raw = NULL, *family = NULL;
-    ptxjit_status status = pj_read_file(&raw, NULL, path);
+    size_t size = 0;
+    ptxjit_status status = pj_read_file(&raw, &size, path);
     if (status != PTXJIT_OK)
-        return status == PTXJIT_ERR_OUT_OF_MEMORY ? status : unreadable(out, path);
+        return status == PTXJIT_ERR_OUT_OF_MEMORY
+                   ? status
+                   : unreadable(out, path, "; fix its permissions or move it out of the "
+                                           "template directory");
+    const char *nul = memchr(raw, '\0', size); /* the text would end there, silently */
+    if (nul) {
+        pj_error(PTXJIT_ERR_TEMPLATE, "%s: a NUL byte at offset %zu; a template is text", path,
+                 (size_t)(nul - raw));
+        free(raw);
+        return unreadable(out, path, "; remove the byte, or move the file out of the template "
+                                     "directory");
+    }
     char *text = pj_template_normalize(raw);
     free(raw);
     if (!text)

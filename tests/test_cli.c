@@ -339,8 +339,8 @@ START_TEST(cli_ir_and_backend_flag_show_the_llvm_route)
     ck_assert_int_eq(run_cli(&out, dir, "bench compile ofc=fast"), 2);
     ck_assert_ptr_nonnull(strstr(out, "give min, mid or max"));
     free(out);
-    ck_assert_int_eq(run_cli(&out, dir, "--backend gcc list"), 1);
-    ck_assert_ptr_nonnull(strstr(out, "available: nvrtc, llvm"));
+    ck_assert_int_eq(run_cli(&out, dir, "--backend gcc list"), 2); /* a usage error */
+    ck_assert_ptr_nonnull(strstr(out, "--backend takes nvrtc or llvm, not 'gcc'"));
     free(out);
     test_rmtree(dir);
     free(dir);
@@ -657,6 +657,49 @@ START_TEST(cli_json_inspect_says_where_the_kernel_came_from)
 }
 END_TEST
 
+/* Counts and words are read strictly, before anything runs (no GPU needed to see it): a sign,
+ * hex, a number past 2^48 (or runs past a million), junk after digits, an unknown mode, words
+ * a command does not take; and bundles that are no bundles. */
+START_TEST(cli_counts_and_words_are_strict)
+{
+    static const char *const usage[] = {
+        "run reduce runs=-1",         "run reduce n=99999999999999999999", "run reduce n=2^49",
+        "run reduce n=0x10",          "run reduce runs=2^32",             "bench reduce runs=0",
+        "bench reduce n=2^47+2^47",   "bench backends reduce n=5x",       "bench multigpu n=5x",
+        "bench multigpu devices=abc", "bench multigpu runs=7junk",        "bench tune swep",
+        "bench tune sweep cold",      "list foo",                         "jit-time",
+        "list --bucket exact",        "list --backend foo",
+    };
+    char *dir = test_mkdtemp(), *out, *err, line[8400];
+    for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
+        int code = run_cli_split(&out, &err, dir, usage[i]);
+        ck_assert_msg(code == 2, "%s: exit %d, not 2: %s", usage[i], code, err);
+        ck_assert_msg(strlen(err) > 10, "%s: no message", usage[i]);
+        ck_assert_str_eq(out, "");
+        free(out), free(err);
+    }
+    snprintf(line, sizeof line, "cache export %s/b.tar nosuch", dir);
+    ck_assert_int_eq(run_cli_split(&out, &err, dir, line), 2);
+    ck_assert_msg(strstr(err, "nosuch"), "%s", err);
+    free(out), free(err);
+    snprintf(line, sizeof line, "cache import %s", dir); /* a directory */
+    ck_assert_int_eq(run_cli_split(&out, &err, dir, line), 1);
+    ck_assert_msg(strstr(err, "not a regular file"), "%s", err);
+    free(out), free(err);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/short.tar", dir);
+    FILE *f = fopen(path, "wb");
+    fputs("forty bytes of text that are no tar file", f);
+    fclose(f);
+    snprintf(line, sizeof line, "cache import %s", path);
+    ck_assert_int_eq(run_cli_split(&out, &err, dir, line), 1);
+    ck_assert_msg(strstr(err, "not a tar file"), "%s", err);
+    free(out), free(err);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(cli_json_is_refused_where_there_is_none)
 {
     static const char *const lines[] = {"--json ptx reduce", "source reduce --json",
@@ -793,6 +836,7 @@ Suite *suite_cli(void)
     tcase_add_test(tc, cli_source_of_a_request_that_fails_to_compile);
     tcase_add_test(tc, cli_json_inspect_says_where_the_kernel_came_from);
     tcase_add_test(tc, cli_json_is_refused_where_there_is_none);
+    tcase_add_test(tc, cli_counts_and_words_are_strict);
     tcase_add_test(tc, cli_family_schema_api_hands_out_the_template_as_data);
     tcase_add_test(tc, cli_list_with_a_broken_template_exits_0_naming_it);
     suite_add_tcase(suite, tc);

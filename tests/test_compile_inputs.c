@@ -156,6 +156,38 @@ START_TEST(edited_header_changes_the_key_and_the_disk_cache_compiles_anew)
 }
 END_TEST
 
+/* A template from memory has no directory, but may include a header by its absolute path,
+ * which NVRTC opens as written: that header is in the key too. */
+START_TEST(memory_template_absolute_include_is_in_the_key)
+{
+    char *headers = test_mkdtemp(), *cache = test_mkdtemp();
+    char text[8192];
+    snprintf(text, sizeof text,
+             "//@ptxjit family scale\n//@ptxjit entry scale_kernel\n"
+             "//@ptxjit param factor int(1..100) default=3\n"
+             "#include \"%s/helper.cuh\"\n"
+             "extern \"C\" __global__ void scale_kernel(int *x) { x[0] = FACTOR * "
+             "HELPER_VALUE; }\n",
+             headers);
+    char keys[2][33];
+    for (int round = 0; round < 2; round++) {
+        write_file(headers, "helper.cuh", round ? "enum { HELPER_VALUE = 1000 };\n"
+                                                : "enum { HELPER_VALUE = 1234 };\n");
+        ptxjit_context *context = open_context(NULL, cache, NULL, NULL);
+        ck_assert_int_eq(ptxjit_add_template(context, "scale.cu", text), PTXJIT_OK);
+        ptxjit_kernel *kernel = get(context, "scale", "", NULL, PTXJIT_ORIGIN_COMPILED);
+        snprintf(keys[round], 33, "%s", ptxjit_kernel_key(kernel));
+        ck_assert_ptr_nonnull(strstr(ptxjit_kernel_ptx(kernel), round ? "3000" : "3702"));
+        ptxjit_close(context);
+    }
+    ck_assert_str_ne(keys[0], keys[1]);
+    test_rmtree(headers);
+    test_rmtree(cache);
+    free(headers);
+    free(cache);
+}
+END_TEST
+
 /* The template includes "outer.cuh" (its dir), which includes "nested.cuh" (next to it), and
  * <extra.cuh> from an -I dir, which includes "inner.cuh": found next to extra.cuh first, as
  * NVRTC finds it, though the template's dir has one too. */
@@ -696,6 +728,7 @@ Suite *suite_compile_inputs(void)
     tcase_add_test(tc, include_resolves_against_the_template_not_the_working_directory);
     tcase_add_test(tc, edited_header_changes_the_key_and_the_disk_cache_compiles_anew);
     tcase_add_test(tc, nested_and_include_dir_headers_are_in_the_key);
+    tcase_add_test(tc, memory_template_absolute_include_is_in_the_key);
     tcase_add_test(tc, angle_include_from_an_include_dir_is_in_the_key);
     tcase_add_test(tc, include_scan_is_bounded_and_leaves_missing_headers_to_nvrtc);
     tcase_add_test(tc, key_covers_each_header_path_and_content);

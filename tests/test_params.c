@@ -1,4 +1,5 @@
 /* test_params.c — template schemas, the constraint language, requests and canonical form. */
+#include <stdio.h>
 #include <string.h>
 
 #include "params/schema.h"
@@ -91,6 +92,63 @@ START_TEST(schema_rejects_bad_types_and_defaults)
     expect_template_error("//@ptxjit family x\n//@ptxjit param a float(1) default=1\n",
                           "unknown parameter type");
     expect_template_error("//@ptxjit family x\n//@ptxjit param a int(1..8)\n", "default=");
+}
+END_TEST
+
+/* Found by review: each was accepted, and each made a template that misbehaved later. */
+START_TEST(schema_rejects_reserved_names_and_late_checks)
+{
+    static const char *const reserved[] = {"backend", "sm", "bytes"};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(reserved); i++) {
+        char text[256];
+        snprintf(text, sizeof text, "//@ptxjit family x\n//@ptxjit param %s int(1..8) default=1\n",
+                 reserved[i]);
+        expect_template_error(text, "is reserved");
+    }
+    expect_template_error("//@ptxjit family x\n//@ptxjit param a enum(p,auto) default=p\n",
+                          "value 'auto' is reserved");
+    /* default_if read before the pow2 word that follows it */
+    expect_template_error("//@ptxjit family x\n//@ptxjit param m int(1..4) default=2\n"
+                          "//@ptxjit param t int(1..1024) default_if=\"m == 1 => 3\" pow2 "
+                          "default=64\n",
+                          "not a power of two");
+    /* an integer literal past int64 in an expression */
+    expect_template_error("//@ptxjit family x\n//@ptxjit entry k\n"
+                          "//@ptxjit param a int(1..8) default=1\n"
+                          "//@ptxjit constraint \"99999999999999999999 == 9223372036854775807\" "
+                          "\"never\"\n",
+                          "out of range");
+    /* the widest pow2 range: its powers of two, not a walk of 2^63 values */
+    pj_schema *schema = NULL;
+    ck_assert_int_eq(pj_schema_parse(&schema,
+                                     "//@ptxjit family x\n//@ptxjit entry k\n"
+                                     "//@ptxjit param a int(1..9223372036854775807) pow2 default=1\n"
+                                     "//@ptxjit param b int(-9223372036854775807..9223372036854775807) "
+                                     "default=1\n"
+                                     "//@ptxjit tune a 1..4611686018427387904\n"
+                                     "//@ptxjit tune b 9223372036854775800..9223372036854775807\n",
+                                     "wide.cu"),
+                     PTXJIT_OK);
+    pj_schema_free(schema);
+    expect_template_error("//@ptxjit family x\n//@ptxjit entry k\n"
+                          "//@ptxjit param b int(-9223372036854775807..9223372036854775807) "
+                          "default=1\n//@ptxjit tune b -9223372036854775807..9223372036854775807\n",
+                          "more than 64 values");
+}
+END_TEST
+
+/* Integers in a request are decimal: a leading zero is no octal. */
+START_TEST(request_integers_are_decimal)
+{
+    ptxjit_status status;
+    char *canonical = canonical_or_error("width=008", &status);
+    ck_assert_int_eq(status, PTXJIT_OK);
+    ck_assert_ptr_nonnull(strstr(canonical, "width=8"));
+    free(canonical);
+    canonical = canonical_or_error("width=0x10", &status);
+    ck_assert_int_eq(status, PTXJIT_ERR_PARAM);
+    ck_assert_ptr_nonnull(strstr(canonical, "not an integer"));
+    free(canonical);
 }
 END_TEST
 
@@ -409,6 +467,7 @@ Suite *suite_params(void)
     tcase_add_test(tc, schema_rejects_unknown_directive_with_line);
     tcase_add_test(tc, schema_rejects_bad_types_and_defaults);
     tcase_add_test(tc, schema_rejects_duplicates);
+    tcase_add_test(tc, schema_rejects_reserved_names_and_late_checks);
     tcase_add_test(tc, schema_rejects_bad_expressions);
     tcase_add_test(tc, schema_rejects_an_attribute_given_twice);
     tcase_add_test(tc, schema_rejects_bytes_of_sm);
@@ -420,6 +479,7 @@ Suite *suite_params(void)
     suite_add_tcase(suite, tc);
     tc = tcase_create("request");
     tcase_add_test(tc, request_fills_defaults_in_canonical_order);
+    tcase_add_test(tc, request_integers_are_decimal);
     tcase_add_test(tc, request_canonical_ignores_order_and_separators);
     tcase_add_test(tc, request_drops_parameters_that_do_not_apply);
     tcase_add_test(tc, request_unknown_key_lists_the_parameters);

@@ -260,6 +260,39 @@ START_TEST(missing_directory_and_unreadable_file_are_problems)
 }
 END_TEST
 
+/* A template whose file holds a NUL byte is a problem naming the offset (its text would end
+ * there, silently); a file name with a newline and a backslash cannot become code in the
+ * specialized source (it is escaped in the first comment as in #line). */
+START_TEST(nul_bytes_and_odd_file_names_are_handled)
+{
+    char *dir = test_mkdtemp(), path[4400];
+    snprintf(path, sizeof path, "%s/nul.cu", dir);
+    FILE *file = fopen(path, "wb");
+    ck_assert_ptr_nonnull(file);
+    static const char head[] = "//@ptxjit family nul\n//@ptxjit entry k\n";
+    fwrite(head, 1, sizeof head - 1, file);
+    fputc('\0', file);
+    fputs("//@ptxjit param p int(1..8) default=1\nextern \"C\" __global__ void k() {}\n", file);
+    ck_assert_int_eq(fclose(file), 0);
+    write_template(dir, "odd\n#define EVIL 1\n\\.cu", "odd", 7);
+    ptxjit_context *context = open_path(dir, NULL);
+    ck_assert_int_eq(ptxjit_template_problem_count(context), 1);
+    ck_assert_msg(strstr(ptxjit_template_problem(context, 0), "a NUL byte at offset 39"), "%s",
+                  ptxjit_template_problem(context, 0));
+    char *source = NULL;
+    ck_assert_int_eq(ptxjit_specialize(&source, context, "odd", ""), PTXJIT_OK);
+    for (const char *line = source; line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+        ck_assert_msg(strncmp(line, "#define EVIL", 12) != 0, "code from the file name:\n%s",
+                      source);
+    ck_assert_ptr_nonnull(strstr(source, "odd\\012#define EVIL 1\\012\\\\.cu"));
+    free(source);
+    ck_assert_int_eq(ptx_has_constant(kernel_of(context, "odd", ""), 3007), 1);
+    ptxjit_close(context);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 /* One family in two files: neither is used, the problem and the refusal name both; a memory
  * template of a family a file declares is refused, naming both too. */
 START_TEST(duplicate_families_are_unavailable_naming_both)
@@ -525,6 +558,7 @@ Suite *suite_templates(void)
     tcase_add_test(tc, broken_template_leaves_the_other_families_working);
     tcase_add_test(tc, missing_directory_and_unreadable_file_are_problems);
     tcase_add_test(tc, duplicate_families_are_unavailable_naming_both);
+    tcase_add_test(tc, nul_bytes_and_odd_file_names_are_handled);
     tcase_add_test(tc, memory_template_is_added_and_replaced);
     tcase_add_test(tc, broken_memory_template_is_refused);
     tcase_add_test(tc, reload_reads_edited_files);

@@ -141,9 +141,12 @@ static ptxjit_status nvrtc_key(pj_hash128 *out, ptxjit_kernel *kernel)
         return status;
     const char *dirs[PJ_COMPILE_OPTIONS_MAX + 1];
     int dir_count = user_include_dirs(dirs, kernel);
-    /* The whole specialized source: the prelude's <cuda_bf16.h> could be a user's too. */
-    char *text = dir_count ? pj_specialize_source(&kernel->request, kernel->canonical) : NULL;
-    if (dir_count && !text)
+    /* The whole specialized source: the prelude's <cuda_bf16.h> could be a user's too. A
+     * template from memory has no directory but may include a header by its absolute path;
+     * a built-in one includes only the toolkit's (and is not specialized twice for it). */
+    int scanned = dir_count || strncmp(schema->origin, "memory:", 7) == 0;
+    char *text = scanned ? pj_specialize_source(&kernel->request, kernel->canonical) : NULL;
+    if (scanned && !text)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     status = pj_includes_scan(&kernel->includes, text ? text : "", schema->origin,
                               kernel->template_dir, dirs, dir_count);

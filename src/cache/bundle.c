@@ -346,6 +346,14 @@ static ptxjit_status import_all(ptxjit_context *context, FILE *in, const char *p
     for (int first = 1;; first = 0) {
         tar_header h;
         size_t got = fread(&h, 1, BLOCK, in);
+        if (got < BLOCK && ferror(in))
+            return pj_error(PTXJIT_ERR_IO, "cannot read the bundle %s: %s", path,
+                            strerror(errno ? errno : EIO));
+        if (got < BLOCK && first)
+            return pj_error(PTXJIT_ERR_CACHE, "%s is not a tar file (%s); give a bundle "
+                                              "written by ptxjit_cache_export or ptxjit cache "
+                                              "export",
+                            path, got ? "shorter than one tar header" : "it is empty");
         if (got > 0 && got < BLOCK)
             stats->corrupt++; /* cut inside a header */
         if (got < BLOCK || zero_block(&h))
@@ -400,6 +408,13 @@ ptxjit_status ptxjit_cache_import(ptxjit_context *context, const char *path,
     FILE *in = fopen(path, "rbe");
     if (!in)
         return pj_error(PTXJIT_ERR_IO, "cannot read the bundle %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(in), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(in);
+        return pj_error(PTXJIT_ERR_IO, "cannot read the bundle %s: not a regular file; give the "
+                                       "file ptxjit_cache_export wrote",
+                        path);
+    }
     status = import_all(context, in, path, stats);
     fclose(in);
     return status;

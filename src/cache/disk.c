@@ -629,12 +629,18 @@ static ptxjit_status store_kind(pj_disk_cache *cache, const char *key, entry_kin
     ptxjit_status status;
     if (!dir || !path || !data) {
         status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory storing cache entry %s", key);
-    } else if (pj_directory_make(dir, cache->dir_mode) != 0) {
-        status = pj_error(PTXJIT_ERR_CACHE, "cannot create cache directory %s: %s", dir,
-                          strerror(errno));
     } else {
-        pj_evict_sweep_shard(cache->dir, shard);
-        status = publish(cache, dir, path, data, size, &replaced, durable);
+        struct stat st; /* a new shard's name must be durable too, in the cache root */
+        int made = stat(dir, &st) != 0;
+        if (pj_directory_make(dir, cache->dir_mode) != 0) {
+            status = pj_error(PTXJIT_ERR_CACHE, "cannot create cache directory %s: %s", dir,
+                              strerror(errno));
+        } else {
+            pj_evict_sweep_shard(cache->dir, shard);
+            status = publish(cache, dir, path, data, size, &replaced, durable);
+            if (status == PTXJIT_OK && durable && made)
+                sync_dir(cache->dir);
+        }
     }
     if (status == PTXJIT_OK)
         keep_under_cap(cache, (int64_t)size - (int64_t)replaced);

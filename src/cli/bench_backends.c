@@ -6,29 +6,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "count.h"
 #include "cli/family_cli.h"
 #include "cli/timing.h"
-
-static int read_count(size_t *out, const char *text, const char *name, size_t fallback)
-{
-    if (!text) {
-        *out = fallback;
-        return 1;
-    }
-    char *end;
-    unsigned long long value = strtoull(text, &end, 0);
-    if (end[0] == '^' && value == 2) { /* 2^28 */
-        unsigned long long power = strtoull(end + 1, &end, 10);
-        value = power < 48 ? 1ull << power : 0;
-    }
-    if (*end || value == 0) {
-        fprintf(stderr, "ptxjit: %s=%s is not a positive count (e.g. %s=2^28)\n", name, text,
-                name);
-        return 0;
-    }
-    *out = (size_t)value;
-    return 1;
-}
 
 static ptxjit_status routes_once(void *arg)
 {
@@ -87,8 +67,8 @@ int cmd_bench_backends(cli_args *args)
     const char *values[2] = {NULL, NULL};
     char *rest = cli_join_params(args->argc - 2, args->argv + 2, own, values);
     size_t n, runs;
-    int ok = rest && !*rest && read_count(&n, values[0], "n", f->backends_n) &&
-             read_count(&runs, values[1], "runs", 20);
+    int ok = rest && !*rest && cli_count(&n, values[0], "n", f->backends_n, PJ_COUNT_MAX) &&
+             cli_count(&runs, values[1], "runs", 20, CLI_MAX_RUNS);
     if (rest && *rest)
         fprintf(stderr, "ptxjit: bench backends takes only n= and runs=, not '%s'\n", rest);
     free(rest);

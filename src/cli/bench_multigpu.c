@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "count.h"
 #include "cli/timing.h"
 #include "share.h"
 
@@ -253,35 +254,38 @@ static ptxjit_status bench_workload(lane *lanes, int count, const workload *work
 static int parse_words(cli_args *args, const char **only, int *devices, size_t sizes[3],
                        int *runs, const char **params)
 {
+    static const char *const counts[] = {"devices", "runs", "n", "rows", "cols"};
+    size_t values[5] = {0, (size_t)*runs, sizes[0], sizes[1], sizes[2]};
+    static const uint64_t max[] = {1024, CLI_MAX_RUNS, PJ_COUNT_MAX, PJ_COUNT_MAX, PJ_COUNT_MAX};
     for (int i = 1; i < args->argc; i++) {
-        const char *word = args->argv[i];
-        if (strcmp(word, "reduce") == 0 || strcmp(word, "transpose") == 0)
+        const char *word = args->argv[i], *equals = strchr(word, '=');
+        int which = -1;
+        for (int c = 0; equals && c < 5; c++)
+            if (strlen(counts[c]) == (size_t)(equals - word) &&
+                strncmp(word, counts[c], (size_t)(equals - word)) == 0)
+                which = c;
+        if (strcmp(word, "reduce") == 0 || strcmp(word, "transpose") == 0) {
             *only = word;
-        else if (strncmp(word, "devices=", 8) == 0)
-            *devices = atoi(word + 8);
-        else if (strncmp(word, "runs=", 5) == 0)
-            *runs = atoi(word + 5);
-        else if (strncmp(word, "n=", 2) == 0)
-            sizes[0] = strtoull(word + 2, NULL, 0);
-        else if (strncmp(word, "rows=", 5) == 0)
-            sizes[1] = strtoull(word + 5, NULL, 0);
-        else if (strncmp(word, "cols=", 5) == 0)
-            sizes[2] = strtoull(word + 5, NULL, 0);
-        else if (strchr(word, '='))
+        } else if (which >= 0) {
+            if (!cli_count(&values[which], equals + 1, counts[which], 0, max[which]))
+                return 0;
+        } else if (equals && !*params) {
             *params = word;
-        else {
+        } else {
             fprintf(stderr, "ptxjit: bench multigpu takes reduce or transpose, devices=N, n=N, "
                             "rows=R, cols=C, runs=R and one quoted parameter set, not '%s'\n",
                     word);
             return 0;
         }
     }
-    if (*devices < 0 || *runs < 1 || !sizes[0] || !sizes[1] || !sizes[2] || (*params && !*only)) {
-        fprintf(stderr, "ptxjit: bench multigpu: devices=N (N >= 1), runs=R, n=N, rows=R and "
-                        "cols=C (each >= 1); a parameter set needs its family (reduce or "
-                        "transpose)\n");
+    if (*params && !*only) {
+        fprintf(stderr, "ptxjit: bench multigpu: a parameter set needs its family (reduce or "
+                        "transpose) before it\n");
         return 0;
     }
+    *devices = (int)values[0]; /* 0: not given, every GPU */
+    *runs = (int)values[1];
+    sizes[0] = values[2], sizes[1] = values[3], sizes[2] = values[4];
     return 1;
 }
 
@@ -307,6 +311,10 @@ int cmd_bench_multigpu(cli_args *args)
     size_t sizes[3] = {(size_t)1 << 28, 16384, 16384};
     if (!parse_words(args, &only, &devices, sizes, &runs, &params))
         return CLI_USAGE;
+    if (!args->options.use_gpu) {
+        fprintf(stderr, "ptxjit: bench multigpu needs a GPU (--no-gpu was given)\n");
+        return CLI_FAIL;
+    }
     int present = 0;
     ptxjit_status status = ptxjit_device_count(&present);
     if (status != PTXJIT_OK) {

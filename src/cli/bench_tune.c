@@ -225,11 +225,21 @@ static int five_in_a_row(ptxjit_context *context)
 
 int cmd_bench_tune(cli_args *args)
 {
+    static const char *const modes[] = {"all", "sweep", "cold", "pool", "repeat"};
+    const char *only = args->argc > 1 ? args->argv[1] : "all";
+    int known = 0;
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+        known |= strcmp(only, modes[i]) == 0;
+    if (!known || args->argc > 2) {
+        fprintf(stderr, "ptxjit: bench tune takes at most one of sweep, cold, pool, repeat "
+                        "(none: all), not '%s'\n",
+                args->argc > 2 ? args->argv[2] : only);
+        return CLI_USAGE;
+    }
     ptxjit_context *context;
     int code = cli_open(&context, args);
     if (code != CLI_OK)
         return code;
-    const char *only = args->argc > 1 ? args->argv[1] : "all";
     if (!strcmp(only, "pool")) { /* compiles only: no GPU needed */
         ptxjit_close(context);
         return pool_against_serial(args);

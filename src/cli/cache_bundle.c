@@ -39,6 +39,14 @@ static void summary_text(const char *what, const char *file, const ptxjit_bundle
 int cli_cache_bundle(cli_args *args, ptxjit_context *context)
 {
     const char *what = args->argv[0], *file = args->argv[1];
+    /* A family named for export must be one this context knows: a misspelt one would export
+     * nothing and look like success (--templates makes a family of one's own known). */
+    for (int i = 2; strcmp(what, "export") == 0 && i < args->argc; i++) {
+        const char *description;
+        ptxjit_status known = ptxjit_family_describe(&description, context, args->argv[i]);
+        if (known != PTXJIT_OK)
+            return cli_fail(known);
+    }
     ptxjit_bundle_stats stats;
     ptxjit_status status =
         strcmp(what, "export") == 0

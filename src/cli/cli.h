@@ -17,6 +17,7 @@ typedef struct {
     const char *tune_space;
     int tune_retune, tune_compile_only, tune_list, tune_clear;
     int tune_bucket; /* --bucket pow2: PTXJIT_TUNE_BUCKET_POW2 */
+    int tune_bucket_given; /* --bucket given at all (exact is 0) */
     int warm_from_records; /* `warm` only: --from-records */
 } cli_args;
 
@@ -28,6 +29,10 @@ char *cli_join_params(int argc, char **argv, const char *const *own, const char 
 int cli_open(ptxjit_context **out, cli_args *args);
 /* Says which commands take --json (the one place that lists them) and returns CLI_USAGE. */
 int cli_json_refused(const char *command);
+/* A count word's value (1000003, 2^30, 2^28+37) from 1 to max (at most PJ_COUNT_MAX, 2^48);
+ * fallback when text is NULL. 0 after a message naming the word. */
+#define CLI_MAX_RUNS 1000000
+int cli_count(size_t *out, const char *text, const char *name, size_t fallback, uint64_t max);
 
 int cmd_list(cli_args *args);
 int cmd_info(cli_args *args);

@@ -181,6 +181,12 @@ static void list_problems(ptxjit_context *context)
 
 int cmd_list(cli_args *args)
 {
+    if (args->argc) {
+        fprintf(stderr, "ptxjit: list takes no arguments, not '%s'; usage: ptxjit [--json] "
+                        "list\n",
+                args->argv[0]);
+        return CLI_USAGE;
+    }
     ptxjit_context *context;
     int code = cli_open(&context, args);
     if (code != CLI_OK)
@@ -646,15 +652,16 @@ int cmd_cache(cli_args *args)
         uint64_t evicted, temp_files;
         status = ptxjit_cache_trim(context, &evicted, &temp_files);
         if (status == PTXJIT_OK)
-            printf("evicted %llu entries and removed %llu stale temporary files from %s\n",
-                   (unsigned long long)evicted, (unsigned long long)temp_files,
-                   ptxjit_cache_dir(context));
+            fprintf(stderr, "ptxjit: evicted %llu entries and removed %llu stale temporary "
+                            "files from %s\n",
+                    (unsigned long long)evicted, (unsigned long long)temp_files,
+                    ptxjit_cache_dir(context));
     } else {
         uint64_t removed;
         status = ptxjit_cache_clear(context, &removed);
         if (status == PTXJIT_OK)
-            printf("removed %llu entries from %s\n", (unsigned long long)removed,
-                   ptxjit_cache_dir(context));
+            fprintf(stderr, "ptxjit: removed %llu entries from %s\n",
+                    (unsigned long long)removed, ptxjit_cache_dir(context));
     }
     code = status == PTXJIT_OK ? CLI_OK : cli_fail(status);
     ptxjit_close(context);

@@ -81,13 +81,14 @@ static const char usage_commands[] =
     "                                process (what `bench jit` runs in a fresh process)\n"
     "  cache path|stats|clear|trim   the disk cache: where it is, its counters, remove\n"
     "                                every entry, or evict down to the cap and sweep the\n"
-    "                                temp files of killed writers\n"
+    "                                temp files of killed writers (what clear and trim\n"
+    "                                removed: on stderr)\n"
     "  cache export FILE [FAMILY ...] the disk cache's entries and tuning records (or those\n"
     "                                of the families) as a tar file (tar tf FILE lists it)\n"
     "  cache import FILE             every member checked as a disk load checks an entry,\n"
     "                                then published; bad members skipped and counted\n"
     "  tune FAMILY [SIZE=N ...] [key=value ...] [--space \"P=V,V P=LO..HI\"] [--retune]\n"
-    "                                [--compile-only] [--bucket pow2]\n"
+    "                                [--compile-only] [--bucket pow2|exact]\n"
     "                                tune the family for a problem (its run sizes: reduce\n"
     "                                n=, transpose h= w=, matmul m= n= k=, softmax rows= cols=;\n"
     "                                a user family: problem=\"TEXT\"), the key=value words\n"
@@ -102,7 +103,9 @@ static const char usage_commands[] =
     "                                --bucket pow2: keep the record for the problem's\n"
     "                                bucket (each size rounded up to a power of two), which\n"
     "                                auto uses for any problem in it without a record\n"
-    "  tune --list | --clear         the tuning records in the cache, or remove them\n"
+    "                                (--bucket exact, the default: the problem alone)\n"
+    "  tune --list | --clear         the tuning records in the cache, or remove them (how\n"
+    "                                many: on stderr, or with --json {removed, path})\n"
     "  warm FILE|- | --from-records  compile the requests of FILE (- : stdin; one a line,\n"
     "                                FAMILY key=value ...; '#' starts a comment) into the\n"
     "                                cache at once, or the winner of every tuning record;\n"
@@ -333,6 +336,10 @@ static int apply_option(command_line *line, option_id id, const char *value)
         o->arch = value;
         break;
     case OPT_BACKEND:
+        if (strcmp(value, "nvrtc") != 0 && strcmp(value, "llvm") != 0) {
+            fprintf(stderr, "ptxjit: --backend takes nvrtc or llvm, not '%s'\n", value);
+            return CLI_USAGE;
+        }
         o->backend = value;
         break;
     case OPT_CACHE_DIR:
@@ -368,6 +375,7 @@ static int apply_option(command_line *line, option_id id, const char *value)
         }
         line->args.tune_bucket = strcmp(value, "pow2") == 0 ? PTXJIT_TUNE_BUCKET_POW2
                                                            : PTXJIT_TUNE_BUCKET_EXACT;
+        line->args.tune_bucket_given = 1;
         break;
     case OPT_RETUNE:
         line->args.tune_retune = 1;
@@ -470,7 +478,7 @@ static int run_command(cli_args *args, const char *name)
         }
         if (strcmp(name, "tune") != 0 &&
             (args->tune_space || args->tune_retune || args->tune_compile_only ||
-             args->tune_list || args->tune_clear || args->tune_bucket)) {
+             args->tune_list || args->tune_clear || args->tune_bucket_given)) {
             fprintf(stderr, "ptxjit: --space, --retune, --compile-only, --bucket, --list and "
                             "--clear are tune's options, not '%s''s; leave them out\n",
                     name);

@@ -5,34 +5,33 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "count.h"
 #include "latency.h"
 #include "cli/family_cli.h"
 #include "cli/timing.h"
 #include "families/family.h"
 
-/* A count such as 1000003, 2^30 or 2^28+37; fallback when text is NULL (0 allowed there). */
-static int parse_count(size_t *out, const char *text, const char *name, size_t fallback)
+int cli_count(size_t *out, const char *text, const char *name, size_t fallback, uint64_t max)
 {
     if (!text) {
         *out = fallback;
         return 1;
     }
-    char *end;
-    unsigned long long value = strtoull(text, &end, 0);
-    /* 2^k written as "2^30" is common in the write-ups; accept it, plus an optional +c. */
-    if (end[0] == '^' && value == 2) {
-        unsigned long long power = strtoull(end + 1, &end, 10);
-        value = power < 48 ? 1ull << power : 0;
-        if (*end == '+')
-            value += strtoull(end + 1, &end, 10);
-    }
-    if (*end || value == 0) {
-        fprintf(stderr, "ptxjit: %s=%s is not a positive count (e.g. %s=1000003 or %s=2^30)\n",
-                name, text, name, name);
+    uint64_t value;
+    if (!pj_count_parse(&value, text, strlen(text), max)) {
+        fprintf(stderr, "ptxjit: %s=%s is not a count from 1 to %llu (e.g. %s=1000003, %s=2^30 "
+                        "or %s=2^28+37)\n",
+                name, text, (unsigned long long)max, name, name, name);
         return 0;
     }
     *out = (size_t)value;
     return 1;
+}
+
+static int parse_count(size_t *out, const char *text, const char *name, size_t fallback)
+{
+    return cli_count(out, text, name, fallback,
+                     strcmp(name, "runs") == 0 ? CLI_MAX_RUNS : PJ_COUNT_MAX);
 }
 
 static int open_gpu(ptxjit_context **context, cli_args *args)
@@ -207,6 +206,10 @@ int cmd_bench(cli_args *args)
 int cmd_jit_time(cli_args *args)
 {
     double stages[PJ_LATENCY_COUNT] = {0};
+    if (args->argc < 1) {
+        fprintf(stderr, "usage: ptxjit jit-time FAMILY [key=value ...]\n");
+        return CLI_USAGE;
+    }
     /* The request's text first, as a program has its own before it asks: the timing is the
      * library's alone, and the process's first malloc (glibc setting up its heap) falls
      * outside it, as it does in any program that embeds the library. */

@@ -286,9 +286,19 @@ int cmd_tune(cli_args *args)
         uint64_t removed = 0;
         ptxjit_status status = ptxjit_tune_clear(context, &removed);
         code = status == PTXJIT_OK ? CLI_OK : cli_fail(status);
-        if (status == PTXJIT_OK)
-            printf("removed %llu tuning records from %s\n", (unsigned long long)removed,
-                   ptxjit_cache_dir(context) ? ptxjit_cache_dir(context) : "(no disk cache)");
+        if (status == PTXJIT_OK && args->json) {
+            cli_json json;
+            cli_json_init(&json, stdout);
+            cli_json_object_begin(&json);
+            cli_json_member_uint(&json, "removed", removed);
+            cli_json_member_string(&json, "path", ptxjit_cache_dir(context));
+            cli_json_object_end(&json);
+            cli_json_finish(&json);
+        } else if (status == PTXJIT_OK) {
+            fprintf(stderr, "ptxjit: removed %llu tuning records from %s\n",
+                    (unsigned long long)removed,
+                    ptxjit_cache_dir(context) ? ptxjit_cache_dir(context) : "(no disk cache)");
+        }
     } else {
         code = tune_family(context, args);
     }

@@ -1,6 +1,7 @@
 /* expr.c — the small expression language of template constraints and `when` clauses,
  * parsed once per schema into a tree and evaluated per request. */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,7 +117,10 @@ static pj_expr *parse_primary(expr_parser *p)
     }
     if (isdigit((unsigned char)*p->at)) {
         char *end;
+        errno = 0;
         long long value = strtoll(p->at, &end, 10);
+        if (errno == ERANGE)
+            return fail(p, "integer literal out of range");
         p->at = end;
         return node(PJ_EXPR_CONST, value, NULL, NULL);
     }

@@ -41,7 +41,7 @@ static ptxjit_status parse_value(int64_t *out, const pj_schema *schema, const pj
     }
     char *end;
     errno = 0;
-    long long value = strtoll(text, &end, 0);
+    long long value = strtoll(text, &end, 10); /* decimal: "0100" is 100, never octal 64 */
     if (errno || end == text || *end)
         return param_error(schema, param, text, "not an integer");
     if (value < param->min || value > param->max)

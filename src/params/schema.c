@@ -172,6 +172,9 @@ static ptxjit_status parse_type(pj_param *param, const char *type, const where *
     for (char *item = strtok_r(inner, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         if (!is_value_name(item))
             return bad(at, "value '%s' is not a name (letters, digits, '_')", item);
+        if (strcmp(item, "auto") == 0) /* a request's auto asks the tuner for the value */
+            return bad(at, "value '%s' is reserved (a request's PARAM=auto); choose another",
+                       item);
         for (int i = 0; i < param->value_count; i++)
             if (strcmp(param->values[i], item) == 0)
                 return bad(at, "value '%s' is listed twice", item);
@@ -311,6 +314,15 @@ static ptxjit_status parse_param(pj_schema *schema, char **words, int count, con
         return bad(at, "%s", "param needs a name and a type");
     if (!is_name(words[1]))
         return bad(at, "parameter name '%s' is not a name", words[1]);
+    /* backend= is taken out of a request before its parameters are read; sm and bytes mean
+     * the target and a dtype's size in expressions: a parameter of these names could never
+     * be set, or would change what an expression means. */
+    static const char *const reserved[] = {"backend", "sm", "bytes"};
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (strcmp(words[1], reserved[i]) == 0)
+            return bad(at, "parameter name '%s' is reserved (backend, sm, bytes); choose "
+                           "another",
+                       words[1]);
     if (pj_schema_param_index(schema, words[1]) >= 0)
         return bad(at, "parameter '%s' is declared twice", words[1]);
     pj_param *grown = realloc(schema->params, (size_t)(schema->param_count + 1) * sizeof *grown);
@@ -327,6 +339,11 @@ static ptxjit_status parse_param(pj_schema *schema, char **words, int count, con
         status = parse_attribute(param, &default_text, words[i], at);
     if (status != PTXJIT_OK)
         return status;
+    /* A default_if read before a later `pow2` word was checked without it. */
+    for (int c = 0; param->pow2 && c < param->case_count; c++)
+        if (!pj_is_power_of_two(param->case_value[c]))
+            return bad(at, "default_if value '%s' is not a power of two, as pow2 requires",
+                       param->case_value_text[c] ? param->case_value_text[c] : "?");
     if (!default_text)
         return bad(at, "parameter '%s' needs default=", param->name);
     status = parse_default(param, default_text, &param->default_value, at);

@@ -1,10 +1,10 @@
 /* check.c — the tuner's kernels (compare.cu, as PTX in compare_ptx.c) loaded through the
  * driver, and the calls the families' tune hooks make of them. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "count.h"
 #include "tune/check.h"
 
 extern const char pj_tune_compare_ptx[];
@@ -133,34 +133,6 @@ ptxjit_status pj_tune_compare(pj_tune_checker *c, CUdeviceptr got, CUdeviceptr w
                     (unsigned long long)result[1], g, w);
 }
 
-/* A problem's count: N, 2^P or 2^P+N, from 1 to PJ_TUNE_MAX_COUNT, so that a family's sizes
- * multiply without wrapping before they are checked against the GPU's memory. */
-static int parse_count(const char *text, size_t length, uint64_t *out)
-{
-    char buf[64];
-    if (!length || length >= sizeof buf || text[0] < '0' || text[0] > '9')
-        return 0;
-    memcpy(buf, text, length);
-    buf[length] = '\0';
-    char *end;
-    errno = 0;
-    unsigned long long value = strtoull(buf, &end, 10);
-    if (end[0] == '^' && value == 2 && end[1] >= '0' && end[1] <= '9') {
-        unsigned long long power = strtoull(end + 1, &end, 10);
-        if (power > 48)
-            return 0;
-        value = 1ull << power;
-        if (*end == '+' && end[1] >= '0' && end[1] <= '9') {
-            unsigned long long add = strtoull(end + 1, &end, 10);
-            value = add > PJ_TUNE_MAX_COUNT ? 0 : value + add; /* both at most 2^48 */
-        }
-    }
-    if (*end || errno || value == 0 || value > PJ_TUNE_MAX_COUNT)
-        return 0;
-    *out = value;
-    return 1;
-}
-
 static ptxjit_status problem_error(const char *family, const char *const *names, const char *why,
                                    const char *text)
 {
@@ -193,7 +165,8 @@ ptxjit_status pj_tune_problem_words(uint64_t *values, const char *text, const ch
             if (strlen(names[i]) == (size_t)(equals - s) && !strncmp(names[i], s, (size_t)(equals - s)))
                 index = i;
         if (index < 0 || seen[index] ||
-            !parse_count(equals + 1, length - (size_t)(equals - s) - 1, &values[index]))
+            !pj_count_parse(&values[index], equals + 1, length - (size_t)(equals - s) - 1,
+                            PJ_COUNT_MAX))
             return problem_error(family, names,
                                  index < 0 ? "an unknown word" : seen[index] ? "a word given twice"
                                                                 : "not a count from 1 to 2^48",

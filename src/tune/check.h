@@ -29,13 +29,9 @@ ptxjit_status pj_tune_fill(pj_tune_checker *checker, CUdeviceptr data, uint64_t 
 ptxjit_status pj_tune_compare(pj_tune_checker *checker, CUdeviceptr got, CUdeviceptr want,
                               uint64_t count, pj_tune_kind kind, double rel, double abs,
                               const char *what);
-/* The largest count a problem's word takes: no GPU holds more elements, and two such counts
- * and an element size multiply without wrapping 64 bits only when checked (the families do). */
-#define PJ_TUNE_MAX_COUNT (1ull << 48)
-
 /* The problem's words ("rows=16384 cols=2^14"): each of names exactly once, a count from 1 to
- * PJ_TUNE_MAX_COUNT (2^K and 2^K+C accepted), nothing else; values in the order of names.
- * PTXJIT_ERR_PARAM naming what the family takes. */
+ * PJ_COUNT_MAX (count.h; 2^K and 2^K+C accepted), nothing else; values in the order of
+ * names. PTXJIT_ERR_PARAM naming what the family takes. */
 ptxjit_status pj_tune_problem_words(uint64_t *values, const char *text, const char *family,
                                     const char *const *names);
 

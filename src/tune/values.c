@@ -69,15 +69,25 @@ static ptxjit_status parse_range(int64_t **values, int *count, const pj_param *p
         return values_error(param, text, "a range is written LO..HI with LO <= HI");
     if (low < param->min || high > param->max)
         return values_error(param, text, "the range goes outside the parameter's own");
-    if (!param->pow2 && high - low >= PJ_TUNE_MAX_VALUES)
+    /* The span in unsigned arithmetic: high - low overflows int64 for the widest ranges. */
+    if (!param->pow2 && (uint64_t)high - (uint64_t)low >= PJ_TUNE_MAX_VALUES)
         return values_error(param, text, "more than 64 values; narrow the range or list them");
     ptxjit_status status = PTXJIT_OK;
-    for (int64_t v = low; v <= high && status == PTXJIT_OK; v++)
-        if (!param->pow2 || pj_is_power_of_two(v)) {
-            status = append_value(values, count, v, param, text);
-            if (param->pow2)
-                v = 2 * v - 1; /* the next power of two, after v++ */
+    if (param->pow2) { /* powers of two from the first at or above low: at most 63 of them */
+        for (uint64_t v = 1; status == PTXJIT_OK && v <= (uint64_t)INT64_MAX && (int64_t)v <= high;
+             v *= 2) {
+            if ((int64_t)v >= low)
+                status = append_value(values, count, (int64_t)v, param, text);
+            if (v > (uint64_t)INT64_MAX / 2)
+                break;
         }
+    } else {
+        for (int64_t v = low; status == PTXJIT_OK; v++) {
+            status = append_value(values, count, v, param, text);
+            if (v == high)
+                break; /* before v++ could pass INT64_MAX */
+        }
+    }
     if (status == PTXJIT_OK && *count == 0)
         status = values_error(param, text, "no power of two in the range");
     return status;

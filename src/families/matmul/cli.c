@@ -12,6 +12,7 @@
 #include "cli/family_cli.h"
 #include "cli/cublas_peer.h"
 #include "cli/timing.h"
+#include "count.h"
 #include "families/matmul/fit.h"
 #include "families/matmul/op.h"
 
@@ -63,6 +64,12 @@ static ptxjit_status data_make(matmul_data *d, ptxjit_context *context, size_t m
 {
     *d = (matmul_data){context, m, n, k, dtype, NULL, NULL, NULL, 0, 0, 0};
     const size_t e = (size_t)pj_matmul_type_bytes(dtype);
+    size_t products[3];
+    if (__builtin_mul_overflow(m, k, &products[0]) || __builtin_mul_overflow(k, n, &products[1]) ||
+        __builtin_mul_overflow(m, n, &products[2]) || products[0] > PJ_COUNT_MAX ||
+        products[1] > PJ_COUNT_MAX || products[2] > PJ_COUNT_MAX)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "matmul: %zu x %zu x %zu is more memory than "
+                        "exists; give smaller m=, n= and k=", m, n, k);
     float *values = malloc((m > n ? m : n) * k * sizeof *values);
     d->a = malloc(m * k * e);
     d->b = malloc(k * n * e);

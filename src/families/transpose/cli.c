@@ -113,7 +113,12 @@ static int transpose_run(ptxjit_context *context, const char *params, size_t row
     if (status != PTXJIT_OK)
         return cli_fail(status);
     const int e = pj_dtype_bytes(config.dtype);
-    const size_t bytes = rows * cols * (size_t)e;
+    size_t bytes;
+    if (__builtin_mul_overflow(rows, cols, &bytes) ||
+        __builtin_mul_overflow(bytes, (size_t)e, &bytes) || bytes > SIZE_MAX / 2)
+        return cli_fail(pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "transpose: %zu x %zu elements are "
+                                 "more memory than exists; give smaller h= and w=",
+                                 rows, cols));
     transpose_job job = {context, params, 0, 0, rows, cols, NULL};
     void *host = NULL;
     double ms = 0;

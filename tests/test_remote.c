@@ -11,6 +11,7 @@
 #include "cache/disk.h"
 #include "redis_server.h"
 #include "remote/config.h"
+#include "remote/connection.h"
 #include "remote/remote.h"
 #include "test_util.h"
 #include "tune/record.h"
@@ -291,6 +292,39 @@ START_TEST(values_over_the_size_limit_are_not_sent)
 }
 END_TEST
 
+/* A claim is idempotent for its holder: exchange retries a pipeline on a fresh connection
+ * when a reply is lost, and the first SET NX may have landed; the retry must find the lease
+ * its own, not another's to wait on until its TTL. Another holder is still refused. */
+START_TEST(a_claim_retried_by_its_holder_still_wins)
+{
+    test_redis r = {0};
+    if (!test_redis_start(&r, "a_claim_retried_by_its_holder_still_wins"))
+        return;
+    pj_remote_config config;
+    int configured = 0;
+    ck_assert_int_eq(pj_remote_config_read(&config, &configured, r.url), PTXJIT_OK);
+    ck_assert_int_eq(configured, 1);
+    pj_remote_link *link = NULL;
+    pj_logger logger = {NULL, NULL};
+    ck_assert_int_eq(pj_link_open(&link, &config, &logger), PTXJIT_OK);
+    static const char *const holders[] = {"node-a:1:0", "node-a:1:0", "node-b:2:0"};
+    static const int want[] = {1, 1, 0};
+    for (int i = 0; i < 3; i++) {
+        int won = -1;
+        char *value = NULL;
+        size_t size = 0;
+        ck_assert_int_eq(pj_link_claim(link, "lease-x", holders[i], 3000, "entry-x", &won,
+                                       &value, &size),
+                         PJ_LINK_NIL);
+        ck_assert_msg(won == want[i], "claim %d by %s: won %d", i, holders[i], won);
+        free(value);
+    }
+    pj_link_close(link);
+    pj_remote_config_free(&config);
+    test_redis_stop(&r);
+}
+END_TEST
+
 /* No server: every request compiles; after 3 failures the tier backs off and stops trying
  * (errors stop growing). */
 START_TEST(absent_server_backs_off_and_requests_compile)
@@ -373,6 +407,7 @@ Suite *suite_remote(void)
     tcase_add_test(tc, tuning_records_travel_through_redis);
     tcase_add_test(tc, auth_with_a_password_file);
     tcase_add_test(tc, values_over_the_size_limit_are_not_sent);
+    tcase_add_test(tc, a_claim_retried_by_its_holder_still_wins);
     tcase_add_test(tc, absent_server_backs_off_and_requests_compile);
     tcase_add_test(tc, killed_and_restarted_server_loses_nothing);
     suite_add_tcase(s, tc);

@@ -301,19 +301,24 @@ pj_link_result pj_link_claim(pj_remote_link *link, const char *lease, const char
 {
     char ttl[16];
     snprintf(ttl, sizeof ttl, "%d", ttl_ms);
-    link_command commands[2] = {
+    link_command commands[3] = {
         {6, {"SET", lease, holder, "NX", "PX", ttl},
          {3, strlen(lease), strlen(holder), 2, 2, strlen(ttl)}},
-        command2("GET", name)};
-    redisReply *replies[2];
+        command2("GET", lease), command2("GET", name)};
+    redisReply *replies[3];
     *won = 0;
-    pj_link_result result = exchange(link, 2, commands, replies);
+    pj_link_result result = exchange(link, 3, commands, replies);
     if (result != PJ_LINK_OK)
         return result;
-    *won = replies[0]->type == REDIS_REPLY_STATUS; /* OK; NX refused: nil */
-    result = take_value(replies[1], value, size);
-    freeReplyObject(replies[0]);
-    freeReplyObject(replies[1]);
+    /* OK, or (NX refused) the lease names this holder already: exchange retries on a fresh
+     * connection when a reply timed out, and the first SET may have landed. */
+    const redisReply *named = replies[1];
+    *won = replies[0]->type == REDIS_REPLY_STATUS ||
+           (named->type == REDIS_REPLY_STRING && named->len == strlen(holder) &&
+            memcmp(named->str, holder, named->len) == 0);
+    result = take_value(replies[2], value, size);
+    for (int i = 0; i < 3; i++)
+        freeReplyObject(replies[i]);
     return result;
 }
 

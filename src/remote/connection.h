@@ -29,9 +29,10 @@ pj_link_result pj_link_get(pj_remote_link *link, const char *name, char **value,
 /* SET name value. */
 pj_link_result pj_link_set(pj_remote_link *link, const char *name, const char *value,
                            size_t size);
-/* SET lease holder NX PX ttl_ms, then GET name, in one round trip (the lease first: a lease
- * taken after its holder published still sees the entry). *won: the lease was free and is
- * now holder's; then as pj_link_get (PJ_LINK_NIL: no entry). */
+/* SET lease holder NX PX ttl_ms, GET lease, then GET name, in one round trip (the lease
+ * first: a lease taken after its holder published still sees the entry). *won: the lease was
+ * free and is now holder's, or was holder's already (a claim retried after a lost reply);
+ * then as pj_link_get (PJ_LINK_NIL: no entry). */
 pj_link_result pj_link_claim(pj_remote_link *link, const char *lease, const char *holder,
                              int ttl_ms, const char *name, int *won, char **value, size_t *size);
 /* PEXPIRE name ttl_ms, and DEL name. */

@@ -107,6 +107,24 @@ START_TEST(schema_rejects_reserved_names_and_late_checks)
     }
     expect_template_error("//@ptxjit family x\n//@ptxjit param a enum(p,auto) default=p\n",
                           "value 'auto' is reserved");
+    expect_template_error("//@ptxjit family x\n//@ptxjit param w enum(64,128) default=64\n",
+                          "value '64' is a number");
+    /* names that meet in the prelude, upper-cased and joined by '_' */
+    expect_template_error("//@ptxjit family x\n//@ptxjit entry k\n"
+                          "//@ptxjit param tpb int(1..8) default=1\n"
+                          "//@ptxjit param TPB int(1..8) default=1\n",
+                          "both define TPB");
+    expect_template_error("//@ptxjit family x\n//@ptxjit entry k\n"
+                          "//@ptxjit param m enum(a,A) default=a\n",
+                          "both define M_A");
+    expect_template_error("//@ptxjit family x\n//@ptxjit entry k\n"
+                          "//@ptxjit param a_b enum(c,d) default=c\n"
+                          "//@ptxjit param a enum(b_c,e) default=e\n",
+                          "both define A_B_C");
+    expect_template_error("//@ptxjit family x\n//@ptxjit entry k\n"
+                          "//@ptxjit param t dtype(f32,f16) default=f32\n"
+                          "//@ptxjit param t_id int(1..8) default=1\n",
+                          "both define T_ID");
     /* default_if read before the pow2 word that follows it */
     expect_template_error("//@ptxjit family x\n//@ptxjit param m int(1..4) default=2\n"
                           "//@ptxjit param t int(1..1024) default_if=\"m == 1 => 3\" pow2 "

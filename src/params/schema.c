@@ -172,6 +172,10 @@ static ptxjit_status parse_type(pj_param *param, const char *type, const where *
     for (char *item = strtok_r(inner, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         if (!is_value_name(item))
             return bad(at, "value '%s' is not a name (letters, digits, '_')", item);
+        if (strspn(item, "0123456789") == strlen(item)) /* an expression reads it as a number */
+            return bad(at, "value '%s' is a number, which an expression would read as one; "
+                           "give it a name that starts with a letter or '_'",
+                       item);
         if (strcmp(item, "auto") == 0) /* a request's auto asks the tuner for the value */
             return bad(at, "value '%s' is reserved (a request's PARAM=auto); choose another",
                        item);
@@ -372,6 +376,67 @@ static ptxjit_status parse_tune(pj_schema *schema, char **words, int count, cons
     return PTXJIT_OK;
 }
 
+/* "NAME" or "NAME_VALUE" upper-cased, as the prelude writes it (specialize.c). */
+static char *prelude_name(const char *name, const char *value)
+{
+    pj_strbuf sb;
+    pj_sb_init(&sb);
+    pj_sb_appendf(&sb, value ? "%s_%s" : "%s", name, value ? value : "");
+    for (char *c = sb.data; c && *c; c++)
+        *c = (char)toupper((unsigned char)*c);
+    return pj_sb_take(&sb);
+}
+
+/* The prelude defines NAME for each parameter, NAME_VALUE for each listed value and NAME_ID
+ * for a dtype, upper-cased: two parameters or values that meet there (tpb and TPB; a_b=c and
+ * a=b_c) would only fail later as a C++ redefinition, so they are refused here. */
+static ptxjit_status check_prelude_names(const pj_schema *schema, const char *origin)
+{
+    int count = 0, capacity = 0;
+    char **names = NULL;
+    const char **owners = NULL;
+    ptxjit_status status = PTXJIT_OK;
+    for (int p = 0; p < schema->param_count && status == PTXJIT_OK; p++) {
+        const pj_param *param = &schema->params[p];
+        int extra = param->kind == PJ_PARAM_DTYPE;
+        for (int v = -1; v < param->value_count + extra && status == PTXJIT_OK; v++) {
+            const char *value = v < 0 ? NULL : v < param->value_count ? param->values[v] : "ID";
+            char *name = prelude_name(param->name, value);
+            if (count == capacity) {
+                capacity = capacity ? 2 * capacity : 32;
+                char **grown = realloc(names, (size_t)capacity * sizeof *names);
+                names = grown ? grown : names;
+                const char **grown_owners =
+                    grown ? realloc(owners, (size_t)capacity * sizeof *owners) : NULL;
+                owners = grown_owners ? grown_owners : owners;
+                if (!grown || !grown_owners) {
+                    free(name);
+                    status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+                    break;
+                }
+            }
+            if (!name) {
+                status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+                break;
+            }
+            for (int i = 0; i < count && status == PTXJIT_OK; i++)
+                if (strcmp(names[i], name) == 0)
+                    status = pj_error(PTXJIT_ERR_TEMPLATE,
+                                      "%s: parameter '%s' and parameter '%s' both define %s in "
+                                      "the prelude (names and values are upper-cased, joined "
+                                      "by '_'); rename one",
+                                      origin, owners[i], param->name, name);
+            names[count] = name;
+            owners[count++] = param->name;
+        }
+    }
+    for (int i = 0; i < count; i++)
+        free(names[i]);
+    free(names);
+    free(owners);
+    return status;
+}
+
 /* Each tune line names a declared parameter, once, with values its type allows. */
 static ptxjit_status check_tunes(pj_schema *schema, const char *origin)
 {
@@ -569,6 +634,8 @@ ptxjit_status pj_schema_parse(pj_schema **out, const char *source, const char *o
         status = parse_expressions(schema, origin);
     if (status == PTXJIT_OK)
         status = check_tunes(schema, origin);
+    if (status == PTXJIT_OK)
+        status = check_prelude_names(schema, origin);
     if (status != PTXJIT_OK) {
         pj_schema_free(schema);
         return status;

@@ -245,18 +245,47 @@ static void *export_thread(void *arg)
     return NULL;
 }
 
+/* Two caches in a temporary directory: a with count fake reduce entries, b empty; and the
+ * path of a bundle beside them. */
+typedef struct {
+    char *base, *a_dir, *b_dir, *bundle;
+    ptxjit_context *a, *b;
+} two_caches;
+
+static void two_caches_open(two_caches *t, int count)
+{
+    t->base = test_mkdtemp();
+    t->a_dir = path_in(t->base, "a");
+    t->b_dir = path_in(t->base, "b");
+    t->bundle = path_in(t->base, "cache.tar");
+    pj_disk_cache *disk = disk_at(t->a_dir);
+    char key[33];
+    for (int i = 0; i < count; i++) {
+        key_of(key, i);
+        store_fake(disk, key, "reduce", 0);
+    }
+    pj_disk_cache_close(disk);
+    t->a = open_at(t->a_dir);
+    t->b = open_at(t->b_dir);
+}
+
+static void two_caches_close(two_caches *t)
+{
+    ptxjit_close(t->a);
+    ptxjit_close(t->b);
+    test_rmtree(t->base);
+    free(t->base);
+    free(t->a_dir);
+    free(t->b_dir);
+    free(t->bundle);
+}
+
 START_TEST(exports_to_one_path_at_once_stay_whole)
 {
-    char *base = test_mkdtemp(), *a_dir = path_in(base, "a"), *b_dir = path_in(base, "b");
-    char *bundle = path_in(base, "cache.tar");
-    pj_disk_cache *a = disk_at(a_dir);
-    char key[33];
-    for (int i = 0; i < 200; i++) {
-        key_of(key, i);
-        store_fake(a, key, "reduce", 0);
-    }
-    pj_disk_cache_close(a);
-    ptxjit_context *ca = open_at(a_dir), *cb = open_at(b_dir);
+    two_caches t;
+    two_caches_open(&t, 200);
+    ptxjit_context *ca = t.a, *cb = t.b;
+    char *base = t.base, *bundle = t.bundle;
     for (int round = 0; round < 5; round++) {
         export_job jobs[2] = {{ca, bundle, PTXJIT_OK, {0}}, {ca, bundle, PTXJIT_OK, {0}}};
         pthread_t threads[2];
@@ -275,13 +304,7 @@ START_TEST(exports_to_one_path_at_once_stay_whole)
     char listing[9000];
     snprintf(listing, sizeof listing, "ls %s | grep -c tmp | grep -qx 0", base);
     ck_assert_int_eq(system(listing), 0); /* no temporary file left behind */
-    ptxjit_close(ca);
-    ptxjit_close(cb);
-    test_rmtree(base);
-    free(base);
-    free(a_dir);
-    free(b_dir);
-    free(bundle);
+    two_caches_close(&t);
 }
 END_TEST
 
@@ -289,16 +312,10 @@ END_TEST
  * the import's error, with the store's words; what was published before it stays whole. */
 START_TEST(import_fails_when_the_cache_cannot_store)
 {
-    char *base = test_mkdtemp(), *a_dir = path_in(base, "a"), *b_dir = path_in(base, "b");
-    char *bundle = path_in(base, "cache.tar");
-    pj_disk_cache *a = disk_at(a_dir);
-    char key[33];
-    for (int i = 0; i < 20; i++) {
-        key_of(key, i);
-        store_fake(a, key, "reduce", 0);
-    }
-    pj_disk_cache_close(a);
-    ptxjit_context *ca = open_at(a_dir), *cb = open_at(b_dir);
+    two_caches t;
+    two_caches_open(&t, 20);
+    ptxjit_context *ca = t.a, *cb = t.b;
+    const char *bundle = t.bundle;
     ck_assert_int_eq(ptxjit_cache_export(ca, bundle, NULL, 0, NULL), PTXJIT_OK);
     pj_fileio_inject_fault(FILEIO_WRITE, 5, ENOSPC);
     ptxjit_bundle_stats s;
@@ -313,13 +330,7 @@ START_TEST(import_fails_when_the_cache_cannot_store)
     ck_assert_uint_eq(stats.entries, s.entries);
     ck_assert_int_eq(ptxjit_cache_import(cb, bundle, &s), PTXJIT_OK); /* room again: the rest */
     ck_assert_uint_eq(s.entries, 20);
-    ptxjit_close(ca);
-    ptxjit_close(cb);
-    test_rmtree(base);
-    free(base);
-    free(a_dir);
-    free(b_dir);
-    free(bundle);
+    two_caches_close(&t);
 }
 END_TEST
 

@@ -47,7 +47,7 @@ LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/e
            src/tune/auto.c src/tune/bench_gpu.c src/tune/check.c src/tune/compare_ptx.c \
            src/tune/bucket.c src/tune/memo.c src/pool/compile_pool.c src/pool/worker.c src/warm.c src/tune/record.c src/tune/space.c src/tune/values.c src/tune/tuner.c \
            src/families/family.c $(FAMILY_DIRS:%=%/op.c)
-LIB_SRC += src/templates.c src/latency.c src/count.c
+LIB_SRC += src/templates.c src/latency.c src/count.c src/front.c
 # Several GPUs: the process's shared kernel cache, the device count.
 LIB_SRC += src/share.c src/devices.c
 # The matmul op's tile for the product's shape.

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "front.h"
 #include "latency.h"
 #include "backend/nvrtc.h"
 #include "cache/compile_lock.h"
@@ -182,6 +183,7 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
     context->process_cache = options->process_cache;
     context->default_backend = default_backend;
     context->gpu_status = PTXJIT_ERR_NO_DRIVER;
+    context->front_epoch = pj_front_new_epoch();
     pj_copy_string(context->gpu_error, sizeof context->gpu_error,
                    "the GPU was turned off for this context (use_gpu = 0)");
     if (options->use_gpu)

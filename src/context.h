@@ -21,7 +21,10 @@ typedef struct pj_alias pj_alias;
 struct pj_route;
 
 struct ptxjit_kernel {
+    /* What a launch reads, together in the first cache line. */
     ptxjit_context *context;
+    int loaded;            /* module loaded on the GPU; read with acquire, set under lock */
+    CUfunction *functions; /* one per entry */
     const pj_schema *schema;
     pj_request request; /* parameter values, for the family ops */
     char *canonical;
@@ -42,9 +45,7 @@ struct ptxjit_kernel {
     char *source;       /* what the route compiles (specialized source, or LLVM IR), made on
                            the first ptxjit_kernel_source; set under context->lock */
     int ready;          /* 0 while one thread compiles it; guarded by context->lock */
-    int loaded;         /* module loaded on the GPU; read with acquire, set under lock */
     CUmodule module;
-    CUfunction *functions; /* one per entry */
     int *shared_limits;    /* per entry: dynamic shared memory allowed so far (under lock) */
     struct pj_ptx_entry *entry_params; /* per entry, read from the PTX and cubin on first
                                           use, published atomically (entry_params.c) */
@@ -52,6 +53,13 @@ struct ptxjit_kernel {
 };
 
 struct ptxjit_context {
+    /* What a memory hit and a launch read, together in the first cache line. GPU: driver is
+     * NULL when gpu_status != OK (gpu_error says why). */
+    const pj_driver *driver;
+    CUcontext cu_context;
+    ptxjit_status gpu_status;
+    uint64_t front_epoch; /* this thread's front of exact requests (front.h) holds while it
+                             is unchanged: new at open and whenever the aliases are forgotten */
     pj_logger logger;
     char arch[32];
     pj_backend default_backend;    /* from options.backend; a request's backend= overrides */
@@ -73,12 +81,9 @@ struct ptxjit_context {
                                       (cache/copier.h); NULL: no disk cache, or written at once */
     char compiler_version[PJ_BACKEND_COUNT][64]; /* per backend, "" until first needed;
                                                     guarded by lock */
-    /* GPU; driver NULL when gpu_status != OK (gpu_error says why). */
-    const pj_driver *driver;
-    ptxjit_status gpu_status;
+    /* The GPU's other state. */
     char gpu_error[1024];
     CUdevice device;
-    CUcontext cu_context;
     int device_ordinal;
     int sm_count;
     int process_cache;             /* options.process_cache: kernels shared with the process's

@@ -13,6 +13,7 @@
 #include "cache/compile_lock.h"
 #include "cache/copier.h"
 #include "context.h"
+#include "front.h"
 #include "latency.h"
 #include "remote/remote.h"
 #include "share.h"
@@ -147,6 +148,8 @@ void pj_kernel_forget_aliases(ptxjit_context *context)
             context->retired_aliases = a;
         }
     }
+    /* After the buckets: a thread that reads the new epoch finds them emptied. */
+    __atomic_store_n(&context->front_epoch, pj_front_new_epoch(), __ATOMIC_RELEASE);
 }
 
 /* Each declared entry must be in the PTX, else launches would fail much later. */
@@ -564,9 +567,17 @@ ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
     if (!out || !context || !family)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "out, context and family must be given");
     request_text text = {family, params ? params : "", compile_options ? compile_options : ""};
-    uint64_t alias = alias_hash(&text);
-    ptxjit_kernel *known = alias_find(context, alias, &text);
+    uint64_t epoch = __atomic_load_n(&context->front_epoch, __ATOMIC_ACQUIRE);
+    ptxjit_kernel *known = pj_front_find(context, epoch, text.family, text.params, text.options);
     if (known) {
+        *out = known;
+        *origin = PTXJIT_ORIGIN_MEMORY;
+        return PTXJIT_OK;
+    }
+    uint64_t alias = alias_hash(&text);
+    known = alias_find(context, alias, &text);
+    if (known) {
+        pj_front_note(context, epoch, text.family, text.params, text.options, known);
         *out = known;
         *origin = PTXJIT_ORIGIN_MEMORY;
         return PTXJIT_OK;

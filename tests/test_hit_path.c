@@ -229,6 +229,90 @@ START_TEST(formatting_without_printf_equals_printf)
 }
 END_TEST
 
+/* A template of one constant, cheap to compile (NVRTC under valgrind too). */
+#define FRONT_TEMPLATE                                                                     \
+    "//@ptxjit family front\n"                                                             \
+    "//@ptxjit entry front_kernel\n"                                                       \
+    "//@ptxjit param factor int(1..100000) default=3\n"                                    \
+    "//@ptxjit param name enum(a,bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" \
+    "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb) default=a\n"                         \
+    "extern \"C\" __global__ void front_kernel(int *x) { x[0] = FACTOR * 7 + NAME; }\n"
+
+static ptxjit_kernel *front_get(ptxjit_context *context, const char *params,
+                                ptxjit_origin expected)
+{
+    ptxjit_kernel *kernel = NULL;
+    ptxjit_origin origin;
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "front", params, &origin), PTXJIT_OK);
+    ck_assert_int_eq(origin, expected);
+    ck_assert_str_eq(ptxjit_kernel_family(kernel), "front");
+    ck_assert_ptr_eq(kernel->context, context);
+    return kernel;
+}
+
+/* The per-thread front of exact requests (front.c) answers only for the text it noted, in
+ * the context it noted it in, until the context's templates change: a caller's buffer
+ * rewritten with other parameters gets their kernel, not the one its address saw before; a
+ * template added for the family makes the same text compile again; a context opened where a
+ * closed one was (calloc gives the address back) never gets the closed one's kernels; a
+ * request longer than a slot goes the alias way and is still answered. */
+START_TEST(the_front_answers_only_for_its_text_context_and_templates)
+{
+    ptxjit_context *context = test_open_offline(NULL);
+    ck_assert_int_eq(ptxjit_add_template(context, "front.cu", FRONT_TEMPLATE), PTXJIT_OK);
+    char params[64];
+    strcpy(params, "factor=5");
+    ptxjit_kernel *five = front_get(context, params, PTXJIT_ORIGIN_COMPILED);
+    ck_assert_ptr_eq(front_get(context, params, PTXJIT_ORIGIN_MEMORY), five); /* alias */
+    ck_assert_ptr_eq(front_get(context, params, PTXJIT_ORIGIN_MEMORY), five); /* front */
+    ck_assert_ptr_eq(front_get(context, "factor=5", PTXJIT_ORIGIN_MEMORY), five);
+    strcpy(params, "factor=6");
+    ptxjit_kernel *six = front_get(context, params, PTXJIT_ORIGIN_COMPILED);
+    ck_assert_ptr_ne(six, five);
+    ck_assert_ptr_eq(front_get(context, params, PTXJIT_ORIGIN_MEMORY), six);
+    ck_assert_ptr_eq(front_get(context, params, PTXJIT_ORIGIN_MEMORY), six);
+    strcpy(params, "factor=5");
+    ck_assert_ptr_eq(front_get(context, params, PTXJIT_ORIGIN_MEMORY), five);
+    strcpy(params, "factor=50"); /* the noted text followed by more */
+    ck_assert_ptr_ne(front_get(context, params, PTXJIT_ORIGIN_COMPILED), five);
+    strcpy(params, "factor=5"); /* and the family, or the options, differing */
+    ptxjit_kernel *other = NULL;
+    ck_assert_int_eq(ptxjit_get_kernel(&other, context, "reduce", params, NULL),
+                     PTXJIT_ERR_PARAM);
+    ck_assert_int_eq(ptxjit_get_kernel_ex(&other, context, "front", params, "-DX=1", NULL),
+                     PTXJIT_OK);
+    ck_assert_ptr_ne(other, five);
+
+    /* Longer than a slot: answered through the aliases each time. */
+    const char *name = "name=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+                       "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb factor=5";
+    ptxjit_kernel *longer = front_get(context, name, PTXJIT_ORIGIN_COMPILED);
+    for (int i = 0; i < 3; i++)
+        ck_assert_ptr_eq(front_get(context, name, PTXJIT_ORIGIN_MEMORY), longer);
+
+    /* A new template for the family: the text the front knows compiles again. */
+    ck_assert_int_eq(ptxjit_add_template(context, "front2.cu", FRONT_TEMPLATE "// two\n"),
+                     PTXJIT_OK);
+    ptxjit_kernel *again = front_get(context, params, PTXJIT_ORIGIN_COMPILED);
+    ck_assert_ptr_ne(again, five);
+    ck_assert_ptr_eq(front_get(context, params, PTXJIT_ORIGIN_MEMORY), again);
+    ck_assert_ptr_eq(front_get(context, params, PTXJIT_ORIGIN_MEMORY), again);
+    ck_assert_int_eq(ptxjit_reload_templates(context), PTXJIT_OK);
+    ck_assert_ptr_eq(front_get(context, params, PTXJIT_ORIGIN_MEMORY), again); /* alias again */
+    ptxjit_close(context);
+
+    /* The next contexts: never the closed ones' kernels, wherever they are allocated. */
+    for (int i = 0; i < 3; i++) {
+        context = test_open_offline(NULL);
+        ck_assert_int_eq(ptxjit_add_template(context, "front.cu", FRONT_TEMPLATE), PTXJIT_OK);
+        ptxjit_kernel *fresh = front_get(context, params, PTXJIT_ORIGIN_COMPILED);
+        ck_assert_ptr_eq(front_get(context, params, PTXJIT_ORIGIN_MEMORY), fresh);
+        ck_assert_ptr_eq(front_get(context, params, PTXJIT_ORIGIN_MEMORY), fresh);
+        ptxjit_close(context);
+    }
+}
+END_TEST
+
 Suite *suite_hit_path(void)
 {
     Suite *s = suite_create("hit_path");
@@ -238,6 +322,7 @@ Suite *suite_hit_path(void)
     tcase_add_test(tc, existing_cache_still_checks_root_and_writability);
     tcase_add_test(tc, entry_decoded_in_place_equals_the_one_encoded);
     tcase_add_test(tc, formatting_without_printf_equals_printf);
+    tcase_add_test(tc, the_front_answers_only_for_its_text_context_and_templates);
     suite_add_tcase(s, tc);
     return s;
 }

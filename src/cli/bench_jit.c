@@ -1,7 +1,7 @@
 /* bench_jit.c — `ptxjit bench jit`: cold compile; a disk hit in fresh processes with the
  * stages of its open and request (latency.h); a memory hit, and its rate from 1 to 16
- * threads of one context; and, with a GPU, a memory hit + launch against a bare
- * cuLaunchKernel of the same function. Text, or --json. */
+ * threads of one context; and, with a GPU, a memory hit + launch and ptxjit_launch alone
+ * against a bare cuLaunchKernel of the same function. Text, or --json. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +32,14 @@ static const char *const stage_texts[PJ_LATENCY_COUNT] = {
 #undef PJ_LATENCY_TEXT
 };
 
+/* The launch rows: medians of every launch of each kind, and the ratios to the bare one. */
+typedef enum { LAUNCH_HIT, LAUNCH_ONLY, LAUNCH_BARE, LAUNCH_KINDS } launch_kind;
+
+typedef struct {
+    double us[LAUNCH_KINDS];
+    int blocked; /* the launches timed behind a long fill */
+} launch_figures;
+
 typedef struct {
     double cold_ms;                      /* median */
     double open_ms, get_ms, hit_ms, process_ms; /* fresh process, medians */
@@ -40,10 +48,8 @@ typedef struct {
     int thread_runs;
     int threads[8];
     double rate[8];                      /* hits per second, all threads together */
-    int launched;                        /* a GPU was there for the launch row */
-    double launch_us, bare_us;           /* medians of every launch of each kind */
-    double launch_ratio;                 /* their ratio */
-    int launch_blocked;                  /* the launches timed behind a long fill */
+    int launched;                        /* a GPU was there for the launch rows */
+    launch_figures launch;
 } jit_figures;
 
 /* Specialize + NVRTC in this (warm) process, with no cache to hit. */
@@ -214,11 +220,13 @@ static int memory_hits(jit_figures *f, const char *dir)
 }
 
 /* Launches wait behind this on the stream: a fill of BLOCKER_BYTES (about 0.7 ms on an
- * H100), longer than a batch takes to enqueue, so that every launch of both kinds is timed
+ * H100), longer than a batch takes to enqueue, so that every launch of each kind is timed
  * with the GPU busy. With the GPU idle or nearly so, the driver's own time per launch changed
  * by more than what was measured (the queue emptying or not between launches). */
 #define BLOCKER_BYTES ((size_t)2 << 30)
-#define LAUNCH_BATCH 100
+#define LAUNCH_BATCH 99 /* 33 of each kind */
+#define LAUNCH_ROUNDS 153
+#define LAUNCH_EACH (LAUNCH_ROUNDS * LAUNCH_BATCH / LAUNCH_KINDS)
 
 static double now_us(void)
 {
@@ -227,19 +235,22 @@ static double now_us(void)
     return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
 }
 
-/* One launch of either kind, timed alone: a memory hit + ptxjit_launch, or a bare
- * cuLaunchKernel of the same function with the same arguments, grid, block and stream. */
+/* One launch of a kind, timed alone: a memory hit + ptxjit_launch, ptxjit_launch of the
+ * kernel already held, or a bare cuLaunchKernel of the same function with the same
+ * arguments, grid, block and stream. */
 static ptxjit_status timed_launch(double *us, ptxjit_context *context, ptxjit_kernel *kernel,
-                                  int index, void **args, int bare)
+                                  int index, void **args, launch_kind kind)
 {
     static const ptxjit_dim3 grid = {1, 1, 1}, block = {512, 1, 1};
     ptxjit_status status;
     double start = now_us();
-    if (bare) {
+    if (kind == LAUNCH_BARE) {
         status = PJ_CU(context->driver->cuLaunchKernel(kernel->functions[index], grid.x, grid.y,
                                                        grid.z, block.x, block.y, block.z, 0,
                                                        NULL, args, NULL),
                        "cuLaunchKernel");
+    } else if (kind == LAUNCH_ONLY) {
+        status = ptxjit_launch(kernel, NULL, grid, block, 0, NULL, args);
     } else {
         ptxjit_kernel *again;
         status = ptxjit_get_kernel(&again, context, JIT_FAMILY, JIT_PARAMS, NULL);
@@ -250,15 +261,13 @@ static ptxjit_status timed_launch(double *us, ptxjit_context *context, ptxjit_ke
     return status;
 }
 
-/* Host time per launch. Each round queues the blocker, then LAUNCH_BATCH launches, the two
- * kinds taking turns launch by launch (the round's first kind alternating), each timed
- * alone: both kinds see the same state of the driver and of the queue, whose own time per
- * launch drifts by more than the difference measured. The figures are the medians of all
- * launches of each kind. */
-static ptxjit_status launch_costs(double *ours_us, double *bare_us, double *ratio,
-                                  int *blocked, ptxjit_context *context)
+/* Host time per launch. Each round queues the blocker, then LAUNCH_BATCH launches, the kinds
+ * taking turns launch by launch (the round's first kind rotating), each timed alone: every
+ * kind sees the same state of the driver and of the queue, whose own time per launch drifts
+ * by more than the differences measured. The figures are the medians of all launches of
+ * each kind. */
+static ptxjit_status launch_costs(launch_figures *out, ptxjit_context *context)
 {
-    enum { ROUNDS = 51, EACH = ROUNDS * LAUNCH_BATCH / 2 };
     ptxjit_kernel *kernel;
     ptxjit_devptr buffer = 0, blocker = 0;
     ptxjit_status status = ptxjit_get_kernel(&kernel, context, JIT_FAMILY, JIT_PARAMS, NULL);
@@ -266,28 +275,27 @@ static ptxjit_status launch_costs(double *ours_us, double *bare_us, double *rati
         status = ptxjit_alloc(&buffer, context, 64);
     if (status == PTXJIT_OK && ptxjit_alloc(&blocker, context, BLOCKER_BYTES) != PTXJIT_OK)
         blocker = 0; /* a smaller GPU: the launches are timed with it idle */
-    *blocked = blocker != 0;
+    out->blocked = blocker != 0;
     int index = 0;
     if (status == PTXJIT_OK)
         status = pj_kernel_load(kernel, NULL, &index);
-    CUdeviceptr in = buffer, out = buffer + 32;
+    CUdeviceptr in = buffer, out_sum = buffer + 32;
     unsigned long long n = 1;
-    void *args[] = {&in, &out, &n};
-    double *ours = calloc(EACH, sizeof *ours), *bare = calloc(EACH, sizeof *bare);
-    int ours_count = 0, bare_count = 0;
-    if (status == PTXJIT_OK && (!ours || !bare))
-        status = PTXJIT_ERR_OUT_OF_MEMORY;
-    for (int r = 0; r < ROUNDS && status == PTXJIT_OK; r++) {
+    void *args[] = {&in, &out_sum, &n};
+    double *times[LAUNCH_KINDS];
+    int counts[LAUNCH_KINDS] = {0};
+    for (int k = 0; k < LAUNCH_KINDS; k++)
+        times[k] = calloc(LAUNCH_EACH, sizeof *times[k]);
+    for (int k = 0; k < LAUNCH_KINDS && status == PTXJIT_OK; k++)
+        if (!times[k])
+            status = PTXJIT_ERR_OUT_OF_MEMORY;
+    for (int r = 0; r < LAUNCH_ROUNDS && status == PTXJIT_OK; r++) {
         if (blocker)
             status = ptxjit_memset_d32_async(context, blocker, 0, BLOCKER_BYTES / 4, NULL);
         for (int i = 0; i < LAUNCH_BATCH && status == PTXJIT_OK; i++) {
-            int is_bare = (i + r) % 2;
-            double us;
-            status = timed_launch(&us, context, kernel, index, args, is_bare);
-            if (is_bare)
-                bare[bare_count++] = us;
-            else
-                ours[ours_count++] = us;
+            launch_kind kind = (launch_kind)((i + r) % LAUNCH_KINDS);
+            status = timed_launch(&times[kind][counts[kind]++], context, kernel, index, args,
+                                  kind);
         }
         if (status == PTXJIT_OK)
             status = ptxjit_synchronize(context);
@@ -296,13 +304,11 @@ static ptxjit_status launch_costs(double *ours_us, double *bare_us, double *rati
         ptxjit_free(context, buffer);
     if (blocker)
         ptxjit_free(context, blocker);
-    if (status == PTXJIT_OK) {
-        *ours_us = median_of(ours, ours_count);
-        *bare_us = median_of(bare, bare_count);
-        *ratio = *ours_us / *bare_us;
+    for (int k = 0; k < LAUNCH_KINDS; k++) {
+        if (status == PTXJIT_OK)
+            out->us[k] = median_of(times[k], counts[k]);
+        free(times[k]);
     }
-    free(ours);
-    free(bare);
     return status;
 }
 
@@ -322,13 +328,17 @@ static void print_text(const jit_figures *f, const char *arch)
     for (int i = 0; i < f->thread_runs; i++)
         printf("    %2d threads: %8.2f M hits/s, %5.2fx one thread's\n", f->threads[i],
                f->rate[i] / 1e6, f->rate[i] / f->rate[0]);
-    if (f->launched)
-        printf("  memory hit + launch: %.3f us per launch; bare cuLaunchKernel: %.3f us; "
-               "ratio %.3f (medians of %d launches of each, taking turns, %s)\n",
-               f->launch_us, f->bare_us, f->launch_ratio, 51 * LAUNCH_BATCH / 2,
-               f->launch_blocked ? "the GPU kept busy by a 2 GiB fill queued before each"
-                                 : "the GPU idle: no room for the 2 GiB fill that keeps it busy");
-    else
+    if (f->launched) {
+        const launch_figures *l = &f->launch;
+        printf("  launches (medians of %d of each kind, taking turns, %s):\n", LAUNCH_EACH,
+               l->blocked ? "the GPU kept busy by a 2 GiB fill queued before each batch"
+                          : "the GPU idle: no room for the 2 GiB fill that keeps it busy");
+        printf("    memory hit + launch: %.3f us, ratio %.3f to a bare cuLaunchKernel\n",
+               l->us[LAUNCH_HIT], l->us[LAUNCH_HIT] / l->us[LAUNCH_BARE]);
+        printf("    ptxjit_launch alone: %.3f us, ratio %.3f\n", l->us[LAUNCH_ONLY],
+               l->us[LAUNCH_ONLY] / l->us[LAUNCH_BARE]);
+        printf("    bare cuLaunchKernel: %.3f us\n", l->us[LAUNCH_BARE]);
+    } else
         printf("  memory hit + launch: not measured (no usable GPU)\n");
 }
 
@@ -374,11 +384,15 @@ static void print_json(const jit_figures *f, const char *arch)
     cli_json_key(&json, "launch");
     if (f->launched) {
         cli_json_object_begin(&json);
-        json_number(&json, "memory_hit_launch_us", f->launch_us);
-        json_number(&json, "bare_launch_us", f->bare_us);
-        json_number(&json, "ratio", f->launch_ratio);
+        const launch_figures *l = &f->launch;
+        cli_json_member_int(&json, "launches_of_each", LAUNCH_EACH);
+        json_number(&json, "memory_hit_launch_us", l->us[LAUNCH_HIT]);
+        json_number(&json, "launch_only_us", l->us[LAUNCH_ONLY]);
+        json_number(&json, "bare_launch_us", l->us[LAUNCH_BARE]);
+        json_number(&json, "ratio", l->us[LAUNCH_HIT] / l->us[LAUNCH_BARE]);
+        json_number(&json, "launch_only_ratio", l->us[LAUNCH_ONLY] / l->us[LAUNCH_BARE]);
         cli_json_key(&json, "gpu_kept_busy");
-        cli_json_bool(&json, f->launch_blocked);
+        cli_json_bool(&json, l->blocked);
         cli_json_object_end(&json);
     } else {
         cli_json_null(&json);
@@ -410,8 +424,7 @@ int cmd_bench_jit(cli_args *args)
     int ok = cold_compiles(&f.cold_ms) && fresh_process_hits(&f, self, dir) &&
              memory_hits(&f, dir);
     if (ok && ptxjit_gpu_status(context) == PTXJIT_OK) {
-        status = launch_costs(&f.launch_us, &f.bare_us, &f.launch_ratio, &f.launch_blocked,
-                              context);
+        status = launch_costs(&f.launch, context);
         f.launched = status == PTXJIT_OK;
     }
     char cleanup[4200];

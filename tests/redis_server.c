@@ -149,3 +149,21 @@ char *test_redis_get(test_redis *r, const char *name, size_t *size)
     redisFree(c);
     return value;
 }
+
+int test_redis_clients(test_redis *r)
+{
+    redisContext *c = connect_to(r);
+    if (!c)
+        return -1;
+    redisReply *reply = redisCommand(c, "INFO clients");
+    int count = -1;
+    if (reply && reply->type == REDIS_REPLY_STRING) {
+        const char *at = strstr(reply->str, "connected_clients:");
+        if (at)
+            count = atoi(at + strlen("connected_clients:"));
+    }
+    if (reply)
+        freeReplyObject(reply);
+    redisFree(c);
+    return count;
+}

@@ -202,6 +202,57 @@ START_TEST(a_forked_child_stores_its_remote_hits_itself)
 }
 END_TEST
 
+/* A child that fork() makes after the context used Redis has the parent's idle connections
+ * as well: were it to send on one, the two processes' commands would interleave on one socket
+ * and either could read the other's reply. The child connects anew (the server counts one
+ * client more while it runs) and the parent's connection still serves the parent. */
+START_TEST(a_forked_child_connects_on_its_own)
+{
+    test_redis r = {0};
+    if (!test_redis_start(&r, "a_forked_child_connects_on_its_own"))
+        return;
+    char *a_dir = node_dir(r.dir, "a"), *b_dir = node_dir(r.dir, "b");
+    ptxjit_context *a = open_node(a_dir), *b = open_node(b_dir);
+    get(a, "variant=one_pass", PTXJIT_ORIGIN_COMPILED);
+    get(a, "variant=two_pass", PTXJIT_ORIGIN_COMPILED);
+    get(a, "variant=batched", PTXJIT_ORIGIN_COMPILED);
+    get(b, "variant=one_pass", PTXJIT_ORIGIN_REMOTE); /* b now keeps a connection */
+    int before = test_redis_clients(&r);
+    ck_assert_int_gt(before, 1);
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        ptxjit_kernel *kernel;
+        ptxjit_origin origin;
+        int code = ptxjit_get_kernel(&kernel, b, "reduce", "variant=two_pass", &origin) !=
+                               PTXJIT_OK ||
+                           origin != PTXJIT_ORIGIN_REMOTE
+                       ? 1
+                   : test_redis_clients(&r) != before + 1 ? 2
+                                                          : 0;
+        ptxjit_close(b);
+        ptxjit_close(a); /* the parent's, copied by the fork: freed, for valgrind's leak check */
+        free(a_dir);
+        free(b_dir);
+        _exit(code);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) != 1,
+                  "the child's remote hit failed (status %d)", status);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the child sent its request on a connection of the parent's");
+    get(b, "variant=batched", PTXJIT_ORIGIN_REMOTE); /* on the parent's kept connection */
+    ptxjit_cache_stats s = stats_of(b);
+    ck_assert_int_eq(s.remote_errors, 0);
+    ptxjit_close(b);
+    ptxjit_close(a);
+    free(a_dir);
+    free(b_dir);
+    test_redis_stop(&r);
+}
+END_TEST
+
 START_TEST(tuning_records_travel_through_redis)
 {
     test_redis r = {0};
@@ -404,6 +455,7 @@ Suite *suite_remote(void)
     tcase_add_test(tc, untrusted_configuration_fails_the_open);
     tcase_add_test(tc, second_node_gets_the_first_nodes_kernel_from_redis);
     tcase_add_test(tc, a_forked_child_stores_its_remote_hits_itself);
+    tcase_add_test(tc, a_forked_child_connects_on_its_own);
     tcase_add_test(tc, tuning_records_travel_through_redis);
     tcase_add_test(tc, auth_with_a_password_file);
     tcase_add_test(tc, values_over_the_size_limit_are_not_sent);

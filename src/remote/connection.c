@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "remote/connection.h"
 
@@ -19,6 +20,7 @@ struct pj_remote_link {
     pthread_mutex_t lock;         /* guards everything below */
     redisContext *idle[IDLE_MAX]; /* connections between requests */
     int idle_count;
+    pid_t pid;                    /* the process the idle connections belong to */
     int failures;                 /* in a row */
     int64_t down_until_ms;        /* backing off until then (monotonic) */
     int backoffs;                 /* how many so far: only the first is a warning */
@@ -46,6 +48,7 @@ ptxjit_status pj_link_open(pj_remote_link **out, const pj_remote_config *config,
     if (logger)
         link->logger = *logger;
     pthread_mutex_init(&link->lock, NULL);
+    link->pid = getpid();
     *out = link;
     return PTXJIT_OK;
 }
@@ -173,10 +176,26 @@ static redisContext *connect_new(const pj_remote_config *config, const char **wh
     return c;
 }
 
+/* In a child of fork() the idle connections are the parent's sockets as well: a command
+ * sent on one would interleave with the parent's, and either could read the other's reply.
+ * The child drops its copies (closing its descriptors sends nothing; the parent's stay open)
+ * and connects anew. Caller holds link->lock. */
+static void leave_parents_connections(pj_remote_link *link)
+{
+    pid_t pid = getpid();
+    if (pid == link->pid)
+        return;
+    for (int i = 0; i < link->idle_count; i++)
+        redisFree(link->idle[i]);
+    link->idle_count = 0;
+    link->pid = pid;
+}
+
 /* An idle connection, or NULL (backing off: *down set). */
 static redisContext *take_idle(pj_remote_link *link, int *down)
 {
     pthread_mutex_lock(&link->lock);
+    leave_parents_connections(link);
     *down = now_ms() < link->down_until_ms;
     redisContext *c = !*down && link->idle_count ? link->idle[--link->idle_count] : NULL;
     pthread_mutex_unlock(&link->lock);

@@ -167,3 +167,17 @@ int test_redis_clients(test_redis *r)
     redisFree(c);
     return count;
 }
+
+long long test_redis_integer(test_redis *r, const char *command)
+{
+    redisContext *c = connect_to(r);
+    ck_assert_ptr_nonnull(c);
+    redisReply *reply = redisCommand(c, command);
+    ck_assert_ptr_nonnull(reply);
+    ck_assert_msg(reply->type == REDIS_REPLY_INTEGER || reply->type == REDIS_REPLY_STATUS,
+                  "%s: %s", command, reply->type == REDIS_REPLY_ERROR ? reply->str : "?");
+    long long value = reply->type == REDIS_REPLY_INTEGER ? reply->integer : 0;
+    freeReplyObject(reply);
+    redisFree(c);
+    return value;
+}

@@ -27,6 +27,9 @@ void test_redis_stop(test_redis *r);    /* and the directory removed */
 void test_redis_set(test_redis *r, const char *name, const void *value, size_t size);
 /* The value under name (caller frees), NULL if none. */
 char *test_redis_get(test_redis *r, const char *name, size_t *size);
+/* A command of no arguments but its words (no quoting) that answers an integer (its value)
+ * or a status (0), e.g. "PTTL name", "ACL SETUSER default -eval". */
+long long test_redis_integer(test_redis *r, const char *command);
 /* The server's count of connected clients, this call's own connection included; -1 when it
  * cannot be asked. Usable in a forked child (no check that ends the test). */
 int test_redis_clients(test_redis *r);

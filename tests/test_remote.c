@@ -12,6 +12,7 @@
 #include "redis_server.h"
 #include "remote/config.h"
 #include "remote/connection.h"
+#include "remote/lease.h"
 #include "remote/remote.h"
 #include "test_util.h"
 #include "tune/record.h"
@@ -378,6 +379,72 @@ END_TEST
 
 /* No server: every request compiles; after 3 failures the tier backs off and stops trying
  * (errors stop growing). */
+/* A lease held by a node whose renewals stopped reaching the server may expire and be taken
+ * by another node; when the first one's renewals resume, and when it ends its lease, the
+ * other's must stay as it is: not given a TTL, not deleted. Its own lease it renews and, with
+ * nothing published, deletes. */
+static void lease_rounds(test_redis *r, pj_remote_link *link, int expect_checked)
+{
+    pj_lease *lease = NULL;
+    char *value = NULL;
+    size_t size = 0;
+    ck_assert_int_eq(pj_lease_claim(&lease, &value, &size, link, "lease-y", "entry-y", 300),
+                     PJ_CLAIM_WON);
+    usleep(250 * 1000); /* two renewals: the lease outlives its first TTL */
+    ck_assert_int_gt(test_redis_integer(r, "PTTL lease-y"), 0);
+    pj_lease_end(lease, 1);
+    ck_assert_int_eq(test_redis_integer(r, "EXISTS lease-y"), 0); /* ours: deleted */
+
+    ck_assert_int_eq(pj_lease_claim(&lease, &value, &size, link, "lease-y", "entry-y", 300),
+                     PJ_CLAIM_WON);
+    test_redis_set(r, "lease-y", "node-b:2:0", 10); /* taken over, with no TTL */
+    usleep(250 * 1000);
+    pj_lease_end(lease, 1);
+    size_t got = 0;
+    char *holder = test_redis_get(r, "lease-y", &got);
+    if (expect_checked) {
+        ck_assert_ptr_nonnull(holder);
+        ck_assert_str_eq(holder, "node-b:2:0");
+        ck_assert_int_eq(test_redis_integer(r, "PTTL lease-y"), -1);
+    } else {
+        ck_assert_ptr_null(holder); /* no EVAL: deleted unchecked, as the warning says */
+    }
+    free(holder);
+}
+
+static void capture_warning(void *user, ptxjit_log_level level, const char *message)
+{
+    if (level == PTXJIT_LOG_WARNING && strstr(message, "refuses EVAL"))
+        (*(int *)user)++;
+}
+
+START_TEST(a_lease_taken_over_is_neither_renewed_nor_deleted)
+{
+    test_redis r = {0};
+    if (!test_redis_start(&r, "a_lease_taken_over_is_neither_renewed_nor_deleted"))
+        return;
+    pj_remote_config config;
+    int configured = 0, warnings = 0;
+    ck_assert_int_eq(pj_remote_config_read(&config, &configured, r.url), PTXJIT_OK);
+    pj_remote_link *link = NULL;
+    pj_logger logger = {capture_warning, &warnings};
+    ck_assert_int_eq(pj_link_open(&link, &config, &logger), PTXJIT_OK);
+    lease_rounds(&r, link, 1);
+    ck_assert_int_eq(warnings, 0);
+    pj_link_close(link);
+
+    /* A server whose ACL refuses scripts: the plain commands, one warning. */
+    test_redis_integer(&r, "ACL SETUSER default -eval -evalsha");
+    ck_assert_int_eq(test_redis_integer(&r, "DEL lease-y"), 1);
+    ck_assert_int_eq(pj_link_open(&link, &config, &logger), PTXJIT_OK);
+    lease_rounds(&r, link, 0);
+    ck_assert_int_eq(warnings, 1);
+    pj_link_close(link);
+    pj_remote_config_free(&config);
+    test_redis_stop(&r);
+}
+END_TEST
+
 START_TEST(absent_server_backs_off_and_requests_compile)
 {
     char *dir = test_mkdtemp();
@@ -460,6 +527,7 @@ Suite *suite_remote(void)
     tcase_add_test(tc, auth_with_a_password_file);
     tcase_add_test(tc, values_over_the_size_limit_are_not_sent);
     tcase_add_test(tc, a_claim_retried_by_its_holder_still_wins);
+    tcase_add_test(tc, a_lease_taken_over_is_neither_renewed_nor_deleted);
     tcase_add_test(tc, absent_server_backs_off_and_requests_compile);
     tcase_add_test(tc, killed_and_restarted_server_loses_nothing);
     suite_add_tcase(s, tc);

@@ -24,6 +24,8 @@ struct pj_remote_link {
     int failures;                 /* in a row */
     int64_t down_until_ms;        /* backing off until then (monotonic) */
     int backoffs;                 /* how many so far: only the first is a warning */
+    int scripts_refused;          /* the server answered EVAL with an error (an ACL): the
+                                     lease's commands go unchecked (pj_link_expire_held) */
 };
 
 static int64_t now_ms(void)
@@ -234,9 +236,10 @@ static void failed(pj_remote_link *link, const char *why)
 }
 
 /* The commands on a kept connection, else a new one; a kept one that fails may be one the
- * server closed (it restarted): they are tried once more on a new connection. */
-static pj_link_result exchange(pj_remote_link *link, int count, link_command *commands,
-                               redisReply **replies)
+ * server closed (it restarted): they are tried once more on a new connection. Error replies
+ * come back in replies with *refused set, not counted: the caller decides. */
+static pj_link_result exchange_any(pj_remote_link *link, int count, link_command *commands,
+                                   redisReply **replies, int *refused)
 {
     int down;
     const char *why = "the connection failed";
@@ -261,17 +264,31 @@ static pj_link_result exchange(pj_remote_link *link, int count, link_command *co
         failed(link, why);
         return PJ_LINK_FAILED;
     }
-    int refused = 0;
+    *refused = 0;
     for (int i = 0; i < count; i++)
-        refused |= replies[i]->type == REDIS_REPLY_ERROR;
+        *refused |= replies[i]->type == REDIS_REPLY_ERROR;
     succeeded(link, c);
-    if (refused) { /* the connection is fine; the server said no */
-        for (int i = 0; i < count; i++)
-            freeReplyObject(replies[i]);
+    return PJ_LINK_OK;
+}
+
+static void free_replies(int count, redisReply **replies)
+{
+    for (int i = 0; i < count; i++)
+        freeReplyObject(replies[i]);
+}
+
+/* exchange_any, where an error reply is a failure, counted. */
+static pj_link_result exchange(pj_remote_link *link, int count, link_command *commands,
+                               redisReply **replies)
+{
+    int refused;
+    pj_link_result result = exchange_any(link, count, commands, replies, &refused);
+    if (result == PJ_LINK_OK && refused) { /* the connection is fine; the server said no */
+        free_replies(count, replies);
         failed(link, "the server answered an error");
         return PJ_LINK_FAILED;
     }
-    return PJ_LINK_OK;
+    return result;
 }
 
 static link_command command2(const char *verb, const char *name)
@@ -341,24 +358,84 @@ pj_link_result pj_link_claim(pj_remote_link *link, const char *lease, const char
     return result;
 }
 
-pj_link_result pj_link_expire(pj_remote_link *link, const char *name, int ttl_ms)
+/* The lease's commands act only while it names this holder: a holder whose renewals stopped
+ * reaching the server (a back-off, a restarted server) must not renew or delete the lease
+ * another node took after its own expired. Redis has no compare-and-act command, so each is
+ * a script; a server that refuses scripts (an ACL without EVAL) gets the plain command, said
+ * once, and the lease is then unchecked as before. */
+#define LEASE_RENEW_SCRIPT                                                                     \
+    "if redis.call('get', KEYS[1]) == ARGV[1] then "                                          \
+    "return redis.call('pexpire', KEYS[1], ARGV[2]) end return -1"
+#define LEASE_DELETE_SCRIPT                                                                    \
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end "    \
+    "return -1"
+
+static int scripts_refused(pj_remote_link *link)
 {
-    char ttl[16];
-    snprintf(ttl, sizeof ttl, "%d", ttl_ms);
-    link_command expire = {3, {"PEXPIRE", name, ttl}, {7, strlen(name), strlen(ttl)}};
+    pthread_mutex_lock(&link->lock);
+    int refused = link->scripts_refused;
+    pthread_mutex_unlock(&link->lock);
+    return refused;
+}
+
+static void refuse_scripts(pj_remote_link *link, const char *error)
+{
+    pthread_mutex_lock(&link->lock);
+    int first = !link->scripts_refused;
+    link->scripts_refused = 1;
+    pthread_mutex_unlock(&link->lock);
+    if (first)
+        pj_log(&link->logger, PTXJIT_LOG_WARNING,
+               "remote cache %s refuses EVAL (%s): compile leases are renewed and deleted "
+               "without checking their holder, so a node whose lease expired may cut short "
+               "another's (a duplicate compile, never a wrong kernel); allow EVAL for "
+               "ptxjit's user (ACL +eval) to close that",
+               link->config->url, error);
+}
+
+/* script over the lease with holder and arg (NULL: none); else plain (the plain command's
+ * words). *held: 0 when the lease named another holder (or none). */
+static pj_link_result lease_command(pj_remote_link *link, const char *script, const char *lease,
+                                    const char *holder, const char *arg, link_command plain,
+                                    int *held)
+{
+    *held = 1;
+    if (!scripts_refused(link)) {
+        link_command eval = {arg ? 6 : 5, {"EVAL", script, "1", lease, holder, arg},
+                             {4, strlen(script), 1, strlen(lease), strlen(holder),
+                              arg ? strlen(arg) : 0}};
+        redisReply *reply;
+        int refused;
+        pj_link_result result = exchange_any(link, 1, &eval, &reply, &refused);
+        if (result != PJ_LINK_OK)
+            return result;
+        if (!refused) {
+            *held = !(reply->type == REDIS_REPLY_INTEGER && reply->integer < 0);
+            freeReplyObject(reply);
+            return PJ_LINK_OK;
+        }
+        refuse_scripts(link, reply->str);
+        freeReplyObject(reply);
+    }
     redisReply *reply;
-    pj_link_result result = exchange(link, 1, &expire, &reply);
+    pj_link_result result = exchange(link, 1, &plain, &reply);
     if (result == PJ_LINK_OK)
         freeReplyObject(reply);
     return result;
 }
 
-pj_link_result pj_link_delete(pj_remote_link *link, const char *name)
+pj_link_result pj_link_expire_held(pj_remote_link *link, const char *lease, const char *holder,
+                                   int ttl_ms, int *held)
 {
-    link_command del = command2("DEL", name);
-    redisReply *reply;
-    pj_link_result result = exchange(link, 1, &del, &reply);
-    if (result == PJ_LINK_OK)
-        freeReplyObject(reply);
-    return result;
+    char ttl[16];
+    snprintf(ttl, sizeof ttl, "%d", ttl_ms);
+    link_command plain = {3, {"PEXPIRE", lease, ttl}, {7, strlen(lease), strlen(ttl)}};
+    return lease_command(link, LEASE_RENEW_SCRIPT, lease, holder, ttl, plain, held);
+}
+
+pj_link_result pj_link_delete_held(pj_remote_link *link, const char *lease, const char *holder,
+                                   int *held)
+{
+    return lease_command(link, LEASE_DELETE_SCRIPT, lease, holder, NULL, command2("DEL", lease),
+                         held);
 }

@@ -35,8 +35,12 @@ pj_link_result pj_link_set(pj_remote_link *link, const char *name, const char *v
  * then as pj_link_get (PJ_LINK_NIL: no entry). */
 pj_link_result pj_link_claim(pj_remote_link *link, const char *lease, const char *holder,
                              int ttl_ms, const char *name, int *won, char **value, size_t *size);
-/* PEXPIRE name ttl_ms, and DEL name. */
-pj_link_result pj_link_expire(pj_remote_link *link, const char *name, int ttl_ms);
-pj_link_result pj_link_delete(pj_remote_link *link, const char *name);
+/* PEXPIRE lease ttl_ms, and DEL lease, each only while the lease names holder (one script,
+ * EVAL); *held 0 when it names another or none. A server that refuses EVAL gets the plain
+ * command (logged once) and *held stays 1. */
+pj_link_result pj_link_expire_held(pj_remote_link *link, const char *lease, const char *holder,
+                                   int ttl_ms, int *held);
+pj_link_result pj_link_delete_held(pj_remote_link *link, const char *lease, const char *holder,
+                                   int *held);
 
 #endif

@@ -15,7 +15,9 @@
 struct pj_lease {
     pj_remote_link *link;
     char *name;
+    char holder[320]; /* the value the lease holds while it is ours */
     int ttl_ms;
+    int lost;        /* a renewal found another holder's: not renewed or deleted again */
     pthread_mutex_t lock;
     pthread_cond_t wake;
     int stop;        /* under lock */
@@ -53,8 +55,14 @@ static void *renew_main(void *arg)
         if (pthread_cond_timedwait(&lease->wake, &lease->lock, &at) == ETIMEDOUT &&
             !lease->stop) {
             pthread_mutex_unlock(&lease->lock);
-            (void)pj_link_expire(lease->link, lease->name, lease->ttl_ms);
+            int held = 1;
+            pj_link_result result =
+                pj_link_expire_held(lease->link, lease->name, lease->holder, lease->ttl_ms, &held);
             pthread_mutex_lock(&lease->lock);
+            if (result == PJ_LINK_OK && !held) {
+                lease->lost = 1; /* expired, and another node's now: it compiles too */
+                break;
+            }
         }
     }
     pthread_mutex_unlock(&lease->lock);
@@ -79,7 +87,8 @@ static void start_renewing(pj_lease *lease)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-static pj_lease *lease_new(pj_remote_link *link, const char *name, int ttl_ms)
+static pj_lease *lease_new(pj_remote_link *link, const char *name, const char *holder,
+                           int ttl_ms)
 {
     pj_lease *lease = calloc(1, sizeof *lease);
     if (lease && !(lease->name = pj_strdup(name))) {
@@ -88,6 +97,7 @@ static pj_lease *lease_new(pj_remote_link *link, const char *name, int ttl_ms)
     }
     if (lease) {
         lease->link = link;
+        snprintf(lease->holder, sizeof lease->holder, "%s", holder);
         lease->ttl_ms = ttl_ms;
         start_renewing(lease);
     }
@@ -113,7 +123,7 @@ pj_claim_result pj_lease_claim(pj_lease **lease, char **value, size_t *size,
     if (!won)
         return PJ_CLAIM_TAKEN;
     /* Out of memory here leaves the lease unrenewed, to expire: as a holder that died. */
-    *lease = lease_new(link, lease_name, ttl_ms);
+    *lease = lease_new(link, lease_name, holder, ttl_ms);
     return PJ_CLAIM_WON;
 }
 
@@ -130,8 +140,9 @@ void pj_lease_end(pj_lease *lease, int drop)
     }
     pthread_cond_destroy(&lease->wake);
     pthread_mutex_destroy(&lease->lock);
-    if (drop)
-        (void)pj_link_delete(lease->link, lease->name);
+    int held;
+    if (drop && !lease->lost) /* the thread has ended: lost is settled */
+        (void)pj_link_delete_held(lease->link, lease->name, lease->holder, &held);
     free(lease->name);
     free(lease);
 }

@@ -3,7 +3,9 @@
  * from a thread of its own while it compiles, so a lease outlives no holder by more than its
  * TTL, and a compile may take longer than the TTL. The holder does not delete a lease after
  * publishing (whoever takes it next also reads the entry, in the same round trip); it deletes
- * one it publishes nothing under, so that the others stop waiting at once. */
+ * one it publishes nothing under, so that the others stop waiting at once. Renewal and delete
+ * act only while the lease still names the holder (connection.h): one that expired and went
+ * to another node is left to that node. */
 #ifndef PTXJIT_REMOTE_LEASE_H
 #define PTXJIT_REMOTE_LEASE_H
 

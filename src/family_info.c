@@ -177,7 +177,7 @@ static char *describe_backends(char *text, const pj_schema *schema)
     pj_sb_append(&sb, "backends:\n  nvrtc  every request (the template, compiled by NVRTC)\n");
     if (!variants)
         pj_sb_append(&sb, "  llvm   not supported by this backend (no IR generator for the family)\n");
-    else if (strncmp(schema->origin, "built-in:", 9) != 0)
+    else if (!pj_origin_is_builtin(schema->origin))
         pj_sb_append(&sb, "  llvm   not supported by this backend (it generates the built-in template's "
                        "kernels; this one is a user template)\n");
     else

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "includes.h"
+#include "params/schema.h"
 
 typedef struct {
     pj_include_set *set;
@@ -222,7 +223,7 @@ void pj_includes_free(pj_include_set *set)
 ptxjit_status pj_template_dir(char **out, const char *origin)
 {
     *out = NULL;
-    if (strncmp(origin, "built-in:", 9) == 0 || strncmp(origin, "memory:", 7) == 0)
+    if (pj_origin_is_builtin(origin) || pj_origin_is_memory(origin))
         return PTXJIT_OK;
     const char *slash = strrchr(origin, '/');
     char dir[PATH_MAX];

@@ -824,7 +824,7 @@ ptxjit_status ptxjit_add_template(ptxjit_context *context, const char *name, con
                         "\"axpy.cu\") and the template's text");
     pj_strbuf origin;
     pj_sb_init(&origin);
-    pj_sb_appendf(&origin, "memory:%s", name);
+    pj_sb_appendf(&origin, PJ_ORIGIN_MEMORY "%s", name);
     if (origin.failed)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     struct pj_templates *t = context->templates;

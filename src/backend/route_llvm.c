@@ -103,7 +103,7 @@ ptxjit_status pj_llvm_check_request(const pj_request *request)
         return unsupported_family(schema->family);
     /* A generator reproduces the built-in template; a user template of the same name may
      * mean another kernel. */
-    if (strncmp(schema->origin, "built-in:", strlen("built-in:")) != 0)
+    if (!pj_origin_is_builtin(schema->origin))
         return pj_error(PTXJIT_ERR_UNSUPPORTED,
                         "%s from %s is not supported by the llvm backend: its generator builds "
                         "the built-in template's kernels only; use backend=nvrtc",

@@ -144,7 +144,7 @@ static ptxjit_status nvrtc_key(pj_hash128 *out, ptxjit_kernel *kernel)
     /* The whole specialized source: the prelude's <cuda_bf16.h> could be a user's too. A
      * template from memory has no directory but may include a header by its absolute path;
      * a built-in one includes only the toolkit's (and is not specialized twice for it). */
-    int scanned = dir_count || strncmp(schema->origin, "memory:", 7) == 0;
+    int scanned = dir_count || pj_origin_is_memory(schema->origin);
     char *text = scanned ? pj_specialize_source(&kernel->request, kernel->canonical) : NULL;
     if (scanned && !text)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");

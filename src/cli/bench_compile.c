@@ -194,12 +194,9 @@ static void print_loads(ptxjit_context *gpu, int routes, const char *family,
 
 static int usage_samples(const char *text, int *samples)
 {
-    char *end = NULL;
-    long value = text ? strtol(text, &end, 10) : 10;
-    if (text && (*end || value < 1 || value > COMPILE_SAMPLES_MAX)) {
-        fprintf(stderr, "ptxjit: samples=%s: give 1 to %d\n", text, COMPILE_SAMPLES_MAX);
+    size_t value;
+    if (!cli_count(&value, text, "samples", 10, COMPILE_SAMPLES_MAX))
         return 0;
-    }
     *samples = (int)value;
     return 1;
 }
@@ -398,12 +395,13 @@ int cmd_bench_compile(cli_args *args)
     int first = named ? 2 : 1;
     char *given = cli_join_params(args->argc > first ? args->argc - first : 0, args->argv + first,
                                   own, values);
-    int samples, runs = 0;
+    int samples;
+    size_t runs = 0;
     const char *ofc = NULL;
-    int ok = usage_samples(values[0], &samples) && usage_ofc(values[1], &ofc);
-    if (ok && values[2] && ((runs = atoi(values[2])) < 1 || !ofc)) {
-        fprintf(stderr, "ptxjit: runs=%s: a positive count, with ofc= (the kernels' runs)\n",
-                values[2]);
+    int ok = usage_samples(values[0], &samples) && usage_ofc(values[1], &ofc) &&
+             cli_count(&runs, values[2], "runs", 0, CLI_MAX_RUNS);
+    if (ok && values[2] && !ofc) {
+        fprintf(stderr, "ptxjit: runs=%s: the kernels' runs, for ofc= only\n", values[2]);
         ok = 0;
     }
     if (ok && !family && given && *given) {
@@ -439,7 +437,7 @@ int cmd_bench_compile(cli_args *args)
         ptxjit_close(context);
     }
     if (status == PTXJIT_OK && ofc)
-        status = ofc_speed_check(args, ofc, runs ? runs : 20);
+        status = ofc_speed_check(args, ofc, runs ? (int)runs : 20);
     pj_nvrtc_set_extra_option(NULL);
     free(given);
     return status == PTXJIT_OK ? CLI_OK : cli_fail(status);

@@ -19,9 +19,13 @@ int cli_count(size_t *out, const char *text, const char *name, size_t fallback, 
     }
     uint64_t value;
     if (!pj_count_parse(&value, text, strlen(text), max)) {
-        fprintf(stderr, "ptxjit: %s=%s is not a count from 1 to %llu (e.g. %s=1000003, %s=2^30 "
-                        "or %s=2^28+37)\n",
-                name, text, (unsigned long long)max, name, name, name);
+        if (max < ((uint64_t)1 << 30)) /* small counts: the power forms would only confuse */
+            fprintf(stderr, "ptxjit: %s=%s is not a count from 1 to %llu\n", name, text,
+                    (unsigned long long)max);
+        else
+            fprintf(stderr, "ptxjit: %s=%s is not a count from 1 to %llu (e.g. %s=1000003, "
+                            "%s=2^30 or %s=2^28+37)\n",
+                    name, text, (unsigned long long)max, name, name, name);
         return 0;
     }
     *out = (size_t)value;

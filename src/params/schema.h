@@ -3,7 +3,24 @@
 #ifndef PTXJIT_PARAMS_SCHEMA_H
 #define PTXJIT_PARAMS_SCHEMA_H
 
+#include <string.h>
+
 #include "internal.h"
+
+/* A template's origin says where it came from by its prefix: built into the library
+ * ("built-in:NAME.cu"), added from memory ("memory:NAME"); any other origin is a file's path. */
+#define PJ_ORIGIN_BUILTIN "built-in:"
+#define PJ_ORIGIN_MEMORY "memory:"
+
+static inline int pj_origin_is_builtin(const char *origin)
+{
+    return strncmp(origin, PJ_ORIGIN_BUILTIN, sizeof PJ_ORIGIN_BUILTIN - 1) == 0;
+}
+
+static inline int pj_origin_is_memory(const char *origin)
+{
+    return strncmp(origin, PJ_ORIGIN_MEMORY, sizeof PJ_ORIGIN_MEMORY - 1) == 0;
+}
 
 /* Element types a template may take, declared once: X(name, C++ type, bytes). */
 #define PJ_DTYPE_LIST(X)                  \

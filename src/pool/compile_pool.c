@@ -47,7 +47,7 @@ struct pj_compile_pool {
 static int worker_can_compile(pj_compile_pool *pool, const char *family)
 {
     const pj_schema *schema = pj_context_find_schema(pool->context, family);
-    return schema && strncmp(schema->origin, "memory:", 7) != 0;
+    return schema && !pj_origin_is_memory(schema->origin);
 }
 
 /* A worker's disk entry became our kernel, or we compiled it after all. */

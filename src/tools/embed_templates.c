@@ -323,7 +323,7 @@ static int embed_one(FILE *out, const char *path, int index, char *family, size_
         return 1;
     const char *base = strrchr(path, '/');
     char origin[4200];
-    snprintf(origin, sizeof origin, "built-in:%s", base ? base + 1 : path);
+    snprintf(origin, sizeof origin, PJ_ORIGIN_BUILTIN "%s", base ? base + 1 : path);
     pj_schema *schema = NULL;
     if (pj_schema_parse(&schema, text, origin) != PTXJIT_OK) {
         fprintf(stderr, "%s: %s\n", path, ptxjit_last_error());
@@ -365,14 +365,14 @@ int main(int argc, char **argv)
     for (int i = 2; i < argc; i++) {
         const char *base = strrchr(argv[i], '/');
         base = base ? base + 1 : argv[i];
-        fprintf(out, "    {\"%s\", \"built-in:%s\", \"%s\", template_%d, &s%d_schema},\n", base,
+        fprintf(out, "    {\"%s\", \"" PJ_ORIGIN_BUILTIN "%s\", \"%s\", template_%d, &s%d_schema},\n", base,
                 base, families[i], i - 2, i - 2);
     }
     fprintf(out, "    {NULL, NULL, NULL, NULL, NULL}};\n\npj_template pj_builtin_templates[] = {\n");
     for (int i = 2; i < argc; i++) {
         const char *base = strrchr(argv[i], '/');
         base = base ? base + 1 : argv[i];
-        fprintf(out, "    {.schema = &s%d_schema, .family = \"%s\", .origin = \"built-in:%s\"},\n",
+        fprintf(out, "    {.schema = &s%d_schema, .family = \"%s\", .origin = \"" PJ_ORIGIN_BUILTIN "%s\"},\n",
                 i - 2, families[i], base);
     }
     fprintf(out, "};\nconst int pj_builtin_template_count = %d;\n", argc - 2);

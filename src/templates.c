@@ -16,8 +16,7 @@
 #include "context.h"
 
 /* As the schema parser reads directives: this, after blanks, at the start of a line. */
-#define DIRECTIVE "//@ptxjit "
-#define FAMILY_DIRECTIVE "family "
+#define FAMILY_DIRECTIVE "family"
 #define DIRECTORY_FIX "fix the path in PTXJIT_TEMPLATE_PATH or the template_path option"
 
 /* A user template as last read: usable, or the problem that keeps it out. */
@@ -67,9 +66,11 @@ char *pj_template_normalize(const char *text)
     char *normal = malloc(strlen(text) + 1), *out = normal;
     if (!normal)
         return NULL;
-    for (const char *s = text; *s; s++)
-        if (s[0] != '\r' || s[1] != '\n')
+    for (const char *s = text; *s; s++) /* CRLF as LF; a lone CR too, as compilers read it */
+        if (s[0] != '\r')
             *out++ = *s;
+        else if (s[1] != '\n')
+            *out++ = '\n';
     *out = '\0';
     return normal;
 }
@@ -80,15 +81,16 @@ static ptxjit_status read_directives(int *has_directive, char **family, const ch
 {
     *has_directive = 0;
     *family = NULL;
-    const size_t directive = strlen(DIRECTIVE), verb = strlen(FAMILY_DIRECTIVE);
+    const size_t verb = strlen(FAMILY_DIRECTIVE);
     for (const char *line = text; *line;) {
-        const char *end = line + strcspn(line, "\n"), *s = line;
-        while (s < end && (*s == ' ' || *s == '\t'))
-            s++;
-        if ((size_t)(end - s) > directive && strncmp(s, DIRECTIVE, directive) == 0) {
+        const char *end = line + strcspn(line, "\n");
+        int malformed;
+        const char *s = pj_directive_words(line, end, &malformed);
+        *has_directive |= malformed; /* a template, with a problem its parse will name */
+        if (s) {
             *has_directive = 1;
-            s += directive;
-            if (!*family && (size_t)(end - s) > verb && strncmp(s, FAMILY_DIRECTIVE, verb) == 0) {
+            if (!*family && (size_t)(end - s) > verb && strncmp(s, FAMILY_DIRECTIVE, verb) == 0 &&
+                (s[verb] == ' ' || s[verb] == '\t')) {
                 const char *name = s + verb;
                 while (name < end && (*name == ' ' || *name == '\t'))
                     name++;

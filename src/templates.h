@@ -61,7 +61,7 @@ ptxjit_status pj_templates_find(pj_template **out, uint64_t *generation, ptxjit_
 uint64_t pj_templates_generation(ptxjit_context *context);
 
 /* text as the registry keeps a template: without a leading UTF-8 byte order mark, CRLF line
- * ends turned into LF. NULL when out of memory. */
+ * ends and lone CRs turned into LF. NULL when out of memory. */
 char *pj_template_normalize(const char *text);
 
 /* The schema of family in the current snapshot, or NULL. */

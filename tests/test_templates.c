@@ -393,6 +393,49 @@ START_TEST(broken_memory_template_is_refused)
 }
 END_TEST
 
+/* How a directive may be spelled: a tab after //@ptxjit is a blank like a space (the param
+ * takes effect, rather than the line being passed over); a line that starts with //@ptxjit
+ * and is not spelled as a directive is refused naming its line, not ignored; a file of lone
+ * CR line ends is read line by line, as compilers read it. */
+START_TEST(directive_spelling_tabs_marks_and_lone_crs)
+{
+    ptxjit_context *context = test_open_offline(NULL);
+    ck_assert_int_eq(ptxjit_add_template(context, "tabs.cu",
+                                         "//@ptxjit\tfamily tabs\n"
+                                         "\t//@ptxjit \t entry tabs_kernel\n"
+                                         "//@ptxjit\tdoc\tstores a constant\n"
+                                         "//@ptxjit\tparam factor\tint(1..100) default=3\n"
+                                         "extern \"C\" __global__ void tabs_kernel(int *x) "
+                                         "{ x[0] = FACTOR; }\n"),
+                     PTXJIT_OK);
+    char *canonical = NULL;
+    ck_assert_int_eq(ptxjit_canonical_params(&canonical, context, "tabs", "factor=7"),
+                     PTXJIT_OK);
+    ck_assert_str_eq(canonical, "factor=7");
+    free(canonical);
+    const char *description;
+    ck_assert_int_eq(ptxjit_family_describe(&description, context, "tabs"), PTXJIT_OK);
+    ck_assert_ptr_nonnull(strstr(description, "stores a constant"));
+    expect_failure(ptxjit_add_template(context, "glued.cu",
+                                       "//@ptxjit family glued\n//@ptxjit entry k\n"
+                                       "//@ptxjitparam f int(1..4)\n"),
+                   PTXJIT_ERR_TEMPLATE, "memory:glued.cu:3: a line that starts with //@ptxjit");
+    expect_failure(ptxjit_add_template(context, "bare.cu",
+                                       "//@ptxjit family bare\n//@ptxjit   \n//@ptxjit entry k\n"),
+                   PTXJIT_ERR_TEMPLATE, "memory:bare.cu:2: ");
+    ck_assert_int_eq(ptxjit_add_template(context, "mac.cu",
+                                         "//@ptxjit family mac\r//@ptxjit entry mac_kernel\r"
+                                         "//@ptxjit param factor int(1..100) default=3\r"
+                                         "extern \"C\" __global__ void mac_kernel(int *x) "
+                                         "{ x[0] = FACTOR; }\r"),
+                     PTXJIT_OK);
+    ptxjit_kernel *kernel = NULL;
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "mac", "factor=9", NULL), PTXJIT_OK);
+    ck_assert_ptr_nonnull(strstr(ptxjit_kernel_ptx(kernel), "9;"));
+    ptxjit_close(context);
+}
+END_TEST
+
 /* Reload: an edited file takes effect (same parameter text, new kernel), a removed one goes,
  * memory templates stay; a memory template and a file of one family are then duplicates. */
 START_TEST(reload_reads_edited_files)
@@ -430,10 +473,12 @@ START_TEST(reload_reads_edited_files)
 }
 END_TEST
 
-START_TEST(normalize_drops_bom_and_crlf_only)
+/* A leading BOM goes; CRLF and a lone CR each become LF (the text NVRTC gets has the lines
+ * the parser counted); a BOM elsewhere stays. */
+START_TEST(normalize_drops_bom_and_makes_line_ends_lf)
 {
-    char *text = pj_template_normalize("\xEF\xBB\xBF" "a\r\nb\rc\n\r\n");
-    ck_assert_str_eq(text, "a\nb\rc\n\n");
+    char *text = pj_template_normalize("\xEF\xBB\xBF" "a\r\nb\rc\n\r\n\r\r\n");
+    ck_assert_str_eq(text, "a\nb\nc\n\n\n\n");
     free(text);
     text = pj_template_normalize("x\xEF\xBB\xBF");
     ck_assert_str_eq(text, "x\xEF\xBB\xBF");
@@ -560,9 +605,10 @@ Suite *suite_templates(void)
     tcase_add_test(tc, duplicate_families_are_unavailable_naming_both);
     tcase_add_test(tc, nul_bytes_and_odd_file_names_are_handled);
     tcase_add_test(tc, memory_template_is_added_and_replaced);
+    tcase_add_test(tc, directive_spelling_tabs_marks_and_lone_crs);
     tcase_add_test(tc, broken_memory_template_is_refused);
     tcase_add_test(tc, reload_reads_edited_files);
-    tcase_add_test(tc, normalize_drops_bom_and_crlf_only);
+    tcase_add_test(tc, normalize_drops_bom_and_makes_line_ends_lf);
     tcase_add_test(tc, add_and_reload_race_requests);
     suite_add_tcase(suite, tc);
     return suite;

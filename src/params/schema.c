@@ -13,7 +13,6 @@
 #include "params/schema.h"
 #include "tune/space.h"
 
-#define DIRECTIVE "//@ptxjit "
 #define MAX_WORDS 16
 
 static const struct {
@@ -512,8 +511,8 @@ static ptxjit_status parse_directive(pj_schema *schema, const char *line, const 
     char buf[2048], *words[MAX_WORDS];
     if (strlen(line) >= sizeof buf)
         return bad(at, "%s", "directive line too long");
-    if (strncmp(line, "doc ", 4) == 0) { /* free text: not split into words */
-        free(schema->doc);
+    if (strncmp(line, "doc", 3) == 0 && (line[3] == ' ' || line[3] == '\t')) {
+        free(schema->doc); /* free text: not split into words */
         schema->doc = pj_strdup(line + 4);
         return schema->doc ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     }
@@ -595,6 +594,25 @@ static ptxjit_status parse_expressions(pj_schema *schema, const char *origin)
     return PTXJIT_OK;
 }
 
+const char *pj_directive_words(const char *line, const char *end, int *malformed)
+{
+    static const char mark[] = "//@ptxjit";
+    *malformed = 0;
+    while (line < end && (*line == ' ' || *line == '\t'))
+        line++;
+    if ((size_t)(end - line) < sizeof mark - 1 || strncmp(line, mark, sizeof mark - 1) != 0)
+        return NULL;
+    line += sizeof mark - 1;
+    const char *words = line;
+    while (words < end && (*words == ' ' || *words == '\t'))
+        words++;
+    if (words == line || words == end) { /* "//@ptxjitX..." or nothing after the mark */
+        *malformed = 1;
+        return NULL;
+    }
+    return words;
+}
+
 ptxjit_status pj_schema_parse(pj_schema **out, const char *source, const char *origin)
 {
     pj_schema *schema = calloc(1, sizeof *schema);
@@ -608,18 +626,21 @@ ptxjit_status pj_schema_parse(pj_schema **out, const char *source, const char *o
     schema->source_hash = pj_hash(source, strlen(source));
     where at = {origin, 0};
     for (const char *line = source; *line && status == PTXJIT_OK;) {
-        const char *end = strchr(line, '\n');
-        size_t length = end ? (size_t)(end - line) : strlen(line);
+        const char *end = line + strcspn(line, "\n");
         at.line++;
-        while (length && (*line == ' ' || *line == '\t'))
-            line++, length--;
-        if (length > strlen(DIRECTIVE) && strncmp(line, DIRECTIVE, strlen(DIRECTIVE)) == 0) {
-            char *text = pj_strndup(line + strlen(DIRECTIVE), length - strlen(DIRECTIVE));
+        int malformed;
+        const char *words = pj_directive_words(line, end, &malformed);
+        if (malformed)
+            status = bad(&at, "%s", "a line that starts with //@ptxjit is a directive: write "
+                                    "'//@ptxjit WORD ...' (a blank after //@ptxjit, then the "
+                                    "directive), or start the comment otherwise");
+        if (words) {
+            char *text = pj_strndup(words, (size_t)(end - words));
             status = text ? parse_directive(schema, text, &at)
                           : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
             free(text);
         }
-        line = end ? end + 1 : line + length;
+        line = *end ? end + 1 : end;
     }
     if (status == PTXJIT_OK && !schema->family)
         status = pj_error(PTXJIT_ERR_TEMPLATE,

@@ -119,6 +119,12 @@ typedef struct pj_schema {
  * position + 1 (0: the word not given). */
 #define PJ_FAST_COMPILE_LEVELS(X) X(min) X(mid) X(max)
 
+/* The directive's words on one line of a template [line, end): past "//@ptxjit" and the
+ * blanks (spaces or tabs) after it, the indentation before it allowed; NULL when the line is
+ * no directive. *malformed: the line starts with //@ptxjit but is not spelled as one (no
+ * blank after the mark, or nothing after it). */
+const char *pj_directive_words(const char *line, const char *end, int *malformed);
+
 /* Parses the "//@ptxjit ..." directives of a template. origin names it in messages.
  * PTXJIT_ERR_TEMPLATE with file:line and the problem on failure. */
 ptxjit_status pj_schema_parse(pj_schema **out, const char *source, const char *origin);

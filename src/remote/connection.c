@@ -95,11 +95,11 @@ static void pipe_restore(pipe_guard *g)
 
 /* ---- connections ---- */
 
-/* One command of an exchange: up to 6 words. */
+/* One command of an exchange: up to 7 words. */
 typedef struct {
     int argc;
-    const char *argv[6];
-    size_t lengths[6];
+    const char *argv[7];
+    size_t lengths[7];
 } link_command;
 
 /* One command on c; NULL when the connection failed (c is then unusable). A Redis error
@@ -333,7 +333,8 @@ pj_link_result pj_link_set(pj_remote_link *link, const char *name, const char *v
 }
 
 pj_link_result pj_link_claim(pj_remote_link *link, const char *lease, const char *holder,
-                             int ttl_ms, const char *name, int *won, char **value, size_t *size)
+                             int ttl_ms, const char *name, int *won, int *given_up,
+                             char **value, size_t *size)
 {
     char ttl[16];
     snprintf(ttl, sizeof ttl, "%d", ttl_ms);
@@ -342,7 +343,7 @@ pj_link_result pj_link_claim(pj_remote_link *link, const char *lease, const char
          {3, strlen(lease), strlen(holder), 2, 2, strlen(ttl)}},
         command2("GET", lease), command2("GET", name)};
     redisReply *replies[3];
-    *won = 0;
+    *won = *given_up = 0;
     pj_link_result result = exchange(link, 3, commands, replies);
     if (result != PJ_LINK_OK)
         return result;
@@ -352,6 +353,9 @@ pj_link_result pj_link_claim(pj_remote_link *link, const char *lease, const char
     *won = replies[0]->type == REDIS_REPLY_STATUS ||
            (named->type == REDIS_REPLY_STRING && named->len == strlen(holder) &&
             memcmp(named->str, holder, named->len) == 0);
+    *given_up = !*won && named->type == REDIS_REPLY_STRING &&
+                named->len >= strlen(PJ_LEASE_GIVEN_UP) &&
+                memcmp(named->str, PJ_LEASE_GIVEN_UP, strlen(PJ_LEASE_GIVEN_UP)) == 0;
     result = take_value(replies[2], value, size);
     for (int i = 0; i < 3; i++)
         freeReplyObject(replies[i]);
@@ -359,16 +363,16 @@ pj_link_result pj_link_claim(pj_remote_link *link, const char *lease, const char
 }
 
 /* The lease's commands act only while it names this holder: a holder whose renewals stopped
- * reaching the server (a back-off, a restarted server) must not renew or delete the lease
+ * reaching the server (a back-off, a restarted server) must not renew or replace the lease
  * another node took after its own expired. Redis has no compare-and-act command, so each is
  * a script; a server that refuses scripts (an ACL without EVAL) gets the plain command, said
- * once, and the lease is then unchecked as before. */
+ * once, and the lease is then unchecked. */
 #define LEASE_RENEW_SCRIPT                                                                     \
     "if redis.call('get', KEYS[1]) == ARGV[1] then "                                          \
     "return redis.call('pexpire', KEYS[1], ARGV[2]) end return -1"
-#define LEASE_DELETE_SCRIPT                                                                    \
-    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end "    \
-    "return -1"
+#define LEASE_GIVE_UP_SCRIPT                                                                   \
+    "if redis.call('get', KEYS[1]) == ARGV[1] then "                                          \
+    "return redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3]) end return -1"
 
 static int scripts_refused(pj_remote_link *link)
 {
@@ -386,24 +390,27 @@ static void refuse_scripts(pj_remote_link *link, const char *error)
     pthread_mutex_unlock(&link->lock);
     if (first)
         pj_log(&link->logger, PTXJIT_LOG_WARNING,
-               "remote cache %s refuses EVAL (%s): compile leases are renewed and deleted "
+               "remote cache %s refuses EVAL (%s): compile leases are renewed and given up "
                "without checking their holder, so a node whose lease expired may cut short "
                "another's (a duplicate compile, never a wrong kernel); allow EVAL for "
                "ptxjit's user (ACL +eval) to close that",
                link->config->url, error);
 }
 
-/* script over the lease with holder and arg (NULL: none); else plain (the plain command's
- * words). *held: 0 when the lease named another holder (or none). */
+/* script over the lease with holder and the args (count of them); else plain (the plain
+ * command's words). *held: 0 when the lease named another holder (or none). */
 static pj_link_result lease_command(pj_remote_link *link, const char *script, const char *lease,
-                                    const char *holder, const char *arg, link_command plain,
-                                    int *held)
+                                    const char *holder, int count, const char *const *args,
+                                    link_command plain, int *held)
 {
     *held = 1;
     if (!scripts_refused(link)) {
-        link_command eval = {arg ? 6 : 5, {"EVAL", script, "1", lease, holder, arg},
-                             {4, strlen(script), 1, strlen(lease), strlen(holder),
-                              arg ? strlen(arg) : 0}};
+        link_command eval = {5 + count, {"EVAL", script, "1", lease, holder},
+                             {4, strlen(script), 1, strlen(lease), strlen(holder)}};
+        for (int i = 0; i < count; i++) {
+            eval.argv[5 + i] = args[i];
+            eval.lengths[5 + i] = strlen(args[i]);
+        }
         redisReply *reply;
         int refused;
         pj_link_result result = exchange_any(link, 1, &eval, &reply, &refused);
@@ -430,12 +437,18 @@ pj_link_result pj_link_expire_held(pj_remote_link *link, const char *lease, cons
     char ttl[16];
     snprintf(ttl, sizeof ttl, "%d", ttl_ms);
     link_command plain = {3, {"PEXPIRE", lease, ttl}, {7, strlen(lease), strlen(ttl)}};
-    return lease_command(link, LEASE_RENEW_SCRIPT, lease, holder, ttl, plain, held);
+    const char *args[] = {ttl};
+    return lease_command(link, LEASE_RENEW_SCRIPT, lease, holder, 1, args, plain, held);
 }
 
-pj_link_result pj_link_delete_held(pj_remote_link *link, const char *lease, const char *holder,
-                                   int *held)
+pj_link_result pj_link_give_up_held(pj_remote_link *link, const char *lease, const char *holder,
+                                    int ttl_ms, int *held)
 {
-    return lease_command(link, LEASE_DELETE_SCRIPT, lease, holder, NULL, command2("DEL", lease),
-                         held);
+    char ttl[16], marker[400];
+    snprintf(ttl, sizeof ttl, "%d", ttl_ms);
+    snprintf(marker, sizeof marker, "%s%s", PJ_LEASE_GIVEN_UP, holder);
+    link_command plain = {5, {"SET", lease, marker, "PX", ttl},
+                          {3, strlen(lease), strlen(marker), 2, strlen(ttl)}};
+    const char *args[] = {marker, ttl};
+    return lease_command(link, LEASE_GIVE_UP_SCRIPT, lease, holder, 2, args, plain, held);
 }

@@ -29,18 +29,24 @@ pj_link_result pj_link_get(pj_remote_link *link, const char *name, char **value,
 /* SET name value. */
 pj_link_result pj_link_set(pj_remote_link *link, const char *name, const char *value,
                            size_t size);
+/* What a lease holds once its holder gave up (compiled nothing it could publish): this
+ * prefix and the holder. */
+#define PJ_LEASE_GIVEN_UP "given-up:"
+
 /* SET lease holder NX PX ttl_ms, GET lease, then GET name, in one round trip (the lease
  * first: a lease taken after its holder published still sees the entry). *won: the lease was
  * free and is now holder's, or was holder's already (a claim retried after a lost reply);
- * then as pj_link_get (PJ_LINK_NIL: no entry). */
+ * *given_up: its holder gave up (pj_link_give_up_held); then as pj_link_get (PJ_LINK_NIL: no
+ * entry). */
 pj_link_result pj_link_claim(pj_remote_link *link, const char *lease, const char *holder,
-                             int ttl_ms, const char *name, int *won, char **value, size_t *size);
-/* PEXPIRE lease ttl_ms, and DEL lease, each only while the lease names holder (one script,
- * EVAL); *held 0 when it names another or none. A server that refuses EVAL gets the plain
- * command (logged once) and *held stays 1. */
+                             int ttl_ms, const char *name, int *won, int *given_up,
+                             char **value, size_t *size);
+/* PEXPIRE lease ttl_ms; and SET lease PJ_LEASE_GIVEN_UP<holder> PX ttl_ms: each only while
+ * the lease names holder (one script, EVAL); *held 0 when it names another or none. A server
+ * that refuses EVAL gets the plain command (logged once) and *held stays 1. */
 pj_link_result pj_link_expire_held(pj_remote_link *link, const char *lease, const char *holder,
                                    int ttl_ms, int *held);
-pj_link_result pj_link_delete_held(pj_remote_link *link, const char *lease, const char *holder,
-                                   int *held);
+pj_link_result pj_link_give_up_held(pj_remote_link *link, const char *lease, const char *holder,
+                                    int ttl_ms, int *held);
 
 #endif

@@ -1,6 +1,6 @@
 /* lease.c — the fleet's compile lease: taken with the entry's GET in one round trip, renewed
  * by a thread while its holder compiles (the compile runs in NVRTC or LLVM and cannot stop to
- * do it), deleted only when nothing was published. */
+ * do it), given up (marked so for a TTL) only when nothing was published. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -114,14 +114,15 @@ pj_claim_result pj_lease_claim(pj_lease **lease, char **value, size_t *size,
     *value = NULL;
     *size = 0;
     holder_id(holder);
-    pj_link_result result = pj_link_claim(link, lease_name, holder, ttl_ms, name, &won, value,
-                                          size);
+    int given_up = 0;
+    pj_link_result result = pj_link_claim(link, lease_name, holder, ttl_ms, name, &won,
+                                          &given_up, value, size);
     if (result == PJ_LINK_OK)
         return PJ_CLAIM_ENTRY;
     if (result != PJ_LINK_NIL)
         return result == PJ_LINK_DOWN ? PJ_CLAIM_DOWN : PJ_CLAIM_FAILED;
     if (!won)
-        return PJ_CLAIM_TAKEN;
+        return given_up ? PJ_CLAIM_GIVEN_UP : PJ_CLAIM_TAKEN;
     /* Out of memory here leaves the lease unrenewed, to expire: as a holder that died. */
     *lease = lease_new(link, lease_name, holder, ttl_ms);
     return PJ_CLAIM_WON;
@@ -142,7 +143,8 @@ void pj_lease_end(pj_lease *lease, int drop)
     pthread_mutex_destroy(&lease->lock);
     int held;
     if (drop && !lease->lost) /* the thread has ended: lost is settled */
-        (void)pj_link_delete_held(lease->link, lease->name, lease->holder, &held);
+        (void)pj_link_give_up_held(lease->link, lease->name, lease->holder, lease->ttl_ms,
+                                   &held);
     free(lease->name);
     free(lease);
 }

@@ -231,6 +231,8 @@ static pj_remote_claim_result claim_loop(struct pj_lease **lease, pj_artifact *o
             report->failed = claim == PJ_CLAIM_FAILED;
             return PJ_REMOTE_ALONE;
         }
+        if (claim == PJ_CLAIM_GIVEN_UP) /* the holder's compile came to nothing: ours now */
+            return PJ_REMOTE_ALONE;
         report->waited = 1;
         if (found && found(user))
             return PJ_REMOTE_LOCAL;

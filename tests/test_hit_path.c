@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cache/disk.h"
@@ -229,6 +230,41 @@ START_TEST(formatting_without_printf_equals_printf)
 }
 END_TEST
 
+/* Disk hits are counted in memory and merged into the counters file later (at a store, a
+ * stats call, the close). A child of fork() has a copy of the parent's unmerged counts: it
+ * must not merge them as well, or `cache stats` counts each hit twice. */
+START_TEST(a_forked_child_does_not_merge_its_parents_counts)
+{
+    char *dir = test_mkdtemp();
+    log_capture log = {0};
+    ck_assert_int_eq(request_in_new_context(dir, &log), PTXJIT_ORIGIN_COMPILED);
+    ptxjit_context *context = open_cached(dir, &log);
+    ptxjit_kernel *kernel = NULL;
+    ptxjit_origin origin;
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "reduce", "tpb=128", &origin),
+                     PTXJIT_OK);
+    ck_assert_int_eq(origin, PTXJIT_ORIGIN_DISK); /* one hit, pending */
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        ptxjit_close(context); /* merges what this process counted: nothing */
+        free(dir);
+        _exit(0);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ptxjit_cache_stats stats;
+    ck_assert_int_eq(ptxjit_cache_stats_get(&stats, context), PTXJIT_OK);
+    ck_assert_uint_eq(stats.hits, 1);
+    ck_assert_uint_eq(stats.misses, 1);
+    ck_assert_uint_eq(stats.stores, 1);
+    ptxjit_close(context);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 /* A template of one constant, cheap to compile (NVRTC under valgrind too). */
 #define FRONT_TEMPLATE                                                                     \
     "//@ptxjit family front\n"                                                             \
@@ -323,6 +359,7 @@ Suite *suite_hit_path(void)
     tcase_add_test(tc, entry_decoded_in_place_equals_the_one_encoded);
     tcase_add_test(tc, formatting_without_printf_equals_printf);
     tcase_add_test(tc, the_front_answers_only_for_its_text_context_and_templates);
+    tcase_add_test(tc, a_forked_child_does_not_merge_its_parents_counts);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -35,6 +35,7 @@ struct pj_disk_cache {
     char *counters_path; /* <dir>/stats */
     uint64_t pending[COUNTER_COUNT]; /* hits and misses not yet merged into the shared
                                         counters file (atomics; see merge_pending) */
+    pid_t pending_pid;   /* the process they were counted in (own_pending) */
     uint64_t max_bytes;
     int shared;
     uid_t euid;          /* the effective user at open, whom entries must belong to */
@@ -132,14 +133,28 @@ static int configured_shared(const pj_disk_options *options, const pj_logger *lo
 /* A hit or a miss is counted in memory: the lookup then takes no lock and writes nothing
  * shared. The counts are merged into the counters file (one locked update) when the cache
  * is closed, when stats are asked for and with each store. */
+/* In a child of fork() the pending counts copied with the memory are the parent's, which
+ * merges them itself: the child starts from none, or every count would be merged twice. */
+static void own_pending(pj_disk_cache *cache)
+{
+    pid_t pid = getpid();
+    if (__atomic_load_n(&cache->pending_pid, __ATOMIC_RELAXED) == pid)
+        return;
+    for (int i = 0; i < COUNTER_COUNT; i++)
+        __atomic_store_n(&cache->pending[i], 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&cache->pending_pid, pid, __ATOMIC_RELAXED);
+}
+
 static void count_later(pj_disk_cache *cache, counter_id which)
 {
+    own_pending(cache);
     __atomic_add_fetch(&cache->pending[which], 1, __ATOMIC_RELAXED);
 }
 
 /* Moves the pending counts into delta. */
 static void take_pending(pj_disk_cache *cache, int64_t delta[COUNTER_COUNT])
 {
+    own_pending(cache);
     for (int i = 0; i < COUNTER_COUNT; i++)
         delta[i] += (int64_t)__atomic_exchange_n(&cache->pending[i], 0, __ATOMIC_RELAXED);
 }
@@ -168,6 +183,7 @@ static int update_counters(pj_disk_cache *cache, const int64_t delta[COUNTER_COU
 
 static void merge_pending(pj_disk_cache *cache)
 {
+    own_pending(cache);
     int pending = 0;
     for (int i = 0; i < COUNTER_COUNT; i++)
         pending |= __atomic_load_n(&cache->pending[i], __ATOMIC_RELAXED) != 0;
@@ -252,6 +268,7 @@ ptxjit_status pj_disk_cache_open(pj_disk_cache **out, const pj_disk_options *opt
         goto fail;
     }
     cache->euid = geteuid();
+    cache->pending_pid = getpid();
     status = open_existing(cache, root);
     /* Else the root first: nothing is created inside a directory that is not trusted. */
     if (status == PTXJIT_OK && cache->dir_fd < 0)

@@ -719,7 +719,8 @@ ptxjit_status ptxjit_cache_stats_get(ptxjit_cache_stats *out, ptxjit_context *co
 ptxjit_status ptxjit_cache_clear(ptxjit_context *context, uint64_t *removed);
 /* Evicts least recently used entries until the cache is under its cap (stores do this as
  * they go) and removes the temporary files that writers killed mid-store left more than an
- * hour ago. Counts in *evicted and *temp_files (either may be NULL). */
+ * hour ago. Counts in *evicted and *temp_files (either may be NULL). Another process's
+ * eviction is waited for at most 30 s (then PTXJIT_ERR_IO, saying so). */
 ptxjit_status ptxjit_cache_trim(ptxjit_context *context, uint64_t *evicted,
                                 uint64_t *temp_files);
 

@@ -9,7 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <errno.h>
+
 #include "cache/disk.h"
+#include "cache/evict.h"
 #include "test_util.h"
 
 typedef struct {
@@ -268,6 +271,50 @@ START_TEST(trim_sweeps_every_shard_and_evicts_to_the_cap)
 END_TEST
 
 /* Opens with the cap from $PTXJIT_CACHE_MAX_BYTES = text; returns the cap. */
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* An evictor stopped (SIGSTOP, a debugger) between taking an entry's exclusive lock and its
+ * unlink must not stall the readers of that entry: a reader waits for its shared lock only
+ * briefly, then reads without it (the lock only tells evictors to pass the entry over). And
+ * an eviction run waits for another run's lock only as long as it is told to. */
+START_TEST(a_stopped_evictor_stalls_no_reader_and_no_trim_forever)
+{
+    evict_fixture f;
+    open_evict(&f, 3.5);
+    store(&f, 0);
+    char *path = pj_disk_cache_entry_path(f.cache, key(0));
+    int evictor = open(path, O_RDWR);
+    ck_assert_int_ge(evictor, 0);
+    ck_assert_int_eq(flock(evictor, LOCK_EX), 0); /* and then stopped */
+    double start = now_ms();
+    hit(&f, 0);
+    ck_assert_msg(now_ms() - start < 5000, "the read waited %.0f ms", now_ms() - start);
+    close(evictor);
+    free(path);
+
+    char lock_path[4300];
+    snprintf(lock_path, sizeof lock_path, "%s/evict.lock", pj_disk_cache_dir(f.cache));
+    int other = open(lock_path, O_RDWR | O_CREAT, 0600);
+    ck_assert_int_ge(other, 0);
+    ck_assert_int_eq(flock(other, LOCK_EX), 0); /* another run, stopped */
+    evict_report report;
+    start = now_ms();
+    errno = 0;
+    ck_assert_int_eq(pj_evict_run(&report, pj_disk_cache_dir(f.cache), 1, 0600, 100), 0);
+    ck_assert_int_eq(errno, EWOULDBLOCK);
+    double waited = now_ms() - start;
+    ck_assert_msg(waited >= 90 && waited < 5000, "waited %.0f ms", waited);
+    close(other);
+    ck_assert_int_eq(pj_evict_run(&report, pj_disk_cache_dir(f.cache), 1, 0600, 100), 1);
+    close_evict(&f);
+}
+END_TEST
+
 static uint64_t cap_from_environment(const char *text, int *warnings)
 {
     evict_fixture f;
@@ -328,6 +375,7 @@ Suite *suite_cache_evict(void)
     tcase_add_test(tc, cap_measures_a_cache_whose_counter_was_never_kept);
     tcase_add_test(tc, store_sweeps_stale_temp_files_of_its_shard);
     tcase_add_test(tc, trim_sweeps_every_shard_and_evicts_to_the_cap);
+    tcase_add_test(tc, a_stopped_evictor_stalls_no_reader_and_no_trim_forever);
     tcase_add_test(tc, cap_comes_from_option_then_environment_then_default);
     suite_add_tcase(suite, tc);
     return suite;

@@ -61,26 +61,12 @@ static void rewrite(int fd, const unsigned long long values[COUNTER_COUNT])
         (void)!ftruncate(fd, (off_t)length);
 }
 
-/* The exclusive lock, waited for at most PJ_COUNTERS_WAIT_MS: an update holds it for
- * microseconds, so a longer wait means a holder that is stopped or stuck. */
-static int lock_briefly(int fd)
-{
-    for (int tries = 0; tries < 10 * PJ_COUNTERS_WAIT_MS; tries++) {
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-            return 0;
-        if (errno != EWOULDBLOCK && errno != EINTR)
-            return -1;
-        nanosleep(&(struct timespec){0, 100000}, NULL); /* 0.1 ms */
-    }
-    return -1;
-}
-
 int pj_counters_update(const char *path, mode_t mode, const int64_t *delta, uint64_t *totals)
 {
     unsigned long long values[COUNTER_COUNT] = {0};
     int found = -1, changed = !delta;
     int fd = pj_fileio_open_shared_file(path, mode);
-    if (fd < 0 || lock_briefly(fd) != 0)
+    if (fd < 0 || pj_fileio_flock_within(fd, LOCK_EX, PJ_COUNTERS_WAIT_MS) != 0)
         goto done;
     char text[512];
     ssize_t n = pread(fd, text, sizeof text - 1, 0);

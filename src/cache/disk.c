@@ -419,6 +419,13 @@ static read_result read_open_entry(const pj_disk_cache *cache, int fd, char **da
     return read_all(fd, *data, (size_t)st.st_size, size, why);
 }
 
+/* How long a reader waits for its shared lock: an evictor holds the entry's exclusive lock
+ * for the microseconds of a check and an unlink, so a longer wait means one that is stopped.
+ * The reader then reads without the lock, which only told evictors to pass the entry over:
+ * the open descriptor reads the whole file even if it is unlinked meanwhile, and the
+ * checksum still decides. */
+#define READ_LOCK_WAIT_MS 20
+
 /* Opens and reads name (relative to the cache's directory): O_NOFOLLOW refuses a link
  * planted there, O_NONBLOCK keeps a FIFO from hanging the open. The shared flock, held until
  * close, tells evictors that the entry is being read. */
@@ -431,7 +438,8 @@ static read_result read_entry(const pj_disk_cache *cache, const char *name, char
         *why = error == ELOOP ? "a symbolic link" : strerror(error);
         return error == ENOENT ? READ_MISSING : READ_UNUSABLE;
     }
-    (void)flock(fd, LOCK_SH); /* without lock support (ENOLCK): read unprotected */
+    /* Without lock support (ENOLCK), or past the wait: read unprotected. */
+    (void)pj_fileio_flock_within(fd, LOCK_SH, READ_LOCK_WAIT_MS);
     *fd_out = fd;
     return read_open_entry(cache, fd, data, size, why, st);
 }
@@ -805,9 +813,15 @@ ptxjit_status pj_disk_cache_trim(pj_disk_cache *cache, evict_report *report)
 {
     uint64_t totals[COUNTER_COUNT];
     update_counters(cache, NULL, totals);
-    if (!pj_evict_run(report, cache->dir, cache->max_bytes, cache->file_mode, 1))
-        return pj_error(PTXJIT_ERR_IO, "cannot lock %s/evict.lock: %s", cache->dir,
-                        strerror(errno));
+    if (!pj_evict_run(report, cache->dir, cache->max_bytes, cache->file_mode, PJ_EVICT_WAIT_MS))
+        return errno == EWOULDBLOCK
+                   ? pj_error(PTXJIT_ERR_IO,
+                              "another process has held %s/evict.lock for %d s (an eviction "
+                              "stopped or stuck); try again, or find it with 'fuser %s/"
+                              "evict.lock'",
+                              cache->dir, PJ_EVICT_WAIT_MS / 1000, cache->dir)
+                   : pj_error(PTXJIT_ERR_IO, "cannot lock %s/evict.lock: %s", cache->dir,
+                              strerror(errno));
     if (report->out_of_memory)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory scanning %s", cache->dir);
     if (!report->complete)

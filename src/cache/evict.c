@@ -122,24 +122,27 @@ static void evict_oldest(scan_state *state, int top_fd, uint64_t max_bytes)
     }
 }
 
-/* The evictors' lock: a file in dir, held exclusively for one run. */
-static int lock_evictors(const char *dir, mode_t file_mode, int wait)
+/* The evictors' lock: a file in dir, held exclusively for one run, waited for at most
+ * wait_ms. */
+static int lock_evictors(const char *dir, mode_t file_mode, int wait_ms)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/evict.lock", dir);
     int fd = pj_fileio_open_shared_file(path, file_mode);
-    if (fd >= 0 && flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0) {
+    if (fd >= 0 && pj_fileio_flock_within(fd, LOCK_EX, wait_ms) != 0) {
+        int error = errno;
         close(fd);
+        errno = error;
         fd = -1;
     }
     return fd;
 }
 
 int pj_evict_run(evict_report *out, const char *dir, uint64_t max_bytes, mode_t file_mode,
-              int wait)
+              int wait_ms)
 {
     memset(out, 0, sizeof *out);
-    int lock = lock_evictors(dir, file_mode, wait);
+    int lock = lock_evictors(dir, file_mode, wait_ms);
     if (lock < 0)
         return 0;
     scan_state state = {NULL, 0, 0, time(NULL) - PJ_TEMP_SWEEP_SECONDS, out, 0};

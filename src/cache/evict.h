@@ -25,9 +25,13 @@ typedef struct {
  * the least recently used
  * (oldest modification time: a hit touches its entry) until they fit in nine tenths of it.
  * An entry that a reader holds (flock), or that changed since the scan, stays. One process
- * evicts at a time: with wait = 0 returns 0 at once when another does; 1 after a run. */
+ * evicts at a time: another's run is waited for at most wait_ms (0: not at all), then 0 is
+ * returned with errno EWOULDBLOCK; 1 after a run. */
 int pj_evict_run(evict_report *out, const char *dir, uint64_t max_bytes, mode_t file_mode,
-              int wait);
+              int wait_ms);
+/* What `cache trim` waits for another evictor: a run is a scan and some unlinks, so one that
+ * holds the lock longer is stopped or stuck. */
+#define PJ_EVICT_WAIT_MS 30000
 
 /* Removes the stale temp files of one shard ("ab") of dir, which a store is about to write;
  * returns how many. */

@@ -5,6 +5,7 @@
 #include <stdio.h> /* rename */
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache/fileio.h"
@@ -118,4 +119,19 @@ void pj_fileio_unlock_and_close(int fd)
      * lives, and every other process waiting on it. LOCK_UN releases it for both. */
     (void)flock(fd, LOCK_UN);
     close(fd);
+}
+
+int pj_fileio_flock_within(int fd, int operation, int wait_ms)
+{
+    for (long tries = 0;; tries++) {
+        if (flock(fd, operation | LOCK_NB) == 0)
+            return 0;
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            return -1;
+        if (tries >= 10L * wait_ms) {
+            errno = EWOULDBLOCK;
+            return -1;
+        }
+        nanosleep(&(struct timespec){0, 100000}, NULL); /* 0.1 ms */
+    }
 }

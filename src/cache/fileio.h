@@ -37,6 +37,11 @@ int pj_fileio_access(const char *path, int mode);
 int pj_fileio_same_file(int fd, int dir_fd, const char *path, struct stat *held);
 /* Releases fd's flock, if any, then closes it (see fileio.c for why not close alone). */
 void pj_fileio_unlock_and_close(int fd);
+/* flock(fd, operation) (LOCK_SH or LOCK_EX) waited for at most wait_ms, polling every 0.1 ms:
+ * flock has no timeout, and an alarm would touch the caller's signals. 0 when taken; -1 with
+ * errno EWOULDBLOCK when the wait ran out (a holder stopped or stuck), another errno when
+ * flock failed otherwise (ENOLCK: no lock support). */
+int pj_fileio_flock_within(int fd, int operation, int wait_ms);
 
 /* ---- the seam ---- */
 /* Asked before every call of op: 0 to proceed, else the errno the call fails with (without

@@ -53,26 +53,16 @@ static void parse(const char *text, uint64_t values[REMOTE_STAT_COUNT])
     }
 }
 
-/* The lock, waited for briefly: an update holds it for microseconds, and a holder that is
- * stopped must not stall requests. */
-static int lock_briefly(int fd)
-{
-    for (int tries = 0; tries < 2000; tries++) {
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-            return 0;
-        if (errno != EWOULDBLOCK && errno != EINTR)
-            return -1;
-        nanosleep(&(struct timespec){0, 100000}, NULL);
-    }
-    return -1;
-}
+/* The lock's wait: an update holds it for microseconds, and a holder that is stopped must not
+ * stall requests. */
+#define STATS_WAIT_MS 200
 
 /* One locked read-modify-write (delta NULL: read only). */
 static void update_file(pj_remote_stats *stats, const uint64_t *delta, uint64_t *totals)
 {
     uint64_t values[REMOTE_STAT_COUNT] = {0};
     int fd = pj_fileio_open_shared_file(stats->path, (mode_t)stats->mode);
-    if (fd >= 0 && lock_briefly(fd) == 0) {
+    if (fd >= 0 && pj_fileio_flock_within(fd, LOCK_EX, STATS_WAIT_MS) == 0) {
         char text[512];
         ssize_t n = pread(fd, text, sizeof text - 1, 0);
         text[n > 0 ? n : 0] = '\0';

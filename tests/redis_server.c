@@ -150,22 +150,49 @@ char *test_redis_get(test_redis *r, const char *name, size_t *size)
     return value;
 }
 
-int test_redis_clients(test_redis *r)
+/* The ids of the server's clients (CLIENT LIST), and this call's own (CLIENT ID); the count,
+ * or -1 when the server cannot be asked. */
+static int client_ids(test_redis *r, long long *ids, int most, long long *own)
 {
     redisContext *c = connect_to(r);
     if (!c)
         return -1;
-    redisReply *reply = redisCommand(c, "INFO clients");
     int count = -1;
-    if (reply && reply->type == REDIS_REPLY_STRING) {
-        const char *at = strstr(reply->str, "connected_clients:");
-        if (at)
-            count = atoi(at + strlen("connected_clients:"));
+    redisReply *id = redisCommand(c, "CLIENT ID");
+    redisReply *list = id && id->type == REDIS_REPLY_INTEGER ? redisCommand(c, "CLIENT LIST")
+                                                            : NULL;
+    if (list && list->type == REDIS_REPLY_STRING) {
+        *own = id->integer;
+        count = 0;
+        for (const char *at = list->str; (at = strstr(at, "id=")) && count < most; at += 3)
+            if (at == list->str || at[-1] == '\n')
+                ids[count++] = atoll(at + 3);
     }
-    if (reply)
-        freeReplyObject(reply);
+    if (list)
+        freeReplyObject(list);
+    if (id)
+        freeReplyObject(id);
     redisFree(c);
     return count;
+}
+
+long long test_redis_last_client_id(test_redis *r)
+{
+    long long ids[256], own = -1, last = -1;
+    int count = client_ids(r, ids, 256, &own);
+    for (int i = 0; i < count; i++)
+        last = ids[i] > last ? ids[i] : last;
+    return last;
+}
+
+int test_redis_has_client_after(test_redis *r, long long after)
+{
+    long long ids[256], own = -1;
+    int count = client_ids(r, ids, 256, &own);
+    for (int i = 0; i < count; i++)
+        if (ids[i] > after && ids[i] != own)
+            return 1;
+    return 0;
 }
 
 long long test_redis_integer(test_redis *r, const char *command)

@@ -30,9 +30,12 @@ char *test_redis_get(test_redis *r, const char *name, size_t *size);
 /* A command of no arguments but its words (no quoting) that answers an integer (its value)
  * or a status (0), e.g. "PTTL name", "ACL SETUSER default -eval". */
 long long test_redis_integer(test_redis *r, const char *command);
-/* The server's count of connected clients, this call's own connection included; -1 when it
- * cannot be asked. Usable in a forked child (no check that ends the test). */
-int test_redis_clients(test_redis *r);
+/* Connections by their ids, which the server gives in increasing order: the highest id of a
+ * connected client (this call's own connection included: every later one is higher), and
+ * whether a client other than this call's own has an id above after. Usable in a forked
+ * child (no check that ends the test); -1 / 0 when the server cannot be asked. */
+long long test_redis_last_client_id(test_redis *r);
+int test_redis_has_client_after(test_redis *r, long long after);
 /* A 0600 file of size random bytes in r->dir named name; its path (caller frees). */
 char *test_redis_secret_file(test_redis *r, const char *name, size_t size);
 

@@ -709,8 +709,8 @@ typedef struct {
     uint64_t compile_waits, compile_wait_timeouts;
     /* The fleet's: remote misses after which this node took the key's lease at once and
      * compiled it; requests that waited for another node's lease; and waits that ended without
-     * the entry (its holder's lease expired, or the wait bound passed), after which this node
-     * compiled it. */
+     * the entry (its holder's lease expired, its holder gave it up having published nothing,
+     * or the wait bound passed), after which this node compiled it. */
     uint64_t lease_wins, lease_waits, lease_timeouts;
 } ptxjit_cache_stats;
 ptxjit_status ptxjit_cache_stats_get(ptxjit_cache_stats *out, ptxjit_context *context);

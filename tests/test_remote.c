@@ -160,46 +160,69 @@ START_TEST(second_node_gets_the_first_nodes_kernel_from_redis)
 }
 END_TEST
 
+/* Two nodes on a private server, each with its own cache directory; node a has compiled and
+ * published reduce variant=one_pass and variant=two_pass. 0 when the test is skipped. */
+typedef struct {
+    test_redis r;
+    char *a_dir, *b_dir;
+    ptxjit_context *a, *b;
+} two_nodes;
+
+static int two_nodes_open(two_nodes *n, const char *test)
+{
+    memset(n, 0, sizeof *n);
+    if (!test_redis_start(&n->r, test))
+        return 0;
+    n->a_dir = node_dir(n->r.dir, "a");
+    n->b_dir = node_dir(n->r.dir, "b");
+    n->a = open_node(n->a_dir);
+    n->b = open_node(n->b_dir);
+    get(n->a, "variant=one_pass", PTXJIT_ORIGIN_COMPILED);
+    get(n->a, "variant=two_pass", PTXJIT_ORIGIN_COMPILED);
+    return 1;
+}
+
+/* Closes both nodes and frees their paths; stops the server unless in a forked child (the
+ * parent's server, and both contexts the fork's copies: freed for valgrind's leak check). */
+static void two_nodes_close(two_nodes *n, int in_child)
+{
+    ptxjit_close(n->b);
+    ptxjit_close(n->a);
+    free(n->a_dir);
+    free(n->b_dir);
+    if (!in_child)
+        test_redis_stop(&n->r);
+}
+
 /* The context's copier thread starts with the context; a child that fork() makes afterwards has
  * the copier's memory but not its thread: it writes its remote hits itself, and its close does
  * not wait for a queue nobody serves. */
 START_TEST(a_forked_child_stores_its_remote_hits_itself)
 {
-    test_redis r = {0};
-    if (!test_redis_start(&r, "a_forked_child_stores_its_remote_hits_itself"))
+    two_nodes n;
+    if (!two_nodes_open(&n, "a_forked_child_stores_its_remote_hits_itself"))
         return;
-    char *a_dir = node_dir(r.dir, "a"), *b_dir = node_dir(r.dir, "b");
-    ptxjit_context *a = open_node(a_dir), *b = open_node(b_dir);
-    get(a, "variant=one_pass", PTXJIT_ORIGIN_COMPILED);
-    get(a, "variant=two_pass", PTXJIT_ORIGIN_COMPILED);
     pid_t child = fork();
     ck_assert_int_ge(child, 0);
     if (child == 0) {
         ptxjit_kernel *kernel;
         ptxjit_origin origin;
-        int ok = ptxjit_get_kernel(&kernel, b, "reduce", "variant=one_pass", &origin) ==
+        int ok = ptxjit_get_kernel(&kernel, n.b, "reduce", "variant=one_pass", &origin) ==
                      PTXJIT_OK &&
                  origin == PTXJIT_ORIGIN_REMOTE;
-        ptxjit_close(b);
-        ptxjit_close(a); /* the parent's, copied by the fork: freed, for valgrind's leak check */
-        free(a_dir);
-        free(b_dir);
+        two_nodes_close(&n, 1);
         _exit(ok ? 0 : 1);
     }
     int status = 0;
     ck_assert_int_eq(waitpid(child, &status, 0), child);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
                   "the child's remote hit failed (status %d)", status);
-    get(b, "variant=two_pass", PTXJIT_ORIGIN_REMOTE); /* the parent's thread still serves it */
-    ptxjit_close(b);
-    ptxjit_context *b2 = open_node(b_dir);
-    get(b2, "variant=one_pass", PTXJIT_ORIGIN_DISK); /* the child's copy */
-    get(b2, "variant=two_pass", PTXJIT_ORIGIN_DISK); /* the parent's */
-    ptxjit_close(b2);
-    ptxjit_close(a);
-    free(a_dir);
-    free(b_dir);
-    test_redis_stop(&r);
+    get(n.b, "variant=two_pass", PTXJIT_ORIGIN_REMOTE); /* the parent's thread still serves it */
+    ptxjit_close(n.b);
+    n.b = open_node(n.b_dir);
+    get(n.b, "variant=one_pass", PTXJIT_ORIGIN_DISK); /* the child's copy */
+    get(n.b, "variant=two_pass", PTXJIT_ORIGIN_DISK); /* the parent's */
+    two_nodes_close(&n, 0);
 }
 END_TEST
 
@@ -210,17 +233,13 @@ END_TEST
  * parent. */
 START_TEST(a_forked_child_connects_on_its_own)
 {
-    test_redis r = {0};
-    if (!test_redis_start(&r, "a_forked_child_connects_on_its_own"))
+    two_nodes n;
+    if (!two_nodes_open(&n, "a_forked_child_connects_on_its_own"))
         return;
-    char *a_dir = node_dir(r.dir, "a"), *b_dir = node_dir(r.dir, "b");
-    ptxjit_context *a = open_node(a_dir), *b = open_node(b_dir);
-    get(a, "variant=one_pass", PTXJIT_ORIGIN_COMPILED);
-    get(a, "variant=two_pass", PTXJIT_ORIGIN_COMPILED);
-    get(a, "variant=batched", PTXJIT_ORIGIN_COMPILED);
-    get(b, "variant=one_pass", PTXJIT_ORIGIN_REMOTE); /* b now keeps a connection */
-    stats_of(b); /* which waits for b's copier thread: idle when the fork copies it */
-    long long last = test_redis_last_client_id(&r);
+    get(n.a, "variant=batched", PTXJIT_ORIGIN_COMPILED);
+    get(n.b, "variant=one_pass", PTXJIT_ORIGIN_REMOTE); /* b now keeps a connection */
+    stats_of(n.b); /* which waits for b's copier thread: idle when the fork copies it */
+    long long last = test_redis_last_client_id(&n.r);
     ck_assert_int_gt(last, 0);
     pid_t child = fork();
     ck_assert_int_ge(child, 0);
@@ -228,16 +247,13 @@ START_TEST(a_forked_child_connects_on_its_own)
         alarm(100); /* a hang fails the test, with its own status */
         ptxjit_kernel *kernel;
         ptxjit_origin origin;
-        int code = ptxjit_get_kernel(&kernel, b, "reduce", "variant=two_pass", &origin) !=
+        int code = ptxjit_get_kernel(&kernel, n.b, "reduce", "variant=two_pass", &origin) !=
                                PTXJIT_OK ||
                            origin != PTXJIT_ORIGIN_REMOTE
                        ? 1
-                   : !test_redis_has_client_after(&r, last) ? 2
-                                                            : 0;
-        ptxjit_close(b);
-        ptxjit_close(a); /* the parent's, copied by the fork: freed, for valgrind's leak check */
-        free(a_dir);
-        free(b_dir);
+                   : !test_redis_has_client_after(&n.r, last) ? 2
+                                                              : 0;
+        two_nodes_close(&n, 1);
         _exit(code);
     }
     int status = 0;
@@ -246,14 +262,10 @@ START_TEST(a_forked_child_connects_on_its_own)
                   "the child's remote hit failed (status %d)", status);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
                   "the child sent its request on a connection of the parent's");
-    get(b, "variant=batched", PTXJIT_ORIGIN_REMOTE); /* on the parent's kept connection */
-    ptxjit_cache_stats s = stats_of(b);
+    get(n.b, "variant=batched", PTXJIT_ORIGIN_REMOTE); /* on the parent's kept connection */
+    ptxjit_cache_stats s = stats_of(n.b);
     ck_assert_int_eq(s.remote_errors, 0);
-    ptxjit_close(b);
-    ptxjit_close(a);
-    free(a_dir);
-    free(b_dir);
-    test_redis_stop(&r);
+    two_nodes_close(&n, 0);
 }
 END_TEST
 

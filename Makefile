@@ -23,70 +23,27 @@ REMOTE_LIBS := -l:libhiredis.a -l:libnettle.a
 # Check linked statically so the test runner travels to machines without Check installed.
 CHECK_LIBS := -Wl,-Bstatic -lcheck_pic -lsubunit -Wl,-Bdynamic -lrt
 
-# The families, as src/families/list.h names them: each is a folder (op.c in the library,
-# gen.c in the LLVM plugin, cli.c in the CLI, test.c and test_gpu.c in the test runner) and
-# templates/NAME.cu. Adding a family adds a line there, not here.
-FAMILIES := $(shell sed -n 's/^ *X(\([a-z0-9_]*\)).*/\1/p' src/families/list.h)
+# The families, as src/catalog/list.h names them: each is a folder of src/families/ and
+# templates/NAME.cu. A family's files go by their names: gen*.c into the LLVM plugin, cli*.c
+# into the CLI, test*.c into the test runner, every other .c into the library. Adding a
+# family, or a file to one, adds a line to list.h, not here.
+FAMILIES := $(shell sed -n 's/^ *X(\([a-z0-9_]*\)).*/\1/p' src/catalog/list.h)
 FAMILY_DIRS := $(FAMILIES:%=src/families/%)
+FAMILY_C := $(sort $(wildcard $(FAMILY_DIRS:%=%/*.c)))
+FAMILY_GEN := $(filter %/gen.c $(FAMILY_DIRS:%=%/gen_%),$(FAMILY_C))
+FAMILY_CLI := $(filter $(FAMILY_DIRS:%=%/cli%),$(FAMILY_C))
+FAMILY_TEST := $(filter $(FAMILY_DIRS:%=%/test%),$(FAMILY_C))
+FAMILY_LIB := $(filter-out $(FAMILY_GEN) $(FAMILY_CLI) $(FAMILY_TEST),$(FAMILY_C))
 
-LIB_SRC := src/artifact.c src/compile_failure.c src/context.c src/dynlib.c src/error.c \
-           src/family_info.c src/hash.c src/compile_options.c src/includes.c \
-           src/kernel.c src/launch.c src/memory.c src/specialize.c src/strbuf.c \
-           src/cubin.c src/resources.c \
-           src/cubin_params.c src/entry_params.c src/ptx_params.c src/stream.c \
-           src/backend/compiler_id.c src/backend/nvjitlink.c src/backend/nvrtc.c \
-           src/backend/route_llvm.c src/backend/route_nvrtc.c \
-           src/backend/select.c \
-           src/cache/counters.c src/cache/directory.c src/cache/disk.c src/cache/entry.c \
-           src/cache/evict.c src/cache/fileio.c src/cache/fileio_seam.c src/cache/key.c \
-           src/cache/scan.c src/cache/bundle.c src/cache/compile_lock.c src/cache/copier.c \
-           src/remote/config.c src/remote/connection.c src/remote/envelope.c \
-           src/remote/remote.c src/remote/stats.c src/remote/lease.c \
-           src/driver/driver.c \
-           src/params/expr.c src/params/params.c src/params/schema.c \
-           src/tune/auto.c src/tune/bench_gpu.c src/tune/check.c src/tune/compare_ptx.c \
-           src/tune/bucket.c src/tune/memo.c src/pool/compile_pool.c src/pool/worker.c src/warm.c src/tune/record.c src/tune/space.c src/tune/values.c src/tune/tuner.c \
-           src/families/family.c $(FAMILY_DIRS:%=%/op.c)
-LIB_SRC += src/templates.c src/latency.c src/count.c src/front.c
-# Several GPUs: the process's shared kernel cache, the device count.
-LIB_SRC += src/share.c src/devices.c
-# The matmul op's tile for the product's shape.
-LIB_SRC += src/families/matmul/fit.c
+# The library: every .c of its folders, lowest layer first (docs/ARCHITECTURE.md, "House").
+LIB_DIRS := util params catalog binary driver compilers cache remote records request gpu pool tune
+LIB_SRC := $(sort $(wildcard $(LIB_DIRS:%=src/%/*.c))) $(FAMILY_LIB)
 # The LLVM backend's plugin: the builder layer, the IR generators and LLVM (static), loaded by
 # libptxjit with dlopen.
-PLUGIN_SRC := src/plugin/ir_asm.c src/plugin/ir_flow.c src/plugin/ir_memory.c \
-              src/plugin/ir_module.c src/plugin/ir_target.c \
-              src/plugin/ir_tensor.c src/plugin/ir_thread.c \
-              src/plugin/ir_values.c src/plugin/plugin.c $(FAMILY_DIRS:%=%/gen.c)
-CLI_SRC := src/cli/bench_backends.c src/cli/bench_compile.c src/cli/bench_jit.c \
-           src/cli/bench_multigpu.c \
-           src/cli/bench_tune.c src/cli/cache_bundle.c src/cli/commands.c src/cli/cublas_peer.c \
-           src/cli/families.c \
-           src/cli/json.c src/cli/sass.c src/cli/warm.c src/cli/worker.c \
-           src/cli/main.c src/cli/run.c src/cli/timing.c src/cli/tune.c $(FAMILY_DIRS:%=%/cli.c)
-TEST_SRC := tests/main.c tests/test_backend_select.c tests/test_cache_disk.c \
-            tests/test_compile_inputs.c \
-            tests/test_cache_evict.c tests/test_cache_trust.c tests/test_cli.c \
-            tests/test_dynlib.c tests/test_examples.c tests/test_faults.c tests/test_families.c \
-            tests/fileio_faults.c \
-            tests/test_fuzz_replay.c tests/test_inspect.c tests/test_inspect_gpu.c \
-            tests/test_launch_api.c tests/test_launch_api_gpu.c tests/test_llvm.c \
-            tests/test_llvm_matmul.c tests/test_llvm_matmul_gpu.c tests/test_llvm_reduce.c \
-            tests/test_llvm_reduce_gpu.c tests/test_llvm_transpose.c \
-            tests/test_llvm_transpose_gpu.c tests/test_out_of_memory.c tests/test_params.c \
-            tests/test_polish.c \
-            tests/test_pipeline.c tests/test_bundle.c tests/test_remote.c \
-            tests/test_remote_poison.c tests/redis_server.c tests/test_strbuf.c tests/test_threads.c tests/test_tune.c \
-            tests/test_tune_gpu.c \
-            tests/test_util.c \
-            tests/warm.c tests/fuzz/fuzz_entry.c tests/fuzz/fuzz_params.c \
-            tests/fuzz/fuzz_schema.c tests/fuzz/fuzz_util.c \
-            $(FAMILY_DIRS:%=%/test.c) $(FAMILY_DIRS:%=%/test_gpu.c)
-TEST_SRC += tests/test_templates.c tests/test_pool.c tests/test_latency.c
-TEST_SRC += tests/test_cold_compile.c
-TEST_SRC += tests/test_multigpu.c tests/test_multigpu_gpu.c
-TEST_SRC += tests/test_compile_once.c
-TEST_SRC += tests/test_builtins.c tests/test_hit_path.c
+PLUGIN_SRC := $(sort $(wildcard src/plugin/*.c)) $(FAMILY_GEN)
+CLI_SRC := $(sort $(wildcard src/cli/*.c src/cli/*/*.c)) $(FAMILY_CLI)
+TEST_SRC := $(filter-out tests/fuzz/libfuzzer_main.c,$(sort $(wildcard tests/*.c tests/fuzz/*.c))) \
+            $(FAMILY_TEST)
 TEMPLATES := $(FAMILIES:%=templates/%.cu)
 
 OBJ_DIR := $(BUILD)/obj
@@ -145,10 +102,10 @@ $(OBJ_DIR)/gen/templates_embedded.o: $(BUILD)/gen/templates_embedded.c
 
 # The build tool links the schema parser itself (plain, without the build's sanitizers), so
 # that the built-in schemas it writes are what pj_schema_parse makes of each template.
-EMBED_SRC := src/tools/embed_templates.c src/params/schema.c src/params/expr.c \
-             src/tune/values.c src/strbuf.c src/error.c src/hash.c
+EMBED_SRC := src/tools/embed_templates.c $(wildcard src/params/*.c) src/util/strbuf.c \
+             src/util/file.c src/util/error.c src/util/hash.c
 $(BUILD)/embed_templates: $(EMBED_SRC) src/params/schema.h src/params/expr_node.h \
-                          src/tune/space.h src/internal.h include/ptxjit.h
+                          src/params/values.h src/internal.h include/ptxjit.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(filter-out -MMD -MP,$(CFLAGS_BASE)) -O1 $(EMBED_SRC) -o $@ -lpthread
 
@@ -191,7 +148,7 @@ $(TEST_SHIM): tests/shim/nvrtc_shim.c | check-cuda
 
 $(TEST_OBJ): CFLAGS_BASE += -Itests -DPJ_SOURCE_DIR='"$(CURDIR)"'
 # The LLVM version this build's plugin holds: part of the llvm route's cache keys.
-$(OBJ_DIR)/src/backend/route_llvm.o: CFLAGS_BASE += -DPJ_LLVM_VERSION='"$(LLVM_VERSION)"'
+$(OBJ_DIR)/src/request/route_llvm.o: CFLAGS_BASE += -DPJ_LLVM_VERSION='"$(LLVM_VERSION)"'
 $(OBJ_DIR)/src/pool/worker.o: CFLAGS_BASE += -DPJ_INSTALL_BINDIR='"$(PREFIX)/bin"'
 $(PLUGIN_OBJ): CFLAGS_BASE += $(LLVM_CFLAGS) -fvisibility=hidden
 

@@ -7,7 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend/route_llvm.h"
+#include "request/route_llvm.h"
 #include "test_util.h"
 
 /* Asks a child process whether a GPU is usable: a CUDA context must not exist in the parent,

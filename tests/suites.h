@@ -1,6 +1,6 @@
 /* suites.h — every Check suite of the test runner, one line each: X(function name); and each
  * family's two (src/families/NAME/test.c and test_gpu.c), from src/families/list.h. */
-#include "families/list.h"
+#include "catalog/list.h"
 
 #define PJ_TEST_SUITES(X)     \
     X(suite_strbuf)           \

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/route_llvm.h"
-#include "backend/select.h"
+#include "request/route_llvm.h"
+#include "request/select.h"
 #include "test_util.h"
 
 START_TEST(backend_word_is_taken_out_and_the_rest_kept_in_order)

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache/key.h"
-#include "context.h"
+#include "request/key.h"
+#include "request/context.h"
 #include "params/expr_node.h"
 #include "test_util.h"
 

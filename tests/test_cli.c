@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend/route_llvm.h"
+#include "request/route_llvm.h"
 #include "test_util.h"
 
 static int run_cli_to(char **output, const char *cache_dir, const char *env, const char *args,

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/nvrtc.h"
-#include "half_storage.h"
-#include "templates.h"
+#include "compilers/nvrtc.h"
+#include "request/half_storage.h"
+#include "request/templates.h"
 #include "test_util.h"
 
 static int count_of(const char *text, const char *needle)

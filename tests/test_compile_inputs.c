@@ -11,11 +11,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend/route_llvm.h"
+#include "request/route_llvm.h"
 #include "cache/disk.h"
 #include "cache/entry.h"
-#include "cache/key.h"
-#include "context.h"
+#include "request/key.h"
+#include "request/context.h"
 #include "test_util.h"
 
 /* ---- helpers ---- */

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "context.h"
+#include "request/context.h"
 #include "redis_server.h"
 #include "test_util.h"
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dynlib.h"
+#include "util/dynlib.h"
 #include "test_util.h"
 
 #define OVERRIDE "PTXJIT_TEST_DYNLIB_LIBRARY"

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/route_llvm.h"
-#include "context.h"
-#include "families/family.h"
-#include "families/variants.h"
+#include "request/route_llvm.h"
+#include "request/context.h"
+#include "catalog/family.h"
+#include "catalog/variants.h"
 #include "test_util.h"
 
 /* The `variant` enum of schema as "a,b,c" ("" when it has none). */

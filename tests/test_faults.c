@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "context.h"
+#include "request/context.h"
 #include "fileio_faults.h"
 #include "test_util.h"
 

@@ -14,7 +14,7 @@
 
 #include "cache/disk.h"
 #include "cache/entry.h"
-#include "context.h"
+#include "request/context.h"
 #include "test_util.h"
 
 typedef struct {

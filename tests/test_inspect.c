@@ -6,8 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "context.h"
-#include "cubin.h"
+#include "request/context.h"
+#include "binary/cubin.h"
 #include "inspect_util.h"
 
 static ptxjit_kernel *get_kernel(ptxjit_context *context, const char *family, const char *params)

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "context.h"
+#include "request/context.h"
 #include "test_util.h"
 
 #define SMALL_TEMPLATE                                                                     \

@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/route_llvm.h"
+#include "request/route_llvm.h"
 #include "launch_api.h"
-#include "cubin_params.h"
-#include "ptx_params.h"
+#include "binary/cubin_params.h"
+#include "binary/ptx_params.h"
 #include "test_util.h"
 
 ptxjit_context *launch_probe_open(char **dir, int use_gpu)

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend/route_llvm.h"
-#include "context.h"
+#include "request/route_llvm.h"
+#include "request/context.h"
 #include "launch_api.h"
 #include "test_util.h"
 

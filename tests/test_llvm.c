@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "context.h"
+#include "request/context.h"
 #include "test_util.h"
 
 static ptxjit_context *open_context(const char *backend, const char *cache_dir,

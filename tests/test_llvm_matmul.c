@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "context.h"
+#include "request/context.h"
 #include "families/matmul/op.h"
 #include "test_util.h"
 

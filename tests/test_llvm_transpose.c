@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "context.h"
+#include "request/context.h"
 #include "test_util.h"
 
 static ptxjit_context *open_plain(void)

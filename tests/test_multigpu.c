@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "context.h"
-#include "share.h"
+#include "request/context.h"
+#include "request/share.h"
 #include "test_util.h"
 
 enum { FAKE_LOADS, FAKE_LAUNCHES, FAKE_ALLOCS, FAKE_REFUSED }; /* the fake's COUNT_* */

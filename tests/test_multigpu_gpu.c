@@ -14,7 +14,7 @@
 #include "families/reduce/op.h"
 #include "families/softmax/op.h"
 #include "families/transpose/op.h"
-#include "share.h"
+#include "request/share.h"
 #include "test_util.h"
 
 enum { MAX_DEVICES = 16 };

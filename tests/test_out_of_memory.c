@@ -13,7 +13,7 @@
 #include "cache/disk.h"
 #include "cache/entry.h"
 #include "params/schema.h"
-#include "templates.h"
+#include "request/templates.h"
 #include "test_util.h"
 
 void *__real_malloc(size_t size);

@@ -8,11 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend/nvrtc.h"
-#include "cache/key.h"
-#include "context.h"
-#include "specialize.h"
-#include "backend/route_llvm.h"
+#include "compilers/nvrtc.h"
+#include "request/key.h"
+#include "request/context.h"
+#include "request/specialize.h"
+#include "request/route_llvm.h"
 #include "test_util.h"
 
 typedef struct {

@@ -15,7 +15,7 @@
 #include "remote/lease.h"
 #include "remote/remote.h"
 #include "test_util.h"
-#include "tune/record.h"
+#include "records/record.h"
 
 static ptxjit_context *open_node(const char *cache_dir)
 {

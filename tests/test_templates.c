@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "context.h"
+#include "request/context.h"
 #include "test_util.h"
 
 /* A small template of family NAME whose kernel stores FACTOR * 1000 + mark: the mark tells

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cache/disk.h"
-#include "context.h"
+#include "request/context.h"
 #include "test_util.h"
 #include "tune/tune.h"
 

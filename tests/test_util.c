@@ -7,7 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend/route_llvm.h"
+#include "request/route_llvm.h"
 #include "test_util.h"
 
 char *test_mkdtemp(void)

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/llvm_plugin.h"
+#include "compilers/llvm_plugin.h"
 #include "test_util.h"
 
 static void *open_first(const char *const *names, size_t count)

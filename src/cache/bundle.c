@@ -15,7 +15,7 @@
 
 #include "cache/copier.h"
 #include "cache/scan.h"
-#include "context.h"
+#include "request/context.h"
 
 #define BLOCK 512
 #define HEX "0123456789abcdef"

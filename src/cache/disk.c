@@ -20,7 +20,7 @@
 #include "cache/disk.h"
 #include "cache/fileio.h"
 #include "cache/scan.h"
-#include "latency.h"
+#include "util/latency.h"
 
 /* An entry read again within this many seconds of its last renewal keeps its time: the
  * LRU order needs no finer grain, and most hits then write nothing. */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "count.h"
+#include "util/count.h"
 #include "cli/family_cli.h"
 #include "cli/timing.h"
 

@@ -8,14 +8,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend/route_llvm.h"
-#include "backend/nvjitlink.h"
-#include "backend/nvrtc.h"
+#include "request/route_llvm.h"
+#include "compilers/nvjitlink.h"
+#include "compilers/nvrtc.h"
 #include "cli/cli.h"
 #include "cli/family_cli.h"
 #include "cli/timing.h"
-#include "context.h"
-#include "cubin.h"
+#include "request/context.h"
+#include "binary/cubin.h"
 
 #define COMPILE_SAMPLES_MAX 100
 /* reduce's request when none is given; another family's is its defaults. */

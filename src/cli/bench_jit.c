@@ -11,8 +11,8 @@
 #include "cli/cli.h"
 #include "cli/json.h"
 #include "cli/timing.h"
-#include "context.h"
-#include "latency.h"
+#include "request/context.h"
+#include "util/latency.h"
 
 #define JIT_FAMILY "reduce"
 #define JIT_PARAMS "variant=vectorized tpb=512 batch=8"

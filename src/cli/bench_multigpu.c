@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "count.h"
+#include "util/count.h"
 #include "cli/timing.h"
-#include "share.h"
+#include "request/share.h"
 
 enum { MAX_LANES = 16, REPEATS = 3, WARMUP = 3 };
 

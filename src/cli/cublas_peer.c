@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "cli/cublas_peer.h"
-#include "dynlib.h"
+#include "util/dynlib.h"
 #include "internal.h"
 
 typedef int (*create_fn)(void **);

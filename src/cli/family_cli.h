@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "families/list.h"
+#include "catalog/list.h"
 #include "ptxjit.h"
 
 typedef struct {

@@ -5,11 +5,11 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "count.h"
-#include "latency.h"
+#include "util/count.h"
+#include "util/latency.h"
 #include "cli/family_cli.h"
 #include "cli/timing.h"
-#include "families/family.h"
+#include "catalog/family.h"
 
 int cli_count(size_t *out, const char *text, const char *name, size_t fallback, uint64_t max)
 {

@@ -2,7 +2,7 @@
 #ifndef PTXJIT_CLI_TIMING_H
 #define PTXJIT_CLI_TIMING_H
 
-#include "context.h"
+#include "request/context.h"
 
 /* Runs fn(arg) warmup times, then runs times between CUDA events on the default stream;
  * writes the median in ms. The stream is held until each sample is wholly enqueued, so the

@@ -12,7 +12,7 @@
 #include "cli/cli.h"
 #include "cli/family_cli.h"
 #include "cli/json.h"
-#include "families/family.h"
+#include "catalog/family.h"
 
 static double cli_now_ms(void)
 {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "driver/driver.h"
-#include "dynlib.h"
+#include "util/dynlib.h"
 
 typedef CUresult(CUDAAPI *get_proc_fn)(const char *, void **, int, cuuint64_t,
                                        CUdriverProcAddressQueryResult *);

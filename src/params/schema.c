@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "params/schema.h"
-#include "tune/space.h"
+#include "params/values.h"
 
 #define MAX_WORDS 16
 

@@ -6,8 +6,8 @@
 
 #include <stddef.h>
 
-#include "backend/llvm_plugin.h"
-#include "families/list.h"
+#include "compilers/llvm_plugin.h"
+#include "catalog/list.h"
 #include "ir.h"
 
 /* A parameter's value (an integer, or an enum's or dtype's index); 0 if absent. */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend/llvm_plugin.h"
+#include "compilers/llvm_plugin.h"
 #include "ir.h"
 
 #define IR_TRIPLE "nvptx64-nvidia-cuda"

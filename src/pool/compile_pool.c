@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "pool/pool.h"
-#include "backend/select.h"
-#include "templates.h"
+#include "request/select.h"
+#include "request/templates.h"
 
 typedef struct {
     ptxjit_kernel *kernel;

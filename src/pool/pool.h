@@ -4,7 +4,7 @@
 #ifndef PTXJIT_POOL_POOL_H
 #define PTXJIT_POOL_POOL_H
 
-#include "context.h"
+#include "request/context.h"
 
 /* ---- compile_pool.c ---- */
 typedef struct {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "count.h"
+#include "util/count.h"
 #include "tune/check.h"
 
 extern const char pj_tune_compare_ptx[];

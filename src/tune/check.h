@@ -5,7 +5,7 @@
 #ifndef PTXJIT_TUNE_CHECK_H
 #define PTXJIT_TUNE_CHECK_H
 
-#include "context.h"
+#include "request/context.h"
 
 typedef struct pj_tune_checker pj_tune_checker;
 

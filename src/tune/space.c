@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/route.h"
+#include "request/route.h"
 #include "tune/space.h"
 
 typedef struct {

@@ -6,21 +6,13 @@
 #ifndef PTXJIT_TUNE_SPACE_H
 #define PTXJIT_TUNE_SPACE_H
 
-#include "backend/select.h"
+#include "request/select.h"
 #include "params/schema.h"
+#include "params/values.h"
 
-/* One parameter takes at most this many values; a space at most this many points before
- * pruning (each point is a compile). */
-#define PJ_TUNE_MAX_VALUES 64
+/* A space takes at most this many points before pruning (each point is a compile);
+ * one parameter at most PJ_TUNE_MAX_VALUES values (params/values.h). */
 #define PJ_TUNE_MAX_POINTS 1024
-
-/* VALUES for param: "a,b,c" (each allowed by the parameter's type), or for an int "LO..HI"
- * (with pow2: the powers of two in the range; else every integer, at most
- * PJ_TUNE_MAX_VALUES). *out holds the values as a request stores them (an int, or an enum's or
- * dtype's index), caller frees. PTXJIT_ERR_PARAM naming the parameter, the value and what is
- * allowed. */
-ptxjit_status pj_tune_values_parse(int64_t **out, int *count, const pj_param *param,
-                                   const char *text);
 
 typedef struct {
     char **points;   /* canonical params (backend= where llvm) of each distinct point */

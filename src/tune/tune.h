@@ -1,13 +1,15 @@
-/* tune.h — the tuner's parts, shared by tuner.c (the loop),
- * bench_gpu.c (runs, checks and timings on the GPU), memo.c (the context's records and auto
- * resolutions) and the tests, which replace the GPU with a synthetic bench. */
+/* tune.h — the tuner's parts, shared by tuner.c (the loop), runner.c (runs, checks and
+ * timings on the GPU) and the tests, which replace the GPU with a synthetic bench. */
 #ifndef PTXJIT_TUNE_TUNE_H
 #define PTXJIT_TUNE_TUNE_H
 
-#include "context.h"
-#include "families/family.h"
+#include "request/context.h"
+#include "catalog/family.h"
 #include "pool/pool.h"
-#include "tune/record.h"
+#include "records/bucket.h"
+#include "records/memo.h"
+#include "records/record.h"
+#include "request/auto.h"
 #include "tune/space.h"
 
 struct ptxjit_tune_result {
@@ -54,38 +56,6 @@ extern const char *pj_tune_device_override;
 /* "NVIDIA H100 80GB HBM3, 132 SMs, driver 13000": what a record's times are from; fails with
  * the GPU's status when there is none. */
 ptxjit_status pj_tune_device_identity(char out[256], ptxjit_context *context);
-
-/* ---- bucket.c ---- */
-/* The problem's pow2 bucket: "pow2: " then each word, an integer value rounded up to a power
- * of two ("rows=3000 cols=1000" -> "pow2: rows=4096 cols=1024"). */
-ptxjit_status pj_tune_bucket(char **out, const char *problem);
-
-/* ---- memo.c: the context's records and auto resolutions ---- */
-typedef struct pj_tune_memo pj_tune_memo;
-void pj_tune_memo_free(pj_tune_memo *memo);
-/* A copy of key's record kept by the context; 1 when found (out filled). Under context->lock. */
-int pj_tune_memo_find(ptxjit_context *context, const char *key, pj_tune_record *out);
-void pj_tune_memo_put(ptxjit_context *context, const char *key, const pj_tune_record *record);
-void pj_tune_memo_clear(ptxjit_context *context);
-/* (family, params, problem) → the params auto resolved to; NULL when not known. Caller frees. */
-char *pj_tune_memo_resolved(ptxjit_context *context, const char *family, const char *params,
-                            const char *problem);
-void pj_tune_memo_resolve(ptxjit_context *context, const char *family, const char *params,
-                          const char *problem, const char *resolved);
-
-/* ---- auto ---- */
-/* 1 when params has a word PARAM=auto. */
-int pj_tune_has_auto(const char *params);
-/* ptxjit_get_kernel_tuned with a canonical problem: what the family ops call. */
-ptxjit_status pj_tune_get_kernel(ptxjit_kernel **out, ptxjit_context *context,
-                                 const char *family, const char *params, const char *problem,
-                                 ptxjit_origin *origin);
-
-/* The record key of (family, fixed, space or NULL, problem) on this context's device,
- * backend and compiler, as hex. */
-ptxjit_status pj_tune_key(char out[33], ptxjit_context *context, const pj_schema *schema,
-                          const char *fixed, const char *space, const char *problem,
-                          pj_backend backend);
 
 /* ---- the pick (tuner.c), exposed for the tests ---- */
 /* The noise band of the best row: max(1%, 2x its spread), at most 5%. */

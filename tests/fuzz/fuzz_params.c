@@ -6,7 +6,7 @@
 
 #include "fuzz.h"
 #include "params/schema.h"
-#include "templates.h"
+#include "request/templates.h"
 
 
 enum { MAX_SCHEMAS = 16 };

@@ -12,7 +12,7 @@
 #include "cli/family_cli.h"
 #include "cli/cublas_peer.h"
 #include "cli/timing.h"
-#include "count.h"
+#include "util/count.h"
 #include "families/matmul/fit.h"
 #include "families/matmul/op.h"
 

@@ -5,8 +5,8 @@
 #ifndef PTXJIT_OPS_MATMUL_H
 #define PTXJIT_OPS_MATMUL_H
 
-#include "context.h"
-#include "families/family.h"
+#include "request/context.h"
+#include "catalog/family.h"
 #include "families/matmul/shape.h"
 
 

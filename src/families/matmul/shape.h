@@ -4,7 +4,7 @@
 #ifndef PTXJIT_FAMILIES_MATMUL_SHAPE_H
 #define PTXJIT_FAMILIES_MATMUL_SHAPE_H
 
-#include "families/variants.h"
+#include "catalog/variants.h"
 
 #define PJ_MATMUL_VARIANTS(X)                                                                \
     X(naive, MATMUL_NAIVE)                                                                   \

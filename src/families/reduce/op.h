@@ -3,8 +3,8 @@
 #ifndef PTXJIT_OPS_REDUCE_H
 #define PTXJIT_OPS_REDUCE_H
 
-#include "context.h"
-#include "families/family.h"
+#include "request/context.h"
+#include "catalog/family.h"
 #include "families/reduce/shape.h"
 
 

@@ -4,7 +4,7 @@
 #ifndef PTXJIT_FAMILIES_REDUCE_SHAPE_H
 #define PTXJIT_FAMILIES_REDUCE_SHAPE_H
 
-#include "families/variants.h"
+#include "catalog/variants.h"
 
 #define PJ_REDUCE_VARIANTS(X)                                                                \
     X(two_pass, REDUCE_TWO_PASS)                                                             \

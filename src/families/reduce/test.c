@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend/route_llvm.h"
+#include "request/route_llvm.h"
 #include "families/reduce/op.h"
 #include "test_util.h"
 

@@ -4,8 +4,8 @@
 #ifndef PTXJIT_FAMILIES_SOFTMAX_OP_H
 #define PTXJIT_FAMILIES_SOFTMAX_OP_H
 
-#include "context.h"
-#include "families/family.h"
+#include "request/context.h"
+#include "catalog/family.h"
 #include "families/softmax/shape.h"
 
 typedef struct {

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "families/variants.h"
+#include "catalog/variants.h"
 
 #define PJ_SOFTMAX_VARIANTS(X)                                                               \
     X(block, SOFTMAX_BLOCK)                                                                  \

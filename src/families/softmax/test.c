@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "context.h"
+#include "request/context.h"
 #include "families/softmax/op.h"
 #include "test_util.h"
 

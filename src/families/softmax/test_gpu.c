@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend/route_llvm.h"
+#include "request/route_llvm.h"
 #include "families/softmax/op.h"
 #include "test_util.h"
 

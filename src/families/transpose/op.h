@@ -3,8 +3,8 @@
 #ifndef PTXJIT_OPS_TRANSPOSE_H
 #define PTXJIT_OPS_TRANSPOSE_H
 
-#include "context.h"
-#include "families/family.h"
+#include "request/context.h"
+#include "catalog/family.h"
 #include "families/transpose/shape.h"
 
 

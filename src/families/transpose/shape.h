@@ -4,7 +4,7 @@
 #ifndef PTXJIT_FAMILIES_TRANSPOSE_SHAPE_H
 #define PTXJIT_FAMILIES_TRANSPOSE_SHAPE_H
 
-#include "families/variants.h"
+#include "catalog/variants.h"
 
 #define PJ_TRANSPOSE_VARIANTS(X)                                                             \
     X(smem, TRANSPOSE_SMEM)                                                                  \

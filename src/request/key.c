@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cache/key.h"
+#include "request/key.h"
 
 ptxjit_status pj_cache_key(pj_hash128 *out, const pj_key_inputs *in)
 {

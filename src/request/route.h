@@ -5,8 +5,8 @@
 #ifndef PTXJIT_BACKEND_ROUTE_H
 #define PTXJIT_BACKEND_ROUTE_H
 
-#include "backend/select.h"
-#include "context.h"
+#include "request/select.h"
+#include "request/context.h"
 
 typedef struct pj_route {
     const char *name;     /* the backend= word: "nvrtc", "llvm" */

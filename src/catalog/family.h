@@ -6,7 +6,7 @@
 #ifndef PTXJIT_FAMILIES_FAMILY_H
 #define PTXJIT_FAMILIES_FAMILY_H
 
-#include "families/list.h"
+#include "catalog/list.h"
 #include "params/schema.h"
 
 /* A block of the family's main entry as a request launches it. */

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "backend/nvrtc.h"
-#include "dynlib.h"
+#include "compilers/nvrtc.h"
+#include "util/dynlib.h"
 
 static struct {
     pj_dynlib lib;

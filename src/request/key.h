@@ -2,7 +2,7 @@
 #ifndef PTXJIT_CACHE_KEY_H
 #define PTXJIT_CACHE_KEY_H
 
-#include "includes.h"
+#include "request/includes.h"
 #include "internal.h"
 
 /* Bumped when the key's inputs or their encoding change. 2: the headers a template includes

@@ -6,7 +6,7 @@
 
 #include <pthread.h>
 
-#include "backend/select.h"
+#include "request/select.h"
 #include "cache/disk.h"
 #include "compile_options.h"
 #include "driver/driver.h"
@@ -32,7 +32,7 @@ struct ptxjit_kernel {
     char key_hex[33];
     char compiler_version[64]; /* the version in the key */
     pj_backend backend;        /* the request's backend= word, or the context's default */
-    const struct pj_route *route; /* that backend's route (backend/route.h) */
+    const struct pj_route *route; /* that backend's route (request/route.h) */
     pj_stages stages;          /* where its compile's time went; zeros if not compiled here */
     pj_compile_options compile_options; /* the context's, then the request's own */
     pj_include_set includes;   /* the headers its key covers (nvrtc), checked after the compile */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/route_llvm.h"
+#include "request/route_llvm.h"
 #include "context.h"
 
 /* ptxjit_param_kind is pj_param_kind under its public name. */

@@ -1,7 +1,7 @@
 /* memory.c — device memory and copies for programs with no CUDA runtime of their own, and the
  * public face of the disk cache. */
 #include "cache/copier.h"
-#include "context.h"
+#include "request/context.h"
 #include "remote/remote.h"
 
 static ptxjit_status enter(ptxjit_context *context, CUcontext *saved)

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "context.h"
+#include "request/context.h"
 
 ptxjit_status pj_kernel_entry_index(int *out, const ptxjit_kernel *kernel, const char *entry)
 {

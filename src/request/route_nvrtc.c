@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/compiler_id.h"
-#include "backend/nvrtc.h"
-#include "backend/route.h"
-#include "cache/key.h"
-#include "includes.h"
-#include "specialize.h"
+#include "compilers/compiler_id.h"
+#include "compilers/nvrtc.h"
+#include "request/route.h"
+#include "request/key.h"
+#include "request/includes.h"
+#include "request/specialize.h"
 
 /* How many of the log's error lines the summary in ptxjit_last_error() quotes. */
 #define PJ_SUMMARY_ERRORS 5

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tune/tune.h"
+#include "records/bucket.h"
 
 #define POW2_PREFIX "pow2:"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tune/tune.h"
+#include "records/memo.h"
 
 typedef struct memo_record {
     char key[33];

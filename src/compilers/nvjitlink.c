@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/nvjitlink.h"
-#include "dynlib.h"
+#include "compilers/nvjitlink.h"
+#include "util/dynlib.h"
 
 static struct {
     pj_dynlib lib;

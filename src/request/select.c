@@ -3,8 +3,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend/route.h"
-#include "backend/select.h"
+#include "request/route.h"
+#include "request/select.h"
 
 /* The routes by backend; their names are the backend= words. */
 static const pj_route *const routes[PJ_BACKEND_COUNT] = {&pj_route_nvrtc, &pj_route_llvm};

@@ -3,7 +3,7 @@
  * CUstream and CUevent, made in the device's primary context, so they mix with the CUDA
  * runtime's of the same device. Each call makes that context current only for itself
  * (pj_gpu_enter / pj_gpu_leave, RETURN_IN_CONTEXT). */
-#include "context.h"
+#include "request/context.h"
 
 /* Returns the driver call fn(...) made with the context's CUDA context current (between
  * pj_gpu_enter and pj_gpu_leave), or why the GPU cannot be used, before the driver is

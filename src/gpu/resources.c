@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "context.h"
-#include "cubin.h"
+#include "request/context.h"
+#include "binary/cubin.h"
 
 /* ptxas -v writes, per function:
  *   ptxas info    : Function properties for reduce_kernel

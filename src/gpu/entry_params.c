@@ -5,9 +5,9 @@
  * naming the entry and the argument. */
 #include <stdlib.h>
 
-#include "context.h"
-#include "cubin_params.h"
-#include "ptx_params.h"
+#include "request/context.h"
+#include "binary/cubin_params.h"
+#include "binary/ptx_params.h"
 
 static void free_lists(pj_ptx_entry *lists, int count)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tune/space.h"
+#include "params/values.h"
 
 static ptxjit_status values_error(const pj_param *param, const char *text, const char *why)
 {

@@ -9,12 +9,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend/route.h"
+#include "request/route.h"
 #include "cache/compile_lock.h"
 #include "cache/copier.h"
 #include "context.h"
 #include "front.h"
-#include "latency.h"
+#include "util/latency.h"
 #include "remote/remote.h"
 #include "share.h"
 

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backend/compiler_id.h"
-#include "backend/nvjitlink.h"
-#include "backend/nvrtc.h"
+#include "compilers/compiler_id.h"
+#include "compilers/nvjitlink.h"
+#include "compilers/nvrtc.h"
 
 /* The memo's fields; as read, the strings point into the text of its file (memo_text). */
 typedef struct {

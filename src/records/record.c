@@ -9,7 +9,7 @@
 
 #include "cache/disk.h"
 #include "remote/remote.h"
-#include "tune/record.h"
+#include "records/record.h"
 
 #define MAGIC "ptxjit tune record"
 

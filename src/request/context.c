@@ -6,8 +6,8 @@
 
 #include "context.h"
 #include "front.h"
-#include "latency.h"
-#include "backend/nvrtc.h"
+#include "util/latency.h"
+#include "compilers/nvrtc.h"
 #include "cache/compile_lock.h"
 #include "cache/copier.h"
 #include "remote/remote.h"

@@ -2,7 +2,7 @@
  * families exist. */
 #include <string.h>
 
-#include "families/family.h"
+#include "catalog/family.h"
 
 #define PJ_FAMILY_ENTRY(name) &pj_family_##name,
 const pj_family *const pj_families[] = {PJ_FAMILY_LIST(PJ_FAMILY_ENTRY) NULL};

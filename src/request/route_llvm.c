@@ -9,15 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/compiler_id.h"
-#include "backend/llvm_plugin.h"
-#include "backend/nvjitlink.h"
-#include "backend/route.h"
-#include "backend/route_llvm.h"
-#include "cache/key.h"
-#include "dynlib.h"
-#include "families/family.h"
-#include "families/variants.h"
+#include "compilers/compiler_id.h"
+#include "compilers/llvm_plugin.h"
+#include "compilers/nvjitlink.h"
+#include "request/route.h"
+#include "request/route_llvm.h"
+#include "request/key.h"
+#include "util/dynlib.h"
+#include "catalog/family.h"
+#include "catalog/variants.h"
 
 /* The LLVM version this build's plugin holds (llvm-config --version), or "" in a build made
  * without LLVM: the llvm route then says it is not available and how to get it. */

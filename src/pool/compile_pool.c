@@ -223,11 +223,6 @@ ptxjit_status pj_compile_pool_start(pj_compile_pool **out, ptxjit_context *conte
     return PTXJIT_OK;
 }
 
-int pj_compile_pool_threads(const pj_compile_pool *pool)
-{
-    return pool->thread_count;
-}
-
 int pj_compile_pool_processes(pj_compile_pool *pool)
 {
     pthread_mutex_lock(&pool->lock);

@@ -26,7 +26,6 @@ ptxjit_status pj_compile_pool_wait(pj_compile_pool *pool, int index, ptxjit_kern
                                    ptxjit_origin *origin, const char **message);
 /* Stops handing out compiles (those running finish), joins the threads, stops the workers. */
 void pj_compile_pool_free(pj_compile_pool *pool);
-int pj_compile_pool_threads(const pj_compile_pool *pool);
 /* How many compile worker processes answered (0: every compile in this process). */
 int pj_compile_pool_processes(pj_compile_pool *pool);
 

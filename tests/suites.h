@@ -27,7 +27,8 @@
     X(suite_templates)        \
     X(suite_compile_inputs)   \
     X(suite_inspect)          \
-    X(suite_polish)           \
+    X(suite_conventions)      \
+    X(suite_bench_compile)    \
     X(suite_tune)             \
     X(suite_pool)             \
     X(suite_launch_api)       \

@@ -62,9 +62,9 @@ tsan:
 # through the llvm backend (softmax and inspect too: their tests compile through both), with
 # NVRTC, the plugin and nvJitLink warmed in the runner before it
 # forks; the matmul and transpose suites (NVRTC compiling the family templates, ~6 min); and
-# the rest, both with NVRTC warmed (tests/warm.c says why). Under memcheck a compile takes
-# seconds (a matmul template through NVRTC ~12 s): the sweeps compile their first request
-# only.
+# the rest, both with NVRTC warmed (tests/warm_compilers.c says why). Under memcheck a compile
+# takes seconds (a matmul template through NVRTC ~12 s): the sweeps compile their first
+# request only.
 # launch_api is among the llvm suites: its tests compile through both routes too. Cases
 # tagged ptx_content (what the PTX of many compiles holds: the matmul suite's ~40 template
 # compiles, each llvm generator compared variant by variant with its template's kernel) and

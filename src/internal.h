@@ -45,10 +45,9 @@ void pj_sb_vappendf(pj_strbuf *sb, const char *format, va_list args);
 char *pj_sb_take(pj_strbuf *sb);
 void pj_sb_free(pj_strbuf *sb);
 
-/* value in decimal, as "%lld" writes it, without printf: the request path formats numbers in
- * every fresh process, where printf's first use costs more than a disk hit's system calls. */
-void pj_sb_append_int(pj_strbuf *sb, long long value);
-/* The same into out (at least 24 bytes); returns out. */
+/* value in decimal into out (at least 24 bytes), as "%lld" writes it, without printf: the
+ * request path formats numbers in every fresh process, where printf's first use costs more
+ * than a disk hit's system calls. Returns out. */
 char *pj_format_int(char out[24], long long value);
 /* text into out, cut to size - 1 bytes and NUL-terminated, as snprintf(out, size, "%s"). */
 void pj_copy_string(char *out, size_t size, const char *text);

@@ -57,7 +57,8 @@ static int in_list(const char *list, const char *word)
 
 /* $PTXJIT_TEST_SUITES names the suites to run ("llvm llvm_reduce"), and
  * $PTXJIT_TEST_SUITES_EXCLUDE those to leave out: `make valgrind` runs the suites that compile
- * through the llvm backend apart, each half with the compilers it uses warmed (tests/warm.c). */
+ * through the llvm backend apart, each half with the compilers it uses warmed
+ * (tests/warm_compilers.c). */
 static int suite_selected(const char *function)
 {
     const char *name = function + strlen("suite_");

@@ -1,5 +1,8 @@
 /* suites.h — every Check suite of the test runner, one line each: X(function name); and each
- * family's two (src/families/NAME/test.c and test_gpu.c), from src/families/list.h. */
+ * family's two (src/families/NAME/test.c and test_gpu.c), from src/catalog/list.h. The llvm
+ * generator suites of reduce, transpose and matmul live in their family's folder too
+ * (src/families/NAME/test_llvm.c and test_llvm_gpu.c) but are listed here: not every family
+ * has them (softmax checks both routes in its own suites). */
 #include "catalog/list.h"
 
 #define PJ_TEST_SUITES(X)     \
@@ -24,7 +27,8 @@
     X(suite_templates)        \
     X(suite_compile_inputs)   \
     X(suite_inspect)          \
-    X(suite_polish)           \
+    X(suite_conventions)      \
+    X(suite_bench_compile)    \
     X(suite_tune)             \
     X(suite_pool)             \
     X(suite_launch_api)       \

@@ -18,7 +18,7 @@ int test_run_cli(char **output, const char *cache_dir, const char *env, const ch
 void test_rmtree(const char *path);
 /* Under valgrind: runs the compilers $PTXJIT_TEST_WARM_COMPILERS names ("nvrtc,llvm,nvjitlink")
  * once in the runner before Check forks, so that no test process translates them again
- * (tests/warm.c). */
+ * (tests/warm_compilers.c). */
 void test_warm_compilers(void);
 /* A context that compiles without touching the driver or a disk cache, for arch (NULL: the
  * default, sm_90a without a GPU). */

@@ -150,11 +150,6 @@ static void write_memo(const compiler_memo *memo, const char *path)
         unlink(temp);
 }
 
-ptxjit_status pj_compiler_version(char *out, size_t size, const char *memo_path)
-{
-    return pj_compiler_version_of(&pj_compiler_nvrtc, out, size, memo_path);
-}
-
 ptxjit_status pj_compiler_version_of(const pj_compiler_probe *probe, char *out, size_t size,
                                   const char *memo_path)
 {

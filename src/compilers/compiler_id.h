@@ -5,12 +5,7 @@
 
 #include "internal.h"
 
-/* Writes the NVRTC version ("nvrtc 13.0") into out. With memo_path (a file in the disk
- * cache), a memo whose library file and environment still match is trusted; otherwise NVRTC
- * is loaded, asked, and the memo rewritten. */
-ptxjit_status pj_compiler_version(char *out, size_t size, const char *memo_path);
-
-/* The same for another compiler library: how to load it and ask it. */
+/* How to load a compiler library and ask it its version. */
 typedef struct {
     const char *override_variable; /* the environment variable naming its path */
     ptxjit_status (*load)(void);
@@ -18,6 +13,9 @@ typedef struct {
     const char *(*library)(void);
 } pj_compiler_probe;
 extern const pj_compiler_probe pj_compiler_nvrtc, pj_compiler_nvjitlink;
+/* Writes the compiler's version ("nvrtc 13.0") into out. With memo_path (a file in the disk
+ * cache), a memo whose library file and environment still match is trusted; otherwise the
+ * library is loaded, asked, and the memo rewritten. */
 ptxjit_status pj_compiler_version_of(const pj_compiler_probe *probe, char *out, size_t size,
                                   const char *memo_path);
 

@@ -3,9 +3,9 @@
  *
  * Each thread of the pool asks the context for its kernel. Where the context has a disk
  * cache and a compile worker program, each thread first has a worker process of its own
- * compile the request into the disk cache (worker.c says why processes), and the thread's
- * own request is then a disk hit; a worker that cannot start, dies or refuses leaves the
- * thread to compile in this process, so workers change only the speed. */
+ * compile the request into the disk cache (worker_process.c says why processes), and the
+ * thread's own request is then a disk hit; a worker that cannot start, dies or refuses leaves
+ * the thread to compile in this process, so workers change only the speed. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -221,11 +221,6 @@ ptxjit_status pj_compile_pool_start(pj_compile_pool **out, ptxjit_context *conte
         pool->thread_count++;
     *out = pool;
     return PTXJIT_OK;
-}
-
-int pj_compile_pool_threads(const pj_compile_pool *pool)
-{
-    return pool->thread_count;
 }
 
 int pj_compile_pool_processes(pj_compile_pool *pool)

@@ -1,5 +1,5 @@
 /* pool.h — compiling many requests at once: the compile pool (compile_pool.c), used by the
- * tuner and by warm-up, and its compile workers (worker.c), `ptxjit compile-worker`
+ * tuner and by warm-up, and its compile workers (worker_process.c), `ptxjit compile-worker`
  * processes that compile into the disk cache when one process's compiles stop scaling. */
 #ifndef PTXJIT_POOL_POOL_H
 #define PTXJIT_POOL_POOL_H
@@ -26,11 +26,10 @@ ptxjit_status pj_compile_pool_wait(pj_compile_pool *pool, int index, ptxjit_kern
                                    ptxjit_origin *origin, const char **message);
 /* Stops handing out compiles (those running finish), joins the threads, stops the workers. */
 void pj_compile_pool_free(pj_compile_pool *pool);
-int pj_compile_pool_threads(const pj_compile_pool *pool);
 /* How many compile worker processes answered (0: every compile in this process). */
 int pj_compile_pool_processes(pj_compile_pool *pool);
 
-/* ---- worker.c ---- */
+/* ---- worker_process.c ---- */
 typedef struct pj_worker pj_worker;
 
 /* How to start a worker: the command line and the variables set in its environment. */

@@ -1,4 +1,4 @@
-/* warm.c — ptxjit_warm: a list of requests compiled into the caches on the compile pool. */
+/* warmup.c — ptxjit_warm: a list of requests compiled into the caches on the compile pool. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

@@ -16,38 +16,9 @@
  *      a toolkit's own folder is often not in the loader's cache.
  * Loading is not serialized here: callers load once per process with pthread_once.
  *
- * How src/backend/route_llvm.c maps onto it (its plugin_candidates and load_plugin go away):
- *
- *     static const char *accept_plugin(void *handle, void *user)
- *     {
- *         pj_llvm_plugin_get_fn get = (pj_llvm_plugin_get_fn)dlsym(handle,
- *                                                                  PJ_LLVM_PLUGIN_SYMBOL);
- *         *(pj_llvm_plugin_get_fn *)user = get;
- *         return get ? check_plugin(get()) : "it lacks " PJ_LLVM_PLUGIN_SYMBOL;
- *     }
- *
- *     static void load_plugin(void)
- *     {
- *         static const char *const by_name[] = {PJ_LLVM_PLUGIN_FILE, NULL};
- *         pj_llvm_plugin_get_fn get = NULL;
- *         const pj_dynlib_spec spec = {
- *             .what = "the LLVM backend's plugin " PJ_LLVM_PLUGIN_FILE,
- *             .override = "PTXJIT_LLVM_LIBRARY",
- *             .file = PJ_LLVM_PLUGIN_FILE,
- *             .places = PJ_DYNLIB_NEXT_TO_SELF | PJ_DYNLIB_NEXT_TO_EXE,
- *             .self = (const void *)pj_llvm_load,
- *             .sonames = by_name, // last: the loader's search path
- *             .check = accept_plugin, .check_user = &get,
- *             .fix = "build it with make (it is installed next to libptxjit) or set "
- *                    "PTXJIT_LLVM_LIBRARY to its path"};
- *         if (pj_dynlib_open(&loaded.lib, &spec))
- *             loaded.plugin = get(), loaded.status = PTXJIT_OK;
- *         else
- *             loaded.status = PTXJIT_ERR_NO_COMPILER; // the message is loaded.lib.error
- *     }
- *
- * A plugin of another build shows in the error as "path (refused: it holds another LLVM
- * version than this build of libptxjit)", and is closed again. */
+ * spec->check refuses a library that loads but is the wrong one: the LLVM plugin's loader
+ * (src/request/route_llvm.c) refuses a plugin of another build (another ABI, LLVM version or
+ * set of generators), which the error lists as "path (refused: REASON)". */
 #ifndef PTXJIT_DYNLIB_H
 #define PTXJIT_DYNLIB_H
 

@@ -83,12 +83,6 @@ char *pj_format_int(char out[24], long long value)
     return out;
 }
 
-void pj_sb_append_int(pj_strbuf *sb, long long value)
-{
-    char text[24];
-    pj_sb_append(sb, pj_format_int(text, value));
-}
-
 void pj_copy_string(char *out, size_t size, const char *text)
 {
     if (!size)

@@ -1,12 +1,12 @@
-/* warm.c — for `make valgrind`: valgrind translates a library's code the first time it runs
- * in a process (measured here: NVRTC ~25 s, the LLVM plugin ~15 s, nvJitLink 5-10 s), and Check
- * forks one process per test; a child inherits what its parent translated. So the runner runs
- * the compilers named in $PTXJIT_TEST_WARM_COMPILERS ("nvrtc,llvm,nvjitlink"; nvJitLink links
- * the plugin's PTX, so it needs llvm too) once before the tests: directly, through dlopen, not
- * through ptxjit, whose tests check when ptxjit loads its compilers and plugin. A warmed parent
- * also makes every child slower to fork and exit (0.13 s a test with NVRTC warmed, 0.26 s
- * with all three), so the Makefile warms for each part of the suite only what it compiles
- * with. */
+/* warm_compilers.c — for `make valgrind`: valgrind translates a library's code the first time
+ * it runs in a process (measured here: NVRTC ~25 s, the LLVM plugin ~15 s, nvJitLink 5-10 s),
+ * and Check forks one process per test; a child inherits what its parent translated. So the
+ * runner runs the compilers named in $PTXJIT_TEST_WARM_COMPILERS ("nvrtc,llvm,nvjitlink";
+ * nvJitLink links the plugin's PTX, so it needs llvm too) once before the tests: directly,
+ * through dlopen, not through ptxjit, whose tests check when ptxjit loads its compilers and
+ * plugin. A warmed parent also makes every child slower to fork and exit (0.13 s a test with
+ * NVRTC warmed, 0.26 s with all three), so the Makefile warms for each part of the suite only
+ * what it compiles with. */
 #include <dlfcn.h>
 #include <libgen.h>
 #include <nvJitLink.h>

@@ -1,14 +1,14 @@
-/* test_llvm_transpose_gpu.c — LLVM-generated transpose kernels against the NVRTC-compiled
- * template and the CPU on the GPU, launched by the same host op: fresh random bits, a poisoned
- * output, shapes that are no multiple of the tile; every result must be bit-identical. Skips,
- * saying why, where no GPU is usable. */
+/* test_llvm_gpu.c — LLVM-generated transpose kernels against the NVRTC-compiled template and
+ * the CPU on the GPU, launched by the same host op: fresh random bits, a poisoned output,
+ * shapes that are no multiple of the tile; every result must be bit-identical. Skips, saying
+ * why, where no GPU is usable. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "families/transpose/op.h"
-#include "test_util.h"
+#include "llvm_util.h"
 
 typedef struct {
     ptxjit_context *context;
@@ -75,14 +75,6 @@ static size_t dtype_size(const char *params)
     return strstr(params, "f64") ? 8 : strstr(params, "f16") ? 2 : 4;
 }
 
-static int valid(ptxjit_context *context, const char *params)
-{
-    char *canonical = NULL;
-    int ok = ptxjit_canonical_params(&canonical, context, "transpose", params) == PTXJIT_OK;
-    free(canonical);
-    return ok;
-}
-
 /* Both routes on the same input: each must equal the CPU's transpose, hence each other. The
  * knobs a config leaves out are set to their plain values where the template has them. */
 static void compare(ptxjit_context *context, const char *config, size_t rows, size_t cols)
@@ -92,10 +84,10 @@ static void compare(ptxjit_context *context, const char *config, size_t rows, si
     snprintf(params, sizeof params, "%s", config);
     for (size_t i = 0; i < PJ_ARRAY_SIZE(plain); i++) {
         snprintf(longer, sizeof longer, "%s %s", params, plain[i]);
-        if (valid(context, longer))
+        if (test_valid(context, "transpose", longer))
             snprintf(params, sizeof params, "%.255s", longer);
     }
-    if (!valid(context, params))
+    if (!test_valid(context, "transpose", params))
         return; /* a knob this template does not have */
     transpose_case c;
     setup(&c, context, rows, cols, dtype_size(params));

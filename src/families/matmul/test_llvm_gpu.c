@@ -1,5 +1,5 @@
-/* test_llvm_matmul_gpu.c — LLVM-generated matmul kernels against the NVRTC-compiled template on
- * the GPU, both launched by the same host op on the same fresh random inputs: every variant the
+/* test_llvm_gpu.c — LLVM-generated matmul kernels against the NVRTC-compiled template on the
+ * GPU, both launched by the same host op on the same fresh random inputs: every variant the
  * generator builds on tiny, ragged and square shapes, into NaN-poisoned outputs. Each result
  * must be within the family's tolerance of a float64 product (‖C − ref‖ / ‖ref‖: fp32 1e-5,
  * tf32 1e-3, bf16/f16 1e-2); and each kernel must get the template kernel's shared memory and

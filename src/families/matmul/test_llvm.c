@@ -1,6 +1,6 @@
-/* test_llvm_matmul.c — the matmul generator without a GPU: a sample of every variant's
- * parameter space (each value of each parameter at least once) becomes PTX that nvJitLink turns
- * into an sm_90a cubin without local memory; each variant's kernel has the template kernel's
+/* test_llvm.c — the matmul generator without a GPU: a sample of every variant's parameter
+ * space (each value of each parameter at least once) becomes PTX that nvJitLink turns into an
+ * sm_90a cubin without local memory; each variant's kernel has the template kernel's
  * signature, launch bounds and shared memory (in the PTX and in the cubin), a stack frame only
  * where the template's has one, and the instructions its step is about. */
 #include <pthread.h>
@@ -10,26 +10,11 @@
 
 #include "request/context.h"
 #include "families/matmul/op.h"
-#include "test_util.h"
-
-static ptxjit_context *open_plain(void)
-{
-    ptxjit_options options;
-    ptxjit_options_init(&options);
-    options.use_gpu = 0;
-    options.disk_cache = 0;
-    options.arch = "sm_90a";
-    ptxjit_context *context;
-    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
-    return context;
-}
+#include "llvm_util.h"
 
 static ptxjit_kernel *compile(ptxjit_context *context, const char *params)
 {
-    ptxjit_kernel *kernel = NULL;
-    ck_assert_msg(ptxjit_get_kernel(&kernel, context, "matmul", params, NULL) == PTXJIT_OK,
-                  "%s: %s", params, ptxjit_last_error());
-    return kernel;
+    return test_compile(context, "matmul", params);
 }
 
 static const char *llvm_ptx(ptxjit_context *context, const char *params)
@@ -37,22 +22,6 @@ static const char *llvm_ptx(ptxjit_context *context, const char *params)
     char request[512];
     snprintf(request, sizeof request, "backend=llvm %s", params);
     return ptxjit_kernel_ptx(compile(context, request));
-}
-
-static int count(const char *text, const char *needle)
-{
-    int n = 0;
-    for (const char *s = strstr(text, needle); s; s = strstr(s + 1, needle))
-        n++;
-    return n;
-}
-
-static int valid(ptxjit_context *context, const char *params)
-{
-    char *canonical = NULL;
-    int ok = ptxjit_canonical_params(&canonical, context, "matmul", params) == PTXJIT_OK;
-    free(canonical);
-    return ok;
 }
 
 /* ---- the sweep ---- */
@@ -144,14 +113,15 @@ static int sample_plan(request_list *list, ptxjit_context *context, int plan)
     for (;;) {
         char params[256];
         int length = format_request(params, sizeof params, plan, digit);
-        if (valid(context, params)) {
+        if (test_valid(context, "matmul", params)) {
             int fresh = 0;
             for (int a = 0; a < n; a++)
                 fresh |= !taken[a][digit[a]];
             if (fresh || valid_count % plans[plan].stride == 0) {
                 const int g = sampled % 7;
                 snprintf(params + length, sizeof params - (size_t)length, " group=%d", groups[g]);
-                ck_assert_msg(valid(context, params), "%s: %s", params, ptxjit_last_error());
+                ck_assert_msg(test_valid(context, "matmul", params), "%s: %s", params,
+                              ptxjit_last_error());
                 add_request(list, params);
                 for (int a = 0; a < n; a++)
                     taken[a][digit[a]] = 1;
@@ -219,7 +189,7 @@ static void *sweep_worker(void *arg)
 
 START_TEST(a_sample_of_every_matmul_variants_requests_becomes_an_sm_90a_cubin)
 {
-    ptxjit_context *context = open_plain();
+    ptxjit_context *context = test_open_sm_90a(NULL);
     request_list list = {0};
     for (size_t p = 0; p < PJ_ARRAY_SIZE(plans); p++) {
         int before = list.count, all = sample_plan(&list, context, (int)p);
@@ -247,13 +217,6 @@ START_TEST(a_sample_of_every_matmul_variants_requests_becomes_an_sm_90a_cubin)
 END_TEST
 
 /* ---- against the template's kernel ---- */
-
-/* The first number after needle in text, or -1. */
-static long number_after(const char *text, const char *needle)
-{
-    const char *at = strstr(text, needle);
-    return at ? strtol(at + strlen(needle), NULL, 10) : -1;
-}
 
 /* Bytes of the static shared arrays the PTX declares (".shared .align 4 .b8 As[4096];"). */
 static long static_shared_bytes(const char *ptx)
@@ -351,10 +314,12 @@ static void same_needs_as_nvrtc(ptxjit_context *context, const char *params)
     ptxjit_kernel *llvm = compile(context, llvm_params), *nvrtc = compile(context, params);
     const char *ours = ptxjit_kernel_ptx(llvm), *theirs = ptxjit_kernel_ptx(nvrtc);
     static const char *const bounds[] = {".maxntid ", ".minnctapersm "};
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(bounds); i++)
-        ck_assert_msg(number_after(ours, bounds[i]) == number_after(theirs, bounds[i]),
-                      "%s: %s%ld, the template's kernel %ld", params, bounds[i],
-                      number_after(ours, bounds[i]), number_after(theirs, bounds[i]));
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(bounds); i++) {
+        long our_bound = test_number_after(ours, bounds[i]);
+        long their_bound = test_number_after(theirs, bounds[i]);
+        ck_assert_msg(our_bound == their_bound, "%s: %s%ld, the template's kernel %ld", params,
+                      bounds[i], our_bound, their_bound);
+    }
     static const char *const signature[] = {
         ".param .u64 matmul_kernel_param_2,", ".param .u32 matmul_kernel_param_5,",
         ".param .align 64 .b8 matmul_kernel_param_6[128],",
@@ -422,7 +387,7 @@ static const char *const template_configs[] = {
 
 START_TEST(each_variant_needs_what_the_template_kernel_needs)
 {
-    ptxjit_context *context = open_plain();
+    ptxjit_context *context = test_open_sm_90a(NULL);
     /* Both backends compile each. Under the sanitizers and valgrind, a sample: the first
      * configuration of each variant and every stride-th. */
     const size_t stride = (size_t)test_sweep_stride();
@@ -441,14 +406,14 @@ END_TEST
 
 START_TEST(variants_hold_the_instructions_they_are_about)
 {
-    ptxjit_context *context = open_plain();
+    ptxjit_context *context = test_open_sm_90a(NULL);
     const char *naive = llvm_ptx(context, "variant=naive");
     ck_assert(strstr(naive, "ld.global.nc.f32") && strstr(naive, "fma.rn.f32"));
     ck_assert(!strstr(naive, "bar.sync") && !strstr(naive, ".shared"));
     const char *tiled = llvm_ptx(context, "variant=tiled");
-    ck_assert_int_eq(count(tiled, "bar.sync"), 2);
-    ck_assert_int_eq(count(tiled, "fma.rn.f32"), 32); /* BK multiply-adds per tile, unrolled */
-    ck_assert_int_eq(count(llvm_ptx(context, "variant=block_tiled"), "fma.rn.f32"), 8 * 8 * 8);
+    ck_assert_int_eq(test_count(tiled, "bar.sync"), 2);
+    ck_assert_int_eq(test_count(tiled, "fma.rn.f32"), 32); /* BK multiply-adds per tile, unrolled */
+    ck_assert_int_eq(test_count(llvm_ptx(context, "variant=block_tiled"), "fma.rn.f32"), 8 * 8 * 8);
     const char *vectorized = llvm_ptx(context, "variant=block_tiled_vectorized");
     static const char *const vector_ops[] = {"ld.global.nc.v4.f32", "ld.shared.v4.f32",
                                              "st.shared.v4.f32", "st.global.v4.f32"};
@@ -458,14 +423,16 @@ START_TEST(variants_hold_the_instructions_they_are_about)
     ck_assert_ptr_nonnull(strstr(vectorized, "ld.global.nc.f32"));
     const char *tc = llvm_ptx(context, "variant=tensor_core load=cp_async");
     /* 128 x 128 x 32 per block of 8 warps, 64 x 32 each: 4 x 4 mma tiles, 4 k steps. */
-    ck_assert_int_eq(count(tc, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), 64);
-    ck_assert_int_eq(count(tc, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 16);
-    ck_assert_int_eq(count(tc, "ld.shared.v4.u32"), 8); /* permuted B columns: 4 at once */
+    ck_assert_int_eq(test_count(tc, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), 64);
+    ck_assert_int_eq(test_count(tc, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 16);
+    ck_assert_int_eq(test_count(tc, "ld.shared.v4.u32"), 8); /* permuted B columns: 4 at once */
     ck_assert_ptr_nonnull(strstr(tc, "cp.async.cg.shared.global"));
     ck_assert_ptr_nonnull(strstr(tc, "cp.async.wait_group 1;")); /* stages - 2 */
     ck_assert_ptr_nonnull(strstr(tc, ", 4096;")); /* tf32 rounding: + 0x1000 */
     ck_assert_ptr_null(strstr(tc, "cvt.rna.tf32"));
-    ck_assert_int_eq(count(llvm_ptx(context, "variant=tensor_core load=cp_async wm=64 wn=16"), "ld.shared.v2.u32"), 8);
+    ck_assert_int_eq(test_count(llvm_ptx(context, "variant=tensor_core load=cp_async wm=64 wn=16"),
+                                "ld.shared.v2.u32"),
+                     8);
     const char *wgmma = llvm_ptx(context, "variant=wgmma");
     static const char *const hopper[] = {
         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "wgmma.fence.sync.aligned",
@@ -477,7 +444,7 @@ START_TEST(variants_hold_the_instructions_they_are_about)
     for (size_t i = 0; i < PJ_ARRAY_SIZE(hopper); i++)
         ck_assert_msg(strstr(wgmma, hopper[i]), "no %s", hopper[i]);
     /* 4 B boxes of 64 columns and one A box per stage. */
-    ck_assert_int_ge(count(wgmma, "cp.async.bulk.tensor.2d"), 5);
+    ck_assert_int_ge(test_count(wgmma, "cp.async.bulk.tensor.2d"), 5);
     ck_assert_ptr_nonnull(strstr(llvm_ptx(context, "variant=wgmma dtype=f16"), "cvt.rn.f16x2.f32"));
     ck_assert_ptr_nonnull(strstr(llvm_ptx(context, "variant=wgmma out=f32"), "st.global.v2.f32"));
     ck_assert_ptr_nonnull(strstr(llvm_ptx(context, "variant=wgmma dtype=f16 mma=m64n200k16 stages=3"),
@@ -494,7 +461,7 @@ END_TEST
  * (small tiles: twice), so counts are per copy of its body (one arrival on "empty" each). */
 START_TEST(tensor_core_tma_fills_stages_with_tma_and_mbarriers)
 {
-    ptxjit_context *context = open_plain();
+    ptxjit_context *context = test_open_sm_90a(NULL);
     static const struct {
         const char *params;
         int ldmatrix, b_loads; /* per k step of 8 */
@@ -512,29 +479,29 @@ START_TEST(tensor_core_tma_fills_stages_with_tma_and_mbarriers)
         matmul_config config;
         ck_assert_int_eq(pj_matmul_config_of(&config, compile(context, params)), PTXJIT_OK);
         const int steps = config.bk / 8, b_boxes = config.tile_n / 32;
-        const int issues = count(ptx, "mbarrier.arrive.expect_tx.shared::cta.b64");
-        const int copies = count(ptx, "mbarrier.arrive.shared::cta.b64");
+        const int issues = test_count(ptx, "mbarrier.arrive.expect_tx.shared::cta.b64");
+        const int copies = test_count(ptx, "mbarrier.arrive.shared::cta.b64");
         ck_assert_msg(issues > config.stages, "%s: %d stage loads", params, issues);
-        ck_assert_msg(count(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global") ==
+        ck_assert_msg(test_count(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global") ==
                           issues * (1 + b_boxes),
                       "%s: %d TMA loads for %d stage loads", params,
-                      count(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global"), issues);
-        ck_assert_int_eq(count(ptx, "mbarrier.init.shared::cta.b64"), 2 * config.stages);
+                      test_count(ptx, "cp.async.bulk.tensor.2d.shared::cluster.global"), issues);
+        ck_assert_int_eq(test_count(ptx, "mbarrier.init.shared::cta.b64"), 2 * config.stages);
         ck_assert_int_ge(copies, 1);
-        ck_assert_int_ge(count(ptx, "mbarrier.try_wait.parity.shared::cta.b64"), copies + 1);
-        ck_assert_int_eq(count(ptx, "bar.warp.sync"), copies);
-        ck_assert_int_eq(count(ptx, "bar.sync"), 1);
+        ck_assert_int_ge(test_count(ptx, "mbarrier.try_wait.parity.shared::cta.b64"), copies + 1);
+        ck_assert_int_eq(test_count(ptx, "bar.warp.sync"), copies);
+        ck_assert_int_eq(test_count(ptx, "bar.sync"), 1);
         ck_assert_ptr_null(strstr(ptx, "cp.async.cg"));
         ck_assert_ptr_null(strstr(ptx, "cp.async.wait_group"));
-        ck_assert_msg(count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") ==
+        ck_assert_msg(test_count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") ==
                           copies * configs[i].ldmatrix * steps,
                       "%s: %d ldmatrix in %d copies", params,
-                      count(ptx, "ldmatrix.sync.aligned.m8n8.x4"), copies);
+                      test_count(ptx, "ldmatrix.sync.aligned.m8n8.x4"), copies);
         char needle[64];
         snprintf(needle, sizeof needle, "\t%s \t", configs[i].b_load);
-        ck_assert_msg(count(ptx, needle) == copies * configs[i].b_loads * steps,
-                      "%s: %d '%s' in %d copies", params, count(ptx, needle), configs[i].b_load,
-                      copies);
+        ck_assert_msg(test_count(ptx, needle) == copies * configs[i].b_loads * steps,
+                      "%s: %d '%s' in %d copies", params, test_count(ptx, needle),
+                      configs[i].b_load, copies);
     }
     ptxjit_close(context);
 }
@@ -545,7 +512,7 @@ END_TEST
  * replaces the block barrier after initialization and ends the kernel. */
 START_TEST(wgmma_cluster_multicasts_b_and_arrives_in_both_blocks)
 {
-    ptxjit_context *context = open_plain();
+    ptxjit_context *context = test_open_sm_90a(NULL);
     const char *ptx = llvm_ptx(context, "variant=wgmma cluster=2");
     static const char *const cluster_ops[] = {
         "%cluster_ctarank", "mapa.shared::cluster.u32",
@@ -553,11 +520,11 @@ START_TEST(wgmma_cluster_multicasts_b_and_arrives_in_both_blocks)
         ".multicast::cluster [", "fence.mbarrier_init.release.cluster"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(cluster_ops); i++)
         ck_assert_msg(strstr(ptx, cluster_ops[i]), "no %s", cluster_ops[i]);
-    ck_assert_int_eq(count(ptx, "barrier.cluster.arrive.release.aligned"), 2);
-    ck_assert_int_eq(count(ptx, "barrier.cluster.wait.acquire.aligned"), 2);
+    ck_assert_int_eq(test_count(ptx, "barrier.cluster.arrive.release.aligned"), 2);
+    ck_assert_int_eq(test_count(ptx, "barrier.cluster.wait.acquire.aligned"), 2);
     ck_assert_ptr_null(strstr(ptx, "bar.sync \t0;")); /* only the consumers' named barriers */
     /* arrivals on both blocks' barriers, none on the block's own alone */
-    ck_assert_int_eq(count(ptx, "mapa.shared::cluster.u32") % 2, 0);
+    ck_assert_int_eq(test_count(ptx, "mapa.shared::cluster.u32") % 2, 0);
     ck_assert_ptr_null(strstr(ptx, "mbarrier.arrive.shared::cta.b64"));
     /* cluster=1 keeps the block barrier and plain loads */
     const char *single = llvm_ptx(context, "variant=wgmma");
@@ -573,7 +540,7 @@ END_TEST
  * instead of 128 LDS). */
 START_TEST(shared_tiles_are_declared_16_byte_aligned)
 {
-    ptxjit_context *context = open_plain();
+    ptxjit_context *context = test_open_sm_90a(NULL);
     static const char *const tiled[] = {"variant=tiled", "variant=tiled_register",
                                         "variant=block_tiled"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(tiled); i++) {
@@ -591,13 +558,13 @@ END_TEST
  * of single steps marked "nounroll". */
 START_TEST(dot_product_loop_takes_four_steps_and_leaves_unrolling_to_ptxas)
 {
-    ptxjit_context *context = open_plain();
+    ptxjit_context *context = test_open_sm_90a(NULL);
     static const char *const simple[] = {"variant=naive", "variant=coalescing"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(simple); i++) {
         const char *ptx = llvm_ptx(context, simple[i]);
-        ck_assert_msg(count(ptx, "fma.rn.f32") == 4 + 1, "%s: %d multiply-adds", simple[i],
-                      count(ptx, "fma.rn.f32"));
-        ck_assert_int_eq(count(ptx, ".pragma \"nounroll\""), 1);
+        ck_assert_msg(test_count(ptx, "fma.rn.f32") == 4 + 1, "%s: %d multiply-adds", simple[i],
+                      test_count(ptx, "fma.rn.f32"));
+        ck_assert_int_eq(test_count(ptx, ".pragma \"nounroll\""), 1);
     }
     ptxjit_close(context);
 }
@@ -605,7 +572,7 @@ END_TEST
 
 START_TEST(matmul_description_lists_the_variants_llvm_builds)
 {
-    ptxjit_context *context = open_plain();
+    ptxjit_context *context = test_open_sm_90a(NULL);
     const char *text = NULL;
     ck_assert_int_eq(ptxjit_family_describe(&text, context, "matmul"), PTXJIT_OK);
     ck_assert_ptr_nonnull(strstr(text, "llvm   variants naive,coalescing,tiled,tiled_register,"
@@ -620,7 +587,7 @@ END_TEST
  * by the generator. Both schedules and both stores it builds, as the template does. */
 START_TEST(llvm_refuses_the_wgmma_features_it_does_not_build)
 {
-    ptxjit_context *context = open_plain();
+    ptxjit_context *context = test_open_sm_90a(NULL);
     static const struct {
         const char *params, *needle;
     } refused[] = {

@@ -1,9 +1,9 @@
-/* worker.c — one compile worker: a `ptxjit compile-worker` process that compiles requests into
- * the context's disk cache. NVRTC compiles in one process stop scaling near 4x however many
- * threads ask (docs/PERFORMANCE.md), while processes scale with the cores; a worker is a
- * process, and the kernel reaches the caller through the disk cache, whose entries are
- * checked as any other (checksum, key, trust), so a worker can make a request slower, never
- * wrong.
+/* worker_process.c — the pool's side of one compile worker: a `ptxjit compile-worker` process
+ * (started, greeted, sent requests, stopped) that compiles requests into the context's disk
+ * cache. NVRTC compiles in one process stop scaling near 4x however many threads ask
+ * (docs/PERFORMANCE.md), while processes scale with the cores; a worker is a process, and the
+ * kernel reaches the caller through the disk cache, whose entries are checked as any other
+ * (checksum, key, trust), so a worker can make a request slower, never wrong.
  *
  * The conversation, one line each way per request, over a socket pair (a send to a worker
  * that died fails with EPIPE instead of raising SIGPIPE in the caller's process):

@@ -1,8 +1,8 @@
-/* test_llvm_reduce_gpu.c — LLVM-generated reduce kernels against the NVRTC-compiled template
- * on the GPU, launched by the same host op: on fresh random data with a poisoned result slot,
- * for sizes that are no multiple of any tile and inputs that start off the 16-byte boundary.
- * int32 sums must be identical (and equal to the CPU's); f32 sums within rounding of the CPU
- * sum. Skips, saying why, where no GPU is usable. */
+/* test_llvm_gpu.c — LLVM-generated reduce kernels against the NVRTC-compiled template on the
+ * GPU, launched by the same host op: on fresh random data with a poisoned result slot, for
+ * sizes that are no multiple of any tile and inputs that start off the 16-byte boundary. int32
+ * sums must be identical (and equal to the CPU's); f32 sums within rounding of the CPU sum.
+ * Skips, saying why, where no GPU is usable. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
-/* test_polish.c — promises about the whole of ptxjit rather than one part: the last error
- * stays until the next failure, library messages point embedders at the API (not at the
- * CLI), every environment variable read is documented in `ptxjit --help` and README.md,
- * and `bench compile` times any family. */
+/* test_conventions.c — promises about the whole of ptxjit rather than one part: of the API,
+ * that the last error stays until the next failure and that NULL arguments are refused; of
+ * the sources, that library messages point embedders at the API (not at the CLI) and that
+ * every environment variable read is documented in `ptxjit --help` and README.md. */
 #define _XOPEN_SOURCE 700
 #include <ftw.h>
 #include <stdio.h>
@@ -133,44 +133,6 @@ START_TEST(every_environment_variable_read_is_documented)
 }
 END_TEST
 
-/* Any family: a built-in one at its defaults (both routes), and one from --templates, which
- * the llvm route does not build (nvrtc alone, saying why). */
-START_TEST(bench_compile_times_any_family)
-{
-    char *dir = test_mkdtemp(), path[4200], args[4400], *out;
-    snprintf(path, sizeof path, "%s/scale.cu", dir);
-    FILE *file = fopen(path, "w");
-    ck_assert_ptr_nonnull(file);
-    fputs("//@ptxjit family scale\n//@ptxjit entry scale_kernel\n"
-          "//@ptxjit param factor int(1..100) default=3\n"
-          "extern \"C\" __global__ void scale_kernel(float *x, int n)\n"
-          "{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-          "    if (i < n)\n        x[i] *= FACTOR;\n}\n",
-          file);
-    ck_assert_int_eq(fclose(file), 0);
-    snprintf(args, sizeof args, "--no-gpu --templates '%s' bench compile scale samples=1", dir);
-    ck_assert_msg(run_cli(&out, args) == 0, "%s", out);
-    ck_assert_msg(strstr(out, "scale (the family's defaults), median of 1") &&
-                      strstr(out, "| nvrtc (prelude; NVRTC -> PTX + cubin) |") &&
-                      strstr(out, "llvm: not timed: ") &&
-                      strstr(out, "cubin, nvrtc: ") && !strstr(out, "cubin, llvm:"),
-                  "%s", out);
-    free(out);
-    snprintf(args, sizeof args, "--no-gpu --templates '%s' bench compile scale factor=7 "
-                                "samples=1", dir);
-    ck_assert_msg(run_cli(&out, args) == 0, "%s", out);
-    ck_assert_msg(strstr(out, "scale factor=7, median of 1"), "%s", out);
-    free(out);
-    ck_assert_int_eq(run_cli(&out, "--no-gpu bench compile softmax samples=1"), 0);
-    ck_assert_msg(strstr(out, "softmax (the family's defaults)") &&
-                      (strstr(out, "cubin, llvm:") || !test_llvm_or_skip("softmax's llvm row")),
-                  "%s", out);
-    free(out);
-    test_rmtree(dir);
-    free(dir);
-}
-END_TEST
-
 /* A NULL out parameter, context or family is refused naming it, never dereferenced; an out
  * pointer is NULL after an error. */
 START_TEST(null_arguments_are_refused)
@@ -199,16 +161,19 @@ START_TEST(null_arguments_are_refused)
 }
 END_TEST
 
-Suite *suite_polish(void)
+Suite *suite_conventions(void)
 {
-    Suite *s = suite_create("polish");
-    TCase *tc = tcase_create("polish");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, the_last_error_stays_until_the_next_failure);
-    tcase_add_test(tc, null_arguments_are_refused);
-    tcase_add_test(tc, library_messages_name_no_cli_command);
-    tcase_add_test(tc, every_environment_variable_read_is_documented);
-    tcase_add_test(tc, bench_compile_times_any_family);
-    suite_add_tcase(s, tc);
+    Suite *s = suite_create("conventions");
+    TCase *api = tcase_create("api");
+    tcase_set_timeout(api, 120);
+    tcase_add_test(api, the_last_error_stays_until_the_next_failure);
+    tcase_add_test(api, null_arguments_are_refused);
+    suite_add_tcase(s, api);
+    /* The sources read as text; the environment case also runs `ptxjit --help`. */
+    TCase *sources = tcase_create("sources");
+    tcase_set_timeout(sources, 120);
+    tcase_add_test(sources, library_messages_name_no_cli_command);
+    tcase_add_test(sources, every_environment_variable_read_is_documented);
+    suite_add_tcase(s, sources);
     return s;
 }

@@ -1,48 +1,22 @@
-/* test_llvm_transpose.c — the transpose generator without a GPU: every request the schema
- * allows (its core parameters in full, the others rotated through their values) becomes PTX
- * that nvJitLink turns into an sm_90a cubin; each variant's kernel has the template's
- * signature, launch bound and TMA traffic (checked against the NVRTC kernel's PTX), and the
- * instructions the variant is about. */
+/* test_llvm.c — the transpose generator without a GPU: every request the schema allows (its
+ * core parameters in full, the others rotated through their values) becomes PTX that
+ * nvJitLink turns into an sm_90a cubin; each variant's kernel has the template's signature,
+ * launch bound and TMA traffic (checked against the NVRTC kernel's PTX), and the instructions
+ * the variant is about. */
 #include <stdio.h>
 #include <string.h>
 
 #include "request/context.h"
-#include "test_util.h"
-
-static ptxjit_context *open_plain(void)
-{
-    ptxjit_options options;
-    ptxjit_options_init(&options);
-    options.use_gpu = 0;
-    options.disk_cache = 0;
-    options.arch = "sm_90a";
-    ptxjit_context *context;
-    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
-    return context;
-}
+#include "llvm_util.h"
 
 static ptxjit_kernel *compile(ptxjit_context *context, const char *params)
 {
-    ptxjit_kernel *kernel = NULL;
-    ck_assert_msg(ptxjit_get_kernel(&kernel, context, "transpose", params, NULL) == PTXJIT_OK,
-                  "%s: %s", params, ptxjit_last_error());
-    return kernel;
-}
-
-static int count(const char *text, const char *needle)
-{
-    int n = 0;
-    for (const char *s = strstr(text, needle); s; s = strstr(s + 1, needle))
-        n++;
-    return n;
+    return test_compile(context, "transpose", params);
 }
 
 static int valid(ptxjit_context *context, const char *params)
 {
-    char *canonical = NULL;
-    int ok = ptxjit_canonical_params(&canonical, context, "transpose", params) == PTXJIT_OK;
-    free(canonical);
-    return ok;
+    return test_valid(context, "transpose", params);
 }
 
 static int has_param(ptxjit_context *context, const char *name)
@@ -96,7 +70,7 @@ START_TEST(every_transpose_request_becomes_an_sm_90a_cubin)
     static const char *const swizzles[] = {"none", "32B", "64B", "128B"};
     static const char *const dtypes[] = {"f32", "f16", "bf16", "f64"};
     static const char *const xposes[] = {"scalar", "diagonal", "vector"};
-    ptxjit_context *context = open_plain();
+    ptxjit_context *context = test_open_sm_90a(NULL);
     int kernels = 0, index = 0, requests = 0;
     for (int v = 0; v < 4; v++)
         for (int block = 8; block <= 256; block *= 2)
@@ -140,13 +114,6 @@ START_TEST(every_transpose_request_becomes_an_sm_90a_cubin)
 }
 END_TEST
 
-/* The first number after needle in text, or -1. */
-static long number_after(const char *text, const char *needle)
-{
-    const char *at = strstr(text, needle);
-    return at ? strtol(at + strlen(needle), NULL, 10) : -1;
-}
-
 /* The LLVM kernel and the template's agree on what the host op relies on and on the TMA
  * traffic: parameters, launch bound, boxes loaded and stored, barrier waits. */
 static void same_shape_as_nvrtc(ptxjit_context *context, const char *request)
@@ -157,9 +124,10 @@ static void same_shape_as_nvrtc(ptxjit_context *context, const char *request)
     snprintf(llvm_params, sizeof llvm_params, "%s backend=llvm", params);
     const char *ours = ptxjit_kernel_ptx(compile(context, llvm_params));
     const char *theirs = ptxjit_kernel_ptx(compile(context, params));
-    ck_assert_msg(number_after(ours, ".maxntid ") == number_after(theirs, ".maxntid "),
-                  "%s: .maxntid %ld against %ld", params, number_after(ours, ".maxntid "),
-                  number_after(theirs, ".maxntid "));
+    long our_bound = test_number_after(ours, ".maxntid ");
+    long their_bound = test_number_after(theirs, ".maxntid ");
+    ck_assert_msg(our_bound == their_bound, "%s: .maxntid %ld against %ld", params, our_bound,
+                  their_bound);
     static const char *const same[] = {
         ".param .align 64 .b8 transpose_kernel_param_4[128]",
         ".param .align 64 .b8 transpose_kernel_param_5[128]",
@@ -175,7 +143,7 @@ static void same_shape_as_nvrtc(ptxjit_context *context, const char *request)
      * the other not: there only presence must agree. */
     int exact = !strstr(params, "stages=") || strstr(params, "stages=0");
     for (size_t i = 0; i < PJ_ARRAY_SIZE(same); i++) {
-        int a = count(ours, same[i]), b = count(theirs, same[i]);
+        int a = test_count(ours, same[i]), b = test_count(theirs, same[i]);
         ck_assert_msg(exact ? a == b : (a > 0) == (b > 0),
                       "%s: '%s' %d times, the template's kernel %d", params, same[i], a, b);
     }
@@ -185,7 +153,7 @@ static void same_shape_as_nvrtc(ptxjit_context *context, const char *request)
 
 START_TEST(each_variant_has_the_template_kernels_signature_bound_and_tma_traffic)
 {
-    ptxjit_context *context = open_plain();
+    ptxjit_context *context = test_open_sm_90a(NULL);
     static const char *const configs[] = {
         "variant=smem block=32 batch=8", "variant=smem block=64 batch=4 dtype=f16",
         "variant=tma block=32", "variant=tma block=16 dtype=f64",
@@ -224,26 +192,26 @@ END_TEST
 
 START_TEST(variants_hold_the_instructions_they_are_about)
 {
-    ptxjit_context *context = open_plain();
+    ptxjit_context *context = test_open_sm_90a(NULL);
     const char *smem = ptxjit_kernel_ptx(compile(context, "backend=llvm variant=smem block=32"));
     ck_assert_ptr_nonnull(strstr(smem, "ld.global.nc.u32"));
-    ck_assert_int_eq(count(smem, "bar.sync"), 1);
+    ck_assert_int_eq(test_count(smem, "bar.sync"), 1);
     ck_assert_ptr_null(strstr(smem, "cp.async.bulk"));
     ptxjit_kernel *tma = compile(context, "backend=llvm variant=tma block=32");
     const char *ir = ptxjit_kernel_source(tma);
     ck_assert_ptr_nonnull(strstr(ir, "byval([128 x i8]) align 64 %in_map"));
     ck_assert_ptr_nonnull(strstr(ir, "!\"grid_constant\""));
     ck_assert_ptr_nonnull(strstr(ptxjit_kernel_ptx(tma), "cvta.param.u64"));
-    ck_assert_int_eq(count(ptxjit_kernel_ptx(tma), "cp.async.bulk.tensor.2d"), 2);
+    ck_assert_int_eq(test_count(ptxjit_kernel_ptx(tma), "cp.async.bulk.tensor.2d"), 2);
     /* 32-byte swizzle, rows of 32 f16 (64 bytes): two 32-byte boxes each way. */
     const char *swizzled = ptxjit_kernel_ptx(
         compile(context, "backend=llvm variant=tma_swizzle block=32 swizzle=32B dtype=f16"));
-    ck_assert_int_eq(count(swizzled, "cp.async.bulk.tensor.2d"), 4);
+    ck_assert_int_eq(test_count(swizzled, "cp.async.bulk.tensor.2d"), 4);
     char params[512] = "backend=llvm variant=tma_batched block=32 swizzle=128B xpose=vector batch=16";
     append_valid(context, params, sizeof params, "inplace=0 stages=0 rows=0");
     const char *vector = ptxjit_kernel_ptx(compile(context, params));
-    ck_assert_int_eq(count(vector, "ld.shared.v4.u32"), 4);
-    ck_assert_int_eq(count(vector, "st.shared.v4.u32"), 4);
+    ck_assert_int_eq(test_count(vector, "ld.shared.v4.u32"), 4);
+    ck_assert_int_eq(test_count(vector, "st.shared.v4.u32"), 4);
     ptxjit_close(context);
 }
 END_TEST

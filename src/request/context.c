@@ -65,8 +65,3 @@ const char *ptxjit_arch(const ptxjit_context *context)
 {
     return context ? context->arch : NULL;
 }
-
-const char *ptxjit_cache_dir(const ptxjit_context *context)
-{
-    return context && context->disk ? pj_disk_cache_dir(context->disk) : NULL;
-}

@@ -104,8 +104,7 @@ $(OBJ_DIR)/gen/templates_embedded.o: $(BUILD)/gen/templates_embedded.c
 # that the built-in schemas it writes are what pj_schema_parse makes of each template.
 EMBED_SRC := src/tools/embed_templates.c $(wildcard src/params/*.c) src/util/strbuf.c \
              src/util/file.c src/util/error.c src/util/hash.c
-$(BUILD)/embed_templates: $(EMBED_SRC) src/params/schema.h src/params/expr_node.h \
-                          src/params/values.h src/internal.h include/ptxjit.h
+$(BUILD)/embed_templates: $(EMBED_SRC) $(wildcard src/params/*.h) src/internal.h include/ptxjit.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(filter-out -MMD -MP,$(CFLAGS_BASE)) -O1 $(EMBED_SRC) -o $@ -lpthread
 

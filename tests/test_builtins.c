@@ -9,6 +9,7 @@
 
 #include "request/key.h"
 #include "request/context.h"
+#include "request/templates.h"
 #include "params/expr_node.h"
 #include "test_util.h"
 

@@ -10,7 +10,7 @@
 
 #include "compilers/nvrtc.h"
 #include "request/half_storage.h"
-#include "request/templates.h"
+#include "request/context.h"
 #include "test_util.h"
 
 static int count_of(const char *text, const char *needle)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "request/context.h"
+#include "request/templates.h"
 #include "test_util.h"
 
 #define SMALL_TEMPLATE                                                                     \

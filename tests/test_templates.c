@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "request/context.h"
+#include "request/templates.h"
 #include "test_util.h"
 
 /* A small template of family NAME whose kernel stores FACTOR * 1000 + mark: the mark tells

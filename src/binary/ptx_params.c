@@ -296,3 +296,10 @@ void pj_ptx_entry_free(pj_ptx_entry *entry)
     entry->params = NULL;
     entry->count = 0;
 }
+
+void pj_ptx_entries_free(pj_ptx_entry *entries, int count)
+{
+    for (int i = 0; entries && i < count; i++)
+        pj_ptx_entry_free(&entries[i]);
+    free(entries);
+}

@@ -26,5 +26,8 @@ ptxjit_status pj_ptx_entry_params(pj_ptx_entry *out, const char *ptx, const char
  * (0x210 on sm_90, a multiple of 16 only), which moves parameters aligned to more than 16. */
 void pj_ptx_entry_layout(pj_ptx_entry *entry, size_t base);
 void pj_ptx_entry_free(pj_ptx_entry *entry);
+/* Frees an array of count entries' lists (a kernel's: one per entry) and the array; NULL is
+ * nothing to free. */
+void pj_ptx_entries_free(pj_ptx_entry *entries, int count);
 
 #endif

@@ -13,9 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache/copier.h"
+#include "cache/bundle.h"
 #include "cache/scan.h"
-#include "request/context.h"
 
 #define BLOCK 512
 #define HEX "0123456789abcdef"
@@ -73,7 +72,6 @@ static int64_t octal(const char *field, size_t size)
 /* ---- export ---- */
 
 typedef struct {
-    ptxjit_context *context;
     FILE *out;
     const char *const *families;
     int count;
@@ -203,48 +201,28 @@ static ptxjit_status finish_export(export_state *e, const char *temp, const char
                     path, strerror(e->error));
 }
 
-static ptxjit_status cache_of(ptxjit_context *context, const char *path)
+ptxjit_status pj_bundle_export(pj_disk_cache *disk, const char *path,
+                               const char *const *families, int count, ptxjit_bundle_stats *stats)
 {
-    if (!context || !path)
-        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "context and path must be given");
-    if (!context->disk)
-        return pj_error(PTXJIT_ERR_CACHE,
-                        "the disk cache is off for this context (disabled, or its directory "
-                        "was unusable: see the warning printed at open); bundles move the "
-                        "disk cache's entries");
-    pj_copier_flush(context->copier); /* the remote hits' copies belong in a bundle too */
-    return PTXJIT_OK;
-}
-
-ptxjit_status ptxjit_cache_export(ptxjit_context *context, const char *path,
-                                  const char *const *families, int count,
-                                  ptxjit_bundle_stats *stats)
-{
-    ptxjit_bundle_stats ignored;
-    stats = stats ? stats : &ignored;
-    memset(stats, 0, sizeof *stats);
-    ptxjit_status status = cache_of(context, path);
-    if (status == PTXJIT_OK && count > 0 && !families)
-        status = pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "families is NULL but count is %d", count);
-    if (status != PTXJIT_OK)
-        return status;
+    if (count > 0 && !families)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "families is NULL but count is %d", count);
     char *temp = temp_path(path);
     if (!temp)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    export_state e = {context, NULL, families, count < 0 ? 0 : count, stats, 0};
+    export_state e = {NULL, families, count < 0 ? 0 : count, stats, 0};
     int fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     e.out = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!e.out) {
-        status = pj_error(PTXJIT_ERR_IO, "cannot create the bundle %s: %s; choose a writable "
-                                         "path",
-                          temp, strerror(errno));
+        ptxjit_status status = pj_error(PTXJIT_ERR_IO, "cannot create the bundle %s: %s; choose "
+                                                       "a writable path",
+                                        temp, strerror(errno));
         if (fd >= 0)
             close(fd);
         free(temp);
         return status;
     }
-    pj_scan_cache(pj_disk_cache_dir(context->disk), export_one, &e);
-    status = finish_export(&e, temp, path);
+    pj_scan_cache(pj_disk_cache_dir(disk), export_one, &e);
+    ptxjit_status status = finish_export(&e, temp, path);
     free(temp);
     return status;
 }
@@ -293,7 +271,7 @@ static member_kind classify(const char *name, char type, char key[33])
 /* Checks data as key's entry (a record: one entry named "tune") and publishes it. A member
  * that fails the checks is counted and skipped; a store that fails (a full disk, a cache
  * directory made read-only) is the import's error, with the store's message. */
-static ptxjit_status import_member(ptxjit_context *context, member_kind kind, const char *key,
+static ptxjit_status import_member(pj_disk_cache *disk, member_kind kind, const char *key,
                                    const char *data, size_t size, ptxjit_bundle_stats *stats)
 {
     pj_artifact a;
@@ -312,8 +290,8 @@ static ptxjit_status import_member(ptxjit_context *context, member_kind kind, co
         pj_artifact_free(&a); /* decoding zeroes it first: safe after a refusal too */
         return PTXJIT_OK;
     }
-    status = kind == MEMBER_RECORD ? pj_disk_cache_store_record(context->disk, key, &a)
-                                   : pj_disk_cache_store(context->disk, key, &a);
+    status = kind == MEMBER_RECORD ? pj_disk_cache_store_record(disk, key, &a)
+                                   : pj_disk_cache_store(disk, key, &a);
     if (status == PTXJIT_OK)
         ++*(kind == MEMBER_RECORD ? &stats->records : &stats->entries);
     pj_artifact_free(&a);
@@ -340,7 +318,7 @@ static int zero_block(const tar_header *h)
 
 /* Reads the members one by one. A header that fails its checksum, or a member cut short,
  * ends the reading: what follows cannot be found reliably. */
-static ptxjit_status import_all(ptxjit_context *context, FILE *in, const char *path,
+static ptxjit_status import_all(pj_disk_cache *disk, FILE *in, const char *path,
                                 ptxjit_bundle_stats *stats)
 {
     for (int first = 1;; first = 0) {
@@ -385,7 +363,7 @@ static ptxjit_status import_all(ptxjit_context *context, FILE *in, const char *p
             return PTXJIT_OK;
         }
         if (wanted) {
-            ptxjit_status status = import_member(context, kind, key, data, (size_t)size, stats);
+            ptxjit_status status = import_member(disk, kind, key, data, (size_t)size, stats);
             if (status != PTXJIT_OK) {
                 free(data);
                 return status;
@@ -396,15 +374,8 @@ static ptxjit_status import_all(ptxjit_context *context, FILE *in, const char *p
     }
 }
 
-ptxjit_status ptxjit_cache_import(ptxjit_context *context, const char *path,
-                                  ptxjit_bundle_stats *stats)
+ptxjit_status pj_bundle_import(pj_disk_cache *disk, const char *path, ptxjit_bundle_stats *stats)
 {
-    ptxjit_bundle_stats ignored;
-    stats = stats ? stats : &ignored;
-    memset(stats, 0, sizeof *stats);
-    ptxjit_status status = cache_of(context, path);
-    if (status != PTXJIT_OK)
-        return status;
     FILE *in = fopen(path, "rbe");
     if (!in)
         return pj_error(PTXJIT_ERR_IO, "cannot read the bundle %s: %s", path, strerror(errno));
@@ -415,7 +386,7 @@ ptxjit_status ptxjit_cache_import(ptxjit_context *context, const char *path,
                                        "file ptxjit_cache_export wrote",
                         path);
     }
-    status = import_all(context, in, path, stats);
+    ptxjit_status status = import_all(disk, in, path, stats);
     fclose(in);
     return status;
 }

@@ -9,19 +9,6 @@
 #include "binary/cubin_params.h"
 #include "binary/ptx_params.h"
 
-static void free_lists(pj_ptx_entry *lists, int count)
-{
-    for (int i = 0; lists && i < count; i++)
-        pj_ptx_entry_free(&lists[i]);
-    free(lists);
-}
-
-void pj_kernel_entry_params_free(ptxjit_kernel *kernel)
-{
-    free_lists(kernel->entry_params, kernel->artifact.entry_count);
-    kernel->entry_params = NULL;
-}
-
 static int same_parameters(const pj_ptx_entry *ptx, const pj_cubin_param_list *cubin)
 {
     if (ptx->count != cubin->count)
@@ -69,7 +56,7 @@ static ptxjit_status read_lists(pj_ptx_entry **out, const ptxjit_kernel *kernel)
     for (int i = 0; i < count; i++) {
         ptxjit_status status = read_entry(&lists[i], kernel, kernel->artifact.entries[i]);
         if (status != PTXJIT_OK) {
-            free_lists(lists, count);
+            pj_ptx_entries_free(lists, count);
             return pj_error_wrap(status, "%s (%s)", kernel->schema->family, kernel->canonical);
         }
     }
@@ -90,7 +77,7 @@ static ptxjit_status entry_list(const pj_ptx_entry **out, const ptxjit_kernel *k
         pj_ptx_entry *expected = NULL;
         if (!__atomic_compare_exchange_n(&kernel->entry_params, &expected, lists, 0,
                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-            free_lists(lists, kernel->artifact.entry_count);
+            pj_ptx_entries_free(lists, kernel->artifact.entry_count);
             lists = expected;
         }
     }

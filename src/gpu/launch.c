@@ -8,34 +8,6 @@
 
 #include "request/context.h"
 
-ptxjit_status pj_kernel_entry_index(int *out, const ptxjit_kernel *kernel, const char *entry)
-{
-    *out = 0;
-    if (!entry)
-        return PTXJIT_OK;
-    for (int i = 0; i < kernel->artifact.entry_count; i++)
-        if (strcmp(kernel->artifact.entries[i], entry) == 0) {
-            *out = i;
-            return PTXJIT_OK;
-        }
-    pj_strbuf names;
-    pj_sb_init(&names);
-    for (int i = 0; i < kernel->artifact.entry_count; i++)
-        pj_sb_appendf(&names, "%s%s", i ? ", " : "", kernel->artifact.entries[i]);
-    ptxjit_status status = pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
-                                    "%s (%s) has no entry '%s'; its entries: %s (or NULL for "
-                                    "the first)",
-                                    kernel->schema->family, kernel->canonical, entry,
-                                    names.data ? names.data : "none");
-    pj_sb_free(&names);
-    return status;
-}
-
-const char *pj_kernel_entry_name(const ptxjit_kernel *kernel, const char *entry)
-{
-    return entry ? entry : kernel->artifact.entry_count ? kernel->artifact.entries[0] : "?";
-}
-
 static ptxjit_status load_module(ptxjit_kernel *kernel)
 {
     ptxjit_context *context = kernel->context;

@@ -1,8 +1,5 @@
-/* memory.c — device memory and copies for programs with no CUDA runtime of their own, and the
- * public face of the disk cache. */
-#include "cache/copier.h"
+/* memory.c — device memory and copies for programs with no CUDA runtime of their own. */
 #include "request/context.h"
-#include "remote/remote.h"
 
 static ptxjit_status enter(ptxjit_context *context, CUcontext *saved)
 {
@@ -72,52 +69,4 @@ ptxjit_status ptxjit_synchronize(ptxjit_context *context)
         return status;
     CUresult result = context->driver->cuCtxSynchronize();
     return pj_gpu_return(context, saved, result, "cuCtxSynchronize");
-}
-
-static ptxjit_status disk(ptxjit_context *context)
-{
-    if (!context)
-        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "context is NULL");
-    if (!context->disk)
-        return pj_error(PTXJIT_ERR_CACHE,
-                        "the disk cache is off for this context (disabled, or its directory "
-                        "was unusable: see the warning printed at open)");
-    pj_copier_flush(context->copier); /* the remote hits' copies, before the cache is read */
-    return PTXJIT_OK;
-}
-
-ptxjit_status ptxjit_cache_stats_get(ptxjit_cache_stats *out, ptxjit_context *context)
-{
-    if (!out)
-        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "ptxjit_cache_stats_get: out is NULL");
-    ptxjit_status status = disk(context);
-    if (status == PTXJIT_OK)
-        status = pj_disk_cache_stats(context->disk, out);
-    if (status == PTXJIT_OK)
-        pj_remote_stats_fill(context->remote, out);
-    return status;
-}
-
-ptxjit_status ptxjit_cache_clear(ptxjit_context *context, uint64_t *removed)
-{
-    ptxjit_status status = disk(context);
-    uint64_t count = 0;
-    if (status == PTXJIT_OK)
-        status = pj_disk_cache_clear(context->disk, &count);
-    if (removed)
-        *removed = count;
-    return status;
-}
-
-ptxjit_status ptxjit_cache_trim(ptxjit_context *context, uint64_t *evicted, uint64_t *temp_files)
-{
-    ptxjit_status status = disk(context);
-    evict_report report = {0};
-    if (status == PTXJIT_OK)
-        status = pj_disk_cache_trim(context->disk, &report);
-    if (evicted)
-        *evicted = report.evicted;
-    if (temp_files)
-        *temp_files = report.temp_removed;
-    return status;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "params/dtype.h"
 #include "params/expr_node.h"
 
 /* Deeper nesting than any constraint needs; bounds the recursion of parse, eval and free. */

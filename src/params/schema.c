@@ -15,36 +15,6 @@
 
 #define MAX_WORDS 16
 
-static const struct {
-    const char *name, *ctype;
-    int bytes;
-} dtype_table[] = {
-#define PJ_DTYPE_ROW(name, ctype, bytes) {#name, ctype, bytes},
-    PJ_DTYPE_LIST(PJ_DTYPE_ROW)
-#undef PJ_DTYPE_ROW
-};
-
-int pj_dtype_from_name(const char *name)
-{
-    for (int i = 0; i < PJ_DTYPE_COUNT; i++)
-        if (strcmp(dtype_table[i].name, name) == 0)
-            return i;
-    return -1;
-}
-const char *pj_dtype_name(pj_dtype dtype) { return dtype_table[dtype].name; }
-const char *pj_dtype_ctype(pj_dtype dtype) { return dtype_table[dtype].ctype; }
-int pj_dtype_bytes(pj_dtype dtype) { return dtype_table[dtype].bytes; }
-
-/* The family ops look up some forty names per call (matmul's config: 90 % of its time in
- * strcmp); comparing the first character before calling strcmp skips most of the calls. */
-int pj_schema_param_index(const pj_schema *schema, const char *name)
-{
-    for (int i = 0; i < schema->param_count; i++)
-        if (schema->params[i].name[0] == name[0] && strcmp(schema->params[i].name, name) == 0)
-            return i;
-    return -1;
-}
-
 typedef struct {
     const char *origin;
     int line;
@@ -713,24 +683,6 @@ void pj_schema_free(pj_schema *schema)
     free(schema);
 }
 
-static void describe_type(pj_strbuf *sb, const pj_param *param)
-{
-    if (param->kind == PJ_PARAM_INT) {
-        pj_sb_appendf(sb, "%s in %lld..%lld", param->pow2 ? "a power of two" : "an integer",
-                   (long long)param->min, (long long)param->max);
-        return;
-    }
-    pj_sb_append(sb, param->kind == PJ_PARAM_DTYPE ? "dtype, one of " : "one of ");
-    for (int v = 0; v < param->value_count; v++)
-        pj_sb_appendf(sb, "%s%s", v ? ", " : "", param->values[v]);
-}
-
-/* "tpb: power of two in 32..1024" — the allowed values, as error messages show them. */
-void pj_schema_describe_allowed(pj_strbuf *sb, const pj_param *param)
-{
-    describe_type(sb, param);
-}
-
 char *pj_schema_describe(const pj_schema *schema)
 {
     pj_strbuf sb;
@@ -742,7 +694,7 @@ char *pj_schema_describe(const pj_schema *schema)
     for (int i = 0; i < schema->param_count; i++) {
         const pj_param *param = &schema->params[i];
         pj_sb_appendf(&sb, "  %-10s default %-12s ", param->name, param->default_text);
-        describe_type(&sb, param);
+        pj_schema_describe_allowed(&sb, param);
         pj_sb_append(&sb, "\n");
         if (param->doc)
             pj_sb_appendf(&sb, "  %-10s %s\n", "", param->doc);

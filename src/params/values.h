@@ -2,7 +2,7 @@
 #ifndef PTXJIT_PARAMS_VALUES_H
 #define PTXJIT_PARAMS_VALUES_H
 
-#include "params/schema.h"
+#include "params/param.h"
 
 /* One parameter takes at most this many values. */
 #define PJ_TUNE_MAX_VALUES 64

@@ -1,6 +1,8 @@
-/* context.h — the state behind ptxjit_context and ptxjit_kernel, shared by context.c
- * (open/close, GPU), templates.c (the template registry), kernel.c (the request pipeline and
- * memory cache), launch.c, memory.c and the family ops. */
+/* context.h — the state behind ptxjit_context and ptxjit_kernel, and the internal calls on
+ * them that the modules above share: context.c's (the GPU, the target), the template
+ * registry's schema lookups, the request pipeline's (kernel.c, kernel_info.c) and the loading
+ * of gpu/launch.c, which the family ops use. It includes none of those modules' headers:
+ * they read the state from here (open.c opens and closes it). */
 #ifndef PTXJIT_CONTEXT_H
 #define PTXJIT_CONTEXT_H
 
@@ -12,7 +14,6 @@
 #include "driver/driver.h"
 #include "includes.h"
 #include "params/schema.h"
-#include "templates.h"
 
 #define PJ_BUCKETS 256
 #define PJ_MAX_OPTIONS 8
@@ -92,14 +93,15 @@ struct ptxjit_context {
     pthread_mutex_t lock;
     pthread_cond_t compiled;
     ptxjit_kernel *kernels[PJ_BUCKETS];
-    pj_alias *aliases[PJ_BUCKETS]; /* read without the lock (kernel.c: alias_find); changed
+    pj_alias *aliases[PJ_BUCKETS]; /* read without the lock (alias.h: pj_alias_find); changed
                                       under it, each bucket's head published atomically */
     pj_alias *retired_aliases;     /* forgotten aliases, freed at close: a reader without the
                                       lock may still be walking them */
-    struct pj_tune_memo *tune_memo; /* tuning records and auto resolutions (tune/memo.c);
+    struct pj_tune_memo *tune_memo; /* tuning records and auto resolutions (records/memo.c);
                                        guarded by lock */
 };
 
+/* ---- context.c ---- */
 /* The target's compute capability as a number: 90 for sm_90a. */
 int pj_context_sm(const ptxjit_context *context);
 /* Every public call that touches the GPU runs between these two, on every path: enter makes
@@ -110,17 +112,36 @@ ptxjit_status pj_gpu_enter(ptxjit_context *context, CUcontext *saved);
 void pj_gpu_leave(ptxjit_context *context, CUcontext saved);
 /* 1 when this thread's last ptxjit call that touched the GPU left context's CUDA context
  * current (pj_gpu_leave keeps a thread-local note). Only a hint: the caller may have made
- * another current since; the launch that trusts it (launch.c) falls back to pj_gpu_enter
+ * another current since; the launch that trusts it (gpu/launch.c) falls back to pj_gpu_enter
  * when the driver refuses. */
 int pj_gpu_left_current(const ptxjit_context *context);
 /* pj_gpu_leave, then the result of the driver call made in between as a status. */
 ptxjit_status pj_gpu_return(ptxjit_context *context, CUcontext saved, CUresult result,
                             const char *call);
+
+/* ---- templates.c: a family's schema in the registry's current snapshot ---- */
+/* NULL when the family is not there. */
+const pj_schema *pj_context_find_schema(ptxjit_context *context, const char *family);
+/* With pj_templates_find's errors (templates.h) when it is not. */
+ptxjit_status pj_context_schema(const pj_schema **out, ptxjit_context *context,
+                                const char *family);
+
+/* ---- kernel.c ---- */
+/* The version of backend's compiler that keys hold (through the cache's memo: a disk hit
+ * loads no compiler). */
+ptxjit_status pj_context_compiler_version(ptxjit_context *context, pj_backend backend,
+                                         char out[64]);
+/* Frees every kernel of the context, and the exact requests (alias.h) that name them. */
+void pj_kernel_free_all(ptxjit_context *context);
+
+/* ---- kernel_info.c ---- */
 /* The index of entry (NULL: 0) among the kernel's entries; else PTXJIT_ERR_INVALID_ARGUMENT
  * listing them. */
 ptxjit_status pj_kernel_entry_index(int *out, const ptxjit_kernel *kernel, const char *entry);
 /* entry, or the name of the first entry when entry is NULL: for messages. */
 const char *pj_kernel_entry_name(const ptxjit_kernel *kernel, const char *entry);
+
+/* ---- gpu/launch.c, a layer above: for the family ops and the CLI ---- */
 /* Loads kernel's module and functions once; index of entry (NULL: 0) in *index. The caller
  * has made the context current (pj_gpu_enter). */
 ptxjit_status pj_kernel_load(ptxjit_kernel *kernel, const char *entry, int *index);
@@ -128,15 +149,5 @@ ptxjit_status pj_kernel_load(ptxjit_kernel *kernel, const char *entry, int *inde
  * memory per block (the limit is raised above 48 KiB as needed). */
 ptxjit_status pj_kernel_function(CUfunction *out, ptxjit_kernel *kernel, const char *entry,
                               unsigned shared_bytes);
-void pj_kernel_free_all(ptxjit_context *context);
-/* Forgets the fast path of exact requests, whose kernels may come from templates that were
- * replaced since. Caller holds context->lock. */
-void pj_kernel_forget_aliases(ptxjit_context *context);
-/* The version of backend's compiler that keys hold (through the cache's memo: a disk hit
- * loads no compiler). */
-ptxjit_status pj_context_compiler_version(ptxjit_context *context, pj_backend backend,
-                                         char out[64]);
-/* Frees what entry_params.c keeps with a kernel. */
-void pj_kernel_entry_params_free(ptxjit_kernel *kernel);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "request/route_llvm.h"
 #include "context.h"
+#include "templates.h"
 
 /* ptxjit_param_kind is pj_param_kind under its public name. */
 _Static_assert(PTXJIT_PARAM_INT == (int)PJ_PARAM_INT && PTXJIT_PARAM_ENUM == (int)PJ_PARAM_ENUM &&

@@ -1,91 +1,34 @@
-/* kernel.c — the request pipeline: parameters → route → key → memory cache → disk cache →
- * compile, with each key compiled once per context even when threads ask at once (once per
- * process where contexts share: share.c; once per cache directory and fleet when processes
- * do: produce_once), and no lock held while compiling; and the kernel accessors. Loading and
- * launching: launch.c. */
+/* kernel.c — the request pipeline: exact request (front.c, alias.c) → parameters → route →
+ * key → memory cache → disk cache → compile, with each key compiled once per context even
+ * when threads ask at once (once per process where contexts share: share.c; once per cache
+ * directory and fleet when processes do: produce_once), and no lock held while compiling.
+ * What a kernel tells: kernel_info.c; loading and launching: gpu/launch.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "request/route.h"
+#include "alias.h"
+#include "binary/ptx_params.h"
 #include "cache/compile_lock.h"
 #include "cache/copier.h"
 #include "context.h"
 #include "front.h"
-#include "util/latency.h"
 #include "remote/remote.h"
+#include "request/route.h"
 #include "share.h"
+#include "templates.h"
+#include "util/latency.h"
 
-/* An exact (family, params text, compile options text) seen before: the fast path of
- * repeated requests. It skips the header scan too: within a context, the same request text
- * gets the same kernel. */
-struct pj_alias {
-    uint64_t hash;
-    char *family, *params, *options;
-    ptxjit_kernel *kernel;
-    pj_alias *next;    /* never changed once published: readers follow it without the lock */
-    pj_alias *retired; /* the retired list (pj_kernel_forget_aliases) */
-};
-
-/* The words of one request, as the caller wrote them. */
-typedef struct {
-    const char *family, *params, *options;
-} request_text;
-
-/* Runs on every request, hits included: one-shot hashes, no allocation; the options, nearly
- * always none, only when there are some (alias_find compares them either way). */
-static uint64_t alias_hash(const request_text *r)
-{
-    uint64_t hash = pj_hash64(r->family, strlen(r->family), 0);
-    hash = pj_hash64(r->params, strlen(r->params), hash);
-    return *r->options ? pj_hash64(r->options, strlen(r->options), hash) : hash;
-}
-
-/* Runs without the lock, so that memory hits from many threads share nothing they write:
- * an alias is immutable once its bucket's head publishes it (release, read with acquire),
- * and a forgotten one is only unlinked (retired), never freed before ptxjit_close. */
-static ptxjit_kernel *alias_find(ptxjit_context *context, uint64_t hash, const request_text *r)
-{
-    for (pj_alias *a = __atomic_load_n(&context->aliases[hash % PJ_BUCKETS], __ATOMIC_ACQUIRE); a;
-         a = a->next)
-        if (a->hash == hash && strcmp(a->family, r->family) == 0 &&
-            strcmp(a->params, r->params) == 0 && strcmp(a->options, r->options) == 0)
-            return a->kernel;
-    return NULL;
-}
-
-static void alias_free(pj_alias *a)
-{
-    free(a->family);
-    free(a->params);
-    free(a->options);
-    free(a);
-}
-
-/* Caller holds context->lock. A failed allocation only loses the fast path. generation: the
+/* Notes kernel as the answer to text (alias.h). Caller holds context->lock. generation: the
  * template registry's when the kernel's schema was found; a request that raced an add or a
  * reload leaves no alias, which could outlive the template it was made from. */
-static void alias_add(ptxjit_context *context, uint64_t hash, const request_text *r,
-                      ptxjit_kernel *kernel, uint64_t generation)
+static void remember(ptxjit_context *context, uint64_t alias, const pj_request_text *text,
+                     ptxjit_kernel *kernel, uint64_t generation)
 {
-    if (generation != pj_templates_generation(context) || alias_find(context, hash, r))
-        return;
-    pj_alias *a = calloc(1, sizeof *a);
-    if (!a)
-        return;
-    a->hash = hash;
-    a->family = pj_strdup(r->family);
-    a->params = pj_strdup(r->params);
-    a->options = pj_strdup(r->options);
-    a->kernel = kernel;
-    if (!a->family || !a->params || !a->options) {
-        alias_free(a);
-        return;
-    }
-    a->next = context->aliases[hash % PJ_BUCKETS];
-    __atomic_store_n(&context->aliases[hash % PJ_BUCKETS], a, __ATOMIC_RELEASE);
+    if (generation == pj_templates_generation(context))
+        pj_alias_add(context, alias, text, kernel);
 }
 
 static ptxjit_kernel **kernel_slot(ptxjit_context *context, const pj_hash128 *key)
@@ -102,7 +45,8 @@ static void kernel_free(ptxjit_kernel *kernel)
         return;
     if (kernel->loaded && kernel->context->driver)
         kernel->context->driver->cuModuleUnload(kernel->module);
-    pj_kernel_entry_params_free(kernel); /* before the artifact: it counts the entries */
+    /* Before the artifact: it counts the entries. */
+    pj_ptx_entries_free(kernel->entry_params, kernel->artifact.entry_count);
     pj_request_free(&kernel->request);
     pj_share_release(kernel); /* a shared artifact is the process's: only its reference goes */
     pj_artifact_free(&kernel->artifact);
@@ -125,31 +69,7 @@ void pj_kernel_free_all(ptxjit_context *context)
         }
         context->kernels[b] = NULL;
     }
-    pj_kernel_forget_aliases(context);
-    for (pj_alias *a = context->retired_aliases, *next; a; a = next) {
-        next = a->retired;
-        alias_free(a);
-    }
-    context->retired_aliases = NULL;
-}
-
-/* Each bucket's chain is unlinked at once and kept on the retired list (readers may be on
- * it): a reload's cost is the aliases' memory until close, as it is its templates'. Caller
- * holds context->lock, under which alone buckets become non-empty: an empty one is skipped
- * with a plain load (the open's first snapshot finds them all empty). */
-void pj_kernel_forget_aliases(ptxjit_context *context)
-{
-    for (int b = 0; b < PJ_BUCKETS; b++) {
-        if (!__atomic_load_n(&context->aliases[b], __ATOMIC_RELAXED))
-            continue;
-        pj_alias *chain = __atomic_exchange_n(&context->aliases[b], NULL, __ATOMIC_ACQ_REL);
-        for (pj_alias *a = chain; a; a = a->next) {
-            a->retired = context->retired_aliases;
-            context->retired_aliases = a;
-        }
-    }
-    /* After the buckets: a thread that reads the new epoch finds them emptied. */
-    __atomic_store_n(&context->front_epoch, pj_front_new_epoch(), __ATOMIC_RELEASE);
+    pj_aliases_free(context);
 }
 
 /* Each declared entry must be in the PTX, else launches would fail much later. */
@@ -473,7 +393,7 @@ static ptxjit_status parse_request(ptxjit_kernel *kernel, const char *params,
 }
 
 static ptxjit_status new_kernel(ptxjit_kernel **out, ptxjit_context *context,
-                                const pj_schema *schema, const request_text *text)
+                                const pj_schema *schema, const pj_request_text *text)
 {
     ptxjit_kernel *kernel = calloc(1, sizeof *kernel);
     if (!kernel)
@@ -543,12 +463,12 @@ static ptxjit_kernel *claim_slot(ptxjit_context *context, ptxjit_kernel *fresh)
 }
 
 static void publish(ptxjit_context *context, ptxjit_kernel *kernel, ptxjit_status status,
-                    uint64_t alias, const request_text *text, uint64_t generation)
+                    uint64_t alias, const pj_request_text *text, uint64_t generation)
 {
     pthread_mutex_lock(&context->lock);
     if (status == PTXJIT_OK) {
         kernel->ready = 1;
-        alias_add(context, alias, text, kernel, generation);
+        remember(context, alias, text, kernel, generation);
     } else {
         ptxjit_kernel **slot = kernel_slot(context, &kernel->key);
         *slot = kernel->next;
@@ -566,7 +486,7 @@ ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
         origin = &ignored;
     if (!out || !context || !family)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "out, context and family must be given");
-    request_text text = {family, params ? params : "", compile_options ? compile_options : ""};
+    pj_request_text text = {family, params ? params : "", compile_options ? compile_options : ""};
     uint64_t epoch = __atomic_load_n(&context->front_epoch, __ATOMIC_ACQUIRE);
     ptxjit_kernel *known = pj_front_find(context, epoch, text.family, text.params, text.options);
     if (known) {
@@ -574,8 +494,8 @@ ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
         *origin = PTXJIT_ORIGIN_MEMORY;
         return PTXJIT_OK;
     }
-    uint64_t alias = alias_hash(&text);
-    known = alias_find(context, alias, &text);
+    uint64_t alias = pj_alias_hash(&text);
+    known = pj_alias_find(context, alias, &text);
     if (known) {
         pj_front_note(context, epoch, text.family, text.params, text.options, known);
         *out = known;
@@ -595,7 +515,7 @@ ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
     ptxjit_kernel *existing = claim_slot(context, kernel);
     if (existing) {
         pthread_mutex_lock(&context->lock);
-        alias_add(context, alias, &text, existing, generation);
+        remember(context, alias, &text, existing, generation);
         pthread_mutex_unlock(&context->lock);
         *out = existing;
         *origin = PTXJIT_ORIGIN_MEMORY;
@@ -616,58 +536,3 @@ ptxjit_status ptxjit_get_kernel(ptxjit_kernel **out, ptxjit_context *context, co
 {
     return ptxjit_get_kernel_ex(out, context, family, params, NULL, origin);
 }
-
-const char *ptxjit_kernel_family(const ptxjit_kernel *k) { return k ? k->schema->family : NULL; }
-const char *ptxjit_kernel_params(const ptxjit_kernel *k) { return k ? k->canonical : NULL; }
-const char *ptxjit_kernel_key(const ptxjit_kernel *k) { return k ? k->key_hex : NULL; }
-const char *ptxjit_kernel_ptx(const ptxjit_kernel *k) { return k ? k->artifact.ptx : NULL; }
-const char *ptxjit_kernel_log(const ptxjit_kernel *k) { return k ? k->artifact.log : NULL; }
-
-const char *ptxjit_kernel_compile_options(const ptxjit_kernel *k)
-{
-    return k ? k->compile_options.canonical : NULL;
-}
-
-/* Made on the first call, outside the lock (llvm: the generator runs again, to print its IR),
- * and kept with the kernel. */
-const char *ptxjit_kernel_source(const ptxjit_kernel *k)
-{
-    if (!k)
-        return NULL;
-    ptxjit_kernel *kernel = (ptxjit_kernel *)k; /* a cache of the text, not a change */
-    ptxjit_context *context = kernel->context;
-    pthread_mutex_lock(&context->lock);
-    const char *source = kernel->source;
-    pthread_mutex_unlock(&context->lock);
-    if (source)
-        return source;
-    char *made = NULL;
-    if (kernel->route->source(&made, kernel) != PTXJIT_OK)
-        return NULL;
-    pthread_mutex_lock(&context->lock);
-    if (!kernel->source) {
-        kernel->source = made;
-        made = NULL;
-    }
-    source = kernel->source;
-    pthread_mutex_unlock(&context->lock);
-    free(made);
-    return source;
-}
-
-int ptxjit_kernel_entry_count(const ptxjit_kernel *k) { return k ? k->artifact.entry_count : 0; }
-
-const void *ptxjit_kernel_cubin(const ptxjit_kernel *kernel, size_t *size)
-{
-    if (size)
-        *size = kernel ? kernel->artifact.cubin_size : 0;
-    return kernel ? kernel->artifact.cubin : NULL;
-}
-
-const char *ptxjit_kernel_entry_name(const ptxjit_kernel *kernel, int index)
-{
-    if (!kernel || index < 0 || index >= kernel->artifact.entry_count)
-        return NULL;
-    return kernel->artifact.entries[index];
-}
-

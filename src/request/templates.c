@@ -13,7 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "alias.h"
 #include "context.h"
+#include "templates.h"
 
 /* As the schema parser reads directives: this, after blanks, at the start of a line. */
 #define FAMILY_DIRECTIVE "family"
@@ -560,7 +562,7 @@ static ptxjit_status publish(ptxjit_context *context)
     fresh->generation = old ? old->generation + 1 : 1;
     fresh->older = old;
     t->current = fresh;
-    pj_kernel_forget_aliases(context);
+    pj_aliases_forget(context);
     pthread_mutex_unlock(&context->lock);
     for (int i = 0; i < fresh->problem_count; i++) {
         const problem *p = &fresh->problems[i];

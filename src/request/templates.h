@@ -64,10 +64,4 @@ uint64_t pj_templates_generation(ptxjit_context *context);
  * ends and lone CRs turned into LF. NULL when out of memory. */
 char *pj_template_normalize(const char *text);
 
-/* The schema of family in the current snapshot, or NULL. */
-const pj_schema *pj_context_find_schema(ptxjit_context *context, const char *family);
-/* pj_templates_find's schema. */
-ptxjit_status pj_context_schema(const pj_schema **out, ptxjit_context *context,
-                                const char *family);
-
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "params/expr_node.h"
+#include "params/schema.h"
 
 /* The whole file, normalized as pj_template_normalize does; NULL on failure. */
 static char *read_normalized(const char *path)

@@ -84,7 +84,7 @@ PLUGIN_SYSLIBS := -Wl,-Bstatic -lzstd -lz -Wl,-Bdynamic -ldl -lpthread -lm
 # The plugin where LLVM is there; nothing in its place where it is not.
 PLUGIN_IF_LLVM = $(if $(LLVM_VERSION),$(PLUGIN))
 
-.PHONY: all test demo install install-check clean deps examples check-cuda
+.PHONY: all test demo install install-check clean deps examples check-cuda house
 all: $(STATIC_LIB) $(SHARED_LIB) $(CLI) $(PLUGIN_IF_LLVM)
 
 check-cuda:
@@ -172,9 +172,16 @@ $(FAKE_CUDA): tests/fake_cuda/libcuda.c
 # it; the sanitizer builds leave it out (their library needs their runtime).
 EXAMPLE_TOOL = $(if $(SAN),,$(abspath $(BUILD))/tool)
 test: $(TEST_RUNNER) $(CLI) $(PLUGIN_IF_LLVM) $(FAKE_CUDA) $(if $(SAN),,examples)
+	$(Q)$(if $(SAN),:,$(MAKE) --no-print-directory house)
 	$(Q)PTXJIT_CLI=$(abspath $(CLI)) PTXJIT_EXAMPLE_TOOL=$(EXAMPLE_TOOL) $(TEST_RUNNER)
 	$(Q)$(if $(SAN),:,$(MAKE) --no-print-directory install-check)
 	$(Q)$(if $(filter true,$(CI)),$(MAKE) --no-print-directory CI= hardening,:)
+
+# The house plan (docs/ARCHITECTURE.md) held against the code: no file uses one on a higher
+# floor, no two files use each other (tests/house.sh reads the objects' symbols and the
+# includes).
+house: all
+	$(Q)sh tests/house.sh $(OBJ_DIR) $(LIB_DIRS)
 
 demo: all examples
 	$(Q)sh examples/demo.sh $(CLI)

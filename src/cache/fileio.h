@@ -9,15 +9,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-typedef enum {
-    FILEIO_WRITE,
-    FILEIO_FSYNC,
-    FILEIO_RENAME,
-    FILEIO_CREATE,
-    FILEIO_MKDIR,
-    FILEIO_ACCESS,
-    FILEIO_OP_COUNT
-} fileio_op;
+#include "cache/fileio_seam.h"
 
 /* Writes all n bytes, retrying short writes and EINTR; n, or -1 with errno on failure. */
 ssize_t pj_fileio_write_all(int fd, const void *data, size_t n);
@@ -42,14 +34,5 @@ void pj_fileio_unlock_and_close(int fd);
  * errno EWOULDBLOCK when the wait ran out (a holder stopped or stuck), another errno when
  * flock failed otherwise (ENOLCK: no lock support). */
 int pj_fileio_flock_within(int fd, int operation, int wait_ms);
-
-/* ---- the seam ---- */
-/* Asked before every call of op: 0 to proceed, else the errno the call fails with (without
- * being made). For FILEIO_WRITE, *write_limit is what the next write(2) may take and may be
- * lowered, to make short writes; NULL for the other ops. The library's does nothing; the test
- * build replaces it with -Wl,--wrap=pj_fileio_seam (tests/fileio_faults.c), which is why it
- * is defined in a file of its own, fileio_seam.c: --wrap redirects only calls that cross
- * objects. */
-int pj_fileio_seam(fileio_op op, size_t *write_limit);
 
 #endif

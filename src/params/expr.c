@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "params/dtype.h"
+#include "params/expr.h"
 #include "params/expr_node.h"
 
 /* Deeper nesting than any constraint needs; bounds the recursion of parse, eval and free. */

@@ -4,7 +4,9 @@
 #ifndef PTXJIT_PARAMS_EXPR_NODE_H
 #define PTXJIT_PARAMS_EXPR_NODE_H
 
-#include "params/expr.h"
+#include <stdint.h>
+
+#include "params/param.h"
 
 typedef enum {
     PJ_EXPR_CONST, PJ_EXPR_PARAM, PJ_EXPR_BYTES, PJ_EXPR_NOT, PJ_EXPR_NEG, PJ_EXPR_BINARY

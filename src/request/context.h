@@ -8,7 +8,7 @@
 
 #include <pthread.h>
 
-#include "request/select.h"
+#include "request/backend.h"
 #include "cache/disk.h"
 #include "compile_options.h"
 #include "driver/driver.h"

@@ -6,6 +6,7 @@
 
 #include "request/route_llvm.h"
 #include "context.h"
+#include "select.h"
 #include "templates.h"
 
 /* ptxjit_param_kind is pj_param_kind under its public name. */

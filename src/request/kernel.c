@@ -17,6 +17,7 @@
 #include "front.h"
 #include "remote/remote.h"
 #include "request/route.h"
+#include "request/select.h"
 #include "share.h"
 #include "templates.h"
 #include "util/latency.h"

@@ -8,6 +8,7 @@
 #include "cache/compile_lock.h"
 #include "cache/copier.h"
 #include "context.h"
+#include "select.h"
 #include "front.h"
 #include "records/memo.h"
 #include "remote/remote.h"

@@ -2,10 +2,12 @@
  * per route (route_nvrtc.c, route_llvm.c), so that the request pipeline (kernel.c) never asks
  * which route it is on. Another route — a whole-program PTX compiler, say — is one more file
  * and one more row in pj_route_of. */
-#ifndef PTXJIT_BACKEND_ROUTE_H
-#define PTXJIT_BACKEND_ROUTE_H
+#ifndef PTXJIT_REQUEST_ROUTE_H
+#define PTXJIT_REQUEST_ROUTE_H
 
-#include "request/select.h"
+#include <time.h>
+
+#include "request/backend.h"
 #include "request/context.h"
 
 typedef struct pj_route {
@@ -39,6 +41,11 @@ extern const pj_route pj_route_nvrtc, pj_route_llvm;
 const pj_route *pj_route_of(pj_backend backend);
 
 /* Milliseconds on the monotonic clock, for the stages of a compile. */
-double pj_route_clock_ms(void);
+static inline double pj_route_clock_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
 
 #endif

@@ -1,7 +1,6 @@
 /* select.c — the backend of a request: the `backend=` word, its route and the canonical form. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "request/route.h"
 #include "request/select.h"
@@ -12,13 +11,6 @@ static const pj_route *const routes[PJ_BACKEND_COUNT] = {&pj_route_nvrtc, &pj_ro
 const pj_route *pj_route_of(pj_backend backend)
 {
     return backend >= 0 && backend < PJ_BACKEND_COUNT ? routes[backend] : &pj_route_nvrtc;
-}
-
-double pj_route_clock_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
 /* The separators pj_request_parse splits on. */

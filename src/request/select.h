@@ -1,12 +1,11 @@
 /* select.h — which backend compiles a request: the context's default, or the reserved
  * `backend=` word of the request's parameters, which is taken out before the family's schema
  * sees them and put back into the canonical form so that the two routes never share a key. */
-#ifndef PTXJIT_BACKEND_SELECT_H
-#define PTXJIT_BACKEND_SELECT_H
+#ifndef PTXJIT_REQUEST_SELECT_H
+#define PTXJIT_REQUEST_SELECT_H
 
 #include "internal.h"
-
-typedef enum { PJ_BACKEND_NVRTC, PJ_BACKEND_LLVM, PJ_BACKEND_COUNT } pj_backend;
+#include "request/backend.h"
 
 /* "nvrtc" or "llvm". */
 const char *pj_backend_name(pj_backend backend);

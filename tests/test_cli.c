@@ -6,8 +6,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "binary/cubin.h"
+#include "catalog/list.h"
+#include "cli/bench/tools.h"
+#include "compilers/nvjitlink.h"
+#include "compilers/nvrtc.h"
 #include "request/route_llvm.h"
 #include "test_util.h"
+/* The command line's one internal header declares again what it takes of the library: beside
+ * the headers of the definitions (above), a declaration that drifts stops the build. */
+#include "cli_internal.h"
 
 static int run_cli_to(char **output, const char *cache_dir, const char *env, const char *args,
                       const char *err_path)
@@ -720,6 +728,95 @@ START_TEST(cli_json_is_refused_where_there_is_none)
 }
 END_TEST
 
+/* `ptxjit bench NAME` looks NAME up among its tools before the families: a family bearing a
+ * tool's name could never be benched, so none may. */
+START_TEST(cli_no_family_bears_a_bench_tool_name)
+{
+#define TOOL_NAME(name, json) #name,
+    static const char *const tools[] = {CLI_BENCH_TOOLS(TOOL_NAME)};
+#undef TOOL_NAME
+#define FAMILY_NAME(name) #name,
+    static const char *const families[] = {PJ_FAMILY_LIST(FAMILY_NAME)};
+#undef FAMILY_NAME
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+        for (size_t t = 0; t < sizeof tools / sizeof tools[0]; t++)
+            ck_assert_msg(strcmp(families[f], tools[t]) != 0,
+                          "the family '%s' bears the name of a tool of ptxjit bench; rename one",
+                          families[f]);
+    /* The binary's own table says the same: its usage lists the tools. */
+    char *dir = test_mkdtemp(), *out, *err;
+    ck_assert_int_eq(run_cli_split(&out, &err, dir, "bench"), 2);
+    for (size_t t = 0; t < sizeof tools / sizeof tools[0]; t++) {
+        char listed[64];
+        snprintf(listed, sizeof listed, "|%s", tools[t]);
+        ck_assert_msg(strstr(err, listed), "'%s' not in: %s", listed, err);
+    }
+    free(out), free(err);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* `bench multigpu` takes every family (each has an op for it), its size words, and refuses a
+ * size that is no count before it looks for a GPU. */
+START_TEST(cli_bench_multigpu_takes_every_family)
+{
+#define FAMILY_NAME(name) #name,
+    static const char *const families[] = {PJ_FAMILY_LIST(FAMILY_NAME)};
+#undef FAMILY_NAME
+    char *dir = test_mkdtemp(), *out, *err, line[256];
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
+        snprintf(line, sizeof line, "bench multigpu %s runs=3 --no-gpu", families[f]);
+        ck_assert_int_eq(run_cli_split(&out, &err, dir, line), 1);
+        ck_assert_msg(strstr(err, "needs a GPU (--no-gpu was given)"), "%s: %s", line, err);
+        ck_assert_str_eq(out, "");
+        free(out), free(err);
+    }
+    ck_assert_int_eq(run_cli_split(&out, &err, dir, "bench multigpu matmul k=2^49"), 2);
+    ck_assert_msg(strstr(err, "k=2^49 is not a count"), "%s", err);
+    free(out), free(err);
+    ck_assert_int_eq(run_cli_split(&out, &err, dir, "bench multigpu \"dtype=bf16\""), 2);
+    ck_assert_msg(strstr(err, "a parameter set needs its family"), "%s", err);
+    free(out), free(err);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* A command's own options (tune's, warm's) stand anywhere on the line, like the global ones,
+ * and every other command refuses them, naming their command. */
+START_TEST(cli_command_options_belong_to_their_command)
+{
+    static const struct {
+        const char *args, *message;
+        int code;
+    } cases[] = {
+        {"list --bucket exact", "--space, --retune, --compile-only, --bucket, --list and "
+                                "--clear are tune's options, not 'list''s; leave them out", 2},
+        {"ptx reduce --from-records", "--from-records is warm's option, not 'ptx''s; leave it "
+                                      "out", 2},
+        {"warm --retune x.txt", "are tune's options, not 'warm''s", 2},
+        {"tune --from-records", "--from-records is warm's option, not 'tune''s", 2},
+        {"ptx reduce --bucket foo", "--bucket takes pow2 or exact, not 'foo'", 2},
+        {"tune reduce --space", "--space needs a value, e.g. --space \"tpb=128,256", 2},
+        {"--list=1 tune", "--list takes no value", 2},
+        {"--list --clear tune", "usage: ptxjit tune FAMILY", 2},
+        {"--no-gpu tune --list", "no tuning records in", 0},
+    };
+    char *dir = test_mkdtemp(), *out, *err;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int code = run_cli_split(&out, &err, dir, cases[i].args);
+        ck_assert_msg(code == cases[i].code, "%s: exit %d: %s", cases[i].args, code, err);
+        ck_assert_msg(strstr(err, cases[i].message), "%s: stderr '%s' lacks '%s'",
+                      cases[i].args, err, cases[i].message);
+        ck_assert_str_eq(out, "");
+        free(out), free(err);
+    }
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 /* The library API that `info --json` is built on, as an embedding program calls it. */
 START_TEST(cli_family_schema_api_hands_out_the_template_as_data)
 {
@@ -839,6 +936,9 @@ Suite *suite_cli(void)
     tcase_add_test(tc, cli_counts_and_words_are_strict);
     tcase_add_test(tc, cli_family_schema_api_hands_out_the_template_as_data);
     tcase_add_test(tc, cli_list_with_a_broken_template_exits_0_naming_it);
+    tcase_add_test(tc, cli_no_family_bears_a_bench_tool_name);
+    tcase_add_test(tc, cli_bench_multigpu_takes_every_family);
+    tcase_add_test(tc, cli_command_options_belong_to_their_command);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -1,12 +1,13 @@
 /* cublas_peer.c — cublasSgeam and cublasGemmEx, and cuBLASLt's fp8 matmul, through dlopen
- * (dynlib.h): the libraries are optional, and linking them would tie ptxjit to one toolkit. */
+ * (the library's loader, dynlib.h): the libraries are optional, and linking them would tie
+ * ptxjit to one toolkit. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cli/cli.h"
 #include "cli/cublas_peer.h"
-#include "util/dynlib.h"
-#include "internal.h"
+#include "cli_internal.h"
 
 typedef int (*create_fn)(void **);
 typedef int (*destroy_fn)(void *);
@@ -64,7 +65,7 @@ static void cublas_load_once(void)
         {"cublasSgeam", (void **)&cublas.sgeam},
         {"cublasGemmEx", (void **)&cublas.gemm_ex},
     };
-    const char *missing = pj_dynlib_resolve(cublas.lib.handle, symbols, PJ_ARRAY_SIZE(symbols));
+    const char *missing = pj_dynlib_resolve(cublas.lib.handle, symbols, CLI_LENGTH(symbols));
     if (missing) {
         snprintf(cublas.error, sizeof cublas.error, "the cuBLAS library %s lacks %s",
                  cublas.lib.path, missing);
@@ -205,7 +206,7 @@ static void lt_load_once(void)
         {"cublasLtMatmulAlgoGetHeuristic", (void **)&lt.heuristic},
         {"cublasLtMatmul", (void **)&lt.matmul},
     };
-    const char *missing = pj_dynlib_resolve(lt.lib.handle, symbols, PJ_ARRAY_SIZE(symbols));
+    const char *missing = pj_dynlib_resolve(lt.lib.handle, symbols, CLI_LENGTH(symbols));
     if (missing) {
         snprintf(lt.error, sizeof lt.error, "the cuBLASLt library %s lacks %s", lt.lib.path,
                  missing);

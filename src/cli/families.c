@@ -1,4 +1,4 @@
-/* families.c — the CLI's table of family runners, made from src/families/list.h. */
+/* families.c — the CLI's table of family runners, made from catalog/list.h. */
 #include <stdio.h>
 #include <string.h>
 

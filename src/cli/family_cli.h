@@ -1,14 +1,36 @@
-/* family_cli.h — what the command line knows of a family: its `run` and `bench` runners,
- * defined in src/families/NAME/cli.c as cli_family_NAME; the table of them (cli/families.c)
- * is made from src/families/list.h, so run.c never names a family. Also the helpers the
- * families' `bench backends` tables share (bench_backends.c). */
+/* family_cli.h — what the command line knows of a family: its `run` and `bench` runners, its
+ * rows of `bench backends` and its op for `bench multigpu`, defined in src/families/NAME/cli.c
+ * as cli_family_NAME. The table of them (cli/families.c) is made from catalog/list.h, so that
+ * the generic commands never name a family. Also the helpers the families' `bench backends`
+ * rows share (bench/routes.c). */
 #ifndef PTXJIT_CLI_FAMILY_CLI_H
 #define PTXJIT_CLI_FAMILY_CLI_H
 
 #include <stddef.h>
 
-#include "catalog/list.h"
-#include "ptxjit.h"
+#include "cli_internal.h"
+
+/* `ptxjit bench multigpu`: the family's op on every GPU at once, each device on buffers of its
+ * own whose inputs are known values, so that a result is checked without a host copy of them
+ * (a GPU's worth of input each). */
+typedef struct {
+    const char *const *sizes;    /* its size words, NULL-terminated ("n"; "rows", "cols") */
+    const size_t *size_defaults; /* in the same order */
+    int by_default;              /* timed when `bench multigpu` names no family */
+    /* One device's buffers for params at sizes: inputs filled and outputs poisoned on stream,
+     * which is finished when it returns. *state is the family's until release (which also
+     * takes a state that prepare left half made). */
+    ptxjit_status (*prepare)(void **state, ptxjit_context *context, const char *params,
+                             const size_t *sizes, void *stream);
+    /* One run of params, enqueued on stream. */
+    ptxjit_status (*run)(void *state, const char *params, void *stream);
+    /* The last run's output against what the inputs give; `named` is how the message names
+     * the parameters ("(defaults)" for none). */
+    ptxjit_status (*check)(void *state, const char *named);
+    /* Bytes one run moves, read + written. */
+    double (*bytes)(const void *state);
+    void (*release)(void *state);
+} cli_multigpu;
 
 typedef struct {
     const char *name;
@@ -16,6 +38,9 @@ typedef struct {
      * their defaults in the same order. */
     const char *const *sizes;
     const size_t *size_defaults;
+    /* The library's words for the same sizes, in the same order: the problem of `tune` and of
+     * PARAM=auto (transpose's h and w are its rows and cols). */
+    const char *const *(*problem_words)(void);
     /* Fresh random data, the CPU reference, time and bandwidth; an exit status. */
     int (*run)(ptxjit_context *context, const char *params, const size_t *sizes, int runs);
     /* `ptxjit bench NAME [n=N] [runs=R] ["PARAMS" ...]`: n is bench_n unless given (0: the
@@ -28,6 +53,7 @@ typedef struct {
     /* `ptxjit bench backends NAME [n=N]`: each variant through both routes (NULL: none). */
     int (*bench_backends)(ptxjit_context *context, size_t n, int runs);
     size_t backends_n;
+    const cli_multigpu *multigpu; /* NULL: none */
     /* Its lines of `ptxjit --help`: the sizes `run` takes, what `bench` times (lines after the
      * first indented by 13 spaces). */
     const char *help;
@@ -42,7 +68,13 @@ extern const cli_family *const cli_families[];
 /* The family's runners, or NULL after saying on stderr which families have them. */
 const cli_family *cli_family_find(const char *name);
 
-/* ---- bench_backends.c: one op timed through both routes in one process ---- */
+/* auto_params.c: PARAM=auto in params resolved for the problem of sizes (the family's size
+ * words, in order): the canonical params of the tuned winner, or of the defaults when no
+ * record exists (the library says so). Caller frees; NULL after printing the error. */
+char *cli_resolve_auto(ptxjit_context *context, const cli_family *f, const char *params,
+                       const size_t *sizes);
+
+/* ---- bench/routes.c: one op timed through both routes in one process ---- */
 typedef struct cli_routes {
     ptxjit_context *context;
     /* Runs the family's op once with job->params (which carry backend=). */

@@ -1,4 +1,5 @@
-/* main.c — ptxjit's command line: global options (anywhere on the line) and one command. */
+/* main.c — ptxjit's command line: global options (anywhere on the line), the commands' own
+ * options (taken anywhere too, refused to the other commands) and one command. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -8,7 +9,6 @@
 
 #include "cli/cli.h"
 #include "cli/family_cli.h"
-#include "internal.h"
 
 static const char usage_commands[] =
     "usage: ptxjit [options] COMMAND [ARGS] [options]\n"
@@ -63,14 +63,16 @@ static const char usage_commands[] =
     "                                with the driver's compute cache; ofc=LEVEL: NVRTC with\n"
     "                                -Ofc=LEVEL, and on a GPU each target request run with\n"
     "                                and without it (R runs, 20)\n"
-    "  bench multigpu [reduce|transpose] [devices=N] [n=N] [rows=R cols=C] [runs=R]\n"
-    "                 [\"PARAMS\"]    every GPU at once (or the first N), one context and\n"
-    "                                thread each, each on its own data (reduce: n ints,\n"
-    "                                2^28; transpose: rows x cols f32, 16384^2), against one\n"
-    "                                GPU alone: aggregate GB/s / (N x one GPU's), results\n"
-    "                                checked, and the compiles (once per key in the\n"
-    "                                process); PARAMS with its family replaces the family's\n"
-    "                                defaults (needs a GPU)\n"
+    "  bench multigpu [FAMILY] [devices=N] [SIZE=N ...] [runs=R] [\"PARAMS\"]\n"
+    "                                every GPU at once (or the first N), one context and\n"
+    "                                thread each, each on its own data (each family's\n"
+    "                                multigpu sizes: below; without FAMILY, the families\n"
+    "                                below timed without one), against one GPU alone:\n"
+    "                                aggregate GB/s / (N x one GPU's), results checked, and\n"
+    "                                the compiles (once per key in the process); a size word\n"
+    "                                sets that size of every family timed that takes it;\n"
+    "                                PARAMS with its family replaces the family's defaults\n"
+    "                                (needs a GPU)\n"
     "  bench tune [sweep|cold|pool|repeat]\n"
     "                                the tuner's figures: each family's tuned winner against\n"
     "                                an exhaustive sweep of its space, the transpose space\n"
@@ -213,74 +215,88 @@ static const char usage_options[] =
 static void print_usage(FILE *out)
 {
     fputs(usage_commands, out);
-    fputs("families (run: their sizes; bench: what it times):\n", out);
+    fputs("families (run: their sizes; bench: what it times; multigpu: bench multigpu's "
+          "sizes):\n", out);
     for (int i = 0; cli_families[i]; i++)
         fprintf(out, "  %-10s %s\n", cli_families[i]->name, cli_families[i]->help);
     fputs("\n", out);
     fputs(usage_options, out);
 }
 
-/* json: the command prints JSON under --json (cache: `cache stats` only, which it checks). */
-static const struct {
+/* json: the command prints JSON under --json (cache: `cache stats` only, which it checks);
+ * options: the command's own, NULL-terminated (NULL: none). */
+typedef struct {
     const char *name;
     int (*run)(cli_args *);
     int json;
-} commands[] = {
-    {"list", cmd_list, 1},       {"info", cmd_info, 1},         {"ptx", cmd_ptx, 0},
-    {"source", cmd_source, 0},   {"ir", cmd_ir, 0},             {"inspect", cmd_inspect, 1},
-    {"run", cmd_run, 0},         {"bench", cmd_bench, 1},       {"cache", cmd_cache, 1},
-    {"jit-time", cmd_jit_time, 0}, {"tune", cmd_tune, 1},
-    {"sass", cmd_sass, 0},       {"compile-worker", cmd_compile_worker, 0},
-    {"warm", cmd_warm, 1},
+    const cli_option *options;
+} command;
+
+static const command commands[] = {
+    {"list", cmd_list, 1, NULL},          {"info", cmd_info, 1, NULL},
+    {"ptx", cmd_ptx, 0, NULL},            {"source", cmd_source, 0, NULL},
+    {"ir", cmd_ir, 0, NULL},              {"inspect", cmd_inspect, 1, NULL},
+    {"run", cmd_run, 0, NULL},            {"bench", cmd_bench, 1, NULL},
+    {"cache", cmd_cache, 1, NULL},        {"jit-time", cmd_jit_time, 0, NULL},
+    {"tune", cmd_tune, 1, cli_tune_options},
+    {"sass", cmd_sass, 0, NULL},          {"compile-worker", cmd_compile_worker, 0, NULL},
+    {"warm", cmd_warm, 1, cli_warm_options},
 };
 
 typedef enum {
     OPT_ARCH, OPT_BACKEND, OPT_CACHE_DIR, OPT_TEMPLATES, OPT_DEVICE, /* take a value */
     OPT_DEFINE, OPT_INCLUDE,
     OPT_NO_DISK_CACHE, OPT_NO_GPU, OPT_JSON, OPT_HELP, OPT_VERSION,   /* flags */
-    OPT_LINEINFO, OPT_FAST_MATH, OPT_DEBUG,
-    OPT_SPACE, OPT_RETUNE, OPT_COMPILE_ONLY, OPT_LIST, OPT_CLEAR,     /* tune's */
-    OPT_BUCKET,
-    OPT_FROM_RECORDS                                                  /* warm's */
+    OPT_LINEINFO, OPT_FAST_MATH, OPT_DEBUG
 } option_id;
 
+/* The global options: every command takes them. */
 static const struct {
-    const char *name;
+    cli_option option;
     option_id id;
-    const char *example; /* a value, for the message when it is missing; NULL: a flag */
 } options[] = {
-    {"--arch", OPT_ARCH, "sm_90a"},
-    {"--backend", OPT_BACKEND, "llvm"},
-    {"--cache-dir", OPT_CACHE_DIR, "/tmp/ptxjit-cache"},
-    {"--templates", OPT_TEMPLATES, "./templates"},
-    {"--device", OPT_DEVICE, "0"},
-    {"-D", OPT_DEFINE, "NAME=VALUE"},
-    {"--define", OPT_DEFINE, "NAME=VALUE"},
-    {"-I", OPT_INCLUDE, "DIR"},
-    {"--lineinfo", OPT_LINEINFO, NULL},
-    {"--fast-math", OPT_FAST_MATH, NULL},
-    {"-G", OPT_DEBUG, NULL},
-    {"--no-disk-cache", OPT_NO_DISK_CACHE, NULL},
-    {"--no-gpu", OPT_NO_GPU, NULL},
-    {"--json", OPT_JSON, NULL},
-    {"-h", OPT_HELP, NULL},
-    {"--help", OPT_HELP, NULL},
-    {"--version", OPT_VERSION, NULL},
-    {"--space", OPT_SPACE, "\"tpb=128,256 batch=4..16\""},
-    {"--retune", OPT_RETUNE, NULL},
-    {"--bucket", OPT_BUCKET, "pow2"},
-    {"--compile-only", OPT_COMPILE_ONLY, NULL},
-    {"--list", OPT_LIST, NULL},
-    {"--clear", OPT_CLEAR, NULL},
-    {"--from-records", OPT_FROM_RECORDS, NULL},
+    {{"--arch", "sm_90a", NULL}, OPT_ARCH},
+    {{"--backend", "llvm", NULL}, OPT_BACKEND},
+    {{"--cache-dir", "/tmp/ptxjit-cache", NULL}, OPT_CACHE_DIR},
+    {{"--templates", "./templates", NULL}, OPT_TEMPLATES},
+    {{"--device", "0", NULL}, OPT_DEVICE},
+    {{"-D", "NAME=VALUE", NULL}, OPT_DEFINE},
+    {{"--define", "NAME=VALUE", NULL}, OPT_DEFINE},
+    {{"-I", "DIR", NULL}, OPT_INCLUDE},
+    {{"--lineinfo", NULL, NULL}, OPT_LINEINFO},
+    {{"--fast-math", NULL, NULL}, OPT_FAST_MATH},
+    {{"-G", NULL, NULL}, OPT_DEBUG},
+    {{"--no-disk-cache", NULL, NULL}, OPT_NO_DISK_CACHE},
+    {{"--no-gpu", NULL, NULL}, OPT_NO_GPU},
+    {{"--json", NULL, NULL}, OPT_JSON},
+    {{"-h", NULL, NULL}, OPT_HELP},
+    {{"--help", NULL, NULL}, OPT_HELP},
+    {{"--version", NULL, NULL}, OPT_VERSION},
 };
+
+/* A command's own option met on the line, before the command is known: checked as it is
+ * taken, given to the command or refused once the command is known. */
+typedef struct {
+    const command *owner; /* the first command whose table has it */
+    const cli_option *option;
+    const char *value; /* "" for a flag */
+} own_option;
+
+/* A compile option's word, as the library spells it: prefix and value ("-D" "NAME=V"). */
+typedef struct {
+    const char *prefix, *value;
+} compile_word;
 
 /* The command line once parsed: the command, its arguments and the global options. */
 typedef struct {
     cli_args args;
     const char *command; /* NULL: none given */
     int help, version;
-    pj_strbuf compile_options; /* the compile options' words, in the library's spelling */
+    compile_word *compile_words; /* room for one per word of the line */
+    int compile_count;
+    char *compile_options;       /* the words joined, after $PTXJIT_COMPILE_OPTIONS's */
+    own_option *own;             /* room for one per word of the line */
+    int own_count;
 } command_line;
 
 /* "-x" and "--x" are options; "-" alone is an ordinary word (`warm -` reads its list from
@@ -314,8 +330,7 @@ static int add_compile_word(command_line *line, const char *prefix, const char *
                 prefix, value);
         return CLI_USAGE;
     }
-    pj_sb_appendf(&line->compile_options, "%s%s%s", line->compile_options.length ? " " : "",
-                  prefix, value ? value : "");
+    line->compile_words[line->compile_count++] = (compile_word){prefix, value ? value : ""};
     return CLI_OK;
 }
 
@@ -366,35 +381,40 @@ static int apply_option(command_line *line, option_id id, const char *value)
     case OPT_VERSION:
         line->version = 1;
         break;
-    case OPT_SPACE:
-        line->args.tune_space = value;
-        break;
-    case OPT_BUCKET:
-        if (strcmp(value, "pow2") && strcmp(value, "exact")) {
-            fprintf(stderr, "ptxjit: --bucket takes pow2 or exact, not '%s'\n", value);
-            return CLI_USAGE;
-        }
-        line->args.tune_bucket = strcmp(value, "pow2") == 0 ? PTXJIT_TUNE_BUCKET_POW2
-                                                           : PTXJIT_TUNE_BUCKET_EXACT;
-        line->args.tune_bucket_given = 1;
-        break;
-    case OPT_RETUNE:
-        line->args.tune_retune = 1;
-        break;
-    case OPT_COMPILE_ONLY:
-        line->args.tune_compile_only = 1;
-        break;
-    case OPT_LIST:
-        line->args.tune_list = 1;
-        break;
-    case OPT_CLEAR:
-        line->args.tune_clear = 1;
-        break;
-    case OPT_FROM_RECORDS:
-        line->args.warm_from_records = 1;
-        break;
     }
     return CLI_OK;
+}
+
+/* A command's own option, kept until the command is known; its value checked now, so that a
+ * bad one is said wherever it stands on the line. */
+static int take_own(command_line *line, const command *owner, const cli_option *option,
+                    const char *value)
+{
+    int code = value && option->check ? option->check(value) : CLI_OK;
+    if (code == CLI_OK)
+        line->own[line->own_count++] = (own_option){owner, option, value ? value : ""};
+    return code;
+}
+
+/* The option named by word's first length bytes: a global one (*global set), else the first
+ * command's own (*owner set); NULL when none is. */
+static const cli_option *find_option(const char *word, size_t length, option_id *global,
+                                     const command **owner)
+{
+    for (size_t k = 0; k < CLI_LENGTH(options); k++)
+        if (strlen(options[k].option.name) == length &&
+            strncmp(options[k].option.name, word, length) == 0) {
+            *global = options[k].id;
+            *owner = NULL;
+            return &options[k].option;
+        }
+    for (size_t c = 0; c < CLI_LENGTH(commands); c++)
+        for (const cli_option *o = commands[c].options; o && o->name; o++)
+            if (strlen(o->name) == length && strncmp(o->name, word, length) == 0) {
+                *owner = &commands[c];
+                return o;
+            }
+    return NULL;
 }
 
 /* Takes the option at argv[*i] (and its value: "--name=value" or the next word, which moves
@@ -408,30 +428,29 @@ static int take_option(command_line *line, int argc, char **argv, int *i)
     if ((strncmp(word, "-D", 2) == 0 || strncmp(word, "-I", 2) == 0) && word[2])
         return apply_option(line, word[1] == 'D' ? OPT_DEFINE : OPT_INCLUDE, word + 2);
     size_t length = equals ? (size_t)(equals - word) : strlen(word);
-    for (size_t k = 0; k < sizeof options / sizeof options[0]; k++) {
-        if (strlen(options[k].name) != length || strncmp(options[k].name, word, length) != 0)
-            continue;
-        const char *value = equals ? equals + 1 : NULL;
-        if (!options[k].example) {
-            if (!value)
-                return apply_option(line, options[k].id, NULL);
-            fprintf(stderr, "ptxjit: %s takes no value; write it alone, not '%s'\n",
-                    options[k].name, word);
-            return CLI_USAGE;
-        }
-        if (!value && *i + 1 < argc && strncmp(argv[*i + 1], "--", 2) != 0)
-            value = argv[++*i];
-        if (!value || !*value) {
-            fprintf(stderr, "ptxjit: %s needs a value, e.g. %s %s\n", options[k].name,
-                    options[k].name, options[k].example);
-            return CLI_USAGE;
-        }
-        return apply_option(line, options[k].id, value);
+    option_id global = OPT_ARCH;
+    const command *owner = NULL;
+    const cli_option *option = find_option(word, length, &global, &owner);
+    if (!option) {
+        fprintf(stderr, "ptxjit: unknown option '%.*s'; 'ptxjit --help' lists the options (put "
+                        "'--' before an argument that starts with '-')\n",
+                (int)length, word);
+        return CLI_USAGE;
     }
-    fprintf(stderr, "ptxjit: unknown option '%.*s'; 'ptxjit --help' lists the options (put "
-                    "'--' before an argument that starts with '-')\n",
-            (int)length, word);
-    return CLI_USAGE;
+    const char *value = equals ? equals + 1 : NULL;
+    if (!option->example && value) {
+        fprintf(stderr, "ptxjit: %s takes no value; write it alone, not '%s'\n", option->name,
+                word);
+        return CLI_USAGE;
+    }
+    if (option->example && !value && *i + 1 < argc && strncmp(argv[*i + 1], "--", 2) != 0)
+        value = argv[++*i];
+    if (option->example && (!value || !*value)) {
+        fprintf(stderr, "ptxjit: %s needs a value, e.g. %s %s\n", option->name, option->name,
+                option->example);
+        return CLI_USAGE;
+    }
+    return owner ? take_own(line, owner, option, value) : apply_option(line, global, value);
 }
 
 /* Global options may come anywhere before `--`. The other words keep their order and are
@@ -469,31 +488,55 @@ static int finish_output(int code)
     return code == CLI_OK ? CLI_FAIL : code;
 }
 
-static int run_command(cli_args *args, const char *name)
+/* name's index in the command's own options, or -1 when it owns no such option. */
+static int own_index(const command *c, const char *name)
 {
-    for (size_t c = 0; c < sizeof commands / sizeof commands[0]; c++) {
-        if (strcmp(name, commands[c].name) != 0)
+    for (int i = 0; c->options && c->options[i].name && i < CLI_OWN_MAX; i++)
+        if (strcmp(c->options[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* "--a, --b and --c are tune's options, not 'list''s; leave them out": every option of the
+ * owner, in its table's order. */
+static int refuse_own_options(const command *owner, const command *c)
+{
+    int count = 0;
+    while (owner->options[count].name)
+        count++;
+    fprintf(stderr, "ptxjit: ");
+    for (int n = 0; n < count; n++)
+        fprintf(stderr, "%s%s", n == 0 ? "" : n == count - 1 ? " and " : ", ",
+                owner->options[n].name);
+    fprintf(stderr, " %s %s's option%s, not '%s''s; leave %s out\n", count == 1 ? "is" : "are",
+            owner->name, count == 1 ? "" : "s", c->name, count == 1 ? "it" : "them");
+    return CLI_USAGE;
+}
+
+/* Hands the command its own options, by their index in its table; an option of another
+ * command's is refused (the owners in the command table's order). */
+static int give_own_options(command_line *line, const command *c)
+{
+    for (size_t o = 0; o < CLI_LENGTH(commands); o++)
+        for (int k = 0; k < line->own_count; k++)
+            if (line->own[k].owner == &commands[o] && own_index(c, line->own[k].option->name) < 0)
+                return refuse_own_options(&commands[o], c);
+    for (int k = 0; k < line->own_count; k++)
+        line->args.own[own_index(c, line->own[k].option->name)] = line->own[k].value;
+    return CLI_OK;
+}
+
+static int run_command(command_line *line)
+{
+    for (size_t c = 0; c < CLI_LENGTH(commands); c++) {
+        if (strcmp(line->command, commands[c].name) != 0)
             continue;
-        if (args->json && !commands[c].json) {
-            return cli_json_refused(name);
-        }
-        if (strcmp(name, "tune") != 0 &&
-            (args->tune_space || args->tune_retune || args->tune_compile_only ||
-             args->tune_list || args->tune_clear || args->tune_bucket_given)) {
-            fprintf(stderr, "ptxjit: --space, --retune, --compile-only, --bucket, --list and "
-                            "--clear are tune's options, not '%s''s; leave them out\n",
-                    name);
-            return CLI_USAGE;
-        }
-        if (strcmp(name, "warm") != 0 && args->warm_from_records) {
-            fprintf(stderr, "ptxjit: --from-records is warm's option, not '%s''s; leave it "
-                            "out\n",
-                    name);
-            return CLI_USAGE;
-        }
-        return commands[c].run(args);
+        if (line->args.json && !commands[c].json)
+            return cli_json_refused(line->command);
+        int code = give_own_options(line, &commands[c]);
+        return code == CLI_OK ? commands[c].run(&line->args) : code;
     }
-    fprintf(stderr, "ptxjit: unknown command '%s'\n", name);
+    fprintf(stderr, "ptxjit: unknown command '%s'\n", line->command);
     print_usage(stderr);
     return CLI_USAGE;
 }
@@ -502,20 +545,23 @@ static int run_command(cli_args *args, const char *name)
  * (which the library reads only when the option is not given). */
 static int set_compile_options(command_line *line)
 {
-    if (!line->compile_options.length)
+    if (!line->compile_count)
         return CLI_OK;
     const char *env = getenv("PTXJIT_COMPILE_OPTIONS");
-    pj_strbuf joined;
-    pj_sb_init(&joined);
-    pj_sb_appendf(&joined, "%s%s%s", env ? env : "", env && *env ? " " : "",
-                  line->compile_options.data);
-    pj_sb_free(&line->compile_options);
-    line->compile_options = joined;
-    line->args.options.compile_options = joined.data;
-    if (joined.failed) {
+    size_t size = (env ? strlen(env) : 0) + 1;
+    for (int i = 0; i < line->compile_count; i++)
+        size += 1 + strlen(line->compile_words[i].prefix) + strlen(line->compile_words[i].value);
+    char *joined = malloc(size);
+    if (!joined) {
         fprintf(stderr, "ptxjit: out of memory\n");
         return CLI_FAIL;
     }
+    size_t used = (size_t)snprintf(joined, size, "%s", env && *env ? env : "");
+    for (int i = 0; i < line->compile_count; i++)
+        used += (size_t)snprintf(joined + used, size - used, "%s%s%s", used ? " " : "",
+                                 line->compile_words[i].prefix, line->compile_words[i].value);
+    line->compile_options = joined;
+    line->args.options.compile_options = joined;
     return CLI_OK;
 }
 
@@ -536,6 +582,12 @@ static int run(command_line *line, int argc, char **argv)
 {
     ptxjit_options_init(&line->args.options);
     set_compile_worker(&line->args);
+    line->compile_words = calloc((size_t)argc, sizeof *line->compile_words);
+    line->own = calloc((size_t)argc, sizeof *line->own);
+    if (!line->compile_words || !line->own) {
+        fprintf(stderr, "ptxjit: out of memory\n");
+        return CLI_FAIL;
+    }
     int code = parse_line(line, argc, argv);
     if (code == CLI_OK)
         code = set_compile_options(line);
@@ -553,13 +605,15 @@ static int run(command_line *line, int argc, char **argv)
         print_usage(stderr);
         return CLI_USAGE;
     }
-    return finish_output(run_command(&line->args, line->command));
+    return finish_output(run_command(line));
 }
 
 int main(int argc, char **argv)
 {
     command_line line = {0};
     int code = run(&line, argc, argv);
-    pj_sb_free(&line.compile_options);
+    free(line.compile_words);
+    free(line.own);
+    free(line.compile_options);
     return code;
 }

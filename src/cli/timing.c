@@ -1,9 +1,13 @@
-/* timing.c — medians of CUDA-event timings, and random inputs for the checks. */
+/* timing.c — medians of CUDA-event timings (ptxjit.h's events; the gate through libcuda.c),
+ * and random inputs for the checks. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/libcuda.h"
 #include "cli/timing.h"
+#include "cli_internal.h"
 
 static int compare_doubles(const void *a, const void *b)
 {
@@ -23,85 +27,89 @@ double median_of(double *values, int count)
  * a counter in mapped host memory to reach the sample's number. */
 typedef struct {
     volatile uint32_t *host;
-    CUdeviceptr device;
+    ptxjit_devptr device;
 } stream_gate;
 
-static ptxjit_status gate_open(stream_gate *gate, const pj_driver *d)
+static ptxjit_status gate_open(stream_gate *gate, ptxjit_context *context)
 {
     void *host = NULL;
-    ptxjit_status status = PJ_CU(d->cuMemHostAlloc(&host, 4, CU_MEMHOSTALLOC_DEVICEMAP),
-                                 "cuMemHostAlloc");
-    if (status == PTXJIT_OK)
-        status = PJ_CU(d->cuMemHostGetDevicePointer(&gate->device, host, 0),
-                       "cuMemHostGetDevicePointer");
+    ptxjit_status status = cli_cuda_host_mapped(&host, &gate->device, 4, context);
     gate->host = host;
     if (host)
         *gate->host = 0;
     return status;
 }
 
-static void gate_close(stream_gate *gate, const pj_driver *d)
+static void gate_close(stream_gate *gate, ptxjit_context *context)
 {
     if (gate->host)
-        d->cuMemFreeHost((void *)gate->host);
+        cli_cuda_host_free(context, (void *)gate->host);
 }
 
-static ptxjit_status time_one(float *ms, const pj_driver *d, stream_gate *gate, uint32_t sample,
-                              CUevent start, CUevent stop, timed_fn fn, void *arg)
+static ptxjit_status time_one(float *ms, ptxjit_context *context, stream_gate *gate,
+                              uint32_t sample, void *start, void *stop, timed_fn fn, void *arg)
 {
-    ptxjit_status status = PJ_CU(d->cuStreamWaitValue32(NULL, gate->device, sample,
-                                                        CU_STREAM_WAIT_VALUE_GEQ),
-                                 "cuStreamWaitValue32");
+    ptxjit_status status = cli_cuda_wait_at_least(context, NULL, gate->device, sample);
     if (status == PTXJIT_OK)
-        status = PJ_CU(d->cuEventRecord(start, NULL), "cuEventRecord");
+        status = ptxjit_event_record(context, start, NULL);
     if (status == PTXJIT_OK)
         status = fn(arg);
     if (status == PTXJIT_OK)
-        status = PJ_CU(d->cuEventRecord(stop, NULL), "cuEventRecord");
+        status = ptxjit_event_record(context, stop, NULL);
     __atomic_store_n(gate->host, sample, __ATOMIC_RELEASE); /* open even after a failure */
     if (status == PTXJIT_OK)
-        status = PJ_CU(d->cuEventSynchronize(stop), "cuEventSynchronize");
+        status = ptxjit_event_synchronize(context, stop);
     if (status == PTXJIT_OK)
-        status = PJ_CU(d->cuEventElapsedTime(ms, start, stop), "cuEventElapsedTime");
+        status = ptxjit_event_elapsed_ms(ms, context, start, stop);
     return status;
+}
+
+/* Frees what time_median_ms made. A failing call here reports its own failure, which would
+ * replace the message of the one that stopped the timing (a launch's sticky error fails them
+ * all): that message is kept and put back. */
+static ptxjit_status release(ptxjit_status status, ptxjit_context *context, stream_gate *gate,
+                             void *start, void *stop)
+{
+    static _Thread_local char kept[16384];
+    snprintf(kept, sizeof kept, "%s", status != PTXJIT_OK ? ptxjit_last_error() : "");
+    if (start || stop)
+        ptxjit_synchronize(context); /* nothing may still wait on the gate when it is freed */
+    gate_close(gate, context);
+    if (start)
+        ptxjit_event_destroy(context, start);
+    if (stop)
+        ptxjit_event_destroy(context, stop);
+    return status == PTXJIT_OK ? status : pj_error(status, "%s", kept);
 }
 
 ptxjit_status time_median_ms(double *out, ptxjit_context *context, timed_fn fn, void *arg,
                              int warmup, int runs)
 {
-    const pj_driver *d = context->driver;
-    CUevent start = NULL, stop = NULL;
+    void *start = NULL, *stop = NULL;
     stream_gate gate = {NULL, 0};
     double *samples = calloc((size_t)runs, sizeof *samples);
     ptxjit_status status = samples ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "no memory");
     if (status == PTXJIT_OK)
-        status = PJ_CU(d->cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+        status = ptxjit_event_create(&start, context);
     if (status == PTXJIT_OK)
-        status = PJ_CU(d->cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+        status = ptxjit_event_create(&stop, context);
     if (status == PTXJIT_OK)
-        status = gate_open(&gate, d);
+        status = gate_open(&gate, context);
     for (int i = 0; i < warmup && status == PTXJIT_OK; i++)
         status = fn(arg);
     for (int i = 0; i < runs && status == PTXJIT_OK; i++) {
         float ms = 0;
-        status = time_one(&ms, d, &gate, (uint32_t)i + 1, start, stop, fn, arg);
+        status = time_one(&ms, context, &gate, (uint32_t)i + 1, start, stop, fn, arg);
         samples[i] = ms;
     }
     if (status == PTXJIT_OK)
         *out = median_of(samples, runs);
-    if (start || stop)
-        d->cuCtxSynchronize(); /* nothing may still wait on the gate when it is freed */
-    gate_close(&gate, d);
-    if (start)
-        d->cuEventDestroy(start);
-    if (stop)
-        d->cuEventDestroy(stop);
     free(samples);
-    return status;
+    return release(status, context, &gate, start, stop);
 }
 
 typedef struct {
-    const pj_driver *driver;
+    ptxjit_context *context;
     ptxjit_devptr src, dst;
     size_t bytes;
 } copy_job;
@@ -109,20 +117,18 @@ typedef struct {
 static ptxjit_status copy_once(void *arg)
 {
     copy_job *job = arg;
-    return PJ_CU(job->driver->cuMemcpyDtoDAsync(job->dst, job->src, job->bytes, NULL),
-                 "cuMemcpyDtoDAsync");
+    return cli_cuda_copy_async(job->context, job->dst, job->src, job->bytes, NULL);
 }
 
 /* The ceiling: a 2 GiB device-to-device copy, counting bytes read and written. */
 ptxjit_status copy_bandwidth(double *gbps, ptxjit_context *context, int runs)
 {
-    copy_job job = {context->driver, 0, 0, (size_t)1 << 31};
+    copy_job job = {context, 0, 0, (size_t)1 << 31};
     ptxjit_status status = ptxjit_alloc(&job.src, context, job.bytes);
     if (status == PTXJIT_OK)
         status = ptxjit_alloc(&job.dst, context, job.bytes);
     if (status == PTXJIT_OK)
-        status = PJ_CU(context->driver->cuMemsetD32Async(job.src, 0x5a5a5a5au, job.bytes / 4,
-                                                         NULL), "cuMemsetD32Async");
+        status = ptxjit_memset_d32_async(context, job.src, 0x5a5a5a5au, job.bytes / 4, NULL);
     double ms = 0;
     if (status == PTXJIT_OK)
         status = time_median_ms(&ms, context, copy_once, &job, 3, runs);

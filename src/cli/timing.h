@@ -1,8 +1,11 @@
-/* timing.h — CUDA-event timing and fresh random data for `run` and `bench`. */
+/* timing.h — CUDA-event timing, wall time and fresh random data for `run` and `bench`. */
 #ifndef PTXJIT_CLI_TIMING_H
 #define PTXJIT_CLI_TIMING_H
 
-#include "request/context.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptxjit.h"
 
 /* Runs fn(arg) warmup times, then runs times between CUDA events on the default stream;
  * writes the median in ms. The stream is held until each sample is wholly enqueued, so the
@@ -13,6 +16,7 @@ ptxjit_status time_median_ms(double *out, ptxjit_context *context, timed_fn fn, 
                              int warmup, int runs);
 /* The ceiling of memory-bound kernels: a 2 GiB device-to-device copy, bytes read + written. */
 ptxjit_status copy_bandwidth(double *gbps, ptxjit_context *context, int runs);
+/* Milliseconds on the monotonic clock. */
 double wall_ms(void);
 /* The median of count values (sorts them). */
 double median_of(double *values, int count);

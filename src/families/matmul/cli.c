@@ -2,17 +2,18 @@
  * matmul` (fresh random inputs, poisoned outputs, a float64 CPU reference on sampled rows (all
  * rows for small products), CUDA-event medians, and cuBLAS (SGEMM, TF32, GemmEx bf16/f16)
  * measured in the same run; `shapes=MxNxK,...`: the given shapes, each set against the cuBLAS
- * call of its input type and B layout) and its rows of `ptxjit bench backends`. */
+ * call of its input type and B layout), its rows of `ptxjit bench backends` and its op in
+ * `ptxjit bench multigpu`. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/family_cli.h"
 #include "cli/cublas_peer.h"
+#include "cli/family_cli.h"
+#include "cli/libcuda.h"
 #include "cli/timing.h"
-#include "util/count.h"
 #include "families/matmul/fit.h"
 #include "families/matmul/op.h"
 
@@ -111,11 +112,10 @@ static void data_free(matmul_data *d)
 
 /* NaN in every output byte pattern: an element the kernel never writes cannot pass. Zeros
  * where beta=scaled reads C (beta 0 would still turn NaN into NaN). */
-static ptxjit_status poison(const matmul_data *d, const matmul_config *config)
+static ptxjit_status poison(const matmul_data *d, const matmul_config *config, void *stream)
 {
     const unsigned char fill = config && config->beta ? 0 : 0xff;
-    return PJ_CU(d->context->driver->cuMemsetD8Async(d->dc, fill, d->m * d->n * 4, NULL),
-                 "cuMemsetD8Async");
+    return ptxjit_memset_d8_async(d->context, d->dc, fill, d->m * d->n * 4, stream);
 }
 
 /* tf32: tensor_core rounds its inputs to tf32 (1e-3); wgmma_tf32 reads them as the tensor
@@ -213,7 +213,7 @@ static ptxjit_status measure(measurement *out, matmul_job *job, pj_dtype result_
 {
     matmul_data *d = job->data;
     double first = wall_ms();
-    ptxjit_status status = poison(d, job->config);
+    ptxjit_status status = poison(d, job->config, NULL);
     if (status == PTXJIT_OK)
         status = matmul_once(job);
     if (status == PTXJIT_OK)
@@ -607,7 +607,7 @@ static int matmul_bench(ptxjit_context *context, size_t n, int runs, const char 
                  int set_count)
 {
     char name[256] = "?";
-    context->driver->cuDeviceGetName(name, sizeof name, context->device);
+    cli_cuda_device_name(name, sizeof name, context);
     const char *why = NULL, *shapes = NULL;
     const char **rest = calloc((size_t)set_count + 1, sizeof *rest);
     int rest_count = 0;
@@ -798,20 +798,109 @@ static int matmul_backends(ptxjit_context *context, size_t n, int runs)
 }
 
 
+/* ---- bench multigpu ---- */
+
+typedef struct {
+    matmul_data data; /* random inputs, as `run` makes them */
+    matmul_config config;
+} multigpu_state;
+
+/* Random A and B of the params' input type at m x n x k (host copies kept for the reference),
+ * C poisoned. */
+static ptxjit_status multigpu_prepare(void **state, ptxjit_context *context, const char *params,
+                                      const size_t *sizes, void *stream)
+{
+    multigpu_state *s = calloc(1, sizeof *s);
+    *state = s;
+    if (!s)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    s->data.context = context;
+    ptxjit_kernel *kernel;
+    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "matmul", params, NULL);
+    if (status == PTXJIT_OK)
+        status = pj_matmul_config_of(&s->config, kernel);
+    if (status == PTXJIT_OK)
+        status = data_make(&s->data, context, sizes[0], sizes[1], sizes[2], s->config.dtype);
+    if (status == PTXJIT_OK)
+        status = poison(&s->data, &s->config, stream);
+    if (status == PTXJIT_OK)
+        status = ptxjit_stream_synchronize(context, stream);
+    return status;
+}
+
+static ptxjit_status multigpu_run(void *state, const char *params, void *stream)
+{
+    matmul_data *d = &((multigpu_state *)state)->data;
+    return ptxjit_matmul(d->context, params, d->da, d->db, d->dc, d->m, d->n, d->k, stream);
+}
+
+/* The last run's C against the float64 reference, as `run` checks it. */
+static ptxjit_status multigpu_check(void *state, const char *named)
+{
+    multigpu_state *s = state;
+    double error = relative_error(&s->data, s->config.out, s->config.b_nk, &s->config);
+    double tolerance = tolerance_of(&s->config);
+    if (!(error <= tolerance))
+        return pj_error(PTXJIT_ERR_CUDA, "matmul %s: relative error %.2e, above the tolerance "
+                        "%.0e", named, error, tolerance);
+    return PTXJIT_OK;
+}
+
+/* A and B read, C written. */
+static double multigpu_bytes(const void *state)
+{
+    const multigpu_state *s = state;
+    const matmul_data *d = &s->data;
+    return (double)(d->m * d->k + d->k * d->n) * pj_matmul_type_bytes(d->dtype) +
+           (double)(d->m * d->n) * pj_dtype_bytes(s->config.out);
+}
+
+static void multigpu_release(void *state)
+{
+    data_free(&((multigpu_state *)state)->data);
+    free(state);
+}
+
+static const char *const multigpu_sizes[] = {"m", "n", "k", NULL};
+static const size_t multigpu_defaults[] = {4096, 4096, 4096};
+
+static const cli_multigpu multigpu = {
+    multigpu_sizes, multigpu_defaults, 0, multigpu_prepare, multigpu_run, multigpu_check,
+    multigpu_bytes, multigpu_release,
+};
+
+/* ---- the family's entry ---- */
+
 static int run_entry(ptxjit_context *context, const char *params, const size_t *sizes, int runs)
 {
     return matmul_run(context, params, sizes[0], sizes[1], sizes[2], runs);
+}
+
+static const char *const *problem_words(void)
+{
+    return pj_family_matmul.tune->problem_names;
 }
 
 static const char *const sizes[] = {"m", "n", "k", NULL};
 static const size_t size_defaults[] = {4096, 4096, 4096};
 
 const cli_family cli_family_matmul = {
-    "matmul", sizes, size_defaults, run_entry, matmul_bench, 0, 1, matmul_backends, 4096,
-    "run m=M n=N k=K (default 4096 each; float64 reference); bench: the write-up's table\n"
-    "             at 4096^3 fp32 and wgmma at 8192^3 bf16 (or n^3), against cuBLAS SGEMM, TF32\n"
-    "             and GemmEx bf16; bench matmul shapes=MxNxK,... [\"PARAMS\" ...]: each set on\n"
-    "             each shape against the cuBLAS call of its input type and B layout (GemmEx,\n"
-    "             TF32, cuBLASLt fp8) in the same process; a row says \"+ WORDS\" where the op\n"
-    "             gave a set without a tile the smaller tile its shape needs",
+    .name = "matmul",
+    .sizes = sizes,
+    .size_defaults = size_defaults,
+    .problem_words = problem_words,
+    .run = run_entry,
+    .bench = matmul_bench,
+    .bench_n = 0,
+    .takes_sets = 1,
+    .bench_backends = matmul_backends,
+    .backends_n = 4096,
+    .multigpu = &multigpu,
+    .help = "run m=M n=N k=K (default 4096 each; float64 reference); bench: the write-up's table\n"
+            "             at 4096^3 fp32 and wgmma at 8192^3 bf16 (or n^3), against cuBLAS SGEMM, TF32\n"
+            "             and GemmEx bf16; bench matmul shapes=MxNxK,... [\"PARAMS\" ...]: each set on\n"
+            "             each shape against the cuBLAS call of its input type and B layout (GemmEx,\n"
+            "             TF32, cuBLASLt fp8) in the same process; a row says \"+ WORDS\" where the op\n"
+            "             gave a set without a tile the smaller tile its shape needs\n"
+            "             multigpu: m=M n=N k=K, random inputs (default 4096 each)",
 };

@@ -1,6 +1,7 @@
 /* cli.c — the reduce family on the command line: `ptxjit run reduce` and `ptxjit bench
  * reduce` (fresh random data, the CPU reference, CUDA-event medians, the device-to-device copy
- * measured in the same run) and its rows of `ptxjit bench backends`. */
+ * measured in the same run), its rows of `ptxjit bench backends` and its op in `ptxjit bench
+ * multigpu`. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/family_cli.h"
+#include "cli/libcuda.h"
 #include "cli/timing.h"
 #include "families/reduce/op.h"
 
@@ -212,7 +214,7 @@ static int reduce_bench(ptxjit_context *context, size_t n, int runs, const char 
 {
     (void)sets, (void)set_count; /* the progression and the sweep: see takes_sets */
     char name[256] = "?";
-    context->driver->cuDeviceGetName(name, sizeof name, context->device);
+    cli_cuda_device_name(name, sizeof name, context);
     int32_t *host = malloc(n * 4);
     if (!host) {
         fprintf(stderr, "ptxjit: cannot allocate %zu bytes of host memory\n", n * 4);
@@ -278,8 +280,7 @@ static int reduce_backends(ptxjit_context *context, size_t n, int runs)
     if (status == PTXJIT_OK)
         status = ptxjit_alloc(&buffers[1], context, 4);
     if (status == PTXJIT_OK)
-        status = PJ_CU(context->driver->cuMemsetD32Async(buffers[0], 1, n, NULL),
-                       "cuMemsetD32Async");
+        status = ptxjit_memset_d32_async(context, buffers[0], 1, n, NULL);
     int code = status == PTXJIT_OK ? CLI_OK : cli_fail(status);
     printf("reduce, n = %zu, %s, median of %d runs per route (A B B A), bytes read / time:\n\n",
            n, ptxjit_arch(context), runs);
@@ -295,17 +296,101 @@ static int reduce_backends(ptxjit_context *context, size_t n, int runs)
     return code;
 }
 
+/* ---- bench multigpu ---- */
+
+typedef struct {
+    ptxjit_context *context;
+    ptxjit_devptr input, result;
+    size_t n;
+} multigpu_state;
+
+/* n int32 ones: their sum is n (mod 2^32), so the check needs no copy of the input. */
+static ptxjit_status multigpu_prepare(void **state, ptxjit_context *context, const char *params,
+                                      const size_t *sizes, void *stream)
+{
+    (void)params;
+    multigpu_state *s = calloc(1, sizeof *s);
+    *state = s;
+    if (!s)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    *s = (multigpu_state){context, 0, 0, sizes[0]};
+    ptxjit_status status = ptxjit_alloc(&s->input, context, s->n * 4);
+    if (status == PTXJIT_OK)
+        status = ptxjit_alloc(&s->result, context, 4);
+    if (status == PTXJIT_OK)
+        status = ptxjit_memset_d32_async(context, s->input, 1, s->n, stream);
+    if (status == PTXJIT_OK)
+        status = ptxjit_stream_synchronize(context, stream);
+    return status;
+}
+
+static ptxjit_status multigpu_run(void *state, const char *params, void *stream)
+{
+    multigpu_state *s = state;
+    return ptxjit_reduce_async(s->context, params, s->input, s->n, s->result, stream);
+}
+
+static ptxjit_status multigpu_check(void *state, const char *named)
+{
+    multigpu_state *s = state;
+    uint32_t got = 0;
+    ptxjit_status status = ptxjit_copy_to_host(s->context, &got, s->result, 4);
+    if (status == PTXJIT_OK && got != (uint32_t)s->n)
+        status = pj_error(PTXJIT_ERR_CUDA, "reduce %s: the sum of %zu ones is %u", named, s->n,
+                          got);
+    return status;
+}
+
+static double multigpu_bytes(const void *state)
+{
+    const multigpu_state *s = state;
+    return (double)(s->n * 4);
+}
+
+static void multigpu_release(void *state)
+{
+    multigpu_state *s = state;
+    ptxjit_free(s->context, s->input);
+    ptxjit_free(s->context, s->result);
+    free(s);
+}
+
+static const char *const multigpu_sizes[] = {"n", NULL};
+static const size_t multigpu_defaults[] = {(size_t)1 << 28};
+
+static const cli_multigpu multigpu = {
+    multigpu_sizes, multigpu_defaults, 1, multigpu_prepare, multigpu_run, multigpu_check,
+    multigpu_bytes, multigpu_release,
+};
+
+/* ---- the family's entry ---- */
+
 static int run_entry(ptxjit_context *context, const char *params, const size_t *sizes, int runs)
 {
     return reduce_run(context, params, sizes[0], runs);
+}
+
+static const char *const *problem_words(void)
+{
+    return pj_family_reduce.tune->problem_names;
 }
 
 static const char *const sizes[] = {"n", NULL};
 static const size_t size_defaults[] = {(size_t)1 << 26};
 
 const cli_family cli_family_reduce = {
-    "reduce", sizes, size_defaults, run_entry, reduce_bench, (size_t)1 << 30, 0,
-    reduce_backends, (size_t)1 << 28,
-    "run n=N (default 2^26); bench: the write-up's five steps and a tpb x batch sweep\n"
-    "             at n = 2^30 int32 (or n), against the device-to-device copy",
+    .name = "reduce",
+    .sizes = sizes,
+    .size_defaults = size_defaults,
+    .problem_words = problem_words,
+    .run = run_entry,
+    .bench = reduce_bench,
+    .bench_n = (size_t)1 << 30,
+    .takes_sets = 0,
+    .bench_backends = reduce_backends,
+    .backends_n = (size_t)1 << 28,
+    .multigpu = &multigpu,
+    .help = "run n=N (default 2^26); bench: the write-up's five steps and a tpb x batch sweep\n"
+            "             at n = 2^30 int32 (or n), against the device-to-device copy\n"
+            "             multigpu: n=N, int32 ones (default 2^28; timed without FAMILY)",
 };

@@ -1,8 +1,9 @@
 /* cli.c — the softmax family on the command line: `ptxjit run softmax` (a fresh random matrix,
- * a poisoned output, every row against the float64 softmax, CUDA-event medians) and `ptxjit
+ * a poisoned output, every row against the float64 softmax, CUDA-event medians), `ptxjit
  * bench softmax` (fp32 and bf16 at 1 GiB of fp32 input, each fitting bench set through both
- * backends, the best per row length, the device copy measured in the same run). Bandwidth
- * counts the bytes read and written once each: 2 * M * N * element size. */
+ * backends, the best per row length, the device copy measured in the same run) and its op in
+ * `ptxjit bench multigpu`. Bandwidth counts the bytes read and written once each: 2 * M * N *
+ * element size. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "cli/family_cli.h"
+#include "cli/libcuda.h"
 #include "cli/timing.h"
 #include "families/softmax/cli.h"
 #include "families/softmax/op.h"
@@ -83,8 +85,7 @@ static void job_close(softmax_job *job)
 /* 0xff bytes: NaN in every dtype, so that an element the kernel does not write fails. */
 static ptxjit_status poison(softmax_job *job)
 {
-    return PJ_CU(job->context->driver->cuMemsetD8Async(job->out, 0xff, job_bytes(job), NULL),
-                 "cuMemsetD8Async");
+    return ptxjit_memset_d8_async(job->context, job->out, 0xff, job_bytes(job), NULL);
 }
 
 /* What a checked output differs from the float64 softmax by. */
@@ -333,7 +334,7 @@ int cli_softmax_bench(ptxjit_context *context, size_t n, int runs, const char *c
                       int set_count)
 {
     char device[256] = "?";
-    context->driver->cuDeviceGetName(device, sizeof device, context->device);
+    cli_cuda_device_name(device, sizeof device, context);
     bench_state state = {.runs = runs > 0 ? runs : 20, .all_ok = 1};
     if (n > PJ_SOFTMAX_MAX_COLS || n > ((size_t)1 << 28)) {
         fprintf(stderr, "ptxjit: bench softmax n=%zu: rows of at most 2^28 elements\n", n);
@@ -380,9 +381,7 @@ static int softmax_backends(ptxjit_context *context, size_t n, int runs)
     if (status == PTXJIT_OK)
         status = ptxjit_alloc(&buffers[1], context, bytes);
     if (status == PTXJIT_OK) /* 0x3f803f80: 1.0 in f32's upper half and in both bf16 halves */
-        status = PJ_CU(context->driver->cuMemsetD32Async(buffers[0], 0x3f803f80u, bytes / 4,
-                                                         NULL),
-                       "cuMemsetD32Async");
+        status = ptxjit_memset_d32_async(context, buffers[0], 0x3f803f80u, bytes / 4, NULL);
     int code = status == PTXJIT_OK ? CLI_OK : cli_fail(status);
     printf("softmax, %zu x %zu, %s, median of %d runs per route (A B B A), bytes read + "
            "written / time:\n\n", rows, n, ptxjit_arch(context), runs);
@@ -414,18 +413,133 @@ static int softmax_backends(ptxjit_context *context, size_t n, int runs)
     return code;
 }
 
+/* ---- bench multigpu ---- */
+
+typedef struct {
+    ptxjit_context *context;
+    ptxjit_devptr input, output;
+    size_t rows, cols;
+    pj_dtype dtype;
+} multigpu_state;
+
+/* Every input byte 0x3c, a finite value in each dtype (f32 0.0115, f16 1.06, bf16 0.0115): a
+ * constant row, whose softmax is 1/cols at every element, so the check needs no copy of the
+ * input. The output poisoned with NaN. */
+static ptxjit_status multigpu_prepare(void **state, ptxjit_context *context, const char *params,
+                                      const size_t *sizes, void *stream)
+{
+    multigpu_state *s = calloc(1, sizeof *s);
+    *state = s;
+    if (!s)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    *s = (multigpu_state){.context = context, .rows = sizes[0], .cols = sizes[1]};
+    ptxjit_kernel *kernel;
+    softmax_config config;
+    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "softmax", params, NULL);
+    if (status == PTXJIT_OK)
+        status = pj_softmax_config_of(&config, kernel);
+    size_t e = status == PTXJIT_OK ? (size_t)pj_dtype_bytes(config.dtype) : 0, bytes = 0;
+    if (status == PTXJIT_OK && (__builtin_mul_overflow(s->rows, s->cols, &bytes) ||
+                                __builtin_mul_overflow(bytes, e, &bytes)))
+        status = pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "softmax: %zu x %zu is too large",
+                          s->rows, s->cols);
+    s->dtype = config.dtype;
+    if (status == PTXJIT_OK)
+        status = ptxjit_alloc(&s->input, context, bytes);
+    if (status == PTXJIT_OK)
+        status = ptxjit_alloc(&s->output, context, bytes);
+    if (status == PTXJIT_OK)
+        status = ptxjit_memset_d8_async(context, s->input, 0x3c, bytes, stream);
+    if (status == PTXJIT_OK)
+        status = ptxjit_memset_d8_async(context, s->output, 0xff, bytes, stream);
+    if (status == PTXJIT_OK)
+        status = ptxjit_stream_synchronize(context, stream);
+    return status;
+}
+
+static ptxjit_status multigpu_run(void *state, const char *params, void *stream)
+{
+    multigpu_state *s = state;
+    return ptxjit_softmax(s->context, params, s->input, s->output, s->rows, s->cols, stream);
+}
+
+/* The first, the last and 62 rows spread by a random walk: every element 1/cols, within the
+ * dtype's tolerance. */
+static ptxjit_status multigpu_check(void *state, const char *named)
+{
+    multigpu_state *s = state;
+    const size_t row_bytes = s->cols * (size_t)pj_dtype_bytes(s->dtype);
+    const softmax_tolerance tolerance = pj_softmax_tolerance(s->dtype);
+    const double want = 1.0 / (double)s->cols;
+    char *row = malloc(row_bytes);
+    ptxjit_status status = row ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "no memory");
+    uint64_t walk = (uint64_t)(uintptr_t)row ^ s->rows;
+    for (size_t k = 0; status == PTXJIT_OK && k < 64 && k < s->rows; k++) {
+        walk = walk * 6364136223846793005ull + 1442695040888963407ull;
+        size_t r = k == 0 ? 0 : k == 1 ? s->rows - 1 : (size_t)(walk >> 33) % s->rows;
+        status = ptxjit_copy_to_host(s->context, row, s->output + r * row_bytes, row_bytes);
+        for (size_t c = 0; status == PTXJIT_OK && c < s->cols; c++) {
+            double got = pj_softmax_element(row, s->dtype, c);
+            if (!(fabs(got - want) <= tolerance.rel * want + tolerance.abs))
+                status = pj_error(PTXJIT_ERR_CUDA, "softmax %s: row %zu, element %zu is %g, "
+                                  "not 1/%zu", named, r, c, got, s->cols);
+        }
+    }
+    free(row);
+    return status;
+}
+
+static double multigpu_bytes(const void *state)
+{
+    const multigpu_state *s = state;
+    return 2.0 * (double)(s->rows * s->cols) * pj_dtype_bytes(s->dtype);
+}
+
+static void multigpu_release(void *state)
+{
+    multigpu_state *s = state;
+    ptxjit_free(s->context, s->input);
+    ptxjit_free(s->context, s->output);
+    free(s);
+}
+
+static const char *const multigpu_sizes[] = {"rows", "cols", NULL};
+static const size_t multigpu_defaults[] = {65536, 4096};
+
+static const cli_multigpu multigpu = {
+    multigpu_sizes, multigpu_defaults, 0, multigpu_prepare, multigpu_run, multigpu_check,
+    multigpu_bytes, multigpu_release,
+};
+
+/* ---- the family's entry ---- */
+
 static int run_entry(ptxjit_context *context, const char *params, const size_t *sizes, int runs)
 {
     return cli_softmax_run(context, params, sizes[0], sizes[1], runs);
+}
+
+static const char *const *problem_words(void)
+{
+    return pj_family_softmax.tune->problem_names;
 }
 
 static const char *const sizes[] = {"rows", "cols", NULL};
 static const size_t size_defaults[] = {65536, 4096};
 
 const cli_family cli_family_softmax = {
-    "softmax", sizes, size_defaults, run_entry, cli_softmax_bench, 0, 1,
-    softmax_backends, 4096,
-    "run rows=M cols=N (default 65536 x 4096; float64 reference); bench: fp32 and bf16\n"
-    "             rows of 1024, 4096, 16384 (or n) at 1 GiB, both backends, the copy (peers:\n"
-    "             python3 bench/softmax_peers.py)",
+    .name = "softmax",
+    .sizes = sizes,
+    .size_defaults = size_defaults,
+    .problem_words = problem_words,
+    .run = run_entry,
+    .bench = cli_softmax_bench,
+    .bench_n = 0,
+    .takes_sets = 1,
+    .bench_backends = softmax_backends,
+    .backends_n = 4096,
+    .multigpu = &multigpu,
+    .help = "run rows=M cols=N (default 65536 x 4096; float64 reference); bench: fp32 and bf16\n"
+            "             rows of 1024, 4096, 16384 (or n) at 1 GiB, both backends, the copy (peers:\n"
+            "             python3 bench/softmax_peers.py)\n"
+            "             multigpu: rows=R cols=C, one constant value (default 65536 x 4096)",
 };

@@ -1,13 +1,15 @@
 /* cli.c — the transpose family on the command line: `ptxjit run transpose` and `ptxjit bench
- * transpose` (fresh random data, bit-exact checks, CUDA-event medians, and the copy and cuBLAS Sgeam measured in the same
- * run; bandwidth counts bytes read + written) and its rows of `ptxjit bench backends`. */
+ * transpose` (fresh random data, bit-exact checks, CUDA-event medians, and the copy and cuBLAS
+ * Sgeam measured in the same run; bandwidth counts bytes read + written), its rows of `ptxjit
+ * bench backends` and its op in `ptxjit bench multigpu`. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/family_cli.h"
 #include "cli/cublas_peer.h"
+#include "cli/family_cli.h"
+#include "cli/libcuda.h"
 #include "cli/timing.h"
 #include "families/transpose/op.h"
 
@@ -56,8 +58,7 @@ static ptxjit_status make_buffers(transpose_job *job, void **host, size_t bytes,
 static ptxjit_status poison(transpose_job *job, size_t bytes)
 {
     unsigned char value = job->cublas ? 0x3f : 0xff;
-    return PJ_CU(job->context->driver->cuMemsetD8Async(job->out, value, bytes, NULL),
-                 "cuMemsetD8Async");
+    return ptxjit_memset_d8_async(job->context, job->out, value, bytes, NULL);
 }
 
 static void free_buffers(transpose_job *job, void *host)
@@ -274,7 +275,7 @@ static int transpose_bench(ptxjit_context *context, size_t n, int runs, const ch
                     int set_count)
 {
     char name[256] = "?";
-    context->driver->cuDeviceGetName(name, sizeof name, context->device);
+    cli_cuda_device_name(name, sizeof name, context);
     const char *why = NULL;
     cublas_peer *cublas = cublas_peer_open(&why);
     double copy = 0;
@@ -317,8 +318,7 @@ static int transpose_backends(ptxjit_context *context, size_t n, int runs)
     if (status == PTXJIT_OK)
         status = ptxjit_alloc(&buffers[1], context, bytes);
     if (status == PTXJIT_OK)
-        status = PJ_CU(context->driver->cuMemsetD32Async(buffers[0], 7, n * n, NULL),
-                       "cuMemsetD32Async");
+        status = ptxjit_memset_d32_async(context, buffers[0], 7, n * n, NULL);
     int code = status == PTXJIT_OK ? CLI_OK : cli_fail(status);
     printf("transpose, %zu x %zu f32, %s, median of %d runs per route (A B B A), bytes read + "
            "written / time:\n\n", n, n, ptxjit_arch(context), runs);
@@ -335,17 +335,114 @@ static int transpose_backends(ptxjit_context *context, size_t n, int runs)
     return code;
 }
 
+/* ---- bench multigpu ---- */
+
+typedef struct {
+    ptxjit_context *context;
+    ptxjit_devptr input, output;
+    size_t rows, cols;
+} multigpu_state;
+
+/* A rows x cols input of f32 ones and a NaN-poisoned output: every transposed element is then
+ * 1.0f, so the check needs no copy of the input. */
+static ptxjit_status multigpu_prepare(void **state, ptxjit_context *context, const char *params,
+                                      const size_t *sizes, void *stream)
+{
+    (void)params;
+    multigpu_state *s = calloc(1, sizeof *s);
+    *state = s;
+    if (!s)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    *s = (multigpu_state){context, 0, 0, sizes[0], sizes[1]};
+    size_t count = s->rows * s->cols;
+    ptxjit_status status = ptxjit_alloc(&s->input, context, count * 4);
+    if (status == PTXJIT_OK)
+        status = ptxjit_alloc(&s->output, context, count * 4);
+    if (status == PTXJIT_OK)
+        status = ptxjit_memset_d32_async(context, s->input, 0x3f800000u, count, stream);
+    if (status == PTXJIT_OK)
+        status = ptxjit_memset_d32_async(context, s->output, 0xffffffffu, count, stream);
+    if (status == PTXJIT_OK)
+        status = ptxjit_stream_synchronize(context, stream);
+    return status;
+}
+
+static ptxjit_status multigpu_run(void *state, const char *params, void *stream)
+{
+    multigpu_state *s = state;
+    return ptxjit_transpose(s->context, params, s->input, s->output, s->rows, s->cols, stream);
+}
+
+/* Every element 1.0f, read back a chunk at a time. */
+static ptxjit_status multigpu_check(void *state, const char *named)
+{
+    multigpu_state *s = state;
+    enum { CHUNK = 1 << 22 }; /* elements per copy */
+    uint32_t *host = malloc(CHUNK * 4);
+    ptxjit_status status = host ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "no memory");
+    size_t total = s->rows * s->cols;
+    for (size_t at = 0; status == PTXJIT_OK && at < total; at += CHUNK) {
+        size_t n = total - at < CHUNK ? total - at : CHUNK;
+        status = ptxjit_copy_to_host(s->context, host, s->output + at * 4, n * 4);
+        for (size_t i = 0; status == PTXJIT_OK && i < n; i++)
+            if (host[i] != 0x3f800000u)
+                status = pj_error(PTXJIT_ERR_CUDA, "transpose %s: element %zu is 0x%08x, not "
+                                  "1.0f", named, at + i, host[i]);
+    }
+    free(host);
+    return status;
+}
+
+static double multigpu_bytes(const void *state)
+{
+    const multigpu_state *s = state;
+    return (double)(s->rows * s->cols * 4) * 2;
+}
+
+static void multigpu_release(void *state)
+{
+    multigpu_state *s = state;
+    ptxjit_free(s->context, s->input);
+    ptxjit_free(s->context, s->output);
+    free(s);
+}
+
+static const char *const multigpu_sizes[] = {"rows", "cols", NULL};
+static const size_t multigpu_defaults[] = {16384, 16384};
+
+static const cli_multigpu multigpu = {
+    multigpu_sizes, multigpu_defaults, 1, multigpu_prepare, multigpu_run, multigpu_check,
+    multigpu_bytes, multigpu_release,
+};
+
+/* ---- the family's entry ---- */
+
 static int run_entry(ptxjit_context *context, const char *params, const size_t *sizes, int runs)
 {
     return transpose_run(context, params, sizes[0], sizes[1], runs);
+}
+
+static const char *const *problem_words(void)
+{
+    return pj_family_transpose.tune->problem_names;
 }
 
 static const char *const sizes[] = {"h", "w", NULL};
 static const size_t size_defaults[] = {16384, 16384};
 
 const cli_family cli_family_transpose = {
-    "transpose", sizes, size_defaults, run_entry, transpose_bench, 0, 1,
-    transpose_backends, 16384,
-    "run h=H w=W (default 16384 x 16384; bit-exact check); bench: the progression and a\n"
-    "             sweep at fp32 16384^2 and 32768^2 (or n^2), against the copy and cuBLAS Sgeam",
+    .name = "transpose",
+    .sizes = sizes,
+    .size_defaults = size_defaults,
+    .problem_words = problem_words,
+    .run = run_entry,
+    .bench = transpose_bench,
+    .bench_n = 0,
+    .takes_sets = 1,
+    .bench_backends = transpose_backends,
+    .backends_n = 16384,
+    .multigpu = &multigpu,
+    .help = "run h=H w=W (default 16384 x 16384; bit-exact check); bench: the progression and a\n"
+            "             sweep at fp32 16384^2 and 32768^2 (or n^2), against the copy and cuBLAS Sgeam\n"
+            "             multigpu: rows=R cols=C, f32 ones (default 16384^2; timed without FAMILY)",
 };

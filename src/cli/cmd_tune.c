@@ -1,8 +1,8 @@
-/* tune.c — `ptxjit tune FAMILY [problem words] [fixed params] [--space "..."] [--retune]
- * [--bucket pow2]
- * [--compile-only]`, `tune --list` and `tune --clear`: the candidate table and the winner on
- * stderr, the winner's canonical params alone on stdout (or the whole result as JSON with
- * --json), a progress bar on stderr only when it is a terminal. */
+/* cmd_tune.c — `ptxjit tune FAMILY [problem words] [fixed params] [--space "..."] [--retune]
+ * [--bucket pow2] [--compile-only]`, `tune --list` and `tune --clear`: the candidate table and
+ * the winner on stderr, the winner's canonical params alone on stdout (or the whole result as
+ * JSON with --json), a progress bar on stderr only when it is a terminal. The options are
+ * tune's own (cli_tune_options), which main.c refuses to every other command. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,24 +12,32 @@
 #include "cli/cli.h"
 #include "cli/family_cli.h"
 #include "cli/json.h"
-#include "catalog/family.h"
+
+static int check_bucket(const char *value)
+{
+    if (strcmp(value, "pow2") == 0 || strcmp(value, "exact") == 0)
+        return CLI_OK;
+    fprintf(stderr, "ptxjit: --bucket takes pow2 or exact, not '%s'\n", value);
+    return CLI_USAGE;
+}
+
+/* In the order the message of main.c names them to another command. */
+enum { TUNE_SPACE, TUNE_RETUNE, TUNE_COMPILE_ONLY, TUNE_BUCKET, TUNE_LIST, TUNE_CLEAR };
+const cli_option cli_tune_options[] = {
+    [TUNE_SPACE] = {"--space", "\"tpb=128,256 batch=4..16\"", NULL},
+    [TUNE_RETUNE] = {"--retune", NULL, NULL},
+    [TUNE_COMPILE_ONLY] = {"--compile-only", NULL, NULL},
+    [TUNE_BUCKET] = {"--bucket", "pow2", check_bucket},
+    [TUNE_LIST] = {"--list", NULL, NULL},
+    [TUNE_CLEAR] = {"--clear", NULL, NULL},
+    {NULL, NULL, NULL},
+};
 
 static double cli_now_ms(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-void cli_progress_bar(void *user, int done, int total, const char *params)
-{
-    (void)user;
-    int width = 30, filled = total ? done * width / total : width;
-    fprintf(stderr, "\r[%.*s%*s] %d/%d %-60.60s", filled, "##############################",
-            width - filled, "", done, total, params);
-    if (done == total)
-        fprintf(stderr, "\r%*s\r", 110, "");
-    fflush(stderr);
 }
 
 /* Whether key names a parameter of family. */
@@ -52,24 +60,35 @@ static int is_param(ptxjit_context *context, const char *family, const char *wor
  * cols), or NULL when word is no size of the family. */
 static const char *problem_name(const char *family, const char *word)
 {
-    const pj_family *f = pj_family_find(family);
     const cli_family *c = NULL;
     for (int i = 0; cli_families[i]; i++)
         if (strcmp(cli_families[i]->name, family) == 0)
             c = cli_families[i];
+    const char *const *names = c ? c->problem_words() : NULL;
     size_t n = strcspn(word, "=");
-    for (int i = 0; f && f->tune && f->tune->problem_names[i]; i++) {
-        const char *name = f->tune->problem_names[i];
+    for (int i = 0; names && names[i]; i++) {
+        const char *name = names[i];
         if ((strlen(name) == n && !strncmp(name, word, n)) ||
-            (c && c->sizes[i] && strlen(c->sizes[i]) == n && !strncmp(c->sizes[i], word, n)))
+            (c->sizes[i] && strlen(c->sizes[i]) == n && !strncmp(c->sizes[i], word, n)))
             return name;
     }
     return NULL;
 }
 
+/* Appends " first second" to *text (no space before the first word); 0 when out of memory. */
+static int append(char **text, const char *first, const char *second)
+{
+    char *joined;
+    if (asprintf(&joined, "%s%s%s%s", *text, **text ? " " : "", first, second) < 0)
+        return 0;
+    free(*text);
+    *text = joined;
+    return 1;
+}
+
 /* Sorts argv's words into the problem (size words, or problem="...") and the fixed params. */
-static int split_words(pj_strbuf *problem, pj_strbuf *fixed, ptxjit_context *context,
-                       const char *family, int argc, char **argv)
+static int split_words(char **problem, char **fixed, ptxjit_context *context, const char *family,
+                       int argc, char **argv)
 {
     for (int i = 0; i < argc; i++) {
         const char *word = argv[i], *name;
@@ -78,13 +97,17 @@ static int split_words(pj_strbuf *problem, pj_strbuf *fixed, ptxjit_context *con
                             "or fixed parameters such as dtype=f32)\n", word);
             return CLI_USAGE;
         }
+        int ok;
         if (strncmp(word, "problem=", 8) == 0)
-            pj_sb_appendf(problem, "%s%s", problem->length ? " " : "", word + 8);
+            ok = append(problem, word + 8, "");
         else if (!is_param(context, family, word) && (name = problem_name(family, word)))
-            pj_sb_appendf(problem, "%s%s=%s", problem->length ? " " : "", name,
-                          strchr(word, '=') + 1);
+            ok = append(problem, name, strchr(word, '='));
         else
-            pj_sb_appendf(fixed, "%s%s", fixed->length ? " " : "", word);
+            ok = append(fixed, word, "");
+        if (!ok) {
+            fprintf(stderr, "ptxjit: out of memory\n");
+            return CLI_FAIL;
+        }
     }
     return CLI_OK;
 }
@@ -218,33 +241,33 @@ static int list_records(ptxjit_context *context, int json)
 static int tune_family(ptxjit_context *context, cli_args *args)
 {
     const char *family = args->argv[0];
-    pj_strbuf problem, fixed;
-    pj_sb_init(&problem);
-    pj_sb_init(&fixed);
-    pj_sb_append(&problem, "");
-    pj_sb_append(&fixed, "");
-    int code = split_words(&problem, &fixed, context, family, args->argc - 1, args->argv + 1);
+    char *problem = strdup(""), *fixed = strdup("");
+    int code = problem && fixed ? split_words(&problem, &fixed, context, family, args->argc - 1,
+                                              args->argv + 1)
+                                : CLI_FAIL;
     if (code != CLI_OK) {
-        pj_sb_free(&problem);
-        pj_sb_free(&fixed);
+        free(problem);
+        free(fixed);
         return code;
     }
     ptxjit_tune_options options;
     ptxjit_tune_options_init(&options);
-    options.problem = problem.data;
-    options.fixed = fixed.data;
-    options.space = args->tune_space;
-    options.retune = args->tune_retune;
-    options.compile_only = args->tune_compile_only;
-    options.bucket = args->tune_bucket;
+    options.problem = problem;
+    options.fixed = fixed;
+    options.space = args->own[TUNE_SPACE];
+    options.retune = args->own[TUNE_RETUNE] != NULL;
+    options.compile_only = args->own[TUNE_COMPILE_ONLY] != NULL;
+    options.bucket = args->own[TUNE_BUCKET] && strcmp(args->own[TUNE_BUCKET], "pow2") == 0
+                         ? PTXJIT_TUNE_BUCKET_POW2
+                         : PTXJIT_TUNE_BUCKET_EXACT;
     if (isatty(STDERR_FILENO))
         options.progress = cli_progress_bar;
     ptxjit_tune_result *result = NULL;
     double started = cli_now_ms();
     ptxjit_status status = ptxjit_tune(&result, context, family, &options);
     double call_ms = cli_now_ms() - started;
-    pj_sb_free(&problem);
-    pj_sb_free(&fixed);
+    free(problem);
+    free(fixed);
     if (status != PTXJIT_OK)
         return cli_fail(status);
     table_text(result);
@@ -264,7 +287,8 @@ static int tune_family(ptxjit_context *context, cli_args *args)
 
 int cmd_tune(cli_args *args)
 {
-    int modes = args->tune_list + args->tune_clear;
+    int list = args->own[TUNE_LIST] != NULL, clear = args->own[TUNE_CLEAR] != NULL;
+    int modes = list + clear;
     if (modes > 1 || (modes && args->argc) || (!modes && args->argc < 1)) {
         fprintf(stderr, "ptxjit: usage: ptxjit tune FAMILY [problem words] [fixed params] "
                         "[--space \"P=V,V ...\"] [--retune] [--compile-only] [--bucket pow2], "
@@ -272,7 +296,7 @@ int cmd_tune(cli_args *args)
                         "--list, or ptxjit tune --clear\n");
         return CLI_USAGE;
     }
-    if (args->tune_compile_only)
+    if (args->own[TUNE_COMPILE_ONLY])
         args->options.use_gpu = 0;
     if (modes)
         args->options.use_gpu = 0; /* the records are files: no GPU needed */
@@ -280,9 +304,9 @@ int cmd_tune(cli_args *args)
     int code = cli_open(&context, args);
     if (code != CLI_OK)
         return code;
-    if (args->tune_list) {
+    if (list) {
         code = list_records(context, args->json);
-    } else if (args->tune_clear) {
+    } else if (clear) {
         uint64_t removed = 0;
         ptxjit_status status = ptxjit_tune_clear(context, &removed);
         code = status == PTXJIT_OK ? CLI_OK : cli_fail(status);

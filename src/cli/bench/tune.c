@@ -1,4 +1,4 @@
-/* bench_tune.c — `ptxjit bench tune`: what issue 14 asks the tuner to show, in one call. For
+/* tune.c — `ptxjit bench tune`: what issue 14 asks the tuner to show, in one call. For
  * each family at its shape, a tuning then an exhaustive sweep of the same space timed the same
  * way (no early abandon), and the winner's time in the sweep against the sweep's best; the
  * transpose space tuned from a cold cache (wall time), and its record read by a fresh process
@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli/bench/bench.h"
 
 static double now_ms(void)
 {
@@ -223,7 +223,7 @@ static int five_in_a_row(ptxjit_context *context)
     return CLI_OK;
 }
 
-int cmd_bench_tune(cli_args *args)
+int cli_bench_tune(cli_args *args)
 {
     static const char *const modes[] = {"all", "sweep", "cold", "pool", "repeat"};
     const char *only = args->argc > 1 ? args->argv[1] : "all";

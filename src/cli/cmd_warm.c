@@ -1,7 +1,8 @@
-/* warm.c — `ptxjit warm FILE|-` and `ptxjit warm --from-records`: requests compiled into the
- * cache at once (ptxjit_warm), a progress bar on stderr when it is a terminal, the summary and
- * each refused request on stderr (or everything as JSON on stdout with --json). Exit status 1
- * when a request was refused, so that a build step notices. */
+/* cmd_warm.c — `ptxjit warm FILE|-` and `ptxjit warm --from-records`: requests compiled into
+ * the cache at once (ptxjit_warm), a progress bar on stderr when it is a terminal, the summary
+ * and each refused request on stderr (or everything as JSON on stdout with --json). Exit
+ * status 1 when a request was refused, so that a build step notices. --from-records is warm's
+ * own option (cli_warm_options). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,12 @@
 
 #include "cli/cli.h"
 #include "cli/json.h"
-#include "internal.h"
+
+enum { WARM_FROM_RECORDS };
+const cli_option cli_warm_options[] = {
+    [WARM_FROM_RECORDS] = {"--from-records", NULL, NULL},
+    {NULL, NULL, NULL},
+};
 
 typedef struct {
     char **lines;
@@ -27,7 +33,7 @@ static int add_request(request_list *list, const char *text, size_t length)
         list->lines = grown;
         list->capacity = capacity;
     }
-    return (list->lines[list->count++] = pj_strndup(text, length)) != NULL;
+    return (list->lines[list->count++] = strndup(text, length)) != NULL;
 }
 
 static void free_requests(request_list *list)
@@ -95,12 +101,12 @@ static int read_records(request_list *list, ptxjit_context *context)
         ptxjit_tune_result_info(&info, records[i]);
         if (!info.winner)
             continue;
-        pj_strbuf sb;
-        pj_sb_init(&sb);
-        pj_sb_appendf(&sb, "%s %s", info.family, info.winner);
-        if (sb.failed || !add_request(list, sb.data, sb.length))
+        char *request;
+        int length = asprintf(&request, "%s %s", info.family, info.winner);
+        if (length < 0 || !add_request(list, request, (size_t)length))
             code = CLI_FAIL;
-        pj_sb_free(&sb);
+        if (length >= 0)
+            free(request);
     }
     ptxjit_tune_list_free(records, count);
     if (code != CLI_OK)
@@ -168,14 +174,15 @@ static int usage(void)
 
 int cmd_warm(cli_args *args)
 {
-    if (args->warm_from_records ? args->argc != 0 : args->argc != 1)
+    int from_records = args->own[WARM_FROM_RECORDS] != NULL;
+    if (from_records ? args->argc != 0 : args->argc != 1)
         return usage();
     ptxjit_context *context;
     int code = cli_open(&context, args);
     if (code != CLI_OK)
         return code;
     request_list list = {0};
-    code = args->warm_from_records ? read_records(&list, context)
+    code = from_records ? read_records(&list, context)
                                    : read_request_file(&list, args->argv[0]);
     ptxjit_warm_options options = {0};
     if (isatty(STDERR_FILENO))

@@ -1,4 +1,4 @@
-/* bench_compile.c — `ptxjit bench compile`: cold compiles of both routes in one process,
+/* compile.c — `ptxjit bench compile`: cold compiles of both routes in one process,
  * request → cubin, each stage timed, the wall time beside the thread's CPU time, and what the
  * cubins hold; with a GPU also the module loads and the same compiles with the CUDA driver's
  * compute cache on (NVRTC's and nvJitLink's own default, which ptxjit turns off). */
@@ -8,14 +8,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "request/route_llvm.h"
-#include "compilers/nvjitlink.h"
-#include "compilers/nvrtc.h"
-#include "cli/cli.h"
+#include "cli/bench/bench.h"
+#include "cli/bench/stages.h"
 #include "cli/family_cli.h"
 #include "cli/timing.h"
-#include "request/context.h"
-#include "binary/cubin.h"
+#include "cli_internal.h"
 
 #define COMPILE_SAMPLES_MAX 100
 /* reduce's request when none is given; another family's is its defaults. */
@@ -64,14 +61,15 @@ static ptxjit_status cold_compile(route_times *t, int i, const cli_args *args, c
     if (status == PTXJIT_OK && i < 0)
         t->first_ms = total;
     if (status == PTXJIT_OK && i >= 0) {
-        const pj_stages *s = &kernel->stages;
+        cli_stages s;
+        cli_compile_stages(&s, kernel);
         t->total[i] = total;
         t->cpu[i] = cpu;
-        t->generate[i] = s->generate_ms;
-        t->optimize[i] = s->optimize_ms;
-        t->emit[i] = s->emit_ms;
-        t->compile[i] = s->compile_ms;
-        t->other[i] = total - s->generate_ms - s->optimize_ms - s->emit_ms - s->compile_ms;
+        t->generate[i] = s.generate_ms;
+        t->optimize[i] = s.optimize_ms;
+        t->emit[i] = s.emit_ms;
+        t->compile[i] = s.compile_ms;
+        t->other[i] = total - s.generate_ms - s.optimize_ms - s.emit_ms - s.compile_ms;
         size_t size = 0;
         const void *cubin = ptxjit_kernel_cubin(kernel, &size);
         t->cubin_is_sass = pj_cubin_describe(t->cubin, sizeof t->cubin, cubin, size);
@@ -301,7 +299,7 @@ static void print_targets(route_times t[][2], int samples)
            pj_nvrtc_extra_option() ? pj_nvrtc_extra_option() : "");
     printf("| request | nvrtc ms | target | llvm ms | llvm / nvrtc | target |\n");
     printf("|---------|---------:|-------:|--------:|-------------:|-------:|\n");
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(compile_targets); i++) {
+    for (size_t i = 0; i < CLI_LENGTH(compile_targets); i++) {
         double nvrtc = median_of(t[i][0].total, samples);
         printf("| %s | %.1f | <= %.0f |", compile_targets[i].label, nvrtc,
                compile_targets[i].nvrtc_ms);
@@ -350,7 +348,7 @@ static ptxjit_status ofc_speed_check(const cli_args *args, const char *option, i
     printf("\nkernel speed, NVRTC's default against %s (each family's `run` at its default "
            "sizes, %d runs, order A B B A):\n",
            option, runs);
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(compile_targets) && status == PTXJIT_OK; i++) {
+    for (size_t i = 0; i < CLI_LENGTH(compile_targets) && status == PTXJIT_OK; i++) {
         const cli_family *f = cli_family_find(compile_targets[i].family);
         if (!f || !f->run)
             continue;
@@ -376,7 +374,7 @@ static int usage_ofc(const char *text, const char **option)
     *option = NULL;
     if (!text)
         return 1;
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(levels); i++)
+    for (size_t i = 0; i < CLI_LENGTH(levels); i++)
         if (strcmp(text, levels[i][0]) == 0) {
             *option = levels[i][1];
             return 1;
@@ -385,7 +383,7 @@ static int usage_ofc(const char *text, const char **option)
     return 0;
 }
 
-int cmd_bench_compile(cli_args *args)
+int cli_bench_compile(cli_args *args)
 {
     /* argv: "compile" [FAMILY] [key=value ...] */
     int named = args->argc >= 2 && !strchr(args->argv[1], '=');
@@ -421,8 +419,8 @@ int cmd_bench_compile(cli_args *args)
         route_times t[2];
         status = bench_request(t, args, family, params, samples, 1);
     } else {
-        route_times t[PJ_ARRAY_SIZE(compile_targets)][2];
-        for (size_t i = 0; i < PJ_ARRAY_SIZE(compile_targets) && status == PTXJIT_OK; i++)
+        route_times t[CLI_LENGTH(compile_targets)][2];
+        for (size_t i = 0; i < CLI_LENGTH(compile_targets) && status == PTXJIT_OK; i++)
             status = bench_request(t[i], args, compile_targets[i].family,
                                    compile_targets[i].params, samples, i == 0);
         if (status == PTXJIT_OK)

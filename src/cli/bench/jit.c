@@ -1,4 +1,4 @@
-/* bench_jit.c — `ptxjit bench jit`: cold compile; a disk hit in fresh processes with the
+/* jit.c — `ptxjit bench jit`: cold compile; a disk hit in fresh processes with the
  * stages of its open and request (latency.h); a memory hit, and its rate from 1 to 16
  * threads of one context; and, with a GPU, a memory hit + launch and ptxjit_launch alone
  * against a bare cuLaunchKernel of the same function. Text, or --json. */
@@ -8,11 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli/bench/bench.h"
 #include "cli/json.h"
+#include "cli/libcuda.h"
 #include "cli/timing.h"
-#include "request/context.h"
-#include "util/latency.h"
+#include "cli_internal.h"
 
 #define JIT_FAMILY "reduce"
 #define JIT_PARAMS "variant=vectorized tpb=512 batch=8"
@@ -239,16 +239,13 @@ static double now_us(void)
  * kernel already held, or a bare cuLaunchKernel of the same function with the same
  * arguments, grid, block and stream. */
 static ptxjit_status timed_launch(double *us, ptxjit_context *context, ptxjit_kernel *kernel,
-                                  int index, void **args, launch_kind kind)
+                                  void *function, void **args, launch_kind kind)
 {
     static const ptxjit_dim3 grid = {1, 1, 1}, block = {512, 1, 1};
     ptxjit_status status;
     double start = now_us();
     if (kind == LAUNCH_BARE) {
-        status = PJ_CU(context->driver->cuLaunchKernel(kernel->functions[index], grid.x, grid.y,
-                                                       grid.z, block.x, block.y, block.z, 0,
-                                                       NULL, args, NULL),
-                       "cuLaunchKernel");
+        status = cli_cuda_launch(function, grid, block, args);
     } else if (kind == LAUNCH_ONLY) {
         status = ptxjit_launch(kernel, NULL, grid, block, 0, NULL, args);
     } else {
@@ -276,10 +273,10 @@ static ptxjit_status launch_costs(launch_figures *out, ptxjit_context *context)
     if (status == PTXJIT_OK && ptxjit_alloc(&blocker, context, BLOCKER_BYTES) != PTXJIT_OK)
         blocker = 0; /* a smaller GPU: the launches are timed with it idle */
     out->blocked = blocker != 0;
-    int index = 0;
+    void *function = NULL;
     if (status == PTXJIT_OK)
-        status = pj_kernel_load(kernel, NULL, &index);
-    CUdeviceptr in = buffer, out_sum = buffer + 32;
+        status = ptxjit_kernel_function(&function, kernel, NULL);
+    ptxjit_devptr in = buffer, out_sum = buffer + 32;
     unsigned long long n = 1;
     void *args[] = {&in, &out_sum, &n};
     double *times[LAUNCH_KINDS];
@@ -289,17 +286,23 @@ static ptxjit_status launch_costs(launch_figures *out, ptxjit_context *context)
     for (int k = 0; k < LAUNCH_KINDS && status == PTXJIT_OK; k++)
         if (!times[k])
             status = PTXJIT_ERR_OUT_OF_MEMORY;
+    /* The bare launches find the context current, as ptxjit_launch keeps it: nothing but the
+     * driver's call is timed. */
+    void *saved = NULL;
+    if (status == PTXJIT_OK)
+        status = cli_cuda_enter(context, &saved);
     for (int r = 0; r < LAUNCH_ROUNDS && status == PTXJIT_OK; r++) {
         if (blocker)
             status = ptxjit_memset_d32_async(context, blocker, 0, BLOCKER_BYTES / 4, NULL);
         for (int i = 0; i < LAUNCH_BATCH && status == PTXJIT_OK; i++) {
             launch_kind kind = (launch_kind)((i + r) % LAUNCH_KINDS);
-            status = timed_launch(&times[kind][counts[kind]++], context, kernel, index, args,
-                                  kind);
+            status = timed_launch(&times[kind][counts[kind]++], context, kernel, function,
+                                  args, kind);
         }
         if (status == PTXJIT_OK)
             status = ptxjit_synchronize(context);
     }
+    cli_cuda_leave(saved);
     if (buffer)
         ptxjit_free(context, buffer);
     if (blocker)
@@ -401,7 +404,7 @@ static void print_json(const jit_figures *f, const char *arch)
     cli_json_finish(&json);
 }
 
-int cmd_bench_jit(cli_args *args)
+int cli_bench_jit(cli_args *args)
 {
     if (args->argc > 1) {
         fprintf(stderr, "ptxjit: bench jit takes no arguments, not '%s'\n", args->argv[1]);

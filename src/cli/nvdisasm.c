@@ -1,7 +1,7 @@
-/* sass.c — `ptxjit sass`: a kernel's cubin disassembled by nvdisasm, the CUDA toolkit's
- * disassembler (SASS encodings are undocumented: ptxjit does not decode them itself). The
- * cubin goes to a private temporary file that nvdisasm reads, run without a shell, its
- * output straight to our stdout; the file is removed whatever happens. */
+/* nvdisasm.c — `ptxjit sass`'s disassembler: a kernel's cubin through nvdisasm, the CUDA
+ * toolkit's (SASS encodings are undocumented: ptxjit does not decode them itself). The cubin
+ * goes to a private temporary file that nvdisasm reads, run without a shell, its output
+ * straight to our stdout; the file is removed whatever happens. */
 #include <errno.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/nvdisasm.h"
 
 extern char **environ;
 

@@ -33,6 +33,10 @@ void pj_nvjitlink_allow_driver_cache(int allowed);
 const char *pj_llvm_version_string(void);
 const char *pj_llvm_plugin_path(void);
 
+/* request/kernel_info.c: where a kernel's compile's time went (generate, optimize, emit,
+ * compile, ms), for `bench compile`'s stage columns. */
+void pj_kernel_stage_ms(double out[4], const ptxjit_kernel *kernel);
+
 /* binary/cubin.c: what a cubin holds, for `bench compile`; 1 when it is SASS. */
 int pj_cubin_describe(char *out, size_t size, const void *data, size_t bytes);
 

@@ -140,6 +140,9 @@ void pj_kernel_free_all(ptxjit_context *context);
 ptxjit_status pj_kernel_entry_index(int *out, const ptxjit_kernel *kernel, const char *entry);
 /* entry, or the name of the first entry when entry is NULL: for messages. */
 const char *pj_kernel_entry_name(const ptxjit_kernel *kernel, const char *entry);
+/* Where the kernel's compile's time went, in ms, in the order of pj_stages (generate,
+ * optimize, emit, compile); zeros for a kernel not compiled in this context. */
+void pj_kernel_stage_ms(double out[4], const ptxjit_kernel *kernel);
 
 /* ---- gpu/launch.c, a layer above: for the family ops and the CLI ---- */
 /* Loads kernel's module and functions once; index of entry (NULL: 0) in *index. The caller

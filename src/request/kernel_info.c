@@ -1,5 +1,6 @@
 /* kernel_info.c — what a kernel tells of itself once made: its family, canonical parameters,
- * key, PTX, log, compile options, source, cubin and entries, and an entry's index by name. */
+ * key, PTX, log, compile options, source, cubin and entries, an entry's index by name, and
+ * where its compile's time went. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,4 +87,13 @@ ptxjit_status pj_kernel_entry_index(int *out, const ptxjit_kernel *kernel, const
 const char *pj_kernel_entry_name(const ptxjit_kernel *kernel, const char *entry)
 {
     return entry ? entry : kernel->artifact.entry_count ? kernel->artifact.entries[0] : "?";
+}
+
+void pj_kernel_stage_ms(double out[4], const ptxjit_kernel *kernel)
+{
+    const pj_stages *s = &kernel->stages;
+    out[0] = s->generate_ms;
+    out[1] = s->optimize_ms;
+    out[2] = s->emit_ms;
+    out[3] = s->compile_ms;
 }

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "cli/bench/bench.h"
-#include "cli/bench/stages.h"
 #include "cli/family_cli.h"
 #include "cli/timing.h"
 #include "cli_internal.h"
@@ -61,15 +60,15 @@ static ptxjit_status cold_compile(route_times *t, int i, const cli_args *args, c
     if (status == PTXJIT_OK && i < 0)
         t->first_ms = total;
     if (status == PTXJIT_OK && i >= 0) {
-        cli_stages s;
-        cli_compile_stages(&s, kernel);
+        double s[4]; /* generate, optimize, emit, compile */
+        pj_kernel_stage_ms(s, kernel);
         t->total[i] = total;
         t->cpu[i] = cpu;
-        t->generate[i] = s.generate_ms;
-        t->optimize[i] = s.optimize_ms;
-        t->emit[i] = s.emit_ms;
-        t->compile[i] = s.compile_ms;
-        t->other[i] = total - s.generate_ms - s.optimize_ms - s.emit_ms - s.compile_ms;
+        t->generate[i] = s[0];
+        t->optimize[i] = s[1];
+        t->emit[i] = s[2];
+        t->compile[i] = s[3];
+        t->other[i] = total - s[0] - s[1] - s[2] - s[3];
         size_t size = 0;
         const void *cubin = ptxjit_kernel_cubin(kernel, &size);
         t->cubin_is_sass = pj_cubin_describe(t->cubin, sizeof t->cubin, cubin, size);

@@ -7,6 +7,7 @@
 #define PTXJIT_FAMILIES_FAMILY_H
 
 #include "catalog/list.h"
+#include "catalog/reader.h"
 #include "params/schema.h"
 
 /* A block of the family's main entry as a request launches it. */
@@ -58,6 +59,9 @@ typedef struct pj_family {
 #define PJ_FAMILY_DECLARE(name) extern const pj_family pj_family_##name;
 PJ_FAMILY_LIST(PJ_FAMILY_DECLARE)
 #undef PJ_FAMILY_DECLARE
+
+/* The request as a family's decoder reads it (catalog/reader.h; request_reader.c). */
+pj_param_reader pj_request_reader(const pj_request *request);
 
 /* Every family, in list order, NULL-terminated. */
 extern const pj_family *const pj_families[];

@@ -19,83 +19,6 @@ static const char *const variant_names[] = {
 #undef PJ_VARIANT_NAME
 };
 
-/* 1 when the template has param and the request's value is name (older templates lack the
- * newer parameters: their defaults then). */
-static int value_is(const pj_request *request, const char *param, const char *name)
-{
-    char buf[32];
-    return pj_schema_param_index(request->schema, param) >= 0 &&
-           strcmp(pj_request_value_name(request, param, buf), name) == 0;
-}
-
-/* The wgmma variants' parameters beyond the tile. */
-static void wgmma_config(matmul_config *out, const pj_request *request)
-{
-    out->persistent = value_is(request, "sched", "persistent");
-    out->store_tma = value_is(request, "store", "tma");
-    out->b_nk = value_is(request, "b_layout", "nk");
-    out->alpha = value_is(request, "alpha", "scaled");
-    out->beta = value_is(request, "beta", "scaled");
-    out->bias = value_is(request, "bias", "column");
-    out->act = value_is(request, "act", "relu") ? 1 : value_is(request, "act", "gelu") ? 2 : 0;
-}
-
-static ptxjit_status config_from(matmul_config *out, const pj_request *request)
-{
-    const pj_schema *schema = request->schema;
-    char buf[32];
-    memset(out, 0, sizeof *out);
-    static const char *const needed[] = {"variant", "dtype", "out", "mma", "bm", "bn", "bk",
-                                         "tm", "tn", "wm", "wn", "stages", "consumers"};
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(needed); i++)
-        if (pj_schema_param_index(schema, needed[i]) < 0)
-            return pj_error(PTXJIT_ERR_TEMPLATE,
-                            "matmul template %s lacks '%s', which the matmul op needs; launch "
-                            "it with ptxjit_launch instead",
-                            schema->origin, needed[i]);
-    const char *variant = pj_request_value_name(request, "variant", buf);
-    out->variant =
-        (matmul_variant)pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_MATMUL_VARIANTS), variant);
-    if ((int)out->variant < 0)
-        return pj_error(PTXJIT_ERR_TEMPLATE, "matmul template %s has variant '%s', which the "
-                        "matmul op does not know", schema->origin, variant);
-    const int wgmma = pj_matmul_is_wgmma(out->variant);
-    if (out->variant == MATMUL_WGMMA_FP8)
-        out->dtype = value_is(request, "fp8", "e5m2") ? PJ_MATMUL_E5M2 : PJ_MATMUL_E4M3;
-    else
-        out->dtype = (pj_dtype)pj_dtype_from_name(pj_request_value_name(request, "dtype", buf));
-    out->out = (pj_dtype)pj_dtype_from_name(pj_request_value_name(request, "out", buf));
-    out->bm = (int)pj_request_value(request, "bm");
-    /* wgmma: a stage holds one 128-byte row of K. */
-    out->bk = wgmma ? 128 / pj_matmul_type_bytes(out->dtype) : (int)pj_request_value(request, "bk");
-    out->stages = (int)pj_request_value(request, "stages");
-    const int bn = (int)pj_request_value(request, "bn");
-    /* The mma list is m16n8k8, then m64nNk16 for N = 8, 16, ...: value i is N = 8 i. */
-    out->tile_n = wgmma ? 8 * (int)pj_request_value(request, "mma") : bn;
-    /* wgmma's cluster (1 where a template lacks it). */
-    out->cluster = wgmma && pj_schema_param_index(schema, "cluster") >= 0
-                       ? (int)pj_request_value(request, "cluster") : 1;
-    if (wgmma)
-        wgmma_config(out, request);
-    /* tensor_core's load=tma (a parameter that older templates may lack: cp_async then). */
-    out->tma = out->variant == MATMUL_TENSOR_CORE && pj_schema_param_index(schema, "load") >= 0 &&
-               strcmp(pj_request_value_name(request, "load", buf), "tma") == 0;
-    const pj_matmul_tile tile = {
-        out->variant, out->bm, out->tile_n, out->bk,
-        (int)pj_request_value(request, "tm"), (int)pj_request_value(request, "tn"),
-        (int)pj_request_value(request, "wm"), (int)pj_request_value(request, "wn"),
-        (int)pj_request_value(request, "consumers"), out->stages, out->tma, out->store_tma,
-        pj_matmul_type_bytes(out->out)};
-    out->threads = pj_matmul_threads(&tile);
-    out->shared_bytes = pj_matmul_shared_bytes(&tile);
-    return PTXJIT_OK;
-}
-
-ptxjit_status pj_matmul_config_of(matmul_config *out, const ptxjit_kernel *kernel)
-{
-    return config_from(out, &kernel->request);
-}
-
 /* Blocks of the grid: the tiles of C, row tiles rounded up to whole clusters. */
 uint64_t pj_matmul_blocks(const matmul_config *config, size_t m, size_t n)
 {
@@ -345,7 +268,7 @@ ptxjit_status ptxjit_matmul_ex(ptxjit_context *context, const char *params, ptxj
 
 int pj_matmul_type_bytes(pj_dtype type)
 {
-    return type == PJ_MATMUL_E4M3 || type == PJ_MATMUL_E5M2 ? 1 : pj_dtype_bytes(type);
+    return pj_matmul_element_bytes(type);
 }
 
 const char *pj_matmul_type_name(pj_dtype type)
@@ -513,7 +436,7 @@ void pj_matmul_reference_epilogue(double *out, size_t n, const matmul_config *co
 static ptxjit_status matmul_geometry(pj_geometry *out, const pj_request *request)
 {
     matmul_config config;
-    ptxjit_status status = config_from(&config, request);
+    ptxjit_status status = pj_matmul_config_from(&config, request);
     out->threads = (unsigned)config.threads;
     out->shared_bytes = config.shared_bytes;
     return status;
@@ -555,7 +478,7 @@ static ptxjit_status tune_admits(const pj_request *request, const char *problem)
 {
     matmul_config config;
     uint64_t v[3] = {0};
-    ptxjit_status status = config_from(&config, request);
+    ptxjit_status status = pj_matmul_config_from(&config, request);
     if (status == PTXJIT_OK)
         status = pj_tune_problem_words(v, problem, "matmul", problem_names);
     return status == PTXJIT_OK ? pj_matmul_check_shape(&config, 256, 256, 256, (size_t)v[0],
@@ -613,7 +536,7 @@ static ptxjit_status tune_prepare(void **state, ptxjit_context *context, const c
 {
     matmul_config config;
     uint64_t v[3] = {0};
-    ptxjit_status status = config_from(&config, reference);
+    ptxjit_status status = pj_matmul_config_from(&config, reference);
     if (status == PTXJIT_OK)
         status = pj_tune_problem_words(v, problem, "matmul", problem_names);
     if (status != PTXJIT_OK)

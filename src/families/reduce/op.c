@@ -11,23 +11,16 @@
 
 static ptxjit_status config_from(reduce_config *out, const pj_request *request)
 {
-    const pj_schema *schema = request->schema;
-    char buf[32];
-    if (pj_schema_param_index(schema, "variant") < 0 || pj_schema_param_index(schema, "tpb") < 0 ||
-        pj_schema_param_index(schema, "batch") < 0 || pj_schema_param_index(schema, "dtype") < 0)
+    const pj_param_reader reader = pj_request_reader(request);
+    const pj_decode_result decoded = pj_reduce_decode(out, &reader);
+    if (decoded.code == PJ_DECODE_LACKS)
         return pj_error(PTXJIT_ERR_TEMPLATE,
                         "reduce template %s lacks variant, tpb, batch or dtype, which the "
                         "reduce op needs; launch it with ptxjit_launch instead",
-                        schema->origin);
-    const char *variant = pj_request_value_name(request, "variant", buf);
-    out->variant =
-        (reduce_variant)pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_REDUCE_VARIANTS), variant);
-    out->dtype = (pj_dtype)pj_dtype_from_name(pj_request_value_name(request, "dtype", buf));
-    if ((int)out->variant < 0 || (out->dtype != PJ_DTYPE_i32 && out->dtype != PJ_DTYPE_f32))
+                        request->schema->origin);
+    if (decoded.code != PJ_DECODED)
         return pj_error(PTXJIT_ERR_TEMPLATE, "reduce template %s has a variant or dtype the "
-                        "reduce op does not know", schema->origin);
-    out->tpb = (int)pj_request_value(request, "tpb");
-    out->batch = (int)pj_request_value(request, "batch");
+                        "reduce op does not know", request->schema->origin);
     return PTXJIT_OK;
 }
 

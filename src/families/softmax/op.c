@@ -12,34 +12,24 @@
 
 ptxjit_status pj_softmax_config_from(softmax_config *out, const pj_request *request)
 {
-    const pj_schema *schema = request->schema;
-    static const char *const needed[] = {"variant", "dtype", "tpb", "tpr", "vec", "items"};
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(needed); i++)
-        if (pj_schema_param_index(schema, needed[i]) < 0)
-            return pj_error(PTXJIT_ERR_TEMPLATE,
-                            "softmax template %s lacks '%s', which the softmax op needs; launch "
-                            "it with ptxjit_launch instead",
-                            schema->origin, needed[i]);
-    char buf[32];
-    const char *variant = pj_request_value_name(request, "variant", buf);
-    int index = pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_SOFTMAX_VARIANTS), variant);
-    if (index < 0)
+    const pj_param_reader reader = pj_request_reader(request);
+    const pj_decode_result decoded = pj_softmax_decode(out, &reader);
+    const char *origin = request->schema->origin;
+    switch (decoded.code) {
+    case PJ_DECODE_LACKS:
+        return pj_error(PTXJIT_ERR_TEMPLATE,
+                        "softmax template %s lacks '%s', which the softmax op needs; launch "
+                        "it with ptxjit_launch instead",
+                        origin, decoded.name);
+    case PJ_DECODE_VARIANT:
         return pj_error(PTXJIT_ERR_TEMPLATE, "softmax template %s has variant '%s', which the "
-                        "softmax op does not know", schema->origin, variant);
-    const char *dtype = pj_request_value_name(request, "dtype", buf);
-    out->dtype = (pj_dtype)pj_dtype_from_name(dtype);
-    if (out->dtype != PJ_DTYPE_f32 && out->dtype != PJ_DTYPE_f16 && out->dtype != PJ_DTYPE_bf16)
+                        "softmax op does not know", origin, decoded.name);
+    case PJ_DECODE_DTYPE:
         return pj_error(PTXJIT_ERR_TEMPLATE, "softmax template %s has dtype '%s'; the softmax "
-                        "op takes f32, f16 and bf16", schema->origin, dtype);
-    out->shape = (softmax_shape){
-        .variant = (softmax_variant)index,
-        .tpb = (int)pj_request_value(request, "tpb"),
-        .tpr = (int)pj_request_value(request, "tpr"),
-        .vec = (int)pj_request_value(request, "vec"),
-        .items = (int)pj_request_value(request, "items"),
-        .element_bytes = pj_dtype_bytes(out->dtype),
-    };
-    return PTXJIT_OK;
+                        "op takes f32, f16 and bf16", origin, decoded.name);
+    default:
+        return PTXJIT_OK;
+    }
 }
 
 ptxjit_status pj_softmax_config_of(softmax_config *out, const ptxjit_kernel *kernel)

@@ -10,39 +10,16 @@
 
 static ptxjit_status config_from(transpose_config *out, const pj_request *request)
 {
-    const pj_schema *schema = request->schema;
-    char buf[32];
-    static const char *const needed[] = {"variant", "block", "batch", "swizzle", "dtype",
-                                         "inplace", "stages", "rows"};
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(needed); i++)
-        if (pj_schema_param_index(schema, needed[i]) < 0)
-            return pj_error(PTXJIT_ERR_TEMPLATE,
-                            "transpose template %s lacks '%s', which the transpose op needs; "
-                            "launch it with ptxjit_launch instead",
-                            schema->origin, needed[i]);
-    const char *variant = pj_request_value_name(request, "variant", buf);
-    out->variant =
-        (transpose_variant)pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_TRANSPOSE_VARIANTS),
-                                            variant);
-    if ((int)out->variant < 0)
+    const pj_param_reader reader = pj_request_reader(request);
+    const pj_decode_result decoded = pj_transpose_decode(out, &reader);
+    if (decoded.code == PJ_DECODE_LACKS)
+        return pj_error(PTXJIT_ERR_TEMPLATE,
+                        "transpose template %s lacks '%s', which the transpose op needs; "
+                        "launch it with ptxjit_launch instead",
+                        request->schema->origin, decoded.name);
+    if (decoded.code != PJ_DECODED)
         return pj_error(PTXJIT_ERR_TEMPLATE, "transpose template %s has variant '%s', which "
-                        "the transpose op does not know", schema->origin, variant);
-    out->dtype = (pj_dtype)pj_dtype_from_name(pj_request_value_name(request, "dtype", buf));
-    out->block = (int)pj_request_value(request, "block");
-    int rows = out->variant == TRANSPOSE_TMA_BATCHED ? (int)pj_request_value(request, "rows") : 0;
-    out->tile_rows = rows ? rows : out->block;
-    int batched = out->variant == TRANSPOSE_SMEM || out->variant == TRANSPOSE_TMA_BATCHED;
-    out->per_thread = batched ? (int)pj_request_value(request, "batch") : 1;
-    out->threads = pj_transpose_threads(out->block, out->tile_rows, out->per_thread);
-    int swizzled = out->variant == TRANSPOSE_TMA_SWIZZLE || out->variant == TRANSPOSE_TMA_BATCHED;
-    const char *swizzle = pj_request_value_name(request, "swizzle", buf);
-    out->swizzle_bytes = !swizzled || strcmp(swizzle, "none") == 0 ? 0 : atoi(swizzle);
-    int batched_tma = out->variant == TRANSPOSE_TMA_BATCHED;
-    out->tiles = batched_tma && pj_request_value(request, "inplace") ? 1 : 2;
-    out->stages = batched_tma ? (int)pj_request_value(request, "stages") : 0;
-    out->shared_bytes = pj_transpose_shared_bytes(out->variant == TRANSPOSE_SMEM, out->stages,
-                                                  out->tiles, out->block, out->tile_rows,
-                                                  pj_dtype_bytes(out->dtype));
+                        "the transpose op does not know", request->schema->origin, decoded.name);
     return PTXJIT_OK;
 }
 

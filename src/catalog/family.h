@@ -20,12 +20,10 @@ typedef struct {
  * problem's words, random inputs of its shape on the GPU, one run of a candidate, and the
  * check of a candidate's result against the reference configuration's. */
 typedef struct {
-    /* "n=2^30" into the canonical problem ("n=1073741824"); PTXJIT_ERR_PARAM naming the words
-     * the family takes. */
-    ptxjit_status (*problem)(char **out, const char *text);
-    /* PTXJIT_OK when request can run the problem at all (checked before compiling, so a point
-     * that cannot, such as a row longer than variant=online holds, is pruned); else why not. */
-    ptxjit_status (*admits)(const pj_request *request, const char *problem);
+    /* PTXJIT_OK when request can run the problem of sizes (problem_names' values) at all
+     * (checked before compiling, so a point that cannot, such as a row longer than
+     * variant=online holds, is pruned); else why not. */
+    ptxjit_status (*admits)(const pj_request *request, const uint64_t *sizes);
     /* Inputs of the problem for the reference's dtype (fixed-seed random values), their
      * output buffers, and room for the reference's output. */
     ptxjit_status (*prepare)(void **state, ptxjit_context *context, const char *problem,

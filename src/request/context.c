@@ -11,7 +11,7 @@
 #include "cache/compile_lock.h"
 #include "cache/copier.h"
 #include "remote/remote.h"
-#include "tune/tune.h"
+#include "records/memo.h"
 
 void ptxjit_options_init(ptxjit_options *options)
 {

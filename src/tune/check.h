@@ -29,12 +29,6 @@ ptxjit_status pj_tune_fill(pj_tune_checker *checker, CUdeviceptr data, uint64_t 
 ptxjit_status pj_tune_compare(pj_tune_checker *checker, CUdeviceptr got, CUdeviceptr want,
                               uint64_t count, pj_tune_kind kind, double rel, double abs,
                               const char *what);
-/* The problem's words ("rows=16384 cols=2^14"): each of names exactly once, a count from 1 to
- * PJ_COUNT_MAX (count.h; 2^K and 2^K+C accepted), nothing else; values in the order of
- * names. PTXJIT_ERR_PARAM naming what the family takes. */
-ptxjit_status pj_tune_problem_words(uint64_t *values, const char *text, const char *family,
-                                    const char *const *names);
-
 /* Device memory, NULL-safe free. */
 ptxjit_status pj_tune_alloc(CUdeviceptr *out, ptxjit_context *context, size_t bytes);
 void pj_tune_free(ptxjit_context *context, CUdeviceptr pointer);

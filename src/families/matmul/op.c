@@ -249,13 +249,13 @@ ptxjit_status ptxjit_matmul_ex(ptxjit_context *context, const char *params, ptxj
     ptxjit_kernel *kernel;
     matmul_config config;
     CUcontext saved;
-    char problem[96] = "";
-    if (pj_tune_has_auto(params)) /* PARAM=auto: the winner tuned for this shape */
-        snprintf(problem, sizeof problem, "m=%zu n=%zu k=%zu", m, n, k);
-    ptxjit_status status = pj_tune_get_kernel(&kernel, context, "matmul", params, problem, NULL);
+    const uint64_t sizes[] = {m, n, k};
+    int tuned;
+    ptxjit_status status =
+        pj_auto_get_kernel(&kernel, &tuned, context, &pj_family_matmul, params, sizes);
     if (status == PTXJIT_OK)
         status = pj_matmul_config_of(&config, kernel);
-    if (status == PTXJIT_OK && !*problem) /* a tuned request has its tile */
+    if (status == PTXJIT_OK && !tuned) /* a tuned request has its tile */
         status = pj_matmul_fit(&kernel, &config, NULL, context, params, m, n);
     if (status == PTXJIT_OK)
         status = pj_gpu_enter(context, &saved);
@@ -462,25 +462,10 @@ typedef struct {
 
 static const char *const problem_names[] = {"m", "n", "k", NULL};
 
-static ptxjit_status tune_problem(char **out, const char *text)
-{
-    uint64_t v[3] = {0};
-    ptxjit_status status = pj_tune_problem_words(v, text, "matmul", problem_names);
-    char buf[96];
-    snprintf(buf, sizeof buf, "m=%llu n=%llu k=%llu", (unsigned long long)v[0],
-             (unsigned long long)v[1], (unsigned long long)v[2]);
-    if (status == PTXJIT_OK && !(*out = pj_strdup(buf)))
-        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    return status;
-}
-
-static ptxjit_status tune_admits(const pj_request *request, const char *problem)
+static ptxjit_status tune_admits(const pj_request *request, const uint64_t *v)
 {
     matmul_config config;
-    uint64_t v[3] = {0};
     ptxjit_status status = pj_matmul_config_from(&config, request);
-    if (status == PTXJIT_OK)
-        status = pj_tune_problem_words(v, problem, "matmul", problem_names);
     return status == PTXJIT_OK ? pj_matmul_check_shape(&config, 256, 256, 256, (size_t)v[0],
                                                        (size_t)v[1], (size_t)v[2])
                                : status;
@@ -622,7 +607,7 @@ static ptxjit_status tune_check(void *state, ptxjit_kernel *kernel, int referenc
 }
 
 static const pj_family_tune tune_ops = {
-    tune_problem, tune_admits, tune_prepare, tune_run, tune_poison, tune_check, tune_release, 0,
+    tune_admits, tune_prepare, tune_run, tune_poison, tune_check, tune_release, 0,
     problem_names,
 };
 

@@ -119,10 +119,9 @@ ptxjit_status ptxjit_reduce_async(ptxjit_context *context, const char *params,
     ptxjit_kernel *kernel;
     reduce_config config;
     CUcontext saved;
-    char problem[48] = "";
-    if (pj_tune_has_auto(params)) /* PARAM=auto: the winner tuned for this n */
-        snprintf(problem, sizeof problem, "n=%llu", (unsigned long long)n);
-    ptxjit_status status = pj_tune_get_kernel(&kernel, context, "reduce", params, problem, NULL);
+    const uint64_t sizes[] = {n};
+    ptxjit_status status =
+        pj_auto_get_kernel(&kernel, NULL, context, &pj_family_reduce, params, sizes);
     if (status == PTXJIT_OK)
         status = pj_reduce_config_of(&config, kernel);
     if (status == PTXJIT_OK)
@@ -207,20 +206,9 @@ typedef struct {
 
 static const char *const problem_names[] = {"n", NULL};
 
-static ptxjit_status tune_problem(char **out, const char *text)
+static ptxjit_status tune_admits(const pj_request *request, const uint64_t *sizes)
 {
-    uint64_t n = 0;
-    ptxjit_status status = pj_tune_problem_words(&n, text, "reduce", problem_names);
-    char buf[48];
-    snprintf(buf, sizeof buf, "n=%llu", (unsigned long long)n);
-    if (status == PTXJIT_OK && !(*out = pj_strdup(buf)))
-        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    return status;
-}
-
-static ptxjit_status tune_admits(const pj_request *request, const char *problem)
-{
-    (void)problem; /* every configuration sums any n */
+    (void)sizes; /* every configuration sums any n */
     reduce_config config;
     return config_from(&config, request);
 }
@@ -311,7 +299,7 @@ static ptxjit_status tune_check(void *state, ptxjit_kernel *kernel, int referenc
 }
 
 static const pj_family_tune tune_ops = {
-    tune_problem, tune_admits, tune_prepare, tune_run, tune_poison, tune_check, tune_release, 1,
+    tune_admits, tune_prepare, tune_run, tune_poison, tune_check, tune_release, 1,
     problem_names,
 };
 

@@ -179,11 +179,9 @@ ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxj
     ptxjit_kernel *kernel;
     transpose_config config;
     CUcontext saved;
-    char problem[64] = "";
-    if (pj_tune_has_auto(params)) /* PARAM=auto: the winner tuned for this shape */
-        snprintf(problem, sizeof problem, "rows=%zu cols=%zu", rows, cols);
-    ptxjit_status status = pj_tune_get_kernel(&kernel, context, "transpose", params, problem,
-                                              NULL);
+    const uint64_t sizes[] = {rows, cols};
+    ptxjit_status status =
+        pj_auto_get_kernel(&kernel, NULL, context, &pj_family_transpose, params, sizes);
     if (status == PTXJIT_OK)
         status = pj_transpose_config_of(&config, kernel);
     if (status == PTXJIT_OK)
@@ -241,26 +239,11 @@ typedef struct {
 
 static const char *const problem_names[] = {"rows", "cols", NULL};
 
-static ptxjit_status tune_problem(char **out, const char *text)
-{
-    uint64_t v[2] = {0};
-    ptxjit_status status = pj_tune_problem_words(v, text, "transpose", problem_names);
-    char buf[64];
-    snprintf(buf, sizeof buf, "rows=%llu cols=%llu", (unsigned long long)v[0],
-             (unsigned long long)v[1]);
-    if (status == PTXJIT_OK && !(*out = pj_strdup(buf)))
-        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    return status;
-}
-
 /* What ptxjit_transpose would refuse of this shape, before any compile. */
-static ptxjit_status tune_admits(const pj_request *request, const char *problem)
+static ptxjit_status tune_admits(const pj_request *request, const uint64_t *v)
 {
     transpose_config config;
-    uint64_t v[2] = {0};
     ptxjit_status status = config_from(&config, request);
-    if (status == PTXJIT_OK)
-        status = pj_tune_problem_words(v, problem, "transpose", problem_names);
     if (status == PTXJIT_OK)
         status = check_extent(v[0], v[1]);
     if (status != PTXJIT_OK)
@@ -358,7 +341,7 @@ static ptxjit_status tune_check(void *state, ptxjit_kernel *kernel, int referenc
 }
 
 static const pj_family_tune tune_ops = {
-    tune_problem, tune_admits, tune_prepare, tune_run, tune_poison, tune_check, tune_release, 1,
+    tune_admits, tune_prepare, tune_run, tune_poison, tune_check, tune_release, 1,
     problem_names,
 };
 

@@ -1,5 +1,5 @@
 /* check.c — the tuner's kernels (compare.cu, as PTX in compare_ptx.c) loaded through the
- * driver, and the calls the families' tune hooks make of them. */
+ * driver, and the calls the scaffold makes of them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,21 +130,4 @@ ptxjit_status pj_tune_compare(pj_tune_checker *c, CUdeviceptr got, CUdeviceptr w
                     (unsigned long long)result[0], (unsigned long long)count, what,
                     kind == PJ_TUNE_BITS ? "bit for bit" : "beyond the tolerance",
                     (unsigned long long)result[1], g, w);
-}
-
-ptxjit_status pj_tune_alloc(CUdeviceptr *out, ptxjit_context *context, size_t bytes)
-{
-    *out = 0;
-    return PJ_CU(context->driver->cuMemAlloc(out, bytes ? bytes : 1), "cuMemAlloc");
-}
-
-void pj_tune_free(ptxjit_context *context, CUdeviceptr pointer)
-{
-    if (pointer)
-        context->driver->cuMemFree(pointer);
-}
-
-ptxjit_status pj_tune_poison(ptxjit_context *context, CUdeviceptr data, size_t bytes)
-{
-    return PJ_CU(context->driver->cuMemsetD8Async(data, 0xff, bytes, NULL), "cuMemsetD8Async");
 }

@@ -40,8 +40,8 @@ struct pj_tune_bench {
 typedef struct {
     ptxjit_context *context;
     const char *family;
-    const char *problem;                /* canonical */
-    const pj_family_tune *ops;          /* built-in family; NULL with user callbacks */
+    const pj_family *builtin;           /* run by its op; NULL with user callbacks */
+    const uint64_t *sizes;              /* a built-in family's problem */
     const pj_request *reference;        /* the reference configuration's request */
     const ptxjit_tune_options *options; /* run, check, user */
 } pj_tune_bench_spec;

@@ -485,8 +485,8 @@ static ptxjit_status make_bench(tuning *t, const pj_schema *schema, const pj_fam
     free(rest);
     if (status != PTXJIT_OK)
         return status;
-    pj_tune_bench_spec spec = {t->context, t->family, t->measured,
-                               builtin ? builtin->tune : NULL, &reference, t->options};
+    pj_tune_bench_spec spec = {t->context, t->family, builtin, t->sizes, &reference,
+                               t->options};
     status = pj_tune_bench_override ? pj_tune_bench_override(&t->bench, &spec)
                                     : pj_tune_bench_gpu(&t->bench, &spec);
     pj_request_free(&reference);

@@ -7,6 +7,7 @@
 #define PTXJIT_FAMILIES_FAMILY_H
 
 #include "catalog/list.h"
+#include "catalog/reader.h"
 #include "params/schema.h"
 
 /* A block of the family's main entry as a request launches it. */
@@ -15,31 +16,73 @@ typedef struct {
     unsigned shared_bytes; /* dynamic shared memory per block */
 } pj_geometry;
 
+/* How a tuning fills and compares a buffer's elements (tune/compare.cu's kinds). */
+typedef enum {
+    PJ_TUNE_BITS = 0, /* 4-byte words, exactly */
+    PJ_TUNE_F32 = 1,
+    PJ_TUNE_F16 = 2,
+    PJ_TUNE_BF16 = 3
+} pj_tune_kind;
+
+/* What a buffer of a tuning holds. */
+typedef enum {
+    PJ_TUNE_INPUT,  /* random values from seed (floats uniform in [-1, 1)), made once */
+    PJ_TUNE_OUTPUT, /* poisoned before each checked run, so that an element left unwritten
+                       fails; the reference configuration's result kept, each candidate's
+                       compared with it */
+    PJ_TUNE_ZEROS   /* zeros, made once: an input whose cost matters, not its values */
+} pj_tune_role;
+
+/* One device buffer of a family's problem, as the tuning scaffold (tune/scaffold.c) makes,
+ * fills, poisons and compares it. */
+typedef struct pj_tune_buffer pj_tune_buffer;
+struct pj_tune_buffer {
+    pj_tune_role role;
+    size_t bytes;      /* 0: no buffer (its address is 0) */
+    pj_tune_kind kind; /* its elements, as the GPU's fill and compare read them */
+    uint64_t count;    /* elements of kind */
+    unsigned seed;     /* INPUT: the fill's */
+    /* INPUT of a type the GPU's fill does not make (fp8): count values made on the host from
+     * seed, each stored as type by store. */
+    void (*store)(void *host, pj_dtype type, size_t index, float value);
+    pj_dtype type;
+    /* OUTPUT: an element of a candidate passes within rel * |want| + abs of the reference's
+     * (floats; NaN never does) or equal to it (PJ_TUNE_BITS); what names the output in a
+     * mismatch. */
+    double rel, abs;
+    const char *what;
+    int read;          /* OUTPUT the run also reads (beta=scaled): zeros before each checked
+                          run, not NaN */
+    /* OUTPUT judged on the host instead (a scalar): PTXJIT_OK, or PTXJIT_ERR_CUDA saying how
+     * got differs from want. */
+    ptxjit_status (*judge)(const pj_tune_buffer *buffer, const void *got, const void *want,
+                           const uint64_t *sizes);
+};
+
+#define PJ_TUNE_MAX_BUFFERS 4
+
 /* What ptxjit_tune needs of a built-in family to run its op on a problem (tune/tuner.c): the
- * problem's words, random inputs of its shape on the GPU, one run of a candidate, and the
- * check of a candidate's result against the reference configuration's. */
+ * problem's words, its buffers, one run of a candidate; the scaffold does the rest (random
+ * inputs, poisoned outputs, the reference configuration's result kept and every candidate's
+ * compared with it). */
 typedef struct {
-    /* "n=2^30" into the canonical problem ("n=1073741824"); PTXJIT_ERR_PARAM naming the words
-     * the family takes. */
-    ptxjit_status (*problem)(char **out, const char *text);
-    /* PTXJIT_OK when request can run the problem at all (checked before compiling, so a point
-     * that cannot, such as a row longer than variant=online holds, is pruned); else why not. */
-    ptxjit_status (*admits)(const pj_request *request, const char *problem);
-    /* Inputs of the problem for the reference's dtype (fixed-seed random values), their
-     * output buffers, and room for the reference's output. */
-    ptxjit_status (*prepare)(void **state, ptxjit_context *context, const char *problem,
-                             const pj_request *reference);
-    /* One run of kernel's op on stream (asynchronous). */
-    ptxjit_status (*run)(void *state, ptxjit_kernel *kernel, void *stream);
-    /* Before a checked run: output buffers poisoned (NaN), so that an element left unwritten
-     * fails the check. */
-    ptxjit_status (*poison)(void *state);
-    /* After a run has finished: keep its output as the reference (reference = 1), or compare
-     * with the reference: PTXJIT_ERR_CUDA naming the first mismatch. */
-    ptxjit_status (*check)(void *state, ptxjit_kernel *kernel, int reference);
-    void (*release)(void *state);
-    int memory_bound; /* L2 flushed before each timed run */
     const char *const *problem_names; /* the problem's words, in order, NULL-terminated */
+    int memory_bound;                 /* L2 flushed before each timed run */
+    /* PTXJIT_OK when request can run the problem of sizes (problem_names' values) at all
+     * (checked before compiling, so a point that cannot, such as a row longer than
+     * variant=online holds, is pruned); else why not. */
+    ptxjit_status (*admits)(const pj_request *request, const uint64_t *sizes);
+    /* The problem's buffers for the reference configuration: *count of them in out (at most
+     * PJ_TUNE_MAX_BUFFERS), in the order run takes their addresses. */
+    ptxjit_status (*buffers)(pj_tune_buffer *out, int *count, const pj_request *reference,
+                             const uint64_t *sizes);
+    /* One run of kernel's op on the buffers (asynchronous). */
+    ptxjit_status (*run)(ptxjit_context *context, ptxjit_kernel *kernel,
+                         const ptxjit_devptr *buffers, const uint64_t *sizes, void *stream);
+    /* The element types of request's results, as a refusal names them ("dtype f32"): a
+     * candidate's result is compared only with a reference's of the same types. */
+    ptxjit_status (*types)(char out[64], const pj_request *request);
+    const char *fix_types; /* what to fix when they differ: "dtype (a fixed parameter)" */
 } pj_family_tune;
 
 typedef struct pj_family {
@@ -58,6 +101,9 @@ typedef struct pj_family {
 #define PJ_FAMILY_DECLARE(name) extern const pj_family pj_family_##name;
 PJ_FAMILY_LIST(PJ_FAMILY_DECLARE)
 #undef PJ_FAMILY_DECLARE
+
+/* The request as a family's decoder reads it (catalog/reader.h; request_reader.c). */
+pj_param_reader pj_request_reader(const pj_request *request);
 
 /* Every family, in list order, NULL-terminated. */
 extern const pj_family *const pj_families[];

@@ -8,6 +8,7 @@
 
 #include "compilers/llvm_plugin.h"
 #include "catalog/list.h"
+#include "catalog/reader.h"
 #include "ir.h"
 
 /* A parameter's value (an integer, or an enum's or dtype's index); 0 if absent. */
@@ -16,6 +17,8 @@ long long gen_int(const pj_llvm_request *request, const char *name);
 const char *gen_text(const pj_llvm_request *request, const char *name);
 /* Whether parameter name has the value named value. */
 int gen_is(const pj_llvm_request *request, const char *name, const char *value);
+/* The request as a family's decoder reads it (catalog/reader.h). */
+pj_param_reader gen_reader(const pj_llvm_request *request);
 
 /* Builds the kernel; PJ_LLVM_OK, or PJ_LLVM_UNSUPPORTED / PJ_LLVM_FAILED with the reason in
  * error. */

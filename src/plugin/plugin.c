@@ -31,6 +31,23 @@ int gen_is(const pj_llvm_request *request, const char *name, const char *value)
     return strcmp(gen_text(request, name), value) == 0;
 }
 
+static int reader_get(const void *from, const char *name, long long *value, const char **text)
+{
+    const pj_llvm_request *request = from;
+    for (int i = 0; i < request->param_count; i++)
+        if (strcmp(request->params[i].name, name) == 0) {
+            *value = request->params[i].value;
+            *text = request->params[i].text;
+            return 1;
+        }
+    return 0;
+}
+
+pj_param_reader gen_reader(const pj_llvm_request *request)
+{
+    return (pj_param_reader){request, reader_get};
+}
+
 #define PJ_GEN_ENTRY(name) &gen_family_##name,
 static const gen_family *const generators[] = {PJ_FAMILY_LIST(PJ_GEN_ENTRY)};
 #undef PJ_GEN_ENTRY

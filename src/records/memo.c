@@ -1,7 +1,8 @@
 /* memo.c — what a context remembers of tuning: records by key (so that a second ptxjit_tune
  * or an auto request reads no file), and each auto request's resolution (so that a family op
  * called with PARAM=auto in a loop costs one lookup, not a record key per call). Small lists:
- * a context tunes few problems. Guarded by context->lock. */
+ * a context tunes few problems. Guarded by the memo's own lock. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,9 +20,27 @@ typedef struct memo_resolution {
 } memo_resolution;
 
 struct pj_tune_memo {
+    pthread_mutex_t lock;
     memo_record *records;
     memo_resolution *resolutions;
 };
+
+pj_tune_memo *pj_tune_memo_new(void)
+{
+    pj_tune_memo *memo = calloc(1, sizeof *memo);
+    if (memo)
+        pthread_mutex_init(&memo->lock, NULL);
+    return memo;
+}
+
+static void free_records(memo_record *r)
+{
+    for (memo_record *next; r; r = next) {
+        next = r->next;
+        pj_tune_record_free(&r->record);
+        free(r);
+    }
+}
 
 static void free_resolutions(memo_resolution *r)
 {
@@ -39,110 +58,105 @@ void pj_tune_memo_free(pj_tune_memo *memo)
 {
     if (!memo)
         return;
-    for (memo_record *r = memo->records, *next; r; r = next) {
-        next = r->next;
-        pj_tune_record_free(&r->record);
-        free(r);
-    }
+    free_records(memo->records);
     free_resolutions(memo->resolutions);
+    pthread_mutex_destroy(&memo->lock);
     free(memo);
 }
 
-/* Caller holds the lock. NULL when out of memory (the memo is only a shortcut). */
-static pj_tune_memo *memo_of(ptxjit_context *context)
-{
-    if (!context->tune_memo)
-        context->tune_memo = calloc(1, sizeof *context->tune_memo);
-    return context->tune_memo;
-}
-
-int pj_tune_memo_find(ptxjit_context *context, const char *key, pj_tune_record *out)
+int pj_tune_memo_find(pj_tune_memo *memo, const char *key, pj_tune_record *out)
 {
     int found = 0;
-    pthread_mutex_lock(&context->lock);
-    pj_tune_memo *memo = memo_of(context);
-    for (memo_record *r = memo ? memo->records : NULL; r && !found; r = r->next)
+    if (!memo)
+        return 0;
+    pthread_mutex_lock(&memo->lock);
+    for (memo_record *r = memo->records; r && !found; r = r->next)
         if (strcmp(r->key, key) == 0)
             found = pj_tune_record_copy(out, &r->record) == PTXJIT_OK;
-    pthread_mutex_unlock(&context->lock);
+    pthread_mutex_unlock(&memo->lock);
     return found;
 }
 
-void pj_tune_memo_put(ptxjit_context *context, const char *key, const pj_tune_record *record)
+/* Caller holds the lock. The record under key, taken off the list, or NULL. */
+static memo_record *take_record(pj_tune_memo *memo, const char *key)
 {
-    memo_record *fresh = calloc(1, sizeof *fresh);
+    for (memo_record **slot = &memo->records; *slot; slot = &(*slot)->next)
+        if (strcmp((*slot)->key, key) == 0) {
+            memo_record *old = *slot;
+            *slot = old->next;
+            old->next = NULL;
+            return old;
+        }
+    return NULL;
+}
+
+void pj_tune_memo_put(pj_tune_memo *memo, const char *key, const pj_tune_record *record)
+{
+    memo_record *fresh = memo ? calloc(1, sizeof *fresh) : NULL;
     if (!fresh || pj_tune_record_copy(&fresh->record, record) != PTXJIT_OK) {
         free(fresh);
         return;
     }
     memcpy(fresh->key, key, 33);
-    pthread_mutex_lock(&context->lock);
-    pj_tune_memo *memo = memo_of(context);
-    if (memo) {
-        /* A record replaced (retune) makes every resolution possibly stale. */
-        for (memo_record **slot = &memo->records; *slot; slot = &(*slot)->next)
-            if (strcmp((*slot)->key, key) == 0) {
-                memo_record *old = *slot;
-                *slot = old->next;
-                pj_tune_record_free(&old->record);
-                free(old);
-                break;
-            }
-        fresh->next = memo->records;
-        memo->records = fresh;
-        free_resolutions(memo->resolutions);
-        memo->resolutions = NULL;
-        fresh = NULL;
-    }
-    pthread_mutex_unlock(&context->lock);
-    if (fresh) {
-        pj_tune_record_free(&fresh->record);
-        free(fresh);
-    }
+    pthread_mutex_lock(&memo->lock);
+    memo_record *old = take_record(memo, key);
+    fresh->next = memo->records;
+    memo->records = fresh;
+    /* A record replaced (retune) makes every resolution possibly stale. */
+    memo_resolution *stale = memo->resolutions;
+    memo->resolutions = NULL;
+    pthread_mutex_unlock(&memo->lock);
+    free_records(old);
+    free_resolutions(stale);
 }
 
-void pj_tune_memo_clear(ptxjit_context *context)
+void pj_tune_memo_clear(pj_tune_memo *memo)
 {
-    pthread_mutex_lock(&context->lock);
-    pj_tune_memo_free(context->tune_memo);
-    context->tune_memo = NULL;
-    pthread_mutex_unlock(&context->lock);
+    if (!memo)
+        return;
+    pthread_mutex_lock(&memo->lock);
+    memo_record *records = memo->records;
+    memo_resolution *resolutions = memo->resolutions;
+    memo->records = NULL;
+    memo->resolutions = NULL;
+    pthread_mutex_unlock(&memo->lock);
+    free_records(records);
+    free_resolutions(resolutions);
 }
 
-char *pj_tune_memo_resolved(ptxjit_context *context, const char *family, const char *params,
+char *pj_tune_memo_resolved(pj_tune_memo *memo, const char *family, const char *params,
                             const char *problem)
 {
     char *resolved = NULL;
-    pthread_mutex_lock(&context->lock);
-    pj_tune_memo *memo = context->tune_memo;
-    for (memo_resolution *r = memo ? memo->resolutions : NULL; r; r = r->next)
+    if (!memo)
+        return NULL;
+    pthread_mutex_lock(&memo->lock);
+    for (memo_resolution *r = memo->resolutions; r; r = r->next)
         if (!strcmp(r->family, family) && !strcmp(r->params, params) &&
             !strcmp(r->problem, problem)) {
             resolved = pj_strdup(r->resolved);
             break;
         }
-    pthread_mutex_unlock(&context->lock);
+    pthread_mutex_unlock(&memo->lock);
     return resolved;
 }
 
-void pj_tune_memo_resolve(ptxjit_context *context, const char *family, const char *params,
+void pj_tune_memo_resolve(pj_tune_memo *memo, const char *family, const char *params,
                           const char *problem, const char *resolved)
 {
-    memo_resolution *r = calloc(1, sizeof *r);
+    memo_resolution *r = memo ? calloc(1, sizeof *r) : NULL;
     if (!r)
         return;
     r->family = pj_strdup(family);
     r->params = pj_strdup(params);
     r->problem = pj_strdup(problem);
     r->resolved = pj_strdup(resolved);
-    pthread_mutex_lock(&context->lock);
-    pj_tune_memo *memo = memo_of(context);
-    if (memo && r->family && r->params && r->problem && r->resolved) {
+    if (r->family && r->params && r->problem && r->resolved) {
+        pthread_mutex_lock(&memo->lock);
         r->next = memo->resolutions;
         memo->resolutions = r;
+        pthread_mutex_unlock(&memo->lock);
         r = NULL;
     }
-    pthread_mutex_unlock(&context->lock);
-    if (r)
-        free_resolutions(r);
+    free_resolutions(r);
 }

@@ -2,11 +2,67 @@
  * latest tuning of the family for the problem, the request's other (fixed) words and the
  * device; without one (or with one that disagrees with the request's other parameters) the
  * defaults, said in an INFO line. Resolved before the canonical form and the cache key, which
- * never see `auto`. Also the listing and clearing of records. */
+ * never see `auto`: the family ops and ptxjit_get_kernel_tuned get their kernels here. Also
+ * the record keys the resolution reads (the tuner writes under the same), and the context's
+ * memo of records. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tune/tune.h"
+#include "records/bucket.h"
+#include "records/fixed.h"
+#include "records/problem.h"
+#include "request/auto.h"
+
+const char *pj_tune_device_override;
+
+/* ---- the device, the keys and the memo ---- */
+
+ptxjit_status pj_tune_device_identity(char out[256], ptxjit_context *context)
+{
+    if (pj_tune_device_override) {
+        snprintf(out, 256, "%s", pj_tune_device_override);
+        return PTXJIT_OK;
+    }
+    ptxjit_status status = ptxjit_gpu_status(context);
+    if (status != PTXJIT_OK)
+        return status;
+    char name[200] = "?";
+    context->driver->cuDeviceGetName(name, sizeof name, context->device);
+    snprintf(out, 256, "%s, %d SMs, driver %d", name, context->sm_count, context->driver->version);
+    return PTXJIT_OK;
+}
+
+ptxjit_status pj_tune_key(char out[33], ptxjit_context *context, const pj_schema *schema,
+                          const char *fixed, const char *space, const char *problem,
+                          pj_backend backend)
+{
+    char device[256], compiler[64];
+    ptxjit_status status = pj_tune_device_identity(device, context);
+    if (status == PTXJIT_OK)
+        status = pj_context_compiler_version(context, backend, compiler);
+    if (status != PTXJIT_OK)
+        return status;
+    pj_tune_key_inputs in = {schema->family, schema->source, fixed, space, problem,
+                             device, context->arch, pj_backend_name(backend), compiler};
+    pj_hash128 key;
+    status = pj_tune_record_key(&key, &in);
+    if (status == PTXJIT_OK)
+        pj_hash_hex(&key, out);
+    return status;
+}
+
+pj_tune_memo *pj_tune_memo_of(ptxjit_context *context)
+{
+    pthread_mutex_lock(&context->lock);
+    if (!context->tune_memo)
+        context->tune_memo = pj_tune_memo_new();
+    pj_tune_memo *memo = context->tune_memo;
+    pthread_mutex_unlock(&context->lock);
+    return memo;
+}
+
+/* ---- resolution ---- */
 
 /* Whether word (length n) is PARAM=auto. */
 static int is_auto_word(const char *word, size_t n)
@@ -14,7 +70,8 @@ static int is_auto_word(const char *word, size_t n)
     return n > 5 && strncmp(word + n - 5, "=auto", 5) == 0;
 }
 
-int pj_tune_has_auto(const char *params)
+/* 1 when params has a word PARAM=auto. */
+static int has_auto(const char *params)
 {
     for (const char *s = params ? strstr(params, "=auto") : NULL; s; s = strstr(s + 1, "=auto"))
         if (s[5] == '\0' || strchr(" \t\n,", s[5]))
@@ -68,7 +125,7 @@ static int latest_record(pj_tune_record *out, ptxjit_context *context, const pj_
     char key[33];
     if (pj_tune_key(key, context, schema, fixed, NULL, problem, backend) != PTXJIT_OK)
         return 0;
-    if (pj_tune_memo_find(context, key, out))
+    if (pj_tune_memo_find(pj_tune_memo_of(context), key, out))
         return 1;
     int found = 0;
     if (!context->disk ||
@@ -80,7 +137,7 @@ static int latest_record(pj_tune_record *out, ptxjit_context *context, const pj_
         pj_tune_record_free(out);
         return 0;
     }
-    pj_tune_memo_put(context, key, out);
+    pj_tune_memo_put(pj_tune_memo_of(context), key, out);
     return 1;
 }
 
@@ -95,13 +152,17 @@ static int winner_admits(ptxjit_context *context, const pj_schema *schema, const
     pj_backend backend;
     pj_request request;
     char *rest = NULL;
-    ptxjit_status status = pj_backend_take(&backend, &rest, winner, context->default_backend);
+    uint64_t sizes[PJ_TUNE_MAX_SIZES];
+    ptxjit_status status = pj_tune_problem_words(sizes, problem, schema->family,
+                                                 builtin->tune->problem_names);
+    if (status == PTXJIT_OK)
+        status = pj_backend_take(&backend, &rest, winner, context->default_backend);
     if (status == PTXJIT_OK)
         status = pj_request_parse(&request, schema, rest, pj_context_sm(context));
     free(rest);
     if (status != PTXJIT_OK)
         return 0;
-    status = builtin->tune->admits(&request, problem);
+    status = builtin->tune->admits(&request, sizes);
     pj_request_free(&request);
     return status == PTXJIT_OK;
 }
@@ -176,131 +237,71 @@ static char *resolve(ptxjit_context *context, const pj_schema *schema, const cha
     return resolved;
 }
 
-ptxjit_status pj_tune_get_kernel(ptxjit_kernel **out, ptxjit_context *context,
-                                 const char *family, const char *params, const char *problem,
-                                 ptxjit_origin *origin)
+/* The kernel of params, its auto words resolved for the canonical problem. */
+static ptxjit_status get_resolved(ptxjit_kernel **out, ptxjit_context *context,
+                                  const char *family, const char *params, const char *problem,
+                                  ptxjit_origin *origin)
 {
-    if (!pj_tune_has_auto(params))
-        return ptxjit_get_kernel(out, context, family, params, origin);
     if (!out || !context || !family)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "out, context and family must be given");
     const pj_schema *schema;
     ptxjit_status status = pj_context_schema(&schema, context, family);
     if (status != PTXJIT_OK)
         return status;
-    char *resolved = pj_tune_memo_resolved(context, family, params, problem);
+    pj_tune_memo *memo = pj_tune_memo_of(context);
+    char *resolved = pj_tune_memo_resolved(memo, family, params, problem);
     if (!resolved) {
         resolved = resolve(context, schema, params, problem);
         if (!resolved)
             return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-        pj_tune_memo_resolve(context, family, params, problem, resolved);
+        pj_tune_memo_resolve(memo, family, params, problem, resolved);
     }
     status = ptxjit_get_kernel(out, context, family, resolved, origin);
     free(resolved);
     return status;
 }
 
+ptxjit_status pj_auto_get_kernel(ptxjit_kernel **out, int *tuned, ptxjit_context *context,
+                                 const pj_family *family, const char *params,
+                                 const uint64_t *sizes)
+{
+    const int resolving = has_auto(params);
+    if (tuned)
+        *tuned = resolving;
+    if (!resolving)
+        return ptxjit_get_kernel(out, context, family->name, params, NULL);
+    char *problem = pj_tune_problem_text(family->tune->problem_names, sizes);
+    if (!problem)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    ptxjit_status status = get_resolved(out, context, family->name, params, problem, NULL);
+    free(problem);
+    return status;
+}
+
+/* A built-in family's problem as its words make it canonical; any other family's as given. */
+static ptxjit_status canonical_problem(char **out, const char *family, const char *problem)
+{
+    const pj_family *builtin = pj_family_find(family);
+    uint64_t sizes[PJ_TUNE_MAX_SIZES];
+    if (builtin && builtin->tune)
+        return pj_tune_problem_canonical(out, sizes, problem, family,
+                                         builtin->tune->problem_names);
+    *out = pj_strdup(problem);
+    return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+}
+
 ptxjit_status ptxjit_get_kernel_tuned(ptxjit_kernel **out, ptxjit_context *context,
                                       const char *family, const char *params,
                                       const char *problem, ptxjit_origin *origin)
 {
-    if (!pj_tune_has_auto(params))
+    if (!has_auto(params))
         return ptxjit_get_kernel(out, context, family, params, origin);
     if (!context || !family)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "out, context and family must be given");
-    const pj_family *builtin = pj_family_find(family);
     char *canonical = NULL;
-    ptxjit_status status =
-        builtin && builtin->tune ? builtin->tune->problem(&canonical, problem ? problem : "")
-        : (canonical = pj_strdup(problem ? problem : "")) ? PTXJIT_OK
-                                                           : PTXJIT_ERR_OUT_OF_MEMORY;
+    ptxjit_status status = canonical_problem(&canonical, family, problem ? problem : "");
     if (status == PTXJIT_OK)
-        status = pj_tune_get_kernel(out, context, family, params, canonical, origin);
+        status = get_resolved(out, context, family, params, canonical, origin);
     free(canonical);
-    return status;
-}
-
-/* ---- listing and clearing ---- */
-
-typedef struct {
-    ptxjit_context *context;
-    ptxjit_tune_result **list;
-    int count;
-    ptxjit_status status;
-} listing;
-
-static void add_listed(void *user, const char *key)
-{
-    listing *l = user;
-    pj_tune_record record;
-    int found = 0;
-    if (l->status != PTXJIT_OK ||
-        pj_tune_record_load(l->context->disk, NULL, key, NULL, &record, &found) != PTXJIT_OK ||
-        !found)
-        return;
-    ptxjit_tune_result *result = calloc(1, sizeof *result);
-    ptxjit_tune_result **grown = realloc(l->list, (size_t)(l->count + 1) * sizeof *grown);
-    if (grown)
-        l->list = grown;
-    if (record.latest || !result || !grown) { /* latest: a copy of a space's own record */
-        l->status = record.latest || (result && grown) ? l->status : PTXJIT_ERR_OUT_OF_MEMORY;
-        free(result);
-        pj_tune_record_free(&record);
-        return;
-    }
-    result->record = record;
-    result->from_record = 1;
-    result->record_path = pj_disk_cache_record_path(l->context->disk, key);
-    l->list[l->count++] = result;
-}
-
-static int by_family_then_problem(const void *a, const void *b)
-{
-    const pj_tune_record *x = &(*(ptxjit_tune_result *const *)a)->record;
-    const pj_tune_record *y = &(*(ptxjit_tune_result *const *)b)->record;
-    int c = strcmp(x->family, y->family);
-    if (!c)
-        c = strcmp(x->problem, y->problem);
-    if (!c)
-        c = strcmp(x->fixed, y->fixed);
-    return c ? c : strcmp(x->space, y->space);
-}
-
-ptxjit_status ptxjit_tune_list(ptxjit_tune_result ***out, int *count, ptxjit_context *context)
-{
-    if (!out || !count || !context)
-        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
-                        "ptxjit_tune_list: out, count and context must be given");
-    listing l = {context, NULL, 0, PTXJIT_OK};
-    if (context->disk)
-        pj_disk_cache_each_record(context->disk, add_listed, &l);
-    if (l.status != PTXJIT_OK) {
-        ptxjit_tune_list_free(l.list, l.count);
-        return pj_error(l.status, "out of memory listing the tuning records");
-    }
-    if (l.count)
-        qsort(l.list, (size_t)l.count, sizeof *l.list, by_family_then_problem);
-    *out = l.list;
-    *count = l.count;
-    return PTXJIT_OK;
-}
-
-void ptxjit_tune_list_free(ptxjit_tune_result **list, int count)
-{
-    for (int i = 0; list && i < count; i++)
-        ptxjit_tune_result_free(list[i]);
-    free(list);
-}
-
-ptxjit_status ptxjit_tune_clear(ptxjit_context *context, uint64_t *removed)
-{
-    if (!context)
-        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "ptxjit_tune_clear: context is NULL");
-    uint64_t count = 0;
-    pj_tune_memo_clear(context);
-    ptxjit_status status =
-        context->disk ? pj_disk_cache_clear_records(context->disk, &count) : PTXJIT_OK;
-    if (removed)
-        *removed = count;
     return status;
 }

@@ -1,22 +1,36 @@
-/* auto.h — PARAM=auto resolved to a tuned winner for a problem, and the record keys it reads. */
+/* auto.h — the kernel of a request for a problem, PARAM=auto resolved to a tuned winner: the one
+ * way the family ops and ptxjit_get_kernel_tuned get theirs; the record keys that resolution
+ * reads (the tuner writes under the same) and the context's memo of records. */
 #ifndef PTXJIT_REQUEST_AUTO_H
 #define PTXJIT_REQUEST_AUTO_H
 
-#include "request/select.h"
+#include "catalog/family.h"
 #include "params/schema.h"
+#include "records/memo.h"
 #include "request/context.h"
+#include "request/select.h"
 
-/* 1 when params has a word PARAM=auto. */
-int pj_tune_has_auto(const char *params);
-/* ptxjit_get_kernel_tuned with a canonical problem: what the family ops call. */
-ptxjit_status pj_tune_get_kernel(ptxjit_kernel **out, ptxjit_context *context,
-                                 const char *family, const char *params, const char *problem,
-                                 ptxjit_origin *origin);
+/* ptxjit_get_kernel for a built-in family's op on the problem of sizes (the values of the
+ * family's problem_names, in order): each PARAM=auto word takes the value of the winner tuned
+ * for that problem. *tuned (may be NULL): 1 when params had such words. A request without them
+ * costs what ptxjit_get_kernel costs: the problem's text is made only to resolve them. */
+ptxjit_status pj_auto_get_kernel(ptxjit_kernel **out, int *tuned, ptxjit_context *context,
+                                 const pj_family *family, const char *params,
+                                 const uint64_t *sizes);
 
 /* The record key of (family, fixed, space or NULL, problem) on this context's device,
  * backend and compiler, as hex. */
 ptxjit_status pj_tune_key(char out[33], ptxjit_context *context, const pj_schema *schema,
                           const char *fixed, const char *space, const char *problem,
                           pj_backend backend);
+/* "NVIDIA H100 80GB HBM3, 132 SMs, driver 13000": what a record's times are from; fails with
+ * the GPU's status when there is none. */
+ptxjit_status pj_tune_device_identity(char out[256], ptxjit_context *context);
+/* Tests set this to stand for the GPU in record keys (NULL: the context's GPU). */
+extern const char *pj_tune_device_override;
+
+/* The context's memo, made on first use (NULL when out of memory, which the memo's calls take
+ * as an empty memo). */
+pj_tune_memo *pj_tune_memo_of(ptxjit_context *context);
 
 #endif

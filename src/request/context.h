@@ -97,8 +97,8 @@ struct ptxjit_context {
                                       under it, each bucket's head published atomically */
     pj_alias *retired_aliases;     /* forgotten aliases, freed at close: a reader without the
                                       lock may still be walking them */
-    struct pj_tune_memo *tune_memo; /* tuning records and auto resolutions (records/memo.c);
-                                       guarded by lock */
+    struct pj_tune_memo *tune_memo; /* tuning records and auto resolutions (records/memo.c,
+                                       its own lock); made under lock (auto.c) */
 };
 
 /* ---- context.c ---- */

@@ -1,10 +1,9 @@
 /* check.c — the tuner's kernels (compare.cu, as PTX in compare_ptx.c) loaded through the
- * driver, and the calls the families' tune hooks make of them. */
+ * driver, and the calls the scaffold makes of them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/count.h"
 #include "tune/check.h"
 
 extern const char pj_tune_compare_ptx[];
@@ -131,68 +130,4 @@ ptxjit_status pj_tune_compare(pj_tune_checker *c, CUdeviceptr got, CUdeviceptr w
                     (unsigned long long)result[0], (unsigned long long)count, what,
                     kind == PJ_TUNE_BITS ? "bit for bit" : "beyond the tolerance",
                     (unsigned long long)result[1], g, w);
-}
-
-static ptxjit_status problem_error(const char *family, const char *const *names, const char *why,
-                                   const char *text)
-{
-    pj_strbuf sb;
-    pj_sb_init(&sb);
-    for (int i = 0; names[i]; i++)
-        pj_sb_appendf(&sb, "%s%s=N", i ? " " : "", names[i]);
-    ptxjit_status status =
-        pj_error(PTXJIT_ERR_PARAM, "%s: problem '%s': %s; a %s problem is written \"%s\" (each a "
-                 "count from 1 to 2^48; 2^30 is accepted)", family, text, why, family,
-                 sb.data ? sb.data : "");
-    pj_sb_free(&sb);
-    return status;
-}
-
-ptxjit_status pj_tune_problem_words(uint64_t *values, const char *text, const char *family,
-                                    const char *const *names)
-{
-    int count = 0, seen[8] = {0};
-    while (names[count])
-        count++;
-    for (const char *s = text; *s;) {
-        s += strspn(s, " \t\n,");
-        size_t length = strcspn(s, " \t\n,");
-        if (!length)
-            break;
-        const char *equals = memchr(s, '=', length);
-        int index = -1;
-        for (int i = 0; equals && i < count; i++)
-            if (strlen(names[i]) == (size_t)(equals - s) && !strncmp(names[i], s, (size_t)(equals - s)))
-                index = i;
-        if (index < 0 || seen[index] ||
-            !pj_count_parse(&values[index], equals + 1, length - (size_t)(equals - s) - 1,
-                            PJ_COUNT_MAX))
-            return problem_error(family, names,
-                                 index < 0 ? "an unknown word" : seen[index] ? "a word given twice"
-                                                                : "not a count from 1 to 2^48",
-                                 text);
-        seen[index] = 1;
-        s += length;
-    }
-    for (int i = 0; i < count; i++)
-        if (!seen[i])
-            return problem_error(family, names, "a size is missing", text);
-    return PTXJIT_OK;
-}
-
-ptxjit_status pj_tune_alloc(CUdeviceptr *out, ptxjit_context *context, size_t bytes)
-{
-    *out = 0;
-    return PJ_CU(context->driver->cuMemAlloc(out, bytes ? bytes : 1), "cuMemAlloc");
-}
-
-void pj_tune_free(ptxjit_context *context, CUdeviceptr pointer)
-{
-    if (pointer)
-        context->driver->cuMemFree(pointer);
-}
-
-ptxjit_status pj_tune_poison(ptxjit_context *context, CUdeviceptr data, size_t bytes)
-{
-    return PJ_CU(context->driver->cuMemsetD8Async(data, 0xff, bytes, NULL), "cuMemsetD8Async");
 }

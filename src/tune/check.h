@@ -1,20 +1,14 @@
-/* check.h — what the families' tune hooks share: the tuner's own kernels (random inputs made on
- * the GPU, the comparison of a candidate's output with the reference's, both on the GPU so that
- * a check of a 1 GiB result costs a pass over it, not a copy to the host), loaded once per
- * tuning. */
+/* check.h — the tuner's own kernels (random inputs made on the GPU, the comparison of a
+ * candidate's output with the reference's, both on the GPU so that a check of a 1 GiB result
+ * costs a pass over it, not a copy to the host), loaded once per tuning by the scaffold
+ * (scaffold.c). */
 #ifndef PTXJIT_TUNE_CHECK_H
 #define PTXJIT_TUNE_CHECK_H
 
+#include "catalog/family.h"
 #include "request/context.h"
 
 typedef struct pj_tune_checker pj_tune_checker;
-
-typedef enum {
-    PJ_TUNE_BITS = 0, /* 4-byte words, exactly */
-    PJ_TUNE_F32 = 1,
-    PJ_TUNE_F16 = 2,
-    PJ_TUNE_BF16 = 3
-} pj_tune_kind;
 
 ptxjit_status pj_tune_checker_open(pj_tune_checker **out, ptxjit_context *context);
 void pj_tune_checker_close(pj_tune_checker *checker);
@@ -29,16 +23,4 @@ ptxjit_status pj_tune_fill(pj_tune_checker *checker, CUdeviceptr data, uint64_t 
 ptxjit_status pj_tune_compare(pj_tune_checker *checker, CUdeviceptr got, CUdeviceptr want,
                               uint64_t count, pj_tune_kind kind, double rel, double abs,
                               const char *what);
-/* The problem's words ("rows=16384 cols=2^14"): each of names exactly once, a count from 1 to
- * PJ_COUNT_MAX (count.h; 2^K and 2^K+C accepted), nothing else; values in the order of
- * names. PTXJIT_ERR_PARAM naming what the family takes. */
-ptxjit_status pj_tune_problem_words(uint64_t *values, const char *text, const char *family,
-                                    const char *const *names);
-
-/* Device memory, NULL-safe free. */
-ptxjit_status pj_tune_alloc(CUdeviceptr *out, ptxjit_context *context, size_t bytes);
-void pj_tune_free(ptxjit_context *context, CUdeviceptr pointer);
-/* Every byte 0xff (NaN in every float type), so that an element never written fails. */
-ptxjit_status pj_tune_poison(ptxjit_context *context, CUdeviceptr data, size_t bytes);
-
 #endif

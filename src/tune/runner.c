@@ -1,4 +1,4 @@
-/* bench_gpu.c — candidates on the GPU, on one stream (the default one): a checked run (outputs
+/* runner.c — candidates on the GPU, on one stream (the default one): a checked run (outputs
  * poisoned first, the run waited for, a failure told apart from a lost context), and timed
  * runs between CUDA events, with L2 flushed before each for memory-bound work (a memset of
  * twice the L2: what a run leaves in L2 must not serve the next). The runs of one call are
@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tune/scaffold.h"
 #include "tune/tune.h"
 
 typedef struct {
     ptxjit_context *context;
-    const pj_family_tune *ops;
     const ptxjit_tune_options *options;
-    void *family_state;
+    pj_tune_scaffold *scaffold; /* a built-in family's problem; NULL with user callbacks */
     CUdeviceptr flush;
     size_t flush_bytes;
     int lost;
@@ -22,8 +22,8 @@ typedef struct {
 
 static ptxjit_status run_once(gpu_bench *g, ptxjit_kernel *kernel)
 {
-    return g->ops ? g->ops->run(g->family_state, kernel, NULL)
-                  : g->options->run(g->options->user, kernel, NULL);
+    return g->scaffold ? pj_tune_scaffold_run(g->scaffold, kernel, NULL)
+                       : g->options->run(g->options->user, kernel, NULL);
 }
 
 /* A sticky error (an illegal address, a trap) comes back from every later call in the
@@ -38,13 +38,13 @@ static int context_lost(gpu_bench *g)
 static ptxjit_status gpu_check(pj_tune_bench *bench, ptxjit_kernel *kernel, int reference)
 {
     gpu_bench *g = bench->state;
-    ptxjit_status status = g->ops ? g->ops->poison(g->family_state) : PTXJIT_OK;
+    ptxjit_status status = g->scaffold ? pj_tune_scaffold_poison(g->scaffold) : PTXJIT_OK;
     if (status == PTXJIT_OK)
         status = run_once(g, kernel);
     if (status == PTXJIT_OK)
         status = PJ_CU(g->context->driver->cuCtxSynchronize(), "the candidate's run");
-    if (status == PTXJIT_OK && g->ops)
-        status = g->ops->check(g->family_state, kernel, reference);
+    if (status == PTXJIT_OK && g->scaffold)
+        status = pj_tune_scaffold_check(g->scaffold, kernel, reference);
     else if (status == PTXJIT_OK && g->options->check)
         status = g->options->check(g->options->user, kernel, NULL);
     return status;
@@ -100,8 +100,7 @@ static void gpu_release(pj_tune_bench *bench)
     if (!g)
         return;
     /* In a lost context the frees fail (harmlessly): the host side is freed all the same. */
-    if (g->ops && g->family_state)
-        g->ops->release(g->family_state);
+    pj_tune_scaffold_close(g->scaffold);
     if (g->flush)
         g->context->driver->cuMemFree(g->flush);
     pj_gpu_leave(g->context, g->saved);
@@ -133,14 +132,14 @@ ptxjit_status pj_tune_bench_gpu(pj_tune_bench *out, const pj_tune_bench_spec *sp
         pj_gpu_leave(spec->context, saved);
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     }
-    *g = (gpu_bench){spec->context, spec->ops, spec->options, NULL, 0, 0, 0, saved};
+    *g = (gpu_bench){spec->context, spec->options, NULL, 0, 0, 0, saved};
     *out = (pj_tune_bench){g, gpu_check, gpu_measure, gpu_lost, gpu_release};
     /* User kernels may be memory-bound too: their L2 is flushed as well. */
-    if (!spec->ops || spec->ops->memory_bound)
+    if (!spec->builtin || spec->builtin->tune->memory_bound)
         status = make_flush(g);
-    if (status == PTXJIT_OK && spec->ops)
-        status = spec->ops->prepare(&g->family_state, spec->context, spec->problem,
-                                    spec->reference);
+    if (status == PTXJIT_OK && spec->builtin)
+        status = pj_tune_scaffold_open(&g->scaffold, spec->context, spec->builtin, spec->sizes,
+                                       spec->reference);
     if (status != PTXJIT_OK) {
         gpu_release(out);
         memset(out, 0, sizeof *out);

@@ -14,130 +14,6 @@ typedef struct {
     int count;
 } axis;
 
-/* ---- words ---- */
-
-/* Calls visit(word, length) for each word of text (spaces, tabs, newlines or commas between
- * key=value words; a space string's commas belong to its values, so it splits on blanks). */
-typedef ptxjit_status word_fn(void *user, const char *word, size_t length);
-static ptxjit_status each_word(const char *text, const char *separators, word_fn *visit,
-                               void *user)
-{
-    ptxjit_status status = PTXJIT_OK;
-    for (const char *s = text ? text : ""; *s && status == PTXJIT_OK;) {
-        s += strspn(s, separators);
-        size_t length = strcspn(s, separators);
-        if (length)
-            status = visit(user, s, length);
-        s += length;
-    }
-    return status;
-}
-
-static ptxjit_status unknown_param(const pj_schema *schema, const char *name, size_t n,
-                                   const char *where)
-{
-    pj_strbuf sb;
-    pj_sb_init(&sb);
-    for (int i = 0; i < schema->param_count; i++)
-        pj_sb_appendf(&sb, "%s%s", i ? ", " : "", schema->params[i].name);
-    ptxjit_status status =
-        pj_error(PTXJIT_ERR_PARAM, "%s: %s names unknown parameter '%.*s'; %s takes: %s",
-                 schema->family, where, (int)n, name, schema->family, sb.data ? sb.data : "?");
-    pj_sb_free(&sb);
-    return status;
-}
-
-/* ---- fixed parameters ---- */
-
-typedef struct {
-    const pj_schema *schema;
-    char **words;  /* "name=value", without the auto ones */
-    int count;
-    int *seen;     /* per parameter: fixed (1) or auto (2) */
-} fixed_set;
-
-static ptxjit_status take_fixed(void *user, const char *word, size_t length)
-{
-    fixed_set *set = user;
-    const char *equals = memchr(word, '=', length);
-    if (!equals || equals == word || equals == word + length - 1)
-        return pj_error(PTXJIT_ERR_PARAM, "%s: fixed parameter '%.*s' is not key=value",
-                        set->schema->family, (int)length, word);
-    size_t n = (size_t)(equals - word);
-    if (n == 7 && strncmp(word, "backend", 7) == 0)
-        return PTXJIT_OK; /* the backend is a field of its own */
-    int index = -1;
-    for (int i = 0; i < set->schema->param_count; i++)
-        if (strlen(set->schema->params[i].name) == n &&
-            strncmp(set->schema->params[i].name, word, n) == 0)
-            index = i;
-    if (index < 0)
-        return unknown_param(set->schema, word, n, "a fixed parameter");
-    if (set->seen[index])
-        return pj_error(PTXJIT_ERR_PARAM, "%s: parameter '%.*s' is given twice",
-                        set->schema->family, (int)n, word);
-    int is_auto = length - n - 1 == 4 && strncmp(equals + 1, "auto", 4) == 0;
-    set->seen[index] = is_auto ? 2 : 1;
-    if (is_auto)
-        return PTXJIT_OK;
-    char *copy = pj_strndup(word, length);
-    char **grown = copy ? realloc(set->words, (size_t)(set->count + 1) * sizeof *grown) : NULL;
-    if (!grown) {
-        free(copy);
-        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    }
-    set->words = grown;
-    grown[set->count++] = copy;
-    return PTXJIT_OK;
-}
-
-static int compare_words(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void fixed_free(fixed_set *set)
-{
-    for (int i = 0; i < set->count; i++)
-        free(set->words[i]);
-    free(set->words);
-    free(set->seen);
-}
-
-static ptxjit_status fixed_read(fixed_set *set, const pj_schema *schema, const char *fixed)
-{
-    memset(set, 0, sizeof *set);
-    set->schema = schema;
-    set->seen = calloc((size_t)schema->param_count + 1, sizeof *set->seen);
-    if (!set->seen)
-        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    ptxjit_status status = each_word(fixed, " \t\n,", take_fixed, set);
-    if (status == PTXJIT_OK && set->count > 1) /* no words: words is NULL, which qsort may
-                                                  not be given */
-        qsort(set->words, (size_t)set->count, sizeof *set->words, compare_words);
-    return status;
-}
-
-static char *fixed_text(const fixed_set *set)
-{
-    pj_strbuf sb;
-    pj_sb_init(&sb);
-    pj_sb_append(&sb, "");
-    for (int i = 0; i < set->count; i++)
-        pj_sb_appendf(&sb, "%s%s", i ? " " : "", set->words[i]);
-    return pj_sb_take(&sb);
-}
-
-ptxjit_status pj_tune_fixed_canonical(char **out, const pj_schema *schema, const char *fixed)
-{
-    fixed_set set;
-    ptxjit_status status = fixed_read(&set, schema, fixed);
-    if (status == PTXJIT_OK && !(*out = fixed_text(&set)))
-        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    fixed_free(&set);
-    return status;
-}
-
 /* ---- axes ---- */
 
 typedef struct {
@@ -163,17 +39,14 @@ static ptxjit_status take_override(void *user, const char *word, size_t length)
                         "%s: space word '%.*s' is not PARAM=VALUES (e.g. tpb=128,256 or "
                         "batch=1..16)", set->schema->family, (int)length, word);
     size_t n = (size_t)(equals - word);
-    int index = -1;
-    for (int i = 0; i < set->schema->param_count; i++)
-        if (strlen(set->schema->params[i].name) == n &&
-            strncmp(set->schema->params[i].name, word, n) == 0)
-            index = i;
-    if (index < 0)
-        return unknown_param(set->schema, word, n, "the space");
+    int index;
+    ptxjit_status status = pj_tune_param_named(&index, set->schema, word, n, "the space");
+    if (status != PTXJIT_OK)
+        return status;
     char *values = pj_strndup(equals + 1, length - n - 1);
     if (!values)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    ptxjit_status status = set_axis(set, index, values);
+    status = set_axis(set, index, values);
     free(values);
     return status == PTXJIT_ERR_PARAM
                ? pj_error_wrap(status, "%s: space \"%.*s\"", set->schema->family, (int)length,
@@ -199,7 +72,7 @@ static ptxjit_status axes_read(axis_set *set, const pj_schema *schema, const cha
     for (int i = 0; i < schema->tune_count && status == PTXJIT_OK; i++)
         status = set_axis(set, schema->tunes[i].param, schema->tunes[i].values);
     if (status == PTXJIT_OK)
-        status = each_word(override, " \t\n", take_override, set);
+        status = pj_tune_each_word(override, " \t\n", take_override, set);
     for (int i = 0; i < schema->param_count; i++)
         if (fixed[i] == 1) { /* pinned: its fixed value, not its tune line */
             free(set->axes[i].values);
@@ -391,11 +264,11 @@ static ptxjit_status build(pj_tune_space *out, const pj_schema *schema, const ch
     memset(out, 0, sizeof *out);
     pj_backend backend;
     char *rest = NULL;
-    fixed_set pinned;
+    pj_tune_fixed pinned;
     axis_set set = {schema, NULL};
     ptxjit_status status = pj_backend_take(&backend, &rest, fixed ? fixed : "", default_backend);
     if (status == PTXJIT_OK)
-        status = fixed_read(&pinned, schema, rest);
+        status = pj_tune_fixed_read(&pinned, schema, rest);
     else
         memset(&pinned, 0, sizeof pinned);
     free(rest);
@@ -403,7 +276,7 @@ static ptxjit_status build(pj_tune_space *out, const pj_schema *schema, const ch
     if (status == PTXJIT_OK)
         status = axes_read(&set, schema, override, pinned.seen);
     if (status == PTXJIT_OK) {
-        out->fixed = fixed_text(&pinned);
+        out->fixed = pj_tune_fixed_text(&pinned);
         out->space = space_text(&set);
         out->refusal = pj_strdup("");
         if (!out->fixed || !out->space || !out->refusal)
@@ -421,7 +294,7 @@ static ptxjit_status build(pj_tune_space *out, const pj_schema *schema, const ch
                           "because: %s",
                           schema->family, out->considered, out->space, out->refusal);
     axes_free(&set);
-    fixed_free(&pinned);
+    pj_tune_fixed_free(&pinned);
     if (status != PTXJIT_OK)
         pj_tune_space_free(out);
     return status;

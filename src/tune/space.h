@@ -9,6 +9,7 @@
 #include "request/select.h"
 #include "params/schema.h"
 #include "params/values.h"
+#include "records/fixed.h"
 
 /* A space takes at most this many points before pruning (each point is a compile);
  * one parameter at most PJ_TUNE_MAX_VALUES values (params/values.h). */
@@ -42,9 +43,5 @@ ptxjit_status pj_tune_space_describe(pj_tune_space *out, const pj_schema *schema
                                      const char *fixed, const char *override, int sm,
                                      pj_backend default_backend);
 void pj_tune_space_free(pj_tune_space *space);
-
-/* fixed without its PARAM=auto words, sorted by name, validated as parameters of schema
- * (backend= kept): the form a record's key holds. Caller frees. */
-ptxjit_status pj_tune_fixed_canonical(char **out, const pj_schema *schema, const char *fixed);
 
 #endif

@@ -8,6 +8,7 @@
 #include "pool/pool.h"
 #include "records/bucket.h"
 #include "records/memo.h"
+#include "records/problem.h"
 #include "records/record.h"
 #include "request/auto.h"
 #include "tune/space.h"
@@ -39,8 +40,8 @@ struct pj_tune_bench {
 typedef struct {
     ptxjit_context *context;
     const char *family;
-    const char *problem;                /* canonical */
-    const pj_family_tune *ops;          /* built-in family; NULL with user callbacks */
+    const pj_family *builtin;           /* run by its op; NULL with user callbacks */
+    const uint64_t *sizes;              /* a built-in family's problem */
     const pj_request *reference;        /* the reference configuration's request */
     const ptxjit_tune_options *options; /* run, check, user */
 } pj_tune_bench_spec;
@@ -50,13 +51,6 @@ ptxjit_status pj_tune_bench_gpu(pj_tune_bench *out, const pj_tune_bench_spec *sp
 /* Tests set this to replace the GPU bench (the loop then needs no GPU). */
 typedef ptxjit_status pj_tune_bench_factory(pj_tune_bench *out, const pj_tune_bench_spec *spec);
 extern pj_tune_bench_factory *pj_tune_bench_override;
-/* Tests set this to stand for the GPU in record keys (NULL: the context's GPU). */
-extern const char *pj_tune_device_override;
-
-/* "NVIDIA H100 80GB HBM3, 132 SMs, driver 13000": what a record's times are from; fails with
- * the GPU's status when there is none. */
-ptxjit_status pj_tune_device_identity(char out[256], ptxjit_context *context);
-
 /* ---- the pick (tuner.c), exposed for the tests ---- */
 /* The noise band of the best row: max(1%, 2x its spread), at most 5%. */
 double pj_tune_noise(const pj_tune_row *best);

@@ -17,7 +17,6 @@
 #define ABANDON_FACTOR 1.5
 
 pj_tune_bench_factory *pj_tune_bench_override;
-const char *pj_tune_device_override;
 
 void ptxjit_tune_options_init(ptxjit_tune_options *options)
 {
@@ -30,42 +29,6 @@ static double now_ms(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-/* ---- identity and keys ---- */
-
-ptxjit_status pj_tune_device_identity(char out[256], ptxjit_context *context)
-{
-    if (pj_tune_device_override) {
-        snprintf(out, 256, "%s", pj_tune_device_override);
-        return PTXJIT_OK;
-    }
-    ptxjit_status status = ptxjit_gpu_status(context);
-    if (status != PTXJIT_OK)
-        return status;
-    char name[200] = "?";
-    context->driver->cuDeviceGetName(name, sizeof name, context->device);
-    snprintf(out, 256, "%s, %d SMs, driver %d", name, context->sm_count, context->driver->version);
-    return PTXJIT_OK;
-}
-
-ptxjit_status pj_tune_key(char out[33], ptxjit_context *context, const pj_schema *schema,
-                          const char *fixed, const char *space, const char *problem,
-                          pj_backend backend)
-{
-    char device[256], compiler[64];
-    ptxjit_status status = pj_tune_device_identity(device, context);
-    if (status == PTXJIT_OK)
-        status = pj_context_compiler_version(context, backend, compiler);
-    if (status != PTXJIT_OK)
-        return status;
-    pj_tune_key_inputs in = {schema->family, schema->source, fixed, space, problem,
-                             device, context->arch, pj_backend_name(backend), compiler};
-    pj_hash128 key;
-    status = pj_tune_record_key(&key, &in);
-    if (status == PTXJIT_OK)
-        pj_hash_hex(&key, out);
-    return status;
 }
 
 /* ---- the pick ---- */
@@ -139,6 +102,7 @@ typedef struct {
     int offset;           /* 1 when compiles[0] is the extra reference */
     int processes;        /* compile workers that answered (pool) */
     const char *measured; /* the problem the candidates run (record.problem may be its bucket) */
+    uint64_t sizes[PJ_TUNE_MAX_SIZES]; /* a built-in family's sizes of it */
     int runs;
     pj_tune_bench bench;
     pj_tune_record record;
@@ -309,10 +273,13 @@ static ptxjit_status check_options(ptxjit_context *context, const char *family,
     return PTXJIT_OK;
 }
 
-static ptxjit_status canonical_problem(char **out, const pj_family *builtin, const char *problem)
+/* The problem's canonical text, and a built-in family's sizes of it. */
+static ptxjit_status canonical_problem(char **out, uint64_t *sizes, const pj_family *builtin,
+                                       const char *problem)
 {
     if (builtin)
-        return builtin->tune->problem(out, problem ? problem : "");
+        return pj_tune_problem_canonical(out, sizes, problem ? problem : "", builtin->name,
+                                         builtin->tune->problem_names);
     *out = pj_strdup(problem ? problem : "");
     return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }
@@ -343,7 +310,7 @@ static ptxjit_status prune_by_problem(tuning *t, const pj_schema *schema,
         free(rest);
         if (status != PTXJIT_OK)
             return stop_pruning(t, kept, i, status);
-        status = builtin->tune->admits(&request, t->measured);
+        status = builtin->tune->admits(&request, t->sizes);
         pj_request_free(&request);
         if (status == PTXJIT_OK) {
             t->space.points[kept++] = t->space.points[i];
@@ -423,7 +390,7 @@ static int find_record(tuning *t, const char *key, const char *problem, pj_tune_
                        char **path)
 {
     *path = NULL;
-    if (pj_tune_memo_find(t->context, key, out)) {
+    if (pj_tune_memo_find(pj_tune_memo_of(t->context), key, out)) {
         if (t->context->disk)
             *path = pj_disk_cache_record_path(t->context->disk, key);
         return 1;
@@ -434,7 +401,7 @@ static int find_record(tuning *t, const char *key, const char *problem, pj_tune_
                             &found) == PTXJIT_OK && found &&
         strcmp(out->problem, problem) == 0 && strcmp(out->space, t->space.space) == 0 &&
         strcmp(out->fixed, t->space.fixed) == 0) {
-        pj_tune_memo_put(t->context, key, out);
+        pj_tune_memo_put(pj_tune_memo_of(t->context), key, out);
         *path = pj_disk_cache_record_path(t->context->disk, key);
         return 1;
     }
@@ -449,9 +416,10 @@ static char *keep_record(tuning *t, const char *key, const char *latest_key)
 {
     char *path = NULL;
     ptxjit_status status = PTXJIT_OK;
-    pj_tune_memo_put(t->context, key, &t->record);
+    pj_tune_memo *memo = pj_tune_memo_of(t->context);
+    pj_tune_memo_put(memo, key, &t->record);
     t->record.latest = 1;
-    pj_tune_memo_put(t->context, latest_key, &t->record);
+    pj_tune_memo_put(memo, latest_key, &t->record);
     if (t->context->disk)
         status = pj_tune_record_store(t->context->disk, t->context->remote, latest_key,
                                       &t->record, NULL);
@@ -517,8 +485,8 @@ static ptxjit_status make_bench(tuning *t, const pj_schema *schema, const pj_fam
     free(rest);
     if (status != PTXJIT_OK)
         return status;
-    pj_tune_bench_spec spec = {t->context, t->family, t->measured,
-                               builtin ? builtin->tune : NULL, &reference, t->options};
+    pj_tune_bench_spec spec = {t->context, t->family, builtin, t->sizes, &reference,
+                               t->options};
     status = pj_tune_bench_override ? pj_tune_bench_override(&t->bench, &spec)
                                     : pj_tune_bench_gpu(&t->bench, &spec);
     pj_request_free(&reference);
@@ -600,7 +568,7 @@ ptxjit_status ptxjit_tune(ptxjit_tune_result **out, ptxjit_context *context, con
                              context->default_backend);
     free(rest);
     if (status == PTXJIT_OK)
-        status = canonical_problem(&measured, builtin, options->problem);
+        status = canonical_problem(&measured, t.sizes, builtin, options->problem);
     /* The record is of the problem, or of its bucket (tuned at the problem). */
     if (status == PTXJIT_OK)
         status = options->bucket == PTXJIT_TUNE_BUCKET_POW2 ? pj_tune_bucket(&problem, measured)

@@ -2,7 +2,7 @@
 #ifndef PTXJIT_MATMUL_FIT_H
 #define PTXJIT_MATMUL_FIT_H
 
-#include "families/matmul/op.h"
+#include "families/matmul/config.h"
 
 typedef struct {
     int bm, bn;        /* the tile of C */

@@ -1406,13 +1406,6 @@ static void matmul_wgmma(matmul_gen *g)
 
 /* ---- the request ---- */
 
-static int threads_of(const matmul_gen *g)
-{
-    const pj_matmul_tile tile = {g->variant, g->bm, g->bn, g->bk, g->tm,      g->tn,
-                                 g->wm,      g->wn, g->consumers, g->stages, g->tma, 0, 0};
-    return pj_matmul_threads(&tile);
-}
-
 /* The generator's own guard: the shapes whose code it knows how to unroll and whose fixed-size
  * arrays (MAX_ACC, MAX_MMA_TILES, MAX_VECTORS) they fit. The library sends only requests the
  * built-in schema accepted, which are all inside these (the sweeps in the tests check that
@@ -1454,93 +1447,83 @@ static int shape_is_built(const matmul_gen *g)
     }
 }
 
-static void read_shape(matmul_gen *g, const pj_llvm_request *request)
+/* The decoded configuration as the generator keeps it, and the blocks an SM should hold. */
+static void read_shape(matmul_gen *g, const matmul_config *c)
 {
-    const variant v = g->variant;
-    g->bm = (int)gen_int(request, "bm");
-    g->bn = v != MATMUL_WGMMA ? (int)gen_int(request, "bn") : 0;
-    g->bk = v >= MATMUL_TILED && v <= MATMUL_TENSOR_CORE ? (int)gen_int(request, "bk") : 0;
-    g->tm = v >= MATMUL_TILED_REGISTER && v <= MATMUL_BLOCK_TILED_VECTORIZED ? (int)gen_int(request, "tm") : 1;
-    g->tn = v == MATMUL_BLOCK_TILED || v == MATMUL_BLOCK_TILED_VECTORIZED ? (int)gen_int(request, "tn") : 1;
-    if (v == MATMUL_TENSOR_CORE) {
-        g->wm = (int)gen_int(request, "wm");
-        g->wn = (int)gen_int(request, "wn");
-        g->prefetch = (int)gen_int(request, "prefetch");
-        g->tma = gen_is(request, "load", "tma");
-    }
-    g->cluster = v == MATMUL_WGMMA && gen_int(request, "cluster") > 1 ? (int)gen_int(request, "cluster")
-                                                               : 1;
-    g->stages = v == MATMUL_TENSOR_CORE || v == MATMUL_WGMMA ? (int)gen_int(request, "stages") : 0;
-    g->consumers = v == MATMUL_WGMMA ? (int)gen_int(request, "consumers") : 0;
-    g->persistent = v == MATMUL_WGMMA && gen_is(request, "sched", "persistent");
-    g->store_tma = v == MATMUL_WGMMA && gen_is(request, "store", "tma");
-    g->group = (int)gen_int(request, "group");
-    g->tile_n = g->bn;
-    if (v == MATMUL_WGMMA && sscanf(gen_text(request, "mma"), "m64n%dk16", &g->tile_n) != 1)
-        g->tile_n = 0;
-    g->threads = threads_of(g);
+    g->bm = c->bm;
+    g->bn = c->bn;
+    g->bk = c->bk;
+    g->tm = c->tm;
+    g->tn = c->tn;
+    g->wm = c->wm;
+    g->wn = c->wn;
+    g->prefetch = c->prefetch;
+    g->tma = c->tma;
+    g->cluster = c->cluster;
+    g->stages = c->stages;
+    g->consumers = c->consumers;
+    g->persistent = c->persistent;
+    g->store_tma = c->store_tma;
+    g->group = c->group;
+    g->tile_n = c->tile_n;
+    g->threads = c->threads;
     const int mma_accumulators =
-        v == MATMUL_TENSOR_CORE && g->wm && g->wn ? g->wm / 16 * (g->wn / 8) * 4 : 0;
-    g->min_blocks = v == MATMUL_WGMMA || g->threads > 256 || mma_accumulators > 64 ? 1 : 2;
+        g->variant == MATMUL_TENSOR_CORE && g->wm && g->wn ? g->wm / 16 * (g->wn / 8) * 4 : 0;
+    g->min_blocks =
+        g->variant == MATMUL_WGMMA || g->threads > 256 || mma_accumulators > 64 ? 1 : 2;
 }
 
 /* The element types: f32 in and out (tensor_core rounds to tf32), or for wgmma bf16/f16 in
  * and f32 or the input type out. */
-static int read_types(matmul_gen *g, const pj_llvm_request *request)
+static int read_types(matmul_gen *g, const matmul_config *c)
 {
     ir_builder *ir = g->ir;
-    const char *dtype = gen_text(request, "dtype"), *out = gen_text(request, "out");
     if (g->variant != MATMUL_WGMMA) {
         g->out = ir->f32;
-        return strcmp(dtype, "f32") == 0 && strcmp(out, "f32") == 0;
+        return c->dtype == PJ_DTYPE_f32 && c->out == PJ_DTYPE_f32;
     }
-    if (strcmp(dtype, "bf16") != 0 && strcmp(dtype, "f16") != 0)
+    if (c->dtype != PJ_DTYPE_bf16 && c->dtype != PJ_DTYPE_f16)
         return 0;
-    g->wgmma_types = strcmp(dtype, "bf16") == 0 ? "bf16.bf16" : "f16.f16";
-    if (strcmp(out, "f32") == 0)
+    g->wgmma_types = c->dtype == PJ_DTYPE_bf16 ? "bf16.bf16" : "f16.f16";
+    if (c->out == PJ_DTYPE_f32)
         g->out = ir->f32;
-    else if (strcmp(out, dtype) == 0)
-        g->out = strcmp(out, "bf16") == 0 ? LLVMBFloatTypeInContext(ir->context)
-                                          : LLVMHalfTypeInContext(ir->context);
+    else if (c->out == c->dtype)
+        g->out = c->out == PJ_DTYPE_bf16 ? LLVMBFloatTypeInContext(ir->context)
+                                         : LLVMHalfTypeInContext(ir->context);
     else
         return 0;
     return 1;
 }
 
-/* The wgmma parameters that the generator does not build (B's transpose, the fused
- * epilogue): the first one a request sets away from its default, or NULL. */
-static const char *unbuilt_wgmma_param(const pj_llvm_request *request)
+/* The wgmma parameter that the generator does not build (B's transpose, the fused epilogue)
+ * that the request sets away from its default, or NULL. */
+static const char *unbuilt_wgmma_param(const matmul_config *c)
 {
-    static const char *const defaults[][2] = {{"b_layout", "kn"}, {"alpha", "none"},
-                                              {"beta", "none"},   {"bias", "none"},
-                                              {"act", "none"}};
-    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
-        if (!gen_is(request, defaults[i][0], defaults[i][1]) &&
-            gen_text(request, defaults[i][0])[0] != '\0')
-            return defaults[i][0];
-    return NULL;
+    return c->b_nk ? "b_layout" : c->alpha ? "alpha" : c->beta ? "beta" : c->bias ? "bias"
+           : c->act ? "act" : NULL;
 }
 
 static int read_request(matmul_gen *g, const pj_llvm_request *request, char *error,
                         size_t size)
 {
-    int index = pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_MATMUL_VARIANTS),
-                                 gen_text(request, "variant"));
-    g->variant = index < 0 ? MATMUL_VARIANT_COUNT : (variant)index;
-    if (g->variant == MATMUL_VARIANT_COUNT || !read_types(g, request) ||
+    const pj_param_reader reader = gen_reader(request);
+    matmul_config config;
+    const int decoded = pj_matmul_decode(&config, &reader).code == PJ_DECODED;
+    g->variant = config.variant;
+    if (!decoded || !read_types(g, &config) ||
         (g->variant == MATMUL_TENSOR_CORE && !gen_is(request, "mma", "m16n8k8"))) {
         snprintf(error, size, "matmul variant=%s dtype=%s out=%s is not supported by the llvm "
                  "backend's generator; use backend=nvrtc", gen_text(request, "variant"),
                  gen_text(request, "dtype"), gen_text(request, "out"));
         return PJ_LLVM_UNSUPPORTED;
     }
-    const char *unbuilt = g->variant == MATMUL_WGMMA ? unbuilt_wgmma_param(request) : NULL;
+    const char *unbuilt = g->variant == MATMUL_WGMMA ? unbuilt_wgmma_param(&config) : NULL;
     if (unbuilt) {
         snprintf(error, size, "matmul variant=wgmma %s=%s is not supported by the llvm backend; "
                  "use backend=nvrtc", unbuilt, gen_text(request, unbuilt));
         return PJ_LLVM_UNSUPPORTED;
     }
-    read_shape(g, request);
+    read_shape(g, &config);
     if (!shape_is_built(g)) {
         snprintf(error, size, "matmul %s is outside the shapes the llvm backend's generator "
                  "builds", request->canonical);

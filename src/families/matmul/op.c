@@ -5,96 +5,17 @@
  * variants the epilogue's values. */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "families/matmul/fit.h"
 #include "families/matmul/op.h"
-#include "tune/check.h"
-#include "tune/tune.h"
+#include "request/auto.h"
 
 static const char *const variant_names[] = {
 #define PJ_VARIANT_NAME(name, id) #name,
     PJ_MATMUL_VARIANTS(PJ_VARIANT_NAME)
 #undef PJ_VARIANT_NAME
 };
-
-/* 1 when the template has param and the request's value is name (older templates lack the
- * newer parameters: their defaults then). */
-static int value_is(const pj_request *request, const char *param, const char *name)
-{
-    char buf[32];
-    return pj_schema_param_index(request->schema, param) >= 0 &&
-           strcmp(pj_request_value_name(request, param, buf), name) == 0;
-}
-
-/* The wgmma variants' parameters beyond the tile. */
-static void wgmma_config(matmul_config *out, const pj_request *request)
-{
-    out->persistent = value_is(request, "sched", "persistent");
-    out->store_tma = value_is(request, "store", "tma");
-    out->b_nk = value_is(request, "b_layout", "nk");
-    out->alpha = value_is(request, "alpha", "scaled");
-    out->beta = value_is(request, "beta", "scaled");
-    out->bias = value_is(request, "bias", "column");
-    out->act = value_is(request, "act", "relu") ? 1 : value_is(request, "act", "gelu") ? 2 : 0;
-}
-
-static ptxjit_status config_from(matmul_config *out, const pj_request *request)
-{
-    const pj_schema *schema = request->schema;
-    char buf[32];
-    memset(out, 0, sizeof *out);
-    static const char *const needed[] = {"variant", "dtype", "out", "mma", "bm", "bn", "bk",
-                                         "tm", "tn", "wm", "wn", "stages", "consumers"};
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(needed); i++)
-        if (pj_schema_param_index(schema, needed[i]) < 0)
-            return pj_error(PTXJIT_ERR_TEMPLATE,
-                            "matmul template %s lacks '%s', which the matmul op needs; launch "
-                            "it with ptxjit_launch instead",
-                            schema->origin, needed[i]);
-    const char *variant = pj_request_value_name(request, "variant", buf);
-    out->variant =
-        (matmul_variant)pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_MATMUL_VARIANTS), variant);
-    if ((int)out->variant < 0)
-        return pj_error(PTXJIT_ERR_TEMPLATE, "matmul template %s has variant '%s', which the "
-                        "matmul op does not know", schema->origin, variant);
-    const int wgmma = pj_matmul_is_wgmma(out->variant);
-    if (out->variant == MATMUL_WGMMA_FP8)
-        out->dtype = value_is(request, "fp8", "e5m2") ? PJ_MATMUL_E5M2 : PJ_MATMUL_E4M3;
-    else
-        out->dtype = (pj_dtype)pj_dtype_from_name(pj_request_value_name(request, "dtype", buf));
-    out->out = (pj_dtype)pj_dtype_from_name(pj_request_value_name(request, "out", buf));
-    out->bm = (int)pj_request_value(request, "bm");
-    /* wgmma: a stage holds one 128-byte row of K. */
-    out->bk = wgmma ? 128 / pj_matmul_type_bytes(out->dtype) : (int)pj_request_value(request, "bk");
-    out->stages = (int)pj_request_value(request, "stages");
-    const int bn = (int)pj_request_value(request, "bn");
-    /* The mma list is m16n8k8, then m64nNk16 for N = 8, 16, ...: value i is N = 8 i. */
-    out->tile_n = wgmma ? 8 * (int)pj_request_value(request, "mma") : bn;
-    /* wgmma's cluster (1 where a template lacks it). */
-    out->cluster = wgmma && pj_schema_param_index(schema, "cluster") >= 0
-                       ? (int)pj_request_value(request, "cluster") : 1;
-    if (wgmma)
-        wgmma_config(out, request);
-    /* tensor_core's load=tma (a parameter that older templates may lack: cp_async then). */
-    out->tma = out->variant == MATMUL_TENSOR_CORE && pj_schema_param_index(schema, "load") >= 0 &&
-               strcmp(pj_request_value_name(request, "load", buf), "tma") == 0;
-    const pj_matmul_tile tile = {
-        out->variant, out->bm, out->tile_n, out->bk,
-        (int)pj_request_value(request, "tm"), (int)pj_request_value(request, "tn"),
-        (int)pj_request_value(request, "wm"), (int)pj_request_value(request, "wn"),
-        (int)pj_request_value(request, "consumers"), out->stages, out->tma, out->store_tma,
-        pj_matmul_type_bytes(out->out)};
-    out->threads = pj_matmul_threads(&tile);
-    out->shared_bytes = pj_matmul_shared_bytes(&tile);
-    return PTXJIT_OK;
-}
-
-ptxjit_status pj_matmul_config_of(matmul_config *out, const ptxjit_kernel *kernel)
-{
-    return config_from(out, &kernel->request);
-}
 
 /* Blocks of the grid: the tiles of C, row tiles rounded up to whole clusters. */
 uint64_t pj_matmul_blocks(const matmul_config *config, size_t m, size_t n)
@@ -326,13 +247,13 @@ ptxjit_status ptxjit_matmul_ex(ptxjit_context *context, const char *params, ptxj
     ptxjit_kernel *kernel;
     matmul_config config;
     CUcontext saved;
-    char problem[96] = "";
-    if (pj_tune_has_auto(params)) /* PARAM=auto: the winner tuned for this shape */
-        snprintf(problem, sizeof problem, "m=%zu n=%zu k=%zu", m, n, k);
-    ptxjit_status status = pj_tune_get_kernel(&kernel, context, "matmul", params, problem, NULL);
+    const uint64_t sizes[] = {m, n, k};
+    int tuned;
+    ptxjit_status status =
+        pj_auto_get_kernel(&kernel, &tuned, context, &pj_family_matmul, params, sizes);
     if (status == PTXJIT_OK)
         status = pj_matmul_config_of(&config, kernel);
-    if (status == PTXJIT_OK && !*problem) /* a tuned request has its tile */
+    if (status == PTXJIT_OK && !tuned) /* a tuned request has its tile */
         status = pj_matmul_fit(&kernel, &config, NULL, context, params, m, n);
     if (status == PTXJIT_OK)
         status = pj_gpu_enter(context, &saved);
@@ -345,7 +266,7 @@ ptxjit_status ptxjit_matmul_ex(ptxjit_context *context, const char *params, ptxj
 
 int pj_matmul_type_bytes(pj_dtype type)
 {
-    return type == PJ_MATMUL_E4M3 || type == PJ_MATMUL_E5M2 ? 1 : pj_dtype_bytes(type);
+    return pj_matmul_element_bytes(type);
 }
 
 const char *pj_matmul_type_name(pj_dtype type)
@@ -513,7 +434,7 @@ void pj_matmul_reference_epilogue(double *out, size_t n, const matmul_config *co
 static ptxjit_status matmul_geometry(pj_geometry *out, const pj_request *request)
 {
     matmul_config config;
-    ptxjit_status status = config_from(&config, request);
+    ptxjit_status status = pj_matmul_config_from(&config, request);
     out->threads = (unsigned)config.threads;
     out->shared_bytes = config.shared_bytes;
     return status;
@@ -528,53 +449,15 @@ static const char *const bench_sets[] = {
 
 /* ---- ptxjit_tune: random A and B in [-1, 1), C compared with the reference's ---- */
 
-typedef struct {
-    ptxjit_context *context;
-    pj_tune_checker *checker;
-    CUdeviceptr a, b, c, reference, bias;
-    size_t m, n, k;
-    pj_dtype dtype, out;
-    int beta; /* beta=scaled (fixed: every candidate adds beta * C) */
-} matmul_tuning;
-
 static const char *const problem_names[] = {"m", "n", "k", NULL};
 
-static ptxjit_status tune_problem(char **out, const char *text)
-{
-    uint64_t v[3] = {0};
-    ptxjit_status status = pj_tune_problem_words(v, text, "matmul", problem_names);
-    char buf[96];
-    snprintf(buf, sizeof buf, "m=%llu n=%llu k=%llu", (unsigned long long)v[0],
-             (unsigned long long)v[1], (unsigned long long)v[2]);
-    if (status == PTXJIT_OK && !(*out = pj_strdup(buf)))
-        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    return status;
-}
-
-static ptxjit_status tune_admits(const pj_request *request, const char *problem)
+static ptxjit_status tune_admits(const pj_request *request, const uint64_t *v)
 {
     matmul_config config;
-    uint64_t v[3] = {0};
-    ptxjit_status status = config_from(&config, request);
-    if (status == PTXJIT_OK)
-        status = pj_tune_problem_words(v, problem, "matmul", problem_names);
+    ptxjit_status status = pj_matmul_config_from(&config, request);
     return status == PTXJIT_OK ? pj_matmul_check_shape(&config, 256, 256, 256, (size_t)v[0],
                                                        (size_t)v[1], (size_t)v[2])
                                : status;
-}
-
-static void tune_release(void *state)
-{
-    matmul_tuning *t = state;
-    if (!t)
-        return;
-    pj_tune_free(t->context, t->a);
-    pj_tune_free(t->context, t->b);
-    pj_tune_free(t->context, t->c);
-    pj_tune_free(t->context, t->reference);
-    pj_tune_free(t->context, t->bias);
-    pj_tune_checker_close(t->checker);
-    free(t);
 }
 
 static pj_tune_kind kind_of(pj_dtype dtype)
@@ -583,124 +466,73 @@ static pj_tune_kind kind_of(pj_dtype dtype)
                                                                           : PJ_TUNE_F32;
 }
 
-/* fp8 inputs: made on the host (the tuner's fills make 16- and 32-bit floats only), uniform
- * in [-1, 1) from seed, rounded to the format. */
-static ptxjit_status fill_fp8(ptxjit_context *context, CUdeviceptr data, size_t count,
-                              pj_dtype type, unsigned seed)
+/* An input of count elements from seed; fp8 is made on the host (the GPU's fill makes 16- and
+ * 32-bit floats only). */
+static pj_tune_buffer input(const matmul_config *config, uint64_t count, unsigned seed)
 {
-    uint8_t *host = malloc(count ? count : 1);
-    if (!host)
-        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
-    for (size_t i = 0; i < count; i++) {
-        state = state * 6364136223846793005ull + 1442695040888963407ull;
-        pj_matmul_set_element(host, type, i, (float)((double)(state >> 11) * 0x1p-52 - 1.0));
-    }
-    ptxjit_status status = ptxjit_copy_to_device(context, data, host, count);
-    free(host);
-    return status;
+    const int fp8 = config->dtype == PJ_MATMUL_E4M3 || config->dtype == PJ_MATMUL_E5M2;
+    return (pj_tune_buffer){.role = PJ_TUNE_INPUT,
+                            .bytes = count * (size_t)pj_matmul_type_bytes(config->dtype),
+                            .kind = kind_of(config->dtype), .count = count, .seed = seed,
+                            .store = fp8 ? pj_matmul_set_element : NULL, .type = config->dtype};
 }
 
-static ptxjit_status tune_fill(matmul_tuning *t, CUdeviceptr data, size_t count, unsigned seed)
-{
-    if (t->dtype == PJ_MATMUL_E4M3 || t->dtype == PJ_MATMUL_E5M2)
-        return fill_fp8(t->context, data, count, t->dtype, seed);
-    return pj_tune_fill(t->checker, data, count, kind_of(t->dtype), seed);
-}
-
-static ptxjit_status tune_prepare(void **state, ptxjit_context *context, const char *problem,
-                                  const pj_request *reference)
+/* A, B, C and (bias=column) a bias of zeros: what matters of it is the epilogue's cost. C is
+ * compared element-wise within the output's rounding (two roundings apart: 2^-7 bf16, 2^-10
+ * f16; f32 allows tf32 against fp32 products, 2^-10) plus an absolute term for the
+ * accumulation order and tf32's rounded inputs near zero: 2^-9 sqrt(k) for inputs in [-1, 1);
+ * where beta=scaled reads C it starts as zeros. */
+static ptxjit_status tune_buffers(pj_tune_buffer *out, int *count, const pj_request *reference,
+                                  const uint64_t *v)
 {
     matmul_config config;
-    uint64_t v[3] = {0};
-    ptxjit_status status = config_from(&config, reference);
-    if (status == PTXJIT_OK)
-        status = pj_tune_problem_words(v, problem, "matmul", problem_names);
+    ptxjit_status status = pj_matmul_config_from(&config, reference);
     if (status != PTXJIT_OK)
         return status;
-    matmul_tuning *t = calloc(1, sizeof *t);
-    if (!t)
-        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    *t = (matmul_tuning){context, NULL, 0, 0, 0, 0, 0, (size_t)v[0], (size_t)v[1], (size_t)v[2],
-                         config.dtype, config.out, config.beta};
-    const size_t in = (size_t)pj_matmul_type_bytes(config.dtype),
-                 out = (size_t)pj_dtype_bytes(config.out);
-    status = pj_tune_checker_open(&t->checker, context);
-    if (status == PTXJIT_OK)
-        status = pj_tune_alloc(&t->a, context, t->m * t->k * in);
-    if (status == PTXJIT_OK)
-        status = pj_tune_alloc(&t->b, context, t->k * t->n * in);
-    if (status == PTXJIT_OK)
-        status = pj_tune_alloc(&t->c, context, t->m * t->n * out);
-    if (status == PTXJIT_OK)
-        status = pj_tune_alloc(&t->reference, context, t->m * t->n * out);
-    if (status == PTXJIT_OK && config.bias) /* zeros: what matters is the epilogue's cost */
-        status = pj_tune_alloc(&t->bias, context, t->n * sizeof(float));
-    if (status == PTXJIT_OK && config.bias)
-        status = PJ_CU(context->driver->cuMemsetD8Async(t->bias, 0, t->n * sizeof(float), NULL),
-                       "cuMemsetD8Async");
-    if (status == PTXJIT_OK)
-        status = tune_fill(t, t->a, t->m * t->k, 3);
-    if (status == PTXJIT_OK)
-        status = tune_fill(t, t->b, t->k * t->n, 4);
-    if (status != PTXJIT_OK) {
-        tune_release(t);
-        return status;
-    }
-    *state = t;
+    const uint64_t m = v[0], n = v[1], k = v[2];
+    out[0] = input(&config, m * k, 3);
+    out[1] = input(&config, k * n, 4);
+    out[2] = (pj_tune_buffer){.role = PJ_TUNE_OUTPUT,
+                              .bytes = m * n * (size_t)pj_dtype_bytes(config.out),
+                              .kind = kind_of(config.out), .count = m * n,
+                              .rel = config.out == PJ_DTYPE_bf16 ? 0x1p-7 : 0x1p-10,
+                              .abs = 0x1p-9 * sqrt((double)k), .what = "C",
+                              .read = config.beta};
+    out[3] = (pj_tune_buffer){.role = PJ_TUNE_ZEROS,
+                              .bytes = config.bias ? n * sizeof(float) : 0};
+    *count = 4;
     return PTXJIT_OK;
 }
 
-/* The epilogue's defaults (alpha 1, beta 0), and a bias of zeros where the params add one. */
-static ptxjit_status tune_run(void *state, ptxjit_kernel *kernel, void *stream)
+/* The epilogue's defaults (alpha 1, beta 0), and the bias of zeros where the params add one. */
+static ptxjit_status tune_run(ptxjit_context *context, ptxjit_kernel *kernel,
+                              const ptxjit_devptr *buffers, const uint64_t *v, void *stream)
 {
-    matmul_tuning *t = state;
     ptxjit_matmul_epilogue epilogue;
     ptxjit_matmul_epilogue_init(&epilogue);
-    epilogue.bias = t->bias;
-    return ptxjit_matmul_ex(t->context, kernel->canonical, t->a, t->b, t->c, t->m, t->n, t->k,
-                            &epilogue, stream);
+    epilogue.bias = buffers[3];
+    return ptxjit_matmul_ex(context, kernel->canonical, buffers[0], buffers[1], buffers[2],
+                            v[0], v[1], v[2], &epilogue, stream);
 }
 
-/* NaN in every element, so that one never written fails; zeros where beta=scaled reads C
- * (beta 0 would still turn NaN into NaN). */
-static ptxjit_status tune_poison(void *state)
+static ptxjit_status tune_types(char out[64], const pj_request *request)
 {
-    matmul_tuning *t = state;
-    const size_t bytes = t->m * t->n * (size_t)pj_dtype_bytes(t->out);
-    if (t->beta)
-        return PJ_CU(t->context->driver->cuMemsetD8Async(t->c, 0, bytes, NULL), "cuMemsetD8Async");
-    return pj_tune_poison(t->context, t->c, bytes);
-}
-
-/* Element-wise, within the output's rounding (two roundings apart: 2^-7 bf16, 2^-10 f16; f32
- * allows tf32 against fp32 products, 2^-10) plus an absolute term for the accumulation order
- * and tf32's rounded inputs near zero: 2^-9 sqrt(k) for inputs in [-1, 1). */
-static ptxjit_status tune_check(void *state, ptxjit_kernel *kernel, int reference)
-{
-    matmul_tuning *t = state;
     matmul_config config;
-    ptxjit_status status = pj_matmul_config_of(&config, kernel);
-    if (status == PTXJIT_OK && (config.dtype != t->dtype || config.out != t->out))
-        return pj_error(PTXJIT_ERR_PARAM, "matmul: a candidate of dtype %s, out %s cannot be "
-                        "checked against a reference of dtype %s, out %s; fix dtype and out "
-                        "(fixed parameters)", pj_matmul_type_name(config.dtype),
-                        pj_dtype_name(config.out), pj_matmul_type_name(t->dtype),
-                        pj_dtype_name(t->out));
-    size_t bytes = t->m * t->n * (size_t)pj_dtype_bytes(t->out);
-    if (status == PTXJIT_OK && reference)
-        return PJ_CU(t->context->driver->cuMemcpyDtoDAsync(t->reference, t->c, bytes, NULL),
-                     "cuMemcpyDtoDAsync");
-    double rel = t->out == PJ_DTYPE_bf16 ? 0x1p-7 : 0x1p-10;
-    return status == PTXJIT_OK ? pj_tune_compare(t->checker, t->c, t->reference, t->m * t->n,
-                                                 kind_of(t->out), rel,
-                                                 0x1p-9 * sqrt((double)t->k), "C")
-                               : status;
+    ptxjit_status status = pj_matmul_config_from(&config, request);
+    if (status == PTXJIT_OK)
+        snprintf(out, 64, "dtype %s, out %s", pj_matmul_type_name(config.dtype),
+                 pj_dtype_name(config.out));
+    return status;
 }
 
 static const pj_family_tune tune_ops = {
-    tune_problem, tune_admits, tune_prepare, tune_run, tune_poison, tune_check, tune_release, 0,
-    problem_names,
+    .problem_names = problem_names,
+    .memory_bound = 0,
+    .admits = tune_admits,
+    .buffers = tune_buffers,
+    .run = tune_run,
+    .types = tune_types,
+    .fix_types = "dtype and out (fixed parameters)",
 };
 
 const pj_family pj_family_matmul = {

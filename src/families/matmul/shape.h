@@ -1,9 +1,11 @@
 /* shape.h — the matmul family's shape, shared by its host op, its IR generator and the tests:
  * the variants (templates/matmul.cu's `variant` enum must equal this list), a block's
- * threads and its dynamic shared memory, written once for both routes. */
+ * threads and its dynamic shared memory, and the one decoder of a request's parameters,
+ * written once for both routes. */
 #ifndef PTXJIT_FAMILIES_MATMUL_SHAPE_H
 #define PTXJIT_FAMILIES_MATMUL_SHAPE_H
 
+#include "catalog/reader.h"
 #include "catalog/variants.h"
 
 #define PJ_MATMUL_VARIANTS(X)                                                                \
@@ -90,6 +92,135 @@ static inline unsigned pj_matmul_shared_bytes(const pj_matmul_tile *t)
         return (unsigned)(t->stages * (t->bm + b_columns) * 128 + c_tile + 1024);
     }
     return 0;
+}
+
+/* The family's element types beyond the library's dtypes: wgmma_fp8's one-byte floats, as
+ * values after PJ_DTYPE_COUNT so that a pj_dtype field holds any input type. e4m3: 4 exponent
+ * bits (bias 7), 3 mantissa bits, no infinities, largest 448; e5m2: 5 (bias 15) and 2, IEEE
+ * style, largest finite 57344. */
+#define PJ_MATMUL_E4M3 ((pj_dtype)PJ_DTYPE_COUNT)
+#define PJ_MATMUL_E5M2 ((pj_dtype)(PJ_DTYPE_COUNT + 1))
+
+/* Bytes of an element type (fp8: 1). */
+static inline int pj_matmul_element_bytes(pj_dtype type)
+{
+    return type == PJ_MATMUL_E4M3 || type == PJ_MATMUL_E5M2 ? 1 : pj_dtype_size(type);
+}
+
+typedef struct {
+    matmul_variant variant;
+    pj_dtype dtype, out;    /* A and B (PJ_MATMUL_E4M3/E5M2 for wgmma_fp8); C */
+    int bm, tile_n, bk;     /* the block's tile of C and its K step (tile_n: wgmma's N) */
+    int threads;
+    int stages;
+    int tma;                /* tensor_core with load=tma: tensor maps as wgmma has them */
+    int cluster;            /* blocks per thread-block cluster (wgmma's cluster=), else 1 */
+    unsigned shared_bytes;  /* dynamic shared memory per block */
+    /* The wgmma variants' (0 elsewhere): */
+    int persistent;         /* sched=persistent: a grid of resident blocks looping over tiles */
+    int store_tma;          /* store=tma: C through shared memory and a third tensor map */
+    int b_nk;               /* b_layout=nk: B given as its transpose, N x K row-major */
+    int alpha, beta, bias;  /* alpha=scaled, beta=scaled, bias=column */
+    int act;                /* 0 none, 1 relu, 2 gelu */
+    /* The work inside a block, which the kernel's code depends on and the op's launch only
+     * through threads (each as the request gives it, also where the variant ignores it): */
+    int bn, tm, tn;         /* SIMT: the block's tile columns, a thread's tm x tn of C */
+    int wm, wn, prefetch;   /* tensor_core: a warp's tile, prefetch=1 */
+    int consumers;          /* wgmma: consumer warpgroups */
+    int group;              /* tile rows per raster group */
+} matmul_config;
+
+/* The parameters every matmul template has (an older one lacks only the newer others). */
+typedef struct {
+    pj_param_value variant, dtype, out, mma, bm, bn, bk, tm, tn, wm, wn, stages, consumers;
+} pj_matmul_words;
+
+/* A and B (wgmma_fp8: one of the fp8 formats), and C. */
+static inline void pj_matmul_decode_types(matmul_config *out, const pj_param_reader *r,
+                                          const pj_matmul_words *w)
+{
+    if (out->variant == MATMUL_WGMMA_FP8) {
+        const pj_param_value fp8 = pj_read(r, "fp8");
+        out->dtype = pj_read_is(&fp8, "e5m2") ? PJ_MATMUL_E5M2 : PJ_MATMUL_E4M3;
+    } else {
+        out->dtype = (pj_dtype)pj_read_dtype(&w->dtype);
+    }
+    out->out = (pj_dtype)pj_read_dtype(&w->out);
+}
+
+/* The wgmma variants' cluster, schedule and epilogue (1 and none where a template lacks a
+ * parameter). */
+static inline void pj_matmul_decode_wgmma(matmul_config *out, const pj_param_reader *r)
+{
+    const pj_param_value cluster = pj_read(r, "cluster"), sched = pj_read(r, "sched"),
+                         store = pj_read(r, "store"), b_layout = pj_read(r, "b_layout"),
+                         alpha = pj_read(r, "alpha"), beta = pj_read(r, "beta"),
+                         bias = pj_read(r, "bias"), act = pj_read(r, "act");
+    out->cluster = cluster.present ? (int)cluster.value : 1;
+    out->persistent = pj_read_is(&sched, "persistent");
+    out->store_tma = pj_read_is(&store, "tma");
+    out->b_nk = pj_read_is(&b_layout, "nk");
+    out->alpha = pj_read_is(&alpha, "scaled");
+    out->beta = pj_read_is(&beta, "scaled");
+    out->bias = pj_read_is(&bias, "column");
+    out->act = pj_read_is(&act, "relu") ? 1 : pj_read_is(&act, "gelu") ? 2 : 0;
+}
+
+/* The block's tile and pipeline, and from them its threads and shared memory. */
+static inline void pj_matmul_decode_tile(matmul_config *out, const pj_param_reader *r,
+                                         const pj_matmul_words *w)
+{
+    const int wgmma = pj_matmul_is_wgmma(out->variant);
+    out->bm = (int)w->bm.value;
+    out->bn = (int)w->bn.value;
+    /* wgmma: a stage holds one 128-byte row of K. */
+    out->bk = wgmma ? 128 / pj_matmul_element_bytes(out->dtype) : (int)w->bk.value;
+    /* The mma list is m16n8k8, then m64nNk16 for N = 8, 16, ...: value i is N = 8 i. */
+    out->tile_n = wgmma ? 8 * (int)w->mma.value : out->bn;
+    out->tm = (int)w->tm.value;
+    out->tn = (int)w->tn.value;
+    out->wm = (int)w->wm.value;
+    out->wn = (int)w->wn.value;
+    out->stages = (int)w->stages.value;
+    out->consumers = (int)w->consumers.value;
+    out->cluster = 1;
+    if (wgmma)
+        pj_matmul_decode_wgmma(out, r);
+    if (out->variant == MATMUL_TENSOR_CORE) { /* cp_async and no prefetch where absent */
+        const pj_param_value load = pj_read(r, "load"), prefetch = pj_read(r, "prefetch");
+        out->tma = pj_read_is(&load, "tma");
+        out->prefetch = (int)prefetch.value;
+    }
+    out->group = (int)pj_read(r, "group").value;
+    const pj_matmul_tile tile = {out->variant, out->bm, out->tile_n, out->bk, out->tm, out->tn,
+                                 out->wm, out->wn, out->consumers, out->stages, out->tma,
+                                 out->store_tma, pj_matmul_element_bytes(out->out)};
+    out->threads = pj_matmul_threads(&tile);
+    out->shared_bytes = pj_matmul_shared_bytes(&tile);
+}
+
+/* The configuration a request asks for. */
+static inline pj_decode_result pj_matmul_decode(matmul_config *out, const pj_param_reader *r)
+{
+    const pj_matmul_words w = {
+        pj_read(r, "variant"), pj_read(r, "dtype"), pj_read(r, "out"), pj_read(r, "mma"),
+        pj_read(r, "bm"),      pj_read(r, "bn"),    pj_read(r, "bk"),  pj_read(r, "tm"),
+        pj_read(r, "tn"),      pj_read(r, "wm"),    pj_read(r, "wn"),  pj_read(r, "stages"),
+        pj_read(r, "consumers")};
+    const pj_param_value *const needed[] = {&w.variant, &w.dtype, &w.out, &w.mma, &w.bm,
+                                            &w.bn,      &w.bk,    &w.tm,  &w.tn,  &w.wm,
+                                            &w.wn,      &w.stages, &w.consumers};
+    memset(out, 0, sizeof *out);
+    const char *lacks = pj_read_lacking(needed, 13);
+    if (lacks)
+        return pj_decoded(PJ_DECODE_LACKS, lacks);
+    const int index = pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_MATMUL_VARIANTS), w.variant.text);
+    if (index < 0)
+        return pj_decoded(PJ_DECODE_VARIANT, w.variant.text);
+    out->variant = (matmul_variant)index;
+    pj_matmul_decode_types(out, r, &w);
+    pj_matmul_decode_tile(out, r, &w);
+    return PJ_DECODE_OK;
 }
 
 #endif

@@ -226,20 +226,20 @@ static LLVMValueRef thread_sum_vectorized(reduce_gen *g)
 
 static int read_request(reduce_gen *g, const pj_llvm_request *request, char *error, size_t size)
 {
-    int index = pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_REDUCE_VARIANTS),
-                                 gen_text(request, "variant"));
-    g->variant = index < 0 ? REDUCE_VARIANT_COUNT : (variant)index;
-    g->tpb = (int)gen_int(request, "tpb");
-    g->batch = (int)gen_int(request, "batch");
-    int is_float = gen_is(request, "dtype", "f32");
-    if (g->variant == REDUCE_VARIANT_COUNT || (!is_float && !gen_is(request, "dtype", "i32")) ||
-        g->tpb < 32 || g->tpb > 1024 || (g->tpb & (g->tpb - 1)) || g->batch < 1 || g->batch > 64) {
+    const pj_param_reader reader = gen_reader(request);
+    reduce_config config = {0};
+    const int decoded = pj_reduce_decode(&config, &reader).code == PJ_DECODED;
+    g->variant = config.variant;
+    g->tpb = config.tpb;
+    g->batch = config.batch;
+    if (!decoded || g->tpb < 32 || g->tpb > 1024 || (g->tpb & (g->tpb - 1)) || g->batch < 1 ||
+        g->batch > 64) {
         snprintf(error, size, "reduce %s dtype=%s tpb=%d batch=%d is not supported by the llvm "
                  "backend's generator", gen_text(request, "variant"), gen_text(request, "dtype"),
                  g->tpb, g->batch);
         return PJ_LLVM_UNSUPPORTED;
     }
-    g->element = is_float ? g->ir->f32 : g->ir->i32;
+    g->element = config.dtype == PJ_DTYPE_f32 ? g->ir->f32 : g->ir->i32;
     g->vector = LLVMVectorType(g->element, 4);
     return PJ_LLVM_OK;
 }

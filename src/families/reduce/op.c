@@ -2,32 +2,23 @@
  * launch per pass (partials, then one block) for the two-pass ones. */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "families/reduce/op.h"
-#include "tune/check.h"
-#include "tune/tune.h"
+#include "request/auto.h"
 
 static ptxjit_status config_from(reduce_config *out, const pj_request *request)
 {
-    const pj_schema *schema = request->schema;
-    char buf[32];
-    if (pj_schema_param_index(schema, "variant") < 0 || pj_schema_param_index(schema, "tpb") < 0 ||
-        pj_schema_param_index(schema, "batch") < 0 || pj_schema_param_index(schema, "dtype") < 0)
+    const pj_param_reader reader = pj_request_reader(request);
+    const pj_decode_result decoded = pj_reduce_decode(out, &reader);
+    if (decoded.code == PJ_DECODE_LACKS)
         return pj_error(PTXJIT_ERR_TEMPLATE,
                         "reduce template %s lacks variant, tpb, batch or dtype, which the "
                         "reduce op needs; launch it with ptxjit_launch instead",
-                        schema->origin);
-    const char *variant = pj_request_value_name(request, "variant", buf);
-    out->variant =
-        (reduce_variant)pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_REDUCE_VARIANTS), variant);
-    out->dtype = (pj_dtype)pj_dtype_from_name(pj_request_value_name(request, "dtype", buf));
-    if ((int)out->variant < 0 || (out->dtype != PJ_DTYPE_i32 && out->dtype != PJ_DTYPE_f32))
+                        request->schema->origin);
+    if (decoded.code != PJ_DECODED)
         return pj_error(PTXJIT_ERR_TEMPLATE, "reduce template %s has a variant or dtype the "
-                        "reduce op does not know", schema->origin);
-    out->tpb = (int)pj_request_value(request, "tpb");
-    out->batch = (int)pj_request_value(request, "batch");
+                        "reduce op does not know", request->schema->origin);
     return PTXJIT_OK;
 }
 
@@ -126,10 +117,9 @@ ptxjit_status ptxjit_reduce_async(ptxjit_context *context, const char *params,
     ptxjit_kernel *kernel;
     reduce_config config;
     CUcontext saved;
-    char problem[48] = "";
-    if (pj_tune_has_auto(params)) /* PARAM=auto: the winner tuned for this n */
-        snprintf(problem, sizeof problem, "n=%llu", (unsigned long long)n);
-    ptxjit_status status = pj_tune_get_kernel(&kernel, context, "reduce", params, problem, NULL);
+    const uint64_t sizes[] = {n};
+    ptxjit_status status =
+        pj_auto_get_kernel(&kernel, NULL, context, &pj_family_reduce, params, sizes);
     if (status == PTXJIT_OK)
         status = pj_reduce_config_of(&config, kernel);
     if (status == PTXJIT_OK)
@@ -203,123 +193,76 @@ static const char *const bench_sets[] = {
 
 /* ---- ptxjit_tune: random inputs of n elements, the sum compared with the reference's ---- */
 
-typedef struct {
-    ptxjit_context *context;
-    pj_tune_checker *checker;
-    CUdeviceptr input, result;
-    uint64_t n;
-    pj_dtype dtype;
-    uint32_t reference; /* the reference configuration's sum, as bits */
-} reduce_tuning;
-
 static const char *const problem_names[] = {"n", NULL};
 
-static ptxjit_status tune_problem(char **out, const char *text)
+static ptxjit_status tune_admits(const pj_request *request, const uint64_t *sizes)
 {
-    uint64_t n = 0;
-    ptxjit_status status = pj_tune_problem_words(&n, text, "reduce", problem_names);
-    char buf[48];
-    snprintf(buf, sizeof buf, "n=%llu", (unsigned long long)n);
-    if (status == PTXJIT_OK && !(*out = pj_strdup(buf)))
-        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    return status;
-}
-
-static ptxjit_status tune_admits(const pj_request *request, const char *problem)
-{
-    (void)problem; /* every configuration sums any n */
+    (void)sizes; /* every configuration sums any n */
     reduce_config config;
     return config_from(&config, request);
 }
 
-static void tune_release(void *state)
+/* int32: exactly the reference's sum; f32: within the family's 1e-5 of the sum of magnitudes,
+ * which for inputs uniform in [-1, 1) is about n / 2. */
+static ptxjit_status judge_sum(const pj_tune_buffer *buffer, const void *got_bits,
+                               const void *want_bits, const uint64_t *sizes)
 {
-    reduce_tuning *t = state;
-    if (!t)
-        return;
-    pj_tune_free(t->context, t->input);
-    pj_tune_free(t->context, t->result);
-    pj_tune_checker_close(t->checker);
-    free(t);
+    uint32_t bits, reference;
+    float got, want;
+    memcpy(&bits, got_bits, 4);
+    memcpy(&reference, want_bits, 4);
+    memcpy(&got, got_bits, 4);
+    memcpy(&want, want_bits, 4);
+    const int exact = buffer->kind == PJ_TUNE_BITS;
+    if (exact ? bits == reference : pj_reduce_f32_close(got, want, sizes[0] / 2.0))
+        return PTXJIT_OK;
+    return exact ? pj_error(PTXJIT_ERR_CUDA, "wrong result: sum %d, the reference "
+                            "configuration's %d", (int)bits, (int)reference)
+                 : pj_error(PTXJIT_ERR_CUDA, "wrong result: sum %.9g, the reference "
+                            "configuration's %.9g", got, want);
 }
 
-static ptxjit_status tune_prepare(void **state, ptxjit_context *context, const char *problem,
-                                  const pj_request *reference)
+/* The input (random: any bits for int32) and the 4-byte sum. */
+static ptxjit_status tune_buffers(pj_tune_buffer *out, int *count, const pj_request *reference,
+                                  const uint64_t *sizes)
 {
     reduce_config config;
-    uint64_t n = 0;
     ptxjit_status status = config_from(&config, reference);
-    if (status == PTXJIT_OK)
-        status = pj_tune_problem_words(&n, problem, "reduce", problem_names);
     if (status != PTXJIT_OK)
         return status;
-    reduce_tuning *t = calloc(1, sizeof *t);
-    if (!t)
-        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    *t = (reduce_tuning){context, NULL, 0, 0, n, config.dtype, 0};
-    status = pj_tune_checker_open(&t->checker, context);
-    if (status == PTXJIT_OK)
-        status = pj_tune_alloc(&t->input, context, n * 4);
-    if (status == PTXJIT_OK)
-        status = pj_tune_alloc(&t->result, context, 4);
-    if (status == PTXJIT_OK)
-        status = pj_tune_fill(t->checker, t->input, n,
-                              config.dtype == PJ_DTYPE_f32 ? PJ_TUNE_F32 : PJ_TUNE_BITS, 1);
-    if (status != PTXJIT_OK) {
-        tune_release(t);
-        return status;
-    }
-    *state = t;
+    const pj_tune_kind kind = config.dtype == PJ_DTYPE_f32 ? PJ_TUNE_F32 : PJ_TUNE_BITS;
+    out[0] = (pj_tune_buffer){.role = PJ_TUNE_INPUT, .bytes = sizes[0] * 4, .kind = kind,
+                              .count = sizes[0], .seed = 1};
+    out[1] = (pj_tune_buffer){.role = PJ_TUNE_OUTPUT, .bytes = 4, .kind = kind, .count = 1,
+                              .judge = judge_sum};
+    *count = 2;
     return PTXJIT_OK;
 }
 
-static ptxjit_status tune_run(void *state, ptxjit_kernel *kernel, void *stream)
+static ptxjit_status tune_run(ptxjit_context *context, ptxjit_kernel *kernel,
+                              const ptxjit_devptr *buffers, const uint64_t *sizes, void *stream)
 {
-    reduce_tuning *t = state;
-    return ptxjit_reduce_async(t->context, kernel->canonical, t->input, t->n, t->result, stream);
+    return ptxjit_reduce_async(context, kernel->canonical, buffers[0], sizes[0], buffers[1],
+                               stream);
 }
 
-static ptxjit_status tune_poison(void *state)
+static ptxjit_status tune_types(char out[64], const pj_request *request)
 {
-    reduce_tuning *t = state;
-    return pj_tune_poison(t->context, t->result, 4);
-}
-
-/* int32: exactly the reference's sum; f32: within the family's 1e-5 of the sum of magnitudes,
- * which for inputs uniform in [-1, 1) is about n / 2. */
-static ptxjit_status tune_check(void *state, ptxjit_kernel *kernel, int reference)
-{
-    reduce_tuning *t = state;
     reduce_config config;
-    uint32_t bits = 0;
-    ptxjit_status status = pj_reduce_config_of(&config, kernel);
-    if (status == PTXJIT_OK && config.dtype != t->dtype)
-        return pj_error(PTXJIT_ERR_PARAM, "reduce: a candidate of dtype %s cannot be checked "
-                        "against a reference of dtype %s; fix dtype (a fixed parameter)",
-                        pj_dtype_name(config.dtype), pj_dtype_name(t->dtype));
+    ptxjit_status status = config_from(&config, request);
     if (status == PTXJIT_OK)
-        status = PJ_CU(t->context->driver->cuMemcpyDtoH(&bits, t->result, 4), "cuMemcpyDtoH");
-    if (status != PTXJIT_OK || reference) {
-        t->reference = bits;
-        return status;
-    }
-    float got, want;
-    memcpy(&got, &bits, 4);
-    memcpy(&want, &t->reference, 4);
-    int right = t->dtype == PJ_DTYPE_i32 ? bits == t->reference
-                                         : pj_reduce_f32_close(got, want, t->n / 2.0);
-    if (right)
-        return PTXJIT_OK;
-    return t->dtype == PJ_DTYPE_i32
-               ? pj_error(PTXJIT_ERR_CUDA, "wrong result: sum %d, the reference configuration's "
-                          "%d", (int)bits, (int)t->reference)
-               : pj_error(PTXJIT_ERR_CUDA, "wrong result: sum %.9g, the reference "
-                          "configuration's %.9g", got, want);
+        snprintf(out, 64, "dtype %s", pj_dtype_name(config.dtype));
+    return status;
 }
 
 static const pj_family_tune tune_ops = {
-    tune_problem, tune_admits, tune_prepare, tune_run, tune_poison, tune_check, tune_release, 1,
-    problem_names,
+    .problem_names = problem_names,
+    .memory_bound = 1,
+    .admits = tune_admits,
+    .buffers = tune_buffers,
+    .run = tune_run,
+    .types = tune_types,
+    .fix_types = "dtype (a fixed parameter)",
 };
 
 const pj_family pj_family_reduce = {

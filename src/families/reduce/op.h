@@ -7,13 +7,6 @@
 #include "catalog/family.h"
 #include "families/reduce/shape.h"
 
-
-typedef struct {
-    reduce_variant variant;
-    int tpb, batch;
-    pj_dtype dtype;
-} reduce_config;
-
 /* Reads the kernel's parameters; fails if a user template named "reduce" lacks them. */
 ptxjit_status pj_reduce_config_of(reduce_config *out, const ptxjit_kernel *kernel);
 /* Blocks of the first (or only) launch for n elements starting at byte address input. */

@@ -573,20 +573,15 @@ static void softmax_row(softmax_gen *g, int w, LLVMValueRef units)
 static int read_request(softmax_gen *g, const pj_llvm_request *request, char *error, size_t size)
 {
     ir_builder *ir = g->ir;
-    int variant = pj_variant_index(PJ_SOFTMAX_LLVM_VARIANTS, gen_text(request, "variant"));
-    g->dtype = gen_is(request, "dtype", "f32") ? F32 : gen_is(request, "dtype", "f16") ? F16 : BF16;
-    g->shape = (softmax_shape){
-        .variant = (softmax_variant)variant,
-        .tpb = (int)gen_int(request, "tpb"),
-        .tpr = (int)gen_int(request, "tpr"),
-        .vec = (int)gen_int(request, "vec"),
-        .items = (int)gen_int(request, "items"),
-        .element_bytes = g->dtype == F32 ? 4 : 2,
-    };
+    const pj_param_reader reader = gen_reader(request);
+    softmax_config config = {0};
+    const int decoded = pj_softmax_decode(&config, &reader).code == PJ_DECODED;
+    g->dtype = config.dtype == PJ_DTYPE_f32 ? F32 : config.dtype == PJ_DTYPE_f16 ? F16 : BF16;
+    g->shape = config.shape;
     const softmax_shape *s = &g->shape;
     int pow2 = s->tpb > 0 && !(s->tpb & (s->tpb - 1)) && s->tpr > 0 && !(s->tpr & (s->tpr - 1)) &&
                s->vec > 0 && !(s->vec & (s->vec - 1));
-    if (variant < 0 || (g->dtype == BF16 && !gen_is(request, "dtype", "bf16")) || !pow2 ||
+    if (!decoded || !pow2 ||
         s->tpb < 32 || s->tpb > 1024 || s->tpr > s->tpb || s->items < 1 ||
         s->items * s->vec * s->element_bytes > 4 * MAX_SLOTS || s->vec * s->element_bytes > 16) {
         snprintf(error, size, "softmax %s dtype=%s tpb=%d tpr=%d vec=%d items=%d is not supported "

@@ -3,43 +3,31 @@
  * a block, no dynamic shared memory), the float64 reference, and the family's descriptor. */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "families/softmax/op.h"
-#include "tune/check.h"
-#include "tune/tune.h"
+#include "request/auto.h"
 
 ptxjit_status pj_softmax_config_from(softmax_config *out, const pj_request *request)
 {
-    const pj_schema *schema = request->schema;
-    static const char *const needed[] = {"variant", "dtype", "tpb", "tpr", "vec", "items"};
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(needed); i++)
-        if (pj_schema_param_index(schema, needed[i]) < 0)
-            return pj_error(PTXJIT_ERR_TEMPLATE,
-                            "softmax template %s lacks '%s', which the softmax op needs; launch "
-                            "it with ptxjit_launch instead",
-                            schema->origin, needed[i]);
-    char buf[32];
-    const char *variant = pj_request_value_name(request, "variant", buf);
-    int index = pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_SOFTMAX_VARIANTS), variant);
-    if (index < 0)
+    const pj_param_reader reader = pj_request_reader(request);
+    const pj_decode_result decoded = pj_softmax_decode(out, &reader);
+    const char *origin = request->schema->origin;
+    switch (decoded.code) {
+    case PJ_DECODE_LACKS:
+        return pj_error(PTXJIT_ERR_TEMPLATE,
+                        "softmax template %s lacks '%s', which the softmax op needs; launch "
+                        "it with ptxjit_launch instead",
+                        origin, decoded.name);
+    case PJ_DECODE_VARIANT:
         return pj_error(PTXJIT_ERR_TEMPLATE, "softmax template %s has variant '%s', which the "
-                        "softmax op does not know", schema->origin, variant);
-    const char *dtype = pj_request_value_name(request, "dtype", buf);
-    out->dtype = (pj_dtype)pj_dtype_from_name(dtype);
-    if (out->dtype != PJ_DTYPE_f32 && out->dtype != PJ_DTYPE_f16 && out->dtype != PJ_DTYPE_bf16)
+                        "softmax op does not know", origin, decoded.name);
+    case PJ_DECODE_DTYPE:
         return pj_error(PTXJIT_ERR_TEMPLATE, "softmax template %s has dtype '%s'; the softmax "
-                        "op takes f32, f16 and bf16", schema->origin, dtype);
-    out->shape = (softmax_shape){
-        .variant = (softmax_variant)index,
-        .tpb = (int)pj_request_value(request, "tpb"),
-        .tpr = (int)pj_request_value(request, "tpr"),
-        .vec = (int)pj_request_value(request, "vec"),
-        .items = (int)pj_request_value(request, "items"),
-        .element_bytes = pj_dtype_bytes(out->dtype),
-    };
-    return PTXJIT_OK;
+                        "op takes f32, f16 and bf16", origin, decoded.name);
+    default:
+        return PTXJIT_OK;
+    }
 }
 
 ptxjit_status pj_softmax_config_of(softmax_config *out, const ptxjit_kernel *kernel)
@@ -131,10 +119,9 @@ ptxjit_status ptxjit_softmax(ptxjit_context *context, const char *params, ptxjit
 {
     ptxjit_kernel *kernel;
     softmax_config config;
-    char problem[64] = "";
-    if (pj_tune_has_auto(params)) /* PARAM=auto: the winner tuned for this shape */
-        snprintf(problem, sizeof problem, "rows=%zu cols=%zu", rows, cols);
-    ptxjit_status status = pj_tune_get_kernel(&kernel, context, "softmax", params, problem, NULL);
+    const uint64_t sizes[] = {rows, cols};
+    ptxjit_status status =
+        pj_auto_get_kernel(&kernel, NULL, context, &pj_family_softmax, params, sizes);
     if (status == PTXJIT_OK)
         status = pj_softmax_config_of(&config, kernel);
     if (status == PTXJIT_OK)
@@ -270,51 +257,16 @@ static const char *const bench_sets[] = {
 
 /* ---- ptxjit_tune: a random matrix, the output compared with the reference's ---- */
 
-typedef struct {
-    ptxjit_context *context;
-    pj_tune_checker *checker;
-    CUdeviceptr input, output, reference;
-    size_t rows, cols, bytes;
-    pj_dtype dtype;
-} softmax_tuning;
-
 static const char *const problem_names[] = {"rows", "cols", NULL};
-
-static ptxjit_status tune_problem(char **out, const char *text)
-{
-    uint64_t v[2] = {0};
-    ptxjit_status status = pj_tune_problem_words(v, text, "softmax", problem_names);
-    char buf[64];
-    snprintf(buf, sizeof buf, "rows=%llu cols=%llu", (unsigned long long)v[0],
-             (unsigned long long)v[1]);
-    if (status == PTXJIT_OK && !(*out = pj_strdup(buf)))
-        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    return status;
-}
 
 /* What ptxjit_softmax would refuse of this shape (a row longer than online holds, the grid),
  * on two aligned buffers that do not overlap. */
-static ptxjit_status tune_admits(const pj_request *request, const char *problem)
+static ptxjit_status tune_admits(const pj_request *request, const uint64_t *v)
 {
     softmax_config config;
-    uint64_t v[2] = {0};
     ptxjit_status status = pj_softmax_config_from(&config, request);
-    if (status == PTXJIT_OK)
-        status = pj_tune_problem_words(v, problem, "softmax", problem_names);
     return status == PTXJIT_OK ? pj_softmax_check(&config, 256, 256, (size_t)v[0], (size_t)v[1])
                                : status;
-}
-
-static void tune_release(void *state)
-{
-    softmax_tuning *t = state;
-    if (!t)
-        return;
-    pj_tune_free(t->context, t->input);
-    pj_tune_free(t->context, t->output);
-    pj_tune_free(t->context, t->reference);
-    pj_tune_checker_close(t->checker);
-    free(t);
 }
 
 static pj_tune_kind kind_of(pj_dtype dtype)
@@ -323,77 +275,51 @@ static pj_tune_kind kind_of(pj_dtype dtype)
                                                                           : PJ_TUNE_F32;
 }
 
-static ptxjit_status tune_prepare(void **state, ptxjit_context *context, const char *problem,
-                                  const pj_request *reference)
+/* The input and the output. Each output is within the family's tolerance of the float64
+ * softmax, so two outputs are within twice it of each other. */
+static ptxjit_status tune_buffers(pj_tune_buffer *out, int *count, const pj_request *reference,
+                                  const uint64_t *v)
 {
     softmax_config config;
-    uint64_t v[2] = {0};
     ptxjit_status status = pj_softmax_config_from(&config, reference);
-    if (status == PTXJIT_OK)
-        status = pj_tune_problem_words(v, problem, "softmax", problem_names);
     if (status != PTXJIT_OK)
         return status;
-    softmax_tuning *t = calloc(1, sizeof *t);
-    if (!t)
-        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    *t = (softmax_tuning){context, NULL, 0, 0, 0, (size_t)v[0], (size_t)v[1],
-                          (size_t)v[0] * (size_t)v[1] * (size_t)pj_dtype_bytes(config.dtype),
-                          config.dtype};
-    status = pj_tune_checker_open(&t->checker, context);
-    if (status == PTXJIT_OK)
-        status = pj_tune_alloc(&t->input, context, t->bytes);
-    if (status == PTXJIT_OK)
-        status = pj_tune_alloc(&t->output, context, t->bytes);
-    if (status == PTXJIT_OK)
-        status = pj_tune_alloc(&t->reference, context, t->bytes);
-    if (status == PTXJIT_OK)
-        status = pj_tune_fill(t->checker, t->input, t->rows * t->cols, kind_of(t->dtype), 5);
-    if (status != PTXJIT_OK) {
-        tune_release(t);
-        return status;
-    }
-    *state = t;
+    const uint64_t elements = v[0] * v[1];
+    const size_t bytes = elements * (size_t)pj_dtype_bytes(config.dtype);
+    const softmax_tolerance tolerance = pj_softmax_tolerance(config.dtype);
+    out[0] = (pj_tune_buffer){.role = PJ_TUNE_INPUT, .bytes = bytes,
+                              .kind = kind_of(config.dtype), .count = elements, .seed = 5};
+    out[1] = (pj_tune_buffer){.role = PJ_TUNE_OUTPUT, .bytes = bytes,
+                              .kind = kind_of(config.dtype), .count = elements,
+                              .rel = 2 * tolerance.rel, .abs = 2 * tolerance.abs,
+                              .what = "the softmax"};
+    *count = 2;
     return PTXJIT_OK;
 }
 
-static ptxjit_status tune_run(void *state, ptxjit_kernel *kernel, void *stream)
+static ptxjit_status tune_run(ptxjit_context *context, ptxjit_kernel *kernel,
+                              const ptxjit_devptr *buffers, const uint64_t *v, void *stream)
 {
-    softmax_tuning *t = state;
-    return ptxjit_softmax(t->context, kernel->canonical, t->input, t->output, t->rows, t->cols,
-                          stream);
+    return ptxjit_softmax(context, kernel->canonical, buffers[0], buffers[1], v[0], v[1], stream);
 }
 
-static ptxjit_status tune_poison(void *state)
+static ptxjit_status tune_types(char out[64], const pj_request *request)
 {
-    softmax_tuning *t = state;
-    return pj_tune_poison(t->context, t->output, t->bytes);
-}
-
-/* Each output is within the family's tolerance of the float64 softmax, so two outputs are
- * within twice it of each other. */
-static ptxjit_status tune_check(void *state, ptxjit_kernel *kernel, int reference)
-{
-    softmax_tuning *t = state;
     softmax_config config;
-    ptxjit_status status = pj_softmax_config_of(&config, kernel);
-    if (status == PTXJIT_OK && config.dtype != t->dtype)
-        return pj_error(PTXJIT_ERR_PARAM, "softmax: a candidate of dtype %s cannot be checked "
-                        "against a reference of dtype %s; fix dtype (a fixed parameter)",
-                        pj_dtype_name(config.dtype), pj_dtype_name(t->dtype));
-    if (status == PTXJIT_OK && reference)
-        return PJ_CU(t->context->driver->cuMemcpyDtoDAsync(t->reference, t->output, t->bytes,
-                                                           NULL), "cuMemcpyDtoDAsync");
-    softmax_tolerance tolerance = pj_softmax_tolerance(t->dtype);
-    return status == PTXJIT_OK ? pj_tune_compare(t->checker, t->output, t->reference,
-                                                 t->rows * t->cols, kind_of(t->dtype),
-                                                 2 * tolerance.rel, 2 * tolerance.abs,
-                                                 "the softmax")
-                               : status;
+    ptxjit_status status = pj_softmax_config_from(&config, request);
+    if (status == PTXJIT_OK)
+        snprintf(out, 64, "dtype %s", pj_dtype_name(config.dtype));
+    return status;
 }
 
 static const pj_family_tune tune_ops = {
-    tune_problem, tune_admits, tune_prepare, tune_run, tune_poison, tune_check, tune_release, 1,
-    problem_names,
+    .problem_names = problem_names,
+    .memory_bound = 1,
+    .admits = tune_admits,
+    .buffers = tune_buffers,
+    .run = tune_run,
+    .types = tune_types,
+    .fix_types = "dtype (a fixed parameter)",
 };
 
 const pj_family pj_family_softmax = {

@@ -1,4 +1,4 @@
-/* op.h — the host side of the softmax family: configuration from the parameters, the checks
+/* op.h — the host side of the softmax family: the configuration of a request, the checks
  * of a launch's shape and buffers, and the float64 reference the tests and the CLI compare
  * with. */
 #ifndef PTXJIT_FAMILIES_SOFTMAX_OP_H
@@ -8,12 +8,8 @@
 #include "catalog/family.h"
 #include "families/softmax/shape.h"
 
-typedef struct {
-    softmax_shape shape;
-    pj_dtype dtype; /* f32, f16 or bf16 */
-} softmax_config;
-
-/* Reads the request's parameters; fails if a user template named "softmax" lacks them. */
+/* The request's configuration (shape.h decodes it); fails if a user template named "softmax"
+ * lacks a parameter the op needs. */
 ptxjit_status pj_softmax_config_from(softmax_config *out, const pj_request *request);
 ptxjit_status pj_softmax_config_of(softmax_config *out, const ptxjit_kernel *kernel);
 

@@ -1,12 +1,14 @@
 /* shape.h — the softmax family's shape, shared by its host op (libptxjit), its IR generator
  * (the LLVM plugin) and the tests: the variants (templates/softmax.cu's `variant` enum must
- * equal this list), the launch geometry, the longest row a configuration holds, and the rule
- * that picks the vector path. Header-only, plain integers, no library state. */
+ * equal this list), the one decoder of a request's parameters, the launch geometry, the
+ * longest row a configuration holds, and the rule that picks the vector path. Header-only,
+ * plain integers, no library state. */
 #ifndef PTXJIT_FAMILIES_SOFTMAX_SHAPE_H
 #define PTXJIT_FAMILIES_SOFTMAX_SHAPE_H
 
 #include <stdint.h>
 
+#include "catalog/reader.h"
 #include "catalog/variants.h"
 
 #define PJ_SOFTMAX_VARIANTS(X)                                                               \
@@ -34,6 +36,38 @@ typedef struct {
     int items;         /* vector accesses per thread and row (online) or chunk (block) */
     int element_bytes; /* 4 (f32) or 2 (f16, bf16) */
 } softmax_shape;
+
+typedef struct {
+    softmax_shape shape;
+    pj_dtype dtype; /* f32, f16 or bf16 */
+} softmax_config;
+
+/* The configuration a request asks for. */
+static inline pj_decode_result pj_softmax_decode(softmax_config *out, const pj_param_reader *r)
+{
+    const pj_param_value variant = pj_read(r, "variant"), dtype = pj_read(r, "dtype"),
+                         tpb = pj_read(r, "tpb"), tpr = pj_read(r, "tpr"), vec = pj_read(r, "vec"),
+                         items = pj_read(r, "items");
+    const pj_param_value *const needed[] = {&variant, &dtype, &tpb, &tpr, &vec, &items};
+    const char *lacks = pj_read_lacking(needed, 6);
+    if (lacks)
+        return pj_decoded(PJ_DECODE_LACKS, lacks);
+    const int index = pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_SOFTMAX_VARIANTS), variant.text);
+    out->dtype = (pj_dtype)pj_read_dtype(&dtype);
+    out->shape = (softmax_shape){
+        .variant = (softmax_variant)index,
+        .tpb = (int)tpb.value,
+        .tpr = (int)tpr.value,
+        .vec = (int)vec.value,
+        .items = (int)items.value,
+        .element_bytes = pj_dtype_size(out->dtype),
+    };
+    if (index < 0)
+        return pj_decoded(PJ_DECODE_VARIANT, variant.text);
+    if (out->dtype != PJ_DTYPE_f32 && out->dtype != PJ_DTYPE_f16 && out->dtype != PJ_DTYPE_bf16)
+        return pj_decoded(PJ_DECODE_DTYPE, dtype.text);
+    return PJ_DECODE_OK;
+}
 
 static inline int pj_softmax_threads(const softmax_shape *s)
 {

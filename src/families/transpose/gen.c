@@ -13,7 +13,6 @@
 #include "families/transpose/shape.h"
 
 typedef transpose_variant variant;
-typedef enum { XPOSE_SCALAR, XPOSE_DIAGONAL, XPOSE_VECTOR } transposition;
 
 typedef struct {
     ir_builder *ir;
@@ -23,7 +22,7 @@ typedef struct {
     int b, h;           /* tile: H input rows x B input columns */
     int per_thread, threads, group;
     int swizzle_mask, box_w, boxes, out_box_w, out_boxes;
-    transposition xpose;
+    transpose_xpose xpose;
     int inplace, stages;
     LLVMValueRef in, out, height, width, in_map, out_map; /* the parameters */
     LLVMValueRef tid;
@@ -403,51 +402,40 @@ static void transpose_tma_persistent(transpose_gen *g)
 
 /* ---- the request ---- */
 
-static int element_bytes(const char *dtype)
+/* The generator's shape of the decoded configuration: boxes one swizzle span wide where the
+ * tiles are swizzled (the 16-byte chunk bits the TMA XORs: 1, 3 or 7), else whole tile rows. */
+static void read_shape(transpose_gen *g, const transpose_config *config)
 {
-    return strcmp(dtype, "f64") == 0 ? 8 : strcmp(dtype, "f32") == 0 ? 4
-           : strcmp(dtype, "f16") == 0 || strcmp(dtype, "bf16") == 0 ? 2 : 0;
-}
-
-static void read_shape(transpose_gen *g, const pj_llvm_request *request)
-{
-    const int batched = g->variant == TRANSPOSE_TMA_BATCHED;
-    g->b = (int)gen_int(request, "block");
-    g->h = batched && gen_int(request, "rows") ? (int)gen_int(request, "rows") : g->b;
-    g->per_thread = g->variant == TRANSPOSE_SMEM || batched ? (int)gen_int(request, "batch") : 1;
-    g->threads = pj_transpose_threads(g->b, g->h, g->per_thread);
-    g->group = (int)gen_int(request, "group");
-    if (g->group < 1)
-        g->group = 1;
-    static const int masks[] = {0, 1, 3, 7}, spans[] = {0, 32, 64, 128};
-    int mode = g->variant == TRANSPOSE_TMA_SWIZZLE || batched ? (int)gen_int(request, "swizzle") : 0;
-    mode = mode >= 0 && mode < 4 ? mode : 0;
-    g->swizzle_mask = masks[mode];
-    g->box_w = mode ? spans[mode] / g->bytes : g->b;
+    g->b = config->block;
+    g->h = config->tile_rows;
+    g->per_thread = config->per_thread;
+    g->threads = config->threads;
+    g->group = config->group;
+    const int span = config->swizzle_bytes;
+    g->swizzle_mask = span ? span / 16 - 1 : 0;
+    g->box_w = span ? span / g->bytes : g->b;
     g->boxes = g->b / g->box_w;
-    g->out_box_w = mode ? spans[mode] / g->bytes : g->h;
+    g->out_box_w = span ? span / g->bytes : g->h;
     g->out_boxes = g->h / g->out_box_w;
-    g->xpose = !batched                                ? XPOSE_SCALAR
-               : gen_is(request, "xpose", "vector")   ? XPOSE_VECTOR
-               : gen_is(request, "xpose", "diagonal") ? XPOSE_DIAGONAL
-                                                      : XPOSE_SCALAR;
-    g->inplace = batched && gen_int(request, "inplace");
-    g->stages = batched ? (int)gen_int(request, "stages") : 0;
+    g->xpose = config->xpose;
+    g->inplace = config->tiles == 1;
+    g->stages = config->stages;
 }
 
 static int read_request(transpose_gen *g, const pj_llvm_request *request, char *error,
                         size_t size)
 {
-    int index = pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_TRANSPOSE_VARIANTS),
-                                 gen_text(request, "variant"));
-    g->variant = index < 0 ? TRANSPOSE_VARIANT_COUNT : (variant)index;
-    g->bytes = element_bytes(gen_text(request, "dtype"));
-    if (g->variant == TRANSPOSE_VARIANT_COUNT || !g->bytes) {
+    const pj_param_reader reader = gen_reader(request);
+    transpose_config config = {0};
+    const int decoded = pj_transpose_decode(&config, &reader).code == PJ_DECODED;
+    g->bytes = decoded ? pj_dtype_size(config.dtype) : 0;
+    if (!g->bytes) {
         snprintf(error, size, "transpose variant=%s dtype=%s is not supported by the llvm "
                  "backend's generator", gen_text(request, "variant"), gen_text(request, "dtype"));
         return PJ_LLVM_UNSUPPORTED;
     }
-    read_shape(g, request);
+    g->variant = config.variant;
+    read_shape(g, &config);
     /* The schema's constraints guarantee these; a template that loosened them would need
      * a generator that knows what the new shapes mean. */
     if (g->per_thread < 1 || g->per_thread > 64 || g->threads < 1 || g->threads > 1024 ||

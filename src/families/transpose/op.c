@@ -1,48 +1,23 @@
 /* op.c — the transpose family's host op: one block per tile, grid over the output; the TMA
  * variants get two tensor maps (input tile by tile, output at the mirrored coordinates). */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "families/transpose/op.h"
-#include "tune/check.h"
-#include "tune/tune.h"
+#include "request/auto.h"
 
 static ptxjit_status config_from(transpose_config *out, const pj_request *request)
 {
-    const pj_schema *schema = request->schema;
-    char buf[32];
-    static const char *const needed[] = {"variant", "block", "batch", "swizzle", "dtype",
-                                         "inplace", "stages", "rows"};
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(needed); i++)
-        if (pj_schema_param_index(schema, needed[i]) < 0)
-            return pj_error(PTXJIT_ERR_TEMPLATE,
-                            "transpose template %s lacks '%s', which the transpose op needs; "
-                            "launch it with ptxjit_launch instead",
-                            schema->origin, needed[i]);
-    const char *variant = pj_request_value_name(request, "variant", buf);
-    out->variant =
-        (transpose_variant)pj_variant_index(PJ_VARIANT_LIST_TEXT(PJ_TRANSPOSE_VARIANTS),
-                                            variant);
-    if ((int)out->variant < 0)
+    const pj_param_reader reader = pj_request_reader(request);
+    const pj_decode_result decoded = pj_transpose_decode(out, &reader);
+    if (decoded.code == PJ_DECODE_LACKS)
+        return pj_error(PTXJIT_ERR_TEMPLATE,
+                        "transpose template %s lacks '%s', which the transpose op needs; "
+                        "launch it with ptxjit_launch instead",
+                        request->schema->origin, decoded.name);
+    if (decoded.code != PJ_DECODED)
         return pj_error(PTXJIT_ERR_TEMPLATE, "transpose template %s has variant '%s', which "
-                        "the transpose op does not know", schema->origin, variant);
-    out->dtype = (pj_dtype)pj_dtype_from_name(pj_request_value_name(request, "dtype", buf));
-    out->block = (int)pj_request_value(request, "block");
-    int rows = out->variant == TRANSPOSE_TMA_BATCHED ? (int)pj_request_value(request, "rows") : 0;
-    out->tile_rows = rows ? rows : out->block;
-    int batched = out->variant == TRANSPOSE_SMEM || out->variant == TRANSPOSE_TMA_BATCHED;
-    out->per_thread = batched ? (int)pj_request_value(request, "batch") : 1;
-    out->threads = pj_transpose_threads(out->block, out->tile_rows, out->per_thread);
-    int swizzled = out->variant == TRANSPOSE_TMA_SWIZZLE || out->variant == TRANSPOSE_TMA_BATCHED;
-    const char *swizzle = pj_request_value_name(request, "swizzle", buf);
-    out->swizzle_bytes = !swizzled || strcmp(swizzle, "none") == 0 ? 0 : atoi(swizzle);
-    int batched_tma = out->variant == TRANSPOSE_TMA_BATCHED;
-    out->tiles = batched_tma && pj_request_value(request, "inplace") ? 1 : 2;
-    out->stages = batched_tma ? (int)pj_request_value(request, "stages") : 0;
-    out->shared_bytes = pj_transpose_shared_bytes(out->variant == TRANSPOSE_SMEM, out->stages,
-                                                  out->tiles, out->block, out->tile_rows,
-                                                  pj_dtype_bytes(out->dtype));
+                        "the transpose op does not know", request->schema->origin, decoded.name);
     return PTXJIT_OK;
 }
 
@@ -202,11 +177,9 @@ ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxj
     ptxjit_kernel *kernel;
     transpose_config config;
     CUcontext saved;
-    char problem[64] = "";
-    if (pj_tune_has_auto(params)) /* PARAM=auto: the winner tuned for this shape */
-        snprintf(problem, sizeof problem, "rows=%zu cols=%zu", rows, cols);
-    ptxjit_status status = pj_tune_get_kernel(&kernel, context, "transpose", params, problem,
-                                              NULL);
+    const uint64_t sizes[] = {rows, cols};
+    ptxjit_status status =
+        pj_auto_get_kernel(&kernel, NULL, context, &pj_family_transpose, params, sizes);
     if (status == PTXJIT_OK)
         status = pj_transpose_config_of(&config, kernel);
     if (status == PTXJIT_OK)
@@ -254,36 +227,13 @@ static const char *const bench_sets[] = {
 
 /* ---- ptxjit_tune: a random matrix, the output compared bit for bit with the reference's ---- */
 
-typedef struct {
-    ptxjit_context *context;
-    pj_tune_checker *checker;
-    CUdeviceptr input, output, reference;
-    size_t rows, cols, bytes; /* bytes rounded up to whole 4-byte words */
-    pj_dtype dtype;
-} transpose_tuning;
-
 static const char *const problem_names[] = {"rows", "cols", NULL};
 
-static ptxjit_status tune_problem(char **out, const char *text)
-{
-    uint64_t v[2] = {0};
-    ptxjit_status status = pj_tune_problem_words(v, text, "transpose", problem_names);
-    char buf[64];
-    snprintf(buf, sizeof buf, "rows=%llu cols=%llu", (unsigned long long)v[0],
-             (unsigned long long)v[1]);
-    if (status == PTXJIT_OK && !(*out = pj_strdup(buf)))
-        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    return status;
-}
-
 /* What ptxjit_transpose would refuse of this shape, before any compile. */
-static ptxjit_status tune_admits(const pj_request *request, const char *problem)
+static ptxjit_status tune_admits(const pj_request *request, const uint64_t *v)
 {
     transpose_config config;
-    uint64_t v[2] = {0};
     ptxjit_status status = config_from(&config, request);
-    if (status == PTXJIT_OK)
-        status = pj_tune_problem_words(v, problem, "transpose", problem_names);
     if (status == PTXJIT_OK)
         status = check_extent(v[0], v[1]);
     if (status != PTXJIT_OK)
@@ -299,26 +249,13 @@ static ptxjit_status tune_admits(const pj_request *request, const char *problem)
     return pj_transpose_plan_maps(&in, &out, &config, 256, 256, (size_t)v[0], (size_t)v[1]);
 }
 
-static void tune_release(void *state)
-{
-    transpose_tuning *t = state;
-    if (!t)
-        return;
-    pj_tune_free(t->context, t->input);
-    pj_tune_free(t->context, t->output);
-    pj_tune_free(t->context, t->reference);
-    pj_tune_checker_close(t->checker);
-    free(t);
-}
-
-static ptxjit_status tune_prepare(void **state, ptxjit_context *context, const char *problem,
-                                  const pj_request *reference)
+/* The input (random bits) and the output, each rounded up to whole 4-byte words: a transpose
+ * moves bits, which the fill makes and the compare reads a word at a time. */
+static ptxjit_status tune_buffers(pj_tune_buffer *out, int *count, const pj_request *reference,
+                                  const uint64_t *v)
 {
     transpose_config config;
-    uint64_t v[2] = {0};
     ptxjit_status status = config_from(&config, reference);
-    if (status == PTXJIT_OK)
-        status = pj_tune_problem_words(v, problem, "transpose", problem_names);
     if (status != PTXJIT_OK)
         return status;
     size_t bytes;
@@ -327,62 +264,39 @@ static ptxjit_status tune_prepare(void **state, ptxjit_context *context, const c
         bytes > SIZE_MAX - 3)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "transpose: a %llu x %llu problem is more "
                         "memory than exists", (unsigned long long)v[0], (unsigned long long)v[1]);
-    transpose_tuning *t = calloc(1, sizeof *t);
-    if (!t)
-        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    *t = (transpose_tuning){context, NULL, 0, 0, 0, (size_t)v[0], (size_t)v[1],
-                            (bytes + 3) / 4 * 4, config.dtype};
-    status = pj_tune_checker_open(&t->checker, context);
-    if (status == PTXJIT_OK)
-        status = pj_tune_alloc(&t->input, context, t->bytes);
-    if (status == PTXJIT_OK)
-        status = pj_tune_alloc(&t->output, context, t->bytes);
-    if (status == PTXJIT_OK)
-        status = pj_tune_alloc(&t->reference, context, t->bytes);
-    if (status == PTXJIT_OK)
-        status = pj_tune_fill(t->checker, t->input, t->bytes / 4, PJ_TUNE_BITS, 2);
-    if (status != PTXJIT_OK) {
-        tune_release(t);
-        return status;
-    }
-    *state = t;
+    bytes = (bytes + 3) / 4 * 4;
+    out[0] = (pj_tune_buffer){.role = PJ_TUNE_INPUT, .bytes = bytes, .kind = PJ_TUNE_BITS,
+                              .count = bytes / 4, .seed = 2};
+    out[1] = (pj_tune_buffer){.role = PJ_TUNE_OUTPUT, .bytes = bytes, .kind = PJ_TUNE_BITS,
+                              .count = bytes / 4, .what = "the transposed matrix"};
+    *count = 2;
     return PTXJIT_OK;
 }
 
-static ptxjit_status tune_run(void *state, ptxjit_kernel *kernel, void *stream)
+static ptxjit_status tune_run(ptxjit_context *context, ptxjit_kernel *kernel,
+                              const ptxjit_devptr *buffers, const uint64_t *v, void *stream)
 {
-    transpose_tuning *t = state;
-    return ptxjit_transpose(t->context, kernel->canonical, t->input, t->output, t->rows, t->cols,
+    return ptxjit_transpose(context, kernel->canonical, buffers[0], buffers[1], v[0], v[1],
                             stream);
 }
 
-static ptxjit_status tune_poison(void *state)
+static ptxjit_status tune_types(char out[64], const pj_request *request)
 {
-    transpose_tuning *t = state;
-    return pj_tune_poison(t->context, t->output, t->bytes);
-}
-
-static ptxjit_status tune_check(void *state, ptxjit_kernel *kernel, int reference)
-{
-    transpose_tuning *t = state;
     transpose_config config;
-    ptxjit_status status = pj_transpose_config_of(&config, kernel);
-    if (status == PTXJIT_OK && config.dtype != t->dtype)
-        return pj_error(PTXJIT_ERR_PARAM, "transpose: a candidate of dtype %s cannot be checked "
-                        "against a reference of dtype %s; fix dtype (a fixed parameter)",
-                        pj_dtype_name(config.dtype), pj_dtype_name(t->dtype));
-    if (status == PTXJIT_OK && reference)
-        return PJ_CU(t->context->driver->cuMemcpyDtoDAsync(t->reference, t->output, t->bytes,
-                                                           NULL), "cuMemcpyDtoDAsync");
-    return status == PTXJIT_OK ? pj_tune_compare(t->checker, t->output, t->reference,
-                                                 t->bytes / 4, PJ_TUNE_BITS, 0, 0,
-                                                 "the transposed matrix")
-                               : status;
+    ptxjit_status status = config_from(&config, request);
+    if (status == PTXJIT_OK)
+        snprintf(out, 64, "dtype %s", pj_dtype_name(config.dtype));
+    return status;
 }
 
 static const pj_family_tune tune_ops = {
-    tune_problem, tune_admits, tune_prepare, tune_run, tune_poison, tune_check, tune_release, 1,
-    problem_names,
+    .problem_names = problem_names,
+    .memory_bound = 1,
+    .admits = tune_admits,
+    .buffers = tune_buffers,
+    .run = tune_run,
+    .types = tune_types,
+    .fix_types = "dtype (a fixed parameter)",
 };
 
 const pj_family pj_family_transpose = {

@@ -1,24 +1,11 @@
-/* op.h — the host side of the transpose family: configuration from the parameters,
- * the two tensor maps' geometry, launch, and the CPU reference. */
+/* op.h — the host side of the transpose family: the configuration of a kernel (decoded by
+ * shape.h), the two tensor maps' geometry, launch, and the CPU reference. */
 #ifndef PTXJIT_OPS_TRANSPOSE_H
 #define PTXJIT_OPS_TRANSPOSE_H
 
 #include "request/context.h"
 #include "catalog/family.h"
 #include "families/transpose/shape.h"
-
-
-typedef struct {
-    transpose_variant variant;
-    int block;         /* tile width: input columns, output rows */
-    int tile_rows;     /* tile height: input rows, output columns (block unless rows= says) */
-    int per_thread, threads;
-    int swizzle_bytes; /* 0, 32, 64 or 128 */
-    int tiles;         /* shared tiles of the TMA variants: 2, or 1 when transposed in place */
-    int stages;        /* 0: a block per tile; else persistent blocks with this many loads ahead */
-    unsigned shared_bytes; /* dynamic shared memory of a block (TMA variants), 0 for smem */
-    pj_dtype dtype;
-} transpose_config;
 
 ptxjit_status pj_transpose_config_of(transpose_config *out, const ptxjit_kernel *kernel);
 

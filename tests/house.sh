@@ -27,7 +27,7 @@ function floor_of(path,   parts, n, i, f) {
         if (parts[4] ~ /^test/) return 99
         return 80
     }
-    if (parts[2] == "cli") return 81
+    if (parts[2] == "cli" || parts[2] ~ /^cli_/) return 81
     if (parts[2] == "plugin") return 90
     if (n == 2) return 0          # src/internal.h and the like: the ground
     for (i = 1; i <= nfloors; i++) if (parts[2] == floor[i]) return i

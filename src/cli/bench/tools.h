@@ -1,6 +1,6 @@
 /* tools.h — the tools of `ptxjit bench`, by name, beside the families of catalog/list.h:
  * X(name, json), the tool's entry being cli_bench_NAME and json whether it prints JSON under
- * --json. bench.c makes its dispatch table of this list, and tests/test_cli.c checks that no
+ * --json. dispatch.c makes its dispatch table of this list, and tests/test_cli.c checks that no
  * family bears a tool's name (the one lookup would hide the family). */
 #ifndef PTXJIT_CLI_BENCH_TOOLS_H
 #define PTXJIT_CLI_BENCH_TOOLS_H

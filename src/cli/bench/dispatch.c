@@ -1,4 +1,4 @@
-/* bench.c — `ptxjit bench NAME ...`: NAME is one of the tools (tools.h), else a family, whose
+/* dispatch.c — `ptxjit bench NAME ...`: NAME is one of the tools (tools.h), else a family, whose
  * runner cli/families.c finds. No family may bear a tool's name (tests/test_cli.c), so the
  * tools' lookup hides none. */
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* cmd_compile_worker.c — `ptxjit compile-worker`: the library's compile worker (the library's
- * src/pool/worker.c starts it and holds the other end of its input and output). It compiles
+ * src/pool/worker_process.c starts it and holds the other end of its input and output). It compiles
  * each request it reads into the disk cache and answers with the key, so that the process
  * that asked finds the kernel there. Not meant to be run by hand, though it can be: one
  * request a line, FAMILY<TAB>PARAMS. */

@@ -1,4 +1,4 @@
-/* strbuf.c — growable strings and small string/file helpers. */
+/* strbuf.c — growable strings and small string helpers. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

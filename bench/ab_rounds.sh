@@ -4,9 +4,10 @@
 # drift of the card or the host reaches both sides alike. Each command's full output lands in
 # $OUT/NAME.log (or ./ab-out), every run under a header; the rows matching its pattern print
 # as they come. Each side keeps a cache directory of its own (it never reads the other's).
-# Usage: bash bench/ab_rounds.sh A_CLI B_CLI 'NAME|PATTERN|bench ARGS' ...
+# Usage: bash bench/ab_rounds.sh A_CLI B_CLI 'NAME|bench ARGS|PATTERN' ...
+#   (PATTERN, an extended regular expression, is the rest of the spec and may hold '|')
 #   e.g. bash bench/ab_rounds.sh build/base/ptxjit build/ptxjit \
-#        'reduce|^variant=vectorized tpb=512 batch=8 |bench reduce runs=20'
+#        'reduce|bench reduce runs=20|^variant=vectorized tpb=512 batch=8 |best found'
 set -uo pipefail
 a=$1 b=$2
 shift 2
@@ -21,8 +22,8 @@ order() { if [ $(($1 % 2)) -eq 0 ]; then echo "A B"; else echo "B A"; fi; }
 for spec in "$@"; do
     name=${spec%%|*}
     rest=${spec#*|}
-    pattern=${rest%%|*}
-    args=${rest#*|}
+    args=${rest%%|*}
+    pattern=${rest#*|}
     for ((k = 0; k < rounds; k++)); do
         for side in $(order $k); do
             cli=$a

@@ -52,26 +52,8 @@ static inline const char *pj_read_lacking(const pj_param_value *const *values, i
     return NULL;
 }
 
-/* The dtype named name, or -1; and a dtype's element bytes: params/schema.h's list. */
-static inline int pj_read_dtype(const pj_param_value *v)
-{
-#define PJ_DTYPE_BY_NAME(name, ctype, bytes)                                                   \
-    if (strcmp(v->text, #name) == 0)                                                           \
-        return PJ_DTYPE_##name;
-    PJ_DTYPE_LIST(PJ_DTYPE_BY_NAME)
-#undef PJ_DTYPE_BY_NAME
-    return -1;
-}
-
-static inline int pj_dtype_size(int dtype)
-{
-    static const int sizes[] = {
-#define PJ_DTYPE_SIZE(name, ctype, bytes) bytes,
-        PJ_DTYPE_LIST(PJ_DTYPE_SIZE)
-#undef PJ_DTYPE_SIZE
-    };
-    return dtype >= 0 && dtype < PJ_DTYPE_COUNT ? sizes[dtype] : 0;
-}
+/* The dtype a parameter's value names, or -1 (params/dtype.h's list). */
+static inline int pj_read_dtype(const pj_param_value *v) { return pj_dtype_from_name(v->text); }
 
 /* What a decoder made of a request: PJ_DECODED, or why not with the name it is about. */
 typedef enum {

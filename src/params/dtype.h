@@ -1,8 +1,10 @@
 /* dtype.h — the element types a template may take, and their sizes: the one place both are
- * declared. Includes nothing, so that the LLVM plugin, which links none of the library, reads
- * the same sizes from PJ_DTYPE_LIST. */
+ * declared. Header-only where the LLVM plugin needs it (a type by name, its size): the plugin
+ * links none of the library and reads the same list. */
 #ifndef PTXJIT_PARAMS_DTYPE_H
 #define PTXJIT_PARAMS_DTYPE_H
+
+#include <string.h>
 
 /* X(name, C++ type, bytes). */
 #define PJ_DTYPE_LIST(X)                  \
@@ -21,9 +23,29 @@ typedef enum {
     PJ_DTYPE_COUNT
 } pj_dtype;
 
-int pj_dtype_from_name(const char *name); /* -1 if unknown */
+/* The dtype named name; -1 if none. */
+static inline int pj_dtype_from_name(const char *name)
+{
+#define PJ_DTYPE_BY_NAME(name_, ctype, bytes)                                                  \
+    if (strcmp(name, #name_) == 0)                                                             \
+        return PJ_DTYPE_##name_;
+    PJ_DTYPE_LIST(PJ_DTYPE_BY_NAME)
+#undef PJ_DTYPE_BY_NAME
+    return -1;
+}
+
+/* A dtype's element bytes; 0 for no dtype. */
+static inline int pj_dtype_bytes(int dtype)
+{
+    static const int sizes[] = {
+#define PJ_DTYPE_SIZE(name, ctype, bytes) bytes,
+        PJ_DTYPE_LIST(PJ_DTYPE_SIZE)
+#undef PJ_DTYPE_SIZE
+    };
+    return dtype >= 0 && dtype < PJ_DTYPE_COUNT ? sizes[dtype] : 0;
+}
+
 const char *pj_dtype_name(pj_dtype dtype);
 const char *pj_dtype_ctype(pj_dtype dtype);
-int pj_dtype_bytes(pj_dtype dtype);
 
 #endif

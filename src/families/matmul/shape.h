@@ -104,7 +104,7 @@ static inline unsigned pj_matmul_shared_bytes(const pj_matmul_tile *t)
 /* Bytes of an element type (fp8: 1). */
 static inline int pj_matmul_element_bytes(pj_dtype type)
 {
-    return type == PJ_MATMUL_E4M3 || type == PJ_MATMUL_E5M2 ? 1 : pj_dtype_size(type);
+    return type == PJ_MATMUL_E4M3 || type == PJ_MATMUL_E5M2 ? 1 : pj_dtype_bytes(type);
 }
 
 typedef struct {

@@ -60,7 +60,7 @@ static inline pj_decode_result pj_softmax_decode(softmax_config *out, const pj_p
         .tpr = (int)tpr.value,
         .vec = (int)vec.value,
         .items = (int)items.value,
-        .element_bytes = pj_dtype_size(out->dtype),
+        .element_bytes = pj_dtype_bytes(out->dtype),
     };
     if (index < 0)
         return pj_decoded(PJ_DECODE_VARIANT, variant.text);

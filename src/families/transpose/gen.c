@@ -428,7 +428,7 @@ static int read_request(transpose_gen *g, const pj_llvm_request *request, char *
     const pj_param_reader reader = gen_reader(request);
     transpose_config config = {0};
     const int decoded = pj_transpose_decode(&config, &reader).code == PJ_DECODED;
-    g->bytes = decoded ? pj_dtype_size(config.dtype) : 0;
+    g->bytes = decoded ? pj_dtype_bytes(config.dtype) : 0;
     if (!g->bytes) {
         snprintf(error, size, "transpose variant=%s dtype=%s is not supported by the llvm "
                  "backend's generator", gen_text(request, "variant"), gen_text(request, "dtype"));

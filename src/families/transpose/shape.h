@@ -107,7 +107,7 @@ static inline pj_decode_result pj_transpose_decode(transpose_config *out,
     pj_transpose_decode_batched(out, r, &inplace, &stages);
     out->shared_bytes = pj_transpose_shared_bytes(out->variant == TRANSPOSE_SMEM, out->stages,
                                                   out->tiles, out->block, out->tile_rows,
-                                                  pj_dtype_size(out->dtype));
+                                                  pj_dtype_bytes(out->dtype));
     return PJ_DECODE_OK;
 }
 

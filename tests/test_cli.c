@@ -757,6 +757,48 @@ START_TEST(cli_no_family_bears_a_bench_tool_name)
 }
 END_TEST
 
+/* text with each run of spaces and newlines made one space: a wrapped description as one line. */
+static char *one_line(const char *text)
+{
+    char *line = malloc(strlen(text) + 1), *at = line;
+    ck_assert_ptr_nonnull(line);
+    for (; *text; text++)
+        if (!isspace((unsigned char)*text))
+            *at++ = *text;
+        else if (at > line && at[-1] != ' ')
+            *at++ = ' ';
+    *at = '\0';
+    return line;
+}
+
+/* The family words of the bench tools' lines in `ptxjit --help` come from the family table:
+ * the requests of bench compile, the families of bench tune's cold problem and pool, the run
+ * sizes tune takes. The binary checks before any command that the roles one family alone
+ * plays (bench jit's request, the pool's space, the cold problem) have one family each:
+ * nothing said on stderr. */
+START_TEST(cli_help_takes_the_bench_requests_from_the_family_table)
+{
+    static const char *const said[] = {
+        "without FAMILY: reduce variant=vectorized tpb=512 batch=8 and matmul variant=wgmma "
+        "dtype=bf16, then the table of issue 15's targets",
+        "a FAMILY alone: its defaults (reduce: variant=vectorized tpb=512 batch=8); one the llvm",
+        "exhaustive sweep of its space, the transpose space tuned cold",
+        "the cold compiles of the reduce space tpb=128..1024 batch=1..8 serially",
+        "(its run sizes: reduce n=, transpose h= w=, matmul m= n= k=, softmax rows= cols=; a "
+        "user family",
+    };
+    char *dir = test_mkdtemp(), *out, *err;
+    ck_assert_int_eq(run_cli_split(&out, &err, dir, "--help"), 0);
+    ck_assert_str_eq(err, "");
+    char *help = one_line(out);
+    for (size_t i = 0; i < sizeof said / sizeof said[0]; i++)
+        ck_assert_msg(strstr(help, said[i]), "'%s' not in: %s", said[i], out);
+    free(help), free(out), free(err);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 /* `bench multigpu` takes every family (each has an op for it), its size words, and refuses a
  * size that is no count before it looks for a GPU. */
 START_TEST(cli_bench_multigpu_takes_every_family)
@@ -937,6 +979,7 @@ Suite *suite_cli(void)
     tcase_add_test(tc, cli_family_schema_api_hands_out_the_template_as_data);
     tcase_add_test(tc, cli_list_with_a_broken_template_exits_0_naming_it);
     tcase_add_test(tc, cli_no_family_bears_a_bench_tool_name);
+    tcase_add_test(tc, cli_help_takes_the_bench_requests_from_the_family_table);
     tcase_add_test(tc, cli_bench_multigpu_takes_every_family);
     tcase_add_test(tc, cli_command_options_belong_to_their_command);
     suite_add_tcase(suite, tc);

@@ -1,11 +1,12 @@
 /* cli.h — what every command of the ptxjit command line shares: exit statuses, the parsed
  * command line, the options a command owns, and the helpers below every command (fail.c,
- * open.c, words.c, progress.c). The commands' entry points are main.c's table. */
+ * open.c, words.c, help.c, progress.c). The commands' entry points are main.c's table. */
 #ifndef PTXJIT_CLI_H
 #define PTXJIT_CLI_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ptxjit.h"
 
@@ -60,6 +61,10 @@ char *cli_join_params(int argc, char **argv, const char *const *own, const char 
 int cli_count(size_t *out, const char *text, const char *name, size_t fallback, uint64_t max);
 /* cli_count of a size word (up to 2^48), or of runs= (up to CLI_MAX_RUNS). */
 int cli_size(size_t *out, const char *text, const char *name, size_t fallback);
+
+/* ---- help.c ---- */
+/* `ptxjit --help`: the commands, the families' lines (from the family table), the options. */
+void cli_print_usage(FILE *out);
 
 /* ---- progress.c ---- */
 /* A progress bar on stderr (tune and warm, when stderr is a terminal). */

@@ -60,10 +60,7 @@ static int is_param(ptxjit_context *context, const char *family, const char *wor
  * cols), or NULL when word is no size of the family. */
 static const char *problem_name(const char *family, const char *word)
 {
-    const cli_family *c = NULL;
-    for (int i = 0; cli_families[i]; i++)
-        if (strcmp(cli_families[i]->name, family) == 0)
-            c = cli_families[i];
+    const cli_family *c = cli_family_lookup(family);
     const char *const *names = c ? c->problem_words() : NULL;
     size_t n = strcspn(word, "=");
     for (int i = 0; names && names[i]; i++) {

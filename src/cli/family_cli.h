@@ -1,12 +1,14 @@
 /* family_cli.h — what the command line knows of a family: its `run` and `bench` runners, its
- * rows of `bench backends` and its op for `bench multigpu`, defined in src/families/NAME/cli.c
- * as cli_family_NAME. The table of them (cli/families.c) is made from catalog/list.h, so that
+ * rows of `bench backends`, its op for `bench multigpu` and its part in the requests of `bench
+ * jit`, `bench compile` and `bench tune`, defined in src/families/NAME/cli.c as
+ * cli_family_NAME. The table of them (cli/families.c) is made from catalog/list.h, so that
  * the generic commands never name a family. Also the helpers the families' `bench backends`
  * rows share (bench/routes.c). */
 #ifndef PTXJIT_CLI_FAMILY_CLI_H
 #define PTXJIT_CLI_FAMILY_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cli_internal.h"
 
@@ -32,6 +34,52 @@ typedef struct {
     void (*release)(void *state);
 } cli_multigpu;
 
+/* A launch of a kernel as cuLaunchKernel takes it: args[i] points at values[i], so the
+ * struct is used where it was filled, never copied. */
+#define CLI_LAUNCH_ARGS_MAX 8
+typedef struct {
+    ptxjit_dim3 grid, block;
+    void *args[CLI_LAUNCH_ARGS_MAX];
+    union {
+        ptxjit_devptr pointer;
+        uint64_t u64;
+        uint32_t u32;
+        float f32;
+    } values[CLI_LAUNCH_ARGS_MAX];
+} cli_launch;
+
+/* `ptxjit bench jit`: the one request whose costs it measures, from cold compile to launch. */
+typedef struct {
+    const char *params;
+    size_t buffer_bytes; /* the device buffer its launches are given */
+    /* A launch of params's kernel that reads and writes buffer only: the same launch goes
+     * through ptxjit_launch and through a bare cuLaunchKernel, whose costs are compared. */
+    void (*launch)(cli_launch *out, ptxjit_devptr buffer);
+} cli_jit;
+
+/* A row of `ptxjit bench compile`'s table of issue 15's cold-compile targets. */
+typedef struct {
+    const char *label; /* the row's name */
+    const char *params;
+    double nvrtc_ms;   /* the target on the H100: request -> cubin through NVRTC */
+} cli_compile_target;
+
+/* A problem of `ptxjit bench tune`: ptxjit_tune's problem and fixed parameters. */
+typedef struct {
+    const char *problem, *fixed;
+    /* 1 in one problem of all the families': the one also tuned from a cold cache, found by a
+     * fresh process and tuned five times in a row, those lines naming it by the family's name
+     * and label ("16384^2 f32"). */
+    int cold;
+    const char *label;
+} cli_tune_problem;
+
+/* `ptxjit bench tune pool`: the cold compiles of one space, one after another, then on the
+ * pool's threads and on its compile worker processes. */
+typedef struct {
+    const char *problem, *space;
+} cli_tune_pool;
+
 typedef struct {
     const char *name;
     /* The size words `ptxjit run NAME` takes beside the parameters (NULL-terminated), and
@@ -54,6 +102,17 @@ typedef struct {
     int (*bench_backends)(ptxjit_context *context, size_t n, int runs);
     size_t backends_n;
     const cli_multigpu *multigpu; /* NULL: none */
+    /* The request of `bench jit` (NULL: another family's; exactly one family has one). */
+    const cli_jit *jit;
+    /* `bench compile NAME` without parameters compiles compile_params (NULL: the family's
+     * defaults); `bench compile` alone, the families' compile_targets (NULL, or ended by a
+     * NULL label), in list order. */
+    const char *compile_params;
+    const cli_compile_target *compile_targets;
+    /* `bench tune`'s rows of the family, tuned then swept (NULL, or ended by a NULL problem),
+     * in list order; the pool's space (NULL: another family's; exactly one has one). */
+    const cli_tune_problem *tune_problems;
+    const cli_tune_pool *tune_pool;
     /* Its lines of `ptxjit --help`: the sizes `run` takes, what `bench` times (lines after the
      * first indented by 13 spaces). */
     const char *help;
@@ -67,6 +126,22 @@ PJ_FAMILY_LIST(PJ_CLI_FAMILY_DECLARE)
 extern const cli_family *const cli_families[];
 /* The family's runners, or NULL after saying on stderr which families have them. */
 const cli_family *cli_family_find(const char *name);
+/* The same, NULL saying nothing (a family of --templates has no runners). */
+const cli_family *cli_family_lookup(const char *name);
+
+/* The i-th of all the families' compile targets (tune problems), in list order, with its
+ * family in *family; NULL after the last. */
+const cli_compile_target *cli_compile_target_at(size_t i, const cli_family **family);
+const cli_tune_problem *cli_tune_problem_at(size_t i, const cli_family **family);
+
+/* The roles that one family alone plays: the family of bench jit's request, that of bench
+ * tune's pool space, and bench tune's cold problem with its family. main.c checks the table
+ * (cli_families_check) before any command runs, so that none of these is NULL. */
+const cli_family *cli_family_jit(void);
+const cli_family *cli_family_tune_pool(void);
+const cli_tune_problem *cli_tune_cold(const cli_family **family);
+/* 1 when each role above has exactly one family; else 0 after saying what is wrong. */
+int cli_families_check(void);
 
 /* auto_params.c: PARAM=auto in params resolved for the problem of sizes (the family's size
  * words, in order): the canonical params of the tuned winner, or of the defaults when no

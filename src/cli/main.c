@@ -10,219 +10,6 @@
 #include "cli/cli.h"
 #include "cli/family_cli.h"
 
-static const char usage_commands[] =
-    "usage: ptxjit [options] COMMAND [ARGS] [options]\n"
-    "\n"
-    "commands:\n"
-    "  list                          kernel families and where their templates come from\n"
-    "                                (templates that cannot be used: warnings on stderr)\n"
-    "  info FAMILY                   parameters (types, allowed values, defaults, docs),\n"
-    "                                constraints and entry points\n"
-    "  ptx FAMILY [key=value ...]    specialize, compile (or take from the cache), print PTX\n"
-    "  source FAMILY [key=value ...] print the specialized CUDA source (backend=llvm: the\n"
-    "                                generated LLVM IR), without compiling it: also for a\n"
-    "                                request that fails to compile\n"
-    "  ir FAMILY [key=value ...]     print the LLVM IR that the llvm backend generates\n"
-    "  inspect FAMILY [key=value ...] canonical params, cache key, origin, sizes, compiler\n"
-    "                                log, and per entry registers, static shared and local\n"
-    "                                memory, max threads per block, parameter bytes: the\n"
-    "                                driver's with a GPU, else read from the cubin\n"
-    "  sass FAMILY [key=value ...]   print the cubin's SASS, disassembled by the CUDA\n"
-    "                                toolkit's nvdisasm (no GPU needed; exit status 3 when\n"
-    "                                there is no nvdisasm)\n"
-    "  run FAMILY [key=value ...] [SIZE=N ...] [runs=R]\n"
-    "                                run on fresh random data, check against the CPU\n"
-    "                                reference, print time and GB/s or GFLOP/s (needs a\n"
-    "                                GPU); each family's sizes are below\n"
-    "  bench FAMILY [n=N] [runs=R] [\"PARAMS\" ...]\n"
-    "                                the family's table against peers measured in the same\n"
-    "                                run (needs a GPU); where the family takes them, each\n"
-    "                                PARAMS set (one quoted argument) is timed instead of\n"
-    "                                the built-in rows\n"
-    "  bench jit                     JIT costs: cold compile; disk hit in 31 fresh processes\n"
-    "                                with its stages; memory hits from 1 to 16 threads;\n"
-    "                                with a GPU, memory hit + launch and ptxjit_launch\n"
-    "                                alone against a bare cuLaunchKernel (runs without a\n"
-    "                                GPU too)\n"
-    "  bench backends FAMILY [n=N] [runs=R]\n"
-    "                                each variant the llvm backend generates, through the\n"
-    "                                family op with backend=nvrtc and backend=llvm in one\n"
-    "                                process: GB/s (matmul: GFLOP/s) of each and llvm/nvrtc\n"
-    "                                (needs a GPU)\n"
-    "  bench compile [FAMILY [key=value ...]] [samples=N] [ofc=min|mid|max [runs=R]]\n"
-    "                                cold compiles (request -> cubin) of both backends in one\n"
-    "                                process, median of N (10), time of each stage, CPU time,\n"
-    "                                what each cubin holds; without FAMILY: reduce\n"
-    "                                variant=vectorized tpb=512 batch=8 and matmul\n"
-    "                                variant=wgmma dtype=bf16, then the table of issue 15's\n"
-    "                                four targets (nvrtc ms, llvm / nvrtc of each); a FAMILY\n"
-    "                                alone: its defaults (reduce: variant=vectorized\n"
-    "                                tpb=512 batch=8); one the llvm backend does not\n"
-    "                                build, e.g. from --templates: nvrtc only; no GPU\n"
-    "                                needed; with one, also module loads and the compiles\n"
-    "                                with the driver's compute cache; ofc=LEVEL: NVRTC with\n"
-    "                                -Ofc=LEVEL, and on a GPU each target request run with\n"
-    "                                and without it (R runs, 20)\n"
-    "  bench multigpu [FAMILY] [devices=N] [SIZE=N ...] [runs=R] [\"PARAMS\"]\n"
-    "                                every GPU at once (or the first N), one context and\n"
-    "                                thread each, each on its own data (each family's\n"
-    "                                multigpu sizes: below; without FAMILY, the families\n"
-    "                                below timed without one), against one GPU alone:\n"
-    "                                aggregate GB/s / (N x one GPU's), results checked, and\n"
-    "                                the compiles (once per key in the process); a size word\n"
-    "                                sets that size of every family timed that takes it;\n"
-    "                                PARAMS with its family replaces the family's defaults\n"
-    "                                (needs a GPU)\n"
-    "  bench tune [sweep|cold|pool|repeat]\n"
-    "                                the tuner's figures: each family's tuned winner against\n"
-    "                                an exhaustive sweep of its space, the transpose space\n"
-    "                                tuned cold and its record in a fresh process, 32 cold\n"
-    "                                compiles serially, on the pool's threads and on its\n"
-    "                                compile worker processes, five tunings in a row (needs\n"
-    "                                a GPU, except pool)\n"
-    "  jit-time FAMILY [key=value ...] time one context open and one request in this\n"
-    "                                process (what `bench jit` runs in a fresh process)\n"
-    "  cache path|stats|clear|trim   the disk cache: where it is, its counters, remove\n"
-    "                                every entry, or evict down to the cap and sweep the\n"
-    "                                temp files of killed writers (what clear and trim\n"
-    "                                removed: on stderr)\n"
-    "  cache export FILE [FAMILY ...] the disk cache's entries and tuning records (or those\n"
-    "                                of the families) as a tar file (tar tf FILE lists it)\n"
-    "  cache import FILE             every member checked as a disk load checks an entry,\n"
-    "                                then published; bad members skipped and counted\n"
-    "  tune FAMILY [SIZE=N ...] [key=value ...] [--space \"P=V,V P=LO..HI\"] [--retune]\n"
-    "                                [--compile-only] [--bucket pow2|exact]\n"
-    "                                tune the family for a problem (its run sizes: reduce\n"
-    "                                n=, transpose h= w=, matmul m= n= k=, softmax rows= cols=;\n"
-    "                                a user family: problem=\"TEXT\"), the key=value words\n"
-    "                                fixed: every point of the template's tune lines (or\n"
-    "                                --space, which replaces the values of the parameters it\n"
-    "                                names) compiled in parallel, checked against the fixed\n"
-    "                                parameters' defaults, timed; the table and the record's\n"
-    "                                path on stderr, the winner's params on stdout. A record\n"
-    "                                is reused (nothing timed) unless --retune; run and bench\n"
-    "                                take PARAM=auto for the tuned value. --compile-only:\n"
-    "                                compile the space, no GPU needed (warms the cache).\n"
-    "                                --bucket pow2: keep the record for the problem's\n"
-    "                                bucket (each size rounded up to a power of two), which\n"
-    "                                auto uses for any problem in it without a record\n"
-    "                                (--bucket exact, the default: the problem alone)\n"
-    "  tune --list | --clear         the tuning records in the cache, or remove them (how\n"
-    "                                many: on stderr, or with --json {removed, path})\n"
-    "  warm FILE|- | --from-records  compile the requests of FILE (- : stdin; one a line,\n"
-    "                                FAMILY key=value ...; '#' starts a comment) into the\n"
-    "                                cache at once, or the winner of every tuning record;\n"
-    "                                a progress bar (terminal only), the summary and each\n"
-    "                                refused request with the reason on stderr; exit status\n"
-    "                                1 when one was refused\n"
-    "  compile-worker                the library's compile worker (started by tune and warm\n"
-    "                                to compile in processes of their own): reads requests\n"
-    "                                on stdin, compiles them into the disk cache\n"
-    "\n"
-    ;
-
-/* After the families' lines. */
-static const char usage_options[] =
-    "global options (before or after the command and its arguments; a value follows as the\n"
-    "next word or after '=', as in --arch=sm_90a):\n"
-    "  --arch ARCH          target architecture (default: $PTXJIT_ARCH, the GPU's, sm_90a)\n"
-    "  --backend NAME       compiler backend: nvrtc (default; CUDA templates through NVRTC)\n"
-    "                       or llvm (IR generated in C, NVPTX, nvJitLink); a request's own\n"
-    "                       backend=nvrtc|llvm parameter overrides it\n"
-    "  --cache-dir DIR      disk cache root (default: $PTXJIT_CACHE_DIR, $XDG_CACHE_HOME/ptxjit,\n"
-    "                       ~/.cache/ptxjit)\n"
-    "  --no-disk-cache      keep compiled kernels in memory only\n"
-    "  --templates DIRS     extra ':'-separated template directories (also\n"
-    "                       $PTXJIT_TEMPLATE_PATH)\n"
-    "  --device N           CUDA device ordinal (default 0)\n"
-    "  --no-gpu             never touch the CUDA driver\n"
-    "  -D NAME[=VALUE], --define NAME[=VALUE]\n"
-    "                       compile option: define a macro (also -DNAME[=VALUE]; VALUE\n"
-    "                       without spaces, quotes or backslashes)\n"
-    "  -I DIR               compile option: an include directory, searched after the\n"
-    "                       template's own and before the toolkit's (also -IDIR)\n"
-    "  --lineinfo           compile option: line information for profilers (-lineinfo)\n"
-    "  --fast-math          compile option: fast approximate math (-use_fast_math)\n"
-    "  -G                   compile option: device debug information\n"
-    "                       Compile options go to NVRTC (backend=nvrtc; llvm refuses them)\n"
-    "                       for every kernel the command compiles (ptx, inspect, run,\n"
-    "                       bench), after those of $PTXJIT_COMPILE_OPTIONS; they are part\n"
-    "                       of the cache key, and inspect shows them\n"
-    "  --json               list, info, inspect, cache stats, cache export, cache import,\n"
-    "                       tune, warm and bench jit: print one JSON document instead of\n"
-    "                       text, for programs (other commands refuse it)\n"
-    "  --space, --retune, --compile-only, --bucket, --list, --clear\n"
-    "                       tune's own (see tune above; other commands refuse them)\n"
-    "  --from-records       warm's own (see warm above)\n"
-    "  -h, --help           this help\n"
-    "  --version            print the version\n"
-    "  --                   end of options: the words after it are arguments even if they\n"
-    "                       start with '-'\n"
-    "\n"
-    "ptx, sass, source and ir print only the artefact on stdout, the same bytes whether it was\n"
-    "compiled or came from a cache; the line saying which (key, time) goes to stderr, as do\n"
-    "errors.\n"
-    "\n"
-    "environment (what the library and this command read):\n"
-    "  PTXJIT_CACHE_DIR          disk cache root (else $XDG_CACHE_HOME/ptxjit, else\n"
-    "                            $HOME/.cache/ptxjit; no $HOME: no disk cache)\n"
-    "  XDG_CACHE_HOME, HOME      where the disk cache goes without PTXJIT_CACHE_DIR\n"
-    "  PTXJIT_CACHE_MAX_BYTES    disk cache cap: bytes, or with K, M, G, T (default 1G)\n"
-    "  PTXJIT_CACHE_SHARED       1: trust a cache directory shared with its group\n"
-    "  PTXJIT_ARCH               target architecture (else the GPU's, else sm_90a)\n"
-    "  PTXJIT_TEMPLATE_PATH      ':'-separated folders of extra templates (*.cu files\n"
-    "                            with a //@ptxjit family line)\n"
-    "  PTXJIT_COMPILE_OPTIONS    compile options for every request, in the library's\n"
-    "                            words: -DNAME[=VALUE] -IDIR -lineinfo -use_fast_math -G\n"
-    "  PTXJIT_COMPILE_WORKER     the ptxjit program that tune and warm run as compile\n"
-    "                            worker processes (this command sets its own path when\n"
-    "                            the variable is unset); \"none\": compile in threads only\n"
-    "  PTXJIT_NVRTC_LIBRARY      path of libnvrtc.so, tried first\n"
-    "  PTXJIT_NVJITLINK_LIBRARY  path of libnvJitLink.so (the llvm backend's PTX -> cubin)\n"
-    "  PTXJIT_LLVM_LIBRARY       path of libptxjit_llvm.so (the llvm backend's plugin)\n"
-    "  PTXJIT_CUDA_LIBRARY       path of libcuda.so.1 (the CUDA driver)\n"
-    "  PTXJIT_VERBOSE            set: info messages to stderr too, not only warnings\n"
-    "  PTXJIT_REMOTE_CACHE       a shared remote cache on Redis: redis://HOST:PORT[/DB] or\n"
-    "                            unix:///PATH[?db=N] (docs/FLEET.md)\n"
-    "  PTXJIT_REMOTE_CACHE_KEY_FILE  the fleet's signing key: a 0600 file of yours (without\n"
-    "                            it the remote cache refuses to start)\n"
-    "  PTXJIT_REMOTE_CACHE_UNSIGNED  1: no key, entries neither signed nor checked (a trusted\n"
-    "                            network only)\n"
-    "  PTXJIT_REMOTE_CACHE_PASSWORD_FILE  Redis AUTH password (a 0600 file)\n"
-    "  PTXJIT_REMOTE_CACHE_TIMEOUT_MS  each Redis operation's timeout (default 200)\n"
-    "  PTXJIT_REMOTE_CACHE_CONNECT_TIMEOUT_MS  connecting (default 100)\n"
-    "  PTXJIT_REMOTE_CACHE_BACKOFF_MS  the pause after 3 failures in a row (default 30000)\n"
-    "  PTXJIT_REMOTE_CACHE_MAX_BYTES  the largest value sent (default 67108864, 64 MiB)\n"
-    "  PTXJIT_REMOTE_CACHE_LEASE_MS  the compile lease of a key every node misses: its\n"
-    "                            holder renews it while compiling; one that dies delays the\n"
-    "                            others this long at most (default 3000)\n"
-    "  PTXJIT_COMPILE_WAIT_MS    how long a request waits for another process (same cache\n"
-    "                            dir) or node (same remote cache) compiling its key, before\n"
-    "                            compiling it itself (default 30000; 0: never wait)\n"
-    "  CUDA_HOME                 CUDA toolkit root (default /usr/local/cuda): NVRTC's\n"
-    "                            include folder, the libraries, bin/nvdisasm\n"
-    "  LD_LIBRARY_PATH           where the libraries are searched by name (a change makes\n"
-    "                            the compiler version be asked again)\n"
-    "  PTXJIT_NVDISASM           sass: the nvdisasm program to run (else $CUDA_HOME/bin,\n"
-    "                            /usr/local/cuda/bin, then $PATH)\n"
-    "  PATH                      sass: where nvdisasm is looked for last\n"
-    "  TMPDIR                    sass: where the cubin is written for nvdisasm (else /tmp)\n"
-    "\n"
-    "exit status: 0 success, 1 failure, 2 usage error (unknown command, option or parameter),\n"
-    "3 a program the command runs is missing (sass: nvdisasm)\n";
-
-/* The commands, each family's run sizes and bench (from the family table), the options. */
-static void print_usage(FILE *out)
-{
-    fputs(usage_commands, out);
-    fputs("families (run: their sizes; bench: what it times; multigpu: bench multigpu's "
-          "sizes):\n", out);
-    for (int i = 0; cli_families[i]; i++)
-        fprintf(out, "  %-10s %s\n", cli_families[i]->name, cli_families[i]->help);
-    fputs("\n", out);
-    fputs(usage_options, out);
-}
-
 /* json: the command prints JSON under --json (cache: `cache stats` only, which it checks);
  * options: the command's own, NULL-terminated (NULL: none). */
 typedef struct {
@@ -537,7 +324,7 @@ static int run_command(command_line *line)
         return code == CLI_OK ? commands[c].run(&line->args) : code;
     }
     fprintf(stderr, "ptxjit: unknown command '%s'\n", line->command);
-    print_usage(stderr);
+    cli_print_usage(stderr);
     return CLI_USAGE;
 }
 
@@ -580,6 +367,8 @@ static void set_compile_worker(cli_args *args)
 
 static int run(command_line *line, int argc, char **argv)
 {
+    if (!cli_families_check())
+        return CLI_FAIL;
     ptxjit_options_init(&line->args.options);
     set_compile_worker(&line->args);
     line->compile_words = calloc((size_t)argc, sizeof *line->compile_words);
@@ -594,7 +383,7 @@ static int run(command_line *line, int argc, char **argv)
     if (code != CLI_OK)
         return code;
     if (line->help) {
-        print_usage(stdout);
+        cli_print_usage(stdout);
         return finish_output(CLI_OK);
     }
     if (line->version) {
@@ -602,7 +391,7 @@ static int run(command_line *line, int argc, char **argv)
         return finish_output(CLI_OK);
     }
     if (!line->command) {
-        print_usage(stderr);
+        cli_print_usage(stderr);
         return CLI_USAGE;
     }
     return finish_output(run_command(line));

@@ -1,7 +1,8 @@
 /* compile.c — `ptxjit bench compile`: cold compiles of both routes in one process,
  * request → cubin, each stage timed, the wall time beside the thread's CPU time, and what the
  * cubins hold; with a GPU also the module loads and the same compiles with the CUDA driver's
- * compute cache on (NVRTC's and nvJitLink's own default, which ptxjit turns off). */
+ * compute cache on (NVRTC's and nvJitLink's own default, which ptxjit turns off). The requests
+ * and their targets are the families' (compile_params, compile_targets in family_cli.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +15,6 @@
 #include "cli_internal.h"
 
 #define COMPILE_SAMPLES_MAX 100
-/* reduce's request when none is given; another family's is its defaults. */
-#define COMPILE_FAMILY "reduce"
-#define COMPILE_PARAMS "variant=vectorized tpb=512 batch=8"
 
 typedef struct {
     int samples;
@@ -280,16 +278,9 @@ static ptxjit_status bench_request(route_times t[2], const cli_args *args, const
     return status;
 }
 
-/* Issue 15's cold-compile targets: these requests, median of N, request -> cubin. */
-static const struct {
-    const char *label, *family, *params;
-    double nvrtc_ms; /* the target on the H100 */
-} compile_targets[] = {
-    {"reduce", COMPILE_FAMILY, COMPILE_PARAMS, 55},
-    {"matmul wgmma bf16", "matmul", "variant=wgmma dtype=bf16", 350},
-};
-#define COMPILE_TARGET_RATIO 0.40 /* llvm / nvrtc, for both */
+#define COMPILE_TARGET_RATIO 0.40 /* issue 15's llvm / nvrtc, for every target request */
 
+/* Issue 15's cold-compile targets: the families' requests, median of N, request -> cubin. */
 static void print_targets(route_times t[][2], int samples)
 {
     printf("\ncold compile targets (issue 15; H100, median of 10, request -> cubin), median of "
@@ -298,10 +289,11 @@ static void print_targets(route_times t[][2], int samples)
            pj_nvrtc_extra_option() ? pj_nvrtc_extra_option() : "");
     printf("| request | nvrtc ms | target | llvm ms | llvm / nvrtc | target |\n");
     printf("|---------|---------:|-------:|--------:|-------------:|-------:|\n");
-    for (size_t i = 0; i < CLI_LENGTH(compile_targets); i++) {
+    const cli_family *f;
+    const cli_compile_target *target;
+    for (size_t i = 0; (target = cli_compile_target_at(i, &f)); i++) {
         double nvrtc = median_of(t[i][0].total, samples);
-        printf("| %s | %.1f | <= %.0f |", compile_targets[i].label, nvrtc,
-               compile_targets[i].nvrtc_ms);
+        printf("| %s | %.1f | <= %.0f |", target->label, nvrtc, target->nvrtc_ms);
         if (t[i][1].samples) {
             double llvm = median_of(t[i][1].total, samples);
             printf(" %.1f | %.3f | <= %.2f |\n", llvm, llvm / nvrtc, COMPILE_TARGET_RATIO);
@@ -309,6 +301,26 @@ static void print_targets(route_times t[][2], int samples)
             printf(" - | - | <= %.2f |\n", COMPILE_TARGET_RATIO);
         }
     }
+}
+
+/* `bench compile` alone: each target request (the first with the GPU's part), then the table. */
+static ptxjit_status bench_targets(const cli_args *args, int samples)
+{
+    const cli_family *f;
+    size_t count = 0;
+    while (cli_compile_target_at(count, &f))
+        count++;
+    route_times(*t)[2] = calloc(count + 1, sizeof *t); /* + 1: never an allocation of 0 */
+    if (!t)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    ptxjit_status status = PTXJIT_OK;
+    const cli_compile_target *target;
+    for (size_t i = 0; status == PTXJIT_OK && (target = cli_compile_target_at(i, &f)); i++)
+        status = bench_request(t[i], args, f->name, target->params, samples, i == 0);
+    if (status == PTXJIT_OK)
+        print_targets(t, samples);
+    free(t);
+    return status;
 }
 
 /* `ofc=LEVEL` with a GPU: each target request run (fresh data, checked against the CPU
@@ -347,16 +359,15 @@ static ptxjit_status ofc_speed_check(const cli_args *args, const char *option, i
     printf("\nkernel speed, NVRTC's default against %s (each family's `run` at its default "
            "sizes, %d runs, order A B B A):\n",
            option, runs);
-    for (size_t i = 0; i < CLI_LENGTH(compile_targets) && status == PTXJIT_OK; i++) {
-        const cli_family *f = cli_family_find(compile_targets[i].family);
-        if (!f || !f->run)
-            continue;
+    const cli_family *f;
+    const cli_compile_target *target;
+    for (size_t i = 0; status == PTXJIT_OK && (target = cli_compile_target_at(i, &f)); i++) {
         char params[256];
-        snprintf(params, sizeof params, "%s backend=nvrtc", compile_targets[i].params);
+        snprintf(params, sizeof params, "%s backend=nvrtc", target->params);
         for (int k = 0; k < 4 && status == PTXJIT_OK; k++) {
             int with = k == 1 || k == 2;
             pj_nvrtc_set_extra_option(with ? option : NULL);
-            printf("\n%s, NVRTC %s:\n", compile_targets[i].label, with ? option : "default");
+            printf("\n%s, NVRTC %s:\n", target->label, with ? option : "default");
             fflush(stdout);
             status = ofc_run(args, f, params, runs);
         }
@@ -380,6 +391,14 @@ static int usage_ofc(const char *text, const char **option)
         }
     fprintf(stderr, "ptxjit: ofc=%s: give min, mid or max (NVRTC's -Ofc levels)\n", text);
     return 0;
+}
+
+/* The request of `bench compile FAMILY` without parameters: the family's compile_params, else
+ * its defaults (a family from --templates has no descriptor). */
+static const char *alone_params(const char *family)
+{
+    const cli_family *f = cli_family_lookup(family);
+    return f && f->compile_params ? f->compile_params : "";
 }
 
 int cli_bench_compile(cli_args *args)
@@ -412,18 +431,11 @@ int cli_bench_compile(cli_args *args)
     pj_nvrtc_set_extra_option(ofc);
     ptxjit_status status = PTXJIT_OK;
     if (family) {
-        const char *params = given && *given                        ? given
-                             : strcmp(family, COMPILE_FAMILY) == 0 ? COMPILE_PARAMS
-                                                                   : "";
         route_times t[2];
-        status = bench_request(t, args, family, params, samples, 1);
+        status = bench_request(t, args, family, given && *given ? given : alone_params(family),
+                               samples, 1);
     } else {
-        route_times t[CLI_LENGTH(compile_targets)][2];
-        for (size_t i = 0; i < CLI_LENGTH(compile_targets) && status == PTXJIT_OK; i++)
-            status = bench_request(t[i], args, compile_targets[i].family,
-                                   compile_targets[i].params, samples, i == 0);
-        if (status == PTXJIT_OK)
-            print_targets(t, samples);
+        status = bench_targets(args, samples);
     }
     ptxjit_options options = args->options;
     options.use_gpu = 0;

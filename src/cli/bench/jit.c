@@ -1,7 +1,8 @@
 /* jit.c — `ptxjit bench jit`: cold compile; a disk hit in fresh processes with the
  * stages of its open and request (latency.h); a memory hit, and its rate from 1 to 16
  * threads of one context; and, with a GPU, a memory hit + launch and ptxjit_launch alone
- * against a bare cuLaunchKernel of the same function. Text, or --json. */
+ * against a bare cuLaunchKernel of the same function. Text, or --json. The request is the one
+ * family's that has a jit hook (family_cli.h). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,13 +10,12 @@
 #include <unistd.h>
 
 #include "cli/bench/bench.h"
+#include "cli/family_cli.h"
 #include "cli/json.h"
 #include "cli/libcuda.h"
 #include "cli/timing.h"
 #include "cli_internal.h"
 
-#define JIT_FAMILY "reduce"
-#define JIT_PARAMS "variant=vectorized tpb=512 batch=8"
 #define COLD_SAMPLES 10
 #define FRESH_SAMPLES 31 /* fresh processes: at least 30, an odd count for the median */
 #define HITS_PER_THREAD 2000000
@@ -52,8 +52,15 @@ typedef struct {
     launch_figures launch;
 } jit_figures;
 
+/* The family's request of bench jit, from context. */
+static ptxjit_status get_request(ptxjit_kernel **kernel, ptxjit_context *context,
+                                 const cli_family *family)
+{
+    return ptxjit_get_kernel(kernel, context, family->name, family->jit->params, NULL);
+}
+
 /* Specialize + NVRTC in this (warm) process, with no cache to hit. */
-static int cold_compiles(double *median_ms)
+static int cold_compiles(double *median_ms, const cli_family *family)
 {
     double ms[COLD_SAMPLES];
     for (int i = 0; i < COLD_SAMPLES; i++) {
@@ -67,7 +74,7 @@ static int cold_compiles(double *median_ms)
         if (ptxjit_open(&context, &options) != PTXJIT_OK)
             return 0;
         double start = wall_ms();
-        ptxjit_status status = ptxjit_get_kernel(&kernel, context, JIT_FAMILY, JIT_PARAMS, NULL);
+        ptxjit_status status = get_request(&kernel, context, family);
         ms[i] = wall_ms() - start;
         ptxjit_close(context);
         if (status != PTXJIT_OK)
@@ -79,7 +86,8 @@ static int cold_compiles(double *median_ms)
 
 /* Fills dir's cache, then asks fresh processes (this binary's jit-time) for the same kernel;
  * each says its open, its request and their stages. */
-static int fresh_process_hits(jit_figures *f, const char *self, const char *dir)
+static int fresh_process_hits(jit_figures *f, const cli_family *family, const char *self,
+                              const char *dir)
 {
     ptxjit_options options;
     ptxjit_options_init(&options);
@@ -89,13 +97,13 @@ static int fresh_process_hits(jit_figures *f, const char *self, const char *dir)
     ptxjit_kernel *kernel;
     if (ptxjit_open(&context, &options) != PTXJIT_OK)
         return 0;
-    ptxjit_status status = ptxjit_get_kernel(&kernel, context, JIT_FAMILY, JIT_PARAMS, NULL);
+    ptxjit_status status = get_request(&kernel, context, family);
     ptxjit_close(context);
     if (status != PTXJIT_OK)
         return 0;
     char command[8192];
-    snprintf(command, sizeof command, "'%s' --no-gpu --cache-dir '%s' jit-time " JIT_FAMILY
-             " " JIT_PARAMS, self, dir);
+    snprintf(command, sizeof command, "'%s' --no-gpu --cache-dir '%s' jit-time %s %s", self, dir,
+             family->name, family->jit->params);
     double open_ms[FRESH_SAMPLES], get_ms[FRESH_SAMPLES], hit_ms[FRESH_SAMPLES];
     double process_ms[FRESH_SAMPLES], stages[PJ_LATENCY_COUNT][FRESH_SAMPLES];
     for (int i = 0; i < FRESH_SAMPLES; i++) {
@@ -127,6 +135,7 @@ static int fresh_process_hits(jit_figures *f, const char *self, const char *dir)
  * would time the lines moving between cores instead of the library. */
 typedef struct {
     _Alignas(64) ptxjit_context *context;
+    const cli_family *family;
     pthread_barrier_t *start;
     ptxjit_status status;
 } hitter;
@@ -137,12 +146,13 @@ static void *hit_loop(void *arg)
 {
     hitter *h = arg;
     ptxjit_context *context = h->context;
+    const char *family = h->family->name, *params = h->family->jit->params;
     ptxjit_status status = PTXJIT_OK;
     pthread_barrier_wait(h->start);
     for (int i = 0; i < HITS_PER_THREAD && status == PTXJIT_OK; i++) {
         ptxjit_kernel *kernel;
         ptxjit_origin origin;
-        status = ptxjit_get_kernel(&kernel, context, JIT_FAMILY, JIT_PARAMS, &origin);
+        status = ptxjit_get_kernel(&kernel, context, family, params, &origin);
         if (status == PTXJIT_OK && origin != PTXJIT_ORIGIN_MEMORY)
             status = PTXJIT_ERR_CACHE;
     }
@@ -151,7 +161,8 @@ static void *hit_loop(void *arg)
 }
 
 /* Hits per second of threads threads together, the best of 3 runs. */
-static int hit_rate(double *rate, ptxjit_context *context, int threads)
+static int hit_rate(double *rate, ptxjit_context *context, const cli_family *family,
+                    int threads)
 {
     *rate = 0;
     for (int run = 0; run < 3; run++) {
@@ -161,7 +172,7 @@ static int hit_rate(double *rate, ptxjit_context *context, int threads)
         pthread_barrier_init(&start, NULL, (unsigned)threads + 1);
         int made = 0;
         for (; made < threads; made++) {
-            hitters[made] = (hitter){context, &start, PTXJIT_OK};
+            hitters[made] = (hitter){context, family, &start, PTXJIT_OK};
             if (pthread_create(&ids[made], NULL, hit_loop, &hitters[made]) != 0)
                 break;
         }
@@ -191,7 +202,7 @@ static int hit_rate(double *rate, ptxjit_context *context, int threads)
 }
 
 /* 1, 2, 4, 8, 16 threads, none above min(16, cores) (which is then the last count). */
-static int memory_hits(jit_figures *f, const char *dir)
+static int memory_hits(jit_figures *f, const cli_family *family, const char *dir)
 {
     ptxjit_options options;
     ptxjit_options_init(&options);
@@ -201,7 +212,7 @@ static int memory_hits(jit_figures *f, const char *dir)
     ptxjit_kernel *kernel;
     if (ptxjit_open(&context, &options) != PTXJIT_OK)
         return 0;
-    int ok = ptxjit_get_kernel(&kernel, context, JIT_FAMILY, JIT_PARAMS, NULL) == PTXJIT_OK;
+    int ok = get_request(&kernel, context, family) == PTXJIT_OK;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int most = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (int)cores;
     static const int counts[] = {1, 2, 4, 8, 16};
@@ -211,7 +222,7 @@ static int memory_hits(jit_figures *f, const char *dir)
         if (f->thread_runs && f->threads[f->thread_runs - 1] == threads)
             break;
         f->threads[f->thread_runs] = threads;
-        ok = hit_rate(&f->rate[f->thread_runs], context, threads);
+        ok = hit_rate(&f->rate[f->thread_runs], context, family, threads);
         f->thread_runs += ok;
     }
     f->memory_hit_ns = ok ? 1e9 / f->rate[0] : 0;
@@ -238,21 +249,22 @@ static double now_us(void)
 /* One launch of a kind, timed alone: a memory hit + ptxjit_launch, ptxjit_launch of the
  * kernel already held, or a bare cuLaunchKernel of the same function with the same
  * arguments, grid, block and stream. */
-static ptxjit_status timed_launch(double *us, ptxjit_context *context, ptxjit_kernel *kernel,
-                                  void *function, void **args, launch_kind kind)
+static ptxjit_status timed_launch(double *us, ptxjit_context *context, const cli_family *family,
+                                  ptxjit_kernel *kernel, void *function, cli_launch *launch,
+                                  launch_kind kind)
 {
-    static const ptxjit_dim3 grid = {1, 1, 1}, block = {512, 1, 1};
     ptxjit_status status;
     double start = now_us();
     if (kind == LAUNCH_BARE) {
-        status = cli_cuda_launch(function, grid, block, args);
+        status = cli_cuda_launch(function, launch->grid, launch->block, launch->args);
     } else if (kind == LAUNCH_ONLY) {
-        status = ptxjit_launch(kernel, NULL, grid, block, 0, NULL, args);
+        status = ptxjit_launch(kernel, NULL, launch->grid, launch->block, 0, NULL, launch->args);
     } else {
         ptxjit_kernel *again;
-        status = ptxjit_get_kernel(&again, context, JIT_FAMILY, JIT_PARAMS, NULL);
+        status = get_request(&again, context, family);
         if (status == PTXJIT_OK)
-            status = ptxjit_launch(again, NULL, grid, block, 0, NULL, args);
+            status = ptxjit_launch(again, NULL, launch->grid, launch->block, 0, NULL,
+                                   launch->args);
     }
     *us = now_us() - start;
     return status;
@@ -263,22 +275,22 @@ static ptxjit_status timed_launch(double *us, ptxjit_context *context, ptxjit_ke
  * kind sees the same state of the driver and of the queue, whose own time per launch drifts
  * by more than the differences measured. The figures are the medians of all launches of
  * each kind. */
-static ptxjit_status launch_costs(launch_figures *out, ptxjit_context *context)
+static ptxjit_status launch_costs(launch_figures *out, ptxjit_context *context,
+                                  const cli_family *family)
 {
     ptxjit_kernel *kernel;
     ptxjit_devptr buffer = 0, blocker = 0;
-    ptxjit_status status = ptxjit_get_kernel(&kernel, context, JIT_FAMILY, JIT_PARAMS, NULL);
+    ptxjit_status status = get_request(&kernel, context, family);
     if (status == PTXJIT_OK)
-        status = ptxjit_alloc(&buffer, context, 64);
+        status = ptxjit_alloc(&buffer, context, family->jit->buffer_bytes);
     if (status == PTXJIT_OK && ptxjit_alloc(&blocker, context, BLOCKER_BYTES) != PTXJIT_OK)
         blocker = 0; /* a smaller GPU: the launches are timed with it idle */
     out->blocked = blocker != 0;
     void *function = NULL;
     if (status == PTXJIT_OK)
         status = ptxjit_kernel_function(&function, kernel, NULL);
-    ptxjit_devptr in = buffer, out_sum = buffer + 32;
-    unsigned long long n = 1;
-    void *args[] = {&in, &out_sum, &n};
+    cli_launch launch;
+    family->jit->launch(&launch, buffer);
     double *times[LAUNCH_KINDS];
     int counts[LAUNCH_KINDS] = {0};
     for (int k = 0; k < LAUNCH_KINDS; k++)
@@ -296,8 +308,8 @@ static ptxjit_status launch_costs(launch_figures *out, ptxjit_context *context)
             status = ptxjit_memset_d32_async(context, blocker, 0, BLOCKER_BYTES / 4, NULL);
         for (int i = 0; i < LAUNCH_BATCH && status == PTXJIT_OK; i++) {
             launch_kind kind = (launch_kind)((i + r) % LAUNCH_KINDS);
-            status = timed_launch(&times[kind][counts[kind]++], context, kernel, function,
-                                  args, kind);
+            status = timed_launch(&times[kind][counts[kind]++], context, family, kernel,
+                                  function, &launch, kind);
         }
         if (status == PTXJIT_OK)
             status = ptxjit_synchronize(context);
@@ -315,9 +327,9 @@ static ptxjit_status launch_costs(launch_figures *out, ptxjit_context *context)
     return status;
 }
 
-static void print_text(const jit_figures *f, const char *arch)
+static void print_text(const jit_figures *f, const cli_family *family, const char *arch)
 {
-    printf("JIT costs for " JIT_FAMILY " " JIT_PARAMS ", %s:\n", arch);
+    printf("JIT costs for %s %s, %s:\n", family->name, family->jit->params, arch);
     printf("  cold compile, warm process (specialize + NVRTC -> PTX + cubin), median of %d: "
            "%.2f ms\n", COLD_SAMPLES, f->cold_ms);
     printf("  disk hit, fresh process, median of %d: ptxjit_open + ptxjit_get_kernel %.3f ms "
@@ -351,13 +363,13 @@ static void json_number(cli_json *json, const char *key, double value)
     cli_json_double(json, value);
 }
 
-static void print_json(const jit_figures *f, const char *arch)
+static void print_json(const jit_figures *f, const cli_family *family, const char *arch)
 {
     cli_json json;
     cli_json_init(&json, stdout);
     cli_json_object_begin(&json);
-    cli_json_member_string(&json, "family", JIT_FAMILY);
-    cli_json_member_string(&json, "params", JIT_PARAMS);
+    cli_json_member_string(&json, "family", family->name);
+    cli_json_member_string(&json, "params", family->jit->params);
     cli_json_member_string(&json, "arch", arch);
     json_number(&json, "cold_compile_ms", f->cold_ms);
     cli_json_key(&json, "fresh_disk_hit");
@@ -410,6 +422,7 @@ int cli_bench_jit(cli_args *args)
         fprintf(stderr, "ptxjit: bench jit takes no arguments, not '%s'\n", args->argv[1]);
         return CLI_USAGE;
     }
+    const cli_family *family = cli_family_jit();
     ptxjit_context *context;
     int code = cli_open(&context, args);
     if (code != CLI_OK)
@@ -424,10 +437,10 @@ int cli_bench_jit(cli_args *args)
     self[length] = '\0';
     jit_figures f = {0};
     ptxjit_status status = PTXJIT_OK;
-    int ok = cold_compiles(&f.cold_ms) && fresh_process_hits(&f, self, dir) &&
-             memory_hits(&f, dir);
+    int ok = cold_compiles(&f.cold_ms, family) && fresh_process_hits(&f, family, self, dir) &&
+             memory_hits(&f, family, dir);
     if (ok && ptxjit_gpu_status(context) == PTXJIT_OK) {
-        status = launch_costs(&f.launch, context);
+        status = launch_costs(&f.launch, context, family);
         f.launched = status == PTXJIT_OK;
     }
     char cleanup[4200];
@@ -437,9 +450,9 @@ int cli_bench_jit(cli_args *args)
     if (!ok || status != PTXJIT_OK) {
         code = cli_fail(ok ? status : PTXJIT_ERR_COMPILE);
     } else if (args->json) {
-        print_json(&f, ptxjit_arch(context));
+        print_json(&f, family, ptxjit_arch(context));
     } else {
-        print_text(&f, ptxjit_arch(context));
+        print_text(&f, family, ptxjit_arch(context));
     }
     ptxjit_close(context);
     return code;

@@ -1,10 +1,11 @@
 /* tune.c — `ptxjit bench tune`: what issue 14 asks the tuner to show, in one call. For
- * each family at its shape, a tuning then an exhaustive sweep of the same space timed the same
- * way (no early abandon), and the winner's time in the sweep against the sweep's best; the
- * transpose space tuned from a cold cache (wall time), and its record read by a fresh process
- * (`ptxjit tune --json`, which times its own ptxjit_tune call); 32 distinct cold compiles
- * one after another, on the pool's threads and on its compile worker processes; five tunings
- * in a row and their winners. */
+ * each family at its problems, a tuning then an exhaustive sweep of the same space timed the
+ * same way (no early abandon), and the winner's time in the sweep against the sweep's best; one
+ * problem tuned from a cold cache (wall time), and its record read by a fresh process
+ * (`ptxjit tune --json`, which times its own ptxjit_tune call); the distinct cold compiles of
+ * one space one after another, on the pool's threads and on its compile worker processes; five
+ * tunings in a row of the cold problem and their winners. The problems and the space are the
+ * families' (tune_problems, tune_pool in family_cli.h). */
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/bench/bench.h"
+#include "cli/family_cli.h"
 
 static double now_ms(void)
 {
@@ -22,29 +24,17 @@ static double now_ms(void)
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-typedef struct {
-    const char *family, *problem, *fixed;
-} shape;
-
-static const shape shapes[] = {
-    {"reduce", "n=2^30", "dtype=i32"},
-    {"transpose", "rows=16384 cols=16384", "dtype=f32"},
-    {"matmul", "m=8192 n=8192 k=8192", "variant=wgmma dtype=bf16"},
-    {"softmax", "rows=262144 cols=1024", "dtype=f32"},
-    {"softmax", "rows=65536 cols=4096", "dtype=f32"},
-    {"softmax", "rows=16384 cols=16384", "dtype=f32"},
-};
-
 static ptxjit_status run_tune(ptxjit_tune_result **out, ptxjit_context *context,
-                              const shape *s, int exhaustive, int retune)
+                              const cli_family *f, const cli_tune_problem *p, int exhaustive,
+                              int retune)
 {
     ptxjit_tune_options options;
     ptxjit_tune_options_init(&options);
-    options.problem = s->problem;
-    options.fixed = s->fixed;
+    options.problem = p->problem;
+    options.fixed = p->fixed;
     options.exhaustive = exhaustive;
     options.retune = retune;
-    return ptxjit_tune(out, context, s->family, &options);
+    return ptxjit_tune(out, context, f->name, &options);
 }
 
 /* The median of params in result, 0 if it was not timed there. */
@@ -66,16 +56,17 @@ static int winner_against_sweep(ptxjit_context *context)
     printf("tuned winner against an exhaustive sweep of the same space (same call):\n");
     printf("%-10s %-24s %5s %-62s %10s %10s %7s\n", "family", "problem", "cands", "winner",
            "tune ms", "sweep best", "ratio");
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    const cli_family *f;
+    const cli_tune_problem *p;
+    for (size_t i = 0; (p = cli_tune_problem_at(i, &f)); i++) {
         ptxjit_tune_result *tuned = NULL, *sweep = NULL;
         double started = now_ms();
-        ptxjit_status status = run_tune(&tuned, context, &shapes[i], 0, 1);
+        ptxjit_status status = run_tune(&tuned, context, f, p, 0, 1);
         double tune_ms = now_ms() - started;
         if (status == PTXJIT_OK)
-            status = run_tune(&sweep, context, &shapes[i], 1, 1);
+            status = run_tune(&sweep, context, f, p, 1, 1);
         if (status != PTXJIT_OK) {
-            fprintf(stderr, "ptxjit: %s %s: %s\n", shapes[i].family, shapes[i].problem,
-                    ptxjit_last_error());
+            fprintf(stderr, "ptxjit: %s %s: %s\n", f->name, p->problem, ptxjit_last_error());
             ptxjit_tune_result_free(tuned);
             continue;
         }
@@ -83,8 +74,8 @@ static int winner_against_sweep(ptxjit_context *context)
         ptxjit_tune_result_info(&t, tuned);
         ptxjit_tune_result_info(&e, sweep);
         double winner_ms = median_of(sweep, t.winner);
-        printf("%-10s %-24s %5d %-62s %10.1f %10.4f %7.4f\n", shapes[i].family,
-               shapes[i].problem, t.candidate_count, t.winner, tune_ms, e.best_ms,
+        printf("%-10s %-24s %5d %-62s %10.1f %10.4f %7.4f\n", f->name, p->problem,
+               t.candidate_count, t.winner, tune_ms, e.best_ms,
                winner_ms > 0 ? e.best_ms / winner_ms : 0);
         ptxjit_tune_result_free(tuned);
         ptxjit_tune_result_free(sweep);
@@ -92,10 +83,12 @@ static int winner_against_sweep(ptxjit_context *context)
     return CLI_OK;
 }
 
-/* The transpose space from a cold cache (kernels and records cleared), then its record in a
- * fresh process. */
+/* The cold problem's space from a cold cache (kernels and records cleared), then its record in
+ * a fresh process. */
 static int cold_and_record(ptxjit_context *context, cli_args *args, const char *self)
 {
+    const cli_family *f;
+    const cli_tune_problem *cold = cli_tune_cold(&f);
     uint64_t removed;
     ptxjit_cache_clear(context, &removed);
     ptxjit_context *fresh; /* nothing in memory either: none of its own, none of context's */
@@ -106,21 +99,22 @@ static int cold_and_record(ptxjit_context *context, cli_args *args, const char *
         return cli_fail(status);
     ptxjit_tune_result *result = NULL;
     double started = now_ms();
-    status = run_tune(&result, fresh, &shapes[1], 0, 1);
+    status = run_tune(&result, fresh, f, cold, 0, 1);
     double cold_ms = now_ms() - started;
     ptxjit_close(fresh);
     if (status != PTXJIT_OK)
         return cli_fail(status);
     ptxjit_tune_info info;
     ptxjit_tune_result_info(&info, result);
-    printf("\ntranspose 16384^2 f32, %d candidates, cold cache (compiles included): %.1f ms "
-           "wall, winner %s\n", info.candidate_count, cold_ms, info.winner);
+    printf("\n%s %s, %d candidates, cold cache (compiles included): %.1f ms wall, winner %s\n",
+           f->name, cold->label, info.candidate_count, cold_ms, info.winner);
     ptxjit_tune_result_free(result);
     const char *dir = args->options.cache_dir;
     char command[8800];
-    snprintf(command, sizeof command,
-             "%s %s%s tune transpose h=16384 w=16384 dtype=f32 --json 2>/dev/null", self,
-             dir ? "--cache-dir " : "", dir ? dir : "");
+    /* problem= hands `tune` the library's words as they are: the family's size words on the
+     * command line can be other words, one of them a parameter's name too. */
+    snprintf(command, sizeof command, "%s %s%s tune %s problem='%s' %s --json 2>/dev/null", self,
+             dir ? "--cache-dir " : "", dir ? dir : "", f->name, cold->problem, cold->fixed);
     for (int round = 0; round < 3; round++) {
         FILE *pipe = popen(command, "r");
         char line[512];
@@ -148,66 +142,75 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
     return remove(path);
 }
 
-/* 32 distinct reduce kernels (tpb 128..1024 x batch 1..8), compile-only, each pass in a fresh
- * context with an empty disk cache of its own: one thread; the pool's threads compiling in
- * this process; the pool's compile worker processes. */
-static double compile_pass(cli_args *args, int threads, const char *worker, int *processes)
+/* One pass of the pool's space, compile-only, in a fresh context with an empty disk cache of
+ * its own: its wall time, the distinct kernels compiled and the compile worker processes. */
+typedef struct {
+    double ms; /* < 0: the pass failed */
+    int kernels, processes;
+} pool_pass;
+
+static pool_pass compile_pass(cli_args *args, const cli_family *f, int threads,
+                              const char *worker)
 {
+    pool_pass pass = {-1, 0, 0};
     char dir[] = "/tmp/ptxjit-bench-pool-XXXXXX";
     if (!mkdtemp(dir))
-        return -1;
+        return pass;
     ptxjit_options options = args->options;
     options.cache_dir = dir;
     options.use_gpu = 0;
     options.compile_worker = worker;
     ptxjit_context *context;
-    double ms = -1;
     if (ptxjit_open(&context, &options) == PTXJIT_OK) {
         ptxjit_tune_options tune;
         ptxjit_tune_options_init(&tune);
-        tune.problem = "n=1000000";
-        tune.space = "tpb=128..1024 batch=1..8";
+        tune.problem = f->tune_pool->problem;
+        tune.space = f->tune_pool->space;
         tune.compile_only = 1;
         tune.threads = threads;
         ptxjit_tune_result *result = NULL;
         double started = now_ms();
-        if (ptxjit_tune(&result, context, "reduce", &tune) == PTXJIT_OK) {
-            ms = now_ms() - started;
+        if (ptxjit_tune(&result, context, f->name, &tune) == PTXJIT_OK) {
+            pass.ms = now_ms() - started;
             ptxjit_tune_info info;
             ptxjit_tune_result_info(&info, result);
-            *processes = info.compile_processes;
+            pass.kernels = info.candidate_count;
+            pass.processes = info.compile_processes;
         }
         ptxjit_tune_result_free(result);
         ptxjit_close(context);
     }
     nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-    return ms;
+    return pass;
 }
 
 static int pool_against_serial(cli_args *args)
 {
-    int processes = 0, none = 0;
-    double serial = compile_pass(args, 1, "none", &none);
-    double threads = compile_pass(args, 0, "none", &none);
-    double workers = compile_pass(args, 0, args->options.compile_worker, &processes);
-    if (serial < 0 || threads < 0 || workers < 0)
+    const cli_family *f = cli_family_tune_pool();
+    pool_pass serial = compile_pass(args, f, 1, "none");
+    pool_pass threads = compile_pass(args, f, 0, "none");
+    pool_pass workers = compile_pass(args, f, 0, args->options.compile_worker);
+    if (serial.ms < 0 || threads.ms < 0 || workers.ms < 0)
         return cli_fail(PTXJIT_ERR_COMPILE);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    printf("\n32 distinct cold compiles (reduce, nvrtc, %ld cores): one after another %.1f ms; "
+    printf("\n%d distinct cold compiles (%s, nvrtc, %ld cores): one after another %.1f ms; "
            "pool threads in this process %.1f ms: %.2fx; pool with %d compile worker "
            "processes %.1f ms: %.2fx\n",
-           cores, serial, threads, serial / threads, processes, workers, serial / workers);
+           serial.kernels, f->name, cores, serial.ms, threads.ms, serial.ms / threads.ms,
+           workers.processes, workers.ms, serial.ms / workers.ms);
     return CLI_OK;
 }
 
 static int five_in_a_row(ptxjit_context *context)
 {
-    printf("\nfive tunings in a row (transpose 16384^2 f32, retuned each time):\n");
+    const cli_family *f;
+    const cli_tune_problem *cold = cli_tune_cold(&f);
+    printf("\nfive tunings in a row (%s %s, retuned each time):\n", f->name, cold->label);
     char first[512] = "";
     int same = 1;
     for (int i = 0; i < 5; i++) {
         ptxjit_tune_result *result = NULL;
-        ptxjit_status status = run_tune(&result, context, &shapes[1], 0, 1);
+        ptxjit_status status = run_tune(&result, context, f, cold, 0, 1);
         if (status != PTXJIT_OK)
             return cli_fail(status);
         ptxjit_tune_info info;

@@ -869,6 +869,15 @@ static const cli_multigpu multigpu = {
     multigpu_bytes, multigpu_release,
 };
 
+/* ---- bench compile, tune ---- */
+
+/* wgmma bf16: the largest kernel among issue 15's cold-compile targets. */
+static const cli_compile_target compile_targets[] = {
+    {"matmul wgmma bf16", "variant=wgmma dtype=bf16", 350}, {NULL, NULL, 0}};
+
+static const cli_tune_problem tune_problems[] = {
+    {"m=8192 n=8192 k=8192", "variant=wgmma dtype=bf16", 0, NULL}, {NULL, NULL, 0, NULL}};
+
 /* ---- the family's entry ---- */
 
 static int run_entry(ptxjit_context *context, const char *params, const size_t *sizes, int runs)
@@ -896,6 +905,8 @@ const cli_family cli_family_matmul = {
     .bench_backends = matmul_backends,
     .backends_n = 4096,
     .multigpu = &multigpu,
+    .compile_targets = compile_targets,
+    .tune_problems = tune_problems,
     .help = "run m=M n=N k=K (default 4096 each; float64 reference); bench: the write-up's table\n"
             "             at 4096^3 fp32 and wgmma at 8192^3 bf16 (or n^3), against cuBLAS SGEMM, TF32\n"
             "             and GemmEx bf16; bench matmul shapes=MxNxK,... [\"PARAMS\" ...]: each set on\n"

@@ -363,6 +363,33 @@ static const cli_multigpu multigpu = {
     multigpu_bytes, multigpu_release,
 };
 
+/* ---- bench jit, compile, tune ---- */
+
+/* The write-up's last step: bench jit's request, and bench compile's for reduce. */
+#define REFERENCE "variant=vectorized tpb=512 batch=8"
+
+/* The sum of the buffer's first int32 into its bytes 32..35: one block, one element, so that
+ * the kernel's work is nothing beside the launch whose cost is measured. */
+static void jit_launch(cli_launch *out, ptxjit_devptr buffer)
+{
+    *out = (cli_launch){.grid = {1, 1, 1}, .block = {512, 1, 1}}; /* tpb=512 */
+    out->values[0].pointer = buffer;
+    out->values[1].pointer = buffer + 32;
+    out->values[2].u64 = 1; /* n, an index_t of 64 bits */
+    for (int i = 0; i < 3; i++)
+        out->args[i] = &out->values[i];
+}
+
+static const cli_jit jit = {REFERENCE, 64, jit_launch};
+
+static const cli_compile_target compile_targets[] = {{"reduce", REFERENCE, 55}, {NULL, NULL, 0}};
+
+static const cli_tune_problem tune_problems[] = {{"n=2^30", "dtype=i32", 0, NULL},
+                                                 {NULL, NULL, 0, NULL}};
+
+/* tpb 128..1024 by batch 1..8: 32 small kernels. */
+static const cli_tune_pool tune_pool = {"n=1000000", "tpb=128..1024 batch=1..8"};
+
 /* ---- the family's entry ---- */
 
 static int run_entry(ptxjit_context *context, const char *params, const size_t *sizes, int runs)
@@ -390,6 +417,11 @@ const cli_family cli_family_reduce = {
     .bench_backends = reduce_backends,
     .backends_n = (size_t)1 << 28,
     .multigpu = &multigpu,
+    .jit = &jit,
+    .compile_params = REFERENCE,
+    .compile_targets = compile_targets,
+    .tune_problems = tune_problems,
+    .tune_pool = &tune_pool,
     .help = "run n=N (default 2^26); bench: the write-up's five steps and a tpb x batch sweep\n"
             "             at n = 2^30 int32 (or n), against the device-to-device copy\n"
             "             multigpu: n=N, int32 ones (default 2^28; timed without FAMILY)",

@@ -511,6 +511,15 @@ static const cli_multigpu multigpu = {
     multigpu_bytes, multigpu_release,
 };
 
+/* ---- bench tune ---- */
+
+/* 1 GiB of fp32 each, in rows of 1024, 4096 and 16384. */
+static const cli_tune_problem tune_problems[] = {
+    {"rows=262144 cols=1024", "dtype=f32", 0, NULL},
+    {"rows=65536 cols=4096", "dtype=f32", 0, NULL},
+    {"rows=16384 cols=16384", "dtype=f32", 0, NULL},
+    {NULL, NULL, 0, NULL}};
+
 /* ---- the family's entry ---- */
 
 static int run_entry(ptxjit_context *context, const char *params, const size_t *sizes, int runs)
@@ -538,6 +547,7 @@ const cli_family cli_family_softmax = {
     .bench_backends = softmax_backends,
     .backends_n = 4096,
     .multigpu = &multigpu,
+    .tune_problems = tune_problems,
     .help = "run rows=M cols=N (default 65536 x 4096; float64 reference); bench: fp32 and bf16\n"
             "             rows of 1024, 4096, 16384 (or n) at 1 GiB, both backends, the copy (peers:\n"
             "             python3 bench/softmax_peers.py)\n"

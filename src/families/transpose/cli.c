@@ -415,6 +415,12 @@ static const cli_multigpu multigpu = {
     multigpu_bytes, multigpu_release,
 };
 
+/* ---- bench tune ---- */
+
+/* A square of fp32, also the problem tuned from a cold cache and five times in a row. */
+static const cli_tune_problem tune_problems[] = {
+    {"rows=16384 cols=16384", "dtype=f32", 1, "16384^2 f32"}, {NULL, NULL, 0, NULL}};
+
 /* ---- the family's entry ---- */
 
 static int run_entry(ptxjit_context *context, const char *params, const size_t *sizes, int runs)
@@ -442,6 +448,7 @@ const cli_family cli_family_transpose = {
     .bench_backends = transpose_backends,
     .backends_n = 16384,
     .multigpu = &multigpu,
+    .tune_problems = tune_problems,
     .help = "run h=H w=W (default 16384 x 16384; bit-exact check); bench: the progression and a\n"
             "             sweep at fp32 16384^2 and 32768^2 (or n^2), against the copy and cuBLAS Sgeam\n"
             "             multigpu: rows=R cols=C, f32 ones (default 16384^2; timed without FAMILY)",

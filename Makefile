@@ -78,7 +78,7 @@ LLVM_LIBS = $(shell $(LLVM_CONFIG) --ldflags) \
 # zlib and zstd statically as well, and only the plugin's entry point exported.
 PLUGIN_LDFLAGS := -shared -static-libstdc++ -static-libgcc -Wl,--gc-sections \
                   -Wl,--exclude-libs,ALL -Wl,--version-script=src/plugin/plugin.map \
-                  -Wl,-Bsymbolic -Wl,--strip-all
+                  -Wl,-Bsymbolic -Wl,--strip-all -Wl,-z,defs
 PLUGIN_SYSLIBS := -Wl,-Bstatic -lzstd -lz -Wl,-Bdynamic -ldl -lpthread -lm
 
 # The plugin where LLVM is there; nothing in its place where it is not.

@@ -1,6 +1,6 @@
 #!/bin/bash
 # sanitize_gpu.sh — compute-sanitizer (memcheck, racecheck, synccheck) over every kernel
-# variant of reduce, transpose, matmul and softmax at small sizes, through both backends (nvrtc, and
+# variant of the families at small sizes, through both backends (nvrtc, and
 # llvm for every variant its generators build), by `ptxjit run`, which also checks each
 # result against the CPU reference. Needs a GPU and the CUDA toolkit's compute-sanitizer; runs
 # from prebuilt binaries only (build/ptxjit, and build/libptxjit_llvm.so next to it for the

@@ -104,6 +104,10 @@ PJ_FAMILY_LIST(PJ_FAMILY_DECLARE)
 
 /* The request as a family's decoder reads it (catalog/reader.h; request_reader.c). */
 pj_param_reader pj_request_reader(const pj_request *request);
+/* The error a family op gives for a request its decoder refused: the template of the family's
+ * name (a user's) lacks a parameter the op needs, or has a value it does not know
+ * ("variant"). */
+ptxjit_status pj_decode_refusal(const pj_decode_result *decoded, const pj_request *request);
 
 /* Every family, in list order, NULL-terminated. */
 extern const pj_family *const pj_families[];

@@ -12,22 +12,10 @@ ptxjit_status pj_softmax_config_from(softmax_config *out, const pj_request *requ
 {
     const pj_param_reader reader = pj_request_reader(request);
     const pj_decode_result decoded = pj_softmax_decode(out, &reader);
-    const char *origin = request->schema->origin;
-    switch (decoded.code) {
-    case PJ_DECODE_LACKS:
-        return pj_error(PTXJIT_ERR_TEMPLATE,
-                        "softmax template %s lacks '%s', which the softmax op needs; launch "
-                        "it with ptxjit_launch instead",
-                        origin, decoded.name);
-    case PJ_DECODE_VARIANT:
-        return pj_error(PTXJIT_ERR_TEMPLATE, "softmax template %s has variant '%s', which the "
-                        "softmax op does not know", origin, decoded.name);
-    case PJ_DECODE_DTYPE:
+    if (decoded.code == PJ_DECODE_DTYPE)
         return pj_error(PTXJIT_ERR_TEMPLATE, "softmax template %s has dtype '%s'; the softmax "
-                        "op takes f32, f16 and bf16", origin, decoded.name);
-    default:
-        return PTXJIT_OK;
-    }
+                        "op takes f32, f16 and bf16", request->schema->origin, decoded.name);
+    return decoded.code == PJ_DECODED ? PTXJIT_OK : pj_decode_refusal(&decoded, request);
 }
 
 ptxjit_status pj_softmax_config_of(softmax_config *out, const ptxjit_kernel *kernel)

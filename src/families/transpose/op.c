@@ -10,15 +10,7 @@ static ptxjit_status config_from(transpose_config *out, const pj_request *reques
 {
     const pj_param_reader reader = pj_request_reader(request);
     const pj_decode_result decoded = pj_transpose_decode(out, &reader);
-    if (decoded.code == PJ_DECODE_LACKS)
-        return pj_error(PTXJIT_ERR_TEMPLATE,
-                        "transpose template %s lacks '%s', which the transpose op needs; "
-                        "launch it with ptxjit_launch instead",
-                        request->schema->origin, decoded.name);
-    if (decoded.code != PJ_DECODED)
-        return pj_error(PTXJIT_ERR_TEMPLATE, "transpose template %s has variant '%s', which "
-                        "the transpose op does not know", request->schema->origin, decoded.name);
-    return PTXJIT_OK;
+    return decoded.code == PJ_DECODED ? PTXJIT_OK : pj_decode_refusal(&decoded, request);
 }
 
 ptxjit_status pj_transpose_config_of(transpose_config *out, const ptxjit_kernel *kernel)

@@ -346,11 +346,11 @@ START_TEST(untrusted_entry_is_warned_about_once_per_request)
     for (struct dirent *e; !entry[0] && (e = readdir(top));) {
         if (strlen(e->d_name) != 2)
             continue;
-        snprintf(shard_path, sizeof shard_path, "%s/%s", v1, e->d_name);
+        snprintf(shard_path, sizeof shard_path, "%s/%.2s", v1, e->d_name);
         DIR *shard = opendir(shard_path);
         for (struct dirent *f; shard && (f = readdir(shard));)
             if (strlen(f->d_name) == 32)
-                snprintf(entry, sizeof entry, "%s/%s", shard_path, f->d_name);
+                snprintf(entry, sizeof entry, "%s/%.32s", shard_path, f->d_name);
         if (shard)
             closedir(shard);
     }

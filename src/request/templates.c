@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 
 #include "alias.h"
-#include "util/count.h"
 #include "context.h"
 #include "templates.h"
+#include "util/count.h"
 
 /* As the schema parser reads directives: this, after blanks, at the start of a line. */
 #define FAMILY_DIRECTIVE "family"

@@ -131,6 +131,11 @@ typedef struct {
                                   renews it while it compiles; a node that dies holding it
                                   delays the others this long at most. 0:
                                   $PTXJIT_REMOTE_CACHE_LEASE_MS, else 3000 */
+    uint64_t template_max_bytes; /* the largest template file read from a template directory;
+                                  a larger one is a template problem (see "Template
+                                  registry"), not read. 0: $PTXJIT_TEMPLATE_MAX_BYTES (a
+                                  number of bytes), else 16 MiB (built-in templates are under
+                                  64 KiB) */
 } ptxjit_options;
 
 /* Fills *options with the defaults above. */
@@ -184,8 +189,11 @@ ptxjit_status ptxjit_canonical_params(char **out, ptxjit_context *context, const
  * and ignored, as is every other file. A leading UTF-8 byte order mark is dropped and CRLF
  * line ends become LF. A user template may replace a built-in family of its name.
  *
- * A template that cannot be used — it does not parse, its file cannot be read, or another
- * user template declares its family too — and a directory that cannot be read are problems,
+ * Only regular files are read (a FIFO, a device or a directory named *.cu is a problem,
+ * never waited on), none over options.template_max_bytes.
+ * A template that cannot be used — it does not parse, its file cannot be read or is too
+ * large, or another user template declares its family too — and a directory that cannot be
+ * read are problems,
  * not failures: each is logged once as a warning and listed below, and only the families
  * they name are unavailable (requests for them fail with PTXJIT_ERR_TEMPLATE and the problem;
  * a family no template could be read for is PTXJIT_ERR_UNKNOWN_FAMILY, whose message lists
@@ -733,18 +741,27 @@ typedef struct {
     uint64_t corrupt;   /* failed the disk format's checks (size, checksum, key, version) */
     uint64_t foreign;   /* another cache version's, or not a cache file at all */
     uint64_t unsafe;    /* links, devices, absolute paths or ".." in a name: never written */
+    uint64_t untrusted; /* export: entries a load of this cache refuses as untrusted (owned
+                           by another user, or writable by others; docs/RELIABILITY.md), left
+                           out of the bundle */
+    uint64_t duplicates; /* import: members whose key an earlier member of the bundle had;
+                            the first one's checks decided, these are not imported again */
 } ptxjit_bundle_stats;
 /* Writes the cache's entries (families: only those of these count families; count 0: all)
- * and tuning records to path, atomically (a temporary file renamed into place). stats may be
- * NULL. PTXJIT_ERR_CACHE without a disk cache, PTXJIT_ERR_IO when path cannot be written or
- * an entry cannot be read (one evicted meanwhile is left out). */
+ * and tuning records to path, atomically (a temporary file renamed into place). An entry is
+ * exported only if a load would trust it (else counted as untrusted). stats may be NULL.
+ * PTXJIT_ERR_INVALID_ARGUMENT for a NULL family name (naming its index), PTXJIT_ERR_CACHE
+ * without a disk cache, PTXJIT_ERR_IO when path cannot be written or an entry cannot be read
+ * (one evicted meanwhile is left out). */
 ptxjit_status ptxjit_cache_export(ptxjit_context *context, const char *path,
                                   const char *const *families, int count,
                                   ptxjit_bundle_stats *stats);
 /* Publishes every member of the bundle at path into the cache, each checked first as a disk
  * load checks an entry (an entry for another architecture is kept: its key differs) and
  * stored atomically; bad members are skipped and counted in *stats (may be NULL), never
- * written. PTXJIT_ERR_IO when path cannot be read, PTXJIT_ERR_CACHE when it is not a tar
+ * written, and a key given again is counted once, as a duplicate after the first.
+ * PTXJIT_ERR_IO when path cannot be read (or is not a regular file: a FIFO is never waited
+ * on), PTXJIT_ERR_CACHE when it is not a tar
  * file; a store that fails (a full disk) ends the import with its error, the members
  * published before it kept. */
 ptxjit_status ptxjit_cache_import(ptxjit_context *context, const char *path,

@@ -54,7 +54,14 @@ void pj_copy_string(char *out, size_t size, const char *text);
 
 char *pj_strdup(const char *text);
 char *pj_strndup(const char *text, size_t n);
-/* Reads a whole file; *out is NUL-terminated. PTXJIT_ERR_IO with the reason on failure. */
+/* Reads a whole regular file, at most max_bytes of it; *out is NUL-terminated. Opened
+ * non-blocking and checked on the open descriptor: a FIFO, a device, a directory or a socket
+ * is PTXJIT_ERR_IO naming what it is, never waited on or read. A file over max_bytes (at the
+ * open, or grown while read) is PTXJIT_ERR_IO with *size the size seen (> max_bytes), which
+ * tells it from the other failures; nothing past max_bytes + 1 bytes is read. Else
+ * PTXJIT_ERR_IO with the reason; *out is NULL after any failure. */
+ptxjit_status pj_read_file_at_most(char **out, size_t *size, const char *path, size_t max_bytes);
+/* The same with no cap but memory. */
 ptxjit_status pj_read_file(char **out, size_t *size, const char *path);
 
 /* ---- hash.c: XXH3-128 (libxxhash) ---- */

@@ -393,6 +393,168 @@ START_TEST(cli_export_and_import)
 }
 END_TEST
 
+/* ---- hostile inputs, round three (issue #29) ---- */
+
+/* Whether a load of key from dir finds it (the trust rule of the disk cache decides). */
+static int loads(const char *dir, const char *key)
+{
+    pj_disk_cache *disk = disk_at(dir);
+    pj_artifact a;
+    int found = 0;
+    ck_assert_int_eq(pj_disk_cache_load(disk, key, &a, &found), PTXJIT_OK);
+    if (found)
+        pj_artifact_free(&a);
+    pj_disk_cache_close(disk);
+    return found;
+}
+
+/* Export applies exactly a load's trust rule: an entry its group can write in a private
+ * cache, or (as root) one another user owns, is refused by a load and so left out of the
+ * bundle and counted as untrusted; the importing machine gets only the trusted one. */
+START_TEST(export_leaves_out_what_a_load_refuses)
+{
+    char *base = test_mkdtemp(), *src = path_in(base, "src"), *dst = path_in(base, "dst");
+    char *bundle = path_in(base, "b.tar");
+    char keys[3][33];
+    pj_disk_cache *disk = disk_at(src);
+    for (int i = 0; i < 3; i++) {
+        key_of(keys[i], i + 1);
+        store_fake(disk, keys[i], "reduce", 0);
+    }
+    char *group = pj_disk_cache_entry_path(disk, keys[1]);
+    char *owned = pj_disk_cache_entry_path(disk, keys[2]);
+    pj_disk_cache_close(disk);
+    ck_assert_int_eq(chmod(group, 0660), 0);
+    int root = geteuid() == 0; /* only root can give a file away */
+    if (root)
+        ck_assert_int_eq(chown(owned, 54321, 54321), 0);
+    ck_assert_int_eq(loads(src, keys[0]), 1);
+    ck_assert_int_eq(loads(src, keys[1]), 0);
+    ck_assert_int_eq(loads(src, keys[2]), !root);
+    ptxjit_context *context = open_at(src);
+    ptxjit_bundle_stats s;
+    ck_assert_int_eq(ptxjit_cache_export(context, bundle, NULL, 0, &s), PTXJIT_OK);
+    ck_assert_uint_eq(s.entries, root ? 1 : 2);
+    ck_assert_uint_eq(s.untrusted, root ? 2 : 1);
+    ck_assert_uint_eq(s.corrupt, 0);
+    ptxjit_close(context);
+    context = open_at(dst);
+    ck_assert_int_eq(ptxjit_cache_import(context, bundle, &s), PTXJIT_OK);
+    ck_assert_uint_eq(s.entries, root ? 1 : 2);
+    ptxjit_close(context);
+    ck_assert_int_eq(loads(dst, keys[0]), 1);
+    ck_assert_int_eq(loads(dst, keys[1]), 0); /* never left the first machine */
+    ck_assert_int_eq(loads(dst, keys[2]), !root);
+    free(group);
+    free(owned);
+    test_rmtree(base);
+    free(base);
+    free(src);
+    free(dst);
+    free(bundle);
+}
+END_TEST
+
+/* 300 copies of one entry are one entry imported and 299 duplicates; a key whose first copy
+ * is damaged is imported from its next good copy. */
+START_TEST(duplicate_members_are_counted_apart)
+{
+    char *base = test_mkdtemp(), *src = path_in(base, "src"), *dst = path_in(base, "dst");
+    char *bundle = path_in(base, "copies.tar");
+    char key[33] = "00aa00aa00aa00aa00aa00aa00aa00aa", other[33] = "22cc22cc22cc22cc22cc22cc22cc22cc";
+    size_t size, other_size;
+    char *data = entry_bytes(src, key, &size);
+    char *other_data = entry_bytes(src, other, &other_size);
+    char name[128];
+    FILE *f = fopen(bundle, "wb");
+    ck_assert_ptr_nonnull(f);
+    snprintf(name, sizeof name, "v1/00/%s", key);
+    for (int i = 0; i < 300; i++)
+        put_member(f, name, '0', data, size);
+    snprintf(name, sizeof name, "v1/22/%s", other);
+    other_data[other_size / 2] ^= 1;
+    put_member(f, name, '0', other_data, other_size); /* damaged first copy */
+    other_data[other_size / 2] ^= 1;
+    put_member(f, name, '0', other_data, other_size);
+    put_member(f, name, '0', other_data, other_size);
+    static const char end[1024];
+    fwrite(end, sizeof end, 1, f);
+    ck_assert_int_eq(fclose(f), 0);
+    ptxjit_context *context = open_at(dst);
+    ptxjit_bundle_stats s;
+    ck_assert_int_eq(ptxjit_cache_import(context, bundle, &s), PTXJIT_OK);
+    ck_assert_uint_eq(s.entries, 2);
+    ck_assert_uint_eq(s.duplicates, 299 + 1);
+    ck_assert_uint_eq(s.corrupt, 1);
+    ptxjit_cache_stats stats;
+    ck_assert_int_eq(ptxjit_cache_stats_get(&stats, context), PTXJIT_OK);
+    ck_assert_uint_eq(stats.entries, 2);
+    ptxjit_close(context);
+    free(data);
+    free(other_data);
+    test_rmtree(base);
+    free(base);
+    free(src);
+    free(dst);
+    free(bundle);
+}
+END_TEST
+
+/* The import of a FIFO, in a child bounded by an alarm: PTXJIT_ERR_IO naming what it is. */
+static int import_refuses(void *path)
+{
+    char *dir = path_in(path, "c");
+    ptxjit_context *context = open_at(dir);
+    ptxjit_bundle_stats s;
+    char *fifo = path_in(path, "b.tar");
+    int bad = ptxjit_cache_import(context, fifo, &s) != PTXJIT_ERR_IO ||
+              !strstr(ptxjit_last_error(), "a FIFO, not a regular file");
+    ptxjit_close(context);
+    free(fifo);
+    free(dir);
+    return bad;
+}
+
+/* A bundle path that is a FIFO (whose blocking open waits for a writer for ever), a device or
+ * a directory is refused at once, naming what it is. */
+START_TEST(bundle_that_is_no_regular_file_is_refused_at_once)
+{
+    char *base = test_mkdtemp(), *fifo = path_in(base, "b.tar"), *dir = path_in(base, "c");
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    test_bounded_child("import of a FIFO", import_refuses, base, 30);
+    ptxjit_context *context = open_at(dir);
+    ck_assert_int_eq(ptxjit_cache_import(context, "/dev/zero", NULL), PTXJIT_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "a character device, not a regular file"));
+    ck_assert_int_eq(ptxjit_cache_import(context, base, NULL), PTXJIT_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "a directory, not a regular file"));
+    ptxjit_close(context);
+    test_rmtree(base);
+    free(base);
+    free(fifo);
+    free(dir);
+}
+END_TEST
+
+/* A NULL among the family names is refused naming its index, before anything is written. */
+START_TEST(null_family_name_is_refused_naming_its_index)
+{
+    char *base = test_mkdtemp(), *dir = path_in(base, "c"), *bundle = path_in(base, "b.tar");
+    ptxjit_context *context = open_at(dir);
+    const char *families[] = {"reduce", NULL, "matmul"};
+    ptxjit_bundle_stats s;
+    ck_assert_int_eq(ptxjit_cache_export(context, bundle, families, 3, &s),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "families[1] is NULL"));
+    ck_assert_int_eq(access(bundle, F_OK), -1);
+    ck_assert_int_eq(ptxjit_cache_export(context, bundle, families, 1, &s), PTXJIT_OK);
+    ptxjit_close(context);
+    test_rmtree(base);
+    free(base);
+    free(dir);
+    free(bundle);
+}
+END_TEST
+
 Suite *suite_bundle(void)
 {
     Suite *s = suite_create("bundle");
@@ -404,6 +566,10 @@ Suite *suite_bundle(void)
     tcase_add_test(tc, import_fails_when_the_cache_cannot_store);
     tcase_add_test(tc, refusals_name_the_problem);
     tcase_add_test(tc, cli_export_and_import);
+    tcase_add_test(tc, export_leaves_out_what_a_load_refuses);
+    tcase_add_test(tc, duplicate_members_are_counted_apart);
+    tcase_add_test(tc, bundle_that_is_no_regular_file_is_refused_at_once);
+    tcase_add_test(tc, null_family_name_is_refused_naming_its_index);
     suite_add_tcase(s, tc);
     return s;
 }

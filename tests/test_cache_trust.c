@@ -2,6 +2,7 @@
  * user owns, or that its group or every user can write, is refused with a warning and the
  * context runs without a disk cache; a cache shared with a group is opt-in
  * (PTXJIT_CACHE_SHARED) and then made group-writable, but never trusted world-writable. */
+#include <dirent.h>
 #include <errno.h>
 #include <grp.h>
 #include <stdio.h>
@@ -297,6 +298,80 @@ START_TEST(shared_cache_is_opt_in_and_its_variable_is_checked)
 }
 END_TEST
 
+/* Counts the warnings that name an untrusted entry. */
+static void count_untrusted(void *user, ptxjit_log_level level, const char *message)
+{
+    log_capture *c = user;
+    if (level == PTXJIT_LOG_WARNING && strstr(message, "not trusted")) {
+        c->warnings++;
+        snprintf(c->last, sizeof c->last, "%s", message);
+    }
+}
+
+static ptxjit_origin request_counting_untrusted(const char *dir, log_capture *log)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.cache_dir = dir;
+    options.use_gpu = 0;
+    options.remote_cache = "";
+    options.process_cache = 0;
+    options.log = count_untrusted;
+    options.log_user = log;
+    ptxjit_context *context;
+    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
+    ptxjit_kernel *kernel;
+    ptxjit_origin origin;
+    ck_assert_msg(ptxjit_get_kernel(&kernel, context, "reduce", "tpb=128", &origin) == PTXJIT_OK,
+                  "%s", ptxjit_last_error());
+    ptxjit_close(context);
+    return origin;
+}
+
+/* An entry the load refuses as untrusted is warned about once per request: the look for an
+ * entry another process finished, after the compile lock, applies the load's trust rule and
+ * so does not read (and refuse, and warn about) the same file again. The compile replaces it. */
+START_TEST(untrusted_entry_is_warned_about_once_per_request)
+{
+    char *dir = test_mkdtemp();
+    log_capture log = {0, ""};
+    ck_assert_int_eq(request_counting_untrusted(dir, &log), PTXJIT_ORIGIN_COMPILED);
+    ck_assert_int_eq(log.warnings, 0);
+    /* The one entry of the cache: its shard and file. */
+    char v1[4200], shard_path[4400], entry[4700];
+    snprintf(v1, sizeof v1, "%s/v%d", dir, PJ_DISK_FORMAT_VERSION);
+    entry[0] = '\0';
+    DIR *top = opendir(v1);
+    ck_assert_ptr_nonnull(top);
+    for (struct dirent *e; !entry[0] && (e = readdir(top));) {
+        if (strlen(e->d_name) != 2)
+            continue;
+        snprintf(shard_path, sizeof shard_path, "%s/%.2s", v1, e->d_name);
+        DIR *shard = opendir(shard_path);
+        for (struct dirent *f; shard && (f = readdir(shard));)
+            if (strlen(f->d_name) == 32)
+                snprintf(entry, sizeof entry, "%s/%.32s", shard_path, f->d_name);
+        if (shard)
+            closedir(shard);
+    }
+    closedir(top);
+    ck_assert_msg(entry[0], "no entry under %s", v1);
+    ck_assert_int_eq(chmod(entry, 0660), 0);
+    ck_assert_int_eq(request_counting_untrusted(dir, &log), PTXJIT_ORIGIN_COMPILED);
+    ck_assert_msg(log.warnings == 1, "%d warnings of an untrusted entry in one request; last: %s",
+                  log.warnings, log.last);
+    ck_assert_ptr_nonnull(strstr(log.last, "writable by its group: not trusted"));
+    struct stat st;
+    ck_assert_int_eq(stat(entry, &st), 0);
+    ck_assert_int_eq(st.st_mode & 0777, 0600); /* replaced by the compile's store */
+    log.warnings = 0;
+    ck_assert_int_eq(request_counting_untrusted(dir, &log), PTXJIT_ORIGIN_DISK);
+    ck_assert_int_eq(log.warnings, 0);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_cache_trust(void)
 {
     Suite *suite = suite_create("cache_trust");
@@ -309,6 +384,7 @@ Suite *suite_cache_trust(void)
     tcase_add_test(tc, shared_cache_is_made_group_writable_whatever_the_umask);
     tcase_add_test(tc, shared_cache_is_opt_in_and_its_variable_is_checked);
     tcase_add_test(tc, shared_cache_serves_two_users_of_its_group);
+    tcase_add_test(tc, untrusted_entry_is_warned_about_once_per_request);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -3,9 +3,11 @@
  * that leave the other families working, duplicate families, templates from memory (added,
  * replaced, refused), reloading edited files, and adds and reloads while other threads ask
  * for kernels (`make tsan` runs this suite under ThreadSanitizer). */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "request/context.h"
@@ -594,6 +596,203 @@ START_TEST(add_and_reload_race_requests)
 }
 END_TEST
 
+/* ---- hostile template directories (issue #29, round three) ---- */
+
+/* A child's open and reload of the templates at path; 0 when both return (what they found is
+ * checked by the parent, once it is known that they return at all). */
+static int open_and_reload(void *path)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.disk_cache = 0;
+    options.template_path = path;
+    options.log = record; /* quiet */
+    log_record log = {0, ""};
+    options.log_user = &log;
+    ptxjit_context *context = NULL;
+    if (ptxjit_open(&context, &options) != PTXJIT_OK)
+        return 2;
+    int status = ptxjit_reload_templates(context) == PTXJIT_OK ? 0 : 3;
+    ptxjit_close(context);
+    return status;
+}
+
+/* The problem of the file name ends with, or NULL. */
+static const char *problem_of(ptxjit_context *context, const char *name)
+{
+    for (int i = 0; i < ptxjit_template_problem_count(context); i++) {
+        const char *problem = ptxjit_template_problem(context, i);
+        const char *at = strstr(problem, name);
+        if (at && at[strlen(name)] == ':')
+            return problem;
+    }
+    return NULL;
+}
+
+static void expect_problem(ptxjit_context *context, const char *name, const char *needle)
+{
+    const char *problem = problem_of(context, name);
+    ck_assert_msg(problem && strstr(problem, needle), "no problem of %s with '%s'; problems: %s",
+                  name, needle, problem ? problem : "(none)");
+}
+
+/* A FIFO named x.cu (whose blocking open waits for a writer for ever), a link to /dev/zero
+ * (which never ends) and a directory named d.cu are problems that name what they are; the
+ * open and a reload return (bounded: a child with an alarm and a memory cap), and the other
+ * families work. */
+START_TEST(fifo_device_and_directory_templates_are_problems)
+{
+    char *dir = test_mkdtemp(), path[4400];
+    snprintf(path, sizeof path, "%s/x.cu", dir);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    snprintf(path, sizeof path, "%s/zero.cu", dir);
+    ck_assert_int_eq(symlink("/dev/zero", path), 0);
+    snprintf(path, sizeof path, "%s/d.cu", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    write_template(dir, "fine.cu", "fine", 4);
+    test_bounded_child("open and reload of a hostile template directory", open_and_reload, dir,
+                       30);
+    log_record log = {0, ""};
+    ptxjit_context *context = open_path(dir, &log);
+    ck_assert_int_eq(ptxjit_template_problem_count(context), 3);
+    expect_problem(context, "/x.cu", "a FIFO, not a regular file");
+    expect_problem(context, "/zero.cu", "a character device, not a regular file");
+    expect_problem(context, "/d.cu", "a directory, not a regular file");
+    expect_problem(context, "/x.cu", "make it a readable regular file or move it out");
+    ck_assert_int_eq(log.warnings, 3);
+    ck_assert_int_eq(ptxjit_reload_templates(context), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_template_problem_count(context), 3);
+    ck_assert_int_eq(log.warnings, 3); /* the same problems: not logged again */
+    ck_assert_str_eq(origin_of(context, "fine") + strlen(dir), "/fine.cu");
+    ck_assert_ptr_nonnull(origin_of(context, "reduce"));
+    ptxjit_close(context);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* A sparse 3 GB file (no disk used) that would have been read whole to report its first NUL
+ * byte: refused from its size before any read, naming the size, the cap and the fix. */
+START_TEST(oversized_template_is_refused_before_it_is_read)
+{
+    char *dir = test_mkdtemp(), path[4400];
+    snprintf(path, sizeof path, "%s/huge.cu", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(ftruncate(fd, (off_t)3 << 30), 0);
+    ck_assert_int_eq(close(fd), 0);
+    test_bounded_child("open of a directory with a 3 GB template", open_and_reload, dir, 30);
+    ptxjit_context *context = open_path(dir, NULL);
+    ck_assert_int_eq(ptxjit_template_problem_count(context), 1);
+    expect_problem(context, "/huge.cu", "3221225472 bytes, more than the 16777216 bytes allowed");
+    expect_problem(context, "/huge.cu", "raise PTXJIT_TEMPLATE_MAX_BYTES (the "
+                                        "template_max_bytes option)");
+    ptxjit_close(context);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* An ordinary context with the option's cap (0: the variable's, else the default). */
+static ptxjit_context *open_capped(const char *dir, uint64_t max_bytes, log_record *log)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.disk_cache = 0;
+    options.template_path = dir;
+    options.template_max_bytes = max_bytes;
+    options.log = record;
+    options.log_user = log;
+    ptxjit_context *context = NULL;
+    ck_assert_msg(ptxjit_open(&context, &options) == PTXJIT_OK, "%s", ptxjit_last_error());
+    return context;
+}
+
+/* The cap is the option's, else $PTXJIT_TEMPLATE_MAX_BYTES's, else 16 MiB; a template over
+ * it is a problem of its own (the other families stay), a malformed variable a warning. */
+START_TEST(template_size_cap_is_settable)
+{
+    char *dir = test_mkdtemp();
+    char *text = template_text("sized", 5);
+    pj_strbuf sb;
+    pj_sb_init(&sb);
+    pj_sb_append(&sb, text);
+    while (sb.length < 5000)
+        pj_sb_append(&sb, "// padding to pass 4096 bytes\n");
+    size_t size = sb.length;
+    char *padded = pj_sb_take(&sb);
+    write_file(dir, "sized.cu", padded);
+    write_template(dir, "small.cu", "small", 6);
+    const char *inherited = getenv("PTXJIT_TEMPLATE_MAX_BYTES");
+    char *saved = inherited ? pj_strdup(inherited) : NULL;
+    unsetenv("PTXJIT_TEMPLATE_MAX_BYTES");
+    log_record log = {0, ""};
+    ptxjit_context *context = open_capped(dir, 4096, &log);
+    char needle[128];
+    snprintf(needle, sizeof needle, "%zu bytes, more than the 4096 bytes allowed", size);
+    expect_problem(context, "/sized.cu", needle);
+    ck_assert_int_eq(ptxjit_template_problem_count(context), 1);
+    ck_assert_ptr_null(origin_of(context, "sized"));
+    ck_assert_ptr_nonnull(origin_of(context, "small"));
+    ptxjit_close(context);
+    setenv("PTXJIT_TEMPLATE_MAX_BYTES", "4096", 1);
+    context = open_capped(dir, 0, &log);
+    expect_problem(context, "/sized.cu", needle);
+    ptxjit_close(context);
+    context = open_capped(dir, 8192, &log); /* the option before the variable */
+    ck_assert_int_eq(ptxjit_template_problem_count(context), 0);
+    ck_assert_ptr_nonnull(origin_of(context, "sized"));
+    ptxjit_close(context);
+    setenv("PTXJIT_TEMPLATE_MAX_BYTES", "4k", 1);
+    log = (log_record){0, ""};
+    context = open_capped(dir, 0, &log);
+    ck_assert_int_eq(ptxjit_template_problem_count(context), 0); /* the default: 16 MiB */
+    ck_assert_int_eq(log.warnings, 1);
+    ck_assert_ptr_nonnull(strstr(log.text, "PTXJIT_TEMPLATE_MAX_BYTES='4k' is not a number"));
+    ptxjit_close(context);
+    if (saved)
+        setenv("PTXJIT_TEMPLATE_MAX_BYTES", saved, 1);
+    else
+        unsetenv("PTXJIT_TEMPLATE_MAX_BYTES");
+    free(saved);
+    free(padded);
+    free(text);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* The reader under the registry: a file that is exactly the cap is read, one byte more is
+ * refused with the size seen in *size; not a regular file, nothing is read. */
+START_TEST(read_file_at_most_bounds_what_it_reads)
+{
+    char *dir = test_mkdtemp(), path[4400];
+    write_file(dir, "ten", "0123456789");
+    snprintf(path, sizeof path, "%s/ten", dir);
+    char *data = (char *)1;
+    size_t size = 0;
+    ck_assert_int_eq(pj_read_file_at_most(&data, &size, path, 10), PTXJIT_OK);
+    ck_assert_uint_eq(size, 10);
+    ck_assert_str_eq(data, "0123456789");
+    free(data);
+    size = 0;
+    ck_assert_int_eq(pj_read_file_at_most(&data, &size, path, 9), PTXJIT_ERR_IO);
+    ck_assert_ptr_null(data);
+    ck_assert_uint_eq(size, 10);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "10 bytes, more than the 9 bytes allowed"));
+    size = 0;
+    ck_assert_int_eq(pj_read_file_at_most(&data, &size, "/dev/zero", 1 << 20), PTXJIT_ERR_IO);
+    ck_assert_uint_eq(size, 0);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "/dev/zero: a character device"));
+    ck_assert_int_eq(pj_read_file(&data, &size, dir), PTXJIT_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "a directory, not a regular file"));
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_templates(void)
 {
     Suite *suite = suite_create("templates");
@@ -611,6 +810,10 @@ Suite *suite_templates(void)
     tcase_add_test(tc, reload_reads_edited_files);
     tcase_add_test(tc, normalize_drops_bom_and_makes_line_ends_lf);
     tcase_add_test(tc, add_and_reload_race_requests);
+    tcase_add_test(tc, fifo_device_and_directory_templates_are_problems);
+    tcase_add_test(tc, oversized_template_is_refused_before_it_is_read);
+    tcase_add_test(tc, template_size_cap_is_settable);
+    tcase_add_test(tc, read_file_at_most_bounds_what_it_reads);
     suite_add_tcase(suite, tc);
     return suite;
 }

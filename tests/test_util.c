@@ -1,9 +1,12 @@
 /* test_util.c — temporary directories, GPU detection and the sweep stride for the tests. */
 #define _XOPEN_SOURCE 700
+#include <errno.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -111,4 +114,47 @@ int test_run_cli(char **output, const char *cache_dir, const char *env, const ch
     int status = pclose(pipe);
     *output = pj_sb_take(&sb);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* This process's data segment as the kernel counts it against RLIMIT_DATA, in bytes; 0 when
+ * /proc cannot tell. */
+static unsigned long long vm_data_bytes(void)
+{
+    FILE *status = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long kib = 0;
+    while (status && fgets(line, sizeof line, status))
+        if (sscanf(line, "VmData: %llu kB", &kib) == 1)
+            break;
+    if (status)
+        fclose(status);
+    return kib * 1024;
+}
+
+void test_bounded_child(const char *what, int (*fn)(void *), void *arg, int seconds)
+{
+    unsigned long long data = vm_data_bytes();
+    fflush(NULL);
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    if (child == 0) {
+        /* Check's runner handles SIGALRM by killing the test's whole process group: the
+         * child's alarm must end the child alone, which the parent then reports. */
+        signal(SIGALRM, SIG_DFL);
+        alarm((unsigned)seconds);
+        if (data) {
+            struct rlimit limit = {data + (1ull << 30), data + (1ull << 30)};
+            setrlimit(RLIMIT_DATA, &limit);
+        }
+        _exit(fn(arg));
+    }
+    int status = 0;
+    pid_t done;
+    while ((done = waitpid(child, &status, 0)) < 0 && errno == EINTR)
+        ;
+    ck_assert_int_eq(done, child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "%s: the child %s %d (a hang ends with signal %d, the alarm after %d s)", what,
+                  WIFEXITED(status) ? "exited with" : "was killed by signal",
+                  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), SIGALRM, seconds);
 }

@@ -38,6 +38,13 @@ int test_sweep_stride(void);
  * without LLVM: `make LLVM_CONFIG=none test`). */
 int test_llvm_or_skip(const char *test);
 
+/* Runs fn(arg) in a child process bounded to seconds of wall time (an alarm) and to 1 GiB of
+ * memory more than this process maps now (RLIMIT_DATA over /proc's VmData, so that it holds
+ * under a sanitizer's reservations too): a hang or a runaway read fails the calling test
+ * instead of hanging or exhausting the machine. fn returns 0 for success; the child exits
+ * with it. Asserts that the child exited 0, with what it did otherwise in the message. */
+void test_bounded_child(const char *what, int (*fn)(void *), void *arg, int seconds);
+
 #define PJ_SUITE_DECLARE(name) Suite *name(void);
 #include "suites.h"
 PJ_TEST_SUITES(PJ_SUITE_DECLARE)

@@ -72,6 +72,7 @@ static int64_t octal(const char *field, size_t size)
 /* ---- export ---- */
 
 typedef struct {
+    const pj_disk_cache *disk;
     FILE *out;
     const char *const *families;
     int count;
@@ -87,15 +88,26 @@ static int family_wanted(const export_state *e, const char *family)
     return e->count == 0;
 }
 
-enum { MEMBER_REFUSED = -1, MEMBER_GONE = -2, MEMBER_UNREADABLE = -3 };
+enum {
+    MEMBER_REFUSED = -1,
+    MEMBER_GONE = -2,
+    MEMBER_UNREADABLE = -3,
+    MEMBER_UNTRUSTED = -4
+};
 
-/* Read as the disk cache reads: no links followed, a regular file, not writable by others.
- * The size, or MEMBER_REFUSED (what the disk cache would not load either), MEMBER_GONE
- * (evicted or replaced since the scan) or MEMBER_UNREADABLE (errno says why). */
-static int read_member(int top_fd, const char *path, const struct stat *st, char **data)
+/* Read as the disk cache reads: no links followed, a regular file that the load's trust rule
+ * (pj_disk_cache_untrusted) accepts, on the stat of the open file: a bundle carries its
+ * entries to a machine that stores them as its own, so what this cache would not load must
+ * not leave it. The size, or MEMBER_REFUSED (not a regular file, or too large: what the load
+ * counts as damage), MEMBER_UNTRUSTED, MEMBER_GONE (evicted or replaced since the scan) or
+ * MEMBER_UNREADABLE (errno says why). */
+static int read_member(const pj_disk_cache *disk, int top_fd, const char *path,
+                       const struct stat *st, char **data)
 {
     *data = NULL;
-    if ((st->st_mode & S_IWOTH) || st->st_size < 0 || (uint64_t)st->st_size > PJ_ENTRY_MAX_BYTES)
+    if (pj_disk_cache_untrusted(disk, st))
+        return MEMBER_UNTRUSTED;
+    if (st->st_size < 0 || (uint64_t)st->st_size > PJ_ENTRY_MAX_BYTES)
         return MEMBER_REFUSED;
     int fd = openat(top_fd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
@@ -104,6 +116,8 @@ static int read_member(int top_fd, const char *path, const struct stat *st, char
     int result = MEMBER_REFUSED;
     if (fstat(fd, &now) != 0)
         result = MEMBER_UNREADABLE;
+    else if (S_ISREG(now.st_mode) && pj_disk_cache_untrusted(disk, &now))
+        result = MEMBER_UNTRUSTED; /* changed since the scan's stat */
     else if (S_ISREG(now.st_mode) && (uint64_t)now.st_size <= PJ_ENTRY_MAX_BYTES &&
              !(*data = malloc((size_t)now.st_size + 1)))
         errno = ENOMEM, result = MEMBER_UNREADABLE;
@@ -142,9 +156,13 @@ static void export_one(int top_fd, const char *path, scan_kind kind, const struc
     char key[33], *data = NULL;
     memcpy(key, path + 3, 32); /* "ab/<key>" or "ab/<key>.tune" */
     key[32] = '\0';
-    int size = read_member(top_fd, path, st, &data);
+    int size = read_member(e->disk, top_fd, path, st, &data);
     if (size == MEMBER_GONE)
         return; /* evicted since the scan found it: not in the cache, not in the bundle */
+    if (size == MEMBER_UNTRUSTED) {
+        e->stats->untrusted++;
+        return;
+    }
     if (size == MEMBER_UNREADABLE) {
         e->error = errno ? errno : EIO;
         return;
@@ -206,10 +224,15 @@ ptxjit_status pj_bundle_export(pj_disk_cache *disk, const char *path,
 {
     if (count > 0 && !families)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "families is NULL but count is %d", count);
+    for (int i = 0; i < count; i++) /* each is compared by name with every entry's family */
+        if (!families[i])
+            return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                            "families[%d] is NULL; give %d family names, or count 0 for all",
+                            i, count);
     char *temp = temp_path(path);
     if (!temp)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    export_state e = {NULL, families, count < 0 ? 0 : count, stats, 0};
+    export_state e = {disk, NULL, families, count < 0 ? 0 : count, stats, 0};
     int fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     e.out = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!e.out) {
@@ -268,12 +291,75 @@ static member_kind classify(const char *name, char type, char key[33])
     return record ? MEMBER_RECORD : MEMBER_ENTRY;
 }
 
+/* ---- the keys an import has published, so that a key given again is counted apart ---- */
+
+/* An open-addressed set of "<key>e" (entries) and "<key>r" (records): a bundle may hold a
+ * million members, too many to compare with each other. */
+typedef struct {
+    char (*names)[34];
+    size_t capacity, count; /* capacity a power of two, kept at least twice count */
+} key_set;
+
+static void key_name(char out[34], const char *key, member_kind kind)
+{
+    memcpy(out, key, 32);
+    out[32] = kind == MEMBER_RECORD ? 'r' : 'e';
+    out[33] = '\0';
+}
+
+/* The slot of name: where it is, or the empty one where it belongs. */
+static char *key_slot(const key_set *set, const char *name)
+{
+    size_t i = (size_t)pj_hash64(name, 33, 0) & (set->capacity - 1);
+    while (set->names[i][0] && memcmp(set->names[i], name, 33) != 0)
+        i = (i + 1) & (set->capacity - 1);
+    return set->names[i];
+}
+
+static int key_seen(const key_set *set, const char *key, member_kind kind)
+{
+    char name[34];
+    key_name(name, key, kind);
+    return set->capacity && key_slot(set, name)[0];
+}
+
+/* Adds the key; 0 when out of memory (the import then only counts less precisely). */
+static int key_add(key_set *set, const char *key, member_kind kind)
+{
+    if (2 * (set->count + 1) > set->capacity) {
+        key_set grown = {NULL, set->capacity ? 2 * set->capacity : 256, 0};
+        if (!(grown.names = calloc(grown.capacity, sizeof *grown.names)))
+            return 0;
+        for (size_t i = 0; i < set->capacity; i++)
+            if (set->names[i][0])
+                memcpy(key_slot(&grown, set->names[i]), set->names[i], 34);
+        grown.count = set->count;
+        free(set->names);
+        *set = grown;
+    }
+    char name[34];
+    key_name(name, key, kind);
+    char *slot = key_slot(set, name);
+    if (!slot[0]) {
+        memcpy(slot, name, 34);
+        set->count++;
+    }
+    return 1;
+}
+
 /* Checks data as key's entry (a record: one entry named "tune") and publishes it. A member
  * that fails the checks is counted and skipped; a store that fails (a full disk, a cache
- * directory made read-only) is the import's error, with the store's message. */
-static ptxjit_status import_member(pj_disk_cache *disk, member_kind kind, const char *key,
-                                   const char *data, size_t size, ptxjit_bundle_stats *stats)
+ * directory made read-only) is the import's error, with the store's message. A key this
+ * import already published is a duplicate: counted, not stored again (300 copies of one
+ * entry are one entry imported). */
+static ptxjit_status import_member(pj_disk_cache *disk, key_set *published, member_kind kind,
+                                   const char *key, const char *data, size_t size,
+                                   ptxjit_bundle_stats *stats)
 {
+    if (key_seen(published, key, kind)) {
+        stats->duplicates++;
+        return PTXJIT_OK;
+    }
     pj_artifact a;
     const char *why;
     ptxjit_status status = pj_entry_decode(&a, &why, data, size, key);
@@ -292,8 +378,10 @@ static ptxjit_status import_member(pj_disk_cache *disk, member_kind kind, const 
     }
     status = kind == MEMBER_RECORD ? pj_disk_cache_store_record(disk, key, &a)
                                    : pj_disk_cache_store(disk, key, &a);
-    if (status == PTXJIT_OK)
+    if (status == PTXJIT_OK) {
         ++*(kind == MEMBER_RECORD ? &stats->records : &stats->entries);
+        (void)key_add(published, key, kind);
+    }
     pj_artifact_free(&a);
     return status;
 }
@@ -318,8 +406,8 @@ static int zero_block(const tar_header *h)
 
 /* Reads the members one by one. A header that fails its checksum, or a member cut short,
  * ends the reading: what follows cannot be found reliably. */
-static ptxjit_status import_all(pj_disk_cache *disk, FILE *in, const char *path,
-                                ptxjit_bundle_stats *stats)
+static ptxjit_status import_all(pj_disk_cache *disk, key_set *published, FILE *in,
+                                const char *path, ptxjit_bundle_stats *stats)
 {
     for (int first = 1;; first = 0) {
         tar_header h;
@@ -363,7 +451,8 @@ static ptxjit_status import_all(pj_disk_cache *disk, FILE *in, const char *path,
             return PTXJIT_OK;
         }
         if (wanted) {
-            ptxjit_status status = import_member(disk, kind, key, data, (size_t)size, stats);
+            ptxjit_status status =
+                import_member(disk, published, kind, key, data, (size_t)size, stats);
             if (status != PTXJIT_OK) {
                 free(data);
                 return status;
@@ -374,19 +463,48 @@ static ptxjit_status import_all(pj_disk_cache *disk, FILE *in, const char *path,
     }
 }
 
-ptxjit_status pj_bundle_import(pj_disk_cache *disk, const char *path, ptxjit_bundle_stats *stats)
+/* The bundle at path, open for reading: a regular file, checked on the open descriptor.
+ * O_NONBLOCK: a FIFO's open returns at once (then refused) instead of waiting for a writer
+ * that may never come; O_NOCTTY: a terminal never becomes the caller's controlling one. No
+ * cap on the whole file: it is read member by member, each at most PJ_ENTRY_MAX_BYTES, and
+ * a regular file ends. */
+static ptxjit_status open_bundle(FILE **out, const char *path)
 {
-    FILE *in = fopen(path, "rbe");
-    if (!in)
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
         return pj_error(PTXJIT_ERR_IO, "cannot read the bundle %s: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(in), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(in);
-        return pj_error(PTXJIT_ERR_IO, "cannot read the bundle %s: not a regular file; give the "
-                                       "file ptxjit_cache_export wrote",
-                        path);
+    int error = fstat(fd, &st) != 0 ? errno : 0;
+    if (error || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return pj_error(PTXJIT_ERR_IO, "cannot read the bundle %s: %s; give the file "
+                                       "ptxjit_cache_export wrote",
+                        path,
+                        error            ? strerror(error)
+                        : S_ISFIFO(st.st_mode) ? "a FIFO, not a regular file"
+                        : S_ISDIR(st.st_mode)  ? "a directory, not a regular file"
+                        : S_ISCHR(st.st_mode)  ? "a character device, not a regular file"
+                                               : "not a regular file");
     }
-    ptxjit_status status = import_all(disk, in, path, stats);
+    if (!(*out = fdopen(fd, "rb"))) {
+        error = errno;
+        close(fd);
+        return pj_error(error == ENOMEM ? PTXJIT_ERR_OUT_OF_MEMORY : PTXJIT_ERR_IO,
+                        "cannot read the bundle %s: %s", path, strerror(error));
+    }
+    return PTXJIT_OK;
+}
+
+ptxjit_status pj_bundle_import(pj_disk_cache *disk, const char *path, ptxjit_bundle_stats *stats)
+{
+    FILE *in;
+    ptxjit_status status = open_bundle(&in, path);
+    if (status != PTXJIT_OK)
+        return status;
+    key_set published = {0};
+    status = import_all(disk, &published, in, path, stats);
+    free(published.names);
     fclose(in);
     return status;
 }

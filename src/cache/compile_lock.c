@@ -57,14 +57,17 @@ static void sleep_ms(int ms)
         ;
 }
 
-/* A regular file; its checks are the load's. */
+/* A regular file that a load would trust (pj_disk_cache_untrusted): an untrusted file left
+ * at the key's path is no finished entry, and looking again would only have the load refuse
+ * it, and warn, a second time in one request. */
 int pj_compile_lock_entry_there(const pj_disk_cache *cache, const char *key)
 {
     if (!cache)
         return 0;
     char *path = pj_disk_cache_entry_path(cache, key);
     struct stat st;
-    int there = path && lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+    int there = path && lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+                !pj_disk_cache_untrusted(cache, &st);
     free(path);
     return there;
 }

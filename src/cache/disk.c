@@ -376,7 +376,7 @@ static read_result read_all(int fd, char *data, size_t want, size_t *got, const 
  * can still have group-writable shards and entries, and whoever can write those could put
  * a cubin there. Private: the file must be ours and writable by nobody else; shared: by
  * nobody outside the group. */
-static const char *untrusted_entry(const pj_disk_cache *cache, const struct stat *st)
+const char *pj_disk_cache_untrusted(const pj_disk_cache *cache, const struct stat *st)
 {
     if (st->st_mode & S_IWOTH)
         return "writable by every user: not trusted";
@@ -405,7 +405,7 @@ static read_result read_open_entry(const pj_disk_cache *cache, int fd, char **da
         *why = "not a regular file";
         return READ_UNUSABLE;
     }
-    if ((*why = untrusted_entry(cache, &st)))
+    if ((*why = pj_disk_cache_untrusted(cache, &st)))
         return READ_UNUSABLE;
     if ((uint64_t)st.st_size > PJ_ENTRY_MAX_BYTES) {
         *why = "impossibly large";

@@ -4,6 +4,8 @@
 #ifndef PTXJIT_CACHE_DISK_H
 #define PTXJIT_CACHE_DISK_H
 
+#include <sys/stat.h>
+
 #include "cache/entry.h"
 #include "cache/evict.h"
 
@@ -61,6 +63,12 @@ ptxjit_status pj_disk_cache_clear(pj_disk_cache *cache, uint64_t *removed);
 /* Evicts down to the cap now (waiting for another evictor) and sweeps every shard's stale
  * temp files; *report says what was found and removed. */
 ptxjit_status pj_disk_cache_trim(pj_disk_cache *cache, evict_report *report);
+
+/* Why an entry file of this stat may not hold code the cache loads (NULL: it may): the one
+ * trust rule of entries, which a load, the compile lock's look for a finished entry and a
+ * bundle's export all apply. Private cache: ours and writable by nobody else; shared: not
+ * writable outside the group. A constant string. */
+const char *pj_disk_cache_untrusted(const pj_disk_cache *cache, const struct stat *st);
 
 /* Path of key's entry file; caller frees. For tests and `ptxjit cache`. */
 char *pj_disk_cache_entry_path(const pj_disk_cache *cache, const char *key);

@@ -20,6 +20,8 @@ static void summary_json(const char *what, const char *file, const ptxjit_bundle
     cli_json_member_uint(&json, "corrupt", s->corrupt);
     cli_json_member_uint(&json, "foreign", s->foreign);
     cli_json_member_uint(&json, "unsafe", s->unsafe);
+    cli_json_member_uint(&json, "untrusted", s->untrusted);
+    cli_json_member_uint(&json, "duplicates", s->duplicates);
     cli_json_object_end(&json);
     cli_json_finish(&json);
 }
@@ -30,10 +32,15 @@ static void summary_text(const char *what, const char *file, const ptxjit_bundle
     fprintf(stderr, "ptxjit: %s %s: %llu entries and %llu tuning records %s", what, file,
             (unsigned long long)s->entries, (unsigned long long)s->records,
             export ? "written" : "imported");
-    if (s->corrupt || s->foreign || s->unsafe)
+    if (s->corrupt || s->foreign || s->unsafe || s->untrusted || s->duplicates)
         fprintf(stderr, "; skipped %llu corrupt, %llu foreign, %llu unsafe",
                 (unsigned long long)s->corrupt, (unsigned long long)s->foreign,
                 (unsigned long long)s->unsafe);
+    if (s->untrusted) /* export only: what a load of this cache would refuse */
+        fprintf(stderr, ", %llu untrusted (owned by another user or writable by others)",
+                (unsigned long long)s->untrusted);
+    if (s->duplicates) /* import only: a key the bundle held before */
+        fprintf(stderr, ", %llu duplicate", (unsigned long long)s->duplicates);
     fprintf(stderr, "\n");
 }
 

@@ -16,10 +16,14 @@
 #include "alias.h"
 #include "context.h"
 #include "templates.h"
+#include "util/count.h"
 
 /* As the schema parser reads directives: this, after blanks, at the start of a line. */
 #define FAMILY_DIRECTIVE "family"
 #define DIRECTORY_FIX "fix the path in PTXJIT_TEMPLATE_PATH or the template_path option"
+/* The default of options.template_max_bytes: far above any real template (the built-in ones
+ * are under 64 KiB), far below what would hurt the process that reads it. */
+#define DEFAULT_TEMPLATE_MAX_BYTES ((uint64_t)16 << 20)
 
 /* A user template as last read: usable, or the problem that keeps it out. */
 typedef struct {
@@ -55,6 +59,7 @@ struct pj_templates {
                                $PTXJIT_TEMPLATE_PATH's, as ptxjit_open found them */
     user_list dirs;         /* the directories' templates, as last read */
     user_list memory;       /* ptxjit_add_template's, in the order their families came */
+    size_t max_bytes;       /* the largest template file read (options.template_max_bytes) */
     pj_template *builtins;  /* the process's (pj_builtin_templates) */
     int builtin_count;
     pj_template *all;       /* every user template made, newest first */
@@ -249,12 +254,16 @@ static ptxjit_status read_file(user_list *out, struct pj_templates *t, const use
 {
     char *raw = NULL, *family = NULL;
     size_t size = 0;
-    ptxjit_status status = pj_read_file(&raw, &size, path);
+    ptxjit_status status = pj_read_file_at_most(&raw, &size, path, t->max_bytes);
+    if (status == PTXJIT_ERR_IO && size > t->max_bytes)
+        return unreadable(out, path, "; a template is far smaller: move the file out of the "
+                                     "template directory, or raise PTXJIT_TEMPLATE_MAX_BYTES "
+                                     "(the template_max_bytes option)");
     if (status != PTXJIT_OK)
         return status == PTXJIT_ERR_OUT_OF_MEMORY
                    ? status
-                   : unreadable(out, path, "; fix its permissions or move it out of the "
-                                           "template directory");
+                   : unreadable(out, path, "; make it a readable regular file or move it out "
+                                           "of the template directory");
     const char *nul = memchr(raw, '\0', size); /* the text would end there, silently */
     if (nul) {
         pj_error(PTXJIT_ERR_TEMPLATE, "%s: a NUL byte at offset %zu; a template is text", path,
@@ -577,6 +586,23 @@ static ptxjit_status publish(ptxjit_context *context)
     return PTXJIT_OK;
 }
 
+/* options.template_max_bytes, else $PTXJIT_TEMPLATE_MAX_BYTES, else the default; a variable
+ * that is not a number of bytes is warned about and the default used. */
+static size_t configured_max_bytes(const ptxjit_options *options, const pj_logger *logger)
+{
+    uint64_t value = options->template_max_bytes;
+    const char *text = getenv("PTXJIT_TEMPLATE_MAX_BYTES");
+    if (!value && text && *text && !pj_count_parse(&value, text, strlen(text), PJ_COUNT_MAX)) {
+        pj_log(logger, PTXJIT_LOG_WARNING,
+               "PTXJIT_TEMPLATE_MAX_BYTES='%.64s' is not a number of bytes; template files of "
+               "up to %llu bytes are read. Fix it or unset it",
+               text, (unsigned long long)DEFAULT_TEMPLATE_MAX_BYTES);
+        value = 0;
+    }
+    value = value ? value : DEFAULT_TEMPLATE_MAX_BYTES;
+    return value > SIZE_MAX - 1 ? SIZE_MAX - 1 : (size_t)value;
+}
+
 /* options' directories, then the variable's: "A:B", or NULL when there are none. */
 static ptxjit_status join_path(char **out, const char *option, const char *variable)
 {
@@ -606,6 +632,7 @@ ptxjit_status pj_templates_open(ptxjit_context *context, const ptxjit_options *o
      * schemas (pj_builtin_templates), so that every context shares them and none parses. */
     t->builtins = pj_builtin_templates;
     t->builtin_count = pj_builtin_template_count;
+    t->max_bytes = configured_max_bytes(options, &context->logger);
     if (status == PTXJIT_OK)
         status = read_dirs(&t->dirs, t, NULL, &context->logger);
     if (status == PTXJIT_OK)

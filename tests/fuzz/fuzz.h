@@ -14,6 +14,9 @@ int fuzz_params(const uint8_t *data, size_t size);
 int fuzz_schema(const uint8_t *data, size_t size);
 /* The bytes as a disk-cache entry file (first byte: harness flags, see fuzz_entry.c). */
 int fuzz_entry(const uint8_t *data, size_t size);
+/* The bytes as a *.cu file of a template directory (first byte: the size cap, see
+ * fuzz_template.c), read by an open and a reload. */
+int fuzz_template(const uint8_t *data, size_t size);
 
 /* Aborts with a message when a harness property fails: a bug, not a bad input. */
 void fuzz_require(int condition, const char *what);

@@ -133,9 +133,9 @@ static void table_text(const ptxjit_tune_result *result)
                     c.winner ? "  <- winner" : "");
     }
     if (!info.from_record)
-        fprintf(stderr, info.compile_processes ? "compiled by %d compile worker processes\n"
+        fprintf(stderr, info.compile_processes ? "compiled by %d compile worker process%s\n"
                                                : "compiled in this process\n",
-                info.compile_processes);
+                info.compile_processes, info.compile_processes == 1 ? "" : "es");
     if (!info.winner) {
         fprintf(stderr, "compiled only: no winner (nothing was timed)\n");
         return;

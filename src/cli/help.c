@@ -277,7 +277,8 @@ static void write_tune(FILE *text)
         for (const char *const *size = cli_families[i]->sizes; *size; size++)
             fprintf(text, " %s=", *size);
     }
-    fputs("; a user family: problem=\"TEXT\"), the key=value words fixed: every point of the "
+    fputs("; a user family: problem=\"TEXT\", with --compile-only only: the command cannot "
+          "launch a user kernel), the key=value words fixed: every point of the "
           "template's tune lines (or --space, which replaces the values of the parameters it "
           "names) compiled in parallel, checked against the fixed parameters' defaults, timed; "
           "the table and the record's path on stderr, the winner's params on stdout. A record "

@@ -148,7 +148,6 @@ $(TEST_SHIM): tests/shim/nvrtc_shim.c | check-cuda
 $(TEST_OBJ): CFLAGS_BASE += -Itests -DPJ_SOURCE_DIR='"$(CURDIR)"'
 # The LLVM version this build's plugin holds: part of the llvm route's cache keys.
 $(OBJ_DIR)/src/request/route_llvm.o: CFLAGS_BASE += -DPJ_LLVM_VERSION='"$(LLVM_VERSION)"'
-$(OBJ_DIR)/src/pool/worker_process.o: CFLAGS_BASE += -DPJ_INSTALL_BINDIR='"$(PREFIX)/bin"'
 $(PLUGIN_OBJ): CFLAGS_BASE += $(LLVM_CFLAGS) -fvisibility=hidden
 
 $(PLUGIN): $(PLUGIN_OBJ) src/plugin/plugin.map

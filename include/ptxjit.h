@@ -106,8 +106,9 @@ typedef struct {
     const char *compile_worker; /* the ptxjit program that compiles many requests at once
                                   (ptxjit_tune, ptxjit_warm) in processes of its own, into the
                                   disk cache: NVRTC compiles in one process stop scaling near
-                                  4x. NULL: $PTXJIT_COMPILE_WORKER, else the installed ptxjit;
-                                  "" or "none": threads of this process only (see
+                                  4x. NULL: $PTXJIT_COMPILE_WORKER, else ptxjit beside the
+                                  library, beside the program, then on $PATH, found at run
+                                  time; "" or "none": threads of this process only (see
                                   "Compile workers" in docs/TUNING.md) */
     const char *remote_cache;  /* a shared remote cache on Redis, "redis://HOST:PORT[/DB]" or
                                   "unix:///PATH[?db=N]"; NULL: $PTXJIT_REMOTE_CACHE; "": none.
@@ -143,6 +144,12 @@ void ptxjit_options_init(ptxjit_options *options);
 
 /* Opens a context. With no driver or no GPU it still opens (see ptxjit_gpu_status). */
 ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options);
+/* Closes a context and frees its kernels; NULL is ignored. Like free(), closing a context
+ * twice (or a pointer ptxjit_open did not return) is undefined and must not be done; as a
+ * cheap guard, a close of a pointer that is not an open context of this process is refused
+ * with a warning through the default logger (stderr) and frees nothing. That guard is best
+ * effort: once a later ptxjit_open reuses the address, the stale pointer names the new
+ * context. Must not race other calls on the context. */
 void ptxjit_close(ptxjit_context *context);
 
 /* ---- Several GPUs ----

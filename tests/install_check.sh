@@ -1,7 +1,10 @@
 #!/bin/sh
 # install_check.sh — an embedding program built as its author would: from outside the source
 # tree, against the static library of an installed ptxjit, through pkg-config; then run
-# offline (no GPU): it compiles a reduce kernel to PTX.
+# offline (no GPU): it compiles a reduce kernel to PTX. Then the install's compile workers,
+# found at run time wherever PREFIX is (pool/worker_program.c): the installed ptxjit tunes
+# with worker processes, and so do programs linked with the installed libptxjit.so (worker
+# beside the library) and libptxjit.a (worker on $PATH), without $PTXJIT_COMPILE_WORKER.
 # Usage: sh tests/install_check.sh PREFIX   (PREFIX: where make install put ptxjit)
 set -eu
 prefix=$1
@@ -37,5 +40,76 @@ check offline-static
 $CC -std=c11 -Wall -Wextra -Werror offline.c $(pkg-config --cflags ptxjit) \
     $(pkg-config --static --libs ptxjit | sed 's/-lptxjit/-l:libptxjit.a/') -o offline-archive
 check offline-archive
+# ptxjit.pc --static as given: the linker takes -lptxjit as libptxjit.so, which no later
+# word can undo (an archive after it, even --whole-archive, leaves DT_NEEDED): the program
+# still needs the .so, but runs, linked with its rpath. The static link is ptxjit-static.pc
+# (above); README.md and docs/EMBEDDING.md say so.
+# shellcheck disable=SC2046
+$CC -std=c11 -Wall -Wextra -Werror offline.c $(pkg-config --cflags --static --libs ptxjit) \
+    -Wl,-rpath,"$prefix/lib" -o offline-pc-static
+readelf -d offline-pc-static | grep -q 'NEEDED.*libptxjit.so' ||
+    fail "pkg-config --static --libs ptxjit now links the archive: update README.md, EMBEDDING.md"
+./offline-pc-static >/dev/null 2>&1 || fail "offline-pc-static failed"
+
+# The compile workers of an install anywhere: the line the pool logs ($PTXJIT_VERBOSE) names
+# the program it found and how many of its processes answered.
+installed=$(cd "$prefix" && pwd -P)/bin/ptxjit
+expect_workers() { # what, file of its stderr
+    grep -q "^ptxjit: info: [1-9][0-9]* of [0-9]* compile worker process\(es\)\? answered ($installed)\$" "$2" ||
+        fail "$1 did not tune with compile workers of $installed: $(cat "$2")"
+}
+unset PTXJIT_COMPILE_WORKER
+export PTXJIT_VERBOSE=1 PTXJIT_CACHE_DIR="$work/cache"
+"$prefix/bin/ptxjit" tune reduce n=1000000 --compile-only --space "tpb=128,256 batch=2" \
+    >cli.out 2>cli.err || fail "ptxjit tune failed: $(cat cli.err)"
+expect_workers "$prefix/bin/ptxjit tune" cli.err
+grep -q '^compiled by [1-9][0-9]* compile worker process' cli.err || fail "$(cat cli.err)"
+cat >tune.c <<'PROGRAM'
+#include <stdio.h>
+#include <ptxjit.h>
+/* Compile-only tuning of two reduce points: no GPU; two compiles on two pool threads. */
+int main(void)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    ptxjit_context *context;
+    ptxjit_tune_options tune;
+    ptxjit_tune_options_init(&tune);
+    tune.problem = "n=1000000";
+    tune.space = "tpb=64,512 batch=2";
+    tune.compile_only = 1;
+    tune.threads = 2;
+    tune.retune = 1;
+    ptxjit_tune_result *result;
+    if (ptxjit_open(&context, &options) != PTXJIT_OK ||
+        ptxjit_tune(&result, context, "reduce", &tune) != PTXJIT_OK) {
+        fprintf(stderr, "tune: %s\n", ptxjit_last_error());
+        return 1;
+    }
+    ptxjit_tune_info info;
+    ptxjit_tune_result_info(&info, result);
+    printf("%d compile worker processes\n", info.compile_processes);
+    ptxjit_tune_result_free(result);
+    ptxjit_close(context);
+    return info.compile_processes > 0 ? 0 : 1;
+}
+PROGRAM
+# shellcheck disable=SC2046
+$CC -std=c11 -Wall -Wextra -Werror tune.c $(pkg-config --cflags --libs ptxjit) \
+    -Wl,-rpath,"$prefix/lib" -o tune-shared
+rm -rf cache
+PATH=/usr/bin:/bin ./tune-shared >shared.out 2>shared.err ||
+    fail "tune-shared: $(cat shared.out shared.err)"
+expect_workers "a program linked with $prefix/lib/libptxjit.so" shared.err
+# shellcheck disable=SC2046
+$CC -std=c11 -Wall -Wextra -Werror tune.c $(pkg-config --cflags --libs ptxjit-static) \
+    -o tune-static
+rm -rf cache
+PATH="$prefix/bin:/usr/bin:/bin" ./tune-static >static.out 2>static.err ||
+    fail "tune-static: $(cat static.out static.err)"
+expect_workers "a program linked with libptxjit.a, $prefix/bin on PATH" static.err
 echo "install check: a program built outside the tree against $prefix/lib/libptxjit.a" \
-    "(ptxjit-static.pc, and ptxjit.pc --static) compiles reduce offline"
+    "(ptxjit-static.pc, and ptxjit.pc --static) compiles reduce offline; the install's" \
+    "ptxjit, and programs linked with its libptxjit.so and libptxjit.a, tune with its" \
+    "compile workers"

@@ -951,6 +951,50 @@ START_TEST(cli_list_with_a_broken_template_exits_0_naming_it)
 }
 END_TEST
 
+/* What the command line can do with a user family, said in commands: tune compiles its space
+ * (--compile-only) but cannot time it, run cannot launch it, and auto points at the commands
+ * that resolve it; no message names an API call as the way (issue 29, 9). */
+START_TEST(cli_a_user_family_is_told_what_the_commands_do)
+{
+    char *dir = test_mkdtemp(), *out, *err, path[4200], args[4400];
+    snprintf(path, sizeof path, "%s/scale.cu", dir);
+    FILE *file = fopen(path, "w");
+    ck_assert_ptr_nonnull(file);
+    fputs("//@ptxjit family scale\n//@ptxjit entry scale\n"
+          "//@ptxjit param tpb int(32..1024) pow2 default=256\n"
+          "//@ptxjit tune tpb 64,128\n"
+          "extern \"C\" __global__ void scale(float *x) { x[threadIdx.x] *= 2; }\n",
+          file);
+    ck_assert_int_eq(fclose(file), 0);
+    snprintf(args, sizeof args, "--templates '%s' tune scale problem=\"rows=4\"", dir);
+    ck_assert_int_eq(run_cli_split(&out, &err, dir, args), 2);
+    ck_assert_msg(strstr(err, "'ptxjit tune scale problem=\"TEXT\" [fixed params] "
+                              "--compile-only' compiles its space") &&
+                      !strstr(err, "options.run"),
+                  "%s", err);
+    free(out), free(err);
+    snprintf(args, sizeof args, "--templates '%s' tune scale problem=\"rows=4\" --compile-only",
+             dir);
+    ck_assert_msg(run_cli_split(&out, &err, dir, args) == 0, "%s", err);
+    ck_assert_msg(strstr(err, "tpb=64  ") && strstr(err, "tpb=128  ") &&
+                      strstr(err, "compiled only: no winner"),
+                  "%s", err);
+    free(out), free(err);
+    snprintf(args, sizeof args, "--no-gpu --templates '%s' ptx scale tpb=auto", dir);
+    ck_assert_int_eq(run_cli_split(&out, &err, dir, args), 2);
+    ck_assert_msg(strstr(err, "'ptxjit run FAMILY SIZE=N ... PARAM=auto'") &&
+                      !strstr(err, "ptxjit_get_kernel_tuned"),
+                  "%s", err);
+    free(out), free(err);
+    snprintf(args, sizeof args, "--templates '%s' run scale", dir);
+    ck_assert_int_ne(run_cli_split(&out, &err, dir, args), 0);
+    ck_assert_msg(strstr(err, "'ptxjit ptx scale [key=value ...]'"), "%s", err);
+    free(out), free(err);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_cli(void)
 {
     Suite *suite = suite_create("cli");
@@ -978,6 +1022,7 @@ Suite *suite_cli(void)
     tcase_add_test(tc, cli_counts_and_words_are_strict);
     tcase_add_test(tc, cli_family_schema_api_hands_out_the_template_as_data);
     tcase_add_test(tc, cli_list_with_a_broken_template_exits_0_naming_it);
+    tcase_add_test(tc, cli_a_user_family_is_told_what_the_commands_do);
     tcase_add_test(tc, cli_no_family_bears_a_bench_tool_name);
     tcase_add_test(tc, cli_help_takes_the_bench_requests_from_the_family_table);
     tcase_add_test(tc, cli_bench_multigpu_takes_every_family);

@@ -156,6 +156,33 @@ START_TEST(edited_header_changes_the_key_and_the_disk_cache_compiles_anew)
 }
 END_TEST
 
+/* In a live context the exact request seen before is answered from memory without reading
+ * its headers again (the fast path), so an edited header reaches it only after
+ * ptxjit_reload_templates; a request of another text goes through the pipeline, hashes the
+ * headers and compiles with the edit (docs/EMBEDDING.md, "Includes"). */
+START_TEST(a_live_context_serves_the_old_header_to_a_repeated_request_until_reload)
+{
+    char *templates = test_mkdtemp();
+    write_file(templates, "scale.cu", SCALE_TEMPLATE);
+    write_file(templates, "helper.cuh", "enum { HELPER_VALUE = 1234 };\n");
+    ptxjit_context *context = open_context(templates, NULL, NULL, NULL);
+    ptxjit_kernel *first = get(context, "scale", "", NULL, PTXJIT_ORIGIN_COMPILED);
+    write_file(templates, "helper.cuh", "enum { HELPER_VALUE = 1000 };\n");
+    ck_assert_ptr_eq(get(context, "scale", "", NULL, PTXJIT_ORIGIN_MEMORY), first);
+    ck_assert_ptr_nonnull(strstr(ptxjit_kernel_ptx(first), "3702")); /* 3 * 1234: the old */
+    ptxjit_kernel *other = get(context, "scale", "factor=3", NULL, PTXJIT_ORIGIN_COMPILED);
+    ck_assert_ptr_nonnull(strstr(ptxjit_kernel_ptx(other), "3000")); /* 3 * 1000: the edit */
+    ck_assert_str_ne(ptxjit_kernel_key(other), ptxjit_kernel_key(first));
+    ck_assert_int_eq(ptxjit_reload_templates(context), PTXJIT_OK);
+    ptxjit_kernel *again = get(context, "scale", "", NULL, PTXJIT_ORIGIN_MEMORY);
+    ck_assert_str_eq(ptxjit_kernel_key(again), ptxjit_kernel_key(other));
+    ck_assert_ptr_nonnull(strstr(ptxjit_kernel_ptx(first), "3702")); /* still valid */
+    ptxjit_close(context);
+    test_rmtree(templates);
+    free(templates);
+}
+END_TEST
+
 /* A template from memory has no directory, but may include a header by its absolute path,
  * which NVRTC opens as written: that header is in the key too. */
 START_TEST(memory_template_absolute_include_is_in_the_key)
@@ -727,6 +754,7 @@ Suite *suite_compile_inputs(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, include_resolves_against_the_template_not_the_working_directory);
     tcase_add_test(tc, edited_header_changes_the_key_and_the_disk_cache_compiles_anew);
+    tcase_add_test(tc, a_live_context_serves_the_old_header_to_a_repeated_request_until_reload);
     tcase_add_test(tc, nested_and_include_dir_headers_are_in_the_key);
     tcase_add_test(tc, memory_template_absolute_include_is_in_the_key);
     tcase_add_test(tc, angle_include_from_an_include_dir_is_in_the_key);

@@ -1,12 +1,15 @@
 /* test_conventions.c — promises about the whole of ptxjit rather than one part: of the API,
- * that the last error stays until the next failure and that NULL arguments are refused; of
- * the sources, that library messages point embedders at the API (not at the CLI) and that
- * every environment variable read is documented in `ptxjit --help` and README.md. */
+ * that the last error stays until the next failure, that NULL arguments are refused and that
+ * a second ptxjit_close is caught; of the sources, that library messages point embedders at
+ * the API (not at the CLI) and that every environment variable read is documented in
+ * `ptxjit --help` and README.md. */
 #define _XOPEN_SOURCE 700
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -38,6 +41,45 @@ START_TEST(the_last_error_stays_until_the_next_failure)
                      PTXJIT_ERR_PARAM);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "unknown parameter 'colour'"));
     ptxjit_close(context);
+}
+END_TEST
+
+/* Closing a context twice is undefined, as free() twice is (ptxjit.h); the second close is
+ * caught cheaply: a warning on stderr (the default logger) and nothing freed, so the asan run
+ * sees no use after free. Another context opened meanwhile stays open and usable. */
+START_TEST(a_second_close_warns_and_frees_nothing)
+{
+    ptxjit_context *context = test_open_offline(NULL);
+    ptxjit_context *other = test_open_offline(NULL);
+    char *dir = test_mkdtemp();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/stderr", dir);
+    fflush(stderr);
+    int saved = dup(2);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    dup2(fd, 2);
+    close(fd);
+    ptxjit_close(context);
+    ptxjit_close(context); /* the mistake */
+    ptxjit_close(NULL);    /* ignored, silently */
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char *text;
+    ck_assert_int_eq(pj_read_file(&text, NULL, path), PTXJIT_OK);
+    ck_assert_msg(strstr(text, "ptxjit: warning: ptxjit_close(") &&
+                      strstr(text, "not an open context (closed already?); ignored"),
+                  "%s", text);
+    ck_assert_ptr_null(strstr(strstr(text, "ignored") + 1, "ignored")); /* once */
+    free(text);
+    char *canonical = NULL;
+    ck_assert_int_eq(ptxjit_canonical_params(&canonical, other, "reduce", "tpb=128"), PTXJIT_OK);
+    ck_assert_ptr_nonnull(strstr(canonical, "tpb=128"));
+    free(canonical);
+    ptxjit_close(other);
+    test_rmtree(dir);
+    free(dir);
 }
 END_TEST
 
@@ -168,6 +210,7 @@ Suite *suite_conventions(void)
     tcase_set_timeout(api, 120);
     tcase_add_test(api, the_last_error_stays_until_the_next_failure);
     tcase_add_test(api, null_arguments_are_refused);
+    tcase_add_test(api, a_second_close_warns_and_frees_nothing);
     suite_add_tcase(s, api);
     /* The sources read as text; the environment case also runs `ptxjit --help`. */
     TCase *sources = tcase_create("sources");

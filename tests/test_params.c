@@ -197,6 +197,12 @@ START_TEST(schema_rejects_bad_expressions)
     expect_template_error("//@ptxjit family x\n//@ptxjit entry k\n"
                           "//@ptxjit constraint \"1 < 2\" \"unterminated\n",
                           "unbalanced quotes");
+    /* A constraint's expression is parsed after every param line: its error still names the
+     * constraint's own line (issue 29, 10). */
+    expect_template_error("//@ptxjit family x\n//@ptxjit entry k\n"
+                          "//@ptxjit constraint \"a >\" \"m\"\n"
+                          "//@ptxjit param a int(1..8) default=1\n",
+                          "bad.cu:3: constraint: in expression \"a >\"");
 }
 END_TEST
 

@@ -133,9 +133,9 @@ static void table_text(const ptxjit_tune_result *result)
                     c.winner ? "  <- winner" : "");
     }
     if (!info.from_record)
-        fprintf(stderr, info.compile_processes ? "compiled by %d compile worker processes\n"
+        fprintf(stderr, info.compile_processes ? "compiled by %d compile worker process%s\n"
                                                : "compiled in this process\n",
-                info.compile_processes);
+                info.compile_processes, info.compile_processes == 1 ? "" : "es");
     if (!info.winner) {
         fprintf(stderr, "compiled only: no winner (nothing was timed)\n");
         return;
@@ -235,9 +235,28 @@ static int list_records(ptxjit_context *context, int json)
     return CLI_OK;
 }
 
+/* The tuner times a built-in family through its op; a user family needs a program's run
+ * callback (it alone knows the kernel's arguments), which a command cannot supply: say what
+ * the command can do instead of passing on the library's options.run advice. */
+static int refuse_untimable(const char *family)
+{
+    fprintf(stderr,
+            "ptxjit: tune: '%s' has no op the command line can time (a user family's "
+            "arguments are its own); 'ptxjit tune %s problem=\"TEXT\" [fixed params] "
+            "--compile-only' compiles its space into the cache; to time it, a program calls "
+            "ptxjit_tune with a run callback (docs/TUNING.md, \"The library\")\n",
+            family, family);
+    return CLI_USAGE;
+}
+
 static int tune_family(ptxjit_context *context, cli_args *args)
 {
-    const char *family = args->argv[0];
+    const char *family = args->argv[0], *described;
+    ptxjit_status known = ptxjit_family_describe(&described, context, family);
+    if (known != PTXJIT_OK)
+        return cli_fail(known); /* no such family: its error names those there are */
+    if (!args->own[TUNE_COMPILE_ONLY] && !cli_family_lookup(family))
+        return refuse_untimable(family);
     char *problem = strdup(""), *fixed = strdup("");
     int code = problem && fixed ? split_words(&problem, &fixed, context, family, args->argc - 1,
                                               args->argv + 1)

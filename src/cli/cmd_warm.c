@@ -159,7 +159,8 @@ static void print_summary(const ptxjit_warm_result *result, ptxjit_context *cont
     fprintf(stderr, "%d requests: %d compiled, %d already cached, %d refused; %.1f ms", 
             result->count, result->compiled, result->cached, result->refused, result->wall_ms);
     if (result->compile_processes)
-        fprintf(stderr, ", %d compile worker processes", result->compile_processes);
+        fprintf(stderr, ", %d compile worker process%s", result->compile_processes,
+                result->compile_processes == 1 ? "" : "es");
     fprintf(stderr, "; cache %s\n",
             ptxjit_cache_dir(context) ? ptxjit_cache_dir(context)
                                       : "(none: kept in this process's memory only)");

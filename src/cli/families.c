@@ -26,8 +26,11 @@ const cli_family *cli_family_find(const char *name)
     fprintf(stderr, "ptxjit: no runner for family '%s' (runners:", name);
     for (int i = 0; cli_families[i]; i++)
         fprintf(stderr, " %s", cli_families[i]->name);
-    fprintf(stderr, "); get the kernel with ptxjit_get_kernel and launch it with "
-                    "ptxjit_launch\n");
+    /* A user family's arguments are its own: the command can compile it, not launch it. */
+    fprintf(stderr, "); the command line compiles '%s' ('ptxjit ptx %s [key=value ...]', "
+                    "'ptxjit tune %s problem=\"TEXT\" --compile-only') but cannot launch it: "
+                    "a program does (ptxjit_get_kernel, then ptxjit_launch)\n",
+            name, name, name);
     return NULL;
 }
 

@@ -157,7 +157,9 @@ static const char usage_options[] =
     "                            words: -DNAME[=VALUE] -IDIR -lineinfo -use_fast_math -G\n"
     "  PTXJIT_COMPILE_WORKER     the ptxjit program that tune and warm run as compile\n"
     "                            worker processes (this command sets its own path when\n"
-    "                            the variable is unset); \"none\": compile in threads only\n"
+    "                            the variable is unset; a program linked with libptxjit\n"
+    "                            finds ptxjit beside the library, beside itself, then on\n"
+    "                            PATH); \"none\": compile in threads only\n"
     "  PTXJIT_NVRTC_LIBRARY      path of libnvrtc.so, tried first\n"
     "  PTXJIT_NVJITLINK_LIBRARY  path of libnvJitLink.so (the llvm backend's PTX -> cubin)\n"
     "  PTXJIT_LLVM_LIBRARY       path of libptxjit_llvm.so (the llvm backend's plugin)\n"
@@ -277,7 +279,8 @@ static void write_tune(FILE *text)
         for (const char *const *size = cli_families[i]->sizes; *size; size++)
             fprintf(text, " %s=", *size);
     }
-    fputs("; a user family: problem=\"TEXT\"), the key=value words fixed: every point of the "
+    fputs("; a user family: problem=\"TEXT\", with --compile-only only: the command cannot "
+          "launch a user kernel), the key=value words fixed: every point of the "
           "template's tune lines (or --space, which replaces the values of the parameters it "
           "names) compiled in parallel, checked against the fixed parameters' defaults, timed; "
           "the table and the record's path on stderr, the winner's params on stdout. A record "

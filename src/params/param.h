@@ -37,6 +37,7 @@ typedef struct {
     char *text;
     pj_expr *expr;
     char *message;
+    int line; /* in the template, for messages */
 } pj_constraint;
 
 /* `//@ptxjit tune PARAM VALUES`: the values a tuning tries for one parameter (tune/space.h

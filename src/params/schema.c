@@ -516,6 +516,7 @@ static ptxjit_status parse_directive(pj_schema *schema, const char *line, const 
         c->text = pj_strdup(words[1]);
         c->message = pj_strdup(words[2]);
         c->expr = NULL;
+        c->line = at->line; /* its expression is parsed later, once every param is known */
         if (!c->text || !c->message)
             return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     } else if (strcmp(verb, "tune") == 0) {
@@ -559,7 +560,7 @@ static ptxjit_status parse_expressions(pj_schema *schema, const char *origin)
     for (int i = 0; i < schema->constraint_count; i++) {
         pj_constraint *c = &schema->constraints[i];
         if ((status = pj_expr_parse(&c->expr, c->text, schema)) != PTXJIT_OK)
-            return pj_error_wrap(status, "%s: constraint", origin);
+            return pj_error_wrap(status, "%s:%d: constraint", origin, c->line);
     }
     return PTXJIT_OK;
 }

@@ -140,11 +140,12 @@ static void add_word(pj_compile_pool *pool, size_t *offsets, int *n, const char 
 static void prepare_workers(pj_compile_pool *pool, int threads)
 {
     ptxjit_context *context = pool->context;
+    if (!context->disk || threads < 2 || pool->count < 2)
+        return;
     const char *why = NULL;
-    const char *program = pj_worker_program(context->compile_worker, &why);
-    if (!context->disk || threads < 2 || pool->count < 2 || !program) {
-        if (context->disk && threads >= 2 && pool->count >= 2 && !program)
-            pj_log(&context->logger, PTXJIT_LOG_INFO, "compiling in this process: %s", why);
+    char program[PATH_MAX];
+    if (!pj_worker_program(program, context->compile_worker, &why)) {
+        pj_log(&context->logger, PTXJIT_LOG_INFO, "compiling in this process: %s", why);
         return;
     }
     char root[4096];
@@ -263,6 +264,13 @@ void pj_compile_pool_free(pj_compile_pool *pool)
     pthread_mutex_unlock(&pool->lock);
     for (int i = 0; i < pool->thread_count; i++)
         pthread_join(pool->threads[i], NULL);
+    /* Which program was found matters as much as how many answered: the lookup guesses
+     * (worker_program.c), and a wrong guess only shows as compiles in this process. */
+    if (pool->setup)
+        pj_log(&pool->context->logger, PTXJIT_LOG_INFO,
+               "%d of %d compile worker process%s answered (%s)", pool->processes,
+               pool->thread_count, pool->thread_count == 1 ? "" : "es",
+               pool->setup->argv[0]);
     for (int i = 0; i < pool->count; i++)
         free(pool->slots[i].message);
     pthread_mutex_destroy(&pool->lock);

@@ -4,6 +4,8 @@
 #ifndef PTXJIT_POOL_POOL_H
 #define PTXJIT_POOL_POOL_H
 
+#include <limits.h>
+
 #include "request/context.h"
 
 /* ---- compile_pool.c ---- */
@@ -40,10 +42,14 @@ typedef struct {
     const char *arch;
 } pj_worker_setup;
 
-/* The program to run as a worker: option (ptxjit_options.compile_worker), else
- * $PTXJIT_COMPILE_WORKER, else the installed ptxjit; NULL (and *why) when there is none or
- * workers are turned off ("" or "none"). */
-const char *pj_worker_program(const char *option, const char **why);
+/* ---- worker_program.c ---- */
+/* The program to run as a worker into program: option (ptxjit_options.compile_worker), else
+ * $PTXJIT_COMPILE_WORKER, else ptxjit beside the library, beside the calling program, then on
+ * $PATH (worker_program.c says why this order). 0 (and *why) when there is none or workers
+ * are turned off ("" or "none"). */
+int pj_worker_program(char program[PATH_MAX], const char *option, const char **why);
+
+/* ---- worker_process.c ---- */
 /* Starts a worker and waits for its greeting (version and target must be ours). */
 ptxjit_status pj_worker_start(pj_worker **out, const pj_worker_setup *setup);
 

@@ -37,28 +37,6 @@ struct pj_worker {
     size_t used;
 };
 
-#ifndef PJ_INSTALL_BINDIR
-#define PJ_INSTALL_BINDIR "/usr/local/bin"
-#endif
-
-/* options.compile_worker, else $PTXJIT_COMPILE_WORKER, else the installed ptxjit; "" or
- * "none" turns workers off. NULL: none usable (*why says so). */
-const char *pj_worker_program(const char *option, const char **why)
-{
-    const char *env = getenv("PTXJIT_COMPILE_WORKER");
-    const char *program = option ? option : env ? env : PJ_INSTALL_BINDIR "/ptxjit";
-    if (!*program || !strcmp(program, "none")) {
-        *why = "compile workers are turned off";
-        return NULL;
-    }
-    if (access(program, X_OK) != 0) {
-        *why = option || env ? "the compile worker program is not an executable file"
-                             : "no ptxjit program is installed to run as a compile worker";
-        return NULL;
-    }
-    return program;
-}
-
 /* environ with name=value put in (replacing name's own); the strings stay the caller's. */
 static char **environment_with(char *const *set, int set_count)
 {

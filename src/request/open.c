@@ -10,6 +10,7 @@
 #include "context.h"
 #include "select.h"
 #include "front.h"
+#include "open_contexts.h"
 #include "records/memo.h"
 #include "remote/remote.h"
 #include "templates.h"
@@ -161,6 +162,8 @@ static ptxjit_status open_disk_cache(ptxjit_context *context, const ptxjit_optio
     return PTXJIT_OK;
 }
 
+static void close_context(ptxjit_context *context);
+
 ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
 {
     ptxjit_options defaults;
@@ -213,8 +216,10 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
         status = choose_compile_options(context, options);
     if (status == PTXJIT_OK)
         status = keep_worker_options(context, options);
+    if (status == PTXJIT_OK && !pj_open_contexts_add(context))
+        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     if (status != PTXJIT_OK) {
-        ptxjit_close(context);
+        close_context(context);
         return status;
     }
     pj_error_clear();
@@ -222,10 +227,9 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
     return PTXJIT_OK;
 }
 
-void ptxjit_close(ptxjit_context *context)
+/* Frees an open (or half-opened) context, in the order its parts depend on each other. */
+static void close_context(ptxjit_context *context)
 {
-    if (!context)
-        return;
     pj_copier_free(context->copier); /* it reads the kernels' artifacts: first */
     /* Modules unload from their own context; the caller's comes back before the release. */
     CUcontext saved = NULL;
@@ -249,4 +253,19 @@ void ptxjit_close(ptxjit_context *context)
     pthread_mutex_destroy(&context->lock);
     pthread_cond_destroy(&context->compiled);
     free(context);
+}
+
+void ptxjit_close(ptxjit_context *context)
+{
+    if (!context)
+        return;
+    /* A second close (or a pointer never opened) would free freed memory: warn, touch
+     * nothing. The default logger, since the context's own logger is in that memory. */
+    if (!pj_open_contexts_remove(context)) {
+        pj_log(NULL, PTXJIT_LOG_WARNING,
+               "ptxjit_close(%p): not an open context (closed already?); ignored",
+               (void *)context);
+        return;
+    }
+    close_context(context);
 }

@@ -250,7 +250,7 @@ static void emit_constraints(emitter *em, const pj_schema *schema)
         emit_string(em->out, schema->constraints[i].text);
         fprintf(em->out, ", %s, ", ref);
         emit_string(em->out, schema->constraints[i].message);
-        fputs("},\n", em->out);
+        fprintf(em->out, ", %d},\n", schema->constraints[i].line);
     }
     fputs("};\n", em->out);
     free(roots);

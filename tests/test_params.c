@@ -453,7 +453,8 @@ START_TEST(schema_rejects_bad_default_cases)
     expect_template_error("//@ptxjit family f\n//@ptxjit entry k\n"
                           "//@ptxjit param a int(1..8) default=1 default_if=\"b == 2 => 4\"\n"
                           "//@ptxjit param b int(1..8) default=1\n",
-                          "names 'a' or a parameter declared after it");
+                          "bad.cu:3: default_if \"b == 2\" of parameter 'a' names 'a' or a "
+                          "parameter declared after it");
     expect_template_error("//@ptxjit family f\n//@ptxjit entry k\n"
                           "//@ptxjit param a int(1..8) default=1 default_if=\"a == 2 => 4\"\n",
                           "names 'a' or a parameter declared after it");
@@ -466,6 +467,15 @@ START_TEST(schema_rejects_bad_default_cases)
     expect_template_error("//@ptxjit family f\n//@ptxjit entry k\n"
                           "//@ptxjit param a enum(x,y) default=x default_if=\"sm >= 90 => z\"\n",
                           "default 'z' is not one of the listed values");
+    /* Expressions are parsed once every parameter is known; their errors still name the
+     * declaration's line. */
+    expect_template_error("//@ptxjit family f\n//@ptxjit entry k\n\n"
+                          "//@ptxjit param a int(1..8) default=1 default_if=\"zz >= 2 => 4\"\n",
+                          "bad.cu:4: default_if of parameter 'a'");
+    expect_template_error("//@ptxjit family f\n//@ptxjit entry k\n"
+                          "//@ptxjit param b int(1..8) default=1\n"
+                          "//@ptxjit param a int(1..8) default=1 when=\"b >=\"\n",
+                          "bad.cu:4: `when` of parameter 'a'");
 }
 END_TEST
 

@@ -31,6 +31,7 @@ typedef struct {
     char *doc;
     char *when_text;   /* applies only when this holds; NULL: always */
     pj_expr *when;
+    int line;          /* of its declaration in the template, for messages */
 } pj_param;
 
 typedef struct {

@@ -304,6 +304,7 @@ static ptxjit_status parse_param(pj_schema *schema, char **words, int count, con
     schema->params = grown;
     pj_param *param = &grown[schema->param_count++];
     memset(param, 0, sizeof *param);
+    param->line = at->line;
     if (!(param->name = pj_strdup(words[1])))
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     ptxjit_status status = parse_type(param, words[2], at);
@@ -540,21 +541,23 @@ static ptxjit_status parse_expressions(pj_schema *schema, const char *origin)
         pj_param *param = &schema->params[i];
         if (param->when_text &&
             (status = pj_expr_parse(&param->when, param->when_text, schema)) != PTXJIT_OK)
-            return pj_error_wrap(status, "%s: `when` of parameter '%s'", origin, param->name);
+            return pj_error_wrap(status, "%s:%d: `when` of parameter '%s'", origin, param->line,
+                                 param->name);
         param->case_when = calloc((size_t)param->case_count + 1, sizeof *param->case_when);
         if (!param->case_when)
             return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
         for (int c = 0; c < param->case_count; c++) {
             status = pj_expr_parse(&param->case_when[c], param->case_text[c], schema);
             if (status != PTXJIT_OK)
-                return pj_error_wrap(status, "%s: default_if of parameter '%s'", origin,
-                                     param->name);
+                return pj_error_wrap(status, "%s:%d: default_if of parameter '%s'", origin,
+                                     param->line, param->name);
             /* Defaults are settled in declaration order; a later one is not known yet. */
             if (pj_expr_reads_params(param->case_when[c], i, schema->param_count))
                 return pj_error(PTXJIT_ERR_TEMPLATE,
-                                "%s: default_if \"%s\" of parameter '%s' names '%s' or a "
+                                "%s:%d: default_if \"%s\" of parameter '%s' names '%s' or a "
                                 "parameter declared after it; name only earlier ones",
-                                origin, param->case_text[c], param->name, param->name);
+                                origin, param->line, param->case_text[c], param->name,
+                                param->name);
         }
     }
     for (int i = 0; i < schema->constraint_count; i++) {

@@ -668,6 +668,19 @@ ptxjit_status ptxjit_get_kernel_tuned(ptxjit_kernel **out, ptxjit_context *conte
                                       const char *family, const char *params,
                                       const char *problem, ptxjit_origin *origin);
 
+/* What a built-in family's op (ptxjit_reduce, ptxjit_transpose, ptxjit_matmul,
+ * ptxjit_softmax) launches for params on a problem, with no GPU and no compile: *request the
+ * kernel request in canonical form, *why (NULL when the request is taken as asked) why it
+ * differs. An op answers any valid problem: where the variant the request leaves to the
+ * defaults cannot run its shape, it takes one that can (transpose: variant=smem; softmax:
+ * variant=block) — a request that names its variant is refused with that variant's reason,
+ * as here; matmul's tile is fitted to the shape (on this GPU's SMs; 132 without a GPU).
+ * PARAM=auto resolves as in ptxjit_get_kernel_tuned. problem as ptxjit_tune_options.problem
+ * writes it ("rows=3344 cols=4859"; buffers taken as aligned). *request and *why are the
+ * caller's (free()). */
+ptxjit_status ptxjit_plan(char **request, char **why, ptxjit_context *context,
+                          const char *family, const char *params, const char *problem);
+
 /* ---- Warm-up ----
  * Compiles a list of requests into the cache at once (the tuner's pool: threads, and compile
  * worker processes where options.compile_worker allows), so that a program's first requests

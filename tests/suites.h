@@ -41,7 +41,8 @@
     X(suite_multigpu)         \
     X(suite_compile_once)     \
     X(suite_builtins)         \
-    X(suite_hit_path)
+    X(suite_hit_path)         \
+    X(suite_plan)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \

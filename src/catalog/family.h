@@ -96,6 +96,15 @@ typedef struct pj_family {
     const char *const *bench_sets;
     /* How ptxjit_tune runs the family's op (NULL: only with the caller's run callback). */
     const pj_family_tune *tune;
+    /* Words a request that leaves its variant to the defaults takes, the first that can run
+     * it, where the defaults cannot run a problem's shape (tune->admits says which can;
+     * request/plan.h), NULL-terminated; NULL: none. */
+    const char *const *shape_fallbacks;
+    /* Words that fit a request to its problem on a GPU of sms SMs where the request leaves
+     * them to the defaults (the matmul's tile for its shape; request/plan.h), or NULL; params
+     * is the request as written, request the same read. NULL: the family fits nothing. */
+    const char *(*fit)(const pj_request *request, const char *params, const uint64_t *sizes,
+                       int sms);
 } pj_family;
 
 #define PJ_FAMILY_DECLARE(name) extern const pj_family pj_family_##name;

@@ -1,11 +1,20 @@
-/* cmd_run.c — `run FAMILY [key=value ...] [SIZE=N ...] [runs=R]`: the family's runner from the
- * table, its size words and runs= taken out of the parameters. Needs a GPU. */
+/* cmd_run.c — `run FAMILY [key=value ...] [SIZE=N ...] [runs=R] [--plan]`: the family's runner
+ * from the table, its size words and runs= taken out of the parameters. Needs a GPU; with
+ * --plan it prints instead, with no GPU, the request the family's op launches for the
+ * problem and why (ptxjit_plan). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/family_cli.h"
+
+enum { RUN_PLAN };
+
+const cli_option cli_run_options[] = {
+    [RUN_PLAN] = {"--plan", NULL, NULL},
+    {NULL, NULL, NULL},
+};
 
 /* Takes the family's size words out of argv into sizes (defaults where absent), runs= after
  * them; the rest is the parameter string (caller frees). NULL after a usage message. */
@@ -31,6 +40,40 @@ static char *split_sizes(size_t *sizes, const cli_family *f, int argc, char **ar
     return params;
 }
 
+/* "rows=3344 cols=4859": the sizes as the library's problem words (the family's size
+ * words on the command line may be others: transpose's h and w). */
+static void problem_text(char *out, size_t size, const cli_family *f, const size_t *sizes)
+{
+    const char *const *words = f->problem_words();
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; words && words[i] && f->sizes[i] && used < size; i++)
+        used += (size_t)snprintf(out + used, size - used, "%s%s=%zu", i ? " " : "",
+                                 words[i], sizes[i]);
+}
+
+/* --plan: the request on one line ("FAMILY canonical-params"), then why, indented. */
+static int print_plan(cli_args *args, const cli_family *f, const char *params,
+                      const size_t *sizes)
+{
+    ptxjit_context *context = NULL;
+    int code = cli_open(&context, args);
+    if (code != CLI_OK)
+        return code;
+    char problem[512], *request = NULL, *why = NULL;
+    problem_text(problem, sizeof problem, f, sizes);
+    ptxjit_status status = ptxjit_plan(&request, &why, context, f->name, params, problem);
+    if (status == PTXJIT_OK) {
+        printf("%s %s\n", f->name, request);
+        printf("  %s %s\n", problem, why ? why : "as asked: the request runs this problem");
+    }
+    free(request);
+    free(why);
+    code = status == PTXJIT_OK ? CLI_OK : cli_fail(status);
+    ptxjit_close(context);
+    return code;
+}
+
 int cmd_run(cli_args *args)
 {
     if (args->argc < 1) {
@@ -48,6 +91,11 @@ int cmd_run(cli_args *args)
     int count = 0;
     while (f->sizes[count])
         count++;
+    if (args->own[RUN_PLAN]) {
+        int code = print_plan(args, f, params, sizes);
+        free(params);
+        return code;
+    }
     ptxjit_context *context = NULL;
     int code = cli_open_gpu(&context, args);
     if (code != CLI_OK) { /* cli_open_gpu closed it */

@@ -70,8 +70,7 @@ static int is_auto_word(const char *word, size_t n)
     return n > 5 && strncmp(word + n - 5, "=auto", 5) == 0;
 }
 
-/* 1 when params has a word PARAM=auto. */
-static int has_auto(const char *params)
+int pj_auto_has(const char *params)
 {
     for (const char *s = params ? strstr(params, "=auto") : NULL; s; s = strstr(s + 1, "=auto"))
         if (s[5] == '\0' || strchr(" \t\n,", s[5]))
@@ -237,10 +236,9 @@ static char *resolve(ptxjit_context *context, const pj_schema *schema, const cha
     return resolved;
 }
 
-/* The kernel of params, its auto words resolved for the canonical problem. */
-static ptxjit_status get_resolved(ptxjit_kernel **out, ptxjit_context *context,
-                                  const char *family, const char *params, const char *problem,
-                                  ptxjit_origin *origin)
+/* params with its auto words resolved for the canonical problem (caller frees). */
+static ptxjit_status resolve_text(char **out, ptxjit_context *context, const char *family,
+                                  const char *params, const char *problem)
 {
     if (!out || !context || !family)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "out, context and family must be given");
@@ -256,8 +254,38 @@ static ptxjit_status get_resolved(ptxjit_kernel **out, ptxjit_context *context,
             return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
         pj_tune_memo_resolve(memo, family, params, problem, resolved);
     }
-    status = ptxjit_get_kernel(out, context, family, resolved, origin);
+    *out = resolved;
+    return PTXJIT_OK;
+}
+
+/* The kernel of params, its auto words resolved for the canonical problem. */
+static ptxjit_status get_resolved(ptxjit_kernel **out, ptxjit_context *context,
+                                  const char *family, const char *params, const char *problem,
+                                  ptxjit_origin *origin)
+{
+    char *resolved = NULL;
+    ptxjit_status status = resolve_text(&resolved, context, family, params, problem);
+    if (status == PTXJIT_OK)
+        status = ptxjit_get_kernel(out, context, family, resolved, origin);
     free(resolved);
+    return status;
+}
+
+ptxjit_status pj_auto_resolve(char **out, int *tuned, ptxjit_context *context,
+                              const pj_family *family, const char *params, const uint64_t *sizes)
+{
+    const int resolving = pj_auto_has(params);
+    if (tuned)
+        *tuned = resolving;
+    if (!resolving) {
+        *out = pj_strdup(params ? params : "");
+        return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    char *problem = pj_tune_problem_text(family->tune->problem_names, sizes);
+    if (!problem)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    ptxjit_status status = resolve_text(out, context, family->name, params, problem);
+    free(problem);
     return status;
 }
 
@@ -265,7 +293,7 @@ ptxjit_status pj_auto_get_kernel(ptxjit_kernel **out, int *tuned, ptxjit_context
                                  const pj_family *family, const char *params,
                                  const uint64_t *sizes)
 {
-    const int resolving = has_auto(params);
+    const int resolving = pj_auto_has(params);
     if (tuned)
         *tuned = resolving;
     if (!resolving)
@@ -294,7 +322,7 @@ ptxjit_status ptxjit_get_kernel_tuned(ptxjit_kernel **out, ptxjit_context *conte
                                       const char *family, const char *params,
                                       const char *problem, ptxjit_origin *origin)
 {
-    if (!has_auto(params))
+    if (!pj_auto_has(params))
         return ptxjit_get_kernel(out, context, family, params, origin);
     if (!context || !family)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "out, context and family must be given");

@@ -18,6 +18,14 @@ ptxjit_status pj_auto_get_kernel(ptxjit_kernel **out, int *tuned, ptxjit_context
                                  const pj_family *family, const char *params,
                                  const uint64_t *sizes);
 
+/* 1 when params has a word PARAM=auto. */
+int pj_auto_has(const char *params);
+/* params with each PARAM=auto word resolved as pj_auto_get_kernel resolves it, without getting
+ * the kernel (*out the caller's; a copy of params when it has none). */
+ptxjit_status pj_auto_resolve(char **out, int *tuned, ptxjit_context *context,
+                              const pj_family *family, const char *params,
+                              const uint64_t *sizes);
+
 /* The record key of (family, fixed, space or NULL, problem) on this context's device,
  * backend and compiler, as hex. */
 ptxjit_status pj_tune_key(char out[33], ptxjit_context *context, const pj_schema *schema,

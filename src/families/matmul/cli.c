@@ -234,11 +234,8 @@ static int matmul_run(ptxjit_context *context, const char *params, size_t m, siz
 {
     ptxjit_kernel *kernel;
     matmul_config config;
-    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "matmul", params, NULL);
-    if (status == PTXJIT_OK)
-        status = pj_matmul_config_of(&config, kernel);
-    if (status == PTXJIT_OK) /* the kernel the op takes for this shape, for its params */
-        status = pj_matmul_fit(&kernel, &config, NULL, context, params, m, n);
+    /* the kernel the op takes for this shape, for its params */
+    ptxjit_status status = pj_matmul_fit(&kernel, &config, NULL, context, params, m, n, k);
     if (status != PTXJIT_OK)
         return cli_fail(status);
     matmul_data data;
@@ -346,11 +343,8 @@ static ptxjit_status config_for(matmul_config *config, const pj_matmul_fit_tile 
                                 const matmul_data *d, const char *params)
 {
     ptxjit_kernel *kernel;
-    ptxjit_status status = ptxjit_get_kernel(&kernel, d->context, "matmul", params, NULL);
-    if (status == PTXJIT_OK)
-        status = pj_matmul_config_of(config, kernel);
-    if (status == PTXJIT_OK)
-        status = pj_matmul_fit(&kernel, config, fitted, d->context, params, d->m, d->n);
+    ptxjit_status status =
+        pj_matmul_fit(&kernel, config, fitted, d->context, params, d->m, d->n, d->k);
     if (status == PTXJIT_OK && config->dtype != d->dtype)
         status = pj_error(PTXJIT_ERR_PARAM, "bench matmul: '%s' takes %s, this table is %s",
                           params, pj_matmul_type_name(config->dtype),

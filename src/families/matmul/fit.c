@@ -82,46 +82,26 @@ const pj_matmul_fit_tile *pj_matmul_fit_choose(uint64_t m, uint64_t n, int bm, i
     return best;
 }
 
-ptxjit_status pj_matmul_fit(ptxjit_kernel **kernel, matmul_config *config,
-                            const pj_matmul_fit_tile **chosen, ptxjit_context *context,
-                            const char *params, size_t m, size_t n)
+const char *pj_matmul_fit_words(const pj_request *request, const char *params,
+                                const uint64_t *sizes, int sms)
 {
-    if (chosen)
-        *chosen = NULL;
-    if (!pj_matmul_is_wgmma(config->variant) || config->cluster != 1 ||
+    matmul_config config;
+    if (pj_matmul_config_from(&config, request) != PTXJIT_OK) {
+        pj_error_clear(); /* a template of its own: the op says what it lacks */
+        return NULL;
+    }
+    if (!pj_matmul_is_wgmma(config.variant) || config.cluster != 1 ||
         pj_matmul_fit_names_tile(params))
-        return PTXJIT_OK;
+        return NULL;
     const pj_matmul_fit_tile *tile =
-        pj_matmul_fit_choose(m, n, config->bm, config->tile_n, context->sm_count);
-    if (!tile)
-        return PTXJIT_OK;
-    pj_strbuf sb;
-    pj_sb_init(&sb);
-    if (params && *params) {
-        pj_sb_append(&sb, params);
-        pj_sb_append(&sb, " ");
-    }
-    pj_sb_append(&sb, tile->words);
-    char *text = pj_sb_take(&sb);
-    if (!text)
-        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    ptxjit_kernel *fitted;
-    matmul_config fitted_config;
-    ptxjit_status status = ptxjit_get_kernel(&fitted, context, "matmul", text, NULL);
-    if (status == PTXJIT_OK)
-        status = pj_matmul_config_of(&fitted_config, fitted);
-    free(text);
-    if (status == PTXJIT_ERR_PARAM) {
-        /* A template of its own (PTXJIT_TEMPLATE_PATH) without these parameters or values:
-         * its defaults, as the request asked. */
-        pj_error_clear();
-        return PTXJIT_OK;
-    }
-    if (status == PTXJIT_OK) {
-        *kernel = fitted;
-        *config = fitted_config;
-        if (chosen)
-            *chosen = tile;
-    }
-    return status;
+        pj_matmul_fit_choose(sizes[0], sizes[1], config.bm, config.tile_n, sms);
+    return tile ? tile->words : NULL;
+}
+
+const pj_matmul_fit_tile *pj_matmul_fit_tile_of(const char *words)
+{
+    for (size_t i = 0; words && i < PJ_ARRAY_SIZE(smaller_tiles); i++)
+        if (smaller_tiles[i].words == words)
+            return &smaller_tiles[i];
+    return NULL;
 }

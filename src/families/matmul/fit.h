@@ -1,4 +1,4 @@
-/* fit.h — the wgmma tile for the product's shape (fit.c). */
+/* fit.h — the wgmma tile for the product's shape (fit.c), and the op's kernel for a shape (op.c). */
 #ifndef PTXJIT_MATMUL_FIT_H
 #define PTXJIT_MATMUL_FIT_H
 
@@ -17,12 +17,20 @@ int pj_matmul_fit_names_tile(const char *params);
  * 0.85 of the bm x bn tile's time; NULL to keep bm x bn. */
 const pj_matmul_fit_tile *pj_matmul_fit_choose(uint64_t m, uint64_t n, int bm, int bn, int sms);
 
-/* The op's kernel for m x n: *kernel and *config as the request gave them, replaced by the
- * kernel of the smaller tile (and *chosen set to it; else NULL) where the request is for a
- * wgmma variant without clusters, names no tile parameter, and pj_matmul_fit_choose picks one.
- * A template without the tile's parameters keeps the request's kernel. chosen may be NULL. */
+/* The words of the smaller tile pj_matmul_fit_choose picks for request (params as written)
+ * on the problem m, n, k (sizes) on sms SMs, where the request is for a wgmma variant without
+ * clusters and names no tile parameter; NULL to keep the request's tile. The family's fit
+ * (pj_family.fit; request/plan.h adds the words). */
+const char *pj_matmul_fit_words(const pj_request *request, const char *params,
+                                const uint64_t *sizes, int sms);
+
+/* The tile whose words are words (the pointer pj_matmul_fit_words gave), or NULL. */
+const pj_matmul_fit_tile *pj_matmul_fit_tile_of(const char *words);
+
+/* The op's kernel for params on m x n x k (its plan's: request/plan.h) and its configuration;
+ * *chosen (may be NULL) the tile the plan fitted to the shape, or NULL. */
 ptxjit_status pj_matmul_fit(ptxjit_kernel **kernel, matmul_config *config,
                             const pj_matmul_fit_tile **chosen, ptxjit_context *context,
-                            const char *params, size_t m, size_t n);
+                            const char *params, size_t m, size_t n, size_t k);
 
 #endif

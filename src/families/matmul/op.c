@@ -9,7 +9,7 @@
 
 #include "families/matmul/fit.h"
 #include "families/matmul/op.h"
-#include "request/auto.h"
+#include "request/plan.h"
 
 static const char *const variant_names[] = {
 #define PJ_VARIANT_NAME(name, id) #name,
@@ -66,6 +66,24 @@ ptxjit_status pj_matmul_check_shape(const matmul_config *config, uint64_t a, uin
                         "matmul: %zu x %zu needs %llu tiles, over the grid's limit; raise bm "
                         "or bn", m, n, (unsigned long long)tiles);
     return PTXJIT_OK;
+}
+
+ptxjit_status pj_matmul_fit(ptxjit_kernel **kernel, matmul_config *config,
+                            const pj_matmul_fit_tile **chosen, ptxjit_context *context,
+                            const char *params, size_t m, size_t n, size_t k)
+{
+    const uint64_t sizes[] = {m, n, k};
+    pj_plan plan;
+    ptxjit_status status = pj_plan_make(&plan, context, &pj_family_matmul, params, sizes);
+    if (status != PTXJIT_OK)
+        return status;
+    status = ptxjit_get_kernel(kernel, context, "matmul", plan.params, NULL);
+    if (status == PTXJIT_OK)
+        status = pj_matmul_config_of(config, *kernel);
+    if (chosen)
+        *chosen = pj_matmul_fit_tile_of(plan.fitted);
+    pj_plan_free(&plan);
+    return status;
 }
 
 /* A row-major rows x cols matrix in boxes of box_rows x box_cols, each box row of
@@ -248,13 +266,10 @@ ptxjit_status ptxjit_matmul_ex(ptxjit_context *context, const char *params, ptxj
     matmul_config config;
     CUcontext saved;
     const uint64_t sizes[] = {m, n, k};
-    int tuned;
     ptxjit_status status =
-        pj_auto_get_kernel(&kernel, &tuned, context, &pj_family_matmul, params, sizes);
+        pj_plan_get_kernel(&kernel, NULL, context, &pj_family_matmul, params, sizes);
     if (status == PTXJIT_OK)
         status = pj_matmul_config_of(&config, kernel);
-    if (status == PTXJIT_OK && !tuned) /* a tuned request has its tile */
-        status = pj_matmul_fit(&kernel, &config, NULL, context, params, m, n);
     if (status == PTXJIT_OK)
         status = pj_gpu_enter(context, &saved);
     if (status != PTXJIT_OK)
@@ -537,5 +552,6 @@ static const pj_family_tune tune_ops = {
 
 const pj_family pj_family_matmul = {
     "matmul", PJ_VARIANT_LIST_TEXT(PJ_MATMUL_VARIANTS), PJ_MATMUL_LLVM_VERSION,
-    PJ_MATMUL_LLVM_VARIANTS, matmul_geometry, bench_sets, &tune_ops,
+    PJ_MATMUL_LLVM_VARIANTS, matmul_geometry, bench_sets, &tune_ops, NULL,
+    pj_matmul_fit_words,
 };

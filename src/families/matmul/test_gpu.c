@@ -439,7 +439,7 @@ START_TEST(matmul_wgmma_tile_fits_the_shape)
             const pj_matmul_fit_tile *want = pj_matmul_fit_choose(
                 shapes[i].m, shapes[i].n, config.bm, config.tile_n, context->sm_count);
             ck_assert_int_eq(pj_matmul_fit(&kernel, &config, &chosen, context, requests[r],
-                                           shapes[i].m, shapes[i].n),
+                                           shapes[i].m, shapes[i].n, shapes[i].k),
                              PTXJIT_OK);
             ck_assert_ptr_eq(chosen, want);
             ck_assert(!want || (config.bm == want->bm && config.tile_n == want->bn));

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "families/reduce/op.h"
-#include "request/auto.h"
+#include "request/plan.h"
 
 static ptxjit_status config_from(reduce_config *out, const pj_request *request)
 {
@@ -119,7 +119,7 @@ ptxjit_status ptxjit_reduce_async(ptxjit_context *context, const char *params,
     CUcontext saved;
     const uint64_t sizes[] = {n};
     ptxjit_status status =
-        pj_auto_get_kernel(&kernel, NULL, context, &pj_family_reduce, params, sizes);
+        pj_plan_get_kernel(&kernel, NULL, context, &pj_family_reduce, params, sizes);
     if (status == PTXJIT_OK)
         status = pj_reduce_config_of(&config, kernel);
     if (status == PTXJIT_OK)
@@ -267,5 +267,5 @@ static const pj_family_tune tune_ops = {
 
 const pj_family pj_family_reduce = {
     "reduce", PJ_VARIANT_LIST_TEXT(PJ_REDUCE_VARIANTS), PJ_REDUCE_LLVM_VERSION,
-    PJ_REDUCE_LLVM_VARIANTS, reduce_geometry, bench_sets, &tune_ops,
+    PJ_REDUCE_LLVM_VARIANTS, reduce_geometry, bench_sets, &tune_ops, NULL, NULL,
 };

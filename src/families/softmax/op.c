@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "families/softmax/op.h"
-#include "request/auto.h"
+#include "request/plan.h"
 
 ptxjit_status pj_softmax_config_from(softmax_config *out, const pj_request *request)
 {
@@ -109,7 +109,7 @@ ptxjit_status ptxjit_softmax(ptxjit_context *context, const char *params, ptxjit
     softmax_config config;
     const uint64_t sizes[] = {rows, cols};
     ptxjit_status status =
-        pj_auto_get_kernel(&kernel, NULL, context, &pj_family_softmax, params, sizes);
+        pj_plan_get_kernel(&kernel, NULL, context, &pj_family_softmax, params, sizes);
     if (status == PTXJIT_OK)
         status = pj_softmax_config_of(&config, kernel);
     if (status == PTXJIT_OK)
@@ -310,7 +310,10 @@ static const pj_family_tune tune_ops = {
     .fix_types = "dtype (a fixed parameter)",
 };
 
+/* variant=block reads a row in chunks, twice: rows of any length. */
+static const char *const shape_fallbacks[] = {"variant=block", NULL};
+
 const pj_family pj_family_softmax = {
     "softmax", PJ_VARIANT_LIST_TEXT(PJ_SOFTMAX_VARIANTS), PJ_SOFTMAX_LLVM_VERSION,
-    PJ_SOFTMAX_LLVM_VARIANTS, softmax_geometry, bench_sets, &tune_ops,
+    PJ_SOFTMAX_LLVM_VARIANTS, softmax_geometry, bench_sets, &tune_ops, shape_fallbacks, NULL,
 };

@@ -312,6 +312,30 @@ START_TEST(softmax_large_matrices)
 }
 END_TEST
 
+/* variant=online (the default) holds 4096 elements a row; a request that leaves the variant
+ * to the defaults takes rows of any length (request/plan.h), on both backends. */
+START_TEST(softmax_defaults_take_any_row_length)
+{
+    ptxjit_context *context = test_gpu_context("softmax_defaults_take_any_row_length");
+    if (!context)
+        return;
+    static const size_t long_rows[] = {4097, 10007, 65537};
+    static const char *const backends[] = {"", "backend=llvm "};
+    for (size_t b = 0; b < PJ_ARRAY_SIZE(backends); b++)
+        for (size_t d = 0; d < PJ_ARRAY_SIZE(dtypes); d++)
+            for (size_t l = 0; l < PJ_ARRAY_SIZE(long_rows); l++) {
+                char params[64];
+                snprintf(params, sizeof params, "%sdtype=%s", backends[b],
+                         pj_dtype_name(dtypes[d]));
+                softmax_case c;
+                case_open(&c, context, dtypes[d], 3, long_rows[l], 3.0, l);
+                case_run(&c, params, 0);
+                case_close(&c);
+            }
+    ptxjit_close(context);
+}
+END_TEST
+
 START_TEST(softmax_refuses_what_it_cannot_do)
 {
     ptxjit_context *context = test_gpu_context("softmax_refuses_what_it_cannot_do");
@@ -319,11 +343,12 @@ START_TEST(softmax_refuses_what_it_cannot_do)
         return;
     ptxjit_devptr buffer;
     ck_assert_int_eq(ptxjit_alloc(&buffer, context, 1 << 20), PTXJIT_OK);
-    ck_assert_int_eq(ptxjit_softmax(context, "", buffer, buffer + 65536, 2, 4097, NULL),
+    ck_assert_int_eq(ptxjit_softmax(context, "variant=online", buffer, buffer + 65536, 2, 4097,
+                                    NULL),
                      PTXJIT_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "variant=block"));
-    ck_assert_int_eq(ptxjit_softmax(context, "backend=llvm", buffer, buffer + 65536, 2, 4097,
-                                    NULL),
+    ck_assert_int_eq(ptxjit_softmax(context, "backend=llvm variant=online", buffer,
+                                    buffer + 65536, 2, 4097, NULL),
                      PTXJIT_ERR_INVALID_ARGUMENT);
     ck_assert_int_eq(ptxjit_softmax(context, "", buffer, buffer + 4, 2, 3, NULL),
                      PTXJIT_ERR_INVALID_ARGUMENT);
@@ -348,6 +373,7 @@ Suite *suite_softmax_gpu(void)
     tcase_add_test(tc, softmax_block_every_dtype_and_length);
     tcase_add_test(tc, softmax_unaligned_and_in_place);
     tcase_add_test(tc, softmax_large_matrices);
+    tcase_add_test(tc, softmax_defaults_take_any_row_length);
     tcase_add_test(tc, softmax_refuses_what_it_cannot_do);
     suite_add_tcase(suite, tc);
     return suite;

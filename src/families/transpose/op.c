@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "families/transpose/op.h"
-#include "request/auto.h"
+#include "request/plan.h"
 
 static ptxjit_status config_from(transpose_config *out, const pj_request *request)
 {
@@ -171,7 +171,7 @@ ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxj
     CUcontext saved;
     const uint64_t sizes[] = {rows, cols};
     ptxjit_status status =
-        pj_auto_get_kernel(&kernel, NULL, context, &pj_family_transpose, params, sizes);
+        pj_plan_get_kernel(&kernel, NULL, context, &pj_family_transpose, params, sizes);
     if (status == PTXJIT_OK)
         status = pj_transpose_config_of(&config, kernel);
     if (status == PTXJIT_OK)
@@ -291,7 +291,11 @@ static const pj_family_tune tune_ops = {
     .fix_types = "dtype (a fixed parameter)",
 };
 
+/* variant=smem copies through shared memory with plain loads and stores: any shape, any
+ * alignment of the elements. */
+static const char *const shape_fallbacks[] = {"variant=smem", NULL};
+
 const pj_family pj_family_transpose = {
     "transpose", PJ_VARIANT_LIST_TEXT(PJ_TRANSPOSE_VARIANTS), PJ_TRANSPOSE_LLVM_VERSION,
-    PJ_TRANSPOSE_LLVM_VARIANTS, transpose_geometry, bench_sets, &tune_ops,
+    PJ_TRANSPOSE_LLVM_VARIANTS, transpose_geometry, bench_sets, &tune_ops, shape_fallbacks, NULL,
 };

@@ -290,12 +290,44 @@ START_TEST(transpose_tma_refuses_shapes_it_cannot_describe)
 }
 END_TEST
 
+/* The defaults (tma_batched) need rows of 16n bytes in both matrices; a request that leaves
+ * the variant to them takes any shape (request/plan.h), random ones among them. */
+START_TEST(transpose_defaults_take_any_shape)
+{
+    ptxjit_context *context = test_gpu_context("transpose_defaults_take_any_shape");
+    if (!context)
+        return;
+    static const shape fixed[] = {{1, 1}, {3, 5}, {33, 65}, {1, 4097}, {999, 1001}, {3343, 4860},
+                                  {3344, 4859}};
+    srand((unsigned)time(NULL));
+    for (size_t d = 0; d < 4; d++) {
+        char params[64];
+        snprintf(params, sizeof params, "dtype=%s", dtypes[d].name);
+        for (size_t s = 0; s < PJ_ARRAY_SIZE(fixed); s++)
+            check(context, params, fixed[s].rows, fixed[s].cols, dtypes[d].bytes);
+        for (int r = 0; r < 3; r++) /* fresh random shapes each run */
+            check(context, params, 1 + (size_t)rand() % 3000, 1 + (size_t)rand() % 3000,
+                  dtypes[d].bytes);
+    }
+    /* A named variant is taken as written: refused, with its reason. */
+    ptxjit_devptr buffer;
+    ck_assert_int_eq(ptxjit_alloc(&buffer, context, 1 << 20), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_transpose(context, "variant=tma_batched", buffer, buffer + 65536, 3,
+                                      5, NULL),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "not a multiple of 16"));
+    ptxjit_free(context, buffer);
+    ptxjit_close(context);
+}
+END_TEST
+
 Suite *suite_transpose_gpu(void)
 {
     Suite *suite = suite_create("transpose_gpu");
     TCase *tc = tcase_create("variants");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, transpose_smem_every_dtype_batch_and_shape);
+    tcase_add_test(tc, transpose_defaults_take_any_shape);
     tcase_add_test(tc, transpose_tma_every_dtype);
     tcase_add_test(tc, transpose_tma_swizzle_every_mode_and_dtype);
     tcase_add_test(tc, transpose_tma_batched_every_batch);

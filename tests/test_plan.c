@@ -1,0 +1,157 @@
+/* test_plan.c — what a family op launches for a problem (request/plan.h, ptxjit_plan, `run
+ * --plan`), with no GPU: a request that leaves its variant to the defaults is planned around
+ * a shape they cannot run; one that names its variant is refused with that variant's reason;
+ * matmul's tile is fitted to the shape. The launches themselves are checked against CPU
+ * references in the families' GPU suites. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "request/plan.h"
+#include "test_util.h"
+
+/* ptxjit_plan's request and why; the request must hold want_word, why why_part (NULL: no why). */
+static void expect_plan(ptxjit_context *context, const char *family, const char *params,
+                        const char *problem, const char *want_word, const char *why_part)
+{
+    char *request = NULL, *why = NULL;
+    ptxjit_status status = ptxjit_plan(&request, &why, context, family, params, problem);
+    ck_assert_msg(status == PTXJIT_OK, "%s '%s' on %s: %s", family, params, problem,
+                  ptxjit_last_error());
+    ck_assert_msg(strstr(request, want_word), "%s '%s' on %s planned '%s', without '%s'",
+                  family, params, problem, request, want_word);
+    if (why_part)
+        ck_assert_msg(why && strstr(why, why_part), "%s on %s: why '%s' lacks '%s'", family,
+                      problem, why ? why : "(none)", why_part);
+    else
+        ck_assert_msg(!why, "%s on %s: as asked, yet why '%s'", family, problem, why);
+    free(request);
+    free(why);
+}
+
+static void expect_refused(ptxjit_context *context, const char *family, const char *params,
+                           const char *problem, ptxjit_status want, const char *needle)
+{
+    char *request = (char *)"poison", *why = (char *)"poison";
+    ck_assert_int_eq(ptxjit_plan(&request, &why, context, family, params, problem), want);
+    ck_assert_ptr_null(request);
+    ck_assert_ptr_null(why);
+    ck_assert_msg(strstr(ptxjit_last_error(), needle), "'%s' lacks '%s'", ptxjit_last_error(),
+                  needle);
+}
+
+START_TEST(a_shape_the_default_variant_cannot_run_takes_a_fallback)
+{
+    ptxjit_context *context = test_open_offline("sm_90a");
+    /* 4859 f32 = 19436 bytes a row: no TMA stride. So is a column count whose transposed
+     * rows are ragged (3343 rows), and f64's 7 columns. */
+    expect_plan(context, "transpose", "", "rows=3344 cols=4859", "variant=smem",
+                "19436 bytes, not a multiple of 16");
+    expect_plan(context, "transpose", "", "rows=3343 cols=4860", "variant=smem",
+                "not a multiple of 16");
+    expect_plan(context, "transpose", "dtype=f64 block=32", "rows=9 cols=7",
+                "variant=smem", "takes variant=smem");
+    /* The request's other words stay. */
+    expect_plan(context, "transpose", "dtype=f64 block=32", "rows=9 cols=7", "block=32",
+                "takes variant=smem");
+    expect_plan(context, "transpose", "", "rows=3344 cols=4860", "variant=tma_batched", NULL);
+    /* Rows longer than variant=online holds in registers. */
+    expect_plan(context, "softmax", "dtype=bf16", "rows=3 cols=100003", "variant=block",
+                "holds rows of at most");
+    expect_plan(context, "softmax", "", "rows=3 cols=4096", "variant=online", NULL);
+    expect_plan(context, "reduce", "", "n=1000003", "variant=vectorized", NULL);
+    ptxjit_close(context);
+}
+END_TEST
+
+START_TEST(a_named_variant_is_taken_as_written)
+{
+    ptxjit_context *context = test_open_offline("sm_90a");
+    expect_refused(context, "transpose", "variant=tma_batched", "rows=3344 cols=4859",
+                   PTXJIT_ERR_INVALID_ARGUMENT, "19436 bytes, not a multiple of 16");
+    expect_refused(context, "softmax", "variant=online", "rows=3 cols=100003",
+                   PTXJIT_ERR_INVALID_ARGUMENT, "use variant=block");
+    expect_plan(context, "transpose", "variant=smem", "rows=3344 cols=4860", "variant=smem",
+                NULL);
+    ptxjit_close(context);
+}
+END_TEST
+
+START_TEST(matmul_tile_is_fitted_to_the_shape)
+{
+    ptxjit_context *context = test_open_offline("sm_90a");
+    /* 128 x 8192: 32 default tiles for 132 SMs; a smaller one fills them. */
+    expect_plan(context, "matmul", "", "m=128 n=8192 k=8192", "bm=64",
+                "132 SMs, assumed: no GPU here");
+    expect_plan(context, "matmul", "", "m=8192 n=8192 k=8192", "bm=128", NULL);
+    /* A request that names its tile is taken as written. */
+    expect_plan(context, "matmul", "stages=3", "m=128 n=8192 k=8192", "bm=128", NULL);
+    /* No variant yet runs a ragged bf16 k: the default's reason. */
+    expect_refused(context, "matmul", "", "m=55 n=213 k=15", PTXJIT_ERR_INVALID_ARGUMENT,
+                   "multiple of 16 bytes");
+    ptxjit_close(context);
+}
+END_TEST
+
+START_TEST(auto_without_a_record_plans_the_defaults)
+{
+    ptxjit_context *context = test_open_offline("sm_90a");
+    expect_plan(context, "transpose", "block=auto", "rows=3344 cols=4859", "variant=smem",
+                "takes variant=smem");
+    ptxjit_close(context);
+}
+END_TEST
+
+START_TEST(plan_refuses_bad_calls_by_name)
+{
+    ptxjit_context *context = test_open_offline("sm_90a");
+    expect_refused(context, "nosuch", "", "n=1", PTXJIT_ERR_PARAM, "has no op");
+    expect_refused(context, "transpose", "", "rows=3", PTXJIT_ERR_PARAM, "rows=N cols=N");
+    expect_refused(context, "transpose", "colour=red", "rows=3 cols=4", PTXJIT_ERR_PARAM,
+                   "colour");
+    char *request, *why;
+    ck_assert_int_eq(ptxjit_plan(NULL, &why, context, "reduce", "", "n=1"),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ptxjit_plan(&request, &why, NULL, "reduce", "", "n=1"),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ptxjit_plan(&request, &why, context, NULL, "", "n=1"),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ptxjit_close(context);
+}
+END_TEST
+
+/* `run --plan`: the request on stdout, the same bytes each time, with no GPU. */
+START_TEST(cli_run_plan_prints_the_request_and_why)
+{
+    char *dir = test_mkdtemp(), *first = NULL, *second = NULL;
+    const char *args = "--no-gpu --arch sm_90a run transpose h=3344 w=4859 --plan";
+    ck_assert_int_eq(test_run_cli(&first, dir, "", args, "/dev/null"), 0);
+    ck_assert_int_eq(test_run_cli(&second, dir, "", args, "/dev/null"), 0);
+    ck_assert_str_eq(first, second);
+    ck_assert_msg(strncmp(first, "transpose ", 10) == 0 && strstr(first, "variant=smem\n") &&
+                      strstr(first, "rows=3344 cols=4859 The defaults cannot run"),
+                  "got '%s'", first);
+    free(first);
+    ck_assert_int_eq(test_run_cli(&first, dir, "", "--no-gpu --arch sm_90a run transpose "
+                                  "h=3344 w=4859 variant=tma --plan", "/dev/null"), 2);
+    free(first);
+    free(second);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+Suite *suite_plan(void)
+{
+    Suite *s = suite_create("plan");
+    TCase *t = tcase_create("plan");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, a_shape_the_default_variant_cannot_run_takes_a_fallback);
+    tcase_add_test(t, a_named_variant_is_taken_as_written);
+    tcase_add_test(t, matmul_tile_is_fitted_to_the_shape);
+    tcase_add_test(t, auto_without_a_record_plans_the_defaults);
+    tcase_add_test(t, plan_refuses_bad_calls_by_name);
+    tcase_add_test(t, cli_run_plan_prints_the_request_and_why);
+    suite_add_tcase(s, t);
+    return s;
+}

@@ -86,9 +86,14 @@ START_TEST(matmul_tile_is_fitted_to_the_shape)
     expect_plan(context, "matmul", "", "m=8192 n=8192 k=8192", "bm=128", NULL);
     /* A request that names its tile is taken as written. */
     expect_plan(context, "matmul", "stages=3", "m=128 n=8192 k=8192", "bm=128", NULL);
-    /* No variant yet runs a ragged bf16 k: the default's reason. */
-    expect_refused(context, "matmul", "", "m=55 n=213 k=15", PTXJIT_ERR_INVALID_ARGUMENT,
-                   "multiple of 16 bytes");
+    /* Rows the TMA cannot read are staged, and the plan says so. */
+    expect_plan(context, "matmul", "", "m=55 n=213 k=15", "variant=wgmma",
+                "A's rows (k = 15 bf16: 30 bytes) are copied into rows of 32 bytes");
+    expect_plan(context, "matmul", "stages=3", "m=4093 n=4097 k=4095", "stages=3",
+                "C (n = 4097 bf16: rows of 8194 bytes) is computed in rows of 8208 bytes");
+    /* tensor_core is taken as written: refused with its reason. */
+    expect_refused(context, "matmul", "variant=tensor_core", "m=5 n=6 k=7",
+                   PTXJIT_ERR_INVALID_ARGUMENT, "block_tiled_vectorized");
     ptxjit_close(context);
 }
 END_TEST

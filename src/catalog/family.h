@@ -105,6 +105,10 @@ typedef struct pj_family {
      * is the request as written, request the same read. NULL: the family fits nothing. */
     const char *(*fit)(const pj_request *request, const char *params, const uint64_t *sizes,
                        int sms);
+    /* What the op does for the problem beyond launching the request's kernel, in a sentence
+     * for a plan (matmul: the operands it stages), or "" (buffers taken as aligned). NULL:
+     * nothing. */
+    void (*explain)(char *out, size_t size, const pj_request *request, const uint64_t *sizes);
 } pj_family;
 
 #define PJ_FAMILY_DECLARE(name) extern const pj_family pj_family_##name;

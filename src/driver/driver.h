@@ -62,7 +62,8 @@
 
 /* Entry points ptxjit can do without: X(name, CUDA version of the ABI asked for, arguments);
  * NULL where the driver lacks them. cuOccupancyMaxActiveClusters sizes matmul's persistent
- * grids of clusters (SMs / cluster without it). cuFuncGetParamInfo (12.4) lets the tests check the
+ * grids of clusters (SMs / cluster without it); cuMemcpy2DAsync stages the operands of a
+ * product whose rows the TMA cannot read (families/matmul/stage.h). cuFuncGetParamInfo (12.4) lets the tests check the
  * parameter layouts ptxjit reads; ptxjit never creates a context, the tests make one of their
  * own with cuCtxCreate, asked for at 11.0 so as to get cuCtxCreate_v2's arguments (at 12.0 the
  * driver hands out _v3, which takes exec-affinity parameters), whatever cuda.h maps it to. */
@@ -70,7 +71,8 @@
     X(cuFuncGetParamInfo, 12040, (CUfunction, size_t, size_t *, size_t *))                  \
     X(cuCtxCreate, 11000, (CUcontext *, unsigned int, CUdevice))                             \
     X(cuCtxDestroy, 12000, (CUcontext))                                                       \
-    X(cuOccupancyMaxActiveClusters, 12000, (int *, CUfunction, const CUlaunchConfig *))
+    X(cuOccupancyMaxActiveClusters, 12000, (int *, CUfunction, const CUlaunchConfig *))      \
+    X(cuMemcpy2DAsync, 12000, (const CUDA_MEMCPY2D *, CUstream))
 
 typedef struct {
 #define PJ_DRIVER_FIELD(name, args) CUresult(CUDAAPI *name) args;

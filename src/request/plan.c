@@ -157,6 +157,21 @@ static ptxjit_status fit(pj_plan *out, const pj_request *request, ptxjit_context
     return say(out, "The tile is fitted to the problem's shape on %s: %s.", count, words);
 }
 
+/* The family's sentence on what its op does beyond the launch, for the final request. */
+static ptxjit_status explain(pj_plan *out, ptxjit_context *context, const pj_family *family,
+                             const uint64_t *sizes)
+{
+    pj_request request;
+    if (read_request(&request, context, family, out->params) != PTXJIT_OK) {
+        pj_error_clear(); /* read before: only memory can fail here, and a plan can do without */
+        return PTXJIT_OK;
+    }
+    char sentence[1024];
+    family->explain(sentence, sizeof sentence, &request, sizes);
+    pj_request_free(&request);
+    return *sentence ? say(out, "%s%s.", sentence, "") : PTXJIT_OK;
+}
+
 ptxjit_status pj_plan_make(pj_plan *out, ptxjit_context *context, const pj_family *family,
                            const char *params, const uint64_t *sizes)
 {
@@ -172,6 +187,8 @@ ptxjit_status pj_plan_make(pj_plan *out, ptxjit_context *context, const pj_famil
         status = fit(out, &request, context, family, params ? params : "", sizes);
         pj_request_free(&request);
     }
+    if (status == PTXJIT_OK && family->explain)
+        status = explain(out, context, family, sizes);
     if (status != PTXJIT_OK)
         pj_plan_free(out);
     return status;

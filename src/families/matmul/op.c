@@ -9,6 +9,7 @@
 
 #include "families/matmul/fit.h"
 #include "families/matmul/op.h"
+#include "families/matmul/stage.h"
 #include "request/plan.h"
 
 static const char *const variant_names[] = {
@@ -51,15 +52,7 @@ ptxjit_status pj_matmul_check_shape(const matmul_config *config, uint64_t a, uin
         return shape_error(config, "copies A and B in 16-byte pieces: it needs k and n "
                            "multiples of 4 and 16-byte aligned a and b (8-byte aligned c)",
                            "pad k and n, or use variant=block_tiled_vectorized (any shape)");
-    if (pj_matmul_is_wgmma(config->variant) &&
-        (k * in % 16 || n % 8 || a % 16 || b % 16 || c % (2 * out)))
-        return shape_error(config, "loads A and B with TMA: it needs rows of A and B of a "
-                           "multiple of 16 bytes (k a multiple of 16 / element bytes), n a "
-                           "multiple of 8 and 16-byte aligned a and b",
-                           "pad k and n (any m works)");
-    if (config->store_tma && c % 16)
-        return shape_error(config, "store=tma stores C with TMA: it needs a 16-byte aligned c",
-                           "align c to 16 bytes or use store=direct");
+    /* The wgmma variants take any rows: what the TMA cannot read is staged (stage.h). */
     uint64_t tiles = pj_matmul_blocks(config, m, n);
     if (tiles > 0x7fffffff)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
@@ -86,13 +79,15 @@ ptxjit_status pj_matmul_fit(ptxjit_kernel **kernel, matmul_config *config,
     return status;
 }
 
-/* A row-major rows x cols matrix in boxes of box_rows x box_cols, each box row of
- * box_cols elements (32, 64 or 128 bytes) swizzled over its own span. fp8 travels as bytes. */
+/* A row-major rows x cols matrix, pitch elements a row, in boxes of box_rows x box_cols, each
+ * box row of box_cols elements (32, 64 or 128 bytes) swizzled over its own span. fp8 travels
+ * as bytes. */
 static ptxjit_status encode(CUtensorMap *map, const pj_driver *d, pj_dtype dtype, uint64_t address,
-                            uint64_t rows, uint64_t cols, uint32_t box_cols, uint32_t box_rows)
+                            uint64_t rows, uint64_t cols, uint64_t pitch, uint32_t box_cols,
+                            uint32_t box_rows)
 {
     const uint32_t bytes = (uint32_t)pj_matmul_type_bytes(dtype);
-    cuuint64_t dims[2] = {cols, rows}, strides[1] = {cols * bytes};
+    cuuint64_t dims[2] = {cols, rows}, strides[1] = {pitch * bytes};
     cuuint32_t box[2] = {box_cols, box_rows}, element_strides[2] = {1, 1};
     CUtensorMapDataType type = dtype == PJ_DTYPE_f32    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                : dtype == PJ_DTYPE_bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
@@ -110,20 +105,21 @@ static ptxjit_status encode(CUtensorMap *map, const pj_driver *d, pj_dtype dtype
                  "cuTensorMapEncodeTiled");
 }
 
-/* The wgmma variants' maps: A in boxes of 128 bytes of k x bm rows; B N-major in boxes of 64
- * columns x 64 k rows, K-major (b_nk) in boxes of 128 bytes of k x 64 rows (columns of C);
- * C (store=tma) in boxes of 128 bytes x 64 rows. */
+/* The wgmma variants' maps of the product as staged: A in boxes of 128 bytes of k x bm rows;
+ * B N-major in boxes of 64 columns x 64 k rows, K-major (b_nk) in boxes of 128 bytes of k x 64
+ * rows (columns of C); C (store=tma) in boxes of 128 bytes x 64 rows. The maps have the true
+ * sizes: a padded row's tail is read as zeros. */
 static ptxjit_status wgmma_maps(CUtensorMap maps[3], const pj_driver *d, const matmul_config *config,
-                                ptxjit_devptr a, ptxjit_devptr b, ptxjit_devptr c, size_t m,
-                                size_t n, size_t k)
+                                const pj_matmul_staged *s, size_t m, size_t n, size_t k)
 {
     const uint32_t bk = (uint32_t)config->bk; /* 128 bytes of k */
-    ptxjit_status status = encode(&maps[0], d, config->dtype, a, m, k, bk, (uint32_t)config->bm);
+    ptxjit_status status =
+        encode(&maps[0], d, config->dtype, s->a, m, k, s->a_pitch, bk, (uint32_t)config->bm);
     if (status == PTXJIT_OK)
-        status = config->b_nk ? encode(&maps[1], d, config->dtype, b, n, k, bk, 64)
-                              : encode(&maps[1], d, config->dtype, b, k, n, 64, 64);
+        status = config->b_nk ? encode(&maps[1], d, config->dtype, s->b, n, k, s->b_pitch, bk, 64)
+                              : encode(&maps[1], d, config->dtype, s->b, k, n, s->b_pitch, 64, 64);
     if (status == PTXJIT_OK && config->store_tma)
-        status = encode(&maps[2], d, config->out, c, m, n,
+        status = encode(&maps[2], d, config->out, s->c, m, n, s->c_pitch,
                         128 / (uint32_t)pj_dtype_bytes(config->out), 64);
     return status;
 }
@@ -200,13 +196,37 @@ static ptxjit_status epilogue_args(pj_matmul_epilogue_args *out, const matmul_co
     return PTXJIT_OK;
 }
 
-/* The product's tensor maps and launch, with the context's CUDA context current. */
+/* The launch of the product as staged: the kernel's N is C's pitch (the padding columns of a
+ * staged C are computed and dropped). */
+static ptxjit_status launch(ptxjit_kernel *kernel, const matmul_config *config,
+                            const pj_matmul_staged *s, CUtensorMap maps[3],
+                            pj_matmul_epilogue_args *values, size_t m, size_t k, void *stream)
+{
+    CUdeviceptr pa = s->a, pb = s->b, pc = s->c;
+    int im = (int)m, in = (int)s->c_pitch, ik = (int)k;
+    void *args[] = {&pa, &pb, &pc, &im, &in, &ik, &maps[0], &maps[1], &maps[2], values};
+    const uint64_t tiles = pj_matmul_blocks(config, m, s->c_pitch);
+    ptxjit_dim3 grid = {(unsigned)tiles, 1, 1};
+    if (config->persistent) {
+        ptxjit_status status = persistent_blocks(&grid.x, kernel, config,
+                                                 tiles / (uint64_t)config->cluster);
+        if (status != PTXJIT_OK)
+            return status;
+    }
+    ptxjit_dim3 block = {(unsigned)config->threads, 1, 1};
+    ptxjit_dim3 cluster = {(unsigned)config->cluster, 1, 1};
+    return ptxjit_launch_cluster(kernel, NULL, grid, block, cluster, config->shared_bytes, stream,
+                                 args);
+}
+
+/* The product's tensor maps and launch, with the context's CUDA context current: operands the
+ * TMA cannot take staged first (stage.h), C copied back after. */
 static ptxjit_status matmul_entered(ptxjit_kernel *kernel, const matmul_config *config,
                                     ptxjit_devptr a, ptxjit_devptr b, ptxjit_devptr c, size_t m,
                                     size_t n, size_t k, const ptxjit_matmul_epilogue *epilogue,
                                     void *stream)
 {
-    ptxjit_context *context = kernel->context;
+    const pj_driver *d = kernel->context->driver;
     pj_matmul_epilogue_args values;
     ptxjit_status status = pj_matmul_check_shape(config, a, b, c, m, n, k);
     if (status == PTXJIT_OK)
@@ -215,34 +235,28 @@ static ptxjit_status matmul_entered(ptxjit_kernel *kernel, const matmul_config *
         return status;
     CUtensorMap maps[3];
     memset(maps, 0, sizeof maps);
+    pj_matmul_staged staged;
     if (pj_matmul_is_wgmma(config->variant)) {
-        status = wgmma_maps(maps, context->driver, config, a, b, c, m, n, k);
-        if (status != PTXJIT_OK)
-            return status;
-    } else if (config->tma) {
+        status = pj_matmul_stage_in(&staged, d, config, a, b, c, &values.bias, m, n, k, stream);
+        if (status == PTXJIT_OK)
+            status = wgmma_maps(maps, d, config, &staged, m, n, k);
+        if (status == PTXJIT_OK)
+            status = launch(kernel, config, &staged, maps, &values, m, k, stream);
+        return pj_matmul_stage_out(&staged, d, status, stream);
+    }
+    memset(&staged, 0, sizeof staged);
+    staged.a = a, staged.b = b, staged.c = c;
+    staged.a_pitch = k, staged.b_pitch = n, staged.c_pitch = n;
+    if (config->tma) {
         /* tensor_core: A in boxes of bk columns x bm rows, B of 32 columns x bk rows. */
-        status = encode(&maps[0], context->driver, config->dtype, a, m, k, (uint32_t)config->bk,
+        status = encode(&maps[0], d, config->dtype, a, m, k, k, (uint32_t)config->bk,
                         (uint32_t)config->bm);
         if (status == PTXJIT_OK)
-            status = encode(&maps[1], context->driver, config->dtype, b, k, n, 32,
-                            (uint32_t)config->bk);
+            status = encode(&maps[1], d, config->dtype, b, k, n, n, 32, (uint32_t)config->bk);
         if (status != PTXJIT_OK)
             return status;
     }
-    CUdeviceptr pa = a, pb = b, pc = c;
-    int im = (int)m, in = (int)n, ik = (int)k;
-    void *args[] = {&pa, &pb, &pc, &im, &in, &ik, &maps[0], &maps[1], &maps[2], &values};
-    ptxjit_dim3 grid = {(unsigned)pj_matmul_blocks(config, m, n), 1, 1};
-    if (config->persistent) {
-        status = persistent_blocks(&grid.x, kernel, config,
-                                   pj_matmul_blocks(config, m, n) / (uint64_t)config->cluster);
-        if (status != PTXJIT_OK)
-            return status;
-    }
-    ptxjit_dim3 block = {(unsigned)config->threads, 1, 1};
-    ptxjit_dim3 cluster = {(unsigned)config->cluster, 1, 1};
-    return ptxjit_launch_cluster(kernel, NULL, grid, block, cluster, config->shared_bytes, stream,
-                                 args);
+    return launch(kernel, config, &staged, maps, &values, m, k, stream);
 }
 
 void ptxjit_matmul_epilogue_init(ptxjit_matmul_epilogue *epilogue)
@@ -550,8 +564,23 @@ static const pj_family_tune tune_ops = {
     .fix_types = "dtype and out (fixed parameters)",
 };
 
+/* The operands the op stages for the problem (buffers taken as 16-byte aligned). */
+static void matmul_explain(char *out, size_t size, const pj_request *request,
+                           const uint64_t *v)
+{
+    matmul_config config;
+    out[0] = '\0';
+    if (pj_matmul_config_from(&config, request) != PTXJIT_OK) {
+        pj_error_clear();
+        return;
+    }
+    const size_t m = (size_t)v[0], n = (size_t)v[1], k = (size_t)v[2];
+    pj_matmul_stage_describe(out, size, &config,
+                             pj_matmul_stage_needed(&config, 256, 256, 256, m, n, k), m, n, k);
+}
+
 const pj_family pj_family_matmul = {
     "matmul", PJ_VARIANT_LIST_TEXT(PJ_MATMUL_VARIANTS), PJ_MATMUL_LLVM_VERSION,
     PJ_MATMUL_LLVM_VARIANTS, matmul_geometry, bench_sets, &tune_ops, NULL,
-    pj_matmul_fit_words,
+    pj_matmul_fit_words, matmul_explain,
 };

@@ -6,6 +6,7 @@
 
 #include "families/matmul/fit.h"
 #include "families/matmul/op.h"
+#include "families/matmul/stage.h"
 #include "test_util.h"
 
 static void expect_canonical(ptxjit_context *context, const char *params, const char *want)
@@ -333,32 +334,60 @@ START_TEST(matmul_shape_rules_name_the_fix)
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "multiples of 4"));
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "block_tiled_vectorized"));
     ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 127, 132, 68), PTXJIT_OK);
+    /* The wgmma variants take any rows; those the TMA cannot take are staged (stage.h). */
     c = config_of("");
-    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 5, 132, 64),
-                     PTXJIT_ERR_INVALID_ARGUMENT);
-    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "n a multiple of 8"));
-    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1008, 0x2000, 0x3000, 5, 136, 64),
-                     PTXJIT_ERR_INVALID_ARGUMENT);
-    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 5, 136, 64), PTXJIT_OK);
-    /* Rows of 16 bytes: k a multiple of 4 for tf32, 16 for fp8. */
-    c = config_of("variant=wgmma_tf32");
-    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 5, 136, 68), PTXJIT_OK);
-    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 5, 136, 66),
-                     PTXJIT_ERR_INVALID_ARGUMENT);
-    c = config_of("variant=wgmma_fp8");
-    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 5, 136, 80), PTXJIT_OK);
-    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 5, 136, 72),
-                     PTXJIT_ERR_INVALID_ARGUMENT);
-    c = config_of("store=tma");
-    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3008, 5, 136, 64),
-                     PTXJIT_ERR_INVALID_ARGUMENT);
-    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "16-byte aligned c"));
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 5, 132, 64), PTXJIT_OK);
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1008, 0x2002, 0x3002, 5, 13, 15), PTXJIT_OK);
+    ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1001, 0x2000, 0x3000, 5, 16, 16),
+                     PTXJIT_ERR_INVALID_ARGUMENT); /* not aligned to its elements */
     c = config_of("variant=naive");
     ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 1, 1, 1), PTXJIT_OK);
     ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 0, 1, 1),
                      PTXJIT_ERR_INVALID_ARGUMENT);
     ck_assert_int_eq(pj_matmul_check_shape(&c, 0x1000, 0x2000, 0x3000, 1, (size_t)1 << 31, 1),
                      PTXJIT_ERR_INVALID_ARGUMENT);
+}
+END_TEST
+
+/* What the TMA cannot take as it is, and only that, is staged. */
+START_TEST(matmul_stage_covers_what_the_tma_cannot_take)
+{
+    struct {
+        const char *params;
+        uint64_t a, b, c;
+        size_t m, n, k;
+        int want_a, want_b, want_c;
+        size_t c_pitch;
+    } cases[] = {
+        {"", 0x1000, 0x2000, 0x3000, 5, 136, 64, 0, 0, 0, 136},
+        {"", 0x1000, 0x2000, 0x3000, 5, 136, 63, 1, 0, 0, 136},   /* k: A's rows */
+        {"", 0x1000, 0x2000, 0x3000, 5, 130, 64, 0, 1, 1, 136},   /* n: B's and C's */
+        {"", 0x1002, 0x2000, 0x3000, 5, 136, 64, 1, 0, 0, 136},   /* a inside a larger matrix */
+        {"store=direct", 0x1000, 0x2000, 0x3004, 5, 130, 64, 0, 1, 0, 130}, /* pairs fit */
+        {"store=direct", 0x1000, 0x2000, 0x3002, 5, 136, 64, 0, 0, 1, 136}, /* pair unaligned */
+        {"store=direct", 0x1000, 0x2000, 0x3000, 5, 131, 64, 0, 1, 1, 136}, /* odd n */
+        {"b_layout=nk", 0x1000, 0x2000, 0x3000, 5, 130, 64, 0, 0, 1, 136}, /* B's rows are k */
+        {"variant=wgmma_fp8", 0x1000, 0x2000, 0x3000, 5, 136, 72, 1, 1, 0, 136},
+        {"variant=wgmma_tf32", 0x1000, 0x2000, 0x3000, 5, 136, 66, 1, 1, 0, 136},
+        {"variant=naive", 0x1001, 0x2001, 0x3001, 5, 3, 3, 0, 0, 0, 3}, /* no TMA */
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
+        matmul_config c = config_of(cases[i].params);
+        pj_matmul_stage_need need = pj_matmul_stage_needed(
+            &c, cases[i].a, cases[i].b, cases[i].c, cases[i].m, cases[i].n, cases[i].k);
+        ck_assert_msg(need.a == cases[i].want_a && need.b == cases[i].want_b &&
+                          need.c == cases[i].want_c && need.c_pitch == cases[i].c_pitch,
+                      "case %zu (%s): staged a %d b %d c %d pitch %zu", i, cases[i].params,
+                      need.a, need.b, need.c, need.c_pitch);
+    }
+    char text[512];
+    matmul_config c = config_of("");
+    pj_matmul_stage_describe(text, sizeof text, &c,
+                             pj_matmul_stage_needed(&c, 0x1000, 0x2000, 0x3000, 5, 130, 63), 5,
+                             130, 63);
+    ck_assert_msg(strstr(text, "A's rows (k = 63 bf16: 126 bytes) are copied into rows of 128 "
+                               "bytes") && strstr(text, "C (n = 130 bf16"),
+                  "%s", text);
 }
 END_TEST
 
@@ -552,6 +581,7 @@ Suite *suite_matmul(void)
     tcase_add_test(tc, matmul_small_tiles_compile_cleanly);
     tcase_add_test(tc, matmul_launch_geometry_follows_the_params);
     tcase_add_test(tc, matmul_shape_rules_name_the_fix);
+    tcase_add_test(tc, matmul_stage_covers_what_the_tma_cannot_take);
     tcase_add_test(tc, matmul_elements_round_to_nearest_even);
     tcase_add_test(tc, matmul_fp8_elements_round_and_saturate);
     tcase_add_test(tc, matmul_reference_epilogue_applies_each_term);

@@ -267,5 +267,5 @@ static const pj_family_tune tune_ops = {
 
 const pj_family pj_family_reduce = {
     "reduce", PJ_VARIANT_LIST_TEXT(PJ_REDUCE_VARIANTS), PJ_REDUCE_LLVM_VERSION,
-    PJ_REDUCE_LLVM_VARIANTS, reduce_geometry, bench_sets, &tune_ops, NULL, NULL,
+    PJ_REDUCE_LLVM_VARIANTS, reduce_geometry, bench_sets, &tune_ops, NULL, NULL, NULL,
 };

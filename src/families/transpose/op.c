@@ -297,5 +297,5 @@ static const char *const shape_fallbacks[] = {"variant=smem", NULL};
 
 const pj_family pj_family_transpose = {
     "transpose", PJ_VARIANT_LIST_TEXT(PJ_TRANSPOSE_VARIANTS), PJ_TRANSPOSE_LLVM_VERSION,
-    PJ_TRANSPOSE_LLVM_VARIANTS, transpose_geometry, bench_sets, &tune_ops, shape_fallbacks, NULL,
+    PJ_TRANSPOSE_LLVM_VARIANTS, transpose_geometry, bench_sets, &tune_ops, shape_fallbacks, NULL, NULL,
 };

@@ -15,11 +15,15 @@ OPT ?= -O2 -g
 CFLAGS ?=
 ALL_CFLAGS = $(CFLAGS_BASE) $(OPT) $(SAN) $(CFLAGS)
 LDLIBS_BASE := -ldl -lpthread -lm
-# The remote cache tier (src/remote/): hiredis and nettle's HMAC-SHA-256. libptxjit.so needs
-# their shared libraries; the programs (CLI, tests, stress) take the archives, so that they
-# travel to a GPU machine without them (make deps installs libhiredis-dev and nettle-dev).
-REMOTE_LIBS_SHARED := -lhiredis -lnettle
-REMOTE_LIBS := -l:libhiredis.a -l:libnettle.a
+# The remote cache tier (src/remote/): hiredis, and nettle's HMAC-SHA-256. libptxjit.so needs
+# hiredis's shared library; the programs (CLI, tests, stress) take the archive, so that they
+# travel to a GPU machine without it (make deps installs libhiredis-dev and nettle-dev).
+HIREDIS_LIBS_SHARED := -lhiredis
+HIREDIS_LIBS := -l:libhiredis.a
+# nettle is loaded with dlopen when a signed remote tier is configured (src/remote/nettle.c):
+# its headers are needed to build, nothing is linked.
+REMOTE_LIBS_SHARED := $(HIREDIS_LIBS_SHARED)
+REMOTE_LIBS := $(HIREDIS_LIBS)
 # Check linked statically so the test runner travels to machines without Check installed.
 CHECK_LIBS := -Wl,-Bstatic -lcheck_pic -lsubunit -Wl,-Bdynamic -lrt
 

@@ -177,6 +177,8 @@ static const char usage_options[] =
     "  PTXJIT_REMOTE_CACHE_UNSIGNED  1: no key, entries neither signed nor checked (a trusted\n"
     "                            network only)\n"
     "  PTXJIT_REMOTE_CACHE_PASSWORD_FILE  Redis AUTH password (a 0600 file)\n"
+    "  PTXJIT_NETTLE_LIBRARY     path of libnettle.so.8 (signs remote entries; loaded only\n"
+    "                            with a key file), tried alone\n"
     "  PTXJIT_REMOTE_CACHE_TIMEOUT_MS  each Redis operation's timeout (default 200)\n"
     "  PTXJIT_REMOTE_CACHE_CONNECT_TIMEOUT_MS  connecting (default 100)\n"
     "  PTXJIT_REMOTE_CACHE_BACKOFF_MS  the pause after 3 failures in a row (default 30000)\n"

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "remote/config.h"
+#include "remote/nettle.h"
 
 #define URL_FORMS "redis://HOST:PORT[/DB] or unix:///PATH[?db=N]"
 
@@ -160,13 +161,20 @@ static ptxjit_status read_numbers(pj_remote_config *out)
     return PTXJIT_OK;
 }
 
-/* The key file, or the explicit unsigned mode; neither is a refusal with both fixes. */
+/* The key file, or the explicit unsigned mode; neither is a refusal with both fixes. The
+ * signed mode loads nettle here, so that a node without it fails the open rather than run
+ * unsigned, or fail every fetch and publish; the unsigned mode never loads it. */
 static ptxjit_status read_key(pj_remote_config *out)
 {
     const char *path = getenv("PTXJIT_REMOTE_CACHE_KEY_FILE");
-    if (path && *path)
-        return read_secret(&out->secret, &out->secret_size, "PTXJIT_REMOTE_CACHE_KEY_FILE", path,
-                           PJ_REMOTE_SECRET_MIN);
+    if (path && *path) {
+        ptxjit_status status = read_secret(&out->secret, &out->secret_size,
+                                           "PTXJIT_REMOTE_CACHE_KEY_FILE", path,
+                                           PJ_REMOTE_SECRET_MIN);
+        if (status == PTXJIT_OK && pj_nettle_load(NULL) != PTXJIT_OK)
+            return pj_error_wrap(PTXJIT_ERR_CACHE, "remote cache %.200s", out->url);
+        return status;
+    }
     if (env_flag("PTXJIT_REMOTE_CACHE_UNSIGNED"))
         return PTXJIT_OK;
     return pj_error(PTXJIT_ERR_CACHE,

@@ -28,7 +28,8 @@ typedef struct {
 /* Reads the settings. url NULL: $PTXJIT_REMOTE_CACHE; "" (or unset): no remote tier, *configured
  * = 0 and PTXJIT_OK. Configured but unusable (a malformed URL or number, no key file without
  * PTXJIT_REMOTE_CACHE_UNSIGNED=1, a key or password file others can read or that is not
- * ours): PTXJIT_ERR_CACHE naming the setting and the fix. */
+ * ours, a key file where nettle cannot be loaded): PTXJIT_ERR_CACHE naming the setting and
+ * the fix. */
 ptxjit_status pj_remote_config_read(pj_remote_config *out, int *configured, const char *url);
 void pj_remote_config_free(pj_remote_config *config);
 /* Parses a URL alone into host/port/socket_path/db (for tests and messages). */

@@ -1,52 +1,55 @@
-/* envelope.c — signing and checking remote values with nettle's HMAC-SHA-256. The HMAC covers
- * the Redis key name, so a valid value moved under another key fails here already (and again
- * at the entry's own key check). */
-#include <nettle/hmac.h>
-#include <nettle/memops.h>
-#include <nettle/sha2.h>
+/* envelope.c — signing and checking remote values with nettle's HMAC-SHA-256 (loaded with
+ * dlopen, remote/nettle.h). The HMAC covers the Redis key name, so a valid value moved under
+ * another key fails here already (and again at the entry's own key check). */
 #include <string.h>
 
 #include "remote/envelope.h"
+#include "remote/nettle.h"
 
 #define MAGIC "PTXJITS" /* 8 bytes with its NUL */
 #define FLAG_SIGNED 1u
 #define KEY_ID_SIZE 8
 
-static void key_id(uint8_t out[KEY_ID_SIZE], const unsigned char *secret, size_t size)
+static void key_id(const pj_nettle *nettle, uint8_t out[KEY_ID_SIZE],
+                   const unsigned char *secret, size_t size)
 {
     static const char label[] = "ptxjit remote cache key id";
     struct sha256_ctx ctx;
     uint8_t digest[SHA256_DIGEST_SIZE];
-    sha256_init(&ctx);
-    sha256_update(&ctx, sizeof label, (const uint8_t *)label);
-    sha256_update(&ctx, size, secret);
-    sha256_digest(&ctx, sizeof digest, digest);
+    nettle->hash_init(&ctx);
+    nettle->hash_update(&ctx, sizeof label, (const uint8_t *)label);
+    nettle->hash_update(&ctx, size, secret);
+    nettle->hash_digest(&ctx, sizeof digest, digest);
     memcpy(out, digest, KEY_ID_SIZE);
 }
 
 /* Length-prefixed name, so that (name, entry) pairs cannot be re-split into another pair. */
-static void mac(uint8_t out[SHA256_DIGEST_SIZE], const unsigned char *secret, size_t secret_size,
-                const char *name, const char *entry, size_t entry_size)
+static void mac(const pj_nettle *nettle, uint8_t out[SHA256_DIGEST_SIZE],
+                const unsigned char *secret, size_t secret_size, const char *name,
+                const char *entry, size_t entry_size)
 {
     struct hmac_sha256_ctx ctx;
     uint64_t name_size = strlen(name);
-    hmac_sha256_set_key(&ctx, secret_size, secret);
-    hmac_sha256_update(&ctx, sizeof name_size, (const uint8_t *)&name_size);
-    hmac_sha256_update(&ctx, (size_t)name_size, (const uint8_t *)name);
-    hmac_sha256_update(&ctx, entry_size, (const uint8_t *)entry);
-    hmac_sha256_digest(&ctx, SHA256_DIGEST_SIZE, out);
+    nettle->mac_set_key(&ctx, secret_size, secret);
+    nettle->mac_update(&ctx, sizeof name_size, (const uint8_t *)&name_size);
+    nettle->mac_update(&ctx, (size_t)name_size, (const uint8_t *)name);
+    nettle->mac_update(&ctx, entry_size, (const uint8_t *)entry);
+    nettle->mac_digest(&ctx, SHA256_DIGEST_SIZE, out);
 }
 
 char *pj_envelope_seal(size_t *size, const unsigned char *secret, size_t secret_size,
                        const char *name, const char *entry, size_t entry_size)
 {
+    const pj_nettle *nettle = NULL;
+    if (secret && pj_nettle_load(&nettle) != PTXJIT_OK)
+        return NULL;
     pj_strbuf sb;
     pj_sb_init(&sb);
     uint32_t version = PJ_ENVELOPE_VERSION, flags = secret ? FLAG_SIGNED : 0;
     uint8_t id[KEY_ID_SIZE] = {0}, digest[SHA256_DIGEST_SIZE] = {0};
     if (secret) {
-        key_id(id, secret, secret_size);
-        mac(digest, secret, secret_size, name, entry, entry_size);
+        key_id(nettle, id, secret, secret_size);
+        mac(nettle, digest, secret, secret_size, name, entry, entry_size);
     }
     pj_sb_append_n(&sb, MAGIC, 8);
     pj_sb_append_n(&sb, (const char *)&version, 4);
@@ -77,12 +80,15 @@ const char *pj_envelope_open(const char **entry, size_t *entry_size, const unsig
         return NULL;
     if (!(flags & FLAG_SIGNED))
         return "not signed (written in the unsigned mode)";
+    const pj_nettle *nettle;
+    if (pj_nettle_load(&nettle) != PTXJIT_OK)
+        return "cannot be checked: nettle, which checks signatures, cannot be loaded";
     uint8_t id[KEY_ID_SIZE], digest[SHA256_DIGEST_SIZE];
-    key_id(id, secret, secret_size);
+    key_id(nettle, id, secret, secret_size);
     if (memcmp(id, value + 16, KEY_ID_SIZE) != 0)
         return "signed with another key";
-    mac(digest, secret, secret_size, name, *entry, *entry_size);
-    if (!memeql_sec(digest, value + 16 + KEY_ID_SIZE, SHA256_DIGEST_SIZE))
+    mac(nettle, digest, secret, secret_size, name, *entry, *entry_size);
+    if (!nettle->equal(digest, value + 16 + KEY_ID_SIZE, SHA256_DIGEST_SIZE))
         return "its signature is wrong (forged, or changed since it was signed)";
     return NULL;
 }

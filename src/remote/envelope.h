@@ -13,7 +13,8 @@
 #define PJ_ENVELOPE_HEADER_SIZE (8 + 4 + 4 + 8 + 32)
 
 /* The value to store under name: entry wrapped and, with a secret, signed (secret NULL: the
- * unsigned mode, a zero signature). Caller frees; NULL if out of memory. */
+ * unsigned mode, a zero signature). Caller frees; NULL if out of memory, or if signing and
+ * nettle cannot be loaded (error set; the signed mode loads it at the open already). */
 char *pj_envelope_seal(size_t *size, const unsigned char *secret, size_t secret_size,
                        const char *name, const char *entry, size_t entry_size);
 /* Checks value as the one stored under name: NULL, with *entry and *entry_size pointing into

@@ -1,6 +1,7 @@
 /* dynlib.h — the one loader for the libraries ptxjit opens with dlopen instead of linking
- * (NVRTC, nvJitLink, the CUDA driver, cuBLAS, the LLVM plugin): each is optional, and linking
- * one would tie ptxjit to one toolkit or make it fail to start where the library is missing.
+ * (NVRTC, nvJitLink, the CUDA driver, cuBLAS, the LLVM plugin, nettle): each is optional, and
+ * linking one would tie ptxjit to one toolkit or make it fail to start where the library is
+ * missing.
  *
  * pj_dynlib_open tries candidates in this order, each with dlopen(RTLD_NOW | RTLD_LOCAL),
  * and keeps the first that loads and that spec->check (if any) accepts:

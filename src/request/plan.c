@@ -10,8 +10,7 @@
 #include "request/alias.h"
 #include "request/plan.h"
 
-/* 1 when params has a word NAME=VALUE. */
-static int names_word(const char *params, const char *name)
+int pj_plan_names_word(const char *params, const char *name)
 {
     const size_t n = strlen(name);
     for (const char *s = params; *s;) {
@@ -118,7 +117,7 @@ static ptxjit_status settle_variant(pj_plan *out, pj_request *request, ptxjit_co
     pj_request_free(request);
     /* Only a shape refusal of the defaults' variant is planned around. */
     if (status != PTXJIT_ERR_INVALID_ARGUMENT || !family->shape_fallbacks ||
-        names_word(out->params, "variant"))
+        pj_plan_names_word(out->params, "variant"))
         return status;
     char *reason = pj_strdup(ptxjit_last_error());
     status = reason ? take_fallback(out, request, context, family, sizes, reason)

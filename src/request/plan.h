@@ -30,6 +30,9 @@ ptxjit_status pj_plan_make(pj_plan *out, ptxjit_context *context, const pj_famil
                            const char *params, const uint64_t *sizes);
 void pj_plan_free(pj_plan *plan);
 
+/* 1 when params has a word NAME=VALUE ("variant": the request names its variant). */
+int pj_plan_names_word(const char *params, const char *name);
+
 /* The kernel a family op launches for params on the problem: the plan's. A request the
  * context answered before whose kernel runs the problem costs no parse (two lookups where the
  * family fits it). *tuned (may be NULL): the request had PARAM=auto words. */

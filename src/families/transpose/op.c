@@ -1,6 +1,7 @@
 /* op.c — the transpose family's host op: one block per tile, grid over the output; the TMA
  * variants get two tensor maps (input tile by tile, output at the mirrored coordinates). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "families/transpose/op.h"
@@ -163,6 +164,22 @@ static ptxjit_status transpose_entered(ptxjit_kernel *kernel, const transpose_co
     return ptxjit_launch(kernel, NULL, grid, block, config->shared_bytes, stream, args);
 }
 
+/* A buffer that is not 16-byte aligned (a matrix inside a larger one) is no TMA base: a
+ * request that leaves the variant to the defaults takes variant=smem, as for a shape. */
+static ptxjit_status smem_instead(ptxjit_kernel **kernel, transpose_config *config,
+                                  ptxjit_context *context, const char *params)
+{
+    pj_strbuf sb;
+    pj_sb_init(&sb);
+    pj_sb_appendf(&sb, "%s%svariant=smem", params ? params : "", params && *params ? " " : "");
+    char *text = pj_sb_take(&sb);
+    if (!text)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    ptxjit_status status = ptxjit_get_kernel(kernel, context, "transpose", text, NULL);
+    free(text);
+    return status == PTXJIT_OK ? pj_transpose_config_of(config, *kernel) : status;
+}
+
 ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxjit_devptr input,
                                ptxjit_devptr output, size_t rows, size_t cols, void *stream)
 {
@@ -174,6 +191,9 @@ ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxj
         pj_plan_get_kernel(&kernel, NULL, context, &pj_family_transpose, params, sizes);
     if (status == PTXJIT_OK)
         status = pj_transpose_config_of(&config, kernel);
+    if (status == PTXJIT_OK && config.variant != TRANSPOSE_SMEM && (input % 16 || output % 16) &&
+        !pj_plan_names_word(params ? params : "", "variant"))
+        status = smem_instead(&kernel, &config, context, params);
     if (status == PTXJIT_OK)
         status = pj_gpu_enter(context, &saved);
     if (status != PTXJIT_OK)

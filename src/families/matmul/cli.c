@@ -24,7 +24,8 @@ typedef struct {
     pj_dtype dtype;
     void *a, *b;
     float *b_values; /* B's elements as floats (exact for every input type), made on first use */
-    ptxjit_devptr da, db, dc;
+    float *bias;     /* n random floats, for bias=column */
+    ptxjit_devptr da, db, dc, dbias;
 } matmul_data;
 
 typedef struct {
@@ -55,6 +56,13 @@ static ptxjit_status matmul_once(void *arg)
                                   job->b_nk)
                    ? pj_error(PTXJIT_ERR_CUDA, "cublasGemmEx failed")
                    : PTXJIT_OK;
+    if (job->config && job->config->bias) { /* bias=column: the random bias */
+        ptxjit_matmul_epilogue epilogue;
+        ptxjit_matmul_epilogue_init(&epilogue);
+        epilogue.bias = d->dbias;
+        return ptxjit_matmul_ex(d->context, job->params, d->da, d->db, d->dc, d->m, d->n, d->k,
+                                &epilogue, NULL);
+    }
     return ptxjit_matmul(d->context, job->params, d->da, d->db, d->dc, d->m, d->n, d->k, NULL);
 }
 
@@ -63,7 +71,7 @@ static ptxjit_status matmul_once(void *arg)
 static ptxjit_status data_make(matmul_data *d, ptxjit_context *context, size_t m, size_t n,
                                size_t k, pj_dtype dtype)
 {
-    *d = (matmul_data){context, m, n, k, dtype, NULL, NULL, NULL, 0, 0, 0};
+    *d = (matmul_data){context, m, n, k, dtype, NULL, NULL, NULL, NULL, 0, 0, 0, 0};
     const size_t e = (size_t)pj_matmul_type_bytes(dtype);
     size_t products[3];
     if (__builtin_mul_overflow(m, k, &products[0]) || __builtin_mul_overflow(k, n, &products[1]) ||
@@ -84,6 +92,14 @@ static ptxjit_status data_make(matmul_data *d, ptxjit_context *context, size_t m
             pj_matmul_set_element(which == 0 ? d->a : d->b, dtype, i, values[i]);
     }
     free(values);
+    if (status == PTXJIT_OK && !(d->bias = malloc(n * sizeof *d->bias)))
+        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of host memory");
+    if (status == PTXJIT_OK)
+        random_f32(d->bias, n);
+    if (status == PTXJIT_OK)
+        status = ptxjit_alloc(&d->dbias, context, n * sizeof *d->bias);
+    if (status == PTXJIT_OK)
+        status = ptxjit_copy_to_device(context, d->dbias, d->bias, n * sizeof *d->bias);
     if (status == PTXJIT_OK)
         status = ptxjit_alloc(&d->da, context, m * k * e);
     if (status == PTXJIT_OK)
@@ -102,6 +118,9 @@ static void data_free(matmul_data *d)
     free(d->a);
     free(d->b);
     free(d->b_values);
+    free(d->bias);
+    if (d->dbias)
+        ptxjit_free(d->context, d->dbias);
     if (d->da)
         ptxjit_free(d->context, d->da);
     if (d->db)
@@ -181,8 +200,8 @@ static double relative_error(matmul_data *d, pj_dtype out, int b_nk, const matmu
             break;
         }
         reference_row(want, d, row, b_nk);
-        if (config && !config->bias) /* the epilogue, its defaults (alpha 1, beta 0, scales 1) */
-            pj_matmul_reference_epilogue(want, d->n, config, NULL, want, NULL);
+        if (config) /* the epilogue: its defaults (alpha 1, beta 0, scales 1), the bias */
+            pj_matmul_reference_epilogue(want, d->n, config, NULL, want, d->bias);
         for (size_t j = 0; j < d->n; j++) {
             double g = pj_matmul_element(got, out, j), delta = g - want[j];
             diff = isfinite(g) ? diff + delta * delta : NAN;

@@ -439,6 +439,24 @@ START_TEST(matmul_wgmma_any_shape_and_alignment)
 }
 END_TEST
 
+/* `ptxjit run matmul` with a bias (a random one, checked) on a ragged shape, and the plan
+ * it names. */
+START_TEST(cli_run_matmul_takes_a_bias_and_any_shape)
+{
+    ptxjit_context *context = test_gpu_context("cli_run_matmul_takes_a_bias_and_any_shape");
+    if (!context)
+        return;
+    ptxjit_close(context);
+    char *dir = test_mkdtemp(), *out = NULL;
+    ck_assert_int_eq(test_run_cli(&out, dir, "", "run matmul bias=column act=relu m=127 n=213 "
+                                  "k=77 runs=2", NULL), 0);
+    ck_assert_msg(strstr(out, "bias=column") && strstr(out, " ok;"), "%s", out);
+    free(out);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(matmul_refuses_shapes_it_cannot_take)
 {
     ptxjit_context *context = test_gpu_context("matmul_refuses_shapes_it_cannot_take");
@@ -503,6 +521,7 @@ Suite *suite_matmul_gpu(void)
     tcase_add_test(tc, matmul_tensor_core_tma_shapes_and_tiles);
     tcase_add_test(tc, matmul_wgmma_shapes_types_and_tiles);
     tcase_add_test(tc, matmul_wgmma_any_shape_and_alignment);
+    tcase_add_test(tc, cli_run_matmul_takes_a_bias_and_any_shape);
     tcase_add_test(tc, matmul_refuses_shapes_it_cannot_take);
     suite_add_tcase(suite, tc);
     /* The wgmma variants beyond the write-up's kernel (CK_RUN_CASE=wgmma runs them alone). */

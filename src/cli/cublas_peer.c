@@ -18,6 +18,7 @@ typedef int (*sgeam_fn)(void *, int, int, int, int, const float *, const float *
  * C, Ctype, ldc, computeType, algo) */
 typedef int (*gemm_ex_fn)(void *, int, int, int, int, int, const void *, const void *, int, int,
                           const void *, int, int, const void *, void *, int, int, int, int);
+typedef int (*set_workspace_fn)(void *, void *, size_t);
 
 struct cublas_peer {
     void *handle;    /* cuBLAS's, one per peer */
@@ -37,6 +38,7 @@ static struct {
     destroy_fn destroy;
     sgeam_fn sgeam;
     gemm_ex_fn gemm_ex;
+    set_workspace_fn set_workspace;
     const char *why;
     char error[PJ_DYNLIB_ERROR_MAX];
 } cublas;
@@ -64,6 +66,7 @@ static void cublas_load_once(void)
         {"cublasDestroy_v2", (void **)&cublas.destroy},
         {"cublasSgeam", (void **)&cublas.sgeam},
         {"cublasGemmEx", (void **)&cublas.gemm_ex},
+        {"cublasSetWorkspace_v2", (void **)&cublas.set_workspace},
     };
     const char *missing = pj_dynlib_resolve(cublas.lib.handle, symbols, CLI_LENGTH(symbols));
     if (missing) {
@@ -96,6 +99,11 @@ void cublas_peer_close(cublas_peer *peer)
     lt_close(peer->lt_handle);
     cublas.destroy(peer->handle);
     free(peer);
+}
+
+int cublas_peer_set_workspace(cublas_peer *peer, ptxjit_devptr workspace, size_t bytes)
+{
+    return cublas.set_workspace(peer->handle, (void *)(uintptr_t)workspace, bytes);
 }
 
 int cublas_peer_transpose_f32(cublas_peer *peer, ptxjit_devptr out, ptxjit_devptr in,
@@ -221,14 +229,17 @@ static void lt_close(void *handle)
         lt.destroy(handle);
 }
 
-/* One fp8 product's descriptors and the algorithm cuBLASLt's heuristic picks for it. */
-typedef struct {
-    void *desc, *a, *b, *c, *pref;
-    lt_heuristic choice;
-} lt_plan;
+/* One product's descriptors and the algorithms cuBLASLt's heuristic ranks for it. */
+struct cublas_lt_product {
+    void *handle, *desc, *a, *b, *c, *pref;
+    lt_heuristic choices[CUBLAS_LT_MAX_ALGORITHMS];
+    int count;
+};
 
-static void lt_plan_free(lt_plan *p)
+void cublas_lt_product_free(cublas_lt_product *p)
 {
+    if (!p)
+        return;
     if (p->pref)
         lt.pref_destroy(p->pref);
     if (p->c)
@@ -239,55 +250,94 @@ static void lt_plan_free(lt_plan *p)
         lt.layout_destroy(p->a);
     if (p->desc)
         lt.desc_destroy(p->desc);
+    free(p);
 }
 
-/* Row-major C = A·B with B given as its transpose is column-major Cᵀ = (Bᵀ)ᵀ·Aᵀ: the "TN"
- * layout cuBLASLt's fp8 kernels take (both operands K-major). */
-static const char *lt_plan_make(lt_plan *p, void *handle, int input, int output, size_t m,
-                                size_t n, size_t k, int fast, size_t workspace)
+/* cuBLASLt's types of an input: its data type and compute type. */
+static void lt_types(int *data, int *compute, cublas_lt_input input)
 {
-    const int transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
+    static const int types[] = {[CUBLAS_LT_TF32] = CUDA_R_32F, [CUBLAS_LT_BF16] = CUDA_R_16BF,
+                                [CUBLAS_LT_F16] = CUDA_R_16F, [CUBLAS_LT_E4M3] = CUDA_R_8F_E4M3,
+                                [CUBLAS_LT_E5M2] = CUDA_R_8F_E5M2};
+    *data = types[input];
+    *compute = input == CUBLAS_LT_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+/* Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: B is cuBLASLt's A (n x k column-major with
+ * ld n, "N"; given as its transpose, b_nk, it is k x n with ld k, "T"), A its B (k x m, ld k). */
+static const char *lt_describe(cublas_lt_product *p, cublas_lt_input input, int out, size_t m,
+                               size_t n, size_t k, int b_nk, int fast, size_t workspace)
+{
+    static const int outputs[] = {CUDA_R_32F, CUDA_R_16BF, CUDA_R_16F};
+    int data, compute;
+    lt_types(&data, &compute, input);
+    const int transa = b_nk ? CUBLAS_OP_T : CUBLAS_OP_N, transb = CUBLAS_OP_N;
     const signed char fast_accum = (signed char)(fast != 0);
     const uint64_t workspace_bytes = workspace;
-    int found = 0;
-    if (lt.desc_create(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) ||
+    if (lt.desc_create(&p->desc, compute, CUDA_R_32F) ||
         lt.desc_set(p->desc, LT_TRANSA, &transa, sizeof transa) ||
         lt.desc_set(p->desc, LT_TRANSB, &transb, sizeof transb) ||
-        lt.desc_set(p->desc, LT_FAST_ACCUM, &fast_accum, sizeof fast_accum))
+        (input >= CUBLAS_LT_E4M3 &&
+         lt.desc_set(p->desc, LT_FAST_ACCUM, &fast_accum, sizeof fast_accum)))
         return "cublasLtMatmulDescCreate failed";
-    if (lt.layout_create(&p->a, input, k, n, (int64_t)k) ||
-        lt.layout_create(&p->b, input, k, m, (int64_t)k) ||
-        lt.layout_create(&p->c, output, n, m, (int64_t)n))
+    if ((b_nk ? lt.layout_create(&p->a, data, k, n, (int64_t)k)
+              : lt.layout_create(&p->a, data, n, k, (int64_t)n)) ||
+        lt.layout_create(&p->b, data, k, m, (int64_t)k) ||
+        lt.layout_create(&p->c, outputs[out], n, m, (int64_t)n))
         return "cublasLtMatrixLayoutCreate failed";
     if (lt.pref_create(&p->pref) ||
         lt.pref_set(p->pref, LT_PREF_MAX_WORKSPACE, &workspace_bytes, sizeof workspace_bytes))
         return "cublasLtMatmulPreferenceCreate failed";
-    if (lt.heuristic(handle, p->desc, p->a, p->b, p->c, p->c, p->pref, 1, &p->choice, &found) ||
-        found < 1)
-        return "cuBLASLt has no fp8 algorithm for this product";
     return NULL;
 }
 
-const char *cublas_peer_matmul_fp8(cublas_peer *peer, ptxjit_devptr c, ptxjit_devptr a,
-                                   ptxjit_devptr b_t, size_t m, size_t n, size_t k, int e5m2,
-                                   int out, int fast, ptxjit_devptr workspace,
-                                   size_t workspace_bytes)
+const char *cublas_lt_product_make(cublas_lt_product **out, cublas_peer *peer,
+                                   cublas_lt_input input, int output, size_t m, size_t n,
+                                   size_t k, int b_nk, int fast, size_t workspace, int most)
 {
+    *out = NULL;
     pthread_once(&lt_once, lt_load_once);
     if (lt.why)
         return lt.why;
     if (!peer->lt_handle && lt.create(&peer->lt_handle))
         return "cublasLtCreate failed";
-    static const int outputs[] = {CUDA_R_32F, CUDA_R_16BF, CUDA_R_16F};
-    lt_plan p = {0};
-    const char *why = lt_plan_make(&p, peer->lt_handle, e5m2 ? CUDA_R_8F_E5M2 : CUDA_R_8F_E4M3,
-                                   outputs[out], m, n, k, fast, workspace_bytes);
+    cublas_lt_product *p = calloc(1, sizeof *p);
+    if (!p)
+        return "out of memory";
+    p->handle = peer->lt_handle;
+    if (most > CUBLAS_LT_MAX_ALGORITHMS)
+        most = CUBLAS_LT_MAX_ALGORITHMS;
+    const char *why = lt_describe(p, input, output, m, n, k, b_nk, fast, workspace);
+    if (!why && (lt.heuristic(p->handle, p->desc, p->a, p->b, p->c, p->c, p->pref, most,
+                              p->choices, &p->count) ||
+                 p->count < 1))
+        why = "cuBLASLt has no algorithm for this product";
+    if (why) {
+        cublas_lt_product_free(p);
+        return why;
+    }
+    *out = p;
+    return NULL;
+}
+
+int cublas_lt_product_count(const cublas_lt_product *p)
+{
+    return p->count;
+}
+
+const char *cublas_lt_product_run(cublas_lt_product *p, int algorithm, ptxjit_devptr c,
+                                  ptxjit_devptr a, ptxjit_devptr b, ptxjit_devptr workspace,
+                                  size_t workspace_bytes)
+{
     const float one = 1.0f, zero = 0.0f;
-    if (!why && lt.matmul(peer->lt_handle, p.desc, &one, (const void *)(uintptr_t)b_t, p.a,
-                          (const void *)(uintptr_t)a, p.b, &zero, (const void *)(uintptr_t)c,
-                          p.c, (void *)(uintptr_t)c, p.c, &p.choice.algo,
-                          (void *)(uintptr_t)workspace, workspace_bytes, NULL))
-        why = "cublasLtMatmul failed";
-    lt_plan_free(&p);
-    return why;
+    if (algorithm < 0 || algorithm >= p->count)
+        return "no such cuBLASLt algorithm";
+    if (p->choices[algorithm].workspace_size > workspace_bytes)
+        return "the algorithm needs more workspace than was given";
+    if (lt.matmul(p->handle, p->desc, &one, (const void *)(uintptr_t)b, p->a,
+                  (const void *)(uintptr_t)a, p->b, &zero, (const void *)(uintptr_t)c, p->c,
+                  (void *)(uintptr_t)c, p->c, &p->choices[algorithm].algo,
+                  (void *)(uintptr_t)workspace, workspace_bytes, NULL))
+        return "cublasLtMatmul failed";
+    return NULL;
 }

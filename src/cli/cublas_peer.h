@@ -26,15 +26,32 @@ typedef enum {
 int cublas_peer_matmul(cublas_peer *peer, cublas_gemm kind, ptxjit_devptr c, ptxjit_devptr a,
                        ptxjit_devptr b, size_t m, size_t n, size_t k, int b_nk);
 
-/* c (m x n, row-major; out: 0 f32, 1 bf16, 2 f16) = a (m x k) · b (k x n), fp8 (e4m3, or
- * e5m2) with b given as its transpose b_t (n x k row-major: cuBLASLt's fp8 kernels take both
- * operands K-major), scales 1, through cublasLtMatmul with the algorithm of its heuristic and
- * a workspace of workspace_bytes; fast: CUBLASLT_MATMUL_DESC_FAST_ACCUM (accumulation in the
- * tensor cores only, as ptxjit's wgmma_fp8 does; 0: cuBLASLt's default, which adds partial
- * sums in fp32 on the way). NULL on success, else why (libcublasLt missing, no algorithm). */
-const char *cublas_peer_matmul_fp8(cublas_peer *peer, ptxjit_devptr c, ptxjit_devptr a,
-                                   ptxjit_devptr b_t, size_t m, size_t n, size_t k, int e5m2,
-                                   int out, int fast, ptxjit_devptr workspace,
-                                   size_t workspace_bytes);
+/* cuBLAS's workspace for cublasGemmEx (cublasSetWorkspace): without one it takes a small
+ * one of its own. 0 on success. */
+int cublas_peer_set_workspace(cublas_peer *peer, ptxjit_devptr workspace, size_t bytes);
+
+/* ---- cuBLASLt, searched: the algorithms its heuristic ranks for one product ---- */
+#define CUBLAS_LT_MAX_ALGORITHMS 16
+typedef enum {
+    CUBLAS_LT_TF32, /* f32 data, tf32 tensor cores */
+    CUBLAS_LT_BF16,
+    CUBLAS_LT_F16,
+    CUBLAS_LT_E4M3,
+    CUBLAS_LT_E5M2
+} cublas_lt_input;
+typedef struct cublas_lt_product cublas_lt_product;
+/* c (m x n, row-major; output: 0 f32, 1 bf16, 2 f16) = a (m x k) · b (k x n; b_nk: given as its
+ * transpose), fp32 accumulation (fast: fp8's accumulation in the tensor cores alone), scales
+ * 1: the best `most` (at most CUBLAS_LT_MAX_ALGORITHMS) of cuBLASLt's heuristic within
+ * workspace bytes. NULL on success (*out: free it), else why. */
+const char *cublas_lt_product_make(cublas_lt_product **out, cublas_peer *peer,
+                                   cublas_lt_input input, int output, size_t m, size_t n,
+                                   size_t k, int b_nk, int fast, size_t workspace, int most);
+int cublas_lt_product_count(const cublas_lt_product *p);
+/* Runs algorithm (0: the heuristic's first) on the default stream; NULL on success. */
+const char *cublas_lt_product_run(cublas_lt_product *p, int algorithm, ptxjit_devptr c,
+                                  ptxjit_devptr a, ptxjit_devptr b, ptxjit_devptr workspace,
+                                  size_t workspace_bytes);
+void cublas_lt_product_free(cublas_lt_product *p);
 
 #endif

@@ -15,41 +15,18 @@
 #include "cli/libcuda.h"
 #include "cli/timing.h"
 #include "families/matmul/fit.h"
+#include "families/matmul/cli.h"
 #include "families/matmul/op.h"
 
-/* One product's buffers: host inputs (for the reference) and device A, B, C. */
-typedef struct {
-    ptxjit_context *context;
-    size_t m, n, k;
-    pj_dtype dtype;
-    void *a, *b;
-    float *b_values; /* B's elements as floats (exact for every input type), made on first use */
-    float *bias;     /* n random floats, for bias=column */
-    ptxjit_devptr da, db, dc, dbias;
-} matmul_data;
 
-typedef struct {
-    matmul_data *data;
-    const char *params;
-    cublas_peer *cublas; /* set: time cuBLAS instead of ptxjit */
-    cublas_gemm kind;
-    int b_nk; /* the buffer at db is B's transpose (n x k), for both ptxjit's params and cuBLAS */
-    int fp8;  /* with cublas: cuBLASLt's fp8 product instead, 1 with fast accumulation, 2 without */
-    ptxjit_devptr workspace; /* cuBLASLt's */
-    const matmul_config *config; /* ptxjit's rows: the params' epilogue, for the reference */
-} matmul_job;
-
-enum { LT_WORKSPACE = 32 << 20 }; /* what cuBLAS's documentation advises on Hopper */
-
-static ptxjit_status matmul_once(void *arg)
+ptxjit_status cli_matmul_once(void *arg)
 {
     matmul_job *job = arg;
     matmul_data *d = job->data;
-    if (job->cublas && job->fp8) {
-        const char *why = cublas_peer_matmul_fp8(job->cublas, d->dc, d->da, d->db, d->m, d->n,
-                                                 d->k, d->dtype == PJ_MATMUL_E5M2, 1,
-                                                 job->fp8 == 1, job->workspace, LT_WORKSPACE);
-        return why ? pj_error(PTXJIT_ERR_CUDA, "cuBLASLt fp8: %s", why) : PTXJIT_OK;
+    if (job->lt) {
+        const char *why = cublas_lt_product_run(job->lt, job->lt_algorithm, d->dc, d->da, d->db,
+                                                job->workspace, CLI_MATMUL_LT_WORKSPACE);
+        return why ? pj_error(PTXJIT_ERR_CUDA, "cuBLASLt: %s", why) : PTXJIT_OK;
     }
     if (job->cublas)
         return cublas_peer_matmul(job->cublas, job->kind, d->dc, d->da, d->db, d->m, d->n, d->k,
@@ -68,7 +45,7 @@ static ptxjit_status matmul_once(void *arg)
 
 /* B's k x n elements serve both layouts: read as K x N (b_layout=kn) or as its transpose
  * N x K (nk), random either way. */
-static ptxjit_status data_make(matmul_data *d, ptxjit_context *context, size_t m, size_t n,
+ptxjit_status cli_matmul_data_make(matmul_data *d, ptxjit_context *context, size_t m, size_t n,
                                size_t k, pj_dtype dtype)
 {
     *d = (matmul_data){context, m, n, k, dtype, NULL, NULL, NULL, NULL, 0, 0, 0, 0};
@@ -113,7 +90,7 @@ static ptxjit_status data_make(matmul_data *d, ptxjit_context *context, size_t m
     return status;
 }
 
-static void data_free(matmul_data *d)
+void cli_matmul_data_free(matmul_data *d)
 {
     free(d->a);
     free(d->b);
@@ -139,7 +116,7 @@ static ptxjit_status poison(const matmul_data *d, const matmul_config *config, v
 
 /* tf32: tensor_core rounds its inputs to tf32 (1e-3); wgmma_tf32 reads them as the tensor
  * core does, truncated (2e-3). */
-static double tolerance_of(const matmul_config *config)
+double cli_matmul_tolerance(const matmul_config *config)
 {
     if (config->dtype != PJ_DTYPE_f32 || config->out != PJ_DTYPE_f32)
         return 1e-2;
@@ -222,24 +199,20 @@ static int runs_for(double first_ms, int runs)
     return fewer < 3 ? 3 : fewer;
 }
 
-typedef struct {
-    double ms, error, tflops;
-    int correct;
-} measurement;
 
-static ptxjit_status measure(measurement *out, matmul_job *job, pj_dtype result_type,
+ptxjit_status cli_matmul_measure(measurement *out, matmul_job *job, pj_dtype result_type,
                              double tolerance, int runs)
 {
     matmul_data *d = job->data;
     double first = wall_ms();
     ptxjit_status status = poison(d, job->config, NULL);
     if (status == PTXJIT_OK)
-        status = matmul_once(job);
+        status = cli_matmul_once(job);
     if (status == PTXJIT_OK)
         status = ptxjit_synchronize(d->context);
     first = wall_ms() - first;
     if (status == PTXJIT_OK)
-        status = time_median_ms(&out->ms, d->context, matmul_once, job, 1, runs_for(first, runs));
+        status = time_median_ms(&out->ms, d->context, cli_matmul_once, job, 1, runs_for(first, runs));
     if (status != PTXJIT_OK)
         return status;
     out->error = relative_error(d, result_type, job->b_nk, job->config); /* the last run's */
@@ -258,13 +231,13 @@ static int matmul_run(ptxjit_context *context, const char *params, size_t m, siz
     if (status != PTXJIT_OK)
         return cli_fail(status);
     matmul_data data;
-    matmul_job job = {&data, params, NULL, CUBLAS_SGEMM, config.b_nk, 0, 0, &config};
+    matmul_job job = {.data = &data, .params = params, .b_nk = config.b_nk, .config = &config};
     measurement result = {0};
-    double tolerance = tolerance_of(&config);
-    status = data_make(&data, context, m, n, k, config.dtype);
+    double tolerance = cli_matmul_tolerance(&config);
+    status = cli_matmul_data_make(&data, context, m, n, k, config.dtype);
     if (status == PTXJIT_OK)
-        status = measure(&result, &job, config.out, tolerance, runs);
-    data_free(&data);
+        status = cli_matmul_measure(&result, &job, config.out, tolerance, runs);
+    cli_matmul_data_free(&data);
     if (status != PTXJIT_OK)
         return cli_fail(status);
     printf("matmul %s, %zu x %zu x %zu: relative error %.2e (tolerance %.0e) %s; median of "
@@ -290,7 +263,7 @@ static const struct {
     {"variant=tensor_core load=tma", 0},
 };
 
-static void print_row(const char *name, const measurement *r, double peer, double writeup)
+void cli_matmul_print_row(const char *name, const measurement *r, double peer, double writeup)
 {
     printf("%-58s %10.1f %8.3f %9.2e %s", name, r->tflops * 1e3, peer > 0 ? r->tflops / peer : 0,
            r->error, r->correct ? "ok   " : "WRONG");
@@ -308,9 +281,9 @@ static ptxjit_status peer_job_row(double *tflops, matmul_job job, const char *na
     if (!job.cublas)
         return PTXJIT_OK;
     measurement r;
-    ptxjit_status status = measure(&r, &job, out, tolerance, runs);
+    ptxjit_status status = cli_matmul_measure(&r, &job, out, tolerance, runs);
     if (status == PTXJIT_OK) {
-        print_row(name, &r, r.tflops, 0);
+        cli_matmul_print_row(name, &r, r.tflops, 0);
         *tflops = r.tflops;
         *all_ok &= r.correct;
     }
@@ -321,44 +294,13 @@ static ptxjit_status peer_row(double *tflops, matmul_data *d, cublas_peer *cubla
                               cublas_gemm kind, int b_nk, const char *name, pj_dtype out,
                               double tolerance, int runs, int *all_ok)
 {
-    matmul_job job = {d, NULL, cublas, kind, b_nk, 0, 0, NULL};
+    matmul_job job = {.data = d, .cublas = cublas, .kind = kind, .b_nk = b_nk};
     return peer_job_row(tflops, job, name, out, tolerance, runs, all_ok);
-}
-
-/* cuBLASLt's fp8 rows (B transposed, bf16 out): with fast accumulation, the peer the fp8 rows
- * are a ratio of, then cuBLASLt's default for comparison. A product cuBLASLt has no kernel
- * for (e5m2 x e5m2) is said and the table goes on without a peer. */
-static ptxjit_status fp8_peer_rows(double *tflops, matmul_data *d, cublas_peer *cublas, int runs,
-                                   int *all_ok)
-{
-    ptxjit_devptr workspace = 0;
-    *tflops = 0;
-    if (!cublas)
-        return PTXJIT_OK;
-    ptxjit_status status = ptxjit_alloc(&workspace, d->context, LT_WORKSPACE);
-    const char *type = pj_matmul_type_name(d->dtype);
-    char name[96];
-    double slow;
-    snprintf(name, sizeof name, "cuBLASLt fp8 %s TN, fast accumulation (bf16 out)", type);
-    if (status == PTXJIT_OK)
-        status = peer_job_row(tflops, (matmul_job){d, NULL, cublas, CUBLAS_SGEMM, 1, 1, workspace, NULL},
-                              name, PJ_DTYPE_bf16, 1e-2, runs, all_ok);
-    snprintf(name, sizeof name, "cuBLASLt fp8 %s TN, fp32 partial sums (bf16 out)", type);
-    if (status == PTXJIT_OK)
-        status = peer_job_row(&slow, (matmul_job){d, NULL, cublas, CUBLAS_SGEMM, 1, 2, workspace, NULL},
-                              name, PJ_DTYPE_bf16, 1e-2, runs, all_ok);
-    if (status == PTXJIT_ERR_CUDA && strstr(ptxjit_last_error(), "cuBLASLt fp8:")) {
-        printf("%s: not measured (%s)\n", name, ptxjit_last_error());
-        status = PTXJIT_OK;
-    }
-    if (workspace)
-        ptxjit_free(d->context, workspace);
-    return status;
 }
 
 /* The configuration of the kernel the op takes for params on d's shape (*fitted: the tile it
  * fitted to the shape, or NULL), checked to take the table's input type. */
-static ptxjit_status config_for(matmul_config *config, const pj_matmul_fit_tile **fitted,
+ptxjit_status cli_matmul_config_for(matmul_config *config, const pj_matmul_fit_tile **fitted,
                                 const matmul_data *d, const char *params)
 {
     ptxjit_kernel *kernel;
@@ -376,15 +318,15 @@ static ptxjit_status our_row(measurement *r, matmul_data *d, const char *params,
 {
     matmul_config config;
     const pj_matmul_fit_tile *fitted = NULL;
-    ptxjit_status status = config_for(&config, &fitted, d, params);
-    matmul_job job = {d, params, NULL, CUBLAS_SGEMM, config.b_nk, 0, 0, &config};
+    ptxjit_status status = cli_matmul_config_for(&config, &fitted, d, params);
+    matmul_job job = {.data = d, .params = params, .b_nk = config.b_nk, .config = &config};
     if (status == PTXJIT_OK)
-        status = measure(r, &job, config.out, tolerance_of(&config), runs);
+        status = cli_matmul_measure(r, &job, config.out, cli_matmul_tolerance(&config), runs);
     if (status == PTXJIT_OK) {
         char label[160];
         snprintf(label, sizeof label, "%s%s%s", params, fitted ? " + " : "",
                  fitted ? fitted->words : "");
-        print_row(label, r, peer, writeup);
+        cli_matmul_print_row(label, r, peer, writeup);
         *all_ok &= r->correct;
     }
     return status;
@@ -421,7 +363,7 @@ static ptxjit_status fp32_table(ptxjit_context *context, cublas_peer *cublas, si
                                 const char *const *sets, int set_count, int *all_ok)
 {
     matmul_data d;
-    ptxjit_status status = data_make(&d, context, n, n, n, PJ_DTYPE_f32);
+    ptxjit_status status = cli_matmul_data_make(&d, context, n, n, n, PJ_DTYPE_f32);
     double sgemm = 0, tf32 = 0, tf32_nk = -1;
     if (status == PTXJIT_OK) {
         print_header("matmul fp32 (write-up's A100 figures at 4096³)", n, n, n);
@@ -454,7 +396,7 @@ static ptxjit_status fp32_table(ptxjit_context *context, cublas_peer *cublas, si
             status = our_row(&r, &d, sets[i], b_nk ? tf32_nk : tensor ? tf32 : sgemm, 0, runs,
                              all_ok);
     }
-    data_free(&d);
+    cli_matmul_data_free(&d);
     return status;
 }
 
@@ -463,7 +405,7 @@ static ptxjit_status bf16_table(ptxjit_context *context, cublas_peer *cublas, si
                                 const char *const *sets, int set_count, int *all_ok)
 {
     matmul_data d;
-    ptxjit_status status = data_make(&d, context, n, n, n, PJ_DTYPE_bf16);
+    ptxjit_status status = cli_matmul_data_make(&d, context, n, n, n, PJ_DTYPE_bf16);
     double peer = 0, peer_nk = -1;
     if (status == PTXJIT_OK) {
         print_header("matmul bf16 in, bf16 out, fp32 accumulation", n, n, n);
@@ -486,143 +428,8 @@ static ptxjit_status bf16_table(ptxjit_context *context, cublas_peer *cublas, si
         if (status == PTXJIT_OK)
             status = our_row(&r, &d, sets[i], b_nk ? peer_nk : peer, 0, runs, all_ok);
     }
-    data_free(&d);
+    cli_matmul_data_free(&d);
     return status;
-}
-
-/* ---- bench matmul shapes=MxNxK,... ---- */
-
-typedef struct {
-    size_t m, n, k;
-} bench_shape;
-
-/* "8192x8192x8192,128x8192x8192" (M x N x K each); 0 when the text is not such a list. */
-static int parse_shapes(bench_shape *out, int capacity, const char *text)
-{
-    int count = 0;
-    while (*text && count < capacity) {
-        char *end;
-        unsigned long long v[3];
-        for (int i = 0; i < 3; i++) {
-            v[i] = strtoull(text, &end, 10);
-            if (end == text || v[i] == 0 || (i < 2 && *end != 'x'))
-                return 0;
-            text = end + (i < 2);
-        }
-        out[count++] = (bench_shape){(size_t)v[0], (size_t)v[1], (size_t)v[2]};
-        if (*text == ',')
-            text++;
-        else if (*text)
-            return 0;
-    }
-    return *text ? 0 : count;
-}
-
-/* The cuBLAS call for an input type (0 when there is none to compare with). */
-static int peer_of(cublas_gemm *kind, const char **name, pj_dtype type)
-{
-    if (type == PJ_DTYPE_bf16)
-        *kind = CUBLAS_GEMM_BF16, *name = "cuBLAS GemmEx bf16 (bf16 out)";
-    else if (type == PJ_DTYPE_f16)
-        *kind = CUBLAS_GEMM_F16, *name = "cuBLAS GemmEx f16 (f16 out)";
-    else if (type == PJ_DTYPE_f32)
-        *kind = CUBLAS_SGEMM_TF32, *name = "cuBLAS SGEMM TF32";
-    else
-        return 0;
-    return 1;
-}
-
-/* The peer rows of an input type and B layout: cuBLASLt for fp8; else the cuBLAS call of the
- * type, for tf32 with B transposed after the NN call of the same product, for comparison. */
-static ptxjit_status type_peer_rows(double *peer, matmul_data *d, cublas_peer *cublas,
-                                    int b_nk, int runs, int *all_ok)
-{
-    cublas_gemm kind;
-    const char *name;
-    char title[96];
-    double nn;
-    ptxjit_status status = PTXJIT_OK;
-    *peer = 0;
-    if (d->dtype == PJ_MATMUL_E4M3 || d->dtype == PJ_MATMUL_E5M2)
-        return fp8_peer_rows(peer, d, cublas, runs, all_ok);
-    if (!peer_of(&kind, &name, d->dtype))
-        return PTXJIT_OK;
-    const int f32 = d->dtype == PJ_DTYPE_f32;
-    if (f32 && b_nk)
-        status = peer_row(&nn, d, cublas, kind, 0, "cuBLAS SGEMM TF32 (NN, for comparison)",
-                          PJ_DTYPE_f32, 2e-3, runs, all_ok);
-    snprintf(title, sizeof title, "%s%s", name, b_nk ? ", B transposed (TN)" : "");
-    if (status == PTXJIT_OK)
-        status = peer_row(peer, d, cublas, kind, b_nk, title, d->dtype, f32 ? 2e-3 : 1e-2, runs,
-                          all_ok);
-    return status;
-}
-
-/* One shape: for each input type and B layout the sets take (in the order they first come),
- * random inputs, the cuBLAS call of that type and layout, then each set of it as a ratio. */
-static ptxjit_status shape_rows(ptxjit_context *context, cublas_peer *cublas, bench_shape s,
-                                int runs, const char *const *sets, int set_count, int *all_ok)
-{
-    ptxjit_status status = PTXJIT_OK;
-    int done[64] = {0};
-    printf("\nmatmul %zu x %zu x %zu (M x N x K)\n", s.m, s.n, s.k);
-    printf("%-58s %10s %8s %9s\n", "params", "GFLOP/s", "/cuBLAS", "rel.err");
-    for (int i = 0; i < set_count && i < 64 && status == PTXJIT_OK; i++) {
-        if (done[i])
-            continue;
-        pj_dtype type;
-        int b_nk, tensor;
-        set_kind(&type, &b_nk, &tensor, context, sets[i]);
-        matmul_data d;
-        double peer = 0;
-        status = data_make(&d, context, s.m, s.n, s.k, type);
-        if (status == PTXJIT_OK)
-            status = type_peer_rows(&peer, &d, cublas, b_nk, runs, all_ok);
-        for (int j = i; j < set_count && j < 64 && status == PTXJIT_OK; j++) {
-            pj_dtype other;
-            int other_nk, other_tensor;
-            set_kind(&other, &other_nk, &other_tensor, context, sets[j]);
-            if (other != type || other_nk != b_nk)
-                continue;
-            measurement r;
-            status = our_row(&r, &d, sets[j], peer, 0, runs, all_ok);
-            done[j] = 1;
-        }
-        data_free(&d);
-    }
-    return status;
-}
-
-/* `bench matmul shapes=... ["PARAMS" ...]`: each shape, each set (default: wgmma's defaults,
- * and the one-tile-per-block schedule with direct stores it had before) against cuBLAS in the
- * same process. */
-static ptxjit_status shapes_bench(ptxjit_context *context, cublas_peer *cublas, const char *list,
-                                  int runs, const char *const *sets, int set_count, int *all_ok)
-{
-    static const char *const defaults[] = {"variant=wgmma",
-                                           "variant=wgmma sched=grid store=direct"};
-    bench_shape shapes[32];
-    int count = parse_shapes(shapes, 32, list);
-    if (!count)
-        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "bench matmul: shapes=%s is not a list of "
-                        "MxNxK (e.g. shapes=8192x8192x8192,128x8192x8192)", list);
-    if (!set_count) {
-        sets = defaults;
-        set_count = (int)PJ_ARRAY_SIZE(defaults);
-    }
-    /* A shape a set cannot run is reported and the table goes on: the bench shows which. */
-    ptxjit_status status = PTXJIT_OK;
-    for (int i = 0; i < count && (status == PTXJIT_OK || status == PTXJIT_ERR_INVALID_ARGUMENT ||
-                                  status == PTXJIT_ERR_PARAM);
-         i++) {
-        status = shape_rows(context, cublas, shapes[i], runs, sets, set_count, all_ok);
-        if (status == PTXJIT_ERR_INVALID_ARGUMENT || status == PTXJIT_ERR_PARAM) {
-            printf("  refused: %s\n", ptxjit_last_error());
-            *all_ok = 0;
-        }
-    }
-    return status == PTXJIT_ERR_INVALID_ARGUMENT || status == PTXJIT_ERR_PARAM ? PTXJIT_OK
-                                                                                : status;
 }
 
 static int matmul_bench(ptxjit_context *context, size_t n, int runs, const char *const *sets,
@@ -630,16 +437,28 @@ static int matmul_bench(ptxjit_context *context, size_t n, int runs, const char 
 {
     char name[256] = "?";
     cli_cuda_device_name(name, sizeof name, context);
-    const char *why = NULL, *shapes = NULL;
+    const char *why = NULL, *shapes = NULL, *rounds_text = NULL;
     const char **rest = calloc((size_t)set_count + 1, sizeof *rest);
     int rest_count = 0;
     for (int i = 0; rest && i < set_count; i++) {
         if (strncmp(sets[i], "shapes=", 7) == 0)
             shapes = sets[i] + 7;
+        else if (strncmp(sets[i], "rounds=", 7) == 0)
+            rounds_text = sets[i] + 7;
         else
             rest[rest_count++] = sets[i];
     }
+    size_t rounds = 1;
+    if (rounds_text && !cli_count(&rounds, rounds_text, "rounds", 1, 1000)) {
+        free(rest);
+        return CLI_USAGE;
+    }
     cublas_peer *cublas = cublas_peer_open(&why);
+    /* GemmEx with the workspace cuBLAS advises (without one it runs with a small one). */
+    ptxjit_devptr workspace = 0;
+    if (cublas && ptxjit_alloc(&workspace, context, CLI_MATMUL_LT_WORKSPACE) == PTXJIT_OK &&
+        cublas_peer_set_workspace(cublas, workspace, CLI_MATMUL_LT_WORKSPACE) != 0)
+        printf("cuBLAS: cublasSetWorkspace failed; GemmEx runs with its own workspace\n");
     int all_ok = 1;
     printf("matmul, %s, %s, median of %d (of fewer for runs over 100 ms)\n", name,
            ptxjit_arch(context), runs);
@@ -647,13 +466,16 @@ static int matmul_bench(ptxjit_context *context, size_t n, int runs, const char 
         printf("cuBLAS not measured: %s\n", why);
     ptxjit_status status = rest ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     if (status == PTXJIT_OK && shapes) {
-        status = shapes_bench(context, cublas, shapes, runs, rest, rest_count, &all_ok);
+        status = cli_matmul_shapes_bench(context, cublas, shapes, runs, (int)rounds, rest,
+                                         rest_count, &all_ok);
     } else if (status == PTXJIT_OK) {
         status = fp32_table(context, cublas, n ? n : 4096, runs, rest, rest_count, &all_ok);
         if (status == PTXJIT_OK)
             status = bf16_table(context, cublas, n ? n : 8192, runs, rest, rest_count, &all_ok);
     }
     cublas_peer_close(cublas);
+    if (workspace)
+        ptxjit_free(context, workspace);
     free(rest);
     if (status != PTXJIT_OK)
         return cli_fail(status);
@@ -842,7 +664,7 @@ static ptxjit_status multigpu_prepare(void **state, ptxjit_context *context, con
     if (status == PTXJIT_OK)
         status = pj_matmul_config_of(&s->config, kernel);
     if (status == PTXJIT_OK)
-        status = data_make(&s->data, context, sizes[0], sizes[1], sizes[2], s->config.dtype);
+        status = cli_matmul_data_make(&s->data, context, sizes[0], sizes[1], sizes[2], s->config.dtype);
     if (status == PTXJIT_OK)
         status = poison(&s->data, &s->config, stream);
     if (status == PTXJIT_OK)
@@ -861,7 +683,7 @@ static ptxjit_status multigpu_check(void *state, const char *named)
 {
     multigpu_state *s = state;
     double error = relative_error(&s->data, s->config.out, s->config.b_nk, &s->config);
-    double tolerance = tolerance_of(&s->config);
+    double tolerance = cli_matmul_tolerance(&s->config);
     if (!(error <= tolerance))
         return pj_error(PTXJIT_ERR_CUDA, "matmul %s: relative error %.2e, above the tolerance "
                         "%.0e", named, error, tolerance);
@@ -879,7 +701,7 @@ static double multigpu_bytes(const void *state)
 
 static void multigpu_release(void *state)
 {
-    data_free(&((multigpu_state *)state)->data);
+    cli_matmul_data_free(&((multigpu_state *)state)->data);
     free(state);
 }
 
@@ -931,9 +753,11 @@ const cli_family cli_family_matmul = {
     .tune_problems = tune_problems,
     .help = "run m=M n=N k=K (default 4096 each; float64 reference); bench: the write-up's table\n"
             "             at 4096^3 fp32 and wgmma at 8192^3 bf16 (or n^3), against cuBLAS SGEMM, TF32\n"
-            "             and GemmEx bf16; bench matmul shapes=MxNxK,... [\"PARAMS\" ...]: each set on\n"
-            "             each shape against the cuBLAS call of its input type and B layout (GemmEx,\n"
-            "             TF32, cuBLASLt fp8) in the same process; a row says \"+ WORDS\" where the op\n"
-            "             gave a set without a tile the smaller tile its shape needs\n"
+            "             and GemmEx bf16; bench matmul shapes=MxNxK,... [rounds=R] [\"PARAMS\" ...]:\n"
+            "             each set on each shape against the fastest cuBLAS of its input type in\n"
+            "             the same process (GemmEx with a workspace, and each algorithm cuBLASLt's\n"
+            "             heuristic ranks, up to 16; tf32 in both B layouts), in R rounds that\n"
+            "             alternate which side goes first: median ratio and spread; a row says\n"
+            "             \"+ WORDS\" where the op fitted a smaller tile to the shape\n"
             "             multigpu: m=M n=N k=K, random inputs (default 4096 each)",
 };

@@ -1,0 +1,280 @@
+/* cli_shapes.c — `ptxjit bench matmul shapes=MxNxK,... [rounds=R] ["PARAMS" ...]`: each shape,
+ * each parameter set (default: wgmma's defaults), against the fastest peer of its input type
+ * measured in the same process — cublasGemmEx with its workspace, and every algorithm (up to
+ * 16) that cuBLASLt's heuristic ranks for the product, both B layouts for tf32 — in R rounds
+ * that alternate which side runs first (peer, ours; ours, peer; ...), each side a median of
+ * runs; the ratio is the median of the rounds' ratios, with their spread. A shape a set cannot
+ * run is reported and the table goes on. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/timing.h"
+#include "families/matmul/cli.h"
+
+typedef struct {
+    size_t m, n, k;
+} bench_shape;
+
+/* "8192x8192x8192,128x8192x8192" (M x N x K each); 0 when the text is not such a list. */
+static int parse_shapes(bench_shape *out, int capacity, const char *text)
+{
+    int count = 0;
+    while (*text && count < capacity) {
+        char *end;
+        unsigned long long v[3];
+        for (int i = 0; i < 3; i++) {
+            v[i] = strtoull(text, &end, 10);
+            if (end == text || v[i] == 0 || (i < 2 && *end != 'x'))
+                return 0;
+            text = end + (i < 2);
+        }
+        out[count++] = (bench_shape){(size_t)v[0], (size_t)v[1], (size_t)v[2]};
+        if (*text == ',')
+            text++;
+        else if (*text)
+            return 0;
+    }
+    return *text ? 0 : count;
+}
+
+/* The peer found for a product: its job (kept for the rounds) and what it is. */
+typedef struct {
+    matmul_job job;
+    double tflops;
+    char name[96];
+    cublas_lt_product *lt[2]; /* one per B layout searched */
+} peer_choice;
+
+/* cuBLAS's input and output of a type, for GemmEx (0: none) and cuBLASLt. */
+static int peer_types(cublas_gemm *gemm, int *has_gemm, cublas_lt_input *lt, int *lt_out,
+                      pj_dtype type)
+{
+    *has_gemm = 1;
+    switch ((int)type) {
+    case PJ_DTYPE_bf16:
+        *gemm = CUBLAS_GEMM_BF16, *lt = CUBLAS_LT_BF16, *lt_out = 1;
+        return 1;
+    case PJ_DTYPE_f16:
+        *gemm = CUBLAS_GEMM_F16, *lt = CUBLAS_LT_F16, *lt_out = 2;
+        return 1;
+    case PJ_DTYPE_f32:
+        *gemm = CUBLAS_SGEMM_TF32, *lt = CUBLAS_LT_TF32, *lt_out = 0;
+        return 1;
+    case PJ_MATMUL_E4M3:
+    case PJ_MATMUL_E5M2: /* cuBLASLt only, fast accumulation as wgmma_fp8, bf16 out */
+        *has_gemm = 0;
+        *lt = type == PJ_MATMUL_E4M3 ? CUBLAS_LT_E4M3 : CUBLAS_LT_E5M2, *lt_out = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* Times one candidate (checked); keeps it where it is the fastest so far. */
+static ptxjit_status try_candidate(peer_choice *best, matmul_job job, const char *name,
+                                   pj_dtype out, double tolerance, int runs)
+{
+    measurement r;
+    ptxjit_status status = cli_matmul_measure(&r, &job, out, tolerance, runs);
+    if (status != PTXJIT_OK) {
+        pj_error_clear(); /* an algorithm that fails is no peer */
+        return PTXJIT_OK;
+    }
+    if (r.correct && r.tflops > best->tflops) {
+        best->job = job;
+        best->tflops = r.tflops;
+        snprintf(best->name, sizeof best->name, "%s", name);
+    }
+    return PTXJIT_OK;
+}
+
+/* The fastest peer of d's type: GemmEx and cuBLASLt's ranked algorithms, in the layout of our
+ * sets (and, for tf32, the other too). */
+static ptxjit_status search_peer(peer_choice *best, matmul_data *d, cublas_peer *cublas,
+                                 ptxjit_devptr workspace, int b_nk, int runs)
+{
+    cublas_gemm gemm;
+    cublas_lt_input lt_input;
+    int has_gemm, lt_out;
+    memset(best, 0, sizeof *best);
+    if (!cublas || !peer_types(&gemm, &has_gemm, &lt_input, &lt_out, d->dtype))
+        return PTXJIT_OK;
+    const int f32 = d->dtype == PJ_DTYPE_f32;
+    const double tolerance = f32 ? 2e-3 : 1e-2;
+    const pj_dtype out = lt_out == 0 ? PJ_DTYPE_f32 : lt_out == 1 ? PJ_DTYPE_bf16 : PJ_DTYPE_f16;
+    int timed = 0;
+    for (int layout = 0; layout < 2; layout++) {
+        const int nk = layout ? !b_nk : b_nk;
+        if (layout && !f32)
+            break; /* the inputs' layout is the sets': only tf32 compares both */
+        char name[96];
+        if (has_gemm) {
+            snprintf(name, sizeof name, "cublasGemmEx%s", nk ? " TN" : "");
+            matmul_job job = {.data = d, .cublas = cublas, .kind = gemm, .b_nk = nk};
+            try_candidate(best, job, name, out, tolerance, runs);
+            timed++;
+        }
+        const char *why = cublas_lt_product_make(&best->lt[layout], cublas, lt_input, lt_out,
+                                                 d->m, d->n, d->k, nk, 1,
+                                                 CLI_MATMUL_LT_WORKSPACE,
+                                                 CUBLAS_LT_MAX_ALGORITHMS);
+        if (why) {
+            printf("cuBLASLt%s: not searched (%s)\n", nk ? " TN" : "", why);
+            continue;
+        }
+        for (int a = 0; a < cublas_lt_product_count(best->lt[layout]); a++, timed++) {
+            snprintf(name, sizeof name, "cuBLASLt%s algorithm %d of %d", nk ? " TN" : "", a + 1,
+                     cublas_lt_product_count(best->lt[layout]));
+            matmul_job job = {.data = d, .cublas = cublas, .b_nk = nk, .workspace = workspace,
+                              .lt = best->lt[layout], .lt_algorithm = a};
+            try_candidate(best, job, name, out, tolerance, runs);
+        }
+    }
+    if (best->tflops > 0)
+        printf("peer: %s, %.1f GFLOP/s (the fastest of %d cuBLAS candidates)\n", best->name,
+               best->tflops * 1e3, timed);
+    return PTXJIT_OK;
+}
+
+static void peer_free(peer_choice *p)
+{
+    cublas_lt_product_free(p->lt[0]);
+    cublas_lt_product_free(p->lt[1]);
+}
+
+static ptxjit_status timed(double *ms, matmul_job *job, int runs)
+{
+    return time_median_ms(ms, job->data->context, cli_matmul_once, job, 1, runs);
+}
+
+/* One set against the peer in rounds that alternate which side goes first. */
+static ptxjit_status set_rounds(matmul_data *d, peer_choice *peer, const char *params,
+                                int runs, int rounds, int *all_ok)
+{
+    matmul_config config;
+    const pj_matmul_fit_tile *fitted = NULL;
+    ptxjit_status status = cli_matmul_config_for(&config, &fitted, d, params);
+    matmul_job ours = {.data = d, .params = params, .b_nk = config.b_nk, .config = &config};
+    measurement checked;
+    if (status == PTXJIT_OK) /* checked once against float64 */
+        status = cli_matmul_measure(&checked, &ours, config.out,
+                                    cli_matmul_tolerance(&config), runs);
+    if (status != PTXJIT_OK)
+        return status;
+    double ratio[64], speed[64];
+    int done = 0;
+    for (int r = 0; r < rounds && r < 64 && status == PTXJIT_OK; r++, done++) {
+        double ours_ms = checked.ms, peer_ms = 0;
+        for (int side = 0; side < 2 && status == PTXJIT_OK; side++) {
+            const int peer_now = (side == 0) == (r % 2 == 0);
+            if (peer_now && peer->tflops > 0)
+                status = timed(&peer_ms, &peer->job, runs);
+            else if (!peer_now)
+                status = timed(&ours_ms, &ours, runs);
+        }
+        speed[r] = 2.0 * d->m * d->n * d->k / (ours_ms * 1e6);
+        ratio[r] = peer_ms > 0 ? peer_ms / ours_ms : 0;
+    }
+    if (status != PTXJIT_OK)
+        return status;
+    double low = ratio[0], high = ratio[0];
+    for (int r = 1; r < done; r++) {
+        low = ratio[r] < low ? ratio[r] : low;
+        high = ratio[r] > high ? ratio[r] : high;
+    }
+    char label[160];
+    snprintf(label, sizeof label, "%s%s%s", params, fitted ? " + " : "",
+             fitted ? fitted->words : "");
+    printf("%-58s %10.1f %8.3f %6.3f-%-6.3f %9.2e %s\n", label, median_of(speed, done),
+           median_of(ratio, done), low, high, checked.error, checked.correct ? "ok" : "WRONG");
+    fflush(stdout);
+    *all_ok &= checked.correct;
+    return PTXJIT_OK;
+}
+
+/* The input type and B layout of a set (f32 for one that does not read: its row says why). */
+static void set_kind(pj_dtype *type, int *b_nk, ptxjit_context *context, const char *params)
+{
+    ptxjit_kernel *kernel;
+    matmul_config config;
+    *type = PJ_DTYPE_f32;
+    *b_nk = 0;
+    if (ptxjit_get_kernel(&kernel, context, "matmul", params, NULL) == PTXJIT_OK &&
+        pj_matmul_config_of(&config, kernel) == PTXJIT_OK) {
+        *type = config.dtype;
+        *b_nk = config.b_nk;
+    }
+}
+
+/* One shape: per input type and B layout of the sets (in the order they first come), random
+ * inputs, the peer searched, then each set of it in rounds. */
+static ptxjit_status shape_rows(ptxjit_context *context, cublas_peer *cublas,
+                                ptxjit_devptr workspace, bench_shape s, int runs, int rounds,
+                                const char *const *sets, int set_count, int *all_ok)
+{
+    ptxjit_status status = PTXJIT_OK;
+    int done[64] = {0};
+    printf("\nmatmul %zu x %zu x %zu (M x N x K), %d round%s\n", s.m, s.n, s.k, rounds,
+           rounds == 1 ? "" : "s (peer and ours alternating which goes first)");
+    for (int i = 0; i < set_count && i < 64 && status == PTXJIT_OK; i++) {
+        if (done[i])
+            continue;
+        pj_dtype type;
+        int b_nk;
+        set_kind(&type, &b_nk, context, sets[i]);
+        matmul_data d;
+        peer_choice peer;
+        memset(&peer, 0, sizeof peer);
+        status = cli_matmul_data_make(&d, context, s.m, s.n, s.k, type);
+        if (status == PTXJIT_OK)
+            status = search_peer(&peer, &d, cublas, workspace, b_nk, runs);
+        if (status == PTXJIT_OK)
+            printf("%-58s %10s %8s %-13s %9s\n", "params", "GFLOP/s", "/peer", "spread",
+                   "rel.err");
+        for (int j = i; j < set_count && j < 64 && status == PTXJIT_OK; j++) {
+            pj_dtype other;
+            int other_nk;
+            set_kind(&other, &other_nk, context, sets[j]);
+            if (other != type || other_nk != b_nk)
+                continue;
+            status = set_rounds(&d, &peer, sets[j], runs, rounds, all_ok);
+            done[j] = 1;
+        }
+        peer_free(&peer);
+        cli_matmul_data_free(&d);
+    }
+    return status;
+}
+
+ptxjit_status cli_matmul_shapes_bench(ptxjit_context *context, cublas_peer *cublas,
+                                      const char *list, int runs, int rounds,
+                                      const char *const *sets, int set_count, int *all_ok)
+{
+    static const char *const defaults[] = {"variant=wgmma"};
+    bench_shape shapes[32];
+    int count = parse_shapes(shapes, 32, list);
+    if (!count)
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "bench matmul: shapes=%s is not a list of "
+                        "MxNxK (e.g. shapes=8192x8192x8192,128x8192x8192)", list);
+    if (!set_count) {
+        sets = defaults;
+        set_count = (int)PJ_ARRAY_SIZE(defaults);
+    }
+    ptxjit_devptr workspace = 0;
+    ptxjit_status status = ptxjit_alloc(&workspace, context, CLI_MATMUL_LT_WORKSPACE);
+    /* A shape a set cannot run is reported and the table goes on: the bench shows which. */
+    for (int i = 0; i < count && status == PTXJIT_OK; i++) {
+        status = shape_rows(context, cublas, workspace, shapes[i], runs, rounds, sets,
+                            set_count, all_ok);
+        if (status == PTXJIT_ERR_INVALID_ARGUMENT || status == PTXJIT_ERR_PARAM) {
+            printf("  refused: %s\n", ptxjit_last_error());
+            *all_ok = 0;
+            status = PTXJIT_OK;
+        }
+    }
+    if (workspace)
+        ptxjit_free(context, workspace);
+    return status;
+}

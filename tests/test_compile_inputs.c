@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "request/route_llvm.h"
+#include "request/directives.h"
 #include "cache/disk.h"
 #include "cache/entry.h"
 #include "request/key.h"
@@ -343,6 +344,88 @@ START_TEST(key_covers_each_header_path_and_content)
     in.includes = NULL;
     ck_assert_int_eq(pj_cache_key(&none, &in), PTXJIT_OK);
     ck_assert(none.low != base.low || none.high != base.high);
+}
+END_TEST
+
+/* What directives.c finds, each case as NVRTC 13.0 was seen to read it: the first directive
+ * of text, its kind, form, name and line ("" for none found). */
+START_TEST(directives_are_read_as_the_preprocessor_reads_them)
+{
+    static const struct {
+        const char *text;
+        pj_directive_kind kind;
+        pj_name_form form;
+        const char *name;
+        int line;
+    } cases[] = {
+        {"#include \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 1},
+        {"x\n  #  include <a.h>\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_ANGLED, "a.h", 2},
+        {"%:include \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 1},
+        {"# /* c */ include \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 1},
+        {"#/*\n*/include \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 1},
+        {"#\\\ninclude \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 1},
+        {"#inc\\\r\nlude \"a\\\n.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 1},
+        {"\f#\vinclude\r\"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 1},
+        {"int a; /*\n*/ #include \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 2},
+        {"#include <a/*b>\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_ANGLED, "a/*b", 1},
+        {"#define H \"a.h\"\n#include H\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_COMPUTED, NULL, 2},
+        {"#include \"a.h\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_COMPUTED, NULL, 1},
+        {"#include_next <a.h>\n", PJ_DIRECTIVE_INCLUDE_NEXT, PJ_NAME_ANGLED, "a.h", 1},
+        {"#import \"a.h\"\n", PJ_DIRECTIVE_IMPORT, PJ_NAME_QUOTED, "a.h", 1},
+        {"#embed \"a.bin\"\n", PJ_DIRECTIVE_EMBED, PJ_NAME_QUOTED, "a.bin", 1},
+        {"#if __has_include( <a.h> )\n", PJ_DIRECTIVE_HAS_INCLUDE, PJ_NAME_ANGLED, "a.h", 1},
+        {"#if __has_include(H)\n", PJ_DIRECTIVE_HAS_INCLUDE, PJ_NAME_COMPUTED, NULL, 1},
+        {"#define P __has_include\n", PJ_DIRECTIVE_HAS_INCLUDE, PJ_NAME_COMPUTED, NULL, 1},
+        {"#if __has_include_next(\"a\")\n", PJ_DIRECTIVE_HAS_INCLUDE_NEXT, PJ_NAME_QUOTED, "a", 1},
+        /* Comments, literals and numbers hide nothing they do not hide from the compiler. */
+        {"int c = 1'000; /* x */\n#include \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED,
+         "a.h", 2},
+        {"char c = '\"';\n#include \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 2},
+        {"auto s = LR\"(/*)\";\n#include \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h",
+         2},
+        {"auto f = 0x1p-3 + 1e+5;\n#include \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED,
+         "a.h", 2},
+        /* A line that reads as an include is found in a comment too (as before: spare). */
+        {"/*\n#include \"a.h\"\n*/\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 2},
+        /* Found by neither: not directives NVRTC reads. */
+        {"#ifdef __has_include\n#if defined(__has_include)\n", 0, 0, "", 0},
+        {"#\\u0069nclude \"a.h\"\n", 0, 0, "", 0},
+        {"#inc\\ \nlude \"a.h\"\n", 0, 0, "", 0},
+        {"// #include \"a.h\"\n", 0, 0, "", 0},
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
+        pj_directives found;
+        ck_assert_int_eq(pj_directives_find(&found, cases[i].text, strlen(cases[i].text)), 0);
+        const char *name = cases[i].name;
+        if (name && !*name) {
+            ck_assert_msg(found.count == 0, "case %zu: %d found", i, found.count);
+        } else {
+            ck_assert_msg(found.count >= 1, "case %zu: nothing found", i);
+            const pj_directive *d = &found.items[0];
+            ck_assert_msg(d->kind == cases[i].kind && d->form == cases[i].form &&
+                              d->line == cases[i].line,
+                          "case %zu: kind %d form %d line %d", i, d->kind, d->form, d->line);
+            ck_assert_msg(name ? d->name && strcmp(d->name, name) == 0 : !d->name,
+                          "case %zu: name '%s'", i, d->name ? d->name : "(none)");
+        }
+        pj_directives_free(&found);
+    }
+    /* What the lexer cannot read as every compiler does is reported; #line renumbers. */
+    const char nul[] = "int a;\n\0\n#include \"a.h\"\n";
+    pj_directives found;
+    ck_assert_int_eq(pj_directives_find(&found, nul, sizeof nul - 1), 0);
+    ck_assert_int_eq(found.nul_line, 2);
+    ck_assert_int_eq(found.count, 1); /* read past the NUL, as NVRTC reads a header */
+    pj_directives_free(&found);
+    const char *raw = "auto s = R\"x(\n)x\\\n\" /* )x\";\n#include \"a.h\"\n// */\n";
+    ck_assert_int_eq(pj_directives_find(&found, raw, strlen(raw)), 0);
+    ck_assert_int_eq(found.raw_splice_line, 1);
+    ck_assert_int_eq(found.count, 1); /* the line's include, found as text */
+    pj_directives_free(&found);
+    const char *numbered = "x\n#line 10 \"f.cu\"\n#include \"a.h\"\n";
+    ck_assert_int_eq(pj_directives_find(&found, numbered, strlen(numbered)), 0);
+    ck_assert_int_eq(pj_directives_line(&found, found.items[0].line), 10);
+    pj_directives_free(&found);
 }
 END_TEST
 
@@ -760,6 +843,7 @@ Suite *suite_compile_inputs(void)
     tcase_add_test(tc, angle_include_from_an_include_dir_is_in_the_key);
     tcase_add_test(tc, include_scan_is_bounded_and_leaves_missing_headers_to_nvrtc);
     tcase_add_test(tc, key_covers_each_header_path_and_content);
+    tcase_add_test(tc, directives_are_read_as_the_preprocessor_reads_them);
     tcase_add_test(tc, header_edited_during_the_compile_keeps_the_kernel_off_disk);
     suite_add_tcase(suite, tc);
     tc = tcase_create("errors_and_dtypes");

@@ -137,6 +137,16 @@ typedef struct {
                                   registry"), not read. 0: $PTXJIT_TEMPLATE_MAX_BYTES (a
                                   number of bytes), else 16 MiB (built-in templates are under
                                   64 KiB) */
+    int confine_includes;      /* 1: a template's includes resolve only under its own
+                                  directory, the -I directories of the compile options and
+                                  the CUDA toolkit's include directory; an absolute path, a
+                                  ".." or a link that leads out, and an include the scan
+                                  cannot check (through a macro, #include_next, ...) are
+                                  refused with PTXJIT_ERR_TEMPLATE before anything is read
+                                  or compiled, on a cache hit too. For a service compiling
+                                  its users' templates ("Include confinement" in
+                                  docs/TEMPLATES.md). 0: as $PTXJIT_CONFINE_INCLUDES says (1:
+                                  on), by default off; neither turns the other's on off */
 } ptxjit_options;
 
 /* Fills *options with the defaults above. */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "request/route_llvm.h"
+#include "request/directives.h"
 #include "cache/disk.h"
 #include "cache/entry.h"
 #include "request/key.h"
@@ -54,13 +55,15 @@ static void capture(void *user, ptxjit_log_level level, const char *message)
 }
 
 /* A context for templates in template_dir (NULL: built-ins only), its disk cache in cache_dir
- * (NULL: none), with the given compile options (NULL: the default). */
-static ptxjit_context *open_context(const char *template_dir, const char *cache_dir,
-                                    const char *compile_options, log_capture *log)
+ * (NULL: none), with the given compile options (NULL: the default); includes confined or not
+ * (then as $PTXJIT_CONFINE_INCLUDES says). */
+static ptxjit_context *open_with(const char *template_dir, const char *cache_dir,
+                                 const char *compile_options, log_capture *log, int confine)
 {
     ptxjit_options options;
     ptxjit_options_init(&options);
     options.use_gpu = 0;
+    options.confine_includes = confine;
     options.template_path = template_dir;
     options.disk_cache = cache_dir != NULL;
     options.cache_dir = cache_dir;
@@ -72,6 +75,12 @@ static ptxjit_context *open_context(const char *template_dir, const char *cache_
     ptxjit_context *context = NULL;
     ck_assert_msg(ptxjit_open(&context, &options) == PTXJIT_OK, "%s", ptxjit_last_error());
     return context;
+}
+
+static ptxjit_context *open_context(const char *template_dir, const char *cache_dir,
+                                    const char *compile_options, log_capture *log)
+{
+    return open_with(template_dir, cache_dir, compile_options, log, 0);
 }
 
 static ptxjit_kernel *get(ptxjit_context *context, const char *family, const char *params,
@@ -343,6 +352,113 @@ START_TEST(key_covers_each_header_path_and_content)
     in.includes = NULL;
     ck_assert_int_eq(pj_cache_key(&none, &in), PTXJIT_OK);
     ck_assert(none.low != base.low || none.high != base.high);
+}
+END_TEST
+
+/* What directives.c finds, each case as NVRTC 13.0 was seen to read it: the first directive
+ * of text, its kind, form, name and line ("" for none found). */
+START_TEST(directives_are_read_as_the_preprocessor_reads_them)
+{
+    static const struct {
+        const char *text;
+        pj_directive_kind kind;
+        pj_name_form form;
+        const char *name;
+        int line;
+    } cases[] = {
+        {"#include \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 1},
+        {"x\n  #  include <a.h>\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_ANGLED, "a.h", 2},
+        {"%:include \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 1},
+        {"# /* c */ include \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 1},
+        {"#/*\n*/include \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 1},
+        {"#\\\ninclude \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 1},
+        {"#inc\\\r\nlude \"a\\\n.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 1},
+        {"\f#\vinclude\r\"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 1},
+        {"int a; /*\n*/ #include \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 2},
+        {"#include <a/*b>\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_ANGLED, "a/*b", 1},
+        {"#define H \"a.h\"\n#include H\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_COMPUTED, NULL, 2},
+        {"#include \"a.h\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_COMPUTED, NULL, 1},
+        {"#include_next <a.h>\n", PJ_DIRECTIVE_INCLUDE_NEXT, PJ_NAME_ANGLED, "a.h", 1},
+        {"#import \"a.h\"\n", PJ_DIRECTIVE_IMPORT, PJ_NAME_QUOTED, "a.h", 1},
+        {"#embed \"a.bin\"\n", PJ_DIRECTIVE_EMBED, PJ_NAME_QUOTED, "a.bin", 1},
+        {"#if __has_include( <a.h> )\n", PJ_DIRECTIVE_HAS_INCLUDE, PJ_NAME_ANGLED, "a.h", 1},
+        {"#if __has_include(H)\n", PJ_DIRECTIVE_HAS_INCLUDE, PJ_NAME_COMPUTED, NULL, 1},
+        {"#define P __has_include\n", PJ_DIRECTIVE_HAS_INCLUDE, PJ_NAME_COMPUTED, NULL, 1},
+        {"#if __has_include_next(\"a\")\n", PJ_DIRECTIVE_HAS_INCLUDE_NEXT, PJ_NAME_QUOTED, "a", 1},
+        /* Comments, literals and numbers hide nothing they do not hide from the compiler. */
+        {"int c = 1'000; /* x */\n#include \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED,
+         "a.h", 2},
+        {"char c = '\"';\n#include \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 2},
+        {"auto s = LR\"(/*)\";\n#include \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h",
+         2},
+        {"auto f = 0x1p-3 + 1e+5;\n#include \"a.h\"\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED,
+         "a.h", 2},
+        /* A line that reads as an include is found in a comment too (as before: spare). */
+        {"/*\n#include \"a.h\"\n*/\n", PJ_DIRECTIVE_INCLUDE, PJ_NAME_QUOTED, "a.h", 2},
+        /* Found by neither: not directives NVRTC reads. */
+        {"#ifdef __has_include\n#if defined(__has_include)\n", 0, 0, "", 0},
+        {"#\\u0069nclude \"a.h\"\n", 0, 0, "", 0},
+        {"#inc\\ \nlude \"a.h\"\n", 0, 0, "", 0},
+        {"// #include \"a.h\"\n", 0, 0, "", 0},
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
+        pj_directives found;
+        ck_assert_int_eq(pj_directives_find(&found, cases[i].text, strlen(cases[i].text)), 0);
+        const char *name = cases[i].name;
+        if (name && !*name) {
+            ck_assert_msg(found.count == 0, "case %zu: %d found", i, found.count);
+        } else {
+            ck_assert_msg(found.count >= 1, "case %zu: nothing found", i);
+            const pj_directive *d = &found.items[0];
+            ck_assert_msg(d->kind == cases[i].kind && d->form == cases[i].form &&
+                              d->line == cases[i].line,
+                          "case %zu: kind %d form %d line %d", i, d->kind, d->form, d->line);
+            ck_assert_msg(name ? d->name && strcmp(d->name, name) == 0 : !d->name,
+                          "case %zu: name '%s'", i, d->name ? d->name : "(none)");
+        }
+        pj_directives_free(&found);
+    }
+    /* What the lexer cannot read as every compiler does is reported; #line renumbers. */
+    const char nul[] = "int a;\n\0\n#include \"a.h\"\n";
+    pj_directives found;
+    ck_assert_int_eq(pj_directives_find(&found, nul, sizeof nul - 1), 0);
+    ck_assert_int_eq(found.nul_line, 2);
+    ck_assert_int_eq(found.count, 1); /* read past the NUL, as NVRTC reads a header */
+    pj_directives_free(&found);
+    const char *raw = "auto s = R\"x(\n)x\\\n\" /* )x\";\n#include \"a.h\"\n// */\n";
+    ck_assert_int_eq(pj_directives_find(&found, raw, strlen(raw)), 0);
+    ck_assert_int_eq(found.raw_splice_line, 1);
+    ck_assert_int_eq(found.count, 1); /* the line's include, found as text */
+    pj_directives_free(&found);
+    const char *numbered = "x\n#line 10 \"f.cu\"\n#include \"a.h\"\n";
+    ck_assert_int_eq(pj_directives_find(&found, numbered, strlen(numbered)), 0);
+    ck_assert_int_eq(pj_directives_line(&found, found.items[0].line), 10);
+    pj_directives_free(&found);
+}
+END_TEST
+
+/* An include spelled as the preprocessor also reads it (a digraph, a comment or a
+ * backslash-newline inside the directive) is found, so its header is in the key. */
+START_TEST(includes_in_any_spelling_are_in_the_key)
+{
+    const char *spellings[] = {"%:include \"helper.cuh\"", "# /* c */ include \"helper.cuh\"",
+                               "#inc\\\nlude \"helper.cuh\""};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(spellings); i++) {
+        char *templates = test_mkdtemp(), text[1024], before[33], after[33];
+        snprintf(text, sizeof text,
+                 "//@ptxjit family spelled\n//@ptxjit entry k\n%s\n"
+                 "extern \"C\" __global__ void k(int *x) { x[0] = HELPER_VALUE; }\n",
+                 spellings[i]);
+        write_file(templates, "spelled.cu", text);
+        write_file(templates, "helper.cuh", "enum { HELPER_VALUE = 1234 };\n");
+        key_of(before, templates, "spelled", NULL, "1234");
+        write_file(templates, "helper.cuh", "enum { HELPER_VALUE = 4321 };\n");
+        key_of(after, templates, "spelled", NULL, "4321");
+        ck_assert_msg(strcmp(before, after) != 0, "%s: the header is not in the key",
+                      spellings[i]);
+        test_rmtree(templates);
+        free(templates);
+    }
 }
 END_TEST
 
@@ -747,6 +863,355 @@ START_TEST(cli_inspect_shows_the_compile_options)
 }
 END_TEST
 
+/* ---- include confinement (ptxjit_options.confine_includes, $PTXJIT_CONFINE_INCLUDES) ---- */
+
+/* What a service serves from: root/templates (the template directory), root/common (an -I
+ * directory) and root/outside, which no include may reach: secret.cuh, whose text a compile
+ * log would quote (the marker), and value.cuh, a header that compiles. */
+typedef struct {
+    char *root, *templates, *common, *outside;
+} served;
+
+#define SECRET_MARKER "SECRET_7f3a9c"
+
+static served make_served(void)
+{
+    served s;
+    s.root = test_mkdtemp();
+    s.templates = make_subdir(s.root, "templates");
+    s.common = make_subdir(s.root, "common");
+    s.outside = make_subdir(s.root, "outside");
+    write_file(s.outside, "secret.cuh", SECRET_MARKER " is not code;\n");
+    write_file(s.outside, "value.cuh", "enum { VALUE = 7 };\n");
+    return s;
+}
+
+static void free_served(served *s)
+{
+    test_rmtree(s->root);
+    free(s->root), free(s->templates), free(s->common), free(s->outside);
+}
+
+/* A template of family whose third line on is includes; its kernel stores VALUE. */
+static void write_including(const char *dir, const char *family, const char *includes)
+{
+    char name[256], text[8192];
+    snprintf(name, sizeof name, "%s.cu", family);
+    snprintf(text, sizeof text,
+             "//@ptxjit family %s\n//@ptxjit entry k\n%s\n"
+             "extern \"C\" __global__ void k(int *x) { x[0] = VALUE; }\n",
+             family, includes);
+    write_file(dir, name, text);
+}
+
+/* The request is refused before any compile (status), the message holding each needle, and
+ * neither it nor the compile log quoting the outside header. */
+static void expect_confined(ptxjit_context *context, const char *family, const char *options,
+                            ptxjit_status status, const char *needle, const char *also)
+{
+    ck_assert_msg(get_status(context, family, "", options) == status, "%s: %s", family,
+                  ptxjit_last_error());
+    const char *message = ptxjit_last_error();
+    ck_assert_msg(strstr(message, needle), "%s: '%s' lacks '%s'", family, message, needle);
+    ck_assert_msg(!also || strstr(message, also), "%s: '%s' lacks '%s'", family, message, also);
+    ck_assert_msg(!strstr(message, SECRET_MARKER), "%s: %s", family, message);
+    ck_assert_msg(!strstr(ptxjit_last_compile_log(), SECRET_MARKER), "%s: %s", family,
+                  ptxjit_last_compile_log());
+}
+
+/* Unconfined, the outside header is read and its text quoted in the compile log: what a
+ * service compiling its users' templates must not allow. Confined, an absolute path and a
+ * ".." that leads out are refused, naming the file and line, from a template file or from
+ * memory (which has no directory: only the -I dirs and the toolkit's are allowed). */
+START_TEST(confined_includes_refuse_absolute_paths_and_dotdot_that_leaves)
+{
+    served s = make_served();
+    char line[4400];
+    snprintf(line, sizeof line, "#include \"%s/secret.cuh\"", s.outside);
+    write_including(s.templates, "absolute", line);
+    snprintf(line, sizeof line, "#include <%s/secret.cuh>", s.outside);
+    write_including(s.templates, "absolute_angled", line);
+    write_including(s.templates, "dotdot", "#include \"../outside/secret.cuh\"");
+    write_including(s.templates, "dotdot_angled", "#include <../outside/secret.cuh>");
+    write_including(s.templates, "dotdot_deep", "#include \"sub/../../outside/secret.cuh\"");
+    ptxjit_context *context = open_with(s.templates, NULL, NULL, NULL, 1);
+    char where[4400];
+    snprintf(where, sizeof where, "%s/absolute.cu:3: #include \"%s/secret.cuh\"", s.templates,
+             s.outside);
+    expect_confined(context, "absolute", NULL, PTXJIT_ERR_TEMPLATE, where, "an absolute path");
+    expect_confined(context, "absolute_angled", NULL, PTXJIT_ERR_TEMPLATE, "an absolute path",
+                    "PTXJIT_CONFINE_INCLUDES");
+    expect_confined(context, "dotdot", NULL, PTXJIT_ERR_TEMPLATE,
+                    "dotdot.cu:3: #include \"../outside/secret.cuh\"", "leads out");
+    expect_confined(context, "dotdot_angled", NULL, PTXJIT_ERR_TEMPLATE,
+                    "#include <../outside/secret.cuh>", "leads out");
+    expect_confined(context, "dotdot_deep", NULL, PTXJIT_ERR_TEMPLATE, "leads out", NULL);
+    char text[4400];
+    snprintf(text, sizeof text,
+             "//@ptxjit family from_memory\n//@ptxjit entry k\n#include \"%s/secret.cuh\"\n"
+             "extern \"C\" __global__ void k(int *x) { x[0] = VALUE; }\n",
+             s.outside);
+    ck_assert_int_eq(ptxjit_add_template(context, "from_memory.cu", text), PTXJIT_OK);
+    expect_confined(context, "from_memory", NULL, PTXJIT_ERR_TEMPLATE,
+                    "memory:from_memory.cu:3", "an absolute path");
+    ck_assert_int_eq(ptxjit_add_template(context, "climb.cu",
+                                         "//@ptxjit family climb\n//@ptxjit entry k\n"
+                                         "#include <../../../../../../../../etc/hostname>\n"
+                                         "extern \"C\" __global__ void k(int *x) {}\n"),
+                     PTXJIT_OK);
+    expect_confined(context, "climb", NULL, PTXJIT_ERR_TEMPLATE, "memory:climb.cu:3",
+                    "leads out"); /* through the toolkit's directory, the one left to it */
+    ptxjit_close(context);
+    /* Last: the thread's compile log then holds what a confined context never shows. */
+    context = open_context(s.templates, NULL, NULL, NULL);
+    ck_assert_int_eq(get_status(context, "absolute", "", NULL), PTXJIT_ERR_COMPILE);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_compile_log(), SECRET_MARKER));
+    ptxjit_close(context);
+    free_served(&s);
+}
+END_TEST
+
+/* A link in the template's directory, to a header or to a directory outside, is refused
+ * without saying where it leads; so is one a header includes. */
+START_TEST(confined_includes_refuse_a_link_that_leads_out)
+{
+    served s = make_served();
+    char link[4400], target[4400];
+    snprintf(link, sizeof link, "%s/link.cuh", s.templates);
+    snprintf(target, sizeof target, "%s/secret.cuh", s.outside);
+    ck_assert_int_eq(symlink(target, link), 0);
+    snprintf(link, sizeof link, "%s/linked", s.templates);
+    ck_assert_int_eq(symlink(s.outside, link), 0);
+    write_file(s.templates, "nested.cuh", "enum { VALUE = 1 };\n#include \"link.cuh\"\n");
+    write_including(s.templates, "file_link", "#include \"link.cuh\"");
+    write_including(s.templates, "dir_link", "#include <linked/secret.cuh>");
+    write_including(s.templates, "nested_link", "#include \"nested.cuh\"");
+    ptxjit_context *context = open_with(s.templates, NULL, NULL, NULL, 1);
+    expect_confined(context, "file_link", NULL, PTXJIT_ERR_TEMPLATE,
+                    "file_link.cu:3: #include \"link.cuh\"", "symbolic link");
+    ck_assert_ptr_null(strstr(ptxjit_last_error(), s.outside));
+    expect_confined(context, "dir_link", NULL, PTXJIT_ERR_TEMPLATE, "#include <linked/secret.cuh>",
+                    "symbolic link");
+    snprintf(target, sizeof target, "%s/nested.cuh:2: #include \"link.cuh\"", s.templates);
+    expect_confined(context, "nested_link", NULL, PTXJIT_ERR_TEMPLATE, target, "symbolic link");
+    ptxjit_close(context);
+    free_served(&s);
+}
+END_TEST
+
+/* What the scan cannot follow, it cannot prove to stay inside: refused, each saying why. */
+START_TEST(confined_includes_refuse_what_the_scan_cannot_check)
+{
+    served s = make_served();
+    static const struct {
+        const char *family, *includes, *needle;
+    } cases[] = {
+        {"computed", "#define HEADER \"value.cuh\"\n#include HEADER",
+         "computed.cu:4: #include with a macro"},
+        {"next", "#include_next <value.cuh>", "#include_next <value.cuh>: it searches on"},
+        {"import", "#import \"value.cuh\"", "names a file the scan does not follow"},
+        {"embed", "#embed \"value.cuh\"", "#embed \"value.cuh\""},
+        {"probe_macro", "#define H <value.cuh>\n#if __has_include(H)\n#endif",
+         "__has_include(...)"},
+        {"probe_next", "#if __has_include_next(<value.cuh>)\n#endif", "__has_include_next(<"},
+        {"probe_absolute", "#if __has_include(\"/etc/hostname\")\n#endif", "an absolute path"},
+        {"probe_alias", "#define PROBE __has_include\n#if PROBE(\"/etc/hostname\")\n#endif",
+         "probe_alias.cu:3: __has_include(...)"},
+        {"raw",
+         "__device__ const char *s = R\"x(\n)x\\\n\" /* )x\";\n#include \"value.cuh\"\n// */",
+         "raw.cu:3: a raw string literal with a backslash-newline"},
+        {"nul", "#include \"nul.cuh\"", "nul.cuh:2: a NUL byte"},
+    };
+    char path[4400];
+    snprintf(path, sizeof path, "%s/nul.cuh", s.templates);
+    FILE *file = fopen(path, "wb");
+    ck_assert_ptr_nonnull(file);
+    char nul[4400]; /* NVRTC reads past the NUL; the scan once stopped there */
+    int length = snprintf(nul, sizeof nul, "enum { VALUE = 1 };\n%c\n#include \"%s/secret.cuh\"\n",
+                          0, s.outside);
+    ck_assert_int_eq((int)fwrite(nul, 1, (size_t)length, file), length);
+    ck_assert_int_eq(fclose(file), 0);
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++)
+        write_including(s.templates, cases[i].family, cases[i].includes);
+    write_including(s.templates, "plain", "#include \"plain.cuh\"\n#if PROBE\n#endif");
+    write_file(s.templates, "plain.cuh", "enum { VALUE = 1 };\n");
+    ptxjit_context *context = open_with(s.templates, NULL, NULL, NULL, 1);
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++)
+        expect_confined(context, cases[i].family, NULL, PTXJIT_ERR_TEMPLATE, cases[i].needle,
+                        "includes are confined");
+    /* A define that asks about a file (-DPROBE=__has_include(</x>), then `#if PROBE`). */
+    expect_confined(context, "plain", "-DPROBE=__has_include(</etc/hostname>)",
+                    PTXJIT_ERR_INVALID_ARGUMENT, "a define that asks about a file", NULL);
+    ptxjit_close(context);
+    free_served(&s);
+}
+END_TEST
+
+/* The spellings a preprocessor reads as an include, each refused as the plain one is. */
+START_TEST(confined_includes_see_through_every_spelling)
+{
+    served s = make_served();
+    const char *spellings[] = {
+        "# /* c */ include \"%s/secret.cuh\"", "#\\\ninclude \"%s/secret.cuh\"",
+        "#inc\\\nlude \"%s/secret.cuh\"",      "%%:include \"%s/secret.cuh\"",
+        "#/*\n*/include \"%s/secret.cuh\"",    "int a; /*\n*/ #include \"%s/secret.cuh\"",
+        "\f#\vinclude\t\"%s/secret.cuh\"",     "#inc\\\r\nlude \"%s/secret.cuh\"",
+        "#include \"%s/sec\\\nret.cuh\"",
+    };
+    char family[64], includes[4400], expected[4400];
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(spellings); i++) {
+        snprintf(family, sizeof family, "spelling%zu", i);
+        snprintf(includes, sizeof includes, spellings[i], s.outside);
+        write_including(s.templates, family, includes);
+    }
+    ptxjit_context *context = open_with(s.templates, NULL, NULL, NULL, 1);
+    snprintf(expected, sizeof expected, "#include \"%s/secret.cuh\": an absolute path", s.outside);
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(spellings); i++) {
+        snprintf(family, sizeof family, "spelling%zu", i);
+        expect_confined(context, family, NULL, PTXJIT_ERR_TEMPLATE, expected, family);
+    }
+    ptxjit_close(context);
+    free_served(&s);
+}
+END_TEST
+
+/* Confined, what stays inside compiles as before and to the same key: the template's own
+ * headers (nested, through "..", through a link inside), the -I dirs' (reached by "..", too),
+ * the toolkit's, __has_include of a name inside, and a #line that names another file (it
+ * reads none). A header found nowhere is left to NVRTC, whose message names it alone. */
+START_TEST(confined_includes_within_the_allowed_dirs_still_compile)
+{
+    served s = make_served();
+    char *nested = make_subdir(s.templates, "nested"), options[4400], link[4400];
+    write_file(s.templates, "helper.cuh",
+               "#pragma once\n#include \"nested/inner.cuh\"\nenum { VALUE = INNER + 1 };\n");
+    write_file(nested, "inner.cuh", "#include \"../base.cuh\"\nenum { INNER = BASE * 10 };\n");
+    write_file(s.templates, "base.cuh", "enum { BASE = 4 };\n");
+    write_file(s.common, "extra.cuh", "#pragma once\nenum { EXTRA = 2 };\n");
+    snprintf(link, sizeof link, "%s/alias.cuh", s.templates);
+    ck_assert_int_eq(symlink("helper.cuh", link), 0);
+    write_file(s.templates, "inside.cu",
+               "//@ptxjit family inside\n//@ptxjit entry k\n"
+               "#include \"helper.cuh\"\n#include \"alias.cuh\"\n#include <extra.cuh>\n"
+               "#include \"../common/extra.cuh\"\n#include <cuda_fp16.h>\n"
+               "#if __has_include(\"helper.cuh\") && !__has_include(<missing.cuh>)\n"
+               "#define HAS 1\n#endif\n"
+               "extern \"C\" __global__ void k(int *x) { x[0] = VALUE * 100 + EXTRA * HAS; }\n"
+               "#line 1 \"/elsewhere/named.cu\"\n");
+    write_including(s.templates, "missing", "#include \"missing.cuh\"");
+    snprintf(options, sizeof options, "-I%s", s.common);
+    ptxjit_context *context = open_with(s.templates, NULL, options, NULL, 1);
+    ptxjit_kernel *kernel = get(context, "inside", "", NULL, PTXJIT_ORIGIN_COMPILED);
+    ck_assert_ptr_nonnull(strstr(ptxjit_kernel_ptx(kernel), "4102")); /* 41 * 100 + 2 */
+    char confined[33];
+    snprintf(confined, sizeof confined, "%s", ptxjit_kernel_key(kernel));
+    ck_assert_int_eq(get_status(context, "missing", "", NULL), PTXJIT_ERR_COMPILE);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "missing.cuh"));
+    ptxjit_close(context);
+    context = open_with(s.templates, NULL, options, NULL, 0);
+    kernel = get(context, "inside", "", NULL, PTXJIT_ORIGIN_COMPILED);
+    ck_assert_str_eq(ptxjit_kernel_key(kernel), confined); /* the same code: the same key */
+    ptxjit_close(context);
+    free(nested);
+    free_served(&s);
+}
+END_TEST
+
+/* The option, else $PTXJIT_CONFINE_INCLUDES (1 on, 0 off; another word confines, warning);
+ * neither turns the other's on off; by default off, and unconfined nothing changes. */
+START_TEST(confinement_comes_from_the_option_or_the_environment)
+{
+    served s = make_served();
+    char line[4400];
+    snprintf(line, sizeof line, "#include \"%s/value.cuh\"", s.outside);
+    write_including(s.templates, "outside", line);
+    ptxjit_options defaults;
+    ptxjit_options_init(&defaults);
+    ck_assert_int_eq(defaults.confine_includes, 0);
+    static const struct {
+        const char *env; /* NULL: unset */
+        int option, confined, warned;
+    } cases[] = {
+        {NULL, 0, 0, 0},  {"0", 0, 0, 0},   {"1", 0, 1, 0},     {"yes", 0, 1, 0},
+        {NULL, 1, 1, 0},  {"0", 1, 1, 0},   {"maybe", 0, 1, 1},
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
+        if (cases[i].env)
+            setenv("PTXJIT_CONFINE_INCLUDES", cases[i].env, 1);
+        else
+            unsetenv("PTXJIT_CONFINE_INCLUDES");
+        log_capture log = {0};
+        ptxjit_context *context = open_with(s.templates, NULL, NULL, &log, cases[i].option);
+        ptxjit_status status = get_status(context, "outside", "", NULL);
+        ck_assert_msg(status == (cases[i].confined ? PTXJIT_ERR_TEMPLATE : PTXJIT_OK),
+                      "case %zu: %d: %s", i, status, ptxjit_last_error());
+        ck_assert_int_eq(log.warnings, cases[i].warned);
+        if (cases[i].warned)
+            ck_assert_ptr_nonnull(strstr(log.last, "neither 1 nor 0; includes are confined"));
+        ptxjit_close(context);
+    }
+    unsetenv("PTXJIT_CONFINE_INCLUDES");
+    free_served(&s);
+}
+END_TEST
+
+/* The include check comes before every cache: a kernel an unconfined context compiled from an
+ * outside header, on disk or held by another context of the process, is never served to a
+ * confined one. */
+START_TEST(confined_context_refuses_what_an_unconfined_one_cached)
+{
+    served s = make_served();
+    char *cache = test_mkdtemp(), line[4400];
+    snprintf(line, sizeof line, "#include \"%s/value.cuh\"", s.outside);
+    write_including(s.templates, "outside", line);
+    ptxjit_context *open = open_context(s.templates, cache, NULL, NULL);
+    get(open, "outside", "", NULL, PTXJIT_ORIGIN_COMPILED);
+    ptxjit_context *confined = open_with(s.templates, cache, NULL, NULL, 1); /* disk, shared */
+    expect_confined(confined, "outside", NULL, PTXJIT_ERR_TEMPLATE, "outside.cu:3",
+                    "an absolute path");
+    ptxjit_close(confined);
+    confined = open_with(s.templates, NULL, NULL, NULL, 1); /* the process's kernels alone */
+    expect_confined(confined, "outside", NULL, PTXJIT_ERR_TEMPLATE, "an absolute path", NULL);
+    ptxjit_close(confined);
+    ptxjit_close(open);
+    open = open_context(s.templates, cache, NULL, NULL); /* unconfined: still a disk hit */
+    get(open, "outside", "", NULL, PTXJIT_ORIGIN_DISK);
+    ptxjit_close(open);
+    test_rmtree(cache);
+    free(cache);
+    free_served(&s);
+}
+END_TEST
+
+START_TEST(cli_confines_includes_with_a_flag_or_the_environment)
+{
+    served s = make_served();
+    char line[4400], args[4400], *out;
+    snprintf(line, sizeof line, "#include \"%s/value.cuh\"", s.outside);
+    write_including(s.templates, "outside", line);
+    snprintf(args, sizeof args, "--no-gpu --no-disk-cache --templates '%s' ptx outside",
+             s.templates);
+    ck_assert_int_eq(test_run_cli(&out, NULL, "PTXJIT_CONFINE_INCLUDES=0", args, NULL), 0);
+    free(out);
+    snprintf(args, sizeof args,
+             "--no-gpu --no-disk-cache --templates '%s' --confine-includes ptx outside",
+             s.templates);
+    ck_assert_int_eq(test_run_cli(&out, NULL, "", args, NULL), 1);
+    ck_assert_msg(strstr(out, "outside.cu:3: #include") && strstr(out, "includes are confined"),
+                  "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "--no-gpu --no-disk-cache --templates '%s' ptx outside",
+             s.templates);
+    ck_assert_int_eq(test_run_cli(&out, NULL, "PTXJIT_CONFINE_INCLUDES=1", args, NULL), 1);
+    free(out);
+    ck_assert_int_eq(test_run_cli(&out, NULL, "", "--help", NULL), 0);
+    ck_assert_ptr_nonnull(strstr(out, "--confine-includes"));
+    ck_assert_ptr_nonnull(strstr(out, "PTXJIT_CONFINE_INCLUDES"));
+    free(out);
+    free_served(&s);
+}
+END_TEST
+
 Suite *suite_compile_inputs(void)
 {
     Suite *suite = suite_create("compile_inputs");
@@ -760,6 +1225,8 @@ Suite *suite_compile_inputs(void)
     tcase_add_test(tc, angle_include_from_an_include_dir_is_in_the_key);
     tcase_add_test(tc, include_scan_is_bounded_and_leaves_missing_headers_to_nvrtc);
     tcase_add_test(tc, key_covers_each_header_path_and_content);
+    tcase_add_test(tc, directives_are_read_as_the_preprocessor_reads_them);
+    tcase_add_test(tc, includes_in_any_spelling_are_in_the_key);
     tcase_add_test(tc, header_edited_during_the_compile_keeps_the_kernel_off_disk);
     suite_add_tcase(suite, tc);
     tc = tcase_create("errors_and_dtypes");
@@ -777,6 +1244,17 @@ Suite *suite_compile_inputs(void)
     tcase_add_test(tc, defines_reach_the_code);
     tcase_add_test(tc, disk_entry_records_the_options);
     tcase_add_test(tc, cli_inspect_shows_the_compile_options);
+    suite_add_tcase(suite, tc);
+    tc = tcase_create("confinement");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, confined_includes_refuse_absolute_paths_and_dotdot_that_leaves);
+    tcase_add_test(tc, confined_includes_refuse_a_link_that_leads_out);
+    tcase_add_test(tc, confined_includes_refuse_what_the_scan_cannot_check);
+    tcase_add_test(tc, confined_includes_see_through_every_spelling);
+    tcase_add_test(tc, confined_includes_within_the_allowed_dirs_still_compile);
+    tcase_add_test(tc, confinement_comes_from_the_option_or_the_environment);
+    tcase_add_test(tc, confined_context_refuses_what_an_unconfined_one_cached);
+    tcase_add_test(tc, cli_confines_includes_with_a_flag_or_the_environment);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -448,9 +448,8 @@ END_TEST
  * compile options: the options parsed, the headers scanned and hashed, NVRTC's arguments, the
  * compile, the headers hashed again (a failure there keeps the kernel off the disk, a
  * warning), the kernel record. */
-static ptxjit_status request_with_headers_and_options(void *user)
+static ptxjit_status request_with_headers(const char *dir, int confine)
 {
-    const char *dir = user;
     char include[4200], options_text[4400];
     snprintf(include, sizeof include, "%s/include", dir);
     snprintf(options_text, sizeof options_text, "-DPJ_SCALE=3 -I %s -lineinfo", include);
@@ -460,6 +459,7 @@ static ptxjit_status request_with_headers_and_options(void *user)
     options.disk_cache = 0;
     options.template_path = dir;
     options.log = ignore;
+    options.confine_includes = confine;
     ptxjit_context *context = open_unfailing(&options);
     ptxjit_kernel *kernel;
     ptxjit_status status =
@@ -468,6 +468,17 @@ static ptxjit_status request_with_headers_and_options(void *user)
         status = PTXJIT_ERR_COMPILE;
     ptxjit_close(context);
     return status;
+}
+
+static ptxjit_status request_with_headers_and_options(void *dir)
+{
+    return request_with_headers(dir, 0);
+}
+
+/* The same with includes confined: the allowed directories and each include's check too. */
+static ptxjit_status request_with_confined_headers(void *dir)
+{
+    return request_with_headers(dir, 1);
 }
 
 START_TEST(request_with_headers_and_options_survives_every_allocation_failure)
@@ -492,6 +503,9 @@ START_TEST(request_with_headers_and_options_survives_every_allocation_failure)
     }
     ck_assert_int_gt(fail_each_allocation(request_with_headers_and_options, dir,
                                           "request with headers and options"),
+                     20);
+    ck_assert_int_gt(fail_each_allocation(request_with_confined_headers, dir,
+                                          "request with confined headers"),
                      20);
     test_rmtree(dir);
     free(dir);

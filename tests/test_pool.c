@@ -311,6 +311,65 @@ START_TEST(cli_warm_compiles_a_file_and_says_what_it_refused)
 }
 END_TEST
 
+/* A context confined by its option alone (the environment says nothing) has its workers
+ * confined too: they refuse what it refuses and store nothing, so an unconfined context of
+ * the same cache later compiles the kernel itself. */
+START_TEST(workers_are_confined_as_their_context_is)
+{
+    const char *cli = cli_or_skip();
+    if (!cli)
+        return;
+    unsetenv("PTXJIT_CONFINE_INCLUDES");
+    char *cache = test_mkdtemp(), *templates = test_mkdtemp(), *outside = test_mkdtemp();
+    char path[4200], text[8400];
+    snprintf(path, sizeof path, "%s/value.cuh", outside);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("enum { VALUE = 7 };\n", f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/outside.cu", templates);
+    snprintf(text, sizeof text,
+             "//@ptxjit family outside\n//@ptxjit entry k\n"
+             "//@ptxjit param factor int(1..9) default=1\n#include \"%s/value.cuh\"\n"
+             "extern \"C\" __global__ void k(int *x) { x[0] = VALUE * FACTOR; }\n",
+             outside);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.arch = "sm_90a";
+    options.cache_dir = cache;
+    options.template_path = templates;
+    options.compile_worker = cli;
+    options.confine_includes = 1;
+    ptxjit_context *context = NULL;
+    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
+    const char *const list[] = {"outside factor=2", "outside factor=3"};
+    ptxjit_warm_result *result = warm(context, list, 2, 2);
+    ck_assert_int_eq(result->compile_processes, 2);
+    ck_assert_int_eq(result->refused, 2);
+    ck_assert_ptr_nonnull(strstr(result->items[0].message, "an absolute path"));
+    ptxjit_warm_result_free(result);
+    ptxjit_close(context);
+    ptxjit_kernel *kernel;
+    ptxjit_origin origin;
+    options.compile_worker = "none";
+    options.confine_includes = 0;
+    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "outside", "factor=2", &origin),
+                     PTXJIT_OK);
+    ck_assert_int_eq(origin, PTXJIT_ORIGIN_COMPILED); /* no worker stored it */
+    ptxjit_close(context);
+    test_rmtree(cache);
+    test_rmtree(templates);
+    test_rmtree(outside);
+    free(cache), free(templates), free(outside);
+}
+END_TEST
+
 Suite *suite_pool(void)
 {
     Suite *s = suite_create("pool");
@@ -322,6 +381,7 @@ Suite *suite_pool(void)
     tcase_add_test(tc, no_workers_without_a_disk_cache_or_for_memory_templates);
     tcase_add_test(tc, warm_reports_each_request);
     tcase_add_test(tc, cli_warm_compiles_a_file_and_says_what_it_refused);
+    tcase_add_test(tc, workers_are_confined_as_their_context_is);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -34,7 +34,7 @@ typedef enum {
     OPT_ARCH, OPT_BACKEND, OPT_CACHE_DIR, OPT_TEMPLATES, OPT_DEVICE, /* take a value */
     OPT_DEFINE, OPT_INCLUDE,
     OPT_NO_DISK_CACHE, OPT_NO_GPU, OPT_JSON, OPT_HELP, OPT_VERSION,   /* flags */
-    OPT_LINEINFO, OPT_FAST_MATH, OPT_DEBUG
+    OPT_LINEINFO, OPT_FAST_MATH, OPT_DEBUG, OPT_CONFINE_INCLUDES
 } option_id;
 
 /* The global options: every command takes them. */
@@ -55,6 +55,7 @@ static const struct {
     {{"-G", NULL, NULL}, OPT_DEBUG},
     {{"--no-disk-cache", NULL, NULL}, OPT_NO_DISK_CACHE},
     {{"--no-gpu", NULL, NULL}, OPT_NO_GPU},
+    {{"--confine-includes", NULL, NULL}, OPT_CONFINE_INCLUDES},
     {{"--json", NULL, NULL}, OPT_JSON},
     {{"-h", NULL, NULL}, OPT_HELP},
     {{"--help", NULL, NULL}, OPT_HELP},
@@ -158,6 +159,9 @@ static int apply_option(command_line *line, option_id id, const char *value)
         break;
     case OPT_NO_GPU:
         o->use_gpu = 0;
+        break;
+    case OPT_CONFINE_INCLUDES:
+        o->confine_includes = 1;
         break;
     case OPT_JSON:
         line->args.json = 1;

@@ -136,7 +136,9 @@ static void add_word(pj_compile_pool *pool, size_t *offsets, int *n, const char 
 }
 
 /* The worker's command line: this context's target, cache, templates and backend, and its
- * compile options and cache settings in the environment, so that its keys are ours. */
+ * compile options, cache settings and include confinement in the environment, so that its
+ * keys are ours and it refuses what we refuse (a context may have been confined by its
+ * option alone, which no worker inherits). */
 static void prepare_workers(pj_compile_pool *pool, int threads)
 {
     ptxjit_context *context = pool->context;
@@ -153,7 +155,7 @@ static void prepare_workers(pj_compile_pool *pool, int threads)
     char *slash = strrchr(root, '/'); /* <root>/v<N>: the worker adds v<N> itself */
     if (slash)
         *slash = '\0';
-    size_t argv_at[16], env_at[4];
+    size_t argv_at[16], env_at[PJ_WORKER_ENV_MAX];
     int argc = 0, envc = 0;
     pj_sb_init(&pool->setup_text);
     add_word(pool, argv_at, &argc, program);
@@ -176,6 +178,8 @@ static void prepare_workers(pj_compile_pool *pool, int threads)
     add_word(pool, env_at, &envc, text);
     snprintf(text, sizeof text, "PTXJIT_CACHE_MAX_BYTES=%" PRIu64,
              pj_disk_cache_max_bytes(context->disk));
+    add_word(pool, env_at, &envc, text);
+    snprintf(text, sizeof text, "PTXJIT_CONFINE_INCLUDES=%d", context->confine_includes);
     add_word(pool, env_at, &envc, text);
     pool->setup = calloc(1, sizeof *pool->setup);
     if (pool->setup_text.failed || !pool->setup) {

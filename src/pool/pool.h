@@ -35,9 +35,10 @@ int pj_compile_pool_processes(pj_compile_pool *pool);
 typedef struct pj_worker pj_worker;
 
 /* How to start a worker: the command line and the variables set in its environment. */
+#define PJ_WORKER_ENV_MAX 8
 typedef struct {
     char *argv[16];
-    char *env[4];
+    char *env[PJ_WORKER_ENV_MAX];
     int env_count;
     const char *arch;
 } pj_worker_setup;

@@ -75,6 +75,8 @@ struct ptxjit_context {
     pj_disk_cache *disk;           /* NULL: disk cache off or unusable */
     char *template_path;           /* options.template_path (NULL: none), for compile workers */
     char *compile_worker;          /* options.compile_worker (NULL: not given) */
+    int confine_includes;          /* options.confine_includes or $PTXJIT_CONFINE_INCLUDES:
+                                      includes stay under the allowed directories (includes.h) */
     struct pj_remote *remote;      /* the remote tier (remote/remote.h); NULL: none */
     int compile_wait_ms;           /* how long a miss waits for another process's or node's
                                       compile of its key (cache/compile_lock.h); 0: never */

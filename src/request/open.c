@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cache/compile_lock.h"
 #include "cache/copier.h"
@@ -138,6 +139,25 @@ static ptxjit_status choose_compile_options(ptxjit_context *context,
                                     : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
+/* options.confine_includes, else $PTXJIT_CONFINE_INCLUDES. A word that is neither on nor off
+ * confines, with a warning: a switch a service sets for safety fails safe. */
+static int choose_confinement(const ptxjit_options *options, const pj_logger *logger)
+{
+    if (options->confine_includes)
+        return 1;
+    const char *text = getenv("PTXJIT_CONFINE_INCLUDES");
+    if (!text || !*text || !strcmp(text, "0") || !strcasecmp(text, "no") ||
+        !strcasecmp(text, "false"))
+        return 0;
+    if (!strcmp(text, "1") || !strcasecmp(text, "yes") || !strcasecmp(text, "true"))
+        return 1;
+    pj_log(logger, PTXJIT_LOG_WARNING,
+           "PTXJIT_CONFINE_INCLUDES='%.64s' is neither 1 nor 0; includes are confined (the "
+           "safe reading). Set it to 1, or to 0 to leave them free",
+           text);
+    return 1;
+}
+
 /* What a compile worker must be told to compile as this context does (pool/compile_pool.c). */
 static ptxjit_status keep_worker_options(ptxjit_context *context, const ptxjit_options *options)
 {
@@ -208,6 +228,7 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
                                 context->disk ? pj_disk_cache_dir(context->disk) : NULL,
                                 &context->logger);
     context->compile_wait_ms = pj_compile_wait_ms(options->compile_wait_ms, &context->logger);
+    context->confine_includes = choose_confinement(options, &context->logger);
     if (context->remote && context->disk)
         context->copier = pj_copier_new(context->disk, &context->logger);
     if (status == PTXJIT_OK)

@@ -129,6 +129,24 @@ static int user_include_dirs(const char **out, const ptxjit_kernel *kernel)
     return count;
 }
 
+/* A define that asks __has_include or __has_embed (-DX=__has_include(</x>), then `#if X`)
+ * names a file where the include scan never looks: refused where includes are confined. */
+static ptxjit_status refuse_probing_defines(const ptxjit_kernel *kernel)
+{
+    const pj_compile_options *options = &kernel->compile_options;
+    for (int i = 0; i < options->word_count; i++) {
+        const char *word = options->words[i];
+        if (strncmp(word, "-D", 2) == 0 &&
+            (strstr(word, "__has_include") || strstr(word, "__has_embed")))
+            return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
+                            "compile option '%s': a define that asks about a file cannot be "
+                            "checked where includes are confined (the confine_includes option "
+                            "or PTXJIT_CONFINE_INCLUDES); write __has_include in the template",
+                            word);
+    }
+    return PTXJIT_OK;
+}
+
 /* Everything that goes into the compile: the template's text, every option (the include
  * path among them), and the headers the template can include, which kernel keeps for the
  * check after the compile. */
@@ -148,8 +166,15 @@ static ptxjit_status nvrtc_key(pj_hash128 *out, ptxjit_kernel *kernel)
     char *text = scanned ? pj_specialize_source(&kernel->request, kernel->canonical) : NULL;
     if (scanned && !text)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    status = pj_includes_scan(&kernel->includes, text ? text : "", schema->origin,
-                              kernel->template_dir, dirs, dir_count);
+    /* Confined, the toolkit's include dir (as NVRTC gets it: "-I<dir>") is allowed too. */
+    pj_include_confinement confinement = {context->toolkit_include ? context->toolkit_include + 2
+                                                                   : NULL};
+    if (context->confine_includes)
+        status = refuse_probing_defines(kernel);
+    if (status == PTXJIT_OK)
+        status = pj_includes_scan(&kernel->includes, text ? text : "", schema->origin,
+                                  kernel->template_dir, dirs, dir_count,
+                                  context->confine_includes ? &confinement : NULL);
     free(text);
     nvrtc_args args;
     if (status == PTXJIT_OK)

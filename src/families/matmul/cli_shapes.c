@@ -12,7 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/timing.h"
-#include "families/matmul/cli.h"
+#include "families/matmul/cli_shapes.h"
 
 typedef struct {
     size_t m, n, k;

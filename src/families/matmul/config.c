@@ -13,3 +13,13 @@ ptxjit_status pj_matmul_config_of(matmul_config *out, const ptxjit_kernel *kerne
 {
     return pj_matmul_config_from(out, &kernel->request);
 }
+
+int pj_matmul_type_bytes(pj_dtype type)
+{
+    return pj_matmul_element_bytes(type);
+}
+
+const char *pj_matmul_type_name(pj_dtype type)
+{
+    return type == PJ_MATMUL_E4M3 ? "e4m3" : type == PJ_MATMUL_E5M2 ? "e5m2" : pj_dtype_name(type);
+}

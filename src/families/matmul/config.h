@@ -13,4 +13,8 @@
 ptxjit_status pj_matmul_config_from(matmul_config *out, const pj_request *request);
 ptxjit_status pj_matmul_config_of(matmul_config *out, const ptxjit_kernel *kernel);
 
+/* Bytes of an element type (fp8: 1) and its name ("e4m3", "bf16", ...). */
+int pj_matmul_type_bytes(pj_dtype type);
+const char *pj_matmul_type_name(pj_dtype type);
+
 #endif

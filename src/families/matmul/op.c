@@ -293,16 +293,6 @@ ptxjit_status ptxjit_matmul_ex(ptxjit_context *context, const char *params, ptxj
     return status;
 }
 
-int pj_matmul_type_bytes(pj_dtype type)
-{
-    return pj_matmul_element_bytes(type);
-}
-
-const char *pj_matmul_type_name(pj_dtype type)
-{
-    return type == PJ_MATMUL_E4M3 ? "e4m3" : type == PJ_MATMUL_E5M2 ? "e5m2" : pj_dtype_name(type);
-}
-
 /* The fp8 formats: mantissa bits, exponent bias, largest finite code. */
 typedef struct {
     int mantissa, bias;

@@ -7,10 +7,6 @@
 
 #include "families/matmul/config.h"
 
-/* Bytes of an element type (fp8: 1) and its name ("e4m3", "bf16", ...). */
-int pj_matmul_type_bytes(pj_dtype type);
-const char *pj_matmul_type_name(pj_dtype type);
-
 /* The epilogue's values as the kernel takes them (its matmul_epilogue parameter). */
 typedef struct {
     float alpha; /* alpha times wgmma_fp8's a_scale * b_scale */

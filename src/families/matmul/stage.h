@@ -8,7 +8,8 @@
 #ifndef PTXJIT_MATMUL_STAGE_H
 #define PTXJIT_MATMUL_STAGE_H
 
-#include "families/matmul/op.h"
+#include "families/matmul/config.h"
+#include "driver/driver.h"
 
 /* Which operands a product stages (no GPU needed: `--plan` says it too). */
 typedef struct {

@@ -1,8 +1,8 @@
-/* cli.h — what the matmul family's command-line files share (cli.c: run, the tables, the
- * backends rows; cli_shapes.c: `bench matmul shapes=`): a product's buffers and its reference,
- * a timed and checked run of ptxjit or a peer. */
-#ifndef PTXJIT_FAMILIES_MATMUL_CLI_H
-#define PTXJIT_FAMILIES_MATMUL_CLI_H
+/* cli_product.h — one product on the command line (cli_product.c), for the matmul family's
+ * `run` and tables (cli.c) and `bench matmul shapes=` (cli_shapes.c): its buffers and its
+ * reference, a timed and checked run of ptxjit or a peer. */
+#ifndef PTXJIT_FAMILIES_MATMUL_CLI_PRODUCT_H
+#define PTXJIT_FAMILIES_MATMUL_CLI_PRODUCT_H
 
 #include "cli/cublas_peer.h"
 #include "families/matmul/fit.h"
@@ -46,6 +46,11 @@ ptxjit_status cli_matmul_once(void *job);
 ptxjit_status cli_matmul_data_make(matmul_data *d, ptxjit_context *context, size_t m, size_t n,
                                    size_t k, pj_dtype dtype);
 void cli_matmul_data_free(matmul_data *d);
+/* NaN in every output byte pattern (zeros where beta=scaled reads C), on stream. */
+ptxjit_status cli_matmul_poison(const matmul_data *d, const matmul_config *config, void *stream);
+/* ‖C − C_ref‖ / ‖C_ref‖ over sampled rows, the epilogue applied; NaN for a non-finite one. */
+double cli_matmul_relative_error(matmul_data *d, pj_dtype out, int b_nk,
+                                 const matmul_config *config);
 /* The relative error a configuration's result must be within. */
 double cli_matmul_tolerance(const matmul_config *config);
 /* Poisons C, runs once, times the median of runs, checks the last run against float64. */
@@ -56,10 +61,5 @@ void cli_matmul_print_row(const char *name, const measurement *r, double peer, d
  * fitted, or NULL), checked to take d's input type. */
 ptxjit_status cli_matmul_config_for(matmul_config *config, const pj_matmul_fit_tile **fitted,
                                     const matmul_data *d, const char *params);
-
-/* `bench matmul shapes=MxNxK,... [rounds=R] ["PARAMS" ...]` (cli_shapes.c). */
-ptxjit_status cli_matmul_shapes_bench(ptxjit_context *context, cublas_peer *cublas,
-                                      const char *list, int runs, int rounds,
-                                      const char *const *sets, int set_count, int *all_ok);
 
 #endif

@@ -15,11 +15,12 @@ OPT ?= -O2 -g
 CFLAGS ?=
 ALL_CFLAGS = $(CFLAGS_BASE) $(OPT) $(SAN) $(CFLAGS)
 LDLIBS_BASE := -ldl -lpthread -lm
-# The remote cache tier (src/remote/): hiredis and nettle's HMAC-SHA-256. libptxjit.so needs
-# their shared libraries; the programs (CLI, tests, stress) take the archives, so that they
-# travel to a GPU machine without them (make deps installs libhiredis-dev and nettle-dev).
-REMOTE_LIBS_SHARED := -lhiredis -lnettle
-REMOTE_LIBS := -l:libhiredis.a -l:libnettle.a
+# The remote cache tier (src/remote/): nettle's HMAC-SHA-256 (Redis itself is spoken by
+# src/remote/resp.c: no client library). libptxjit.so needs its shared library; the programs
+# (CLI, tests, stress) take the archive, so that they travel to a GPU machine without it (make
+# deps installs nettle-dev).
+REMOTE_LIBS_SHARED := -lnettle
+REMOTE_LIBS := -l:libnettle.a
 # Check linked statically so the test runner travels to machines without Check installed.
 CHECK_LIBS := -Wl,-Bstatic -lcheck_pic -lsubunit -Wl,-Bdynamic -lrt
 

@@ -38,6 +38,8 @@
     X(suite_bundle)           \
     X(suite_remote)           \
     X(suite_remote_poison)    \
+    X(suite_remote_hostile)   \
+    X(suite_remote_lease)     \
     X(suite_multigpu)         \
     X(suite_compile_once)     \
     X(suite_builtins)         \

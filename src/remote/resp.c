@@ -115,7 +115,7 @@ static pj_resp_status bulk_header(pj_resp_reader *reader, pj_resp_value *slot,
 {
     long long size;
     if (!parse_number(text, length, &size) || size < -1)
-        return bad(reader, "a bulk string whose length is not a length");
+        return bad(reader, "a bulk string length that is not a length");
     if (size == -1) {
         slot->type = PJ_RESP_NIL;
         return finished(reader);
@@ -140,15 +140,15 @@ static pj_resp_status array_header(pj_resp_reader *reader, pj_resp_value *slot,
 {
     long long count;
     if (!parse_number(text, length, &count) || count < -1)
-        return bad(reader, "an array whose length is not a length");
+        return bad(reader, "an array length that is not a length");
     if (count == -1) {
         slot->type = PJ_RESP_NIL;
         return finished(reader);
     }
     if (count > PJ_RESP_ELEMENTS_MAX)
-        return bad(reader, "an array longer than any reply ptxjit asks for");
+        return bad(reader, "a reply array longer than any ptxjit asks for");
     if (reader->depth == PJ_RESP_DEPTH_MAX)
-        return bad(reader, "arrays nested deeper than any reply ptxjit asks for");
+        return bad(reader, "reply arrays nested deeper than any ptxjit asks for");
     slot->type = PJ_RESP_ARRAY;
     if (count == 0)
         return finished(reader);
@@ -168,7 +168,7 @@ static pj_resp_status line_done(pj_resp_reader *reader)
     reader->line_length = 0;
     reader->line_cr = 0;
     if (length == 0)
-        return bad(reader, "an empty line");
+        return bad(reader, "an empty reply line");
     const char *rest = reader->line + 1;
     pj_resp_value *slot = next_slot(reader);
     switch (reader->line[0]) {
@@ -193,13 +193,13 @@ static pj_resp_status read_line(pj_resp_reader *reader, const char *data, size_t
     while (*at < size) {
         char c = data[(*at)++];
         if (reader->line_cr)
-            return c == '\n' ? line_done(reader) : bad(reader, "a '\\r' inside a line");
+            return c == '\n' ? line_done(reader) : bad(reader, "a '\\r' inside a reply line");
         if (c == '\r') {
             reader->line_cr = 1;
         } else if (c == '\n') {
-            return bad(reader, "a line that ends without '\\r'");
+            return bad(reader, "a reply line that ends without '\\r'");
         } else if (reader->line_length == PJ_RESP_LINE_MAX) {
-            return bad(reader, "a line longer than any reply ptxjit asks for");
+            return bad(reader, "a reply line longer than any ptxjit asks for");
         } else {
             reader->line[reader->line_length++] = c;
         }

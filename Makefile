@@ -15,15 +15,9 @@ OPT ?= -O2 -g
 CFLAGS ?=
 ALL_CFLAGS = $(CFLAGS_BASE) $(OPT) $(SAN) $(CFLAGS)
 LDLIBS_BASE := -ldl -lpthread -lm
-# The remote cache tier (src/remote/): hiredis, and nettle's HMAC-SHA-256. libptxjit.so needs
-# hiredis's shared library; the programs (CLI, tests, stress) take the archive, so that they
-# travel to a GPU machine without it (make deps installs libhiredis-dev and nettle-dev).
-HIREDIS_LIBS_SHARED := -lhiredis
-HIREDIS_LIBS := -l:libhiredis.a
-# nettle is loaded with dlopen when a signed remote tier is configured (src/remote/nettle.c):
-# its headers are needed to build, nothing is linked.
-REMOTE_LIBS_SHARED := $(HIREDIS_LIBS_SHARED)
-REMOTE_LIBS := $(HIREDIS_LIBS)
+# The remote cache tier (src/remote/) links nothing: Redis is spoken by src/remote/resp.c,
+# and nettle's HMAC-SHA-256 is loaded with dlopen when a signed remote tier is configured
+# (src/remote/nettle.c; its headers are needed to build: make deps installs nettle-dev).
 # Check linked statically so the test runner travels to machines without Check installed.
 CHECK_LIBS := -Wl,-Bstatic -lcheck_pic -lsubunit -Wl,-Bdynamic -lrt
 
@@ -129,10 +123,10 @@ BIND_NOW := -Wl,-z,relro,-z,now
 
 $(SHARED_LIB): $(LIB_OBJ) src/libptxjit.map
 	$(call say,LD,$@)$(CC) -shared $(SAN) $(BIND_NOW) -Wl,-soname,libptxjit.so.0 \
-	    -Wl,--version-script=src/libptxjit.map -o $@ $(LIB_OBJ) $(REMOTE_LIBS_SHARED) $(LDLIBS_BASE)
+	    -Wl,--version-script=src/libptxjit.map -o $@ $(LIB_OBJ) $(LDLIBS_BASE)
 
 $(CLI): $(CLI_OBJ) $(STATIC_LIB)
-	$(call say,LD,$@)$(CC) $(SAN) $(BIND_NOW) -o $@ $(CLI_OBJ) $(STATIC_LIB) $(REMOTE_LIBS) \
+	$(call say,LD,$@)$(CC) $(SAN) $(BIND_NOW) -o $@ $(CLI_OBJ) $(STATIC_LIB) \
 	    $(LDLIBS_BASE)
 
 # --wrap: every allocation ptxjit makes can be made to fail (tests/test_out_of_memory.c),
@@ -141,10 +135,10 @@ SEAM_WRAP := -Wl,--wrap=pj_fileio_seam
 TEST_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc $(SEAM_WRAP)
 $(TEST_RUNNER): $(TEST_OBJ) $(STATIC_LIB) | $(TEST_SHIM)
 	$(call say,LD,$@)$(CC) $(SAN) $(TEST_WRAP) -o $@ $(TEST_OBJ) $(STATIC_LIB) $(CHECK_LIBS) \
-	    $(REMOTE_LIBS) $(LDLIBS_BASE)
+	    $(LDLIBS_BASE)
 
 $(STRESS): tests/stress/stress.c tests/fileio_faults.c $(STATIC_LIB)
-	$(call say,LD,$@)$(CC) $(ALL_CFLAGS) -Itests $(SEAM_WRAP) -o $@ $^ $(REMOTE_LIBS) $(LDLIBS_BASE)
+	$(call say,LD,$@)$(CC) $(ALL_CFLAGS) -Itests $(SEAM_WRAP) -o $@ $^ $(LDLIBS_BASE)
 
 $(TEST_SHIM): tests/shim/nvrtc_shim.c | check-cuda
 	$(call say,LD,$@)$(CC) $(ALL_CFLAGS) -shared -o $@ $< -ldl -lpthread

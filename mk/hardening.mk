@@ -6,7 +6,7 @@
 SAN_OPT := -O1 -g -fno-omit-frame-pointer
 SAN_DIR := $(CURDIR)/tests/sanitizers
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := params schema entry template
+FUZZ_TARGETS := params schema entry template resp
 FUZZ_BUILD := $(BUILD)/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread -Iinclude -Isrc -Itests \

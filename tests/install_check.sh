@@ -2,7 +2,7 @@
 # install_check.sh — an embedding program built as its author would: from outside the source
 # tree, against the static library of an installed ptxjit, through pkg-config; then run
 # offline (no GPU): it compiles a reduce kernel to PTX. The installed libptxjit.so needs only
-# libc (and its loader), libm and, for now, hiredis to load. Then the install's compile workers,
+# libc (and its loader) and libm to load. Then the install's compile workers,
 # found at run time wherever PREFIX is (pool/worker_program.c): the installed ptxjit tunes
 # with worker processes, and so do programs linked with the installed libptxjit.so (worker
 # beside the library) and libptxjit.a (worker on $PATH), without $PTXJIT_COMPILE_WORKER.
@@ -51,13 +51,13 @@ $CC -std=c11 -Wall -Wextra -Werror offline.c $(pkg-config --cflags --static --li
 readelf -d offline-pc-static | grep -q 'NEEDED.*libptxjit.so' ||
     fail "pkg-config --static --libs ptxjit now links the archive: update README.md, EMBEDDING.md"
 ./offline-pc-static >/dev/null 2>&1 || fail "offline-pc-static failed"
-# What libptxjit.so needs to load: libc and libm, and hiredis for now. The rest (the CUDA
-# driver, NVRTC, nvJitLink, the LLVM plugin, nettle) is loaded with dlopen when first used,
-# so that a program linked with it starts on a machine without them.
+# What libptxjit.so needs to load: libc and libm. The rest (the CUDA driver, NVRTC,
+# nvJitLink, the LLVM plugin, nettle) is loaded with dlopen when first used, and Redis is
+# spoken by ptxjit itself, so that a program linked with it starts on a machine without them.
 needed=$(readelf -d "$prefix/lib/libptxjit.so.0" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 for library in $needed; do
     case $library in
-    libc.so.* | libm.so.* | ld-linux*.so.* | libhiredis.so.*) ;;
+    libc.so.* | libm.so.* | ld-linux*.so.*) ;;
     *) fail "libptxjit.so needs $library to load: open it with dlopen when first used" \
         "(src/util/dynlib.h), as the remote cache's nettle (src/remote/nettle.c)" ;;
     esac

@@ -4,11 +4,11 @@ set -e
 need=""
 # g++ and llvm-19-dev, libzstd-dev, zlib1g-dev for the LLVM backend's plugin; clang and
 # libclang-rt-14-dev (libFuzzer) for `make fuzz`, valgrind for `make valgrind`; gcc brings the
-# ASan, UBSan and TSan runtimes; libhiredis-dev and nettle-dev for the remote cache tier and
-# redis-server for its tests.
+# ASan, UBSan and TSan runtimes; nettle-dev for the remote cache tier and redis-server for
+# its tests.
 for pkg in gcc g++ make pkg-config check libsubunit-dev libxxhash-dev \
            llvm-19-dev libzstd-dev zlib1g-dev clang libclang-rt-14-dev valgrind \
-           redis-server libhiredis-dev nettle-dev; do
+           redis-server nettle-dev; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need="$need $pkg"
 done
 if [ -n "$need" ]; then

@@ -1,19 +1,22 @@
-/* redis_server.c — a redis-server per test (redis_server.h). */
+/* redis_server.c — a redis-server per test (redis_server.h), and a plain blocking client for
+ * the tests' own commands to it (ptxjit's RESP framing and reader, src/remote/resp.h). */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <hiredis/hiredis.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "redis_server.h"
+#include "remote/resp.h"
 #include "test_util.h"
 
 static int have_server(void)
@@ -21,14 +24,100 @@ static int have_server(void)
     return system("command -v redis-server >/dev/null 2>&1") == 0;
 }
 
-static redisContext *connect_to(test_redis *r)
+/* A connection to the server, or -1. */
+static int connect_to(test_redis *r)
 {
-    redisContext *c = redisConnectUnix(r->socket);
-    if (c && c->err) {
-        redisFree(c);
-        return NULL;
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
+    if (strlen(r->socket) >= sizeof address.sun_path)
+        return -1;
+    memcpy(address.sun_path, r->socket, strlen(r->socket) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+        close(fd);
+        fd = -1;
     }
-    return c;
+    return fd;
+}
+
+/* Every byte iov names, written. */
+static int send_all(int fd, struct iovec *iov, int count)
+{
+    while (count > 0) {
+        struct msghdr message = {.msg_iov = iov, .msg_iovlen = (size_t)count};
+        ssize_t sent = sendmsg(fd, &message, MSG_NOSIGNAL);
+        if (sent < 0 && errno == EINTR)
+            continue;
+        if (sent < 0)
+            return -1;
+        for (; count > 0 && (size_t)sent >= iov->iov_len; iov++, count--)
+            sent -= (ssize_t)iov->iov_len;
+        if (count > 0) {
+            iov->iov_base = (char *)iov->iov_base + sent;
+            iov->iov_len -= (size_t)sent;
+        }
+    }
+    return 0;
+}
+
+/* The commands framed in out, on one connection; their count replies. 0 when the server
+ * cannot be asked. */
+static int ask_framed(test_redis *r, pj_resp_out *out, int count, pj_resp_value *replies)
+{
+    int fd = connect_to(r);
+    if (fd < 0)
+        return 0;
+    int ok = send_all(fd, out->iov, out->iov_count) == 0, got = 0;
+    pj_resp_reader reader;
+    pj_resp_reader_init(&reader, (size_t)1 << 30);
+    char chunk[4096];
+    size_t have = 0, at = 0;
+    while (ok && got < count) {
+        if (at == have) {
+            ssize_t n = read(fd, chunk, sizeof chunk);
+            if (n < 0 && errno == EINTR)
+                continue;
+            ok = n > 0;
+            have = n > 0 ? (size_t)n : 0;
+            at = 0;
+            continue;
+        }
+        size_t taken;
+        pj_resp_status status = pj_resp_feed(&reader, chunk + at, have - at, &taken);
+        at += taken;
+        if (status == PJ_RESP_DONE)
+            pj_resp_take(&reader, &replies[got++]);
+        else
+            ok = status == PJ_RESP_MORE;
+    }
+    pj_resp_reader_free(&reader);
+    while (!ok && got > 0)
+        pj_resp_value_free(&replies[--got]);
+    close(fd);
+    return ok;
+}
+
+/* One command (argc words) and its reply; 0 when the server cannot be asked. */
+static int ask(test_redis *r, int argc, const char *const *argv, const size_t *lengths,
+               pj_resp_value *reply)
+{
+    pj_resp_out out;
+    pj_resp_out_init(&out);
+    return pj_resp_out_command(&out, argc, argv, lengths) == 0 && ask_framed(r, &out, 1, reply);
+}
+
+/* A command of words separated by spaces, asked; its reply. */
+static int ask_words(test_redis *r, const char *command, pj_resp_value *reply)
+{
+    char copy[1024], *words[PJ_RESP_WORDS_MAX], *save = NULL;
+    size_t lengths[PJ_RESP_WORDS_MAX];
+    int argc = 0;
+    snprintf(copy, sizeof copy, "%s", command);
+    for (char *word = strtok_r(copy, " ", &save); word && argc < PJ_RESP_WORDS_MAX;
+         word = strtok_r(NULL, " ", &save)) {
+        lengths[argc] = strlen(word);
+        words[argc++] = word;
+    }
+    return ask(r, argc, (const char *const *)words, lengths, reply);
 }
 
 static void launch(test_redis *r)
@@ -54,9 +143,9 @@ static void launch(test_redis *r)
         _exit(127);
     }
     for (int tries = 0; tries < 500; tries++) { /* up to 5 s */
-        redisContext *c = connect_to(r);
-        if (c) {
-            redisFree(c);
+        pj_resp_value pong;
+        if (ask_words(r, "PING", &pong)) {
+            pj_resp_value_free(&pong);
             return;
         }
         nanosleep(&(struct timespec){0, 10000000}, NULL);
@@ -123,30 +212,27 @@ void test_redis_stop(test_redis *r)
 
 void test_redis_set(test_redis *r, const char *name, const void *value, size_t size)
 {
-    redisContext *c = connect_to(r);
-    ck_assert_ptr_nonnull(c);
-    redisReply *reply = redisCommand(c, "SET %s %b", name, value, size);
-    ck_assert_ptr_nonnull(reply);
-    ck_assert_int_eq(reply->type, REDIS_REPLY_STATUS);
-    freeReplyObject(reply);
-    redisFree(c);
+    const char *argv[] = {"SET", name, value};
+    const size_t lengths[] = {3, strlen(name), size};
+    pj_resp_value reply;
+    ck_assert(ask(r, 3, argv, lengths, &reply));
+    ck_assert_int_eq(reply.type, PJ_RESP_STATUS);
+    pj_resp_value_free(&reply);
 }
 
 char *test_redis_get(test_redis *r, const char *name, size_t *size)
 {
-    redisContext *c = connect_to(r);
-    ck_assert_ptr_nonnull(c);
-    redisReply *reply = redisCommand(c, "GET %s", name);
-    ck_assert_ptr_nonnull(reply);
+    const char *argv[] = {"GET", name};
+    const size_t lengths[] = {3, strlen(name)};
+    pj_resp_value reply;
+    ck_assert(ask(r, 2, argv, lengths, &reply));
     char *value = NULL;
-    if (reply->type == REDIS_REPLY_STRING) {
-        value = malloc(reply->len + 1);
-        memcpy(value, reply->str, reply->len);
-        value[reply->len] = '\0';
-        *size = reply->len;
+    if (reply.type == PJ_RESP_BULK) {
+        value = reply.str; /* NUL-terminated by the reader */
+        *size = reply.length;
+        reply.str = NULL;
     }
-    freeReplyObject(reply);
-    redisFree(c);
+    pj_resp_value_free(&reply);
     return value;
 }
 
@@ -154,25 +240,26 @@ char *test_redis_get(test_redis *r, const char *name, size_t *size)
  * or -1 when the server cannot be asked. */
 static int client_ids(test_redis *r, long long *ids, int most, long long *own)
 {
-    redisContext *c = connect_to(r);
-    if (!c)
+    const char *id[] = {"CLIENT", "ID"}, *list[] = {"CLIENT", "LIST"};
+    const size_t id_lengths[] = {6, 2}, list_lengths[] = {6, 4};
+    pj_resp_out out;
+    pj_resp_value replies[2];
+    pj_resp_out_init(&out);
+    pj_resp_out_command(&out, 2, id, id_lengths);
+    pj_resp_out_command(&out, 2, list, list_lengths);
+    if (!ask_framed(r, &out, 2, replies))
         return -1;
     int count = -1;
-    redisReply *id = redisCommand(c, "CLIENT ID");
-    redisReply *list = id && id->type == REDIS_REPLY_INTEGER ? redisCommand(c, "CLIENT LIST")
-                                                            : NULL;
-    if (list && list->type == REDIS_REPLY_STRING) {
-        *own = id->integer;
+    if (replies[0].type == PJ_RESP_INTEGER && replies[1].type == PJ_RESP_BULK) {
+        *own = replies[0].integer;
         count = 0;
-        for (const char *at = list->str; (at = strstr(at, "id=")) && count < most; at += 3)
-            if (at == list->str || at[-1] == '\n')
+        const char *text = replies[1].str;
+        for (const char *at = text; (at = strstr(at, "id=")) && count < most; at += 3)
+            if (at == text || at[-1] == '\n')
                 ids[count++] = atoll(at + 3);
     }
-    if (list)
-        freeReplyObject(list);
-    if (id)
-        freeReplyObject(id);
-    redisFree(c);
+    pj_resp_value_free(&replies[0]);
+    pj_resp_value_free(&replies[1]);
     return count;
 }
 
@@ -197,14 +284,11 @@ int test_redis_has_client_after(test_redis *r, long long after)
 
 long long test_redis_integer(test_redis *r, const char *command)
 {
-    redisContext *c = connect_to(r);
-    ck_assert_ptr_nonnull(c);
-    redisReply *reply = redisCommand(c, command);
-    ck_assert_ptr_nonnull(reply);
-    ck_assert_msg(reply->type == REDIS_REPLY_INTEGER || reply->type == REDIS_REPLY_STATUS,
-                  "%s: %s", command, reply->type == REDIS_REPLY_ERROR ? reply->str : "?");
-    long long value = reply->type == REDIS_REPLY_INTEGER ? reply->integer : 0;
-    freeReplyObject(reply);
-    redisFree(c);
+    pj_resp_value reply;
+    ck_assert_msg(ask_words(r, command, &reply), "%s: the server did not answer", command);
+    ck_assert_msg(reply.type == PJ_RESP_INTEGER || reply.type == PJ_RESP_STATUS, "%s: %s",
+                  command, reply.type == PJ_RESP_ERROR ? reply.str : "?");
+    long long value = reply.type == PJ_RESP_INTEGER ? reply.integer : 0;
+    pj_resp_value_free(&reply);
     return value;
 }

@@ -39,6 +39,8 @@
     X(suite_remote)           \
     X(suite_remote_poison)    \
     X(suite_remote_signing)   \
+    X(suite_remote_hostile)   \
+    X(suite_remote_lease)     \
     X(suite_multigpu)         \
     X(suite_compile_once)     \
     X(suite_builtins)         \

@@ -85,6 +85,12 @@ START_TEST(template_corpus_replays_cleanly)
 }
 END_TEST
 
+START_TEST(resp_corpus_replays_cleanly)
+{
+    replay_target(fuzz_resp, "resp");
+}
+END_TEST
+
 /* The committed real entries must decode: otherwise the corpus would only test refusals. */
 START_TEST(entry_corpus_holds_accepted_entries)
 {
@@ -114,6 +120,7 @@ Suite *suite_fuzz_replay(void)
     tcase_add_test(tc, entry_corpus_and_regressions_replay_cleanly);
     tcase_add_test(tc, entry_corpus_holds_accepted_entries);
     tcase_add_test(tc, template_corpus_replays_cleanly);
+    tcase_add_test(tc, resp_corpus_replays_cleanly);
     suite_add_tcase(suite, tc);
     return suite;
 }

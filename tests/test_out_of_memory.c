@@ -5,6 +5,7 @@
  *
  * The test runner is linked with --wrap for malloc, calloc and realloc (see the Makefile), so
  * that every allocation ptxjit makes passes through here; libc's own do not. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -36,18 +37,38 @@ static int this_one_fails(void)
     return 1;
 }
 
+/* The largest allocation asked for since test_largest_allocation() read it (test_util.h):
+ * what a hostile reply made ptxjit allocate, failed or not. */
+static size_t largest;
+
+static void note(size_t size)
+{
+    size_t seen = __atomic_load_n(&largest, __ATOMIC_RELAXED);
+    while (size > seen && !__atomic_compare_exchange_n(&largest, &seen, size, 1,
+                                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+size_t test_largest_allocation(void)
+{
+    return __atomic_exchange_n(&largest, 0, __ATOMIC_RELAXED);
+}
+
 void *__wrap_malloc(size_t size)
 {
+    note(size);
     return this_one_fails() ? NULL : __real_malloc(size);
 }
 
 void *__wrap_calloc(size_t count, size_t size)
 {
+    note(size && count > SIZE_MAX / size ? SIZE_MAX : count * size);
     return this_one_fails() ? NULL : __real_calloc(count, size);
 }
 
 void *__wrap_realloc(void *pointer, size_t size)
 {
+    note(size);
     return this_one_fails() ? NULL : __real_realloc(pointer, size);
 }
 

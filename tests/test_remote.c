@@ -377,15 +377,15 @@ START_TEST(a_claim_retried_by_its_holder_still_wins)
     static const char *const holders[] = {"node-a:1:0", "node-a:1:0", "node-b:2:0"};
     static const int want[] = {1, 1, 0};
     for (int i = 0; i < 3; i++) {
-        int won = -1, given_up = -1;
-        char *value = NULL;
-        size_t size = 0;
-        ck_assert_int_eq(pj_link_claim(link, "lease-x", holders[i], 3000, "entry-x", &won,
-                                       &given_up, &value, &size),
+        pj_link_claimed claimed;
+        ck_assert_int_eq(pj_link_claim(link, "lease-x", holders[i], 3000, "entry-x", &claimed),
                          PJ_LINK_NIL);
-        ck_assert_msg(won == want[i], "claim %d by %s: won %d", i, holders[i], won);
-        ck_assert_int_eq(given_up, 0);
-        free(value);
+        ck_assert_msg(claimed.won == want[i], "claim %d by %s: won %d", i, holders[i],
+                      claimed.won);
+        ck_assert_int_eq(claimed.given_up, 0);
+        ck_assert_str_eq(claimed.held, holders[0]); /* what the lease holds, for a waiter */
+        free(claimed.held);
+        free(claimed.value);
     }
     pj_link_close(link);
     pj_remote_config_free(&config);
@@ -405,9 +405,9 @@ static void lease_rounds(test_redis *r, pj_remote_link *link, int expect_checked
     pj_lease *lease = NULL, *other = NULL;
     char *value = NULL;
     size_t size = 0;
-    ck_assert_int_eq(pj_lease_claim(&lease, &value, &size, link, "lease-y", "entry-y", 300),
+    ck_assert_int_eq(pj_lease_claim(&lease, &value, &size, link, "lease-y", "entry-y", 300, NULL),
                      PJ_CLAIM_WON);
-    ck_assert_int_eq(pj_lease_claim(&other, &value, &size, link, "lease-y", "entry-y", 300),
+    ck_assert_int_eq(pj_lease_claim(&other, &value, &size, link, "lease-y", "entry-y", 300, NULL),
                      PJ_CLAIM_TAKEN);
     usleep(250 * 1000); /* two renewals: the lease outlives its first TTL */
     ck_assert_int_gt(test_redis_integer(r, "PTTL lease-y"), 0);
@@ -420,11 +420,11 @@ static void lease_rounds(test_redis *r, pj_remote_link *link, int expect_checked
     free(marker);
     long long ttl = test_redis_integer(r, "PTTL lease-y");
     ck_assert(ttl > 0 && ttl <= 300);
-    ck_assert_int_eq(pj_lease_claim(&other, &value, &size, link, "lease-y", "entry-y", 300),
+    ck_assert_int_eq(pj_lease_claim(&other, &value, &size, link, "lease-y", "entry-y", 300, NULL),
                      PJ_CLAIM_GIVEN_UP);
     ck_assert_ptr_null(other);
     usleep(350 * 1000); /* the mark expires: the next claim takes the lease */
-    ck_assert_int_eq(pj_lease_claim(&lease, &value, &size, link, "lease-y", "entry-y", 300),
+    ck_assert_int_eq(pj_lease_claim(&lease, &value, &size, link, "lease-y", "entry-y", 300, NULL),
                      PJ_CLAIM_WON);
     test_redis_set(r, "lease-y", "node-b:2:0", 10); /* taken over, with no TTL */
     usleep(250 * 1000);

@@ -44,6 +44,9 @@ int test_llvm_or_skip(const char *test);
  * instead of hanging or exhausting the machine. fn returns 0 for success; the child exits
  * with it. Asserts that the child exited 0, with what it did otherwise in the message. */
 void test_bounded_child(const char *what, int (*fn)(void *), void *arg, int seconds);
+/* The largest allocation ptxjit asked for (malloc, calloc or realloc, which the runner wraps:
+ * test_out_of_memory.c) since the last call; the count restarts at 0. */
+size_t test_largest_allocation(void);
 
 #define PJ_SUITE_DECLARE(name) Suite *name(void);
 #include "suites.h"

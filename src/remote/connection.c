@@ -1,44 +1,32 @@
-/* connection.c — hiredis connections with bounded waits. hiredis writes with write(2), which
- * raises SIGPIPE on a connection the server closed; the library must neither die of it nor
- * touch the caller's handlers, so each command runs with SIGPIPE blocked on its thread and a
- * SIGPIPE it raised is taken back before the mask is restored. */
-#include <hiredis/hiredis.h>
+/* connection.c — the link to Redis: kept connections, the back-off, and exchanges (a round
+ * trip of pipelined commands) under one deadline and the reply cap (connection.h); the
+ * commands ptxjit sends. Sockets and deadlines are transport.c's, the protocol resp.c's. */
 #include <pthread.h>
-#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "remote/connection.h"
+#include "remote/resp.h"
+#include "remote/transport.h"
 
 #define IDLE_MAX 16
+#define PIPELINE_MAX 4 /* commands of one exchange, besides a fresh connection's AUTH, SELECT */
 
 struct pj_remote_link {
     const pj_remote_config *config;
     pj_logger logger;
     pthread_mutex_t lock;         /* guards everything below */
-    redisContext *idle[IDLE_MAX]; /* connections between requests */
+    int idle[IDLE_MAX];           /* connections between requests */
     int idle_count;
     pid_t pid;                    /* the process the idle connections belong to */
     int failures;                 /* in a row */
     int64_t down_until_ms;        /* backing off until then (monotonic) */
     int backoffs;                 /* how many so far: only the first is a warning */
     int scripts_refused;          /* the server answered EVAL with an error (an ACL): the
-                                     lease's commands go unchecked (pj_link_expire_held) */
+                                     lease's commands go unchecked (pj_link_renew_held) */
 };
-
-static int64_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-static struct timeval timeval_ms(int ms)
-{
-    return (struct timeval){ms / 1000, (ms % 1000) * 1000};
-}
 
 ptxjit_status pj_link_open(pj_remote_link **out, const pj_remote_config *config,
                            const pj_logger *logger)
@@ -60,123 +48,12 @@ void pj_link_close(pj_remote_link *link)
     if (!link)
         return;
     for (int i = 0; i < link->idle_count; i++)
-        redisFree(link->idle[i]);
+        close(link->idle[i]);
     pthread_mutex_destroy(&link->lock);
     free(link);
 }
 
-/* ---- SIGPIPE kept away from the caller ---- */
-
-typedef struct {
-    sigset_t old;
-    int was_pending;
-} pipe_guard;
-
-static void pipe_block(pipe_guard *g)
-{
-    sigset_t pipe, pending;
-    sigemptyset(&pipe);
-    sigaddset(&pipe, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe, &g->old);
-    sigpending(&pending);
-    g->was_pending = sigismember(&pending, SIGPIPE);
-}
-
-static void pipe_restore(pipe_guard *g)
-{
-    sigset_t pipe, pending;
-    sigemptyset(&pipe);
-    sigaddset(&pipe, SIGPIPE);
-    sigpending(&pending);
-    if (!g->was_pending && sigismember(&pending, SIGPIPE)) /* ours: take it back */
-        sigtimedwait(&pipe, NULL, &(struct timespec){0, 0});
-    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
-}
-
-/* ---- connections ---- */
-
-/* One command of an exchange: up to 7 words. */
-typedef struct {
-    int argc;
-    const char *argv[7];
-    size_t lengths[7];
-} link_command;
-
-/* One command on c; NULL when the connection failed (c is then unusable). A Redis error
- * reply comes back as a reply. */
-static redisReply *run(redisContext *c, int argc, const char **argv, const size_t *lengths)
-{
-    return redisCommandArgv(c, argc, argv, lengths);
-}
-
-/* The commands written together and their replies read after: one round trip for all. 0 with
- * every reply in replies; -1 when the connection failed (c is then unusable; no reply kept). */
-static int run_all(redisContext *c, int count, link_command *commands,
-                   redisReply **replies)
-{
-    if (count == 1)
-        return (replies[0] = run(c, commands[0].argc, commands[0].argv, commands[0].lengths))
-                   ? 0
-                   : -1;
-    for (int i = 0; i < count; i++)
-        if (redisAppendCommandArgv(c, commands[i].argc, commands[i].argv,
-                                   commands[i].lengths) != REDIS_OK)
-            return -1;
-    for (int i = 0; i < count; i++) {
-        void *reply = NULL;
-        if (redisGetReply(c, &reply) != REDIS_OK || !reply) {
-            while (i-- > 0)
-                freeReplyObject(replies[i]);
-            return -1;
-        }
-        replies[i] = reply;
-    }
-    return 0;
-}
-
-/* A command that must answer OK (AUTH, SELECT); 0 when it did. */
-static int expect_ok(redisContext *c, int argc, const char **argv, const char **why)
-{
-    size_t lengths[3];
-    for (int i = 0; i < argc; i++)
-        lengths[i] = strlen(argv[i]);
-    redisReply *reply = run(c, argc, argv, lengths);
-    int ok = reply && reply->type == REDIS_REPLY_STATUS;
-    if (!ok)
-        *why = reply ? "the server refused AUTH or SELECT (check the password file and the "
-                       "database number)"
-                     : "the connection failed during AUTH or SELECT";
-    if (reply)
-        freeReplyObject(reply);
-    return ok ? 0 : -1;
-}
-
-static redisContext *connect_new(const pj_remote_config *config, const char **why)
-{
-    struct timeval connect = timeval_ms(config->connect_ms);
-    redisContext *c = config->socket_path
-                          ? redisConnectUnixWithTimeout(config->socket_path, connect)
-                          : redisConnectWithTimeout(config->host, config->port, connect);
-    if (!c || c->err) {
-        *why = c ? "cannot connect" : "out of memory";
-        if (c)
-            redisFree(c);
-        return NULL;
-    }
-    if (redisSetTimeout(c, timeval_ms(config->op_ms)) != REDIS_OK) {
-        *why = "cannot set the operation timeout";
-        redisFree(c);
-        return NULL;
-    }
-    char db[16];
-    snprintf(db, sizeof db, "%d", config->db);
-    if ((config->password && expect_ok(c, 2, (const char *[]){"AUTH", config->password}, why)) ||
-        (config->db && expect_ok(c, 2, (const char *[]){"SELECT", db}, why))) {
-        redisFree(c);
-        return NULL;
-    }
-    return c;
-}
+/* ---- kept connections and the back-off ---- */
 
 /* In a child of fork() the idle connections are the parent's sockets as well: a command
  * sent on one would interleave with the parent's, and either could read the other's reply.
@@ -188,33 +65,39 @@ static void leave_parents_connections(pj_remote_link *link)
     if (pid == link->pid)
         return;
     for (int i = 0; i < link->idle_count; i++)
-        redisFree(link->idle[i]);
+        close(link->idle[i]);
     link->idle_count = 0;
     link->pid = pid;
 }
 
-/* An idle connection, or NULL (backing off: *down set). */
-static redisContext *take_idle(pj_remote_link *link, int *down)
+/* An idle connection, or -1 (none, or backing off: *down set). One the server closed or sent
+ * something on meanwhile (it restarted, or it is not speaking Redis) is dropped here, before
+ * a command is lost on it. */
+static int take_idle(pj_remote_link *link, int *down)
 {
     pthread_mutex_lock(&link->lock);
     leave_parents_connections(link);
-    *down = now_ms() < link->down_until_ms;
-    redisContext *c = !*down && link->idle_count ? link->idle[--link->idle_count] : NULL;
+    *down = pj_transport_now_ms() < link->down_until_ms;
+    int fd = !*down && link->idle_count ? link->idle[--link->idle_count] : -1;
     pthread_mutex_unlock(&link->lock);
-    return c;
+    if (fd >= 0 && !pj_transport_quiet(fd)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
 }
 
-static void succeeded(pj_remote_link *link, redisContext *c)
+static void succeeded(pj_remote_link *link, int fd)
 {
     pthread_mutex_lock(&link->lock);
     link->failures = 0;
     if (link->idle_count < IDLE_MAX) {
-        link->idle[link->idle_count++] = c;
-        c = NULL;
+        link->idle[link->idle_count++] = fd;
+        fd = -1;
     }
     pthread_mutex_unlock(&link->lock);
-    if (c)
-        redisFree(c);
+    if (fd >= 0)
+        close(fd);
 }
 
 /* Counts a failure; the third in a row starts a back-off, and a failure right after one
@@ -223,10 +106,11 @@ static void failed(pj_remote_link *link, const char *why)
 {
     pthread_mutex_lock(&link->lock);
     int failures = ++link->failures;
-    int start = failures >= PJ_REMOTE_FAILURES_BEFORE_BACKOFF && now_ms() >= link->down_until_ms;
+    int64_t now = pj_transport_now_ms();
+    int start = failures >= PJ_REMOTE_FAILURES_BEFORE_BACKOFF && now >= link->down_until_ms;
     int first = start && link->backoffs++ == 0;
     if (start)
-        link->down_until_ms = now_ms() + link->config->backoff_ms;
+        link->down_until_ms = now + link->config->backoff_ms;
     pthread_mutex_unlock(&link->lock);
     if (start)
         pj_log(&link->logger, first ? PTXJIT_LOG_WARNING : PTXJIT_LOG_INFO,
@@ -235,51 +119,175 @@ static void failed(pj_remote_link *link, const char *why)
                link->config->url, why, failures, link->config->backoff_ms);
 }
 
-/* The commands on a kept connection, else a new one; a kept one that fails may be one the
- * server closed (it restarted): they are tried once more on a new connection. Error replies
- * come back in replies with *refused set, not counted: the caller decides. */
-static pj_link_result exchange_any(pj_remote_link *link, int count, link_command *commands,
-                                   redisReply **replies, int *refused)
+/* ---- exchanges ---- */
+
+/* One command of an exchange. */
+typedef struct {
+    int argc;
+    const char *argv[PJ_RESP_WORDS_MAX];
+    size_t lengths[PJ_RESP_WORDS_MAX];
+} link_command;
+
+/* How one try of an exchange on one connection ended. */
+typedef enum { TRY_OK, TRY_FAILED, TRY_TOO_BIG } try_result;
+
+/* count replies read from fd into replies, by the deadline, each held to the cap. On
+ * anything but TRY_OK no reply is kept, and the connection is not to be used again. */
+static try_result read_replies(int fd, size_t cap, int count, pj_resp_value *replies,
+                               int64_t deadline_ms, const char **why)
 {
-    int down;
+    pj_resp_reader reader;
+    pj_resp_reader_init(&reader, cap);
+    char chunk[16384];
+    size_t have = 0, at = 0;
+    int got = 0;
+    try_result result = TRY_OK;
+    while (got < count && result == TRY_OK) {
+        if (at == have) {
+            ssize_t n = pj_transport_receive(fd, chunk, sizeof chunk, deadline_ms, why);
+            if (n < 0) {
+                result = TRY_FAILED;
+                break;
+            }
+            have = (size_t)n;
+            at = 0;
+        }
+        size_t taken = 0;
+        pj_resp_status status = pj_resp_feed(&reader, chunk + at, have - at, &taken);
+        at += taken;
+        if (status == PJ_RESP_DONE)
+            pj_resp_take(&reader, &replies[got++]);
+        else if (status == PJ_RESP_TOO_BIG)
+            result = TRY_TOO_BIG;
+        else if (status != PJ_RESP_MORE)
+            result = TRY_FAILED;
+        if (status == PJ_RESP_BAD || status == PJ_RESP_TOO_BIG)
+            *why = reader.why;
+        else if (status == PJ_RESP_NO_MEMORY)
+            *why = "out of memory";
+    }
+    if (result == TRY_OK && at != have) {
+        *why = "the server sent more than it was asked for";
+        result = TRY_FAILED;
+    }
+    pj_resp_reader_free(&reader);
+    while (result != TRY_OK && got > 0)
+        pj_resp_value_free(&replies[--got]);
+    return result;
+}
+
+/* A fresh connection's first commands, in the same round trip as the caller's: AUTH with
+ * the password, SELECT of the database; how many. */
+static int frame_handshake(pj_resp_out *out, const pj_remote_config *config, char db[24])
+{
+    int count = 0;
+    if (config->password) {
+        const char *argv[] = {"AUTH", config->password};
+        const size_t lengths[] = {4, strlen(config->password)};
+        count += pj_resp_out_command(out, 2, argv, lengths) == 0;
+    }
+    if (config->db) {
+        pj_format_int(db, config->db);
+        const char *argv[] = {"SELECT", db};
+        const size_t lengths[] = {6, strlen(db)};
+        count += pj_resp_out_command(out, 2, argv, lengths) == 0;
+    }
+    return count;
+}
+
+/* The commands on fd (fresh: AUTH and SELECT first), their replies read back. */
+static try_result try_on(int fd, int fresh, const pj_remote_config *config, int count,
+                         const link_command *commands, pj_resp_value *replies,
+                         int64_t deadline_ms, const char **why)
+{
+    pj_resp_out out;
+    char db[24];
+    pj_resp_out_init(&out);
+    int first = fresh ? frame_handshake(&out, config, db) : 0;
+    for (int i = 0; i < count; i++)
+        if (pj_resp_out_command(&out, commands[i].argc, commands[i].argv,
+                                commands[i].lengths) != 0) {
+            *why = "a command too long to send"; /* a bug: the commands are ptxjit's own */
+            return TRY_FAILED;
+        }
+    if (pj_transport_send(fd, out.iov, out.iov_count, deadline_ms, why) != 0)
+        return TRY_FAILED;
+    pj_resp_value all[2 + PIPELINE_MAX];
+    try_result result = read_replies(fd, config->max_value_bytes, first + count, all,
+                                     deadline_ms, why);
+    if (result != TRY_OK)
+        return result;
+    for (int i = 0; i < first; i++)
+        if (all[i].type != PJ_RESP_STATUS) {
+            *why = "the server refused AUTH or SELECT (check the password file and the "
+                   "database number)";
+            result = TRY_FAILED;
+        }
+    for (int i = 0; i < first + count; i++) {
+        if (i >= first && result == TRY_OK)
+            replies[i - first] = all[i];
+        else
+            pj_resp_value_free(&all[i]);
+    }
+    return result;
+}
+
+/* The commands on a kept connection, else a new one; a kept one that fails may be one the
+ * server closed (it restarted): they are tried once more on a new connection while the
+ * deadline allows. Error replies come back in replies with *refused set, not counted: the
+ * caller decides. */
+static pj_link_result exchange_any(pj_remote_link *link, int count, const link_command *commands,
+                                   pj_resp_value *replies, int *refused)
+{
+    const pj_remote_config *config = link->config;
+    int64_t start = pj_transport_now_ms();
+    int64_t deadline = start + config->connect_ms + config->op_ms;
     const char *why = "the connection failed";
-    redisContext *c = take_idle(link, &down);
+    if (count > PIPELINE_MAX)
+        return PJ_LINK_FAILED; /* a bug: ptxjit's own commands */
+    int down;
+    int fd = take_idle(link, &down);
     if (down)
         return PJ_LINK_DOWN;
-    pipe_guard guard;
-    pipe_block(&guard);
-    int ok = c && run_all(c, count, commands, replies) == 0;
-    if (!ok) {
-        if (c)
-            redisFree(c);
-        c = connect_new(link->config, &why);
-        ok = c && run_all(c, count, commands, replies) == 0;
+    try_result result = TRY_FAILED;
+    if (fd >= 0 && (result = try_on(fd, 0, config, count, commands, replies, deadline,
+                                    &why)) != TRY_OK) {
+        close(fd);
+        fd = -1;
     }
-    pipe_restore(&guard);
-    if (!ok) {
-        if (c) {
-            why = c->errstr[0] ? "an operation failed or timed out" : why;
-            redisFree(c);
+    int64_t now = pj_transport_now_ms();
+    if (result == TRY_FAILED && now < deadline) {
+        int64_t connect_by = now + config->connect_ms < deadline ? now + config->connect_ms
+                                                                 : deadline;
+        fd = pj_transport_connect(config, connect_by, &why);
+        if (fd >= 0 && (result = try_on(fd, 1, config, count, commands, replies, deadline,
+                                        &why)) != TRY_OK) {
+            close(fd);
+            fd = -1;
         }
+    }
+    if (result == TRY_TOO_BIG)
+        return PJ_LINK_TOO_BIG;
+    if (result != TRY_OK) {
         failed(link, why);
         return PJ_LINK_FAILED;
     }
     *refused = 0;
     for (int i = 0; i < count; i++)
-        *refused |= replies[i]->type == REDIS_REPLY_ERROR;
-    succeeded(link, c);
+        *refused |= replies[i].type == PJ_RESP_ERROR;
+    succeeded(link, fd);
     return PJ_LINK_OK;
 }
 
-static void free_replies(int count, redisReply **replies)
+static void free_replies(int count, pj_resp_value *replies)
 {
     for (int i = 0; i < count; i++)
-        freeReplyObject(replies[i]);
+        pj_resp_value_free(&replies[i]);
 }
 
 /* exchange_any, where an error reply is a failure, counted. */
-static pj_link_result exchange(pj_remote_link *link, int count, link_command *commands,
-                               redisReply **replies)
+static pj_link_result exchange(pj_remote_link *link, int count, const link_command *commands,
+                               pj_resp_value *replies)
 {
     int refused;
     pj_link_result result = exchange_any(link, count, commands, replies, &refused);
@@ -296,83 +304,95 @@ static link_command command2(const char *verb, const char *name)
     return (link_command){2, {verb, name}, {strlen(verb), strlen(name)}};
 }
 
-/* A GET's reply as a value: PJ_LINK_OK with *value (caller frees), PJ_LINK_NIL, or
- * PJ_LINK_FAILED for anything else (or out of memory). */
-static pj_link_result take_value(const redisReply *reply, char **value, size_t *size)
+/* A GET's reply as a value: PJ_LINK_OK with *value (the reply's own buffer, now the
+ * caller's), PJ_LINK_NIL, or PJ_LINK_FAILED for anything else. */
+static pj_link_result take_value(pj_resp_value *reply, char **value, size_t *size)
 {
-    if (reply->type == REDIS_REPLY_NIL)
+    if (reply->type == PJ_RESP_NIL)
         return PJ_LINK_NIL;
-    if (reply->type != REDIS_REPLY_STRING || !(*value = malloc(reply->len + 1)))
+    if (reply->type != PJ_RESP_BULK)
         return PJ_LINK_FAILED;
-    memcpy(*value, reply->str, reply->len);
-    (*value)[reply->len] = '\0';
-    *size = reply->len;
+    *value = reply->str;
+    *size = reply->length;
+    reply->str = NULL;
     return PJ_LINK_OK;
 }
 
 pj_link_result pj_link_get(pj_remote_link *link, const char *name, char **value, size_t *size)
 {
-    redisReply *reply;
+    pj_resp_value reply;
     link_command get = command2("GET", name);
     pj_link_result result = exchange(link, 1, &get, &reply);
     if (result != PJ_LINK_OK)
         return result;
-    result = take_value(reply, value, size);
-    freeReplyObject(reply);
+    result = take_value(&reply, value, size);
+    pj_resp_value_free(&reply);
     return result;
 }
 
 pj_link_result pj_link_set(pj_remote_link *link, const char *name, const char *value, size_t size)
 {
-    redisReply *reply;
+    pj_resp_value reply;
     link_command set = {3, {"SET", name, value}, {3, strlen(name), size}};
     pj_link_result result = exchange(link, 1, &set, &reply);
     if (result == PJ_LINK_OK)
-        freeReplyObject(reply);
+        pj_resp_value_free(&reply);
     return result;
 }
 
-pj_link_result pj_link_claim(pj_remote_link *link, const char *lease, const char *holder,
-                             int ttl_ms, const char *name, int *won, int *given_up,
-                             char **value, size_t *size)
+/* ---- the lease's commands ---- */
+
+static int starts_with(const pj_resp_value *reply, const char *prefix)
 {
-    char ttl[16];
-    snprintf(ttl, sizeof ttl, "%d", ttl_ms);
+    size_t length = strlen(prefix);
+    return reply->type == PJ_RESP_BULK && reply->length >= length &&
+           memcmp(reply->str, prefix, length) == 0;
+}
+
+pj_link_result pj_link_claim(pj_remote_link *link, const char *lease, const char *value,
+                             int ttl_ms, const char *name, pj_link_claimed *out)
+{
+    char ttl[24];
+    pj_format_int(ttl, ttl_ms);
     link_command commands[3] = {
-        {6, {"SET", lease, holder, "NX", "PX", ttl},
-         {3, strlen(lease), strlen(holder), 2, 2, strlen(ttl)}},
+        {6, {"SET", lease, value, "NX", "PX", ttl},
+         {3, strlen(lease), strlen(value), 2, 2, strlen(ttl)}},
         command2("GET", lease), command2("GET", name)};
-    redisReply *replies[3];
-    *won = *given_up = 0;
+    pj_resp_value replies[3];
+    memset(out, 0, sizeof *out);
     pj_link_result result = exchange(link, 3, commands, replies);
     if (result != PJ_LINK_OK)
         return result;
-    /* OK, or (NX refused) the lease names this holder already: exchange retries on a fresh
-     * connection when a reply timed out, and the first SET may have landed. */
-    const redisReply *named = replies[1];
-    *won = replies[0]->type == REDIS_REPLY_STATUS ||
-           (named->type == REDIS_REPLY_STRING && named->len == strlen(holder) &&
-            memcmp(named->str, holder, named->len) == 0);
-    *given_up = !*won && named->type == REDIS_REPLY_STRING &&
-                named->len >= strlen(PJ_LEASE_GIVEN_UP) &&
-                memcmp(named->str, PJ_LEASE_GIVEN_UP, strlen(PJ_LEASE_GIVEN_UP)) == 0;
-    result = take_value(replies[2], value, size);
-    for (int i = 0; i < 3; i++)
-        freeReplyObject(replies[i]);
+    /* OK, or (NX refused) the lease holds this value already: exchange retries on a fresh
+     * connection when a reply is lost, and the first SET may have landed. */
+    pj_resp_value *held = &replies[1];
+    out->won = replies[0].type == PJ_RESP_STATUS ||
+               (held->type == PJ_RESP_BULK && held->length == strlen(value) &&
+                memcmp(held->str, value, held->length) == 0);
+    out->given_up = !out->won && starts_with(held, PJ_LEASE_GIVEN_UP);
+    if (held->type == PJ_RESP_BULK) {
+        out->held = held->str;
+        out->held_size = held->length;
+        held->str = NULL;
+    }
+    result = take_value(&replies[2], &out->value, &out->size);
+    free_replies(3, replies);
     return result;
 }
 
-/* The lease's commands act only while it names this holder: a holder whose renewals stopped
- * reaching the server (a back-off, a restarted server) must not renew or replace the lease
- * another node took after its own expired. Redis has no compare-and-act command, so each is
- * a script; a server that refuses scripts (an ACL without EVAL) gets the plain command, said
- * once, and the lease is then unchecked. */
-#define LEASE_RENEW_SCRIPT                                                                     \
-    "if redis.call('get', KEYS[1]) == ARGV[1] then "                                          \
-    "return redis.call('pexpire', KEYS[1], ARGV[2]) end return -1"
-#define LEASE_GIVE_UP_SCRIPT                                                                   \
-    "if redis.call('get', KEYS[1]) == ARGV[1] then "                                          \
+/* The lease's commands act only while it holds a value of this holder's: a holder whose
+ * renewals stopped reaching the server (a back-off, a restarted server) must not renew or
+ * replace the lease another node took after its own expired; and a waiter removes a stale
+ * lease only while it is still the value it saw. Redis has no compare-and-act command, so
+ * each is a script; a server that refuses scripts (an ACL without EVAL) gets the plain
+ * command, said once, and the lease is then unchecked. */
+#define LEASE_HELD_SCRIPT                                                                      \
+    "local v = redis.call('get', KEYS[1]) "                                                   \
+    "if v and string.sub(v, 1, #ARGV[1]) == ARGV[1] then "                                    \
     "return redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3]) end return -1"
+#define LEASE_REMOVE_SCRIPT                                                                    \
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end "    \
+    "return 0"
 
 static int scripts_refused(pj_remote_link *link)
 {
@@ -392,63 +412,97 @@ static void refuse_scripts(pj_remote_link *link, const char *error)
         pj_log(&link->logger, PTXJIT_LOG_WARNING,
                "remote cache %s refuses EVAL (%s): compile leases are renewed and given up "
                "without checking their holder, so a node whose lease expired may cut short "
-               "another's (a duplicate compile, never a wrong kernel); allow EVAL for "
-               "ptxjit's user (ACL +eval) to close that",
-               link->config->url, error);
+               "another's (a duplicate compile, never a wrong kernel), and a stale lease is "
+               "compiled around instead of removed; allow EVAL for ptxjit's user (ACL +eval) "
+               "to close that",
+               link->config->url, error ? error : "an error");
 }
 
-/* script over the lease with holder and the args (count of them); else plain (the plain
- * command's words). *held: 0 when the lease named another holder (or none). */
-static pj_link_result lease_command(pj_remote_link *link, const char *script, const char *lease,
-                                    const char *holder, int count, const char *const *args,
-                                    link_command plain, int *held)
+/* EVAL script over lease with args[0..count) (their lengths). PJ_LINK_OK with *reply, or
+ * with *refused set when the server refuses scripts (now or before: not asked again). */
+static pj_link_result eval(pj_remote_link *link, const char *script, const char *lease,
+                           int count, const char *const *args, const size_t *lengths,
+                           pj_resp_value *reply, int *refused)
 {
-    *held = 1;
-    if (!scripts_refused(link)) {
-        link_command eval = {5 + count, {"EVAL", script, "1", lease, holder},
-                             {4, strlen(script), 1, strlen(lease), strlen(holder)}};
-        for (int i = 0; i < count; i++) {
-            eval.argv[5 + i] = args[i];
-            eval.lengths[5 + i] = strlen(args[i]);
-        }
-        redisReply *reply;
-        int refused;
-        pj_link_result result = exchange_any(link, 1, &eval, &reply, &refused);
-        if (result != PJ_LINK_OK)
-            return result;
-        if (!refused) {
-            *held = !(reply->type == REDIS_REPLY_INTEGER && reply->integer < 0);
-            freeReplyObject(reply);
-            return PJ_LINK_OK;
-        }
-        refuse_scripts(link, reply->str);
-        freeReplyObject(reply);
+    *refused = scripts_refused(link);
+    if (*refused)
+        return PJ_LINK_OK;
+    link_command command = {4 + count, {"EVAL", script, "1", lease},
+                            {4, strlen(script), 1, strlen(lease)}};
+    for (int i = 0; i < count; i++) {
+        command.argv[4 + i] = args[i];
+        command.lengths[4 + i] = lengths[i];
     }
-    redisReply *reply;
-    pj_link_result result = exchange(link, 1, &plain, &reply);
-    if (result == PJ_LINK_OK)
-        freeReplyObject(reply);
+    pj_link_result result = exchange_any(link, 1, &command, reply, refused);
+    if (result == PJ_LINK_OK && *refused) {
+        refuse_scripts(link, reply->str);
+        pj_resp_value_free(reply);
+    }
     return result;
 }
 
-pj_link_result pj_link_expire_held(pj_remote_link *link, const char *lease, const char *holder,
-                                   int ttl_ms, int *held)
+/* SET lease value PX ttl while a value of holder's ("<holder>/" begins it) is there (a
+ * script); else the plain command, unchecked. *held: 0 when the lease held another's value
+ * (or none). */
+static pj_link_result held_command(pj_remote_link *link, const char *lease, const char *holder,
+                                   const char *value, const char *ttl, link_command plain,
+                                   int *held)
 {
-    char ttl[16];
-    snprintf(ttl, sizeof ttl, "%d", ttl_ms);
-    link_command plain = {3, {"PEXPIRE", lease, ttl}, {7, strlen(lease), strlen(ttl)}};
-    const char *args[] = {ttl};
-    return lease_command(link, LEASE_RENEW_SCRIPT, lease, holder, 1, args, plain, held);
+    char prefix[400];
+    snprintf(prefix, sizeof prefix, "%s" PJ_LEASE_RENEWAL, holder);
+    const char *args[] = {prefix, value, ttl};
+    const size_t lengths[] = {strlen(prefix), strlen(value), strlen(ttl)};
+    pj_resp_value reply;
+    int refused;
+    *held = 1;
+    pj_link_result result = eval(link, LEASE_HELD_SCRIPT, lease, 3, args, lengths, &reply,
+                                 &refused);
+    if (result != PJ_LINK_OK)
+        return result;
+    if (!refused) {
+        *held = !(reply.type == PJ_RESP_INTEGER && reply.integer < 0);
+        pj_resp_value_free(&reply);
+        return PJ_LINK_OK;
+    }
+    result = exchange(link, 1, &plain, &reply);
+    if (result == PJ_LINK_OK)
+        pj_resp_value_free(&reply);
+    return result;
+}
+
+pj_link_result pj_link_renew_held(pj_remote_link *link, const char *lease, const char *holder,
+                                  const char *next, int ttl_ms, int *held)
+{
+    char ttl[24];
+    pj_format_int(ttl, ttl_ms);
+    link_command plain = {6, {"SET", lease, next, "XX", "PX", ttl},
+                          {3, strlen(lease), strlen(next), 2, 2, strlen(ttl)}};
+    return held_command(link, lease, holder, next, ttl, plain, held);
 }
 
 pj_link_result pj_link_give_up_held(pj_remote_link *link, const char *lease, const char *holder,
                                     int ttl_ms, int *held)
 {
-    char ttl[16], marker[400];
-    snprintf(ttl, sizeof ttl, "%d", ttl_ms);
+    char ttl[24], marker[400];
+    pj_format_int(ttl, ttl_ms);
     snprintf(marker, sizeof marker, "%s%s", PJ_LEASE_GIVEN_UP, holder);
     link_command plain = {5, {"SET", lease, marker, "PX", ttl},
                           {3, strlen(lease), strlen(marker), 2, strlen(ttl)}};
-    const char *args[] = {marker, ttl};
-    return lease_command(link, LEASE_GIVE_UP_SCRIPT, lease, holder, 2, args, plain, held);
+    return held_command(link, lease, holder, marker, ttl, plain, held);
+}
+
+pj_link_result pj_link_remove_stale(pj_remote_link *link, const char *lease, const char *value,
+                                    size_t size, int *removed)
+{
+    pj_resp_value reply;
+    int refused;
+    const char *args[] = {value};
+    *removed = -1;
+    pj_link_result result = eval(link, LEASE_REMOVE_SCRIPT, lease, 1, args, &size, &reply,
+                                 &refused);
+    if (result == PJ_LINK_OK && !refused) {
+        *removed = reply.type == PJ_RESP_INTEGER && reply.integer == 1;
+        pj_resp_value_free(&reply);
+    }
+    return result;
 }

@@ -1,6 +1,7 @@
 /* remote.c — the remote tier: names, fetch (envelope, then the disk format's own decode),
  * publish, counters. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -97,6 +98,17 @@ static void warn_rejected(pj_remote *remote, const char *name, const char *why)
            remote->config.url, name, why);
 }
 
+/* A value over the size limit is refused at its header, before any of it is read: a
+ * rejected entry, which the local compile replaces on the server. */
+static void warn_too_big(pj_remote *remote, const char *name)
+{
+    char why[160];
+    snprintf(why, sizeof why,
+             "larger than PTXJIT_REMOTE_CACHE_MAX_BYTES, %llu bytes: refused before it was read",
+             (unsigned long long)remote->config.max_value_bytes);
+    warn_rejected(remote, name, why);
+}
+
 /* The value checked as the one stored under name for key: envelope, then the entry's own
  * checks. NULL, with *out filled, or why it was rejected. */
 static const char *check_value(pj_remote *remote, pj_artifact *out, const char *name,
@@ -139,6 +151,9 @@ int pj_remote_fetch(pj_remote *remote, pj_remote_kind kind, const char *key, pj_
     if (result == PJ_LINK_OK) {
         *found = accept_value(remote, out, name, key, value, size);
         count(remote, *found ? REMOTE_STAT_hits : REMOTE_STAT_rejected, started);
+    } else if (result == PJ_LINK_TOO_BIG) {
+        warn_too_big(remote, name);
+        count(remote, REMOTE_STAT_rejected, started);
     } else if (result != PJ_LINK_DOWN) {
         count(remote, result == PJ_LINK_NIL ? REMOTE_STAT_misses : REMOTE_STAT_errors, started);
     }
@@ -208,7 +223,7 @@ static pj_remote_claim_result claim_loop(struct pj_lease **lease, pj_artifact *o
                                          claim_report *report, pj_remote *remote,
                                          const char *lease_key, const char *name,
                                          const char *key, int wait_ms, int (*found)(void *),
-                                         void *user)
+                                         void *user, pj_lease_watch *watch)
 {
     int64_t deadline = now_us() + (int64_t)wait_ms * 1000;
     for (int64_t delay = POLL_FIRST_MS;; delay = delay * 2 > POLL_MOST_MS ? POLL_MOST_MS
@@ -217,7 +232,7 @@ static pj_remote_claim_result claim_loop(struct pj_lease **lease, pj_artifact *o
         size_t size;
         int64_t started = now_us();
         pj_claim_result claim = pj_lease_claim(lease, &value, &size, remote->link, lease_key,
-                                               name, remote->config.lease_ms);
+                                               name, remote->config.lease_ms, watch);
         report->spent_us += now_us() - started;
         if (claim == PJ_CLAIM_ENTRY) {
             /* A rejected one is compiled here, and the result replaces it on the server. */
@@ -231,7 +246,14 @@ static pj_remote_claim_result claim_loop(struct pj_lease **lease, pj_artifact *o
             report->failed = claim == PJ_CLAIM_FAILED;
             return PJ_REMOTE_ALONE;
         }
-        if (claim == PJ_CLAIM_GIVEN_UP) /* the holder's compile came to nothing: ours now */
+        if (claim == PJ_CLAIM_TOO_BIG) {
+            warn_too_big(remote, name);
+            report->rejected = 1;
+            return PJ_REMOTE_ALONE;
+        }
+        /* The holder's compile came to nothing, or it stopped renewing and the lease cannot
+         * be removed (no EVAL): compile alone. */
+        if (claim == PJ_CLAIM_GIVEN_UP || claim == PJ_CLAIM_STALE)
             return PJ_REMOTE_ALONE;
         report->waited = 1;
         if (found && found(user))
@@ -253,10 +275,12 @@ pj_remote_claim_result pj_remote_claim(struct pj_lease **lease, pj_artifact *out
         return PJ_REMOTE_ALONE;
     char *name = pj_remote_name(kind, key), *lease_key = lease_name(kind, key);
     claim_report report = {0};
+    pj_lease_watch watch = {0};
     pj_remote_claim_result result =
         name && lease_key ? claim_loop(lease, out, &report, remote, lease_key, name, key,
-                                       wait_ms, found, user)
+                                       wait_ms, found, user, &watch)
                           : PJ_REMOTE_ALONE;
+    pj_lease_watch_free(&watch);
     /* A wait that did not end with the entry is a timeout: the holder's lease expired (this
      * node took it over) or the bound passed. */
     uint64_t delta[REMOTE_STAT_COUNT] = {0};

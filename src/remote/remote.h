@@ -26,14 +26,15 @@ char *pj_remote_name(pj_remote_kind kind, const char *key);
 
 /* Looks key up: *found 1 and *out filled (pj_artifact_free) when the server holds a value
  * that passes every check; else *found 0: missing, rejected (counted, warned once per
- * process), or the server unreachable or backing off. remote may be NULL (no tier). Returns 1
+ * process; a value over the size limit is rejected at its header, unread), or the server
+ * unreachable or backing off. One exchange with the server: bounded (connection.h). remote may be NULL (no tier). Returns 1
  * when the server answered that it holds no such key: only then is a lease worth asking for
  * (a rejected value is replaced by the local compile, and an unreachable server is not asked
  * again for this request). */
 int pj_remote_fetch(pj_remote *remote, pj_remote_kind kind, const char *key, pj_artifact *out,
                     int *found);
-/* Signs and sends the entry; synchronous, bounded by the operation timeout; an entry over the
- * size limit is not sent. Failures are counted, never reported to the caller; 1 when the
+/* Signs and sends the entry; synchronous, one exchange with the server (bounded:
+ * connection.h); an entry over the size limit is not sent. Failures are counted, never reported to the caller; 1 when the
  * server took it. */
 int pj_remote_publish(pj_remote *remote, pj_remote_kind kind, const char *key,
                       const pj_artifact *artifact);
@@ -53,7 +54,8 @@ typedef enum {
 
 /* After a miss of every cache: takes key's lease, or, while another node holds it, waits up
  * to wait_ms for its entry (polling the server, and found(user), with a growing pause) until
- * the entry appears or the lease is free again (its holder died: this node takes it over).
+ * the entry appears or the lease is free again (its holder died: this node takes it over) or
+ * stale (its value unchanged for one lease TTL: removed and taken over, remote/lease.h).
  * Counts lease_wins, lease_waits, lease_timeouts. */
 pj_remote_claim_result pj_remote_claim(struct pj_lease **lease, pj_artifact *out,
                                        pj_remote *remote, pj_remote_kind kind, const char *key,

@@ -17,6 +17,9 @@ int fuzz_entry(const uint8_t *data, size_t size);
 /* The bytes as a *.cu file of a template directory (first byte: the size cap, see
  * fuzz_template.c), read by an open and a reload. */
 int fuzz_template(const uint8_t *data, size_t size);
+/* The bytes as a Redis server's replies to the remote tier (first byte: the bulk cap and a
+ * piece size, see fuzz_resp.c), and as the words of a command it sends. */
+int fuzz_resp(const uint8_t *data, size_t size);
 
 /* Aborts with a message when a harness property fails: a bug, not a bad input. */
 void fuzz_require(int condition, const char *what);

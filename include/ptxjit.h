@@ -132,9 +132,9 @@ typedef struct {
                                   renews it while it compiles; a node that dies holding it
                                   delays the others this long at most. 0:
                                   $PTXJIT_REMOTE_CACHE_LEASE_MS, else 3000 */
-    uint64_t template_max_bytes; /* the largest template file read from a template directory;
-                                  a larger one is a template problem (see "Template
-                                  registry"), not read. 0: $PTXJIT_TEMPLATE_MAX_BYTES (a
+    uint64_t template_max_bytes; /* the largest template file read from a template directory,
+                                  and header a template includes; a larger one is a template
+                                  problem (see "Template registry"), not read. 0: $PTXJIT_TEMPLATE_MAX_BYTES (a
                                   number of bytes), else 16 MiB (built-in templates are under
                                   64 KiB) */
     int confine_includes;      /* 1: a template's includes resolve only under its own

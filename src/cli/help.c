@@ -161,7 +161,7 @@ static const char usage_options[] =
     "  PTXJIT_ARCH               target architecture (else the GPU's, else sm_90a)\n"
     "  PTXJIT_TEMPLATE_PATH      ':'-separated folders of extra templates (*.cu files\n"
     "                            with a //@ptxjit family line)\n"
-    "  PTXJIT_TEMPLATE_MAX_BYTES the largest template file read, in bytes (default\n"
+    "  PTXJIT_TEMPLATE_MAX_BYTES the largest template or header file read, in bytes (default\n"
     "                            16777216, 16 MiB); a larger one is a template problem\n"
     "  PTXJIT_COMPILE_OPTIONS    compile options for every request, in the library's\n"
     "                            words: -DNAME[=VALUE] -IDIR -lineinfo -use_fast_math -G\n"

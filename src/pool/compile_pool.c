@@ -136,9 +136,9 @@ static void add_word(pj_compile_pool *pool, size_t *offsets, int *n, const char 
 }
 
 /* The worker's command line: this context's target, cache, templates and backend, and its
- * compile options, cache settings and include confinement in the environment, so that its
- * keys are ours and it refuses what we refuse (a context may have been confined by its
- * option alone, which no worker inherits). */
+ * compile options, cache settings, include confinement and template cap in the environment,
+ * so that its keys are ours and it refuses what we refuse (a context may have been confined
+ * or capped by its options alone, which no worker inherits). */
 static void prepare_workers(pj_compile_pool *pool, int threads)
 {
     ptxjit_context *context = pool->context;
@@ -180,6 +180,9 @@ static void prepare_workers(pj_compile_pool *pool, int threads)
              pj_disk_cache_max_bytes(context->disk));
     add_word(pool, env_at, &envc, text);
     snprintf(text, sizeof text, "PTXJIT_CONFINE_INCLUDES=%d", context->confine_includes);
+    add_word(pool, env_at, &envc, text);
+        /* The cap, which the options field may have set: a worker reads the same files. */
+    snprintf(text, sizeof text, "PTXJIT_TEMPLATE_MAX_BYTES=%zu", pj_templates_max_bytes(context));
     add_word(pool, env_at, &envc, text);
     pool->setup = calloc(1, sizeof *pool->setup);
     if (pool->setup_text.failed || !pool->setup) {

@@ -329,7 +329,16 @@ static ptxjit_status visit(scan *s, const char *path, const char *file, int dept
     }
     char *text = NULL;
     size_t size = 0;
-    ptxjit_status status = pj_read_file(&text, &size, resolved);
+    ptxjit_status status = pj_read_file_at_most(&text, &size, resolved, s->set->max_bytes);
+    if (status == PTXJIT_ERR_IO && size > s->set->max_bytes) {
+        status = pj_error(PTXJIT_ERR_TEMPLATE,
+                          "%s: the header %s (from %s) is %zu bytes, over the template cap of "
+                          "%zu; split it, or raise the cap (the template_max_bytes option, "
+                          "$PTXJIT_TEMPLATE_MAX_BYTES)",
+                          s->origin, path, file, size, s->set->max_bytes);
+        free(resolved);
+        return status;
+    }
     if (status != PTXJIT_OK) {
         free(resolved);
         /* Unreadable: the compiler cannot read it either and fails, so nothing is cached. */
@@ -389,9 +398,11 @@ static ptxjit_status scan_text(scan *s, const char *text, size_t size, const cha
 
 ptxjit_status pj_includes_scan(pj_include_set *out, const char *source, const char *origin,
                                const char *template_dir, const char *const *dirs,
-                               int dir_count, const pj_include_confinement *confine)
+                               int dir_count, const pj_include_confinement *confine,
+                               size_t max_bytes)
 {
     memset(out, 0, sizeof *out);
+    out->max_bytes = max_bytes;
     if (!*source)
         return PTXJIT_OK; /* nothing to scan (a built-in template with no -I: see the route) */
     scan *s = calloc(1, sizeof *s);
@@ -414,7 +425,8 @@ int pj_includes_changed(const pj_include_set *set, const char **which)
     for (int i = 0; i < set->count; i++) {
         char *text = NULL;
         size_t size = 0;
-        int same = pj_read_file(&text, &size, set->files[i].path) == PTXJIT_OK;
+        int same =
+            pj_read_file_at_most(&text, &size, set->files[i].path, set->max_bytes) == PTXJIT_OK;
         if (same) {
             pj_hash128 now = pj_hash(text, size);
             same = now.low == set->files[i].content.low && now.high == set->files[i].content.high;

@@ -18,6 +18,7 @@ typedef struct {
 typedef struct {
     pj_include_file *files; /* in the order first reached */
     int count, capacity;
+    size_t max_bytes; /* the largest header read (the template cap) */
 } pj_include_set;
 
 /* The resolved directory of a file template (origin is its path); *out NULL for a template
@@ -47,7 +48,8 @@ typedef struct {
  * it says, why and the fix; nothing outside is read or quoted. */
 ptxjit_status pj_includes_scan(pj_include_set *out, const char *source, const char *origin,
                                const char *template_dir, const char *const *dirs,
-                               int dir_count, const pj_include_confinement *confine);
+                               int dir_count, const pj_include_confinement *confine,
+                               size_t max_bytes);
 /* Whether a header of set differs now from what was hashed, or cannot be read; *which (may
  * be NULL) then names it. */
 int pj_includes_changed(const pj_include_set *set, const char **which);

@@ -11,6 +11,7 @@
 #include "request/route.h"
 #include "request/key.h"
 #include "request/includes.h"
+#include "request/templates.h"
 #include "request/specialize.h"
 
 /* How many of the log's error lines the summary in ptxjit_last_error() quotes. */
@@ -174,7 +175,8 @@ static ptxjit_status nvrtc_key(pj_hash128 *out, ptxjit_kernel *kernel)
     if (status == PTXJIT_OK)
         status = pj_includes_scan(&kernel->includes, text ? text : "", schema->origin,
                                   kernel->template_dir, dirs, dir_count,
-                                  context->confine_includes ? &confinement : NULL);
+                                  context->confine_includes ? &confinement : NULL,
+                                  pj_templates_max_bytes(context));
     free(text);
     nvrtc_args args;
     if (status == PTXJIT_OK)

@@ -586,6 +586,11 @@ static ptxjit_status publish(ptxjit_context *context)
     return PTXJIT_OK;
 }
 
+size_t pj_templates_max_bytes(const ptxjit_context *context)
+{
+    return context->templates ? context->templates->max_bytes : (size_t)DEFAULT_TEMPLATE_MAX_BYTES;
+}
+
 /* options.template_max_bytes, else $PTXJIT_TEMPLATE_MAX_BYTES, else the default; a variable
  * that is not a number of bytes is warned about and the default used. */
 static size_t configured_max_bytes(const ptxjit_options *options, const pj_logger *logger)

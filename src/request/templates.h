@@ -60,6 +60,10 @@ ptxjit_status pj_templates_find(pj_template **out, uint64_t *generation, ptxjit_
  * context->lock. */
 uint64_t pj_templates_generation(ptxjit_context *context);
 
+/* The largest template or header file the context reads (options.template_max_bytes,
+ * $PTXJIT_TEMPLATE_MAX_BYTES, else the default); fixed at open. */
+size_t pj_templates_max_bytes(const ptxjit_context *context);
+
 /* text as the registry keeps a template: without a leading UTF-8 byte order mark, CRLF line
  * ends and lone CRs turned into LF. NULL when out of memory. */
 char *pj_template_normalize(const char *text);

@@ -332,8 +332,11 @@ static void print_text(const jit_figures *f, const cli_family *family, const cha
     printf("JIT costs for %s %s, %s:\n", family->name, family->jit->params, arch);
     printf("  cold compile, warm process (specialize + NVRTC -> PTX + cubin), median of %d: "
            "%.2f ms\n", COLD_SAMPLES, f->cold_ms);
-    printf("  disk hit, fresh process, median of %d: ptxjit_open + ptxjit_get_kernel %.3f ms "
-           "(open %.3f + get %.3f; whole process %.1f ms)\n",
+    /* --no-gpu: no driver, no CUDA context, no module load; the library's lookup alone. A
+     * program with a GPU adds the driver's start (cuInit and a context: hundreds of ms). */
+    printf("  disk hit, fresh process without a GPU (the library's lookup: no driver, context "
+           "or module load), median of %d: ptxjit_open + ptxjit_get_kernel %.3f ms (open %.3f "
+           "+ get %.3f; whole process %.1f ms)\n",
            FRESH_SAMPLES, f->hit_ms, f->open_ms, f->get_ms, f->process_ms);
     for (int s = 0; s < PJ_LATENCY_COUNT; s++)
         printf("    %-8s %7.1f us  %s\n", stage_names[s], f->stage_us[s], stage_texts[s]);

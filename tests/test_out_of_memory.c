@@ -85,12 +85,22 @@ static ptxjit_context *open_unfailing(ptxjit_options *options)
     return context;
 }
 
-/* Runs op with allocation 0, 1, 2, ... failing, until a run needs fewer allocations than
- * that; each run must end in success or PTXJIT_ERR_OUT_OF_MEMORY. Returns the number of
- * allocations the operation makes. */
+/* Every allocation (1), or every Nth from $PTXJIT_TEST_OOM_STRIDE: memcheck samples them
+ * (a run that compiles costs seconds there), the sanitizers and the plain suite take all. */
+static long oom_stride(void)
+{
+    const char *text = getenv("PTXJIT_TEST_OOM_STRIDE");
+    long stride = text ? strtol(text, NULL, 10) : 1;
+    return stride >= 1 && stride <= 100 ? stride : 1;
+}
+
+/* Runs op with allocation 0, 1, 2, ... (or every stride-th) failing, until a run needs fewer
+ * allocations than that; each run must end in success or PTXJIT_ERR_OUT_OF_MEMORY. Returns
+ * the number of allocations the operation makes (to within the stride). */
 static long fail_each_allocation(operation *op, void *user, const char *name)
 {
-    for (long n = 0;; n++) {
+    const long stride = oom_stride();
+    for (long n = 0;; n += stride) {
         failed_one = 0;
         countdown = n;
         ptxjit_status status = op(user);
@@ -100,7 +110,8 @@ static long fail_each_allocation(operation *op, void *user, const char *name)
                       ptxjit_status_name(status), ptxjit_last_error());
         if (!failed_one) {
             ck_assert_int_eq(status, PTXJIT_OK);
-            printf("out of memory: %s: each of %ld allocations failed in turn\n", name, n);
+            printf("out of memory: %s: each of %ld allocations failed in turn%s\n", name, n,
+                   stride > 1 ? " (every few: PTXJIT_TEST_OOM_STRIDE)" : "");
             return n;
         }
     }

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/count.h"
 #include "cache/counters.h"
 #include "cache/directory.h"
 #include "cache/disk.h"
@@ -116,11 +117,9 @@ static int configured_shared(const pj_disk_options *options, const pj_logger *lo
     if (options && options->shared)
         return 1;
     const char *text = getenv("PTXJIT_CACHE_SHARED");
-    if (!text || !*text || !strcmp(text, "0") || !strcasecmp(text, "no") ||
-        !strcasecmp(text, "false"))
-        return 0;
-    if (!strcmp(text, "1") || !strcasecmp(text, "yes") || !strcasecmp(text, "true"))
-        return 1;
+    const int on = pj_switch_parse(text);
+    if (on >= 0)
+        return on;
     pj_log(logger, PTXJIT_LOG_WARNING,
            "PTXJIT_CACHE_SHARED='%.64s' is neither 1 nor 0; the disk cache stays private. "
            "Set it to 1 to share the cache directory with its group",

@@ -12,6 +12,7 @@
 #include "select.h"
 #include "front.h"
 #include "open_contexts.h"
+#include "util/count.h"
 #include "records/memo.h"
 #include "remote/remote.h"
 #include "templates.h"
@@ -146,11 +147,9 @@ static int choose_confinement(const ptxjit_options *options, const pj_logger *lo
     if (options->confine_includes)
         return 1;
     const char *text = getenv("PTXJIT_CONFINE_INCLUDES");
-    if (!text || !*text || !strcmp(text, "0") || !strcasecmp(text, "no") ||
-        !strcasecmp(text, "false"))
-        return 0;
-    if (!strcmp(text, "1") || !strcasecmp(text, "yes") || !strcasecmp(text, "true"))
-        return 1;
+    const int on = pj_switch_parse(text);
+    if (on >= 0)
+        return on;
     pj_log(logger, PTXJIT_LOG_WARNING,
            "PTXJIT_CONFINE_INCLUDES='%.64s' is neither 1 nor 0; includes are confined (the "
            "safe reading). Set it to 1, or to 0 to leave them free",

@@ -1,6 +1,9 @@
 /* count.c — see count.h. */
 #include "count.h"
 
+#include <string.h>
+#include <strings.h>
+
 /* Decimal digits at *at (at least one) into *value, which stays at most limit; 0 when none or
  * more. */
 static int digits(uint64_t *value, const char **at, const char *end, uint64_t limit)
@@ -44,4 +47,14 @@ int pj_count_parse(uint64_t *out, const char *text, size_t length, uint64_t max)
         return 0;
     *out = value;
     return 1;
+}
+
+int pj_switch_parse(const char *text)
+{
+    if (!text || !*text || !strcmp(text, "0") || !strcasecmp(text, "no") ||
+        !strcasecmp(text, "false"))
+        return 0;
+    if (!strcmp(text, "1") || !strcasecmp(text, "yes") || !strcasecmp(text, "true"))
+        return 1;
+    return -1;
 }

@@ -15,4 +15,9 @@
  * PJ_COUNT_MAX); else 0. */
 int pj_count_parse(uint64_t *out, const char *text, size_t length, uint64_t max);
 
+/* An on/off setting as people write one (an environment variable): 0 for unset, empty, 0, no
+ * or false; 1 for 1, yes or true (either case); -1 for anything else, which the caller reads
+ * the safe way and warns about. */
+int pj_switch_parse(const char *text);
+
 #endif

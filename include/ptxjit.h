@@ -540,6 +540,30 @@ ptxjit_status ptxjit_matmul_ex(ptxjit_context *context, const char *params, ptxj
                                ptxjit_devptr b, ptxjit_devptr c, size_t m, size_t n, size_t k,
                                const ptxjit_matmul_epilogue *epilogue, void *stream);
 
+/* Where the matrices of a product lie, as cublasGemmStridedBatchedEx takes them (row-major
+ * here): the rows of A, B and C are lda, ldb and ldc elements apart (0: their row length, k,
+ * n (b_layout=nk: k) and n — dense); a strided batch of `batch` products has product i's A, B
+ * and C at i·stride_a, i·stride_b and i·stride_c elements from a, b and c. A stride_a or
+ * stride_b of 0 gives every product the same matrix; C's matrices may not overlap. */
+typedef struct {
+    size_t lda, ldb, ldc;
+    size_t batch; /* products; 0 is taken as 1 */
+    size_t stride_a, stride_b, stride_c;
+} ptxjit_matmul_layout;
+/* Dense rows, one product. */
+void ptxjit_matmul_layout_init(ptxjit_matmul_layout *layout);
+/* ptxjit_matmul_ex on the matrices of layout (NULL: ptxjit_matmul_layout_init's). The wgmma
+ * variants built from the template run every product in one launch and read and write the
+ * rows where they lie (rows or strides that are not whole 16-byte units, or buffers that are
+ * not 16-byte aligned, are copied: `ptxjit run --plan` says when); the other kernels run once
+ * per product, on dense copies where the rows are not dense. A layout that cannot hold the
+ * product (lda < k, ...; C's matrices overlapping) is PTXJIT_ERR_INVALID_ARGUMENT naming the
+ * value. The epilogue applies to every product (the same bias). */
+ptxjit_status ptxjit_matmul_strided(ptxjit_context *context, const char *params, ptxjit_devptr a,
+                                    ptxjit_devptr b, ptxjit_devptr c, size_t m, size_t n,
+                                    size_t k, const ptxjit_matmul_layout *layout,
+                                    const ptxjit_matmul_epilogue *epilogue, void *stream);
+
 /* Writes the row-wise softmax of the rows x cols row-major matrix at input to output (same
  * shape; elements of the params' dtype: f32, f16, bf16), on stream (NULL: the default stream):
  * out[r][c] = exp(in[r][c] - max_r) / sum over c' of exp(in[r][c'] - max_r). The math is fp32

@@ -411,14 +411,25 @@ __device__ __forceinline__ void tma_load(unsigned dst, const tensor_map *map, in
                  ::"r"(dst), "l"(map), "r"(x), "r"(y), "r"(bar) : "memory");
 }
 
+// The same from a 3-D map (the wgmma variants: z is the product of a batch).
+__device__ __forceinline__ void tma_load_3d(unsigned dst, const tensor_map *map, int x, int y,
+                                            int z, unsigned bar)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4}], [%5];"
+                 ::"r"(dst), "l"(map), "r"(x), "r"(y), "r"(z), "r"(bar) : "memory");
+}
+
 // Thread-block clusters (sm_90). A multicast TMA copy lands at the same offset in the shared
 // memory of every block in cta_mask and completes bytes on each one's barrier at bar's offset.
 __device__ __forceinline__ void tma_load_multicast(unsigned dst, const tensor_map *map, int x,
-                                                   int y, unsigned bar, unsigned short cta_mask)
+                                                   int y, int z, unsigned bar,
+                                                   unsigned short cta_mask)
 {
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-                 ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
-                 ::"r"(dst), "l"(map), "r"(x), "r"(y), "r"(bar), "h"(cta_mask) : "memory");
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;"
+                 ::"r"(dst), "l"(map), "r"(x), "r"(y), "r"(z), "r"(bar), "h"(cta_mask)
+                 : "memory");
 }
 
 __device__ __forceinline__ unsigned cluster_rank()
@@ -897,17 +908,36 @@ struct wg_ring {
     }
 };
 
-// The block's tiles, in the raster order of tile_origin: sched=grid the one of its index;
-// persistent, from its (cluster's) index on, every gridDim-th.
-struct wg_tiles {
-    unsigned first, count, step;
+// Where the products lie (ptxjit_matmul_strided): `batch` products of M x N; C's rows ldc
+// elements apart, its matrices c_stride apart. A's and B's maps are 3-D, a matrix per product
+// where a_step (b_step) is 1; where it is 0 every product reads the one matrix.
+struct matmul_layout {
+    long long c_stride;
+    int ldc, batch, a_step, b_step;
 };
 
-__device__ __forceinline__ wg_tiles wg_tiles_of(int M, int N)
+// The block's tiles, in the raster order of tile_origin, product after product: sched=grid
+// the one of its index; persistent, from its (cluster's) index on, every gridDim-th.
+struct wg_tiles {
+    unsigned first, count, step, per_product;
+};
+
+__device__ __forceinline__ wg_tiles wg_tiles_of(int M, int N, int batch)
 {
     const unsigned rows = BM * CLUSTER_SIZE;
-    const unsigned count = ((unsigned)M + rows - 1) / rows * (((unsigned)N + WG_N - 1) / WG_N);
-    return {blockIdx.x / CLUSTER_SIZE, count, WG_PERSISTENT ? gridDim.x / CLUSTER_SIZE : count};
+    const unsigned per = ((unsigned)M + rows - 1) / rows * (((unsigned)N + WG_N - 1) / WG_N);
+    const unsigned count = per * (unsigned)batch; // the host keeps it under 2^31
+    return {blockIdx.x / CLUSTER_SIZE, count, WG_PERSISTENT ? gridDim.x / CLUSTER_SIZE : count,
+            per};
+}
+
+// Tile t of the block's sequence: its origin in its product's C, and that product.
+__device__ __forceinline__ int wg_tile(const wg_tiles &tiles, unsigned t, int M, int N,
+                                       int &row0, int &col0)
+{
+    const unsigned product = t / tiles.per_product;
+    tile_origin(t - product * tiles.per_product, M, N, row0, col0);
+    return (int)product;
 }
 
 // The producer: one thread keeps STAGES loads of A and B in flight, tile after tile. In a
@@ -917,30 +947,31 @@ __device__ __forceinline__ wg_tiles wg_tiles_of(int M, int N)
 // waits for nothing (parity phase ^ 1).
 __device__ __forceinline__ void wg_produce(char *stages, unsigned full0, unsigned empty0,
                                            const tensor_map *a_map, const tensor_map *b_map,
-                                           int M, int N, int k_tiles)
+                                           int M, int N, int k_tiles, const matmul_layout &layout)
 {
     const unsigned rank = CLUSTER_SIZE > 1 ? cluster_rank() : 0;
-    const wg_tiles tiles = wg_tiles_of(M, N);
+    const wg_tiles tiles = wg_tiles_of(M, N, layout.batch);
     wg_ring ring = {0, 0};
     for (unsigned t = tiles.first; t < tiles.count; t += tiles.step) {
         int row0, col0;
-        tile_origin(t, M, N, row0, col0);
+        const int product = wg_tile(tiles, t, M, N, row0, col0);
+        const int za = product * layout.a_step, zb = product * layout.b_step;
 #pragma unroll 1
         for (int kt = 0; kt < k_tiles; kt++, ring.advance()) {
             barrier_wait(empty0 + 8 * ring.stage, ring.phase ^ 1);
             const unsigned full = full0 + 8 * ring.stage;
             const unsigned a = shared_address(stages + ring.stage * STAGE_BYTES);
             barrier_expect_bytes(full, STAGE_BYTES); // A, and all of B from whichever block loads it
-            tma_load(a, a_map, kt * WG_BK, row0, full);
+            tma_load_3d(a, a_map, kt * WG_BK, row0, za, full);
 #pragma unroll
             for (int j = 0; j < B_BOXES; j++) {
                 const unsigned b = a + A_STAGE_BYTES + j * 64 * 128;
                 const int x = B_K_MAJOR ? kt * WG_BK : col0 + j * 64;
                 const int y = B_K_MAJOR ? col0 + j * 64 : kt * WG_BK;
                 if constexpr (CLUSTER_SIZE == 1)
-                    tma_load(b, b_map, x, y, full);
+                    tma_load_3d(b, b_map, x, y, zb, full);
                 else if (j % CLUSTER_SIZE == (int)rank)
-                    tma_load_multicast(b, b_map, x, y, full, (1u << CLUSTER_SIZE) - 1);
+                    tma_load_multicast(b, b_map, x, y, zb, full, (1u << CLUSTER_SIZE) - 1);
             }
         }
     }
@@ -1051,8 +1082,9 @@ __device__ __forceinline__ float2 load_c_pair(const TO *C, size_t at)
     }
 }
 
-// act(alpha (x, y) + beta C + bias) for the pair at row r, columns c and c + 1 (inside C).
-__device__ __forceinline__ void wg_epilogue(float &x, float &y, const TO *C, int r, int c, int N,
+// act(alpha (x, y) + beta C + bias) for the pair at row r, columns c and c + 1 (inside C, whose
+// rows are ldc elements apart).
+__device__ __forceinline__ void wg_epilogue(float &x, float &y, const TO *C, int r, int c, int ldc,
                                             const matmul_epilogue &ep)
 {
     if constexpr (WG_SCALED) {
@@ -1060,7 +1092,7 @@ __device__ __forceinline__ void wg_epilogue(float &x, float &y, const TO *C, int
         y *= ep.alpha;
     }
     if constexpr (WG_BETA) {
-        const float2 old = load_c_pair(C, (size_t)r * N + c);
+        const float2 old = load_c_pair(C, (size_t)r * ldc + c);
         x = fmaf(ep.beta, old.x, x);
         y = fmaf(ep.beta, old.y, y);
     }
@@ -1089,9 +1121,9 @@ __device__ __forceinline__ unsigned pack_pair(float x, float y)
 }
 
 // store=direct: accumulator (row, col) pairs, row w*16 + l/4 (+8), column 8i + 2(l%4) (+1) of
-// the 64 x N tile, straight to C.
+// the 64 x N tile, straight to C (rows ldc elements apart: an even number, as N is).
 __device__ __forceinline__ void wg_store(float (&acc)[WG_MT][WG_ACC], TO *C, int M, int N,
-                                         int row0, int col0, int consumer,
+                                         int ldc, int row0, int col0, int consumer,
                                          const matmul_epilogue &ep)
 {
     const int t = threadIdx.x % 128, w = t / 32, l = t % 32;
@@ -1106,20 +1138,20 @@ __device__ __forceinline__ void wg_store(float (&acc)[WG_MT][WG_ACC], TO *C, int
                 if (r >= M || c >= N) // N is a multiple of 8: c + 1 < N too
                     continue;
                 float x = acc[m][i * 4 + h * 2], y = acc[m][i * 4 + h * 2 + 1];
-                wg_epilogue(x, y, C, r, c, N, ep);
+                wg_epilogue(x, y, C, r, c, ldc, ep);
                 if constexpr (OUT_ID == OUT_F32)
-                    *reinterpret_cast<float2 *>(C + (size_t)r * N + c) = make_float2(x, y);
+                    *reinterpret_cast<float2 *>(C + (size_t)r * ldc + c) = make_float2(x, y);
                 else
-                    *reinterpret_cast<unsigned *>(C + (size_t)r * N + c) = pack_pair(x, y);
+                    *reinterpret_cast<unsigned *>(C + (size_t)r * ldc + c) = pack_pair(x, y);
             }
 }
 
-// The TMA's store of a box of shared memory to C at (x, y); elements outside C are not
-// written.
-__device__ __forceinline__ void tma_store(const tensor_map *map, int x, int y, unsigned src)
+// The TMA's store of a box of shared memory to C at (x, y) of product z; elements outside C
+// are not written.
+__device__ __forceinline__ void tma_store(const tensor_map *map, int x, int y, int z, unsigned src)
 {
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];"
-                 ::"l"(map), "r"(x), "r"(y), "r"(src) : "memory");
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];"
+                 ::"l"(map), "r"(x), "r"(y), "r"(z), "r"(src) : "memory");
 }
 
 // Barrier `id` of the threads of one consumer warpgroup (the other warpgroups go on).
@@ -1134,8 +1166,8 @@ __device__ __forceinline__ void warpgroup_barrier(int id)
 // the boxes and goes on. The tile is written again only after those stores have read it.
 __device__ __forceinline__ void wg_store_tma(float (&acc)[WG_MT][WG_ACC], char *c_tiles,
                                              const tensor_map *c_map, const TO *C, int M, int N,
-                                             int row0, int col0, int consumer,
-                                             const matmul_epilogue &ep)
+                                             int ldc, int row0, int col0, int product,
+                                             int consumer, const matmul_epilogue &ep)
 {
     const int t = threadIdx.x % 128, w = t / 32, l = t % 32;
     const unsigned base = shared_address(c_tiles + consumer * C_TILE_BYTES);
@@ -1152,7 +1184,7 @@ __device__ __forceinline__ void wg_store_tma(float (&acc)[WG_MT][WG_ACC], char *
                 const int r = row0 + (consumer * WG_MT + m) * 64 + lr, c = col0 + lc;
                 float x = acc[m][i * 4 + h * 2], y = acc[m][i * 4 + h * 2 + 1];
                 if (r < M && c < N)
-                    wg_epilogue(x, y, C, r, c, N, ep);
+                    wg_epilogue(x, y, C, r, c, ldc, ep);
                 const unsigned at = base + (m * C_BOXES + lc / C_BOX_COLS) * 8192 + lr * 128 +
                                     ((lc % C_BOX_COLS * OUT_BYTES) ^ (lr & 7) << 4);
                 if constexpr (OUT_ID == OUT_F32)
@@ -1172,7 +1204,8 @@ __device__ __forceinline__ void wg_store_tma(float (&acc)[WG_MT][WG_ACC], char *
 #pragma unroll
             for (int j = 0; j < C_BOXES; j++)
                 if (r < M && col0 + j * C_BOX_COLS < N)
-                    tma_store(c_map, col0 + j * C_BOX_COLS, r, base + (m * C_BOXES + j) * 8192);
+                    tma_store(c_map, col0 + j * C_BOX_COLS, r, product,
+                              base + (m * C_BOXES + j) * 8192);
         }
         asm volatile("cp.async.bulk.commit_group;" ::: "memory");
     }
@@ -1180,7 +1213,8 @@ __device__ __forceinline__ void wg_store_tma(float (&acc)[WG_MT][WG_ACC], char *
 
 __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const tensor_map *a_map,
                                              const tensor_map *b_map, const tensor_map *c_map,
-                                             const matmul_epilogue &ep)
+                                             const matmul_epilogue &ep,
+                                             const matmul_layout &layout)
 {
     extern __shared__ unsigned char dynamic_smem[];
     __shared__ alignas(8) unsigned long long full[STAGES], empty[STAGES];
@@ -1203,22 +1237,23 @@ __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const t
     if (warpgroup == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
         if (threadIdx.x == 0)
-            wg_produce(stages, full0, empty0, a_map, b_map, M, N, k_tiles);
+            wg_produce(stages, full0, empty0, a_map, b_map, M, N, k_tiles, layout);
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
         const int consumer = warpgroup - 1;
-        const wg_tiles tiles = wg_tiles_of(M, N);
+        const wg_tiles tiles = wg_tiles_of(M, N, layout.batch);
         wg_ring ring = {0, 0};
         float acc[WG_MT][WG_ACC];
         for (unsigned t = tiles.first; t < tiles.count; t += tiles.step) {
             int row0, col0;
-            tile_origin(t, M, N, row0, col0);
+            const int product = wg_tile(tiles, t, M, N, row0, col0);
+            TO *c = C + product * layout.c_stride;
             wg_consume(acc, stages, full0, empty0, consumer, k_tiles, ring);
             if constexpr (WG_TMA_STORE)
-                wg_store_tma(acc, stages + STAGES * STAGE_BYTES, c_map, C, M, N, row0, col0,
-                             consumer, ep);
+                wg_store_tma(acc, stages + STAGES * STAGE_BYTES, c_map, c, M, N, layout.ldc, row0,
+                             col0, product, consumer, ep);
             else
-                wg_store(acc, C, M, N, row0, col0, consumer, ep);
+                wg_store(acc, c, M, N, layout.ldc, row0, col0, consumer, ep);
         }
         if constexpr (WG_TMA_STORE) // the last stores are done before the block's memory goes
             if (threadIdx.x % 128 == 0)
@@ -1237,8 +1272,9 @@ enum : int {
 };
 
 // One signature for every variant: the SIMT and tensor_core variants read A and B through
-// pointers, the wgmma variants through the tensor maps (c_map: store=tma's) and read the
-// epilogue's values (the host passes zeros for what a variant does not use). The block's tile
+// pointers, the wgmma variants through the tensor maps (3-D: a matrix per product; c_map:
+// store=tma's) and read the epilogue's values and the layout of a batch (the host passes
+// zeros for what a variant does not use; it launches the other variants once per product). The block's tile
 // of C comes from blockIdx.x (block_tile; wg_tiles_of for the persistent blocks).
 // Two blocks per SM for the 256-thread SIMT and mma.sync kernels (a 128-register cap), so one
 // block's loads overlap the other's arithmetic, unless a warp's tf32 tile needs more than 64
@@ -1253,10 +1289,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 matmul_kernel(const TI *__restrict__ A, const TI *__restrict__ B, TO *__restrict__ C, int M,
               int N, int K, const __grid_constant__ tensor_map a_map,
               const __grid_constant__ tensor_map b_map, const __grid_constant__ tensor_map c_map,
-              const __grid_constant__ matmul_epilogue epilogue)
+              const __grid_constant__ matmul_epilogue epilogue,
+              const __grid_constant__ matmul_layout layout)
 {
     if constexpr (WG_FAMILY) {
-        matmul_wgmma(C, M, N, K, &a_map, &b_map, &c_map, epilogue);
+        matmul_wgmma(C, M, N, K, &a_map, &b_map, &c_map, epilogue, layout);
     } else {
         const float *a = reinterpret_cast<const float *>(A), *b = reinterpret_cast<const float *>(B);
         float *c = reinterpret_cast<float *>(C);

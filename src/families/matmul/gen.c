@@ -1544,8 +1544,9 @@ static int gen_matmul(ir_builder *ir, const pj_llvm_request *request, char *erro
         {"N", ir->i32, 0, 0, 0, 0},        {"K", ir->i32, 0, 0, 0, 0},
         {"a_map", NULL, 0, 0, 128, 64},    {"b_map", NULL, 0, 0, 128, 64},
         {"c_map", NULL, 0, 0, 128, 64},    {"epilogue", NULL, 0, 0, 16, 8}, /* unused here */
+        {"layout", NULL, 0, 0, 24, 8}, /* unused: the op launches these kernels per product */
     };
-    ir_kernel(ir, "matmul_kernel", params, 10, g.threads);
+    ir_kernel(ir, "matmul_kernel", params, (int)(sizeof params / sizeof params[0]), g.threads);
     ir_kernel_min_blocks(ir, g.min_blocks);
     g.a = ir_param(ir, 0);
     g.b = ir_param(ir, 1);

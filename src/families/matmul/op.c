@@ -79,16 +79,19 @@ ptxjit_status pj_matmul_fit(ptxjit_kernel **kernel, matmul_config *config,
     return status;
 }
 
-/* A row-major rows x cols matrix, pitch elements a row, in boxes of box_rows x box_cols, each
- * box row of box_cols elements (32, 64 or 128 bytes) swizzled over its own span. fp8 travels
- * as bytes. */
-static ptxjit_status encode(CUtensorMap *map, const pj_driver *d, pj_dtype dtype, uint64_t address,
-                            uint64_t rows, uint64_t cols, uint64_t pitch, uint32_t box_cols,
-                            uint32_t box_rows)
+/* `depth` row-major rows x cols matrices, pitch elements a row and stride elements apart (rank
+ * 3; rank 2: the first alone), in boxes of box_rows x box_cols, each box row of box_cols
+ * elements (32, 64 or 128 bytes) swizzled over its own span. fp8 travels as bytes. */
+static ptxjit_status encode_rank(CUtensorMap *map, const pj_driver *d, pj_dtype dtype,
+                                 uint64_t address, uint64_t rows, uint64_t cols, uint64_t pitch,
+                                 uint64_t depth, uint64_t stride, uint32_t box_cols,
+                                 uint32_t box_rows, cuuint32_t rank)
 {
     const uint32_t bytes = (uint32_t)pj_matmul_type_bytes(dtype);
-    cuuint64_t dims[2] = {cols, rows}, strides[1] = {pitch * bytes};
-    cuuint32_t box[2] = {box_cols, box_rows}, element_strides[2] = {1, 1};
+    /* One matrix: a stride past it, which no coordinate reaches. */
+    cuuint64_t dims[3] = {cols, rows, depth},
+               strides[2] = {pitch * bytes, (depth > 1 ? stride : rows * pitch) * bytes};
+    cuuint32_t box[3] = {box_cols, box_rows, 1}, element_strides[3] = {1, 1, 1};
     CUtensorMapDataType type = dtype == PJ_DTYPE_f32    ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                : dtype == PJ_DTYPE_bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                : dtype == PJ_DTYPE_f16  ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
@@ -98,29 +101,60 @@ static ptxjit_status encode(CUtensorMap *map, const pj_driver *d, pj_dtype dtype
                                  : span == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
                                               : CU_TENSOR_MAP_SWIZZLE_32B;
     /* Out-of-bounds elements arrive as zeros, which add nothing: ragged tiles need no care. */
-    return PJ_CU(d->cuTensorMapEncodeTiled(map, type, 2, (void *)(uintptr_t)address, dims, strides,
-                                           box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                           swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+    return PJ_CU(d->cuTensorMapEncodeTiled(map, type, rank, (void *)(uintptr_t)address, dims,
+                                           strides, box, element_strides,
+                                           CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
                  "cuTensorMapEncodeTiled");
 }
 
-/* The wgmma variants' maps of the product as staged: A in boxes of 128 bytes of k x bm rows;
- * B N-major in boxes of 64 columns x 64 k rows, K-major (b_nk) in boxes of 128 bytes of k x 64
- * rows (columns of C); C (store=tma) in boxes of 128 bytes x 64 rows. The maps have the true
- * sizes: a padded row's tail is read as zeros. */
-static ptxjit_status wgmma_maps(CUtensorMap maps[3], const pj_driver *d, const matmul_config *config,
-                                const pj_matmul_staged *s, size_t m, size_t n, size_t k)
+static ptxjit_status encode(CUtensorMap *map, const pj_driver *d, pj_dtype dtype, uint64_t address,
+                            uint64_t rows, uint64_t cols, uint64_t pitch, uint32_t box_cols,
+                            uint32_t box_rows)
 {
+    return encode_rank(map, d, dtype, address, rows, cols, pitch, 1, 0, box_cols, box_rows, 2);
+}
+
+/* A map of an operand of a batch: 3-D for the template's kernels (a matrix per product, or
+ * one where stride is 0), 2-D for the llvm backend's (product `product`'s matrix). */
+static ptxjit_status encode_operand(CUtensorMap *map, const pj_driver *d, pj_dtype dtype,
+                                    uint64_t address, uint64_t rows, uint64_t cols,
+                                    uint64_t pitch, uint64_t stride, uint64_t batch,
+                                    pj_matmul_takes takes, uint64_t product, uint32_t box_cols,
+                                    uint32_t box_rows)
+{
+    if (takes != PJ_MATMUL_TAKES_BATCH)
+        return encode(map, d, dtype, address + product * stride * pj_matmul_type_bytes(dtype),
+                      rows, cols, pitch, box_cols, box_rows);
+    return encode_rank(map, d, dtype, address, rows, cols, pitch, stride ? batch : 1, stride,
+                       box_cols, box_rows, 3);
+}
+
+/* The wgmma variants' maps of the product as staged (of product `product` where the kernel
+ * takes one at a time): A in boxes of 128 bytes of k x bm rows; B N-major in boxes of 64
+ * columns x 64 k rows, K-major (b_nk) in boxes of 128 bytes of k x 64 rows (columns of C); C
+ * (store=tma) in boxes of 128 bytes x 64 rows. The maps have the true sizes: a padded row's
+ * tail is read as zeros, and C's padding columns are not written. */
+static ptxjit_status wgmma_maps(CUtensorMap maps[3], const pj_driver *d, const matmul_config *config,
+                                const pj_matmul_staged *s, pj_matmul_takes takes, size_t product)
+{
+    const pj_matmul_layout *l = &s->layout;
     const uint32_t bk = (uint32_t)config->bk; /* 128 bytes of k */
-    ptxjit_status status =
-        encode(&maps[0], d, config->dtype, s->a, m, k, s->a_pitch, bk, (uint32_t)config->bm);
+    const uint64_t batch = l->batch;
+    ptxjit_status status = encode_operand(&maps[0], d, config->dtype, s->a, l->m, l->k, s->a_pitch,
+                                          s->a_stride, batch, takes, product, bk,
+                                          (uint32_t)config->bm);
     if (status == PTXJIT_OK)
-        status = config->b_nk ? encode(&maps[1], d, config->dtype, s->b, n, k, s->b_pitch, bk, 64)
-                              : encode(&maps[1], d, config->dtype, s->b, k, n, s->b_pitch, 64, 64);
+        status = config->b_nk
+                     ? encode_operand(&maps[1], d, config->dtype, s->b, l->n, l->k, s->b_pitch,
+                                      s->b_stride, batch, takes, product, bk, 64)
+                     : encode_operand(&maps[1], d, config->dtype, s->b, l->k, l->n, s->b_pitch,
+                                      s->b_stride, batch, takes, product, 64, 64);
     if (status == PTXJIT_OK && config->store_tma)
-        status = encode(&maps[2], d, config->out, s->c, m, n, s->c_pitch,
-                        128 / (uint32_t)pj_dtype_bytes(config->out), 64);
+        status = encode_operand(&maps[2], d, config->out, s->c, l->m, l->n, s->c_pitch,
+                                s->c_stride, batch, takes, product,
+                                128 / (uint32_t)pj_dtype_bytes(config->out), 64);
     return status;
 }
 
@@ -196,16 +230,24 @@ static ptxjit_status epilogue_args(pj_matmul_epilogue_args *out, const matmul_co
     return PTXJIT_OK;
 }
 
-/* The launch of the product as staged: the kernel's N is C's pitch (the padding columns of a
- * staged C are computed and dropped). */
+/* Launch `products` products of the batch as staged, from product `first` (the template's
+ * wgmma kernels take them all at once; the others one at a time: the pointers are that
+ * product's). */
 static ptxjit_status launch(ptxjit_kernel *kernel, const matmul_config *config,
                             const pj_matmul_staged *s, CUtensorMap maps[3],
-                            pj_matmul_epilogue_args *values, size_t m, size_t k, void *stream)
+                            pj_matmul_epilogue_args *values, size_t first, size_t products,
+                            void *stream)
 {
-    CUdeviceptr pa = s->a, pb = s->b, pc = s->c;
-    int im = (int)m, in = (int)s->c_pitch, ik = (int)k;
-    void *args[] = {&pa, &pb, &pc, &im, &in, &ik, &maps[0], &maps[1], &maps[2], values};
-    const uint64_t tiles = pj_matmul_blocks(config, m, s->c_pitch);
+    const pj_matmul_layout *l = &s->layout;
+    const uint64_t in = (uint64_t)pj_matmul_type_bytes(config->dtype),
+                   out = (uint64_t)pj_dtype_bytes(config->out);
+    CUdeviceptr pa = s->a + first * s->a_stride * in, pb = s->b + first * s->b_stride * in,
+                pc = s->c + first * s->c_stride * out;
+    int im = (int)l->m, in_ = (int)s->n_kernel, ik = (int)l->k;
+    pj_matmul_layout_args layout = {(long long)s->c_stride, (int)s->c_pitch, (int)products,
+                                    s->a_stride != 0, s->b_stride != 0};
+    void *args[] = {&pa, &pb, &pc, &im, &in_, &ik, &maps[0], &maps[1], &maps[2], values, &layout};
+    const uint64_t tiles = pj_matmul_blocks(config, l->m, s->n_kernel) * (uint64_t)products;
     ptxjit_dim3 grid = {(unsigned)tiles, 1, 1};
     if (config->persistent) {
         ptxjit_status status = persistent_blocks(&grid.x, kernel, config,
@@ -219,44 +261,83 @@ static ptxjit_status launch(ptxjit_kernel *kernel, const matmul_config *config,
                                  args);
 }
 
-/* The product's tensor maps and launch, with the context's CUDA context current: operands the
- * TMA cannot take staged first (stage.h), C copied back after. */
-static ptxjit_status matmul_entered(ptxjit_kernel *kernel, const matmul_config *config,
-                                    ptxjit_devptr a, ptxjit_devptr b, ptxjit_devptr c, size_t m,
-                                    size_t n, size_t k, const ptxjit_matmul_epilogue *epilogue,
-                                    void *stream)
+/* tensor_core with load=tma: A in boxes of bk columns x bm rows, B of 32 columns x bk rows, of
+ * the product's (dense) matrices. */
+static ptxjit_status tensor_core_maps(CUtensorMap maps[3], const pj_driver *d,
+                                      const matmul_config *config, const pj_matmul_staged *s,
+                                      size_t product)
+{
+    const pj_matmul_layout *l = &s->layout;
+    const uint64_t e = (uint64_t)pj_matmul_type_bytes(config->dtype);
+    ptxjit_status status = encode(&maps[0], d, config->dtype, s->a + product * s->a_stride * e,
+                                  l->m, l->k, l->k, (uint32_t)config->bk, (uint32_t)config->bm);
+    return status == PTXJIT_OK
+               ? encode(&maps[1], d, config->dtype, s->b + product * s->b_stride * e, l->k,
+                        l->n, l->n, 32, (uint32_t)config->bk)
+               : status;
+}
+
+/* The launches of the product as staged: one for the template's wgmma kernels, one per product
+ * for the others, each with its own maps. */
+static ptxjit_status launch_products(ptxjit_kernel *kernel, const matmul_config *config,
+                                     pj_matmul_takes takes, const pj_matmul_staged *s,
+                                     pj_matmul_epilogue_args *values, void *stream)
 {
     const pj_driver *d = kernel->context->driver;
+    CUtensorMap maps[3];
+    memset(maps, 0, sizeof maps);
+    if (takes == PJ_MATMUL_TAKES_BATCH) {
+        ptxjit_status status = wgmma_maps(maps, d, config, s, takes, 0);
+        return status == PTXJIT_OK ? launch(kernel, config, s, maps, values, 0, s->layout.batch,
+                                            stream)
+                                   : status;
+    }
+    ptxjit_status status = PTXJIT_OK;
+    for (size_t p = 0; p < s->layout.batch && status == PTXJIT_OK; p++) {
+        if (takes == PJ_MATMUL_TAKES_PITCH)
+            status = wgmma_maps(maps, d, config, s, takes, p);
+        else if (config->tma)
+            status = tensor_core_maps(maps, d, config, s, p);
+        if (status == PTXJIT_OK)
+            status = launch(kernel, config, s, maps, values, p, 1, stream);
+    }
+    return status;
+}
+
+/* The grid of the template's wgmma kernels counts every product's tiles in 32 bits. */
+static ptxjit_status check_batch_tiles(const matmul_config *config, pj_matmul_takes takes,
+                                       const pj_matmul_layout *l)
+{
+    const uint64_t tiles = pj_matmul_blocks(config, l->m, l->n);
+    if (takes != PJ_MATMUL_TAKES_BATCH || l->batch <= 0x7fffffff / tiles)
+        return PTXJIT_OK;
+    return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "matmul: %zu products of %llu tiles each are "
+                    "over the kernel's 2^31 tiles; split the batch", l->batch,
+                    (unsigned long long)tiles);
+}
+
+/* The product's tensor maps and launches, with the context's CUDA context current: what the
+ * kernel cannot take as it lies staged first (stage.h), C copied back after. */
+static ptxjit_status matmul_entered(ptxjit_kernel *kernel, const matmul_config *config,
+                                    ptxjit_devptr a, ptxjit_devptr b, ptxjit_devptr c,
+                                    const pj_matmul_layout *l,
+                                    const ptxjit_matmul_epilogue *epilogue, void *stream)
+{
+    const pj_driver *d = kernel->context->driver;
+    const pj_matmul_takes takes = pj_matmul_takes_of(config, kernel->backend);
     pj_matmul_epilogue_args values;
-    ptxjit_status status = pj_matmul_check_shape(config, a, b, c, m, n, k);
+    ptxjit_status status = pj_matmul_check_shape(config, a, b, c, l->m, l->n, l->k);
+    if (status == PTXJIT_OK)
+        status = check_batch_tiles(config, takes, l);
     if (status == PTXJIT_OK)
         status = epilogue_args(&values, config, epilogue);
     if (status != PTXJIT_OK)
         return status;
-    CUtensorMap maps[3];
-    memset(maps, 0, sizeof maps);
     pj_matmul_staged staged;
-    if (pj_matmul_is_wgmma(config->variant)) {
-        status = pj_matmul_stage_in(&staged, d, config, a, b, c, &values.bias, m, n, k, stream);
-        if (status == PTXJIT_OK)
-            status = wgmma_maps(maps, d, config, &staged, m, n, k);
-        if (status == PTXJIT_OK)
-            status = launch(kernel, config, &staged, maps, &values, m, k, stream);
-        return pj_matmul_stage_out(&staged, d, status, stream);
-    }
-    memset(&staged, 0, sizeof staged);
-    staged.a = a, staged.b = b, staged.c = c;
-    staged.a_pitch = k, staged.b_pitch = n, staged.c_pitch = n;
-    if (config->tma) {
-        /* tensor_core: A in boxes of bk columns x bm rows, B of 32 columns x bk rows. */
-        status = encode(&maps[0], d, config->dtype, a, m, k, k, (uint32_t)config->bk,
-                        (uint32_t)config->bm);
-        if (status == PTXJIT_OK)
-            status = encode(&maps[1], d, config->dtype, b, k, n, n, 32, (uint32_t)config->bk);
-        if (status != PTXJIT_OK)
-            return status;
-    }
-    return launch(kernel, config, &staged, maps, &values, m, k, stream);
+    status = pj_matmul_stage_in(&staged, d, config, takes, a, b, c, &values.bias, l, stream);
+    if (status == PTXJIT_OK)
+        status = launch_products(kernel, config, takes, &staged, &values, stream);
+    return pj_matmul_stage_out(&staged, d, status, stream);
 }
 
 void ptxjit_matmul_epilogue_init(ptxjit_matmul_epilogue *epilogue)
@@ -276,19 +357,45 @@ ptxjit_status ptxjit_matmul_ex(ptxjit_context *context, const char *params, ptxj
                                ptxjit_devptr b, ptxjit_devptr c, size_t m, size_t n, size_t k,
                                const ptxjit_matmul_epilogue *epilogue, void *stream)
 {
+    return ptxjit_matmul_strided(context, params, a, b, c, m, n, k, NULL, epilogue, stream);
+}
+
+void ptxjit_matmul_layout_init(ptxjit_matmul_layout *layout)
+{
+    if (layout)
+        memset(layout, 0, sizeof *layout);
+}
+
+uint64_t pj_matmul_plan_rows(size_t m, const ptxjit_matmul_layout *layout)
+{
+    const uint64_t batch = layout && layout->batch > 1 ? layout->batch : 1;
+    if (batch == 1)
+        return m;
+    const uint64_t rows = ((uint64_t)m + 63) / 64 * 64 * batch;
+    return rows / batch == ((uint64_t)m + 63) / 64 * 64 ? rows : UINT64_MAX;
+}
+
+ptxjit_status ptxjit_matmul_strided(ptxjit_context *context, const char *params, ptxjit_devptr a,
+                                    ptxjit_devptr b, ptxjit_devptr c, size_t m, size_t n,
+                                    size_t k, const ptxjit_matmul_layout *layout,
+                                    const ptxjit_matmul_epilogue *epilogue, void *stream)
+{
     ptxjit_kernel *kernel;
     matmul_config config;
+    pj_matmul_layout resolved;
     CUcontext saved;
-    const uint64_t sizes[] = {m, n, k};
+    const uint64_t sizes[] = {pj_matmul_plan_rows(m, layout), n, k};
     ptxjit_status status =
         pj_plan_get_kernel(&kernel, NULL, context, &pj_family_matmul, params, sizes);
     if (status == PTXJIT_OK)
         status = pj_matmul_config_of(&config, kernel);
     if (status == PTXJIT_OK)
+        status = pj_matmul_layout_resolve(&resolved, &config, layout, m, n, k);
+    if (status == PTXJIT_OK)
         status = pj_gpu_enter(context, &saved);
     if (status != PTXJIT_OK)
         return status;
-    status = matmul_entered(kernel, &config, a, b, c, m, n, k, epilogue, stream);
+    status = matmul_entered(kernel, &config, a, b, c, &resolved, epilogue, stream);
     pj_gpu_leave(context, saved);
     return status;
 }
@@ -564,9 +671,16 @@ static void matmul_explain(char *out, size_t size, const pj_request *request,
         pj_error_clear();
         return;
     }
-    const size_t m = (size_t)v[0], n = (size_t)v[1], k = (size_t)v[2];
+    pj_matmul_layout l;
+    if (pj_matmul_layout_resolve(&l, &config, NULL, (size_t)v[0], (size_t)v[1],
+                                 (size_t)v[2]) != PTXJIT_OK) {
+        pj_error_clear();
+        return;
+    }
+    /* Dense rows: the llvm backend's kernels stage what the template's do. */
+    const pj_matmul_takes takes = pj_matmul_takes_of(&config, PJ_BACKEND_NVRTC);
     pj_matmul_stage_describe(out, size, &config,
-                             pj_matmul_stage_needed(&config, 256, 256, 256, m, n, k), m, n, k);
+                             pj_matmul_stage_needed(&config, takes, 256, 256, 256, &l), &l);
 }
 
 const pj_family pj_family_matmul = {

@@ -14,6 +14,18 @@ typedef struct {
     uint64_t bias;
 } pj_matmul_epilogue_args;
 
+/* The layout of a batch as the template's wgmma kernels take it (their matmul_layout
+ * parameter; stage.h). */
+typedef struct {
+    long long c_stride;
+    int ldc, batch, a_step, b_step;
+} pj_matmul_layout_args;
+
+/* The rows a batch's plan fits its tile to: m where there is one product; else the rows of
+ * every product's whole 64-row tiles (a product's tiles never span two), UINT64_MAX past
+ * 64 bits. */
+uint64_t pj_matmul_plan_rows(size_t m, const ptxjit_matmul_layout *layout);
+
 /* Blocks of the grid for an m x n C: its tiles, row tiles rounded up to whole clusters. */
 uint64_t pj_matmul_blocks(const matmul_config *config, size_t m, size_t n);
 

@@ -5,10 +5,75 @@
 
 #include "families/matmul/stage.h"
 
-/* A row the TMA takes: a whole number of 16-byte units, from a 16-byte aligned buffer. */
-static int tma_row(uint64_t address, size_t elements, int bytes)
+pj_matmul_takes pj_matmul_takes_of(const matmul_config *config, pj_backend backend)
 {
-    return address % 16 == 0 && (uint64_t)elements * (uint64_t)bytes % 16 == 0;
+    if (!pj_matmul_is_wgmma(config->variant))
+        return PJ_MATMUL_TAKES_DENSE;
+    return backend == PJ_BACKEND_LLVM ? PJ_MATMUL_TAKES_PITCH : PJ_MATMUL_TAKES_BATCH;
+}
+
+static ptxjit_status layout_error(const char *what, size_t value, const char *rule)
+{
+    return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "matmul: %s = %zu %s", what, value, rule);
+}
+
+/* 1 when the last element of `count` matrices of rows x cols, rows ld apart and matrices
+ * stride apart, lies within 2^62 elements (no offset the kernels or copies make overflows). */
+static int addressable(size_t count, size_t stride, size_t rows, size_t ld, size_t cols)
+{
+    const unsigned __int128 last = (unsigned __int128)(count - 1) * stride +
+                                   (unsigned __int128)(rows - 1) * ld + cols;
+    return last < ((unsigned __int128)1 << 62);
+}
+
+ptxjit_status pj_matmul_layout_resolve(pj_matmul_layout *out, const matmul_config *config,
+                                       const ptxjit_matmul_layout *layout, size_t m, size_t n,
+                                       size_t k)
+{
+    ptxjit_matmul_layout dense;
+    ptxjit_matmul_layout_init(&dense);
+    const ptxjit_matmul_layout *l = layout ? layout : &dense;
+    const size_t b_rows = config->b_nk ? n : k, b_cols = config->b_nk ? k : n;
+    *out = (pj_matmul_layout){m, n, k, l->lda ? l->lda : k, l->ldb ? l->ldb : b_cols,
+                              l->ldc ? l->ldc : n, l->batch ? l->batch : 1, 0, 0, 0};
+    if (out->lda < k)
+        return layout_error("lda", out->lda, "is shorter than a row of A (k); give lda >= k, "
+                            "or 0 for dense rows");
+    if (out->ldb < b_cols)
+        return layout_error("ldb", out->ldb, config->b_nk
+                            ? "is shorter than a row of B (k, b_layout=nk); give ldb >= k, or 0"
+                            : "is shorter than a row of B (n); give ldb >= n, or 0");
+    if (out->ldc < n)
+        return layout_error("ldc", out->ldc, "is shorter than a row of C (n); give ldc >= n, "
+                            "or 0 for dense rows");
+    if (out->ldc > 0x7fffffff)
+        return layout_error("ldc", out->ldc, "is beyond the kernels' 32-bit pitch of C (at "
+                            "most 2^31 - 1)");
+    if (out->batch > 0x7fffffff)
+        return layout_error("batch", out->batch, "is beyond the kernels' 32-bit count (at "
+                            "most 2^31 - 1)");
+    if (out->batch > 1) {
+        out->stride_a = l->stride_a, out->stride_b = l->stride_b, out->stride_c = l->stride_c;
+        if (out->stride_c < (m - 1) * out->ldc + n)
+            return layout_error("stride_c", out->stride_c, "makes products' C overlap (every "
+                                "product writes its own C: give stride_c >= (m - 1) * ldc + n, "
+                                "e.g. m * ldc)");
+    }
+    if (!addressable(out->batch, out->stride_a, m, out->lda, k) ||
+        !addressable(out->batch, out->stride_b, b_rows, out->ldb, b_cols) ||
+        !addressable(out->batch, out->stride_c, m, out->ldc, n))
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "matmul: the layout reaches past 2^62 "
+                        "elements (batch %zu, strides %zu, %zu, %zu): check its values",
+                        out->batch, out->stride_a, out->stride_b, out->stride_c);
+    return PTXJIT_OK;
+}
+
+/* Rows the TMA takes: a pitch (and, between products, a stride) of whole 16-byte units from a
+ * 16-byte aligned buffer. */
+static int tma_rows(uint64_t address, size_t pitch, size_t stride, int bytes)
+{
+    return address % 16 == 0 && (uint64_t)pitch * (uint64_t)bytes % 16 == 0 &&
+           (uint64_t)stride * (uint64_t)bytes % 16 == 0;
 }
 
 static size_t padded(size_t elements, int bytes)
@@ -17,50 +82,88 @@ static size_t padded(size_t elements, int bytes)
     return (elements + unit - 1) / unit * unit;
 }
 
-pj_matmul_stage_need pj_matmul_stage_needed(const matmul_config *config, uint64_t a, uint64_t b,
-                                            uint64_t c, size_t m, size_t n, size_t k)
+/* The direct stores write pairs of elements: an even row length, pitch and stride, from a
+ * buffer aligned to the pair. */
+static int pair_rows(uint64_t address, size_t n, size_t pitch, size_t stride, int bytes)
 {
-    (void)m;
-    pj_matmul_stage_need need = {0, 0, 0, n};
-    if (!pj_matmul_is_wgmma(config->variant))
+    return n % 2 == 0 && pitch % 2 == 0 && stride % 2 == 0 && address % (uint64_t)(2 * bytes) == 0;
+}
+
+pj_matmul_stage_need pj_matmul_stage_needed(const matmul_config *config, pj_matmul_takes takes,
+                                            uint64_t a, uint64_t b, uint64_t c,
+                                            const pj_matmul_layout *l)
+{
+    const size_t b_cols = config->b_nk ? l->k : l->n;
+    pj_matmul_stage_need need = {0, 0, 0, l->ldc};
+    if (takes == PJ_MATMUL_TAKES_DENSE) {
+        need.a = l->lda != l->k, need.b = l->ldb != b_cols, need.c = l->ldc != l->n;
+        need.c_pitch = l->n;
         return need;
+    }
     const int in = pj_matmul_type_bytes(config->dtype), out = pj_dtype_bytes(config->out);
-    need.a = !tma_row(a, k, in);
-    need.b = !tma_row(b, config->b_nk ? k : n, in);
-    /* TMA stores take 16-byte rows; the direct stores write pairs of elements, which need
-     * an even row and a buffer aligned to the pair. */
-    need.c = config->store_tma ? !tma_row(c, n, out) : n % 2 || c % (uint64_t)(2 * out);
+    need.a = !tma_rows(a, l->lda, l->stride_a, in);
+    need.b = !tma_rows(b, l->ldb, l->stride_b, in);
+    need.c = config->store_tma ? !tma_rows(c, l->ldc, l->stride_c, out)
+                               : !pair_rows(c, l->n, l->ldc, l->stride_c, out);
+    if (takes == PJ_MATMUL_TAKES_PITCH && l->ldc != l->n)
+        need.c = 1; /* its kernels write C dense */
     if (need.c)
-        need.c_pitch = padded(n, out);
+        need.c_pitch = padded(l->n, out);
     return need;
 }
 
+/* "A's rows (k = 4095 bf16: 8190 bytes)" or "A's rows (lda = 4100) ..." : why an operand is
+ * copied, into out at used. */
+static size_t describe_operand(char *out, size_t size, size_t used, const char *name,
+                               const char *dim, size_t cols, size_t ld, size_t stride,
+                               int bytes, const char *type, size_t to_pitch)
+{
+    if (used >= size)
+        return used;
+    char where[96] = "";
+    if (ld != cols)
+        snprintf(where, sizeof where, ", %zu elements apart", ld);
+    if (stride)
+        snprintf(where + strlen(where), sizeof where - strlen(where),
+                 ", products %zu elements apart", stride);
+    return used + (size_t)snprintf(out + used, size - used, "%s%s's rows (%s = %zu %s: %zu "
+                                   "bytes%s) are copied into rows of %zu bytes", used ? "; " : "",
+                                   name, dim, cols, type, cols * (size_t)bytes, where,
+                                   to_pitch * (size_t)bytes);
+}
+
 void pj_matmul_stage_describe(char *out, size_t size, const matmul_config *config,
-                              pj_matmul_stage_need need, size_t m, size_t n, size_t k)
+                              pj_matmul_stage_need need, const pj_matmul_layout *l)
 {
     const int in = pj_matmul_type_bytes(config->dtype), bytes = pj_dtype_bytes(config->out);
+    const int dense = !pj_matmul_is_wgmma(config->variant);
     const char *type = pj_matmul_type_name(config->dtype);
+    const size_t b_cols = config->b_nk ? l->k : l->n;
     size_t used = 0;
     out[0] = '\0';
     if (need.a)
-        used += (size_t)snprintf(out + used, size - used, "%sA's rows (k = %zu %s: %zu bytes) "
-                                 "are copied into rows of %zu bytes", used ? "; " : "", k, type,
-                                 k * (size_t)in, padded(k, in) * (size_t)in);
-    if (need.b && used < size) {
-        const size_t row = config->b_nk ? k : n;
-        used += (size_t)snprintf(out + used, size - used, "%sB's rows (%s = %zu %s: %zu bytes) "
-                                 "are copied into rows of %zu bytes", used ? "; " : "",
-                                 config->b_nk ? "k" : "n", row, type, row * (size_t)in,
-                                 padded(row, in) * (size_t)in);
+        used = describe_operand(out, size, used, "A", "k", l->k, l->lda, l->stride_a, in, type,
+                                dense ? l->k : padded(l->k, in));
+    if (need.b)
+        used = describe_operand(out, size, used, "B", config->b_nk ? "k" : "n", b_cols, l->ldb,
+                                l->stride_b, in, type, dense ? b_cols : padded(b_cols, in));
+    if (need.c && used < size) {
+        char where[64] = "";
+        if (l->ldc != l->n)
+            snprintf(where, sizeof where, ", %zu elements apart", l->ldc);
+        used += (size_t)snprintf(out + used, size - used, "%sC (n = %zu %s: rows of %zu "
+                                 "bytes%s) is computed in rows of %zu bytes and copied back "
+                                 "(%zu rows%s)", used ? "; " : "", l->n,
+                                 pj_dtype_name(config->out), l->n * (size_t)bytes, where,
+                                 need.c_pitch * (size_t)bytes, l->m,
+                                 l->batch > 1 ? " a product" : "");
     }
-    if (need.c && used < size)
-        used += (size_t)snprintf(out + used, size - used, "%sC (n = %zu %s: rows of %zu bytes) "
-                                 "is computed in rows of %zu bytes and copied back (%zu rows)",
-                                 used ? "; " : "", n, pj_dtype_name(config->out),
-                                 n * (size_t)bytes, need.c_pitch * (size_t)bytes, m);
     if (used && used < size)
-        snprintf(out + used, size - used, ": the TMA reads and writes rows of 16n bytes from "
-                 "16-byte aligned buffers, and the copies on the stream make them so");
+        snprintf(out + used, size - used, "%s", dense
+                 ? ": this variant reads and writes dense rows, and the copies on the stream "
+                   "make them so"
+                 : ": the TMA reads and writes rows of 16n bytes from 16-byte aligned buffers, "
+                   "and the copies on the stream make them so");
 }
 
 /* A pitched copy of rows x width_bytes on stream. */
@@ -98,45 +201,77 @@ static ptxjit_status scratch(uint64_t *out, pj_matmul_staged *s, const pj_driver
     return PTXJIT_OK;
 }
 
-/* A rows x cols matrix of e-byte elements at src copied into scratch of rows padded to 16
- * bytes; *pitch its elements per row. */
-static ptxjit_status stage_matrix(uint64_t *out, size_t *pitch, pj_matmul_staged *s,
-                                  const pj_driver *d, uint64_t src, size_t rows, size_t cols,
-                                  int e, const char *what, void *stream)
+/* `count` matrices of rows x cols e-byte elements copied between src (rows src_ld apart,
+ * matrices src_stride apart) and dst (dst_ld, dst_stride): one pitched copy where both sides'
+ * matrices follow each other row after row, else one per matrix. */
+static ptxjit_status copy_matrices(const pj_driver *d, uint64_t dst, size_t dst_ld,
+                                   size_t dst_stride, uint64_t src, size_t src_ld,
+                                   size_t src_stride, size_t count, size_t rows, size_t cols,
+                                   int e, void *stream)
 {
-    *pitch = padded(cols, e);
-    ptxjit_status status = scratch(out, s, d, rows * *pitch * (size_t)e, what, stream);
-    return status == PTXJIT_OK ? copy_rows(d, *out, *pitch * (size_t)e, src, cols * (size_t)e,
-                                           cols * (size_t)e, rows, stream)
-                               : status;
+    const size_t width = cols * (size_t)e;
+    if (count == 1 || (src_stride == rows * src_ld && dst_stride == rows * dst_ld))
+        return copy_rows(d, dst, dst_ld * (size_t)e, src, src_ld * (size_t)e, width,
+                         count * rows, stream);
+    ptxjit_status status = PTXJIT_OK;
+    for (size_t i = 0; i < count && status == PTXJIT_OK; i++)
+        status = copy_rows(d, dst + i * dst_stride * (uint64_t)e, dst_ld * (size_t)e,
+                           src + i * src_stride * (uint64_t)e, src_ld * (size_t)e, width, rows,
+                           stream);
+    return status;
+}
+
+/* An operand's matrices (one where stride is 0) copied into scratch of rows `pitch` apart
+ * (dense: the row's length; else padded to 16 bytes); *address, *pitch and *stride become
+ * the copy's. */
+static ptxjit_status stage_operand(uint64_t *address, size_t *pitch, size_t *stride,
+                                   pj_matmul_staged *s, const pj_driver *d, int dense,
+                                   size_t batch, size_t rows, size_t cols, int e,
+                                   const char *what, void *stream)
+{
+    const size_t count = *stride ? batch : 1, to = dense ? cols : padded(cols, e);
+    uint64_t copy;
+    ptxjit_status status = scratch(&copy, s, d, count * rows * to * (size_t)e, what, stream);
+    if (status == PTXJIT_OK)
+        status = copy_matrices(d, copy, to, rows * to, *address, *pitch, *stride, count, rows,
+                               cols, e, stream);
+    *address = copy, *pitch = to, *stride = count > 1 ? rows * to : 0;
+    return status;
 }
 
 ptxjit_status pj_matmul_stage_in(pj_matmul_staged *s, const pj_driver *d,
-                                 const matmul_config *config, uint64_t a, uint64_t b, uint64_t c,
-                                 uint64_t *bias, size_t m, size_t n, size_t k, void *stream)
+                                 const matmul_config *config, pj_matmul_takes takes, uint64_t a,
+                                 uint64_t b, uint64_t c, uint64_t *bias,
+                                 const pj_matmul_layout *l, void *stream)
 {
     const int in = pj_matmul_type_bytes(config->dtype), out = pj_dtype_bytes(config->out);
+    const int dense = takes == PJ_MATMUL_TAKES_DENSE;
+    const size_t b_rows = config->b_nk ? l->n : l->k, b_cols = config->b_nk ? l->k : l->n;
     memset(s, 0, sizeof *s);
-    s->need = pj_matmul_stage_needed(config, a, b, c, m, n, k);
+    s->layout = *l;
+    s->need = pj_matmul_stage_needed(config, takes, a, b, c, l);
     s->a = a, s->b = b, s->c = c, s->bias = *bias;
-    s->a_pitch = k, s->b_pitch = config->b_nk ? k : n, s->c_pitch = n;
-    s->m = m, s->n = n, s->out_bytes = out;
+    s->a_pitch = l->lda, s->b_pitch = l->ldb, s->c_pitch = l->ldc;
+    s->a_stride = l->stride_a, s->b_stride = l->stride_b, s->c_stride = l->stride_c;
+    s->out_bytes = out;
     ptxjit_status status = PTXJIT_OK;
     if (s->need.a)
-        status = stage_matrix(&s->a, &s->a_pitch, s, d, a, m, k, in, "A", stream);
+        status = stage_operand(&s->a, &s->a_pitch, &s->a_stride, s, d, dense, l->batch, l->m,
+                               l->k, in, "A", stream);
     if (status == PTXJIT_OK && s->need.b)
-        status = config->b_nk ? stage_matrix(&s->b, &s->b_pitch, s, d, b, n, k, in, "B", stream)
-                              : stage_matrix(&s->b, &s->b_pitch, s, d, b, k, n, in, "B", stream);
+        status = stage_operand(&s->b, &s->b_pitch, &s->b_stride, s, d, dense, l->batch, b_rows,
+                               b_cols, in, "B", stream);
     if (status == PTXJIT_OK && s->need.c) {
         s->user_c = c;
         s->c_pitch = s->need.c_pitch;
-        status = scratch(&s->c, s, d, m * s->c_pitch * (size_t)out, "C", stream);
+        s->c_stride = l->batch > 1 ? l->m * s->c_pitch : 0;
+        status = scratch(&s->c, s, d, l->batch * l->m * s->c_pitch * (size_t)out, "C", stream);
         /* beta reads C: its values go in first; the padding columns are never copied back. */
         if (status == PTXJIT_OK && config->beta)
-            status = copy_rows(d, s->c, s->c_pitch * (size_t)out, c, n * (size_t)out,
-                               n * (size_t)out, m, stream);
+            status = copy_matrices(d, s->c, s->c_pitch, s->c_stride, c, l->ldc, l->stride_c,
+                                   l->batch, l->m, l->n, out, stream);
         /* The kernel reads bias[j] for every column it writes, padding included. */
-        if (status == PTXJIT_OK && config->bias) {
+        if (status == PTXJIT_OK && config->bias && s->c_pitch > l->n) {
             status = scratch(&s->bias, s, d, s->c_pitch * 4, "the bias", stream);
             if (status == PTXJIT_OK)
                 status = PJ_CU(d->cuMemsetD32Async((CUdeviceptr)s->bias, 0, s->c_pitch,
@@ -144,10 +279,13 @@ ptxjit_status pj_matmul_stage_in(pj_matmul_staged *s, const pj_driver *d,
                                "cuMemsetD32Async");
             if (status == PTXJIT_OK)
                 status = PJ_CU(d->cuMemcpyDtoDAsync((CUdeviceptr)s->bias, (CUdeviceptr)*bias,
-                                                    n * 4, (CUstream)stream),
+                                                    l->n * 4, (CUstream)stream),
                                "cuMemcpyDtoDAsync");
         }
     }
+    /* The template's wgmma kernels compute n columns into C's pitch; the others compute the
+     * pitch's columns (a staged C's padding is computed and dropped). */
+    s->n_kernel = takes == PJ_MATMUL_TAKES_BATCH && !s->need.c ? l->n : s->c_pitch;
     *bias = s->bias;
     return status;
 }
@@ -156,10 +294,10 @@ ptxjit_status pj_matmul_stage_out(pj_matmul_staged *s, const pj_driver *d,
                                   ptxjit_status launched, void *stream)
 {
     ptxjit_status status = launched;
+    const pj_matmul_layout *l = &s->layout;
     if (launched == PTXJIT_OK && s->need.c)
-        status = copy_rows(d, s->user_c, s->n * (size_t)s->out_bytes, s->c,
-                           s->c_pitch * (size_t)s->out_bytes, s->n * (size_t)s->out_bytes, s->m,
-                           stream);
+        status = copy_matrices(d, s->user_c, l->ldc, l->stride_c, s->c, s->c_pitch, s->c_stride,
+                               l->batch, l->m, l->n, s->out_bytes, stream);
     for (int i = 0; i < s->scratch_count; i++)
         (void)d->cuMemFreeAsync((CUdeviceptr)s->scratch[i], (CUstream)stream);
     s->scratch_count = 0;

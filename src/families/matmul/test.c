@@ -170,7 +170,7 @@ START_TEST(matmul_variants_compile_to_their_instructions)
     expect_in_ptx(context, "variant=tensor_core load=tma bk=8 wm=16 wn=8 bm=32 bn=32",
                   "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
     expect_in_ptx(context, "", "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16");
-    expect_in_ptx(context, "", "cp.async.bulk.tensor.2d.shared::cluster.global");
+    expect_in_ptx(context, "", "cp.async.bulk.tensor.3d.shared::cluster.global");
     expect_in_ptx(context, "", "setmaxnreg.inc.sync.aligned.u32 232");
     expect_in_ptx(context, "", "cvt.rn.bf16x2.f32");
     expect_in_ptx(context, "dtype=f16 out=f32 mma=m64n200k16 stages=3",
@@ -210,12 +210,12 @@ START_TEST(matmul_wgmma_variants_compile_to_their_instructions)
     expect_in_ptx(context, "", "wgmma.wait_group.sync.aligned 1;");
     expect_in_ptx(context, "", "%nctaid.x"); /* persistent by default */
     expect_not_in_ptx(context, "sched=grid", "%nctaid.x");
-    expect_in_ptx(context, "store=tma", "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group");
+    expect_in_ptx(context, "store=tma", "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group");
     expect_in_ptx(context, "store=tma", "fence.proxy.async.shared::cta");
     expect_in_ptx(context, "store=tma", "cp.async.bulk.wait_group.read 0");
     expect_in_ptx(context, "store=tma out=f32 stages=2", "st.shared.v2.f32");
-    expect_in_ptx(context, "", "cp.async.bulk.tensor.2d.global.shared::cta"); /* the default */
-    expect_not_in_ptx(context, "store=direct", "cp.async.bulk.tensor.2d.global.shared::cta");
+    expect_in_ptx(context, "", "cp.async.bulk.tensor.3d.global.shared::cta"); /* the default */
+    expect_not_in_ptx(context, "store=direct", "cp.async.bulk.tensor.3d.global.shared::cta");
     expect_in_ptx(context, "act=relu", "max.f32");
     expect_in_ptx(context, "act=gelu", "ex2.approx");
     expect_not_in_ptx(context, "", "ex2.approx");
@@ -350,6 +350,16 @@ START_TEST(matmul_shape_rules_name_the_fix)
 END_TEST
 
 /* What the TMA cannot take as it is, and only that, is staged. */
+/* What the op stages for the template's kernel of c on the product at a, b, c. */
+static pj_matmul_stage_need needed(const matmul_config *c, uint64_t a, uint64_t b, uint64_t cc,
+                                   size_t m, size_t n, size_t k,
+                                   const ptxjit_matmul_layout *layout)
+{
+    pj_matmul_layout l;
+    ck_assert_int_eq(pj_matmul_layout_resolve(&l, c, layout, m, n, k), PTXJIT_OK);
+    return pj_matmul_stage_needed(c, pj_matmul_takes_of(c, PJ_BACKEND_NVRTC), a, b, cc, &l);
+}
+
 START_TEST(matmul_stage_covers_what_the_tma_cannot_take)
 {
     struct {
@@ -373,8 +383,8 @@ START_TEST(matmul_stage_covers_what_the_tma_cannot_take)
     };
     for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
         matmul_config c = config_of(cases[i].params);
-        pj_matmul_stage_need need = pj_matmul_stage_needed(
-            &c, cases[i].a, cases[i].b, cases[i].c, cases[i].m, cases[i].n, cases[i].k);
+        pj_matmul_stage_need need = needed(&c, cases[i].a, cases[i].b, cases[i].c, cases[i].m,
+                                           cases[i].n, cases[i].k, NULL);
         ck_assert_msg(need.a == cases[i].want_a && need.b == cases[i].want_b &&
                           need.c == cases[i].want_c && need.c_pitch == cases[i].c_pitch,
                       "case %zu (%s): staged a %d b %d c %d pitch %zu", i, cases[i].params,
@@ -382,12 +392,88 @@ START_TEST(matmul_stage_covers_what_the_tma_cannot_take)
     }
     char text[512];
     matmul_config c = config_of("");
+    pj_matmul_layout l;
+    ck_assert_int_eq(pj_matmul_layout_resolve(&l, &c, NULL, 5, 130, 63), PTXJIT_OK);
     pj_matmul_stage_describe(text, sizeof text, &c,
-                             pj_matmul_stage_needed(&c, 0x1000, 0x2000, 0x3000, 5, 130, 63), 5,
-                             130, 63);
+                             pj_matmul_stage_needed(&c, PJ_MATMUL_TAKES_BATCH, 0x1000, 0x2000,
+                                                    0x3000, &l), &l);
     ck_assert_msg(strstr(text, "A's rows (k = 63 bf16: 126 bytes) are copied into rows of 128 "
                                "bytes") && strstr(text, "C (n = 130 bf16"),
                   "%s", text);
+}
+END_TEST
+
+/* Leading dimensions and batch strides: the template's kernels take any of 16-byte units in
+ * place; the llvm backend's write C dense; the SIMT kernels read and write dense rows. */
+START_TEST(matmul_stages_what_a_layout_breaks)
+{
+    struct {
+        const char *params;
+        pj_backend backend;
+        size_t lda, ldb, ldc, batch, sa, sb, sc;
+        int want_a, want_b, want_c;
+        size_t c_pitch;
+    } cases[] = {
+        {"", PJ_BACKEND_NVRTC, 72, 136, 200, 1, 0, 0, 0, 0, 0, 0, 200},    /* 16-byte pitches */
+        {"", PJ_BACKEND_NVRTC, 65, 136, 136, 1, 0, 0, 0, 1, 0, 0, 136},    /* lda: 130 bytes */
+        {"", PJ_BACKEND_NVRTC, 64, 140, 136, 1, 0, 0, 0, 0, 1, 0, 136},    /* ldb: 280 bytes */
+        {"", PJ_BACKEND_NVRTC, 64, 136, 140, 1, 0, 0, 0, 0, 0, 1, 136},    /* ldc: 280 bytes */
+        {"store=direct", PJ_BACKEND_NVRTC, 64, 136, 140, 1, 0, 0, 0, 0, 0, 0, 140}, /* pairs */
+        {"", PJ_BACKEND_NVRTC, 64, 136, 136, 4, 320, 0, 680, 0, 0, 0, 136}, /* strided, shared B */
+        {"", PJ_BACKEND_NVRTC, 64, 136, 136, 4, 324, 0, 680, 1, 0, 0, 136}, /* stride_a 648 bytes */
+        {"", PJ_BACKEND_NVRTC, 64, 136, 136, 4, 320, 8708, 684, 0, 1, 1, 136},
+        {"", PJ_BACKEND_NVRTC, 64, 136, 136, 1, 324, 8708, 1, 0, 0, 0, 136}, /* one product */
+        {"", PJ_BACKEND_LLVM, 72, 144, 136, 4, 360, 9216, 680, 0, 0, 0, 136}, /* pitches */
+        {"", PJ_BACKEND_LLVM, 64, 136, 144, 1, 0, 0, 0, 0, 0, 1, 136},  /* C must be dense */
+        {"variant=naive", PJ_BACKEND_NVRTC, 64, 136, 136, 3, 320, 8704, 680, 0, 0, 0, 136},
+        {"variant=naive", PJ_BACKEND_NVRTC, 65, 137, 140, 1, 0, 0, 0, 1, 1, 1, 136},
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
+        matmul_config c = config_of(cases[i].params);
+        ptxjit_matmul_layout layout = {cases[i].lda, cases[i].ldb, cases[i].ldc, cases[i].batch,
+                                       cases[i].sa, cases[i].sb, cases[i].sc};
+        pj_matmul_layout l;
+        ck_assert_int_eq(pj_matmul_layout_resolve(&l, &c, &layout, 5, 136, 64), PTXJIT_OK);
+        pj_matmul_stage_need need = pj_matmul_stage_needed(
+            &c, pj_matmul_takes_of(&c, cases[i].backend), 0x1000, 0x20000, 0x30000, &l);
+        ck_assert_msg(need.a == cases[i].want_a && need.b == cases[i].want_b &&
+                          need.c == cases[i].want_c && need.c_pitch == cases[i].c_pitch,
+                      "case %zu (%s): staged a %d b %d c %d pitch %zu", i, cases[i].params,
+                      need.a, need.b, need.c, need.c_pitch);
+    }
+}
+END_TEST
+
+/* A layout that cannot hold the product is refused, naming the value. */
+START_TEST(matmul_refuses_a_layout_that_cannot_hold_the_product)
+{
+    struct {
+        ptxjit_matmul_layout layout;
+        const char *params, *names;
+    } cases[] = {
+        {{63, 0, 0, 1, 0, 0, 0}, "", "lda = 63"},
+        {{0, 100, 0, 1, 0, 0, 0}, "", "ldb = 100"},
+        {{0, 63, 0, 1, 0, 0, 0}, "b_layout=nk", "ldb = 63"},
+        {{0, 0, 135, 1, 0, 0, 0}, "", "ldc = 135"},
+        {{0, 0, 0, 2, 0, 0, 0}, "", "stride_c = 0"},
+        {{0, 0, 0, 2, 0, 0, 543}, "", "stride_c = 543"}, /* (5 - 1) * 136 + 136 = 680 */
+        {{0, 0, 0x80000000u, 1, 0, 0, 0}, "", "ldc = 2147483648"},
+        {{0, 0, 0, 3, (size_t)1 << 61, 0, 680}, "", "past 2^62"},
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
+        matmul_config c = config_of(cases[i].params);
+        pj_matmul_layout l;
+        ck_assert_int_eq(pj_matmul_layout_resolve(&l, &c, &cases[i].layout, 5, 136, 64),
+                         PTXJIT_ERR_INVALID_ARGUMENT);
+        ck_assert_msg(strstr(ptxjit_last_error(), cases[i].names), "case %zu: %s", i,
+                      ptxjit_last_error());
+    }
+    /* stride_c exactly (m - 1) * ldc + n, and overlapping reads, are fine */
+    matmul_config c = config_of("");
+    ptxjit_matmul_layout fits = {0, 0, 0, 3, 0, 0, 680};
+    pj_matmul_layout l;
+    ck_assert_int_eq(pj_matmul_layout_resolve(&l, &c, &fits, 5, 136, 64), PTXJIT_OK);
+    ck_assert(l.lda == 64 && l.ldb == 136 && l.ldc == 136 && l.batch == 3 && l.stride_c == 680);
 }
 END_TEST
 
@@ -582,6 +668,8 @@ Suite *suite_matmul(void)
     tcase_add_test(tc, matmul_launch_geometry_follows_the_params);
     tcase_add_test(tc, matmul_shape_rules_name_the_fix);
     tcase_add_test(tc, matmul_stage_covers_what_the_tma_cannot_take);
+    tcase_add_test(tc, matmul_stages_what_a_layout_breaks);
+    tcase_add_test(tc, matmul_refuses_a_layout_that_cannot_hold_the_product);
     tcase_add_test(tc, matmul_elements_round_to_nearest_even);
     tcase_add_test(tc, matmul_fp8_elements_round_and_saturate);
     tcase_add_test(tc, matmul_reference_epilogue_applies_each_term);

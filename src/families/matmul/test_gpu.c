@@ -510,6 +510,203 @@ START_TEST(matmul_wgmma_tile_fits_the_shape)
 }
 END_TEST
 
+/* ---- leading dimensions and strided batches (ptxjit_matmul_strided) ---- */
+
+/* Elements a batch's operand spans: `count` matrices of rows x cols, rows ld apart and
+ * matrices stride apart (one matrix where stride is 0). */
+static size_t span(size_t batch, size_t stride, size_t rows, size_t ld, size_t cols)
+{
+    return (stride ? batch - 1 : 0) * stride + (rows - 1) * ld + cols;
+}
+
+/* Product p's rows x cols matrix of a batch copied dense. */
+static void *dense_copy(const void *src, pj_dtype type, size_t p, size_t stride, size_t rows,
+                        size_t ld, size_t cols)
+{
+    const size_t e = (size_t)pj_matmul_type_bytes(type);
+    unsigned char *out = malloc(rows * cols * e);
+    ck_assert_ptr_nonnull(out);
+    for (size_t r = 0; r < rows; r++)
+        memcpy(out + r * cols * e, (const unsigned char *)src + (p * stride + r * ld) * e,
+               cols * e);
+    return out;
+}
+
+/* A batch of products on random operands (and random bytes in their gaps) into a C poisoned
+ * everywhere (NaN): every product's C within tolerance of float64, and every element of C's
+ * buffer outside the products (gaps between rows and matrices) left as it was. */
+static void check_layout(ptxjit_context *context, const char *params, shape s,
+                         const ptxjit_matmul_layout *layout, double tolerance, epilogue_case ec)
+{
+    ptxjit_kernel *kernel;
+    matmul_config config;
+    ck_assert_msg(ptxjit_get_kernel(&kernel, context, "matmul", params, NULL) == PTXJIT_OK,
+                  "%s: %s", params, ptxjit_last_error());
+    ck_assert_int_eq(pj_matmul_config_of(&config, kernel), PTXJIT_OK);
+    const pj_dtype in = config.dtype, out = config.out;
+    const size_t e = (size_t)pj_matmul_type_bytes(in), eo = (size_t)pj_dtype_bytes(out);
+    const size_t batch = layout->batch, b_rows = config.b_nk ? s.n : s.k,
+                 b_cols = config.b_nk ? s.k : s.n;
+    const size_t na = span(batch, layout->stride_a, s.m, layout->lda, s.k),
+                 nb = span(batch, layout->stride_b, b_rows, layout->ldb, b_cols),
+                 nc = span(batch, layout->stride_c, s.m, layout->ldc, s.n);
+    unsigned char *a = malloc(na * e), *b = malloc(nb * e), *c = malloc(nc * eo),
+                  *c_old = malloc(nc * eo);
+    float *bias = malloc(s.n * sizeof *bias);
+    double *want = malloc(s.n * sizeof *want), *old_row = malloc(s.n * sizeof *old_row);
+    ck_assert(a && b && c && c_old && bias && want && old_row);
+    state ^= (uint64_t)time(NULL) ^ ((uint64_t)clock() << 17);
+    for (size_t i = 0; i < na; i++)
+        pj_matmul_set_element(a, in, i, next_uniform());
+    for (size_t i = 0; i < nb; i++)
+        pj_matmul_set_element(b, in, i, next_uniform());
+    for (size_t i = 0; i < s.n; i++)
+        bias[i] = next_uniform();
+    memset(c_old, 0xff, nc * eo); /* NaN in every type, gaps included */
+    if (config.beta) /* values the epilogue reads, in the products' elements */
+        for (size_t p = 0; p < batch; p++)
+            for (size_t r = 0; r < s.m; r++)
+                for (size_t j = 0; j < s.n; j++)
+                    pj_matmul_set_element(c_old, out, p * layout->stride_c + r * layout->ldc + j,
+                                          next_uniform());
+    ptxjit_devptr da, db, dc, dbias = 0;
+    ck_assert_int_eq(ptxjit_alloc(&da, context, na * e), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_alloc(&db, context, nb * e), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_alloc(&dc, context, nc * eo), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_copy_to_device(context, da, a, na * e), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_copy_to_device(context, db, b, nb * e), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_copy_to_device(context, dc, c_old, nc * eo), PTXJIT_OK);
+    if (ec.bias) {
+        ck_assert_int_eq(ptxjit_alloc(&dbias, context, s.n * sizeof *bias), PTXJIT_OK);
+        ck_assert_int_eq(ptxjit_copy_to_device(context, dbias, bias, s.n * sizeof *bias),
+                         PTXJIT_OK);
+    }
+    ptxjit_matmul_epilogue epilogue = {ec.alpha, ec.beta, dbias, ec.a_scale, ec.b_scale};
+    ptxjit_status status = ptxjit_matmul_strided(context, params, da, db, dc, s.m, s.n, s.k,
+                                                 layout, &epilogue, NULL);
+    ck_assert_msg(status == PTXJIT_OK, "%s %zu x %zux%zux%zu: %s", params, batch, s.m, s.n, s.k,
+                  ptxjit_last_error());
+    ck_assert_int_eq(ptxjit_copy_to_host(context, c, dc, nc * eo), PTXJIT_OK);
+    /* Outside the products: untouched bytes. Inside: written (finite) and right. */
+    unsigned char *inside = calloc(nc, 1);
+    ck_assert_ptr_nonnull(inside);
+    for (size_t p = 0; p < batch; p++)
+        for (size_t r = 0; r < s.m; r++)
+            memset(inside + p * layout->stride_c + r * layout->ldc, 1, s.n);
+    size_t clobbered = 0;
+    while (clobbered < nc && (inside[clobbered] ||
+                              memcmp(c + clobbered * eo, c_old + clobbered * eo, eo) == 0))
+        clobbered++;
+    ck_assert_msg(clobbered == nc, "%s: element %zu of C's buffer, outside every product, was "
+                  "written", params, clobbered);
+    double diff = 0, norm = 0;
+    for (size_t p = 0; p < batch; p++) {
+        void *ap = dense_copy(a, in, p, layout->stride_a, s.m, layout->lda, s.k);
+        void *bp = dense_copy(b, in, p, layout->stride_b, b_rows, layout->ldb, b_cols);
+        for (size_t r = 0; r < s.m; r++) {
+            const size_t at = p * layout->stride_c + r * layout->ldc;
+            pj_matmul_reference_row_layout(want, ap, bp, in, s.n, s.k, r, config.b_nk);
+            for (size_t j = 0; j < s.n && config.beta; j++)
+                old_row[j] = pj_matmul_element(c_old, out, at + j);
+            pj_matmul_reference_epilogue(want, s.n, &config, &epilogue, old_row, bias);
+            for (size_t j = 0; j < s.n; j++) {
+                const double got = pj_matmul_element(c, out, at + j);
+                ck_assert_msg(isfinite(got), "%s: product %zu C[%zu][%zu] not written", params,
+                              p, r, j);
+                diff += (got - want[j]) * (got - want[j]);
+                norm += want[j] * want[j];
+            }
+        }
+        free(ap);
+        free(bp);
+    }
+    const double error = norm > 0 ? sqrt(diff / norm) : sqrt(diff);
+    ck_assert_msg(error <= tolerance, "%s %zu x %zux%zux%zu (ld %zu %zu %zu, strides %zu %zu "
+                  "%zu): relative error %.3e over %.0e", params, batch, s.m, s.n, s.k,
+                  layout->lda, layout->ldb, layout->ldc, layout->stride_a, layout->stride_b,
+                  layout->stride_c, error, tolerance);
+    ptxjit_free(context, da);
+    ptxjit_free(context, db);
+    ptxjit_free(context, dc);
+    if (dbias)
+        ptxjit_free(context, dbias);
+    free(a), free(b), free(c), free(c_old), free(bias), free(want), free(old_row), free(inside);
+}
+
+/* The layouts of a test: dense batches; padded rows of 16-byte units, a shared B; rows and
+ * strides the TMA cannot take (staged); one product inside larger matrices. For B's and
+ * C's rows, ld is given past the row's length (b_cols, n). */
+static void check_layouts(ptxjit_context *context, const char *params, shape s,
+                          double tolerance, epilogue_case ec)
+{
+    ptxjit_kernel *kernel;
+    matmul_config config;
+    ck_assert_msg(ptxjit_get_kernel(&kernel, context, "matmul", params, NULL) == PTXJIT_OK,
+                  "%s: %s", params, ptxjit_last_error());
+    ck_assert_int_eq(pj_matmul_config_of(&config, kernel), PTXJIT_OK);
+    const int b_nk = config.b_nk;
+    const size_t b_rows = b_nk ? s.n : s.k, b_cols = b_nk ? s.k : s.n;
+    const struct {
+        size_t batch, a_pad, b_pad, c_pad, a_gap, b_gap, c_gap;
+        int shared_b;
+    } cases[] = {
+        {3, 0, 0, 0, 0, 0, 0, 0},   /* dense, contiguous */
+        {4, 8, 16, 24, 64, 0, 32, 1}, /* 16-byte units (bf16), B shared */
+        {2, 1, 3, 5, 7, 9, 11, 0},  /* odd: staged */
+        {1, 40, 8, 16, 0, 0, 0, 0}, /* inside larger matrices */
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
+        ptxjit_matmul_layout l;
+        ptxjit_matmul_layout_init(&l);
+        l.lda = s.k + cases[i].a_pad, l.ldb = b_cols + cases[i].b_pad, l.ldc = s.n + cases[i].c_pad;
+        l.batch = cases[i].batch;
+        l.stride_a = s.m * l.lda + cases[i].a_gap;
+        l.stride_b = cases[i].shared_b ? 0 : b_rows * l.ldb + cases[i].b_gap;
+        l.stride_c = s.m * l.ldc + cases[i].c_gap;
+        check_layout(context, params, s, &l, tolerance, ec);
+    }
+}
+
+START_TEST(matmul_strided_batches_and_leading_dimensions)
+{
+    ptxjit_context *context = test_gpu_context("matmul_strided_batches_and_leading_dimensions");
+    if (!context)
+        return;
+    static const shape shapes[] = {{130, 200, 72}, {1, 8, 16}, {64, 256, 128}};
+    static const char *const requests[] = {
+        "", "store=direct", "variant=wgmma b_layout=nk", "variant=wgmma_tf32",
+        "variant=wgmma_fp8 out=f32", "alpha=scaled beta=scaled bias=column act=relu",
+        "variant=block_tiled_vectorized", "variant=tensor_core load=tma"};
+    const epilogue_case full = {1.5f, 0.5f, 1.0f, 1.0f, 1};
+    for (size_t r = 0; r < PJ_ARRAY_SIZE(requests); r++) {
+        const double tolerance = strstr(requests[r], "tf32") || strstr(requests[r], "tensor_core")
+                                     ? 2e-3 : strstr(requests[r], "block") ? 1e-5 : 1e-2;
+        for (size_t i = 0; i < PJ_ARRAY_SIZE(shapes); i++) {
+            /* tensor_core needs k and n multiples of 4 */
+            if (strstr(requests[r], "tensor_core") && (shapes[i].n % 4 || shapes[i].k % 4))
+                continue;
+            check_layouts(context, requests[r], shapes[i], tolerance,
+                          strstr(requests[r], "bias") ? full : plain);
+        }
+    }
+    ptxjit_close(context);
+}
+END_TEST
+
+/* The llvm backend's wgmma kernel, launched once per product, on the same layouts. */
+START_TEST(matmul_strided_batches_through_the_llvm_backend)
+{
+    if (!test_llvm_or_skip("matmul_strided_batches_through_the_llvm_backend"))
+        return;
+    ptxjit_context *context =
+        test_gpu_context("matmul_strided_batches_through_the_llvm_backend");
+    if (!context)
+        return;
+    check_layouts(context, "variant=wgmma backend=llvm", (shape){130, 200, 72}, 1e-2, plain);
+    ptxjit_close(context);
+}
+END_TEST
+
 Suite *suite_matmul_gpu(void)
 {
     Suite *suite = suite_create("matmul_gpu");
@@ -533,6 +730,8 @@ Suite *suite_matmul_gpu(void)
     tcase_add_test(wgmma, matmul_wgmma_epilogue_terms);
     tcase_add_test(wgmma, matmul_ex_refuses_values_the_params_do_not_use);
     tcase_add_test(wgmma, matmul_wgmma_tile_fits_the_shape);
+    tcase_add_test(wgmma, matmul_strided_batches_and_leading_dimensions);
+    tcase_add_test(wgmma, matmul_strided_batches_through_the_llvm_backend);
     suite_add_tcase(suite, wgmma);
     return suite;
 }

@@ -708,7 +708,8 @@ ptxjit_status ptxjit_get_kernel_tuned(ptxjit_kernel **out, ptxjit_context *conte
  * differs. An op answers any valid problem: where the variant the request leaves to the
  * defaults cannot run its shape, it takes one that can (transpose: variant=smem; softmax:
  * variant=block) — a request that names its variant is refused with that variant's reason,
- * as here; matmul's tile is fitted to the shape (on this GPU's SMs; 132 without a GPU).
+ * as here; matmul's tile is fitted to the shape (on this GPU's SMs; 132 without a GPU), and
+ * softmax's threads per row to the row (where the request names none of tpb, tpr, items).
  * PARAM=auto resolves as in ptxjit_get_kernel_tuned. problem as ptxjit_tune_options.problem
  * writes it ("rows=3344 cols=4859"; buffers taken as aligned). *request and *why are the
  * caller's (free()). */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "families/softmax/fit.h"
 #include "request/plan.h"
 #include "test_util.h"
 
@@ -58,7 +59,7 @@ START_TEST(a_shape_the_default_variant_cannot_run_takes_a_fallback)
     /* Rows longer than variant=online holds in registers. */
     expect_plan(context, "softmax", "dtype=bf16", "rows=3 cols=100003", "variant=block",
                 "holds rows of at most");
-    expect_plan(context, "softmax", "", "rows=3 cols=4096", "variant=online", NULL);
+    expect_plan(context, "softmax", "tpr=128", "rows=3 cols=4096", "variant=online", NULL);
     expect_plan(context, "reduce", "", "n=1000003", "variant=vectorized", NULL);
     ptxjit_close(context);
 }
@@ -73,6 +74,34 @@ START_TEST(a_named_variant_is_taken_as_written)
                    PTXJIT_ERR_INVALID_ARGUMENT, "use variant=block");
     expect_plan(context, "transpose", "variant=smem", "rows=3344 cols=4860", "variant=smem",
                 NULL);
+    ptxjit_close(context);
+}
+END_TEST
+
+/* variant=online's threads follow the row: one to four 16-byte vectors a thread. A request
+ * naming tpb, tpr or items, or variant=block, is taken as written. */
+START_TEST(softmax_threads_are_fitted_to_the_row)
+{
+    ptxjit_context *context = test_open_offline("sm_90a");
+    expect_plan(context, "softmax", "dtype=bf16", "rows=65536 cols=1024",
+                "items=1 tpb=128 tpr=128", "fitted to the problem's shape");
+    expect_plan(context, "softmax", "dtype=bf16", "rows=9 cols=4096", "items=2 tpb=256 tpr=256",
+                "fitted");
+    expect_plan(context, "softmax", "dtype=bf16", "rows=9 cols=16384",
+                "items=4 tpb=512 tpr=512", "fitted");
+    expect_plan(context, "softmax", "", "rows=9 cols=1024", "items=2 tpb=128 tpr=128", "fitted");
+    expect_plan(context, "softmax", "", "rows=9 cols=7", "items=1 tpb=128 tpr=32", "fitted");
+    expect_plan(context, "softmax", "dtype=f16", "rows=9 cols=3000", "items=2 tpb=256 tpr=256",
+                "fitted"); /* 375 vectors */
+    expect_plan(context, "softmax", "dtype=bf16 items=8", "rows=9 cols=1024", "items=8", NULL);
+    expect_plan(context, "softmax", "dtype=bf16 variant=block", "rows=9 cols=1024",
+                "variant=block", NULL);
+    /* Past 4096 vectors a row: the defaults (here the fallback), not a fit. */
+    expect_plan(context, "softmax", "", "rows=9 cols=32768", "variant=block", "holds rows");
+    ck_assert_ptr_null(pj_softmax_fit_choose(16385 * 4, 4));
+    ck_assert_str_eq(pj_softmax_fit_choose(1, 8), "tpb=128 tpr=32 items=1");
+    ck_assert_str_eq(pj_softmax_fit_choose(129 * 8, 8), "tpb=128 tpr=128 items=2");
+    ck_assert_str_eq(pj_softmax_fit_choose(4096 * 8, 8), "tpb=1024 tpr=1024 items=4");
     ptxjit_close(context);
 }
 END_TEST
@@ -153,6 +182,7 @@ Suite *suite_plan(void)
     tcase_set_timeout(t, 60);
     tcase_add_test(t, a_shape_the_default_variant_cannot_run_takes_a_fallback);
     tcase_add_test(t, a_named_variant_is_taken_as_written);
+    tcase_add_test(t, softmax_threads_are_fitted_to_the_row);
     tcase_add_test(t, matmul_tile_is_fitted_to_the_shape);
     tcase_add_test(t, auto_without_a_record_plans_the_defaults);
     tcase_add_test(t, plan_refuses_bad_calls_by_name);

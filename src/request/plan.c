@@ -76,6 +76,48 @@ static ptxjit_status say(pj_plan *out, const char *format, const char *a, const 
     return PTXJIT_OK;
 }
 
+/* The family's fit for the request as read (a tuned request was timed as it is): its words
+ * added to out->params where the fitted request reads (a template of its own may lack the
+ * fit's parameters: then as asked) and, with must_admit, runs the problem. 0: not fitted. */
+static int try_fit(pj_plan *out, const pj_request *request, ptxjit_context *context,
+                   const pj_family *family, const char *params, const uint64_t *sizes,
+                   int must_admit, ptxjit_status *status)
+{
+    *status = PTXJIT_OK;
+    if (!family->fit || out->tuned || out->fitted)
+        return 0;
+    const int sms = plan_sms(context);
+    const char *words = family->fit(request, params, sizes, sms);
+    if (!words)
+        return 0;
+    char *text = joined(out->params, words);
+    if (!text) {
+        *status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+        return 0;
+    }
+    pj_request fitted;
+    if (read_request(&fitted, context, family, text) != PTXJIT_OK) {
+        free(text);
+        pj_error_clear();
+        return 0;
+    }
+    const int runs = !must_admit || admits(family, &fitted, sizes) == PTXJIT_OK;
+    pj_request_free(&fitted);
+    if (!runs) {
+        free(text);
+        pj_error_clear();
+        return 0;
+    }
+    free(out->params);
+    out->params = text;
+    out->fitted = words;
+    char count[48];
+    snprintf(count, sizeof count, "%d SMs%s", sms,
+             context->sm_count > 0 ? "" : ", assumed: no GPU here");
+    *status = say(out, "The kernel is fitted to the problem's shape on %s: %s.", count, words);
+    return 1;
+}
+
 /* out->params (the request as asked, which its defaults cannot run: `reason`) with the first
  * fallback that runs the problem, read into *request. */
 static ptxjit_status take_fallback(pj_plan *out, pj_request *request, ptxjit_context *context,
@@ -104,9 +146,11 @@ static ptxjit_status take_fallback(pj_plan *out, pj_request *request, ptxjit_con
     return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "%s", reason); /* no fallback runs it either */
 }
 
-/* The request read and able to run the problem: as asked, or with a fallback. */
+/* The request read and able to run the problem: as asked, fitted to it (a fit may make the
+ * defaults' variant hold it: softmax's longer rows), or with a fallback. */
 static ptxjit_status settle_variant(pj_plan *out, pj_request *request, ptxjit_context *context,
-                                    const pj_family *family, const uint64_t *sizes)
+                                    const pj_family *family, const char *params,
+                                    const uint64_t *sizes)
 {
     ptxjit_status status = read_request(request, context, family, out->params);
     if (status != PTXJIT_OK)
@@ -114,46 +158,29 @@ static ptxjit_status settle_variant(pj_plan *out, pj_request *request, ptxjit_co
     status = admits(family, request, sizes);
     if (status == PTXJIT_OK)
         return PTXJIT_OK;
-    pj_request_free(request);
-    /* Only a shape refusal of the defaults' variant is planned around. */
-    if (status != PTXJIT_ERR_INVALID_ARGUMENT || !family->shape_fallbacks ||
-        pj_plan_names_word(out->params, "variant"))
+    if (status != PTXJIT_ERR_INVALID_ARGUMENT) {
+        pj_request_free(request);
         return status;
+    }
     char *reason = pj_strdup(ptxjit_last_error());
-    status = reason ? take_fallback(out, request, context, family, sizes, reason)
-                    : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    ptxjit_status fit_status;
+    const int fitted = try_fit(out, request, context, family, params, sizes, 1, &fit_status);
+    pj_request_free(request);
+    if (fitted || fit_status != PTXJIT_OK || !reason) {
+        free(reason);
+        return fit_status != PTXJIT_OK ? fit_status
+               : fitted ? read_request(request, context, family, out->params)
+                        : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    /* Only a shape refusal of the defaults' variant is planned around. */
+    if (!family->shape_fallbacks || pj_plan_names_word(out->params, "variant")) {
+        status = pj_error(status, "%s", reason);
+        free(reason);
+        return status;
+    }
+    status = take_fallback(out, request, context, family, sizes, reason);
     free(reason);
     return status;
-}
-
-/* The family's fit for the settled request (a tuned request was timed as it is). */
-static ptxjit_status fit(pj_plan *out, const pj_request *request, ptxjit_context *context,
-                         const pj_family *family, const char *params, const uint64_t *sizes)
-{
-    if (!family->fit || out->tuned)
-        return PTXJIT_OK;
-    const int sms = plan_sms(context);
-    const char *words = family->fit(request, params, sizes, sms);
-    if (!words)
-        return PTXJIT_OK;
-    char *text = joined(out->params, words);
-    if (!text)
-        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    pj_request fitted;
-    if (read_request(&fitted, context, family, text) != PTXJIT_OK) {
-        /* A template of its own without the fit's parameters or values: as asked. */
-        free(text);
-        pj_error_clear();
-        return PTXJIT_OK;
-    }
-    pj_request_free(&fitted);
-    free(out->params);
-    out->params = text;
-    out->fitted = words;
-    char count[48];
-    snprintf(count, sizeof count, "%d SMs%s", sms,
-             context->sm_count > 0 ? "" : ", assumed: no GPU here");
-    return say(out, "The tile is fitted to the problem's shape on %s: %s.", count, words);
 }
 
 /* The family's sentence on what its op does beyond the launch, for the final request. */
@@ -181,9 +208,9 @@ ptxjit_status pj_plan_make(pj_plan *out, ptxjit_context *context, const pj_famil
         pj_auto_resolve(&out->params, &out->tuned, context, family, params, sizes);
     pj_request request;
     if (status == PTXJIT_OK)
-        status = settle_variant(out, &request, context, family, sizes);
+        status = settle_variant(out, &request, context, family, params ? params : "", sizes);
     if (status == PTXJIT_OK) {
-        status = fit(out, &request, context, family, params ? params : "", sizes);
+        (void)try_fit(out, &request, context, family, params ? params : "", sizes, 0, &status);
         pj_request_free(&request);
     }
     if (status == PTXJIT_OK && family->explain)

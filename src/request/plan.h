@@ -4,8 +4,10 @@
  * the op takes the first of the family's shape fallbacks (pj_family.shape_fallbacks) that
  * can. A request that names its variant is taken as written, and refused with that variant's
  * own reason. PARAM=auto is resolved first (request/auto.h): a tuned winner is taken as it
- * was timed. Then the family's fit (pj_family.fit: the matmul's tile for its shape) adds its
- * words where the request leaves them to the defaults. */
+ * was timed. Then the family's fit (pj_family.fit: the matmul's tile for its shape,
+ * softmax's threads for its row) adds its words where the request leaves them to the
+ * defaults — before any fallback, where the fitted request runs a shape the defaults cannot
+ * (softmax's online rows of up to 4096 vectors). */
 #ifndef PTXJIT_REQUEST_PLAN_H
 #define PTXJIT_REQUEST_PLAN_H
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "families/softmax/fit.h"
 #include "families/softmax/op.h"
 #include "request/plan.h"
 
@@ -315,5 +316,6 @@ static const char *const shape_fallbacks[] = {"variant=block", NULL};
 
 const pj_family pj_family_softmax = {
     "softmax", PJ_VARIANT_LIST_TEXT(PJ_SOFTMAX_VARIANTS), PJ_SOFTMAX_LLVM_VERSION,
-    PJ_SOFTMAX_LLVM_VARIANTS, softmax_geometry, bench_sets, &tune_ops, shape_fallbacks, NULL, NULL,
+    PJ_SOFTMAX_LLVM_VARIANTS, softmax_geometry, bench_sets, &tune_ops, shape_fallbacks,
+    pj_softmax_fit_words, NULL,
 };

@@ -337,7 +337,7 @@ START_TEST(cli_inspect_without_a_gpu_shows_the_cubins_resources)
     free(out), free(err);
     ck_assert_int_eq(run_cli(&out, &err, "", "--json inspect --no-gpu matmul variant=tiled"), 0);
     static const char *const facts[] = {"\"resources\": null", "\"cubin_resources\": {",
-                                        "\"max_threads\": 1024", "\"param_bytes\": 448",
+                                        "\"max_threads\": 1024", "\"param_bytes\": 472",
                                         "\"spill_stores\": null", "\"cubin_resources_error\": null"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(facts); i++)
         ck_assert_msg(strstr(out, facts[i]), "no %s in %s", facts[i], out);

@@ -218,9 +218,18 @@ typedef struct {
 static ptxjit_status set_applies(int *applies, ptxjit_context *context, const char *set,
                                  pj_dtype dtype, size_t cols)
 {
+    /* The kernel the op launches for the set on this row: a set that leaves the threads to
+     * the defaults is fitted to the row (fit.c). */
+    char problem[64], *request = NULL, *why = NULL;
+    snprintf(problem, sizeof problem, "rows=1 cols=%zu", cols);
+    *applies = 0;
+    if (ptxjit_plan(&request, &why, context, "softmax", set, problem) != PTXJIT_OK)
+        return PTXJIT_OK; /* a set that cannot run this row */
     ptxjit_kernel *kernel;
     softmax_config config;
-    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "softmax", set, NULL);
+    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "softmax", request, NULL);
+    free(request);
+    free(why);
     if (status == PTXJIT_OK)
         status = pj_softmax_config_of(&config, kernel);
     if (status != PTXJIT_OK)

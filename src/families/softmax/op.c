@@ -227,15 +227,17 @@ softmax_tolerance pj_softmax_tolerance(pj_dtype dtype)
  * (16384, block with 512 threads, 8 items). */
 static const char *const bench_sets[] = {
     /* f32, vec=4 */
+    "dtype=f32", /* the defaults, fitted to the row by the op (fit.c) */
     "dtype=f32 tpb=256 tpr=256 items=1",
-    "dtype=f32 tpb=128 tpr=128 items=8", /* the defaults */
+    "dtype=f32 tpb=128 tpr=128 items=8", /* the defaults' own threads */
     "dtype=f32 tpb=512 tpr=512 items=2",
     "dtype=f32 tpb=1024 tpr=1024 items=4",
     "dtype=f32 tpb=512 tpr=512 items=8",
     "dtype=f32 variant=block tpb=1024 tpr=1024 items=4",
     /* bf16, vec=8 */
+    "dtype=bf16", /* the defaults, fitted to the row */
     "dtype=bf16 tpb=128 tpr=128 items=1",
-    "dtype=bf16 tpb=256 tpr=64 items=8", /* the defaults */
+    "dtype=bf16 tpb=256 tpr=64 items=8", /* the defaults' own threads */
     "dtype=bf16 tpb=512 tpr=128 items=4",
     "dtype=bf16 tpb=256 tpr=256 items=2",
     "dtype=bf16 tpb=1024 tpr=1024 items=2",

@@ -343,12 +343,17 @@ START_TEST(softmax_refuses_what_it_cannot_do)
         return;
     ptxjit_devptr buffer;
     ck_assert_int_eq(ptxjit_alloc(&buffer, context, 1 << 20), PTXJIT_OK);
-    ck_assert_int_eq(ptxjit_softmax(context, "variant=online", buffer, buffer + 65536, 2, 4097,
-                                    NULL),
+    /* Rows longer than any thread count holds in registers (f32: 1024 threads x 32), and
+     * longer than the named tpr holds. */
+    ck_assert_int_eq(ptxjit_softmax(context, "variant=online", buffer, buffer + 524288, 2,
+                                    40000, NULL),
                      PTXJIT_ERR_INVALID_ARGUMENT);
     ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "variant=block"));
     ck_assert_int_eq(ptxjit_softmax(context, "backend=llvm variant=online", buffer,
-                                    buffer + 65536, 2, 4097, NULL),
+                                    buffer + 524288, 2, 40000, NULL),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_int_eq(ptxjit_softmax(context, "variant=online tpr=128", buffer, buffer + 65536,
+                                    2, 4097, NULL),
                      PTXJIT_ERR_INVALID_ARGUMENT);
     ck_assert_int_eq(ptxjit_softmax(context, "", buffer, buffer + 4, 2, 3, NULL),
                      PTXJIT_ERR_INVALID_ARGUMENT);

@@ -5,7 +5,8 @@
 	fuzz gpu-runs-check
 SAN_OPT := -O1 -g -fno-omit-frame-pointer
 SAN_DIR := $(CURDIR)/tests/sanitizers
-FUZZ_SECONDS ?= 60
+# CI fuzzes each target FUZZ_SECONDS; a longer search: `make fuzz FUZZ_SECONDS=600`.
+FUZZ_SECONDS ?= 20
 FUZZ_TARGETS := params schema entry template resp
 FUZZ_BUILD := $(BUILD)/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -15,8 +16,8 @@ STRESS_SECONDS ?= 600
 
 # Longest first: they run side by side, as many as there are processors (tests/hardening.sh).
 # What several of them share in $(BUILD) is built first, so that none builds it concurrently.
-HARDENING := valgrind-rest valgrind-llvm valgrind-families fuzz tsan asan ubsan gpu-runs-check stress \
-	test-no-llvm
+HARDENING := valgrind-rest valgrind-llvm valgrind-families tsan asan fuzz test-no-llvm \
+	gpu-runs-check stress
 hardening: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA) $(STRESS)
 	$(Q)MAKE="$(MAKE)" sh tests/hardening.sh $(BUILD)/hardening $(HARDENING)
 
@@ -42,17 +43,28 @@ SWEEP_STRIDE ?= 10
 SAN_TESTS = PTXJIT_TEST_SWEEP_STRIDE=$(SWEEP_STRIDE)
 # intercept_tls_get_addr=0: LSan's tracking of dynamic TLS records a block of libnvrtc with
 # an impossible address and its tracer dies on it; ptxjit keeps no heap pointer in dynamic TLS.
+# asan builds with UBSan too (one build, one run of the suite for both); `make ubsan` alone
+# remains for a build without ASan's shadow memory.
 asan:
 	$(Q)$(SAN_TESTS) \
 	    ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:intercept_tls_get_addr=0 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    $(MAKE) --no-print-directory CI= BUILD=$(BUILD)/asan OPT="$(SAN_OPT)" \
-	    SAN="-fsanitize=address" test
+	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" test
 ubsan:
 	$(Q)$(SAN_TESTS) UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    $(MAKE) --no-print-directory CI= BUILD=$(BUILD)/ubsan OPT="$(SAN_OPT)" \
 	    SAN="-fsanitize=undefined -fno-sanitize-recover=all" test
+# tsan runs the suites where ptxjit's threads meet: the compile pool, the tuner, the caches
+# and their copier, the remote tier, the threads and pipeline suites, templates reloaded under
+# requests, several GPUs, the hit path, launches and the llvm plugin's threaded sweep. The
+# suites below make one request at a time (the copier's thread is the only other one, and
+# the cache suites above exercise it): asan and memcheck run them.
+TSAN_SUITES_EXCLUDE := strbuf dynlib params families backend_select fuzz_replay conventions \
+	examples builtins plan cli faults cache_trust out_of_memory compile_inputs inspect \
+	llvm_reduce llvm_transpose reduce transpose matmul softmax
 tsan:
-	$(Q)$(SAN_TESTS) \
+	$(Q)$(SAN_TESTS) PTXJIT_TEST_SUITES_EXCLUDE="$(TSAN_SUITES_EXCLUDE)" \
 	    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(SAN_DIR)/tsan.supp \
 	    $(MAKE) --no-print-directory CI= BUILD=$(BUILD)/tsan OPT="$(SAN_OPT)" \
 	    SAN="-fsanitize=thread" test
@@ -79,30 +91,39 @@ VALGRIND_LLVM_SUITES := llvm llvm_reduce llvm_transpose llvm_matmul softmax insp
 VALGRIND_FAMILY_SUITES := matmul transpose
 VALGRIND_SWEEP_STRIDE ?= 1000
 # The allocation-failure tests fail every allocation of an operation in turn; under memcheck
-# every 4th (those that compile make a compile per allocation, seconds each there); asan's
-# LeakSanitizer takes every one.
-VALGRIND_OOM_STRIDE ?= 4
+# every 16th (those that compile make a compile per allocation, seconds each there); asan's
+# LeakSanitizer takes every one. Cases tagged many_compiles (tests/test_util.h) are left out
+# here: their point is many compiles of the same code, which asan, ubsan and tsan run.
+VALGRIND_OOM_STRIDE ?= 16
 valgrind: valgrind-rest valgrind-llvm valgrind-families
 valgrind-rest: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA)
 	$(Q)PTXJIT_TEST_SUITES_EXCLUDE="$(VALGRIND_LLVM_SUITES) $(VALGRIND_FAMILY_SUITES)" \
 	    PTXJIT_TEST_WARM_COMPILERS=nvrtc PTXJIT_TEST_OOM_STRIDE=$(VALGRIND_OOM_STRIDE) \
-	    CK_TIMEOUT_MULTIPLIER=10 \
+	    CK_EXCLUDE_TAGS=many_compiles CK_TIMEOUT_MULTIPLIER=10 \
 	    PTXJIT_CLI=$(abspath $(CLI)) $(VALGRIND) $(TEST_RUNNER)
 valgrind-llvm: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA)
 	$(Q)PTXJIT_TEST_SUITES="$(VALGRIND_LLVM_SUITES)" PTXJIT_TEST_WARM_COMPILERS=nvrtc,llvm,nvjitlink \
-	    PTXJIT_TEST_SWEEP_STRIDE=$(VALGRIND_SWEEP_STRIDE) CK_EXCLUDE_TAGS="ptx_content cpu_model" \
+	    PTXJIT_TEST_SWEEP_STRIDE=$(VALGRIND_SWEEP_STRIDE) CK_EXCLUDE_TAGS="ptx_content cpu_model many_compiles" \
 	    CK_TIMEOUT_MULTIPLIER=10 \
 	    PTXJIT_CLI=$(abspath $(CLI)) $(VALGRIND) $(TEST_RUNNER)
 valgrind-families: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA)
 	$(Q)PTXJIT_TEST_SUITES="$(VALGRIND_FAMILY_SUITES)" PTXJIT_TEST_WARM_COMPILERS=nvrtc \
-	    CK_EXCLUDE_TAGS=ptx_content CK_TIMEOUT_MULTIPLIER=10 PTXJIT_CLI=$(abspath $(CLI)) \
+	    CK_EXCLUDE_TAGS="ptx_content many_compiles" CK_TIMEOUT_MULTIPLIER=10 \
+	    PTXJIT_CLI=$(abspath $(CLI)) \
 	    $(VALGRIND) $(TEST_RUNNER)
 
 # The library, the CLI and the suite as a machine without llvm-19-dev builds them: no plugin,
-# the llvm route refusing with the fix, its tests saying they were skipped.
+# the llvm route refusing with the fix, its tests saying they were skipped. The suites that
+# reach the llvm route (the rest do not change without it).
+NO_LLVM_SUITES := llvm llvm_reduce llvm_transpose llvm_matmul backend_select bench_compile cli \
+	compile_inputs inspect launch_api out_of_memory pipeline threads plan reduce transpose \
+	matmul softmax
 .PHONY: test-no-llvm
 test-no-llvm:
-	$(Q)$(MAKE) --no-print-directory CI= BUILD=$(BUILD)/no-llvm LLVM_CONFIG=none test
+	$(Q)$(MAKE) --no-print-directory CI= BUILD=$(BUILD)/no-llvm LLVM_CONFIG=none \
+	    $(BUILD)/no-llvm/ptxjit_tests $(BUILD)/no-llvm/ptxjit $(BUILD)/no-llvm/fake_cuda/libcuda.so.1
+	$(Q)PTXJIT_TEST_SUITES="$(NO_LLVM_SUITES)" PTXJIT_CLI=$(abspath $(BUILD))/no-llvm/ptxjit \
+	    $(BUILD)/no-llvm/ptxjit_tests
 
 # Every run of bench/sanitize_gpu.sh (which needs a GPU) still names valid parameters.
 gpu-runs-check: $(CLI)

@@ -315,10 +315,11 @@ Suite *suite_cold_compile(void)
     suite_add_tcase(suite, tc);
     tc = tcase_create("compiles");
     tcase_set_timeout(tc, 240);
-    tcase_add_test(tc, half_storage_conversions_compile_to_the_headers_cubin);
     tcase_add_test(tc, nvrtc_minimal_reaches_the_compiler);
-    tcase_add_test(tc, extra_nvrtc_option_changes_the_key);
-    tcase_add_test(tc, nvrtc_fast_compile_reaches_the_compiler);
     suite_add_tcase(suite, tc);
+    TCase *many = test_many_compiles_case(suite, 240);
+    tcase_add_test(many, half_storage_conversions_compile_to_the_headers_cubin);
+    tcase_add_test(many, extra_nvrtc_option_changes_the_key);
+    tcase_add_test(many, nvrtc_fast_compile_reaches_the_compiler);
     return suite;
 }

@@ -1232,13 +1232,9 @@ Suite *suite_compile_inputs(void)
     tc = tcase_create("errors_and_dtypes");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, compile_error_cites_the_template_file_and_line);
-    tcase_add_test(tc, dtype_branch_pattern_compiles_at_every_dtype);
     suite_add_tcase(suite, tc);
     tc = tcase_create("options");
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, each_allowed_option_is_accepted_in_canonical_form);
-    tcase_add_test(tc, context_options_and_environment_come_before_the_request);
-    tcase_add_test(tc, keys_differ_by_options_and_the_fast_path_holds_them);
     tcase_add_test(tc, option_injection_is_refused);
     tcase_add_test(tc, llvm_refuses_compile_options_before_loading_anything);
     tcase_add_test(tc, defines_reach_the_code);
@@ -1256,5 +1252,10 @@ Suite *suite_compile_inputs(void)
     tcase_add_test(tc, confined_context_refuses_what_an_unconfined_one_cached);
     tcase_add_test(tc, cli_confines_includes_with_a_flag_or_the_environment);
     suite_add_tcase(suite, tc);
+    TCase *many = test_many_compiles_case(suite, 120);
+    tcase_add_test(many, context_options_and_environment_come_before_the_request);
+    tcase_add_test(many, dtype_branch_pattern_compiles_at_every_dtype);
+    tcase_add_test(many, keys_differ_by_options_and_the_fast_path_holds_them);
+    tcase_add_test(many, each_allowed_option_is_accepted_in_canonical_form);
     return suite;
 }

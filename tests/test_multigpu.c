@@ -513,14 +513,15 @@ Suite *suite_multigpu(void)
     Suite *s = suite_create("multigpu");
     TCase *t = tcase_create("fake_driver");
     tcase_set_timeout(t, 300);
-    tcase_add_test(t, multigpu_one_compile_per_key_across_devices);
-    tcase_add_test(t, multigpu_mixed_architectures_compile_once_per_architecture);
     tcase_add_test(t, multigpu_failed_compile_reported_to_every_waiter);
-    tcase_add_test(t, multigpu_other_keys_do_not_wait);
     tcase_add_test(t, multigpu_one_thread_drives_two_devices_and_keeps_its_context);
-    tcase_add_test(t, multigpu_process_cache_off_compiles_apart);
-    tcase_add_test(t, multigpu_shared_kernel_outlives_its_compiler);
     tcase_add_test(t, multigpu_device_count_without_a_driver);
     suite_add_tcase(s, t);
+    TCase *many = test_many_compiles_case(s, 300);
+    tcase_add_test(many, multigpu_one_compile_per_key_across_devices);
+    tcase_add_test(many, multigpu_shared_kernel_outlives_its_compiler);
+    tcase_add_test(many, multigpu_mixed_architectures_compile_once_per_architecture);
+    tcase_add_test(many, multigpu_other_keys_do_not_wait);
+    tcase_add_test(many, multigpu_process_cache_off_compiles_apart);
     return s;
 }

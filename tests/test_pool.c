@@ -431,13 +431,14 @@ Suite *suite_pool(void)
     TCase *tc = tcase_create("pool");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, workers_compile_into_the_disk_cache_what_this_process_would);
-    tcase_add_test(tc, a_worker_that_fails_changes_nothing_but_the_speed);
     tcase_add_test(tc, workers_leave_a_caller_that_ignores_sigchld_alone);
-    tcase_add_test(tc, no_workers_without_a_disk_cache_or_for_memory_templates);
-    tcase_add_test(tc, warm_reports_each_request);
     tcase_add_test(tc, cli_warm_compiles_a_file_and_says_what_it_refused);
     tcase_add_test(tc, workers_are_confined_as_their_context_is);
     tcase_add_test(tc, headers_over_the_template_cap_are_refused_by_workers_too);
     suite_add_tcase(s, tc);
+    TCase *many = test_many_compiles_case(s, 600);
+    tcase_add_test(many, a_worker_that_fails_changes_nothing_but_the_speed);
+    tcase_add_test(many, no_workers_without_a_disk_cache_or_for_memory_templates);
+    tcase_add_test(many, warm_reports_each_request);
     return s;
 }

@@ -702,9 +702,10 @@ Suite *suite_tune(void)
     tcase_add_test(tc, tuner_picks_deterministically_and_records);
     tcase_add_test(tc, problems_too_large_are_refused);
     tcase_add_test(tc, pick_rule_on_synthetic_rows);
-    tcase_add_test(tc, compile_only_compiles_the_space_on_the_pool_without_a_gpu);
     tcase_add_test(tc, bucketed_records_serve_every_problem_of_the_bucket);
-    tcase_add_test(tc, problem_prunes_points_that_cannot_run_it);
     suite_add_tcase(s, tc);
+    TCase *many = test_many_compiles_case(s, 120);
+    tcase_add_test(many, compile_only_compiles_the_space_on_the_pool_without_a_gpu);
+    tcase_add_test(many, problem_prunes_points_that_cannot_run_it);
     return s;
 }

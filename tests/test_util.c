@@ -47,6 +47,15 @@ ptxjit_context *test_gpu_context(const char *test)
     return NULL;
 }
 
+TCase *test_many_compiles_case(Suite *suite, int timeout_seconds)
+{
+    TCase *tc = tcase_create("many_compiles");
+    tcase_set_tags(tc, "many_compiles");
+    tcase_set_timeout(tc, timeout_seconds);
+    suite_add_tcase(suite, tc);
+    return tc;
+}
+
 int test_sweep_stride(void)
 {
     const char *text = getenv("PTXJIT_TEST_SWEEP_STRIDE");

@@ -34,6 +34,11 @@ ptxjit_context *test_gpu_context(const char *test);
  * runs set it (Makefile): there a compile costs 3-100 times more, and the full sweeps (~2,100
  * kernels, ~2 min natively) would outlast the CI job. */
 int test_sweep_stride(void);
+/* A case of suite for the tests whose point is many compiles (sweeps of variants or options,
+ * compile workers, several GPUs, tuning spaces), tagged "many_compiles": they run natively and
+ * under asan, ubsan and tsan; memcheck, where one compile takes seconds, leaves them out
+ * (mk/hardening.mk) and checks the same code in the cases that compile a kernel or two. */
+TCase *test_many_compiles_case(Suite *suite, int timeout_seconds);
 /* 1 when this build has the llvm route; else 0 after printing that test is skipped (a build
  * without LLVM: `make LLVM_CONFIG=none test`). */
 int test_llvm_or_skip(const char *test);

@@ -670,7 +670,6 @@ Suite *suite_matmul(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, matmul_defaults_follow_the_variant);
     tcase_add_test(tc, matmul_constraints_fail_early_with_the_fix);
-    tcase_add_test(tc, matmul_small_tiles_compile_cleanly);
     tcase_add_test(tc, matmul_launch_geometry_follows_the_params);
     tcase_add_test(tc, matmul_shape_rules_name_the_fix);
     tcase_add_test(tc, matmul_stage_covers_what_the_tma_cannot_take);
@@ -686,8 +685,8 @@ Suite *suite_matmul(void)
     suite_add_tcase(suite, tc);
     /* What each variant's PTX holds: some forty compiles of the matmul template, seconds each
      * under memcheck, which valgrind-families leaves out by this tag (mk/hardening.mk); the
-     * library's side of a compile is the same for every template, and the schema case above
-     * compiles wgmma too. */
+     * library's side of a compile is the same for every template, which memcheck checks in
+     * the other suites' compiles. */
     TCase *ptx = tcase_create("ptx");
     tcase_set_tags(ptx, "ptx_content");
     tcase_set_timeout(ptx, 120);
@@ -695,5 +694,7 @@ Suite *suite_matmul(void)
     tcase_add_test(ptx, matmul_wgmma_variants_compile_to_their_instructions);
     tcase_add_test(ptx, matmul_epilogue_terms_follow_the_params);
     suite_add_tcase(suite, ptx);
+    TCase *many = test_many_compiles_case(suite, 120);
+    tcase_add_test(many, matmul_small_tiles_compile_cleanly);
     return suite;
 }

@@ -638,16 +638,17 @@ Suite *suite_llvm_matmul(void)
     suite_add_tcase(s, against);
     TCase *tc = tcase_create("generator");
     tcase_set_timeout(tc, 300);
-    tcase_add_test(tc, variants_hold_the_instructions_they_are_about);
-    tcase_add_test(tc, wgmma_cluster_multicasts_b_and_arrives_in_both_blocks);
-    tcase_add_test(tc, shared_tiles_are_declared_16_byte_aligned);
     tcase_add_test(tc, dot_product_loop_takes_four_steps_and_leaves_unrolling_to_ptxas);
     tcase_add_test(tc, matmul_description_lists_the_variants_llvm_builds);
-    tcase_add_test(tc, llvm_refuses_the_wgmma_features_it_does_not_build);
     suite_add_tcase(s, tc);
     TCase *sweep = tcase_create("sweep");
     tcase_set_timeout(sweep, 900);
     tcase_add_test(sweep, a_sample_of_every_matmul_variants_requests_becomes_an_sm_90a_cubin);
     suite_add_tcase(s, sweep);
+    TCase *many = test_many_compiles_case(s, 300);
+    tcase_add_test(many, variants_hold_the_instructions_they_are_about);
+    tcase_add_test(many, llvm_refuses_the_wgmma_features_it_does_not_build);
+    tcase_add_test(many, shared_tiles_are_declared_16_byte_aligned);
+    tcase_add_test(many, wgmma_cluster_multicasts_b_and_arrives_in_both_blocks);
     return s;
 }

@@ -204,10 +204,11 @@ Suite *suite_transpose(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, transpose_constraints_fail_early_with_the_fix);
     tcase_add_test(tc, transpose_defaults_follow_the_variant);
-    tcase_add_test(tc, transpose_tma_variants_use_bulk_tensor_copies);
     tcase_add_test(tc, transpose_maps_mirror_each_other);
     tcase_add_test(tc, transpose_maps_refuse_what_the_tma_cannot_describe);
     tcase_add_test(tc, transpose_reference_moves_every_element);
     suite_add_tcase(suite, tc);
+    TCase *many = test_many_compiles_case(suite, 120);
+    tcase_add_test(many, transpose_tma_variants_use_bulk_tensor_copies);
     return suite;
 }

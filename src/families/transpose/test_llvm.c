@@ -227,11 +227,12 @@ Suite *suite_llvm_transpose(void)
     suite_add_tcase(s, against);
     TCase *tc = tcase_create("generator");
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, variants_hold_the_instructions_they_are_about);
     suite_add_tcase(s, tc);
     TCase *sweep = tcase_create("sweep");
     tcase_set_timeout(sweep, 600);
     tcase_add_test(sweep, every_transpose_request_becomes_an_sm_90a_cubin);
     suite_add_tcase(s, sweep);
+    TCase *many = test_many_compiles_case(s, 120);
+    tcase_add_test(many, variants_hold_the_instructions_they_are_about);
     return s;
 }

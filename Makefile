@@ -168,11 +168,17 @@ $(FAKE_CUDA): tests/fake_cuda/libcuda.c
 # The suite runs the embedding example too (tests/test_examples.c), built as its users build
 # it; the sanitizer builds leave it out (their library needs their runtime).
 EXAMPLE_TOOL = $(if $(SAN),,$(abspath $(BUILD))/tool)
+# With CI=true the suite and the install check run as two more of the hardening targets, side
+# by side with the others (each mostly uses one processor; mk/hardening.mk).
 test: $(TEST_RUNNER) $(CLI) $(PLUGIN_IF_LLVM) $(FAKE_CUDA) $(if $(SAN),,examples)
 	$(Q)$(if $(SAN),:,$(MAKE) --no-print-directory house)
+	$(Q)$(if $(filter true,$(CI)),$(MAKE) --no-print-directory CI= WITH_SUITE=1 hardening,\
+	    $(MAKE) --no-print-directory CI= suite)
+	$(Q)$(if $(SAN)$(filter true,$(CI)),:,$(MAKE) --no-print-directory install-check)
+
+.PHONY: suite
+suite: $(TEST_RUNNER) $(CLI) $(PLUGIN_IF_LLVM) $(FAKE_CUDA) $(if $(SAN),,examples)
 	$(Q)PTXJIT_CLI=$(abspath $(CLI)) PTXJIT_EXAMPLE_TOOL=$(EXAMPLE_TOOL) $(TEST_RUNNER)
-	$(Q)$(if $(SAN),:,$(MAKE) --no-print-directory install-check)
-	$(Q)$(if $(filter true,$(CI)),$(MAKE) --no-print-directory CI= hardening,:)
 
 # The house plan (docs/ARCHITECTURE.md) held against the code: no file uses one on a higher
 # floor, no two files use each other (tests/house.sh reads the objects' symbols and the

@@ -16,9 +16,11 @@ STRESS_SECONDS ?= 600
 
 # Longest first: they run side by side, as many as there are processors (tests/hardening.sh).
 # What several of them share in $(BUILD) is built first, so that none builds it concurrently.
-HARDENING := valgrind-rest valgrind-llvm valgrind-families tsan asan fuzz test-no-llvm \
-	gpu-runs-check stress
-hardening: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA) $(STRESS)
+# With WITH_SUITE (CI: `make test` with CI=true) the plain suite and the install check are
+# two of them, in their place by length.
+HARDENING := valgrind-rest valgrind-llvm asan $(if $(WITH_SUITE),suite) tsan fuzz \
+	$(if $(WITH_SUITE),install-check) test-no-llvm valgrind-families gpu-runs-check stress
+hardening: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA) $(STRESS) $(if $(WITH_SUITE),examples)
 	$(Q)MAKE="$(MAKE)" sh tests/hardening.sh $(BUILD)/hardening $(HARDENING)
 
 # 16 processes x 1000 requests on one cache dir (NVRTC and llvm keys), 4 killed mid-write and

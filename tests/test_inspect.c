@@ -440,10 +440,6 @@ Suite *suite_inspect(void)
     Suite *s = suite_create("inspect");
     TCase *tc = tcase_create("cubin");
     tcase_set_timeout(tc, 240);
-    tcase_add_test(tc, builtin_kernels_have_sane_resources);
-    tcase_add_test(tc, launch_bounds_and_shared_arrays_show_in_the_cubin);
-    tcase_add_test(tc, a_local_array_is_a_stack_frame_and_registers_bound_blocks);
-    tcase_add_test(tc, an_unknown_entry_is_refused_naming_the_entries);
     tcase_add_test(tc, truncated_cubins_are_refused_without_reading_past_them);
     tcase_add_test(tc, corrupt_cubins_are_answered_or_refused);
     tcase_add_test(tc, max_threads_follow_the_register_file);
@@ -456,5 +452,10 @@ Suite *suite_inspect(void)
     tcase_add_test(cli, cli_sass_runs_nvdisasm_on_a_temporary_copy);
     tcase_add_test(cli, cli_sass_without_nvdisasm_says_where_it_looked);
     suite_add_tcase(s, cli);
+    TCase *many = test_many_compiles_case(s, 240);
+    tcase_add_test(many, launch_bounds_and_shared_arrays_show_in_the_cubin);
+    tcase_add_test(many, builtin_kernels_have_sane_resources);
+    tcase_add_test(many, an_unknown_entry_is_refused_naming_the_entries);
+    tcase_add_test(many, a_local_array_is_a_stack_frame_and_registers_bound_blocks);
     return s;
 }

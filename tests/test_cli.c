@@ -995,6 +995,35 @@ START_TEST(cli_a_user_family_is_told_what_the_commands_do)
 }
 END_TEST
 
+/* `run matmul` with a layout on the fake driver (tests/fake_cuda: host memory, no kernel
+ * runs): the whole run but the kernel — the layout's buffers, C poisoned, the op's launch per
+ * product, the checks — without a GPU. Nothing writes C, so the products are NaN (WRONG, exit
+ * 1) and C's gaps are as poisoned. */
+START_TEST(cli_run_matmul_layout_on_a_driver_that_runs_nothing)
+{
+    const char *cli = getenv("PTXJIT_CLI"), *slash = cli ? strrchr(cli, '/') : NULL;
+    char fake[4096], env[4200];
+    snprintf(fake, sizeof fake, "%.*sfake_cuda/libcuda.so.1", slash ? (int)(slash + 1 - cli) : 0,
+             cli ? cli : "");
+    if (!cli || access(fake, R_OK) != 0) {
+        printf("SKIP cli_run_matmul_layout_on_a_driver_that_runs_nothing: no %s (make test "
+               "builds it)\n", fake);
+        return;
+    }
+    snprintf(env, sizeof env, "PJ_FAKE_DEVICES=1 PTXJIT_CUDA_LIBRARY='%s'", fake);
+    char *dir = test_mkdtemp(), *out = NULL;
+    ck_assert_int_eq(test_run_cli(&out, dir, env, "run matmul variant=naive m=9 n=8 k=5 batch=3 "
+                                  "stride_a=0 stride_c=100 runs=1", NULL), 1);
+    ck_assert_msg(strstr(out, ", 3 x 9 x 8 x 5 (batch x m x n x k; lda=5 ldb=8 ldc=8 "
+                              "stride_a=0 stride_b=40 stride_c=100): relative error nan") &&
+                      strstr(out, "C's gaps untouched: WRONG;"),
+                  "%s", out);
+    free(out);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_cli(void)
 {
     Suite *suite = suite_create("cli");
@@ -1027,6 +1056,7 @@ Suite *suite_cli(void)
     tcase_add_test(tc, cli_help_takes_the_bench_requests_from_the_family_table);
     tcase_add_test(tc, cli_bench_multigpu_takes_every_family);
     tcase_add_test(tc, cli_command_options_belong_to_their_command);
+    tcase_add_test(tc, cli_run_matmul_layout_on_a_driver_that_runs_nothing);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -1,8 +1,8 @@
 /* test_plan.c — what a family op launches for a problem (request/plan.h, ptxjit_plan, `run
  * --plan`), with no GPU: a request that leaves its variant to the defaults is planned around
  * a shape they cannot run; one that names its variant is refused with that variant's reason;
- * matmul's tile is fitted to the shape. The launches themselves are checked against CPU
- * references in the families' GPU suites. */
+ * matmul's tile is fitted to the shape, and `run matmul` plans a layout's batch. The launches
+ * themselves are checked against CPU references in the families' GPU suites. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +175,47 @@ START_TEST(cli_run_plan_prints_the_request_and_why)
 }
 END_TEST
 
+/* `run matmul` with a layout's words: the family's plan of the batch, with no GPU; without
+ * them the plan of the sizes, as before; bad words refused before any GPU is looked for. */
+START_TEST(cli_run_plan_of_a_matmul_layout)
+{
+    char *dir = test_mkdtemp(), *out = NULL;
+    ck_assert_int_eq(test_run_cli(&out, dir, "", "--no-gpu --arch sm_90a run matmul m=130 n=200 "
+                                  "k=72 batch=4 lda=75 stride_b=0 --plan", "/dev/null"), 0);
+    ck_assert_msg(strncmp(out, "matmul ", 7) == 0 && strstr(out, "variant=wgmma\n") &&
+                      strstr(out, "\n  m=130 n=200 k=72 batch=4 lda=75 ldb=200 ldc=200 "
+                                  "stride_a=9750 stride_b=0 stride_c=26000 The ") &&
+                      strstr(out, "fitted to the problem's shape") &&
+                      strstr(out, "The 4 products run in one launch") &&
+                      strstr(out, "A's rows (k = 72 bf16: 144 bytes, 75 elements apart"),
+                  "got '%s'", out);
+    free(out);
+    ck_assert_int_eq(test_run_cli(&out, dir, "", "--no-gpu --arch sm_90a run matmul m=130 n=200 "
+                                  "k=72 --plan", "/dev/null"), 0);
+    ck_assert_msg(strstr(out, "\n  m=130 n=200 k=72 The ") && !strstr(out, "batch="),
+                  "got '%s'", out);
+    free(out);
+    static const struct {
+        const char *args, *says;
+    } refused[] = {
+        {"run matmul batch=0 --plan", "batch=0 is not a count from 1 to 2147483647"},
+        {"run matmul batch=0", "batch=0 is not a count from 1"}, /* before the GPU */
+        {"run matmul stride_a=-1 --plan", "stride_a=-1 is not a count from 0 to 2^48"},
+        {"run matmul k=64 lda=3 --plan", "lda = 3 is shorter than a row of A (k)"},
+        {"run matmul batch=3 stride_c=5 --plan", "stride_c = 5 makes products' C overlap"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "--no-gpu --arch sm_90a %s", refused[i].args);
+        ck_assert_int_eq(test_run_cli(&out, dir, "", args, NULL), 2);
+        ck_assert_msg(strstr(out, refused[i].says), "%s: got '%s'", args, out);
+        free(out);
+    }
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_plan(void)
 {
     Suite *s = suite_create("plan");
@@ -187,6 +228,7 @@ Suite *suite_plan(void)
     tcase_add_test(t, auto_without_a_record_plans_the_defaults);
     tcase_add_test(t, plan_refuses_bad_calls_by_name);
     tcase_add_test(t, cli_run_plan_prints_the_request_and_why);
+    tcase_add_test(t, cli_run_plan_of_a_matmul_layout);
     suite_add_tcase(s, t);
     return s;
 }

@@ -1,4 +1,5 @@
-/* cublas_peer.c — cublasSgeam and cublasGemmEx, and cuBLASLt's fp8 matmul, through dlopen
+/* cublas_peer.c — cublasSgeam, cublasGemmEx and cublasGemmStridedBatchedEx, and cuBLASLt's
+ * searched matmul (one product or a strided batch), through dlopen
  * (the library's loader, dynlib.h): the libraries are optional, and linking them would tie
  * ptxjit to one toolkit. */
 #include <pthread.h>
@@ -18,6 +19,11 @@ typedef int (*sgeam_fn)(void *, int, int, int, int, const float *, const float *
  * C, Ctype, ldc, computeType, algo) */
 typedef int (*gemm_ex_fn)(void *, int, int, int, int, int, const void *, const void *, int, int,
                           const void *, int, int, const void *, void *, int, int, int, int);
+/* cublasGemmStridedBatchedEx(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA,
+ * B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo) */
+typedef int (*gemm_strided_fn)(void *, int, int, int, int, int, const void *, const void *, int,
+                               int, long long, const void *, int, int, long long, const void *,
+                               void *, int, int, long long, int, int, int);
 typedef int (*set_workspace_fn)(void *, void *, size_t);
 
 struct cublas_peer {
@@ -38,6 +44,7 @@ static struct {
     destroy_fn destroy;
     sgeam_fn sgeam;
     gemm_ex_fn gemm_ex;
+    gemm_strided_fn gemm_strided;
     set_workspace_fn set_workspace;
     const char *why;
     char error[PJ_DYNLIB_ERROR_MAX];
@@ -66,6 +73,7 @@ static void cublas_load_once(void)
         {"cublasDestroy_v2", (void **)&cublas.destroy},
         {"cublasSgeam", (void **)&cublas.sgeam},
         {"cublasGemmEx", (void **)&cublas.gemm_ex},
+        {"cublasGemmStridedBatchedEx", (void **)&cublas.gemm_strided},
         {"cublasSetWorkspace_v2", (void **)&cublas.set_workspace},
     };
     const char *missing = pj_dynlib_resolve(cublas.lib.handle, symbols, CLI_LENGTH(symbols));
@@ -118,27 +126,45 @@ int cublas_peer_transpose_f32(cublas_peer *peer, ptxjit_devptr out, ptxjit_devpt
                        (int)rows);
 }
 
+/* The data and compute types of a kind of GemmEx. */
+static const struct {
+    int input, output, compute;
+} gemm_kinds[] = {
+    [CUBLAS_SGEMM] = {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F},
+    [CUBLAS_SGEMM_TF32] = {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32},
+    [CUBLAS_GEMM_BF16] = {CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F},
+    [CUBLAS_GEMM_F16] = {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F},
+};
+
 int cublas_peer_matmul(cublas_peer *peer, cublas_gemm kind, ptxjit_devptr c, ptxjit_devptr a,
                        ptxjit_devptr b, size_t m, size_t n, size_t k, int b_nk)
 {
     /* Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: B and A swap places, nothing transposes.
      * B given as its transpose (n x k row-major, b_nk) is column-major k x n: transposed
      * ("TN", both operands K-major). */
-    static const struct {
-        int input, output, compute;
-    } kinds[] = {
-        [CUBLAS_SGEMM] = {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F},
-        [CUBLAS_SGEMM_TF32] = {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32},
-        [CUBLAS_GEMM_BF16] = {CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F},
-        [CUBLAS_GEMM_F16] = {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F},
-    };
     const float one = 1.0f, zero = 0.0f;
     return cublas.gemm_ex(peer->handle, b_nk ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, (int)n,
-                         (int)m, (int)k, &one, (const void *)(uintptr_t)b, kinds[kind].input,
-                         b_nk ? (int)k : (int)n,
-                         (const void *)(uintptr_t)a, kinds[kind].input, (int)k, &zero,
-                         (void *)(uintptr_t)c, kinds[kind].output, (int)n, kinds[kind].compute,
-                         CUBLAS_GEMM_DEFAULT);
+                         (int)m, (int)k, &one, (const void *)(uintptr_t)b,
+                         gemm_kinds[kind].input, b_nk ? (int)k : (int)n,
+                         (const void *)(uintptr_t)a, gemm_kinds[kind].input, (int)k, &zero,
+                         (void *)(uintptr_t)c, gemm_kinds[kind].output, (int)n,
+                         gemm_kinds[kind].compute, CUBLAS_GEMM_DEFAULT);
+}
+
+int cublas_peer_matmul_strided(cublas_peer *peer, cublas_gemm kind, ptxjit_devptr c,
+                               ptxjit_devptr a, ptxjit_devptr b, size_t m, size_t n, size_t k,
+                               int b_nk, const cublas_batch *batch)
+{
+    /* As cublas_peer_matmul, B and A swapped, with them their strides: cuBLAS's A is our B
+     * (stride b), its B our A (stride a). A stride of 0 reads one matrix for every product,
+     * as ours does. */
+    const float one = 1.0f, zero = 0.0f;
+    return cublas.gemm_strided(
+        peer->handle, b_nk ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one,
+        (const void *)(uintptr_t)b, gemm_kinds[kind].input, b_nk ? (int)k : (int)n,
+        (long long)batch->b, (const void *)(uintptr_t)a, gemm_kinds[kind].input, (int)k,
+        (long long)batch->a, &zero, (void *)(uintptr_t)c, gemm_kinds[kind].output, (int)n,
+        (long long)batch->c, (int)batch->count, gemm_kinds[kind].compute, CUBLAS_GEMM_DEFAULT);
 }
 
 /* ---- cuBLASLt: fp8 ---- */
@@ -160,6 +186,7 @@ typedef int (*lt_destroy_fn)(void *);
 typedef int (*lt_desc_create_fn)(void **, int, int);
 typedef int (*lt_set_fn)(void *, int, const void *, size_t);
 typedef int (*lt_layout_create_fn)(void **, int, uint64_t, uint64_t, int64_t);
+typedef int (*lt_layout_set_fn)(void *, int, const void *, size_t);
 typedef int (*lt_pref_create_fn)(void **);
 typedef int (*lt_heuristic_fn)(void *, void *, void *, void *, void *, void *, void *, int,
                                lt_heuristic *, int *);
@@ -169,6 +196,8 @@ typedef int (*lt_matmul_fn)(void *, void *, const void *, const void *, void *, 
 
 enum { CUDA_R_8F_E4M3 = 28, CUDA_R_8F_E5M2 = 29 };
 enum { LT_TRANSA = 3, LT_TRANSB = 4, LT_FAST_ACCUM = 25, LT_PREF_MAX_WORKSPACE = 1 };
+/* cublasLtMatrixLayoutAttribute_t: int32_t count, int64_t stride in elements. */
+enum { LT_LAYOUT_BATCH_COUNT = 5, LT_LAYOUT_STRIDED_BATCH_OFFSET = 6 };
 
 static struct {
     pj_dynlib lib;
@@ -177,6 +206,7 @@ static struct {
     lt_desc_create_fn desc_create;
     lt_set_fn desc_set, pref_set;
     lt_layout_create_fn layout_create;
+    lt_layout_set_fn layout_set;
     lt_pref_create_fn pref_create;
     lt_heuristic_fn heuristic;
     lt_matmul_fn matmul;
@@ -208,6 +238,7 @@ static void lt_load_once(void)
         {"cublasLtMatmulDescSetAttribute", (void **)&lt.desc_set},
         {"cublasLtMatrixLayoutCreate", (void **)&lt.layout_create},
         {"cublasLtMatrixLayoutDestroy", (void **)&lt.layout_destroy},
+        {"cublasLtMatrixLayoutSetAttribute", (void **)&lt.layout_set},
         {"cublasLtMatmulPreferenceCreate", (void **)&lt.pref_create},
         {"cublasLtMatmulPreferenceDestroy", (void **)&lt.pref_destroy},
         {"cublasLtMatmulPreferenceSetAttribute", (void **)&lt.pref_set},
@@ -263,10 +294,23 @@ static void lt_types(int *data, int *compute, cublas_lt_input input)
     *compute = input == CUBLAS_LT_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
+/* A layout's strided batch: `count` matrices `stride` elements apart (left as one matrix for
+ * a count of 1). 0 on success. */
+static int lt_layout_batch(void *layout, size_t count, size_t stride)
+{
+    const int32_t matrices = (int32_t)count;
+    const int64_t offset = (int64_t)stride;
+    return count > 1 &&
+           (lt.layout_set(layout, LT_LAYOUT_BATCH_COUNT, &matrices, sizeof matrices) ||
+            lt.layout_set(layout, LT_LAYOUT_STRIDED_BATCH_OFFSET, &offset, sizeof offset));
+}
+
 /* Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: B is cuBLASLt's A (n x k column-major with
- * ld n, "N"; given as its transpose, b_nk, it is k x n with ld k, "T"), A its B (k x m, ld k). */
+ * ld n, "N"; given as its transpose, b_nk, it is k x n with ld k, "T"), A its B (k x m, ld k);
+ * in a batch each takes its own operand's stride. */
 static const char *lt_describe(cublas_lt_product *p, cublas_lt_input input, int out, size_t m,
-                               size_t n, size_t k, int b_nk, int fast, size_t workspace)
+                               size_t n, size_t k, int b_nk, int fast, const cublas_batch *batch,
+                               size_t workspace)
 {
     static const int outputs[] = {CUDA_R_32F, CUDA_R_16BF, CUDA_R_16F};
     int data, compute;
@@ -285,6 +329,10 @@ static const char *lt_describe(cublas_lt_product *p, cublas_lt_input input, int 
         lt.layout_create(&p->b, data, k, m, (int64_t)k) ||
         lt.layout_create(&p->c, outputs[out], n, m, (int64_t)n))
         return "cublasLtMatrixLayoutCreate failed";
+    if (batch && (lt_layout_batch(p->a, batch->count, batch->b) ||
+                  lt_layout_batch(p->b, batch->count, batch->a) ||
+                  lt_layout_batch(p->c, batch->count, batch->c)))
+        return "cublasLtMatrixLayoutSetAttribute (the batch) failed";
     if (lt.pref_create(&p->pref) ||
         lt.pref_set(p->pref, LT_PREF_MAX_WORKSPACE, &workspace_bytes, sizeof workspace_bytes))
         return "cublasLtMatmulPreferenceCreate failed";
@@ -293,7 +341,8 @@ static const char *lt_describe(cublas_lt_product *p, cublas_lt_input input, int 
 
 const char *cublas_lt_product_make(cublas_lt_product **out, cublas_peer *peer,
                                    cublas_lt_input input, int output, size_t m, size_t n,
-                                   size_t k, int b_nk, int fast, size_t workspace, int most)
+                                   size_t k, int b_nk, int fast, const cublas_batch *batch,
+                                   size_t workspace, int most)
 {
     *out = NULL;
     pthread_once(&lt_once, lt_load_once);
@@ -307,7 +356,7 @@ const char *cublas_lt_product_make(cublas_lt_product **out, cublas_peer *peer,
     p->handle = peer->lt_handle;
     if (most > CUBLAS_LT_MAX_ALGORITHMS)
         most = CUBLAS_LT_MAX_ALGORITHMS;
-    const char *why = lt_describe(p, input, output, m, n, k, b_nk, fast, workspace);
+    const char *why = lt_describe(p, input, output, m, n, k, b_nk, fast, batch, workspace);
     if (!why && (lt.heuristic(p->handle, p->desc, p->a, p->b, p->c, p->c, p->pref, most,
                               p->choices, &p->count) ||
                  p->count < 1))

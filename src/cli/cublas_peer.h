@@ -26,6 +26,17 @@ typedef enum {
 int cublas_peer_matmul(cublas_peer *peer, cublas_gemm kind, ptxjit_devptr c, ptxjit_devptr a,
                        ptxjit_devptr b, size_t m, size_t n, size_t k, int b_nk);
 
+/* A strided batch: `count` products, product i's A, B and C at i·a, i·b and i·c elements from
+ * the first's (a or b 0: every product reads the same matrix). */
+typedef struct {
+    size_t count, a, b, c;
+} cublas_batch;
+/* cublas_peer_matmul on every product of batch (each matrix dense), through
+ * cublasGemmStridedBatchedEx; 0 on success. */
+int cublas_peer_matmul_strided(cublas_peer *peer, cublas_gemm kind, ptxjit_devptr c,
+                               ptxjit_devptr a, ptxjit_devptr b, size_t m, size_t n, size_t k,
+                               int b_nk, const cublas_batch *batch);
+
 /* cuBLAS's workspace for cublasGemmEx (cublasSetWorkspace): without one it takes a small
  * one of its own. 0 on success. */
 int cublas_peer_set_workspace(cublas_peer *peer, ptxjit_devptr workspace, size_t bytes);
@@ -42,11 +53,13 @@ typedef enum {
 typedef struct cublas_lt_product cublas_lt_product;
 /* c (m x n, row-major; output: 0 f32, 1 bf16, 2 f16) = a (m x k) · b (k x n; b_nk: given as its
  * transpose), fp32 accumulation (fast: fp8's accumulation in the tensor cores alone), scales
- * 1: the best `most` (at most CUBLAS_LT_MAX_ALGORITHMS) of cuBLASLt's heuristic within
- * workspace bytes. NULL on success (*out: free it), else why. */
+ * 1, for every product of batch (NULL: one product; each matrix dense): the best `most` (at
+ * most CUBLAS_LT_MAX_ALGORITHMS) of cuBLASLt's heuristic within workspace bytes. NULL on
+ * success (*out: free it), else why. */
 const char *cublas_lt_product_make(cublas_lt_product **out, cublas_peer *peer,
                                    cublas_lt_input input, int output, size_t m, size_t n,
-                                   size_t k, int b_nk, int fast, size_t workspace, int most);
+                                   size_t k, int b_nk, int fast, const cublas_batch *batch,
+                                   size_t workspace, int most);
 int cublas_lt_product_count(const cublas_lt_product *p);
 /* Runs algorithm (0: the heuristic's first) on the default stream; NULL on success. */
 const char *cublas_lt_product_run(cublas_lt_product *p, int algorithm, ptxjit_devptr c,

@@ -80,6 +80,24 @@ typedef struct {
     const char *problem, *space;
 } cli_tune_pool;
 
+/* A word `ptxjit run NAME` takes beside its sizes that is no size of the problem (matmul's
+ * layout: batch=, lda=, stride_a=, ...): a count from `least` (0 where 0 means something:
+ * dense rows, one matrix for every product) to `most` (0: 2^48); `means` says what it is, in
+ * the message that refuses a value. */
+typedef struct {
+    const char *name;
+    size_t least, most;
+    const char *means;
+} cli_run_word;
+
+#define CLI_RUN_WORDS_MAX 8
+/* The values of a family's run words on the command line, in its order. */
+typedef struct {
+    size_t value[CLI_RUN_WORDS_MAX];
+    int given[CLI_RUN_WORDS_MAX]; /* 0: not given (its value 0) */
+    int any;                      /* one of them was given */
+} cli_run_values;
+
 typedef struct {
     const char *name;
     /* The size words `ptxjit run NAME` takes beside the parameters (NULL-terminated), and
@@ -91,6 +109,15 @@ typedef struct {
     const char *const *(*problem_words)(void);
     /* Fresh random data, the CPU reference, time and bandwidth; an exit status. */
     int (*run)(ptxjit_context *context, const char *params, const size_t *sizes, int runs);
+    /* Its run words (NULL, or ended by a NULL name; at most CLI_RUN_WORDS_MAX). Where one is
+     * given, `run` and `run --plan` go to run_with and plan_with; else to run and the plan of
+     * the sizes alone (ptxjit_plan), as for a family without run words. plan_with prints as
+     * that plan does: the request on a line, then the problem and why, indented. */
+    const cli_run_word *run_words;
+    int (*run_with)(ptxjit_context *context, const char *params, const size_t *sizes,
+                    const cli_run_values *words, int runs);
+    int (*plan_with)(ptxjit_context *context, const char *params, const size_t *sizes,
+                     const cli_run_values *words);
     /* `ptxjit bench NAME [n=N] [runs=R] ["PARAMS" ...]`: n is bench_n unless given (0: the
      * family's own sizes); each PARAMS set is timed instead of the built-in rows, where
      * takes_sets says the bench can. */

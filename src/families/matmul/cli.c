@@ -1,9 +1,10 @@
-/* cli.c — the matmul family on the command line: `ptxjit run matmul` and `ptxjit bench
- * matmul` (fresh random inputs, poisoned outputs, a float64 CPU reference on sampled rows (all
- * rows for small products), CUDA-event medians, and cuBLAS (SGEMM, TF32, GemmEx bf16/f16)
- * measured in the same run; `shapes=MxNxK,...`: the given shapes, each set against the cuBLAS
- * call of its input type and B layout), its rows of `ptxjit bench backends` and its op in
- * `ptxjit bench multigpu`. */
+/* cli.c — the matmul family on the command line: `ptxjit run matmul` (with a layout:
+ * cli_layout.c) and `ptxjit bench matmul` (fresh random inputs, poisoned outputs, a float64
+ * CPU reference on sampled rows (all rows for small products), CUDA-event medians, and cuBLAS
+ * (SGEMM, TF32, GemmEx bf16/f16) measured in the same run; `shapes=MxNxK,BxMxNxK,...`: the
+ * given shapes and strided batches, each set against the cuBLAS call of its input type and B
+ * layout: cli_shapes.c), its rows of `ptxjit bench backends` and its op in `ptxjit bench
+ * multigpu`. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "cli/libcuda.h"
 #include "cli/timing.h"
 #include "families/matmul/fit.h"
+#include "families/matmul/cli_layout.h"
 #include "families/matmul/cli_product.h"
 #include "families/matmul/cli_shapes.h"
 #include "families/matmul/op.h"
@@ -514,6 +516,9 @@ const cli_family cli_family_matmul = {
     .size_defaults = size_defaults,
     .problem_words = problem_words,
     .run = run_entry,
+    .run_words = cli_matmul_layout_words,
+    .run_with = cli_matmul_run_layout,
+    .plan_with = cli_matmul_plan_layout,
     .bench = matmul_bench,
     .bench_n = 0,
     .takes_sets = 1,
@@ -522,11 +527,18 @@ const cli_family cli_family_matmul = {
     .multigpu = &multigpu,
     .compile_targets = compile_targets,
     .tune_problems = tune_problems,
-    .help = "run m=M n=N k=K (default 4096 each; float64 reference); bench: the write-up's table\n"
-            "             at 4096^3 fp32 and wgmma at 8192^3 bf16 (or n^3), against cuBLAS SGEMM, TF32\n"
-            "             and GemmEx bf16; bench matmul shapes=MxNxK,... [rounds=R] [\"PARAMS\" ...]:\n"
-            "             each set on each shape against the fastest cuBLAS of its input type in\n"
-            "             the same process (GemmEx with a workspace, and each algorithm cuBLASLt's\n"
+    .help = "run m=M n=N k=K (default 4096 each; float64 reference); with a layout,\n"
+            "             run m=M n=N k=K [batch=B] [lda=L] [ldb=L] [ldc=L] [stride_a=S]\n"
+            "             [stride_b=S] [stride_c=S] (elements; a word left out is dense: each\n"
+            "             product right after the last; stride_a or stride_b 0: one matrix for\n"
+            "             all): random gaps, the products checked (sampled where many or big) and\n"
+            "             C's gaps checked untouched; --plan says how the batch runs and what the\n"
+            "             layout stages; bench: the write-up's table at 4096^3 fp32 and wgmma at\n"
+            "             8192^3 bf16 (or n^3), against cuBLAS SGEMM, TF32 and GemmEx bf16; bench\n"
+            "             matmul shapes=MxNxK,BxMxNxK,... [rounds=R] [\"PARAMS\" ...]: each set on\n"
+            "             each shape (BxMxNxK: a strided batch of B dense products) against the\n"
+            "             fastest cuBLAS of its input type in the same process (GemmEx or\n"
+            "             GemmStridedBatchedEx with a workspace, and each algorithm cuBLASLt's\n"
             "             heuristic ranks, up to 16; tf32 in both B layouts), in R rounds that\n"
             "             alternate which side goes first: median ratio and spread; a row says\n"
             "             \"+ WORDS\" where the op fitted a smaller tile to the shape\n"

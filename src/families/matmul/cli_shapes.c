@@ -1,10 +1,13 @@
-/* cli_shapes.c — `ptxjit bench matmul shapes=MxNxK,... [rounds=R] ["PARAMS" ...]`: each shape,
- * each parameter set (default: wgmma's defaults), against the fastest peer of its input type
- * measured in the same process — cublasGemmEx with its workspace, and every algorithm (up to
- * 16) that cuBLASLt's heuristic ranks for the product, both B layouts for tf32 — in R rounds
- * that alternate which side runs first (peer, ours; ours, peer; ...), each side a median of
- * runs; the ratio is the median of the rounds' ratios, with their spread. A shape a set cannot
- * run is reported and the table goes on. */
+/* cli_shapes.c — `ptxjit bench matmul shapes=MxNxK,BxMxNxK,... [rounds=R] ["PARAMS" ...]`:
+ * each shape, each parameter set (default: wgmma's defaults), against the fastest peer of its
+ * input type measured in the same process — cublasGemmEx with its workspace, and every
+ * algorithm (up to 16) that cuBLASLt's heuristic ranks for the product, both B layouts for
+ * tf32 — in R rounds that alternate which side runs first (peer, ours; ours, peer; ...), each
+ * side a median of runs; the ratio is the median of the rounds' ratios, with their spread. A
+ * shape of four parts is a strided batch of B dense products, each right after the last: ours
+ * through ptxjit_matmul_strided, the peers cublasGemmStridedBatchedEx and cuBLASLt with the
+ * batch on each matrix layout. A shape a set cannot run is reported and the table goes on. */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,23 +18,42 @@
 #include "families/matmul/cli_shapes.h"
 
 typedef struct {
-    size_t m, n, k;
+    size_t batch, m, n, k; /* batch 1: one product */
 } bench_shape;
 
-/* "8192x8192x8192,128x8192x8192" (M x N x K each); 0 when the text is not such a list. */
+/* One shape's parts ("8192x8192x8192": M x N x K; "32x1024x1024x128": B x M x N x K) into
+ * out, *text moved past them; 0 when they are not such a shape. */
+static int parse_shape(bench_shape *out, const char **text)
+{
+    unsigned long long v[4];
+    int parts = 0;
+    for (const char *at = *text;; at++) {
+        char *end;
+        if (parts == 4 || !isdigit((unsigned char)*at))
+            return 0;
+        v[parts] = strtoull(at, &end, 10);
+        if (v[parts++] == 0)
+            return 0;
+        at = end;
+        if (*at != 'x') {
+            *text = at;
+            break;
+        }
+    }
+    if (parts < 3)
+        return 0;
+    *out = parts == 4 ? (bench_shape){v[0], v[1], v[2], v[3]} : (bench_shape){1, v[0], v[1], v[2]};
+    return 1;
+}
+
+/* "8192x8192x8192,32x1024x1024x128" (M x N x K, or B x M x N x K, each); 0 when the text is
+ * not such a list. */
 static int parse_shapes(bench_shape *out, int capacity, const char *text)
 {
     int count = 0;
     while (*text && count < capacity) {
-        char *end;
-        unsigned long long v[3];
-        for (int i = 0; i < 3; i++) {
-            v[i] = strtoull(text, &end, 10);
-            if (end == text || v[i] == 0 || (i < 2 && *end != 'x'))
-                return 0;
-            text = end + (i < 2);
-        }
-        out[count++] = (bench_shape){(size_t)v[0], (size_t)v[1], (size_t)v[2]};
+        if (!parse_shape(&out[count++], &text))
+            return 0;
         if (*text == ',')
             text++;
         else if (*text)
@@ -105,19 +127,24 @@ static ptxjit_status search_peer(peer_choice *best, matmul_data *d, cublas_peer 
     const double tolerance = f32 ? 2e-3 : 1e-2;
     const pj_dtype out = lt_out == 0 ? PJ_DTYPE_f32 : lt_out == 1 ? PJ_DTYPE_bf16 : PJ_DTYPE_f16;
     int timed = 0;
+    const ptxjit_matmul_layout *l = &d->layout;
+    const cublas_batch batch = {l->batch, l->stride_a, l->stride_b, l->stride_c};
     for (int layout = 0; layout < 2; layout++) {
         const int nk = layout ? !b_nk : b_nk;
         if (layout && !f32)
             break; /* the inputs' layout is the sets': only tf32 compares both */
         char name[96];
         if (has_gemm) {
-            snprintf(name, sizeof name, "cublasGemmEx%s", nk ? " TN" : "");
+            snprintf(name, sizeof name, "%s%s",
+                     l->batch > 1 ? "cublasGemmStridedBatchedEx" : "cublasGemmEx",
+                     nk ? " TN" : "");
             matmul_job job = {.data = d, .cublas = cublas, .kind = gemm, .b_nk = nk};
             try_candidate(best, job, name, out, tolerance, runs);
             timed++;
         }
         const char *why = cublas_lt_product_make(&best->lt[layout], cublas, lt_input, lt_out,
                                                  d->m, d->n, d->k, nk, 1,
+                                                 l->batch > 1 ? &batch : NULL,
                                                  CLI_MATMUL_LT_WORKSPACE,
                                                  CUBLAS_LT_MAX_ALGORITHMS);
         if (why) {
@@ -174,7 +201,7 @@ static ptxjit_status set_rounds(matmul_data *d, peer_choice *peer, const char *p
             else if (!peer_now)
                 status = timed(&ours_ms, &ours, runs);
         }
-        speed[r] = 2.0 * d->m * d->n * d->k / (ours_ms * 1e6);
+        speed[r] = 2.0 * (double)d->layout.batch * d->m * d->n * d->k / (ours_ms * 1e6);
         ratio[r] = peer_ms > 0 ? peer_ms / ours_ms : 0;
     }
     if (status != PTXJIT_OK)
@@ -208,6 +235,18 @@ static void set_kind(pj_dtype *type, int *b_nk, ptxjit_context *context, const c
     }
 }
 
+/* The line that opens a shape's table. */
+static void print_shape(bench_shape s, int rounds)
+{
+    if (s.batch > 1)
+        printf("\nmatmul %zu x %zu x %zu x %zu (B x M x N x K: a strided batch of dense "
+               "products), %d round%s\n", s.batch, s.m, s.n, s.k, rounds,
+               rounds == 1 ? "" : "s (peer and ours alternating which goes first)");
+    else
+        printf("\nmatmul %zu x %zu x %zu (M x N x K), %d round%s\n", s.m, s.n, s.k, rounds,
+               rounds == 1 ? "" : "s (peer and ours alternating which goes first)");
+}
+
 /* One shape: per input type and B layout of the sets (in the order they first come), random
  * inputs, the peer searched, then each set of it in rounds. */
 static ptxjit_status shape_rows(ptxjit_context *context, cublas_peer *cublas,
@@ -216,8 +255,7 @@ static ptxjit_status shape_rows(ptxjit_context *context, cublas_peer *cublas,
 {
     ptxjit_status status = PTXJIT_OK;
     int done[64] = {0};
-    printf("\nmatmul %zu x %zu x %zu (M x N x K), %d round%s\n", s.m, s.n, s.k, rounds,
-           rounds == 1 ? "" : "s (peer and ours alternating which goes first)");
+    print_shape(s, rounds);
     for (int i = 0; i < set_count && i < 64 && status == PTXJIT_OK; i++) {
         if (done[i])
             continue;
@@ -227,7 +265,8 @@ static ptxjit_status shape_rows(ptxjit_context *context, cublas_peer *cublas,
         matmul_data d;
         peer_choice peer;
         memset(&peer, 0, sizeof peer);
-        status = cli_matmul_data_make(&d, context, s.m, s.n, s.k, type);
+        const ptxjit_matmul_layout batch = cli_matmul_dense_batch(s.batch, s.m, s.n, s.k);
+        status = cli_matmul_data_make_layout(&d, context, s.m, s.n, s.k, type, &batch, b_nk);
         if (status == PTXJIT_OK)
             status = search_peer(&peer, &d, cublas, workspace, b_nk, runs);
         if (status == PTXJIT_OK)
@@ -257,7 +296,8 @@ ptxjit_status cli_matmul_shapes_bench(ptxjit_context *context, cublas_peer *cubl
     int count = parse_shapes(shapes, 32, list);
     if (!count)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "bench matmul: shapes=%s is not a list of "
-                        "MxNxK (e.g. shapes=8192x8192x8192,128x8192x8192)", list);
+                        "MxNxK or BxMxNxK, a strided batch of B products (e.g. "
+                        "shapes=8192x8192x8192,32x1024x1024x128)", list);
     if (!set_count) {
         sets = defaults;
         set_count = (int)PJ_ARRAY_SIZE(defaults);

@@ -360,12 +360,6 @@ ptxjit_status ptxjit_matmul_ex(ptxjit_context *context, const char *params, ptxj
     return ptxjit_matmul_strided(context, params, a, b, c, m, n, k, NULL, epilogue, stream);
 }
 
-void ptxjit_matmul_layout_init(ptxjit_matmul_layout *layout)
-{
-    if (layout)
-        memset(layout, 0, sizeof *layout);
-}
-
 uint64_t pj_matmul_plan_rows(size_t m, const ptxjit_matmul_layout *layout)
 {
     const uint64_t batch = layout && layout->batch > 1 ? layout->batch : 1;

@@ -12,6 +12,14 @@ pj_matmul_takes pj_matmul_takes_of(const matmul_config *config, pj_backend backe
     return backend == PJ_BACKEND_LLVM ? PJ_MATMUL_TAKES_PITCH : PJ_MATMUL_TAKES_BATCH;
 }
 
+/* Here, with the layout's resolution, rather than in op.c: op.c uses this file, and a file of
+ * the library uses no file that uses it (tests/house.sh). */
+void ptxjit_matmul_layout_init(ptxjit_matmul_layout *layout)
+{
+    if (layout)
+        memset(layout, 0, sizeof *layout);
+}
+
 static ptxjit_status layout_error(const char *what, size_t value, const char *rule)
 {
     return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "matmul: %s = %zu %s", what, value, rule);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "families/matmul/fit.h"
+#include "families/matmul/layout_plan.h"
 #include "families/matmul/op.h"
 #include "families/matmul/stage.h"
 #include "test_util.h"
@@ -483,6 +484,108 @@ START_TEST(matmul_refuses_a_layout_that_cannot_hold_the_product)
 }
 END_TEST
 
+/* The plan of a layout's why for params on batch x 130 x 200 x 72 (the layout's own batch).
+ * *why is the caller's; the status is returned. */
+static ptxjit_status layout_why(char **why, ptxjit_context *context, const char *params,
+                                const ptxjit_matmul_layout *layout)
+{
+    pj_matmul_layout_plan plan;
+    ptxjit_status status =
+        pj_matmul_layout_plan_make(&plan, context, params, 130, 200, 72, layout->batch);
+    ck_assert_msg(status == PTXJIT_OK, "%s: %s", params, ptxjit_last_error());
+    status = pj_matmul_layout_plan_why(why, &plan, layout, 130, 200, 72);
+    pj_matmul_layout_plan_free(&plan);
+    return status;
+}
+
+/* The plan of a batch (layout_plan.h), with no GPU: how the products run on each kind of
+ * kernel, what the layout makes the op stage, and a layout that cannot hold the product
+ * refused as the op refuses it. */
+START_TEST(matmul_layout_plan_says_how_a_batch_runs)
+{
+    ptxjit_context *context = test_open_offline(NULL);
+    const struct {
+        const char *params;
+        ptxjit_matmul_layout layout;
+        const char *says, *not_says;
+    } cases[] = {
+        /* 16-byte units, one B for all: in place, one launch */
+        {"", {80, 208, 216, 4, 10400, 0, 28080}, "The 4 products run in one launch", "copied"},
+        {"", {80, 208, 216, 4, 10400, 0, 28080}, "(one B for all)", NULL},
+        {"", {80, 0, 0, 4, 0, 0, 26000}, "(one A and one B for all)", NULL},
+        /* lda of 150 bytes: A staged, its rows and stride named */
+        {"", {75, 0, 0, 4, 9750, 14400, 26000},
+         "A's rows (k = 72 bf16: 144 bytes, 75 elements apart, products 9750 elements apart) "
+         "are copied into rows of 144 bytes", "B's rows"},
+        /* one product inside larger matrices: no launch sentence */
+        {"", {0, 0, 210, 1, 0, 0, 0}, "C (n = 200 bf16: rows of 400 bytes, 210 elements apart)",
+         "products run"},
+        {"variant=naive", {80, 0, 0, 3, 10400, 14400, 26000},
+         "This variant runs once per product (3 launches), on dense rows. A's rows", NULL},
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
+        char *why = NULL;
+        ck_assert_int_eq(layout_why(&why, context, cases[i].params, &cases[i].layout),
+                         PTXJIT_OK);
+        ck_assert_msg(why && strstr(why, cases[i].says), "case %zu: '%s' lacks '%s'", i,
+                      why ? why : "(none)", cases[i].says);
+        ck_assert_msg(!cases[i].not_says || !strstr(why, cases[i].not_says),
+                      "case %zu: '%s' has '%s'", i, why, cases[i].not_says);
+        free(why);
+    }
+    /* Dense and one product, nothing fitted: as asked. */
+    ptxjit_matmul_layout dense;
+    ptxjit_matmul_layout_init(&dense);
+    pj_matmul_layout_plan plan;
+    char *why = (char *)"poison";
+    ck_assert_int_eq(pj_matmul_layout_plan_make(&plan, context, "", 8192, 8192, 8192, 1),
+                     PTXJIT_OK);
+    ck_assert_int_eq(pj_matmul_layout_plan_why(&why, &plan, &dense, 8192, 8192, 8192),
+                     PTXJIT_OK);
+    ck_assert_ptr_null(why);
+    pj_matmul_layout_plan_free(&plan);
+    /* The tile is fitted to every product's rows, as the op fits it. */
+    ptxjit_matmul_layout batch = dense;
+    batch.batch = 32;
+    const uint64_t rows[] = {pj_matmul_plan_rows(1024, &batch), 1024, 128};
+    pj_plan alone;
+    ck_assert_int_eq(pj_plan_make(&alone, context, &pj_family_matmul, "", rows), PTXJIT_OK);
+    ck_assert_int_eq(pj_matmul_layout_plan_make(&plan, context, "", 1024, 1024, 128, 32),
+                     PTXJIT_OK);
+    ck_assert_str_eq(plan.plan.params, alone.params);
+    pj_plan_free(&alone);
+    pj_matmul_layout_plan_free(&plan);
+    /* A layout that cannot hold the product: the op's refusal. */
+    const ptxjit_matmul_layout overlapping = {0, 0, 0, 3, 0, 0, 5}, short_rows = {3, 0, 0, 1, 0,
+                                                                                  0, 0};
+    ck_assert_int_eq(layout_why(&why, context, "", &overlapping), PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(ptxjit_last_error(), "stride_c = 5"), "%s", ptxjit_last_error());
+    ck_assert_ptr_null(why);
+    ck_assert_int_eq(layout_why(&why, context, "", &short_rows), PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(ptxjit_last_error(), "lda = 3"), "%s", ptxjit_last_error());
+    ptxjit_close(context);
+}
+END_TEST
+
+/* The llvm backend's wgmma kernel runs a batch once per product and writes C dense: a C with
+ * longer rows is staged, and the plan says both. */
+START_TEST(matmul_layout_plan_of_the_llvm_backend)
+{
+    if (!test_llvm_or_skip("matmul_layout_plan_of_the_llvm_backend"))
+        return;
+    ptxjit_context *context = test_open_offline(NULL);
+    const ptxjit_matmul_layout layout = {0, 0, 208, 3, 9360, 14400, 27040};
+    char *why = NULL;
+    ck_assert_int_eq(layout_why(&why, context, "backend=llvm", &layout), PTXJIT_OK);
+    ck_assert_msg(why && strstr(why, "The llvm backend's kernel runs once per product (3 "
+                                     "launches)") &&
+                      strstr(why, "C (n = 200 bf16: rows of 400 bytes, 208 elements apart)"),
+                  "%s", why ? why : "(none)");
+    free(why);
+    ptxjit_close(context);
+}
+END_TEST
+
 START_TEST(matmul_elements_round_to_nearest_even)
 {
     uint16_t h[4];
@@ -675,6 +778,8 @@ Suite *suite_matmul(void)
     tcase_add_test(tc, matmul_stage_covers_what_the_tma_cannot_take);
     tcase_add_test(tc, matmul_stages_what_a_layout_breaks);
     tcase_add_test(tc, matmul_refuses_a_layout_that_cannot_hold_the_product);
+    tcase_add_test(tc, matmul_layout_plan_says_how_a_batch_runs);
+    tcase_add_test(tc, matmul_layout_plan_of_the_llvm_backend);
     tcase_add_test(tc, matmul_elements_round_to_nearest_even);
     tcase_add_test(tc, matmul_fp8_elements_round_and_saturate);
     tcase_add_test(tc, matmul_reference_epilogue_applies_each_term);

@@ -457,6 +457,67 @@ START_TEST(cli_run_matmul_takes_a_bias_and_any_shape)
 }
 END_TEST
 
+/* `ptxjit run matmul` with layouts: a ragged strided batch (rows and strides the TMA cannot
+ * take, staged) with a bias and one B for all; a dense batch; a batch in rows of 16-byte units
+ * (one launch, in place); one a SIMT variant runs product by product. Each checked against
+ * float64, and C's gaps untouched. */
+START_TEST(cli_run_matmul_takes_a_layout_and_a_bias)
+{
+    ptxjit_context *context = test_gpu_context("cli_run_matmul_takes_a_layout_and_a_bias");
+    if (!context)
+        return;
+    ptxjit_close(context);
+    static const struct {
+        const char *args;
+        int gaps;
+    } runs[] = {
+        {"run matmul bias=column m=130 n=200 k=72 batch=3 lda=75 ldb=203 ldc=210 stride_a=9999 "
+         "stride_b=0 stride_c=27500 runs=2", 1},
+        {"run matmul bias=column act=relu m=127 n=213 k=77 batch=5 runs=2", 0},
+        {"run matmul m=130 n=200 k=72 batch=4 lda=80 ldb=208 ldc=216 runs=2", 1},
+        {"run matmul variant=block_tiled_vectorized m=65 n=40 k=33 batch=2 lda=40 ldc=48 "
+         "stride_c=4000 runs=2", 1},
+    };
+    char *dir = test_mkdtemp();
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(runs); i++) {
+        char *out = NULL;
+        ck_assert_msg(test_run_cli(&out, dir, "", runs[i].args, NULL) == 0, "%s: %s",
+                      runs[i].args, out);
+        ck_assert_msg(strstr(out, " (batch x m x n x k; lda=") && strstr(out, ": ok;") &&
+                          (!runs[i].gaps || strstr(out, ", C's gaps untouched: ok;")),
+                      "%s: %s", runs[i].args, out);
+        free(out);
+    }
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* `ptxjit bench matmul shapes=` with a strided batch (B x M x N x K) beside a single product:
+ * ours checked against float64, and where cuBLAS is there its peer is the strided batched
+ * call or cuBLASLt's batched algorithms. */
+START_TEST(cli_bench_matmul_shapes_takes_a_strided_batch)
+{
+    ptxjit_context *context = test_gpu_context("cli_bench_matmul_shapes_takes_a_strided_batch");
+    if (!context)
+        return;
+    ptxjit_close(context);
+    char *dir = test_mkdtemp(), *out = NULL;
+    ck_assert_int_eq(test_run_cli(&out, dir, "", "bench matmul shapes=4x256x192x64,100x72x40 "
+                                  "rounds=3 runs=3", NULL), 0);
+    ck_assert_msg(strstr(out, "matmul 4 x 256 x 192 x 64 (B x M x N x K") &&
+                      strstr(out, "matmul 100 x 72 x 40 (M x N x K)") && !strstr(out, "WRONG"),
+                  "%s", out);
+    if (!strstr(out, "cuBLAS not measured"))
+        ck_assert_msg(strstr(out, "peer: cublasGemmStridedBatchedEx") ||
+                          strstr(out, "peer: cuBLASLt"),
+                      "%s", out);
+    free(out);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(matmul_refuses_shapes_it_cannot_take)
 {
     ptxjit_context *context = test_gpu_context("matmul_refuses_shapes_it_cannot_take");
@@ -719,6 +780,8 @@ Suite *suite_matmul_gpu(void)
     tcase_add_test(tc, matmul_wgmma_shapes_types_and_tiles);
     tcase_add_test(tc, matmul_wgmma_any_shape_and_alignment);
     tcase_add_test(tc, cli_run_matmul_takes_a_bias_and_any_shape);
+    tcase_add_test(tc, cli_run_matmul_takes_a_layout_and_a_bias);
+    tcase_add_test(tc, cli_bench_matmul_shapes_takes_a_strided_batch);
     tcase_add_test(tc, matmul_refuses_shapes_it_cannot_take);
     suite_add_tcase(suite, tc);
     /* The wgmma variants beyond the write-up's kernel (CK_RUN_CASE=wgmma runs them alone). */

@@ -54,11 +54,11 @@ const char *pj_softmax_fit_words(const pj_request *request, const char *params,
 {
     (void)sms;
     static const char *const named[] = {"tpb", "tpr", "items"};
+    /* Decoded here, not through op.c (which names this fit in the family's descriptor). */
+    const pj_param_reader reader = pj_request_reader(request);
     softmax_config config;
-    if (pj_softmax_config_from(&config, request) != PTXJIT_OK) {
-        pj_error_clear(); /* a template of its own: the op says what it lacks */
-        return NULL;
-    }
+    if (pj_softmax_decode(&config, &reader).code != PJ_DECODED)
+        return NULL; /* a template of its own: the op says what it lacks */
     if (config.shape.variant != SOFTMAX_ONLINE)
         return NULL;
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)

@@ -2,7 +2,8 @@
 #ifndef PTXJIT_SOFTMAX_FIT_H
 #define PTXJIT_SOFTMAX_FIT_H
 
-#include "families/softmax/op.h"
+#include "catalog/family.h"
+#include "families/softmax/shape.h"
 
 /* The words (tpb, tpr, items) for rows of cols elements read vec at a time, or NULL where the
  * defaults stay (rows over 4096 vectors). */

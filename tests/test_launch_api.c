@@ -552,12 +552,10 @@ Suite *suite_launch_api(void)
     Suite *s = suite_create("launch_api");
     TCase *t = tcase_create("core");
     tcase_set_timeout(t, 120);
-    tcase_add_test(t, builtin_layouts_from_ptx);
     tcase_add_test(t, user_template_layouts_match_c_struct);
     tcase_add_test(t, ptx_reader_tricky_forms);
     tcase_add_test(t, ptx_reader_refuses_what_it_cannot_read);
     tcase_add_test(t, ptx_reader_survives_cut_and_changed_text);
-    tcase_add_test(t, cubin_records_agree_with_the_ptx);
     tcase_add_test(t, cubin_reader_survives_cut_and_changed_bytes);
     tcase_add_test(t, unknown_entry_and_index_refused);
     tcase_add_test(t, checked_launch_refuses_wrong_arguments_without_a_gpu);
@@ -565,5 +563,8 @@ Suite *suite_launch_api(void)
     tcase_add_test(t, stream_and_handle_calls_refuse_before_the_gpu);
     tcase_add_test(t, layouts_read_once_across_threads);
     suite_add_tcase(s, t);
+    TCase *many = test_many_compiles_case(s, 300);
+    tcase_add_test(many, cubin_records_agree_with_the_ptx);
+    tcase_add_test(many, builtin_layouts_from_ptx);
     return s;
 }

@@ -2,7 +2,9 @@
 # gpu_session.sh — everything one lent-GPU call does, in order: the GPU test suite, the
 # reduce bandwidth table, the CUB and copy comparator (built here with nvcc), the JIT costs,
 # and the transpose table with its cuBLAS, copy and Triton peers. Binaries come prebuilt (carried build/); logs land in $OUT (or ./gpu-out).
-# Usage: bash bench/gpu_session.sh [tests|bench|transpose|backends|compile|all]
+# Usage: bash bench/gpu_session.sh [tests|bench|cub|transpose|backends|compile|all]
+# (cub: ptxjit's bench reduce and the CUB program, 64- and 32-bit offsets, in alternating
+# rounds A B B A A B B A through bench/ab_rounds.sh; ROUNDS=N for more; bench runs 2 rounds.)
 # (backends, compile: the LLVM route against NVRTC; carry build/libptxjit_llvm.so with the
 # binaries. compile: only the cold-compile tables, with the compute cache and module loads.)
 set -uo pipefail
@@ -18,17 +20,31 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     PTXJIT_CLI=$PWD/build/ptxjit build/ptxjit_tests 2>&1 | tee "$out/tests.log" | \
         grep -E "^[0-9]+%|SKIP|Failure|Error" | head -40
 fi
+# ptxjit's bench reduce (A) and CUB DeviceReduce::Sum (B: bench/cub_reduce.cu, 64- and 32-bit
+# offsets) in turns, A B B A per two rounds: the same words (n = 2^30 int32, runs=20), the same
+# timer (events around each run, the stream held until the run is enqueued, median of 20 after
+# 3 warm-ups, no L2 flush), each with the 2 GiB copy of its own process, the same row format.
+# The exact sequence, for ROUNDS=2:
+#   build/ptxjit bench reduce runs=20; /tmp/cub_reduce bench reduce runs=20
+#   /tmp/cub_reduce bench reduce runs=20; build/ptxjit bench reduce runs=20
+cub_rounds() {
+    nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a \
+        -I/usr/local/cuda/include/cccl bench/cub_reduce.cu -o /tmp/cub_reduce || return 1
+    OUT="$out/cub_rounds" ROUNDS=$1 bash bench/ab_rounds.sh build/ptxjit /tmp/cub_reduce \
+        'reduce_vs_cub|bench reduce runs=20|^variant=vectorized +[0-9]|^variant=vectorized tpb=512 batch=8 |^cub |^device-to-device|^best found' \
+        2>&1 | tee "$out/cub_rounds.log"
+}
 if [ "$what" = bench ] || [ "$what" = all ]; then
     echo "== ptxjit bench reduce (n = 2^30 int32)"
     build/ptxjit bench reduce 2>&1 | tee "$out/bench_reduce.log"
-    echo "== CUB DeviceReduce::Sum and device memcpy, same call"
-    nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a \
-        -I/usr/local/cuda/include/cccl bench/cub_reduce.cu -o /tmp/cub_reduce &&
-        /tmp/cub_reduce 30 20 2>&1 | tee "$out/cub.log"
-    echo "== ptxjit bench reduce again (after CUB, to see the spread)"
-    build/ptxjit bench reduce runs=20 2>&1 | grep -E "^variant=vectorized tpb=512 batch=8 |best found|copy" | tee -a "$out/bench_reduce2.log"
+    echo "== ptxjit bench reduce (A) and CUB DeviceReduce::Sum, 64- and 32-bit offsets (B): A B B A"
+    cub_rounds 2
     echo "== JIT costs"
     build/ptxjit bench jit 2>&1 | tee "$out/bench_jit.log"
+fi
+if [ "$what" = cub ]; then
+    echo "== ptxjit bench reduce (A) and CUB DeviceReduce::Sum, 64- and 32-bit offsets (B): A B B A x ${ROUNDS:-4}/2"
+    cub_rounds "${ROUNDS:-4}"
 fi
 if [ "$what" = transpose ] || [ "$what" = all ]; then
     echo "== ptxjit bench transpose (fp32 16384^2 and 32768^2; copy and cuBLAS Sgeam in the same process)"

@@ -35,6 +35,7 @@
     X(suite_examples)         \
     X(suite_cold_compile)     \
     X(suite_latency)          \
+    X(suite_jit_time)         \
     X(suite_bundle)           \
     X(suite_remote)           \
     X(suite_remote_poison)    \

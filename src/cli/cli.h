@@ -82,6 +82,7 @@ int cmd_cache(cli_args *args);           /* cmd_cache.c */
 int cmd_run(cli_args *args);             /* cmd_run.c */
 extern const cli_option cli_run_options[];
 int cmd_jit_time(cli_args *args);        /* cmd_jit_time.c */
+extern const cli_option cli_jit_time_options[];
 int cmd_bench(cli_args *args);           /* bench/bench.c */
 int cmd_tune(cli_args *args);            /* cmd_tune.c */
 extern const cli_option cli_tune_options[];

@@ -48,6 +48,25 @@ typedef struct {
     } values[CLI_LAUNCH_ARGS_MAX];
 } cli_launch;
 
+/* The first use of bench jit's request in a fresh process with a GPU: the family's op on a
+ * small problem (`jit-time --launch`), and the same work as a bare driver program enqueues it
+ * (`jit-time --bare`), each in a device buffer of `bytes` whose first input_bytes are the
+ * input, made by input() on the host and copied up before the launch. */
+typedef struct {
+    const char *what; /* the problem, for the output: "reduce of 4096 int32" */
+    size_t bytes, input_bytes;
+    void (*input)(void *host);
+    /* The family's op on the problem (the request's params), enqueued on the default stream. */
+    ptxjit_status (*op)(ptxjit_context *context, const char *params, ptxjit_devptr buffer);
+    /* What the op enqueues for bench jit's request, as driver calls: zero_words 32-bit zeros
+     * at buffer + zero_at (cuMemsetD32Async; none when 0), then launch()'s cuLaunchKernel. */
+    size_t zero_at, zero_words;
+    void (*launch)(cli_launch *out, ptxjit_devptr buffer);
+    /* The result: result_bytes at buffer + result_at; check() is 1 when they are right. */
+    size_t result_at, result_bytes;
+    int (*check)(const void *result);
+} cli_jit_first;
+
 /* `ptxjit bench jit`: the one request whose costs it measures, from cold compile to launch. */
 typedef struct {
     const char *params;
@@ -55,6 +74,7 @@ typedef struct {
     /* A launch of params's kernel that reads and writes buffer only: the same launch goes
      * through ptxjit_launch and through a bare cuLaunchKernel, whose costs are compared. */
     void (*launch)(cli_launch *out, ptxjit_devptr buffer);
+    const cli_jit_first *first; /* NULL: none; bench jit says the first use was not measured */
 } cli_jit;
 
 /* A row of `ptxjit bench compile`'s table of issue 15's cold-compile targets. */

@@ -1,8 +1,10 @@
-/* jit.c — `ptxjit bench jit`: cold compile; a disk hit in fresh processes with the
- * stages of its open and request (latency.h); a memory hit, and its rate from 1 to 16
- * threads of one context; and, with a GPU, a memory hit + launch and ptxjit_launch alone
- * against a bare cuLaunchKernel of the same function. Text, or --json. The request is the one
- * family's that has a jit hook (family_cli.h). */
+/* jit.c — `ptxjit bench jit`: cold compile; the library's lookup (a disk hit) in fresh
+ * processes without a GPU, with the stages of its open and request (latency.h); a memory hit,
+ * and its rate from 1 to 16 threads of one context; and, with a GPU, the first use in fresh
+ * processes (open with the driver's start, the disk hit, the first launch through the family's
+ * op, the synchronize) beside a bare driver program's, and a memory hit + launch and
+ * ptxjit_launch alone against a bare cuLaunchKernel of the same function. Text, or --json. The
+ * request is the one family's that has a jit hook (family_cli.h). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +42,20 @@ typedef struct {
     int blocked; /* the launches timed behind a long fill */
 } launch_figures;
 
+/* The first use in a fresh process with a GPU: ptxjit's stages (jit-time --launch) and a bare
+ * driver program's (jit-time --bare), in the order each prints them. */
+enum { OURS_STAGES = 5, BARE_STAGES = 7 };
+static const char *const ours_stages[OURS_STAGES] = {"open", "get", "alloc", "launch", "sync"};
+static const char *const bare_stages[BARE_STAGES] = {"load",   "init",   "context", "alloc",
+                                                     "module", "launch", "sync"};
+typedef enum { FIRST_NO_GPU, FIRST_NONE, FIRST_FAILED, FIRST_MEASURED } first_state;
+
+typedef struct {
+    double stage_ms[BARE_STAGES]; /* medians; OURS_STAGES of them for ptxjit's */
+    double total_ms;              /* the median of each process's sum of its stages */
+    double process_ms;            /* the whole process, as this one waits for it */
+} first_figures;
+
 typedef struct {
     double cold_ms;                      /* median */
     double open_ms, get_ms, hit_ms, process_ms; /* fresh process, medians */
@@ -50,6 +66,8 @@ typedef struct {
     double rate[8];                      /* hits per second, all threads together */
     int launched;                        /* a GPU was there for the launch rows */
     launch_figures launch;
+    first_state first;
+    first_figures ours, bare;            /* when FIRST_MEASURED */
 } jit_figures;
 
 /* The family's request of bench jit, from context. */
@@ -230,6 +248,120 @@ static int memory_hits(jit_figures *f, const cli_family *family, const char *dir
     return ok;
 }
 
+/* The request's cubin (the bytes its cache entry holds), for arch, at path, and its entry
+ * into entry; the cache at dir filled for arch on the way (the fresh processes ask for it). */
+static int write_cubin(char *entry, size_t entry_size, const cli_family *family,
+                       const char *dir, const char *arch, const char *path)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.cache_dir = dir;
+    options.use_gpu = 0;
+    options.arch = arch;
+    ptxjit_context *context;
+    ptxjit_kernel *kernel;
+    if (ptxjit_open(&context, &options) != PTXJIT_OK) {
+        fprintf(stderr, "ptxjit: bench jit: %s\n", ptxjit_last_error());
+        return 0;
+    }
+    size_t size = 0;
+    const void *cubin = NULL;
+    if (get_request(&kernel, context, family) == PTXJIT_OK)
+        cubin = ptxjit_kernel_cubin(kernel, &size);
+    else
+        fprintf(stderr, "ptxjit: bench jit: %s\n", ptxjit_last_error());
+    FILE *file = cubin ? fopen(path, "wb") : NULL;
+    int ok = file && fwrite(cubin, 1, size, file) == size;
+    if (file)
+        ok &= fclose(file) == 0;
+    if (cubin && !ok)
+        fprintf(stderr, "ptxjit: bench jit: cannot write %s\n", path);
+    if (ok)
+        snprintf(entry, entry_size, "%s", ptxjit_kernel_entry_name(kernel, 0));
+    ptxjit_close(context);
+    return ok;
+}
+
+/* The name_ms values of line, in names' order, into ms; what follows them, or NULL where the
+ * line is not that. */
+static const char *parse_stages(double *ms, const char *line, const char *const *names,
+                                int count)
+{
+    for (int i = 0; i < count; i++) {
+        char word[40], key[40];
+        int used = 0;
+        snprintf(key, sizeof key, "%s_ms", names[i]);
+        if (sscanf(line, "%39s %lf%n", word, &ms[i], &used) != 2 || strcmp(word, key) != 0)
+            return NULL;
+        line += used;
+    }
+    return line;
+}
+
+static void first_medians(first_figures *out, double (*ms)[FRESH_SAMPLES], double *totals,
+                          double *process, int stages)
+{
+    for (int s = 0; s < stages; s++)
+        out->stage_ms[s] = median_of(ms[s], FRESH_SAMPLES);
+    out->total_ms = median_of(totals, FRESH_SAMPLES);
+    out->process_ms = median_of(process, FRESH_SAMPLES);
+}
+
+/* The first use of the request in fresh processes with the GPU, as a program sees it
+ * (jit-time --launch: the open with the driver's start in it, the disk hit, the buffer, the
+ * first launch through the family's op, the synchronize), and a bare driver program's first
+ * use of the same cubin with the same launch (jit-time --bare), FRESH_SAMPLES of each, taking
+ * turns A B B A so that a drift of the machine reaches both. This process keeps its own
+ * context on the GPU meanwhile. 0 after saying what failed. */
+static int first_uses(jit_figures *f, const cli_family *family, const char *self,
+                      const char *dir, ptxjit_context *context, int device)
+{
+    char cubin[4200], entry[256], ours[8192], bare[8800];
+    const char *arch = ptxjit_arch(context);
+    snprintf(cubin, sizeof cubin, "%s/first.cubin", dir);
+    if (!write_cubin(entry, sizeof entry, family, dir, arch, cubin))
+        return 0;
+    /* The cache's entry is for arch; the children are told it, as they are the device. */
+    snprintf(ours, sizeof ours, "'%s' --cache-dir '%s' --arch %s --device %d jit-time --launch "
+             "%s %s", self, dir, arch, device, family->name, family->jit->params);
+    snprintf(bare, sizeof bare, "'%s' --device %d jit-time --bare '%s' %s", self, device, cubin,
+             entry);
+    double ms[2][BARE_STAGES][FRESH_SAMPLES];
+    double totals[2][FRESH_SAMPLES], process[2][FRESH_SAMPLES];
+    int counts[2] = {0, 0};
+    for (int i = 0; i < 2 * FRESH_SAMPLES; i++) {
+        int side = i % 4 == 1 || i % 4 == 2; /* 0: ptxjit, 1: the bare program */
+        int k = counts[side]++, stages = side ? BARE_STAGES : OURS_STAGES;
+        const char *command = side ? bare : ours;
+        char line[512] = "";
+        double start = wall_ms();
+        FILE *child = popen(command, "r");
+        if (child && !fgets(line, sizeof line, child))
+            line[0] = '\0';
+        int exit_status = child ? pclose(child) : -1;
+        process[side][k] = wall_ms() - start;
+        double stage[BARE_STAGES];
+        const char *rest = parse_stages(stage, line, side ? bare_stages : ours_stages, stages);
+        int origin = -1;
+        if (exit_status != 0 || !rest ||
+            (!side && (sscanf(rest, " origin %d", &origin) != 1 ||
+                       origin != PTXJIT_ORIGIN_DISK))) {
+            fprintf(stderr, "ptxjit: bench jit: a fresh process with the GPU failed (%s): %s\n",
+                    exit_status != 0 ? "its message above" : "it did not say its stages as "
+                    "expected, or its request was not a disk hit", command);
+            return 0;
+        }
+        totals[side][k] = 0;
+        for (int s = 0; s < stages; s++) {
+            ms[side][s][k] = stage[s];
+            totals[side][k] += stage[s];
+        }
+    }
+    first_medians(&f->ours, ms[0], totals[0], process[0], OURS_STAGES);
+    first_medians(&f->bare, ms[1], totals[1], process[1], BARE_STAGES);
+    return 1;
+}
+
 /* Launches wait behind this on the stream: a fill of BLOCKER_BYTES (about 0.7 ms on an
  * H100), longer than a batch takes to enqueue, so that every launch of each kind is timed
  * with the GPU busy. With the GPU idle or nearly so, the driver's own time per launch changed
@@ -327,19 +459,59 @@ static ptxjit_status launch_costs(launch_figures *out, ptxjit_context *context,
     return status;
 }
 
+static void print_stages(const char *who, const first_figures *figures,
+                         const char *const *names, int stages)
+{
+    printf("    %-13s", who);
+    for (int s = 0; s < stages; s++)
+        printf("%s%s %.3f", s ? " + " : "", names[s], figures->stage_ms[s]);
+    printf(" = %.3f ms (whole process %.1f ms)\n", figures->total_ms, figures->process_ms);
+}
+
+static const char *const first_absent[] = {
+    [FIRST_NO_GPU] = "no usable GPU",
+    [FIRST_NONE] = "the family gives no first use",
+    [FIRST_FAILED] = "a fresh process failed; its message is above",
+};
+
+/* The first use with the GPU: ptxjit's and the bare driver program's stages, or why not. */
+static void print_first(const jit_figures *f, const cli_family *family)
+{
+    if (f->first != FIRST_MEASURED) {
+        printf("  first use, fresh process with the GPU (open, get, first launch, sync) beside a "
+               "bare driver program: not measured (%s)\n", first_absent[f->first]);
+        return;
+    }
+    printf("  first use, fresh process with the GPU (%s through the family's op), medians of %d "
+           "processes each, taking turns with a bare driver program; the sum is each "
+           "process's:\n", family->jit->first->what, FRESH_SAMPLES);
+    print_stages("ptxjit:", &f->ours, ours_stages, OURS_STAGES);
+    print_stages("bare driver:", &f->bare, bare_stages, BARE_STAGES);
+    printf("    ptxjit / bare: %.3f (sums), %.3f (whole processes)\n",
+           f->ours.total_ms / f->bare.total_ms, f->ours.process_ms / f->bare.process_ms);
+    printf("    (ptxjit: open = libcuda loaded, cuInit, the primary context, templates, cache; "
+           "get = the disk hit; alloc = cuMemAlloc + the input copied up; launch = the op, "
+           "the module's load included)\n");
+    printf("    (bare: load = dlopen + cuGetProcAddress; init = cuInit; context = the primary "
+           "context + cuCtxSetCurrent; the same alloc; module = cuModuleLoadData of the "
+           "cache's cubin, read before the timer; the op's memset + cuLaunchKernel; "
+           "cuCtxSynchronize)\n");
+}
+
 static void print_text(const jit_figures *f, const cli_family *family, const char *arch)
 {
     printf("JIT costs for %s %s, %s:\n", family->name, family->jit->params, arch);
     printf("  cold compile, warm process (specialize + NVRTC -> PTX + cubin), median of %d: "
            "%.2f ms\n", COLD_SAMPLES, f->cold_ms);
-    /* --no-gpu: no driver, no CUDA context, no module load; the library's lookup alone. A
-     * program with a GPU adds the driver's start (cuInit and a context: hundreds of ms). */
-    printf("  disk hit, fresh process without a GPU (the library's lookup: no driver, context "
-           "or module load), median of %d: ptxjit_open + ptxjit_get_kernel %.3f ms (open %.3f "
-           "+ get %.3f; whole process %.1f ms)\n",
+    /* --no-gpu: no driver, no CUDA context, no module load; the library's lookup alone. What
+     * a program with a GPU adds (the driver's start: hundreds of ms) is the first use below. */
+    printf("  lookup (a disk hit), fresh process without a GPU (no driver, context or module "
+           "load), median of %d: ptxjit_open + ptxjit_get_kernel %.3f ms (open %.3f + get "
+           "%.3f; whole process %.1f ms)\n",
            FRESH_SAMPLES, f->hit_ms, f->open_ms, f->get_ms, f->process_ms);
     for (int s = 0; s < PJ_LATENCY_COUNT; s++)
         printf("    %-8s %7.1f us  %s\n", stage_names[s], f->stage_us[s], stage_texts[s]);
+    print_first(f, family);
     printf("  memory hit: %.1f ns (one thread)\n", f->memory_hit_ns);
     printf("  memory hits of one context from threads (best of 3 runs of %d hits each):\n",
            HITS_PER_THREAD);
@@ -366,6 +538,49 @@ static void json_number(cli_json *json, const char *key, double value)
     cli_json_double(json, value);
 }
 
+static void json_stages(cli_json *json, const first_figures *figures, const char *const *names,
+                        int stages)
+{
+    cli_json_member_int(json, "processes", FRESH_SAMPLES);
+    cli_json_key(json, "stages_ms");
+    cli_json_object_begin(json);
+    for (int s = 0; s < stages; s++)
+        json_number(json, names[s], figures->stage_ms[s]);
+    cli_json_object_end(json);
+    json_number(json, "total_ms", figures->total_ms);
+    json_number(json, "process_ms", figures->process_ms);
+}
+
+/* fresh_gpu and bare_driver (null, and fresh_gpu_not_measured saying why, without a GPU). */
+static void json_first(cli_json *json, const jit_figures *f, const cli_family *family)
+{
+    int measured = f->first == FIRST_MEASURED;
+    cli_json_key(json, "fresh_gpu");
+    if (measured) {
+        cli_json_object_begin(json);
+        cli_json_member_string(json, "problem", family->jit->first->what);
+        json_stages(json, &f->ours, ours_stages, OURS_STAGES);
+        json_number(json, "ratio_to_bare", f->ours.total_ms / f->bare.total_ms);
+        json_number(json, "process_ratio_to_bare", f->ours.process_ms / f->bare.process_ms);
+        cli_json_object_end(json);
+    } else {
+        cli_json_null(json);
+    }
+    cli_json_key(json, "bare_driver");
+    if (measured) {
+        cli_json_object_begin(json);
+        json_stages(json, &f->bare, bare_stages, BARE_STAGES);
+        cli_json_object_end(json);
+    } else {
+        cli_json_null(json);
+    }
+    cli_json_key(json, "fresh_gpu_not_measured");
+    if (measured)
+        cli_json_null(json);
+    else
+        cli_json_string(json, first_absent[f->first]);
+}
+
 static void print_json(const jit_figures *f, const cli_family *family, const char *arch)
 {
     cli_json json;
@@ -387,7 +602,10 @@ static void print_json(const jit_figures *f, const cli_family *family, const cha
     for (int s = 0; s < PJ_LATENCY_COUNT; s++)
         json_number(&json, stage_names[s], f->stage_us[s]);
     cli_json_object_end(&json);
+    cli_json_key(&json, "gpu"); /* measured without one: the library's lookup */
+    cli_json_bool(&json, 0);
     cli_json_object_end(&json);
+    json_first(&json, f, family);
     json_number(&json, "memory_hit_ns", f->memory_hit_ns);
     cli_json_key(&json, "threads");
     cli_json_array_begin(&json);
@@ -442,7 +660,16 @@ int cli_bench_jit(cli_args *args)
     ptxjit_status status = PTXJIT_OK;
     int ok = cold_compiles(&f.cold_ms, family) && fresh_process_hits(&f, family, self, dir) &&
              memory_hits(&f, family, dir);
-    if (ok && ptxjit_gpu_status(context) == PTXJIT_OK) {
+    int gpu = ptxjit_gpu_status(context) == PTXJIT_OK;
+    if (!gpu)
+        f.first = FIRST_NO_GPU;
+    else if (!family->jit->first)
+        f.first = FIRST_NONE;
+    else if (ok) /* a failure here leaves the other figures standing, and fails the exit */
+        f.first = first_uses(&f, family, self, dir, context, args->options.device)
+                      ? FIRST_MEASURED
+                      : FIRST_FAILED;
+    if (ok && gpu) {
         status = launch_costs(&f.launch, context, family);
         f.launched = status == PTXJIT_OK;
     }
@@ -452,10 +679,12 @@ int cli_bench_jit(cli_args *args)
         fprintf(stderr, "ptxjit: could not remove %s\n", dir);
     if (!ok || status != PTXJIT_OK) {
         code = cli_fail(ok ? status : PTXJIT_ERR_COMPILE);
-    } else if (args->json) {
-        print_json(&f, family, ptxjit_arch(context));
     } else {
-        print_text(&f, family, ptxjit_arch(context));
+        if (args->json)
+            print_json(&f, family, ptxjit_arch(context));
+        else
+            print_text(&f, family, ptxjit_arch(context));
+        code = f.first == FIRST_FAILED ? CLI_FAIL : CLI_OK;
     }
     ptxjit_close(context);
     return code;

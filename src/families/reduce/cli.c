@@ -380,7 +380,55 @@ static void jit_launch(cli_launch *out, ptxjit_devptr buffer)
         out->args[i] = &out->values[i];
 }
 
-static const cli_jit jit = {REFERENCE, 64, jit_launch};
+/* The first use in a fresh process (jit-time --launch, --bare): the sum of 4096 int32 (1 to
+ * 4096) into the word after them. The op zeroes that word, then launches REFERENCE's kernel
+ * once: 4096 elements are 1024 vectors, one tile of 512 threads x 8, so one block. */
+#define FIRST_N 4096
+
+static void first_input(void *host)
+{
+    int32_t *values = host;
+    for (int i = 0; i < FIRST_N; i++)
+        values[i] = i + 1;
+}
+
+static ptxjit_status first_op(ptxjit_context *context, const char *params, ptxjit_devptr buffer)
+{
+    return ptxjit_reduce_async(context, params, buffer, FIRST_N, buffer + FIRST_N * 4, NULL);
+}
+
+static void first_launch(cli_launch *out, ptxjit_devptr buffer)
+{
+    *out = (cli_launch){.grid = {1, 1, 1}, .block = {512, 1, 1}}; /* tpb=512 */
+    out->values[0].pointer = buffer;
+    out->values[1].pointer = buffer + FIRST_N * 4;
+    out->values[2].u64 = FIRST_N;
+    for (int i = 0; i < 3; i++)
+        out->args[i] = &out->values[i];
+}
+
+static int first_check(const void *result)
+{
+    uint32_t sum;
+    memcpy(&sum, result, 4);
+    return sum == (uint32_t)FIRST_N * (FIRST_N + 1) / 2;
+}
+
+static const cli_jit_first first = {
+    .what = "reduce of 4096 int32",
+    .bytes = FIRST_N * 4 + 16,
+    .input_bytes = FIRST_N * 4,
+    .input = first_input,
+    .op = first_op,
+    .zero_at = FIRST_N * 4,
+    .zero_words = 1,
+    .launch = first_launch,
+    .result_at = FIRST_N * 4,
+    .result_bytes = 4,
+    .check = first_check,
+};
+
+static const cli_jit jit = {REFERENCE, 64, jit_launch, &first};
 
 static const cli_compile_target compile_targets[] = {{"reduce", REFERENCE, 55}, {NULL, NULL, 0}};
 

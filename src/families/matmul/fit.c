@@ -33,15 +33,6 @@ static const pj_matmul_fit_tile smaller_tiles[] = {
  * nearly full) keep the default. */
 #define WORTH_TAKING 0.85
 
-/* A product of one or two 128-byte stages of K (k = 64 or 128 bf16) spends its time storing
- * C, not multiplying: there 64-row tiles of one consumer warpgroup, 256 columns wide, twice
- * the default's tiles, measured fastest on the H100 (docs/PERFORMANCE.md, 2026-11-28 02:39):
- * a strided batch of 32 x 1024 x 1024 x 128 bf16 at 1.010x cuBLASLt (the default tile 0.915x,
- * a 128 x 128 one 0.928x), 8 x 4096 x 4096 x 128 at 0.976x (0.900x). */
-static const pj_matmul_fit_tile short_k_tile = {64, 256,
-                                                "bm=64 consumers=1 mma=m64n256k16 stages=4"};
-#define SHORT_K_BYTES 256
-
 /* The words that set the tile or its pipeline: a request that names any of them (or tunes
  * one: PARAM=auto) is taken as written. */
 static const char *const tile_words[] = {"mma",  "bm",    "consumers", "stages",
@@ -91,14 +82,6 @@ const pj_matmul_fit_tile *pj_matmul_fit_choose(uint64_t m, uint64_t n, int bm, i
     return best;
 }
 
-const pj_matmul_fit_tile *pj_matmul_fit_for(uint64_t m, uint64_t n, uint64_t k_bytes, int bm,
-                                             int bn, int sms)
-{
-    if (k_bytes && k_bytes <= SHORT_K_BYTES && bm * bn > short_k_tile.bm * short_k_tile.bn / 2)
-        return bm == short_k_tile.bm && bn == short_k_tile.bn ? NULL : &short_k_tile;
-    return pj_matmul_fit_choose(m, n, bm, bn, sms);
-}
-
 const char *pj_matmul_fit_words(const pj_request *request, const char *params,
                                 const uint64_t *sizes, int sms)
 {
@@ -110,9 +93,8 @@ const char *pj_matmul_fit_words(const pj_request *request, const char *params,
     if (!pj_matmul_is_wgmma(config.variant) || config.cluster != 1 ||
         pj_matmul_fit_names_tile(params))
         return NULL;
-    const uint64_t k_bytes = sizes[2] * (uint64_t)pj_matmul_type_bytes(config.dtype);
     const pj_matmul_fit_tile *tile =
-        pj_matmul_fit_for(sizes[0], sizes[1], k_bytes, config.bm, config.tile_n, sms);
+        pj_matmul_fit_choose(sizes[0], sizes[1], config.bm, config.tile_n, sms);
     return tile ? tile->words : NULL;
 }
 
@@ -121,5 +103,5 @@ const pj_matmul_fit_tile *pj_matmul_fit_tile_of(const char *words)
     for (size_t i = 0; words && i < PJ_ARRAY_SIZE(smaller_tiles); i++)
         if (smaller_tiles[i].words == words)
             return &smaller_tiles[i];
-    return words && words == short_k_tile.words ? &short_k_tile : NULL;
+    return NULL;
 }

@@ -17,12 +17,6 @@ int pj_matmul_fit_names_tile(const char *params);
  * 0.85 of the bm x bn tile's time; NULL to keep bm x bn. */
 const pj_matmul_fit_tile *pj_matmul_fit_choose(uint64_t m, uint64_t n, int bm, int bn, int sms);
 
-/* The tile for an m x n C whose K is k_bytes a row: the short-K tile (64 x 256, one consumer)
- * where K is one or two 128-byte stages and the tile is larger, else pj_matmul_fit_choose's;
- * NULL to keep bm x bn. */
-const pj_matmul_fit_tile *pj_matmul_fit_for(uint64_t m, uint64_t n, uint64_t k_bytes, int bm,
-                                            int bn, int sms);
-
 /* The words of the smaller tile pj_matmul_fit_choose picks for request (params as written)
  * on the problem m, n, k (sizes) on sms SMs, where the request is for a wgmma variant without
  * clusters and names no tile parameter; NULL to keep the request's tile. The family's fit

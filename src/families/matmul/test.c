@@ -762,22 +762,6 @@ START_TEST(matmul_fit_tiles_suit_every_wgmma_request)
                           "%s: %s", params, ptxjit_last_error());
             free(canonical);
         }
-    /* The short-K tile, for every type (k of 128 bytes) and output. */
-    const pj_matmul_fit_tile *short_k = pj_matmul_fit_for(4096, 4096, 128, 128, 256, 132);
-    ck_assert_ptr_nonnull(short_k);
-    ck_assert(short_k->bm == 64 && short_k->bn == 256);
-    ck_assert_ptr_eq(pj_matmul_fit_tile_of(short_k->words), short_k);
-    ck_assert_ptr_null(pj_matmul_fit_for(4096, 4096, 128, 64, 256, 132));
-    ck_assert_ptr_eq(pj_matmul_fit_for(4096, 4096, 8192, 128, 256, 132),
-                     pj_matmul_fit_choose(4096, 4096, 128, 256, 132));
-    for (size_t r = 0; r < PJ_ARRAY_SIZE(requests); r++) {
-        char params[256], *canonical = NULL;
-        snprintf(params, sizeof params, "%s %s", requests[r], short_k->words);
-        ck_assert_msg(ptxjit_canonical_params(&canonical, context, "matmul", params) ==
-                          PTXJIT_OK,
-                      "%s: %s", params, ptxjit_last_error());
-        free(canonical);
-    }
     ptxjit_close(context);
 }
 END_TEST

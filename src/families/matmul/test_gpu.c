@@ -534,7 +534,7 @@ START_TEST(matmul_refuses_shapes_it_cannot_take)
 END_TEST
 
 /* Requests that leave the tile to the defaults get the smaller tile the shape needs (fit.c):
- * the op takes the tile pj_matmul_fit_for names for this GPU, and the product is right for
+ * the op takes the tile pj_matmul_fit_choose names for this GPU, and the product is right for
  * each tile, type and output, on ragged shapes. */
 START_TEST(matmul_wgmma_tile_fits_the_shape)
 {
@@ -555,9 +555,8 @@ START_TEST(matmul_wgmma_tile_fits_the_shape)
             ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "matmul", requests[r], NULL),
                              PTXJIT_OK);
             ck_assert_int_eq(pj_matmul_config_of(&config, kernel), PTXJIT_OK);
-            const pj_matmul_fit_tile *want = pj_matmul_fit_for(
-                shapes[i].m, shapes[i].n, shapes[i].k * (uint64_t)pj_matmul_type_bytes(config.dtype),
-                config.bm, config.tile_n, context->sm_count);
+            const pj_matmul_fit_tile *want = pj_matmul_fit_choose(
+                shapes[i].m, shapes[i].n, config.bm, config.tile_n, context->sm_count);
             ck_assert_int_eq(pj_matmul_fit(&kernel, &config, &chosen, context, requests[r],
                                            shapes[i].m, shapes[i].n, shapes[i].k),
                              PTXJIT_OK);

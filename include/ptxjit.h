@@ -354,9 +354,10 @@ typedef struct {
     int local_bytes;     /* per thread; nonzero means spills or stack arrays */
     int max_threads;     /* per block: the launch bound, or less where registers run out */
     int param_bytes;     /* the entry's parameters, bytes */
-    int spill_stores;    /* bytes per thread that ptxas spilled, where the compile log says
-                            ("N bytes spill stores", from ptxas -v); -1: unknown (the cubin
-                            records no spills and ptxjit's compiles do not ask ptxas -v) */
+    int spill_stores;    /* bytes per thread that ptxas spilled, from the compile log
+                            ("N bytes spill stores": both routes ask ptxas -v; the cubin
+                            records no spills); -1: unknown (a cache entry compiled before
+                            ptxjit asked for that log, or a log without the entry's line) */
     int spill_loads;     /* likewise "N bytes spill loads"; -1: unknown */
 } ptxjit_kernel_resources;
 /* The resources of one entry (NULL: the first) as the driver reports them: loads the kernel

@@ -676,7 +676,8 @@ START_TEST(cli_counts_and_words_are_strict)
         "bench reduce n=2^47+2^47",   "bench backends reduce n=5x",       "bench multigpu n=5x",
         "bench multigpu devices=abc", "bench multigpu runs=7junk",        "bench tune swep",
         "bench tune sweep cold",      "list foo",                         "jit-time",
-        "list --bucket exact",        "list --backend foo",
+        "list --bucket exact",        "list --backend foo",               "bench tune search nosuch",
+        "bench tune cold reduce",     "bench tune search matmul x",
     };
     char *dir = test_mkdtemp(), *out, *err, line[8400];
     for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {

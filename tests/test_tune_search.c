@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "families/matmul/tune_bound.h"
 #include "request/context.h"
@@ -524,6 +525,60 @@ START_TEST(records_keep_pruned_and_rounds)
 }
 END_TEST
 
+/* ---- the command line, through the fake driver ---- */
+
+/* "PJ_FAKE_DEVICES=1 PTXJIT_CUDA_LIBRARY=<the fake>" for test_run_cli, or NULL after saying
+ * why the test is skipped. */
+static const char *fake_driver_env(const char *test, char *env, size_t size)
+{
+    const char *cli = getenv("PTXJIT_CLI"), *slash = cli ? strrchr(cli, '/') : NULL;
+    char path[4096];
+    snprintf(path, sizeof path, "%.*sfake_cuda/libcuda.so.1", slash ? (int)(slash + 1 - cli) : 0,
+             cli ? cli : "");
+    if (!cli || access(path, R_OK) != 0) {
+        printf("SKIP %s: no %s (make test builds it)\n", test, path);
+        return NULL;
+    }
+    snprintf(env, size, "PJ_FAKE_DEVICES=1 PTXJIT_CUDA_LIBRARY='%s'", path);
+    return env;
+}
+
+/* ptxjit tune on the fake driver: the GPU bench (limits, scaffold, checked and timed runs,
+ * events) with the fake's simulated times, which a cubin's bytes decide: every tuning of the
+ * same kernels picks the same winner, and the table and JSON tell the rounds. */
+START_TEST(cli_tune_runs_the_rounds_on_the_fake_driver)
+{
+    char env[4300], *out, *err = NULL;
+    if (!fake_driver_env("cli_tune_runs_the_rounds_on_the_fake_driver", env, sizeof env))
+        return;
+    char *dir = test_mkdtemp(), errors[4200];
+    snprintf(errors, sizeof errors, "%s/stderr", dir);
+    const char *args = "tune reduce n=100000 --space \"tpb=128,256,1024 batch=4,8\" --retune";
+    ck_assert_int_eq(test_run_cli(&out, dir, env, args, errors), 0);
+    ck_assert_int_eq(pj_read_file(&err, NULL, errors), PTXJIT_OK);
+    ck_assert_msg(strstr(err, "6 candidates on fake GPU 0") &&
+                      strstr(err, "0 pruned before running, 6 timed in") &&
+                      strstr(err, "abandoned after round 1") && strstr(err, "<- winner"),
+                  "%s", err);
+    char winner[256];
+    snprintf(winner, sizeof winner, "%s", out);
+    free(out), free(err);
+    /* again, as JSON: the same winner (the fake's times are the kernels'), the counts */
+    char json_args[512];
+    snprintf(json_args, sizeof json_args, "--json %s", args);
+    ck_assert_int_eq(test_run_cli(&out, dir, env, json_args, errors), 0);
+    char want[300];
+    snprintf(want, sizeof want, "\"winner\": \"%.*s\"", (int)strcspn(winner, "\n"), winner);
+    ck_assert_msg(strstr(out, want) && strstr(out, "\"candidates_pruned\": 0") &&
+                      strstr(out, "\"candidates_timed\": 6") && strstr(out, "\"pruned\": false") &&
+                      strstr(out, "\"rounds\": "),
+                  "%s lacks %s", out, want);
+    free(out);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_tune_search(void)
 {
     Suite *s = suite_create("tune_search");
@@ -537,6 +592,7 @@ Suite *suite_tune_search(void)
     tcase_add_test(tc, successive_halving_keeps_the_best_and_the_sweeps_winner);
     tcase_add_test(tc, five_noisy_tunings_pick_the_same_winner);
     tcase_add_test(tc, records_keep_pruned_and_rounds);
+    tcase_add_test(tc, cli_tune_runs_the_rounds_on_the_fake_driver);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "pool/pool.h"
+#include "request/alias.h"
 #include "request/select.h"
 #include "request/templates.h"
 
@@ -38,6 +39,8 @@ struct pj_compile_pool {
     int thread_count;
     pj_worker_setup *setup; /* NULL: no workers */
     int processes;          /* workers that answered */
+    int started;            /* workers started (a thread whose every request was held starts
+                               none) */
     int mismatches;         /* worker keys that were not the request's: logged once */
     pj_strbuf setup_text;   /* the setup's strings */
 };
@@ -50,14 +53,45 @@ static int worker_can_compile(pj_compile_pool *pool, const char *family)
     return schema && !pj_origin_is_memory(schema->origin);
 }
 
+/* The kernel of exactly this request that the context already holds (a second tuning of the
+ * space in this process), or NULL: such a request needs no worker. */
+static ptxjit_kernel *held(pj_compile_pool *pool, const pj_compile_request *r)
+{
+    pj_request_text text = {r->family, r->params, ""};
+    return pj_alias_find(pool->context, pj_alias_hash(&text), &text);
+}
+
+/* The thread's worker, started at its first request that the context does not hold: a pool
+ * whose every request is held starts no process. NULL: none (no setup, or it did not start). */
+static pj_worker *worker_of(pj_compile_pool *pool, pj_worker **worker, int *tried)
+{
+    if (*worker || *tried || !pool->setup)
+        return *worker;
+    *tried = 1;
+    ptxjit_status status = pj_worker_start(worker, pool->setup);
+    pthread_mutex_lock(&pool->lock);
+    pool->started++;
+    pool->processes += status == PTXJIT_OK;
+    pthread_mutex_unlock(&pool->lock);
+    if (status != PTXJIT_OK) {
+        pj_log(&pool->context->logger, PTXJIT_LOG_INFO, "compiling in this process: %s",
+               ptxjit_last_error());
+    }
+    return *worker;
+}
+
 /* A worker's disk entry became our kernel, or we compiled it after all. */
 static ptxjit_status get_kernel(pj_compile_pool *pool, int index, pj_worker **worker,
-                                ptxjit_kernel **kernel, ptxjit_origin *origin)
+                                int *tried, ptxjit_kernel **kernel, ptxjit_origin *origin)
 {
     const pj_compile_request *r = &pool->requests[index];
+    if ((*kernel = held(pool, r))) {
+        *origin = PTXJIT_ORIGIN_MEMORY;
+        return PTXJIT_OK;
+    }
     char key[33] = "";
     int fresh = 0; /* the worker compiled it (not found in the cache) */
-    int asked = *worker && worker_can_compile(pool, r->family)
+    int asked = worker_can_compile(pool, r->family) && worker_of(pool, worker, tried)
                     ? pj_worker_compile(*worker, r->family, r->params, key, &fresh)
                     : -1;
     if (asked == PJ_WORKER_DEAD) {
@@ -84,11 +118,11 @@ static ptxjit_status get_kernel(pj_compile_pool *pool, int index, pj_worker **wo
 }
 
 /* Compiles requests[index] into its slot; no lock held while compiling. */
-static void compile_one(pj_compile_pool *pool, int index, pj_worker **worker)
+static void compile_one(pj_compile_pool *pool, int index, pj_worker **worker, int *tried)
 {
     ptxjit_kernel *kernel = NULL;
     ptxjit_origin origin = PTXJIT_ORIGIN_COMPILED;
-    ptxjit_status status = get_kernel(pool, index, worker, &kernel, &origin);
+    ptxjit_status status = get_kernel(pool, index, worker, tried, &kernel, &origin);
     char *message = pj_strdup(status == PTXJIT_OK ? "" : ptxjit_last_error());
     pthread_mutex_lock(&pool->lock);
     pool->slots[index] = (slot){kernel, status, origin, message, 1};
@@ -108,16 +142,9 @@ static void *thread_main(void *arg)
 {
     pj_compile_pool *pool = arg;
     pj_worker *worker = NULL;
-    if (pool->setup && pj_worker_start(&worker, pool->setup) == PTXJIT_OK) {
-        pthread_mutex_lock(&pool->lock);
-        pool->processes++;
-        pthread_mutex_unlock(&pool->lock);
-    } else if (pool->setup) {
-        pj_log(&pool->context->logger, PTXJIT_LOG_INFO, "compiling in this process: %s",
-               ptxjit_last_error());
-    }
+    int tried = 0;
     for (int index; (index = take(pool)) >= 0;)
-        compile_one(pool, index, &worker);
+        compile_one(pool, index, &worker, &tried);
     pj_worker_stop(worker);
     return NULL;
 }
@@ -244,9 +271,9 @@ ptxjit_status pj_compile_pool_wait(pj_compile_pool *pool, int index, ptxjit_kern
 {
     if (pool->thread_count == 0) {
         pj_worker *none = NULL;
-        int mine = take(pool);
+        int mine = take(pool), tried = 1;
         while (mine >= 0 && mine <= index) {
-            compile_one(pool, mine, &none);
+            compile_one(pool, mine, &none, &tried);
             mine = mine < index ? take(pool) : -1;
         }
     }
@@ -273,11 +300,10 @@ void pj_compile_pool_free(pj_compile_pool *pool)
         pthread_join(pool->threads[i], NULL);
     /* Which program was found matters as much as how many answered: the lookup guesses
      * (worker_program.c), and a wrong guess only shows as compiles in this process. */
-    if (pool->setup)
+    if (pool->setup && pool->started)
         pj_log(&pool->context->logger, PTXJIT_LOG_INFO,
                "%d of %d compile worker process%s answered (%s)", pool->processes,
-               pool->thread_count, pool->thread_count == 1 ? "" : "es",
-               pool->setup->argv[0]);
+               pool->started, pool->started == 1 ? "" : "es", pool->setup->argv[0]);
     for (int i = 0; i < pool->count; i++)
         free(pool->slots[i].message);
     pthread_mutex_destroy(&pool->lock);

@@ -24,6 +24,7 @@ typedef struct {
     ptxjit_origin origin;
     char *message;
     int done;
+    int taken; /* handed to the caller (pj_compile_pool_wait, _wait_next) */
 } slot;
 
 struct pj_compile_pool {
@@ -125,7 +126,7 @@ static void compile_one(pj_compile_pool *pool, int index, pj_worker **worker, in
     ptxjit_status status = get_kernel(pool, index, worker, tried, &kernel, &origin);
     char *message = pj_strdup(status == PTXJIT_OK ? "" : ptxjit_last_error());
     pthread_mutex_lock(&pool->lock);
-    pool->slots[index] = (slot){kernel, status, origin, message, 1};
+    pool->slots[index] = (slot){kernel, status, origin, message, 1, pool->slots[index].taken};
     pthread_cond_broadcast(&pool->finished);
     pthread_mutex_unlock(&pool->lock);
 }
@@ -281,12 +282,49 @@ ptxjit_status pj_compile_pool_wait(pj_compile_pool *pool, int index, ptxjit_kern
     while (!pool->slots[index].done)
         pthread_cond_wait(&pool->finished, &pool->lock);
     slot *s = &pool->slots[index];
+    s->taken = 1;
     pthread_mutex_unlock(&pool->lock);
     *kernel = s->kernel;
     if (origin)
         *origin = s->origin;
     *message = s->message ? s->message : "out of memory";
     return s->status;
+}
+
+/* The lowest finished request not taken yet, or -1 when none; caller holds the lock. */
+static int finished_untaken(pj_compile_pool *pool)
+{
+    for (int i = 0; i < pool->count; i++)
+        if (pool->slots[i].done && !pool->slots[i].taken)
+            return i;
+    return -1;
+}
+
+ptxjit_status pj_compile_pool_wait_next(pj_compile_pool *pool, int *index,
+                                        ptxjit_kernel **kernel, ptxjit_origin *origin,
+                                        const char **message)
+{
+    pthread_mutex_lock(&pool->lock);
+    int found = finished_untaken(pool), untaken = 0;
+    for (int i = 0; i < pool->count; i++)
+        untaken += !pool->slots[i].taken;
+    pthread_mutex_unlock(&pool->lock);
+    if (!untaken) {
+        *index = -1;
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "every request was taken");
+    }
+    if (found < 0 && pool->thread_count == 0) { /* no threads: compile the next one here */
+        pj_worker *none = NULL;
+        int tried = 1, mine = take(pool);
+        if (mine >= 0)
+            compile_one(pool, mine, &none, &tried);
+    }
+    pthread_mutex_lock(&pool->lock);
+    while ((found = finished_untaken(pool)) < 0)
+        pthread_cond_wait(&pool->finished, &pool->lock);
+    pthread_mutex_unlock(&pool->lock);
+    *index = found;
+    return pj_compile_pool_wait(pool, found, kernel, origin, message);
 }
 
 void pj_compile_pool_free(pj_compile_pool *pool)

@@ -1,5 +1,6 @@
 /* loop.c — a tuning's candidates, as they come: the space compiled on the compile pool in the
- * space's order while this thread takes each compiled point in that order, reads what its
+ * space's order while this thread takes each point as its compile finishes (whichever is
+ * ready: the GPU never waits for one compile while another is done), reads what its
  * cubin and compile log say (prune.c), drops it if it cannot launch, sets it aside if it
  * spills, drops it if the family's bound says it cannot beat a time already measured, and
  * otherwise runs it once, checked: the first round of the successive halving (rounds.c),
@@ -127,14 +128,14 @@ static ptxjit_status first_round(pj_tuning *t, int index)
     return PTXJIT_OK;
 }
 
-/* One point as it arrives from the pool: excluded (its compile failed), pruned (it cannot
- * launch), set aside (it spills), or into its first round. */
-static ptxjit_status arrive(pj_tuning *t, pj_compile_pool *pool, int index)
+/* One point as it arrives from the pool (compiled: status, kernel; or not: message):
+ * excluded (its compile failed), pruned (it cannot launch), set aside (it spills), or into its
+ * first round. */
+static ptxjit_status arrive(pj_tuning *t, int index, ptxjit_status status, ptxjit_kernel *kernel,
+                            const char *message)
 {
-    const char *params = t->space.points[index], *message;
+    const char *params = t->space.points[index];
     pj_tune_row *row = &t->record.rows[index];
-    ptxjit_kernel *kernel;
-    ptxjit_status status = pj_compile_pool_wait(pool, index + t->offset, &kernel, NULL, &message);
     if (status != PTXJIT_OK) {
         t->states[index] = PJ_POINT_DONE;
         return pj_tune_set_row(row, params, status, message);
@@ -206,10 +207,19 @@ ptxjit_status pj_tune_run_all(pj_tuning *t)
         return status;
     if (t->offset)
         status = run_extra_reference(t, pool);
-    for (int i = 0; i < t->space.count && status == PTXJIT_OK; i++) {
-        status = arrive(t, pool, i);
-        t->record.row_count = i + 1;
-        progress(t, i + 1, t->space.points[i]);
+    /* Every row exists from the start: points arrive in the order their compiles finish. */
+    t->record.row_count = t->space.count;
+    for (int done = 0; done < t->space.count && status == PTXJIT_OK; done++) {
+        int index;
+        ptxjit_kernel *kernel;
+        const char *message;
+        ptxjit_status compiled = pj_compile_pool_wait_next(pool, &index, &kernel, NULL, &message);
+        index -= t->offset;
+        status = index < 0 ? pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "the pool handed the "
+                                      "reference out twice")
+                           : arrive(t, index, compiled, kernel, message);
+        if (status == PTXJIT_OK)
+            progress(t, done + 1, t->space.points[index]);
     }
     t->processes = pj_compile_pool_processes(pool);
     pj_compile_pool_free(pool); /* every compile is done: its workers may go */

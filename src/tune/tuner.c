@@ -114,13 +114,13 @@ static ptxjit_status prune_by_problem(pj_tuning *t, const pj_schema *schema,
     return PTXJIT_OK;
 }
 
-/* The compile list: the reference first when it is no point of the space. */
+/* The compile list: the reference first, then the points. The reference runs first, its
+ * result kept, whether or not it is a point too (its point's compile is then a memory hit):
+ * the points are taken as their compiles finish, in no fixed order, and each must be checked
+ * against the same result. compile_only compiles the points alone. */
 static ptxjit_status plan_compiles(pj_tuning *t)
 {
     t->offset = 1;
-    for (int i = 0; i < t->space.count; i++)
-        if (strcmp(t->space.points[i], t->space.reference) == 0)
-            t->offset = 0;
     t->compiles = calloc((size_t)t->space.count + 1, sizeof *t->compiles);
     t->record.rows = calloc((size_t)t->space.count + 1, sizeof *t->record.rows);
     if (!t->compiles || !t->record.rows)

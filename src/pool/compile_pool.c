@@ -44,6 +44,8 @@ struct pj_compile_pool {
                                none) */
     int mismatches;         /* worker keys that were not the request's: logged once */
     pj_strbuf setup_text;   /* the setup's strings */
+    pj_compile_ready_fn *ready; /* NULL: none */
+    void *ready_user;
 };
 
 /* A worker sees the families of the template directories and the built-in ones; one added
@@ -125,6 +127,8 @@ static void compile_one(pj_compile_pool *pool, int index, pj_worker **worker, in
     ptxjit_origin origin = PTXJIT_ORIGIN_COMPILED;
     ptxjit_status status = get_kernel(pool, index, worker, tried, &kernel, &origin);
     char *message = pj_strdup(status == PTXJIT_OK ? "" : ptxjit_last_error());
+    if (status == PTXJIT_OK && pool->ready)
+        pool->ready(pool->ready_user, kernel);
     pthread_mutex_lock(&pool->lock);
     pool->slots[index] = (slot){kernel, status, origin, message, 1, pool->slots[index].taken};
     pthread_cond_broadcast(&pool->finished);
@@ -229,6 +233,13 @@ static void prepare_workers(pj_compile_pool *pool, int threads)
 ptxjit_status pj_compile_pool_start(pj_compile_pool **out, ptxjit_context *context,
                                     const pj_compile_request *requests, int count, int threads)
 {
+    return pj_compile_pool_start_ready(out, context, requests, count, threads, NULL, NULL);
+}
+
+ptxjit_status pj_compile_pool_start_ready(pj_compile_pool **out, ptxjit_context *context,
+                                          const pj_compile_request *requests, int count,
+                                          int threads, pj_compile_ready_fn *ready, void *user)
+{
     pj_compile_pool *pool = calloc(1, sizeof *pool);
     int wanted = threads > 0 ? threads : cores();
     wanted = wanted < count ? wanted : count;
@@ -247,6 +258,8 @@ ptxjit_status pj_compile_pool_start(pj_compile_pool **out, ptxjit_context *conte
     pool->context = context;
     pool->requests = requests;
     pool->count = count;
+    pool->ready = ready;
+    pool->ready_user = user;
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->finished, NULL);
     prepare_workers(pool, wanted);

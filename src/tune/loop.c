@@ -181,6 +181,21 @@ static ptxjit_status settle_spills(pj_tuning *t)
     return status;
 }
 
+/* On a pool thread, as each kernel is ready: its module loaded on the GPU (the driver loads
+ * a kernel's code when the module's functions are fetched), so the tuning's thread finds it
+ * ready to launch and the GPU is not left idle while the host loads it. Any failure is left
+ * for the candidate's own run to report. */
+static void preload(void *user, ptxjit_kernel *kernel)
+{
+    pj_tuning *t = user;
+    CUcontext saved;
+    if (t->context->gpu_status != PTXJIT_OK || pj_gpu_enter(t->context, &saved) != PTXJIT_OK)
+        return;
+    int index;
+    (void)pj_kernel_load(kernel, NULL, &index);
+    pj_gpu_leave(t->context, saved);
+}
+
 static ptxjit_status make_state(pj_tuning *t)
 {
     size_t n = (size_t)t->space.count + 1;
@@ -201,8 +216,8 @@ ptxjit_status pj_tune_run_all(pj_tuning *t)
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "at most %d runs", MAX_RUNS);
     ptxjit_status status = make_state(t);
     if (status == PTXJIT_OK)
-        status = pj_compile_pool_start(&pool, t->context, t->compiles, total,
-                                       t->options->threads);
+        status = pj_compile_pool_start_ready(&pool, t->context, t->compiles, total,
+                                             t->options->threads, preload, t);
     if (status != PTXJIT_OK)
         return status;
     if (t->offset)

@@ -21,14 +21,16 @@
 /* A cut keeps at least this many (and at least its share): one fluke time never decides. */
 #define KEEP_AT_LEAST 2
 /* After the first round (one run each, its time with the launch call's microseconds): within
- * 15% of the best, plus 20 microseconds, and at least the fastest eighth. */
-#define FIRST_MARGIN 0.15
+ * 10% of the best, plus 20 microseconds, and at least the fastest eighth. A run of a kernel
+ * of a millisecond or more varies by about 1% from the next; the final band is at most 5%. */
+#define FIRST_MARGIN 0.10
 #define FIRST_SLACK_MS 0.02
 #define FIRST_SHARE 8
-/* The middle round: 3 runs each, their median; then within 6% (the widest noise band, 5%,
- * and 1% for three runs' noise) plus 2 microseconds, and at least the fastest third. */
+/* The middle round: 3 runs each, their median; then within the noise band the final round
+ * will apply (max(1%, twice the spread), at most 5%, estimated from the middle round's best)
+ * plus 2% for three runs' noise, plus 2 microseconds, and at least the fastest third. */
 #define MIDDLE_RUNS 3
-#define MIDDLE_MARGIN 0.06
+#define MIDDLE_EXTRA 0.02
 #define MIDDLE_SLACK_MS 0.002
 #define MIDDLE_SHARE 3
 #define MAX_RUNS 1000
@@ -122,6 +124,17 @@ static ptxjit_status middle_round(pj_tuning *t, entrant *e, int *n)
     return PTXJIT_OK;
 }
 
+/* The middle cut's margin: the band the pick rule will use, as the middle round's best row
+ * (the fastest median) shows its noise, plus MIDDLE_EXTRA. */
+static double middle_margin(const pj_tuning *t, const entrant *e, int n)
+{
+    const pj_tune_row *best = &t->record.rows[e[0].index];
+    for (int i = 1; i < n; i++)
+        if (e[i].time < best->median_ms)
+            best = &t->record.rows[e[i].index];
+    return pj_tune_noise(best) + MIDDLE_EXTRA;
+}
+
 /* The final round: one warm run and t->runs timed runs of each finalist. */
 static ptxjit_status final_round(pj_tuning *t, const entrant *e, int n)
 {
@@ -166,7 +179,7 @@ ptxjit_status pj_tune_halve(pj_tuning *t)
         status = middle_round(t, e, &n);
         t->rounds++;
         if (status == PTXJIT_OK && n > KEEP_AT_LEAST) {
-            n = cut(t, e, n, t->rounds, MIDDLE_MARGIN, MIDDLE_SLACK_MS, MIDDLE_SHARE);
+            n = cut(t, e, n, t->rounds, middle_margin(t, e, n), MIDDLE_SLACK_MS, MIDDLE_SHARE);
             if (n < 0)
                 status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
         }

@@ -783,7 +783,8 @@ START_TEST(cli_help_takes_the_bench_requests_from_the_family_table)
         "without FAMILY: reduce variant=vectorized tpb=512 batch=8 and matmul variant=wgmma "
         "dtype=bf16, then the table of issue 15's targets",
         "a FAMILY alone: its defaults (reduce: variant=vectorized tpb=512 batch=8); one the llvm",
-        "exhaustive sweep of its space, the transpose space tuned cold",
+        "an exhaustive sweep of its space and the tuned winner's time against the sweep's best",
+        "cold: the transpose space tuned cold and its record in a fresh process",
         "the cold compiles of the reduce space tpb=128..1024 batch=1..8 serially",
         "(its run sizes: reduce n=, transpose h= w=, matmul m= n= k=, softmax rows= cols=; a "
         "user family",

@@ -8,6 +8,7 @@
 
 #include "request/context.h"
 #include "binary/cubin.h"
+#include "compilers/ptxas_log.h"
 #include "inspect_util.h"
 
 static ptxjit_kernel *get_kernel(ptxjit_context *context, const char *family, const char *params)
@@ -318,6 +319,33 @@ START_TEST(a_kernel_that_must_spill_says_so)
 }
 END_TEST
 
+/* ptxas -v says how long it took: that line is dropped, so that two compiles of one key
+ * leave the same entry, byte for byte. */
+START_TEST(compile_logs_are_the_same_for_every_compile)
+{
+    char log[] = "ptxas info    : 0 bytes gmem\n"
+                 "ptxas info    : Compile time = 102.546 ms\n"
+                 "ptxas info    : Used 8 registers\n"
+                 "ptxas info    : Compile time = 2.1 ms";
+    pj_ptxas_log_settle(log);
+    ck_assert_str_eq(log, "ptxas info    : 0 bytes gmem\nptxas info    : Used 8 registers\n");
+    pj_ptxas_log_settle(NULL);
+    char *first = NULL;
+    for (int i = 0; i < 2; i++) {
+        ptxjit_context *context = test_open_offline(NULL);
+        ptxjit_kernel *kernel = get_kernel(context, "reduce", "tpb=128 batch=3");
+        const char *text = ptxjit_kernel_log(kernel);
+        ck_assert_msg(strstr(text, "spill stores") && !strstr(text, "Compile time"), "%s", text);
+        if (!first)
+            first = pj_strdup(text);
+        else
+            ck_assert_str_eq(text, first);
+        ptxjit_close(context);
+    }
+    free(first);
+}
+END_TEST
+
 /* The llvm route's nvJitLink info log carries ptxas -v's lines too. */
 START_TEST(llvm_kernels_report_their_spills)
 {
@@ -517,6 +545,7 @@ Suite *suite_inspect(void)
     tcase_add_test(tc, spills_come_from_a_verbose_log);
     tcase_add_test(tc, a_kernel_that_must_spill_says_so);
     tcase_add_test(tc, llvm_kernels_report_their_spills);
+    tcase_add_test(tc, compile_logs_are_the_same_for_every_compile);
     suite_add_tcase(s, tc);
     TCase *cli = tcase_create("cli");
     tcase_set_timeout(cli, 120);

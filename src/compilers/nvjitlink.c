@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "compilers/nvjitlink.h"
+#include "compilers/ptxas_log.h"
 #include "util/dynlib.h"
 
 static struct {
@@ -186,6 +187,7 @@ ptxjit_status pj_nvjitlink_compile(pj_artifact *out, const char *ptx, const char
         status = take_cubin(out, handle);
         if (status == PTXJIT_OK)
             out->log = take_log(handle, 0);
+        pj_ptxas_log_settle(out->log);
         if (status == PTXJIT_OK && !out->log)
             status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory for the log");
     }

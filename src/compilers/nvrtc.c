@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "compilers/nvrtc.h"
+#include "compilers/ptxas_log.h"
 #include "util/dynlib.h"
 
 static struct {
@@ -181,6 +182,7 @@ ptxjit_status pj_nvrtc_compile(pj_artifact *out, const char *source, const char 
         nvrtc.DestroyProgram(&program);
         return status;
     }
+    pj_ptxas_log_settle(log);
     out->log = log ? log : pj_strdup("");
     status = take_outputs(out, program);
     nvrtc.DestroyProgram(&program);

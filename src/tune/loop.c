@@ -10,9 +10,10 @@
  *
  * The first round's sample is the checked run's own time (events around the run alone, after
  * the outputs were poisoned): the kernel's module is loaded and its function fetched
- * (cuModuleGetFunction, which is when the driver loads a kernel) before it, so what the first
- * launch adds is the host's launch call and a cold instruction cache: microseconds, which the
- * first cut's slack covers (rounds.c). Every later round times warm runs. */
+ * (cuModuleGetFunction, which is when the driver loads a kernel) before it, on the pool's
+ * thread (preload), so what the first launch adds is the host's launch call and a cold
+ * instruction cache: microseconds, which the first cut's slack covers (rounds.c). Every later
+ * round times warm runs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,8 +53,8 @@ static ptxjit_status prune(pj_tuning *t, int index, const char *why)
     return pj_tune_set_row(&t->record.rows[index], t->space.points[index], PTXJIT_OK, why);
 }
 
-/* Runs the reference configuration (when it is no point of the space) to keep its result. */
-static ptxjit_status run_extra_reference(pj_tuning *t, pj_compile_pool *pool)
+/* Runs the reference configuration (compiles[0]) first, to keep its result. */
+static ptxjit_status run_reference(pj_tuning *t, pj_compile_pool *pool)
 {
     ptxjit_kernel *kernel;
     const char *message;
@@ -221,7 +222,7 @@ ptxjit_status pj_tune_run_all(pj_tuning *t)
     if (status != PTXJIT_OK)
         return status;
     if (t->offset)
-        status = run_extra_reference(t, pool);
+        status = run_reference(t, pool);
     /* Every row exists from the start: points arrive in the order their compiles finish. */
     t->record.row_count = t->space.count;
     for (int done = 0; done < t->space.count && status == PTXJIT_OK; done++) {

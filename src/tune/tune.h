@@ -131,9 +131,8 @@ typedef struct {
     const ptxjit_tune_options *options;
     const pj_family *builtin;
     pj_tune_space space;
-    pj_compile_request *compiles; /* the reference (when it is no point of the space), then
-                                     the points */
-    int offset;           /* 1 when compiles[0] is the extra reference */
+    pj_compile_request *compiles; /* the reference, then the points */
+    int offset;           /* where the points start in compiles (1: after the reference) */
     int processes;        /* compile workers that answered (pool) */
     const char *measured; /* the problem the candidates run (record.problem may be its bucket) */
     uint64_t sizes[PJ_TUNE_MAX_SIZES]; /* a built-in family's sizes of it */

@@ -468,7 +468,7 @@ START_TEST(tuner_picks_deterministically_and_records)
             ck_assert_ptr_nonnull(strstr(c.message, "wrong result"));
     }
     ck_assert_int_eq(failed, 3);    /* batch=16 (at each tpb): excluded with its error */
-    ck_assert_int_eq(abandoned, 1); /* tpb=512 batch=8: 3x the best after 3 runs */
+    ck_assert_int_eq(abandoned, 1); /* tpb=512 batch=8: 3x the best, cut after its first run */
     ptxjit_tune_result_free(result);
     /* Again, retuned: the same winner. */
     result = tune_reduce(context, 1);

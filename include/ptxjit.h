@@ -354,9 +354,10 @@ typedef struct {
     int local_bytes;     /* per thread; nonzero means spills or stack arrays */
     int max_threads;     /* per block: the launch bound, or less where registers run out */
     int param_bytes;     /* the entry's parameters, bytes */
-    int spill_stores;    /* bytes per thread that ptxas spilled, where the compile log says
-                            ("N bytes spill stores", from ptxas -v); -1: unknown (the cubin
-                            records no spills and ptxjit's compiles do not ask ptxas -v) */
+    int spill_stores;    /* bytes per thread that ptxas spilled, from the compile log
+                            ("N bytes spill stores": both routes ask ptxas -v; the cubin
+                            records no spills); -1: unknown (a cache entry compiled before
+                            ptxjit asked for that log, or a log without the entry's line) */
     int spill_loads;     /* likewise "N bytes spill loads"; -1: unknown */
 } ptxjit_kernel_resources;
 /* The resources of one entry (NULL: the first) as the driver reports them: loads the kernel
@@ -609,12 +610,14 @@ typedef struct {
     ptxjit_tune_check_fn check; /* optional, with run: NULL accepts every result that ran */
     void *user;
     int threads;      /* compile threads; 0: the machine's cores */
-    int runs;         /* timed runs per candidate; 0: 10 */
+    int runs;         /* timed runs of each candidate of the final round; 0: 10 (the rounds
+                         before it time fewer: docs/TUNING.md, "Fast") */
     int retune;       /* 1: measure even when a record exists (and replace it) */
     int compile_only; /* 1: compile the whole space and stop (no GPU needed, no record): warms
                          the cache; the result lists each candidate's compile status */
-    int exhaustive;   /* 1: no early abandon, every candidate timed fully (a reference sweep;
-                         implies retune, and its record replaces the space's) */
+    int exhaustive;   /* 1: no pruning of candidates that could run and no successive
+                         halving: every candidate that can launch timed fully (a reference
+                         sweep; implies retune, and its record replaces the space's) */
     ptxjit_tune_progress_fn progress; /* NULL: none */
     void *progress_user;
     int bucket;       /* PTXJIT_TUNE_BUCKET_EXACT (0): the record is of this problem;
@@ -661,18 +664,29 @@ typedef struct {
     int compile_processes; /* compile worker processes that compiled candidates (0: every
                               compile in this process: no worker program, no disk cache, one
                               thread, or a family added from memory) */
+    int candidates_pruned; /* compiled, never run: dropped by a pruning rule (each candidate's
+                              message says which) */
+    int candidates_timed;  /* ran right and were timed (in one round at least) */
+    int rounds;            /* timing rounds of the successive halving (1: every candidate
+                              timed fully, as an exhaustive sweep does; 0: nothing timed) */
 } ptxjit_tune_info;
 
 typedef struct {
     const char *params;    /* canonical */
-    ptxjit_status status;  /* PTXJIT_OK: compiled, ran, result right (and timed) */
-    const char *message;   /* why it was excluded, "" when status is PTXJIT_OK */
-    double median_ms;      /* of the timed runs; 0 when not timed */
-    double spread;         /* median absolute deviation of the runs over the median */
-    int runs;              /* timed runs */
-    int abandoned;         /* timing stopped after a few runs: clearly slower (> 1.5x) than
-                              the best so far; median_ms is of those runs */
+    ptxjit_status status;  /* PTXJIT_OK: compiled and, unless pruned, ran with its result
+                              right */
+    const char *message;   /* why it was excluded (status), pruned or abandoned; "" for a
+                              candidate timed to the final round */
+    double median_ms;      /* of its last round's timed runs; 0 when not timed */
+    double spread;         /* median absolute deviation of those runs over the median */
+    int runs;              /* timed runs of its last round */
+    int abandoned;         /* dropped by successive halving: clearly slower than its round's
+                              best (the message says by how much); median_ms is that round's */
     int winner;            /* 1 for the winner */
+    int pruned;            /* compiled but never run: it could not launch on the device, or
+                              could not win (spills where others do not, a lower bound on its
+                              time above a time measured); the message says which rule */
+    int rounds;            /* timing rounds it took part in; 0: not timed */
 } ptxjit_tune_candidate;
 
 ptxjit_status ptxjit_tune_result_info(ptxjit_tune_info *out, const ptxjit_tune_result *result);

@@ -60,12 +60,13 @@
 //@ptxjit constraint "variant < wgmma || stages * ((bm + (8 * mma + 63) / 64 * 64) * 128 + 16) + (store == tma) * bm * 8 * mma * bytes(out) + 1024 <= 232448" "wgmma's pipeline (and store=tma's tile of C) must fit 227 KiB of shared memory: lower stages, bm or N"
 //@ptxjit constraint "variant < wgmma || variant == wgmma || b_layout == nk" "wgmma_tf32 and wgmma_fp8 read B K-major (wgmma transposes 16-bit operands only): give B as its transpose (N x K row-major) with b_layout=nk"
 //@ptxjit constraint "variant < wgmma || store != tma || 8 * mma * bytes(out) % 128 == 0" "store=tma writes C in boxes of 128 bytes: N of mma must be a multiple of 64 (16-bit out) or 32 (f32 out); use store=direct"
+//@ptxjit tune mma m16n8k8,m64n64k16,m64n128k16,m64n192k16,m64n256k16
+//@ptxjit tune bm 64,128,256
+//@ptxjit tune consumers 1,2
 //@ptxjit tune stages 3,4,6,8
 //@ptxjit tune cluster 1,2
-//@ptxjit tune group 4,8,16
-//@ptxjit tune sched grid,persistent
+//@ptxjit tune group 8,16
 //@ptxjit tune store direct,tma
-//@ptxjit tune mma m16n8k8,m64n64k16,m64n128k16,m64n256k16
 using TI = DTYPE; // A and B
 using TO = OUT;   // C
 

@@ -10,8 +10,8 @@
 //@ptxjit param batch int(1..64) default=4 when="variant == batched || variant == vectorized" doc="per thread and block tile: elements (batched) or 16-byte vectors (vectorized)"
 //@ptxjit param dtype dtype(i32,f32) default=i32 doc="element type; i32 sums wrap modulo 2^32, f32 sums are accurate to rounding"
 //@ptxjit constraint "variant != vectorized || batch <= 16" "vectorized keeps batch 16-byte vectors in registers; batch above 16 spills them to local memory, use batch <= 16"
-//@ptxjit tune tpb 128..1024
-//@ptxjit tune batch 2,4,8,16
+//@ptxjit tune tpb 64..1024
+//@ptxjit tune batch 1,2,4,6,8,12,16
 
 // Integer sums accumulate unsigned so that overflow wraps (signed overflow is undefined).
 template <typename X> struct accumulator { using type = X; };

@@ -30,9 +30,9 @@
 //@ptxjit constraint "items * vec * bytes(dtype) <= 128" "a thread holds items * vec elements in registers, at most 128 bytes of them (32 f32, 64 f16 or bf16; more spill to local memory): lower items or vec; for longer rows raise tpr, or use variant=block"
 //@ptxjit constraint "dtype == f32 || sm >= 80" "f16 and bf16 are rounded with cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32, which need sm_80 or newer; use dtype=f32"
 //@ptxjit tune variant online,block
-//@ptxjit tune tpb 128..1024
-//@ptxjit tune tpr 64..1024
-//@ptxjit tune items 1,2,4,8
+//@ptxjit tune tpb 64..1024
+//@ptxjit tune tpr 32..1024
+//@ptxjit tune items 1,2,4,6,8
 
 using index_t = unsigned long long;
 

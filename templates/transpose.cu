@@ -32,9 +32,9 @@
 //@ptxjit constraint "variant == smem || variant == tma || swizzle != 128B || (block * bytes(dtype) % 128 == 0 && rows * bytes(dtype) % 128 == 0)" "with swizzle=128B a tile row must be a multiple of 128 bytes (it is moved as boxes 128 bytes wide): raise block or rows"
 //@ptxjit constraint "variant != tma_batched || xpose != diagonal || (block >= 32 && (rows == 0 || rows >= 32) && block * (rows + block * (rows == 0)) / batch >= 32)" "xpose=diagonal needs tiles of at least 32 x 32 and at least one warp: raise block or rows, or use xpose=scalar"
 //@ptxjit constraint "variant != tma_batched || xpose != vector || (rows == 0 && swizzle == 128B && batch * bytes(dtype) * bytes(dtype) % 256 == 0)" "xpose=vector needs square tiles (rows=0), swizzle=128B and batch a multiple of (16/bytes(dtype))^2"
-//@ptxjit tune block 64,128
-//@ptxjit tune rows 32,64,128
-//@ptxjit tune batch 16,32
+//@ptxjit tune block 32,64,128,256
+//@ptxjit tune rows 16,32,64,128
+//@ptxjit tune batch 8,16,32,64
 // A transpose moves bits: an unsigned integer of the element's size stands for every dtype.
 template <int N> struct bits;
 template <> struct bits<2> { using type = unsigned short; };

@@ -30,6 +30,7 @@
     X(suite_conventions)      \
     X(suite_bench_compile)    \
     X(suite_tune)             \
+    X(suite_tune_search)      \
     X(suite_pool)             \
     X(suite_launch_api)       \
     X(suite_examples)         \

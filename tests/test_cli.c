@@ -676,7 +676,8 @@ START_TEST(cli_counts_and_words_are_strict)
         "bench reduce n=2^47+2^47",   "bench backends reduce n=5x",       "bench multigpu n=5x",
         "bench multigpu devices=abc", "bench multigpu runs=7junk",        "bench tune swep",
         "bench tune sweep cold",      "list foo",                         "jit-time",
-        "list --bucket exact",        "list --backend foo",
+        "list --bucket exact",        "list --backend foo",               "bench tune search nosuch",
+        "bench tune cold reduce",     "bench tune search matmul x",
     };
     char *dir = test_mkdtemp(), *out, *err, line[8400];
     for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
@@ -782,7 +783,8 @@ START_TEST(cli_help_takes_the_bench_requests_from_the_family_table)
         "without FAMILY: reduce variant=vectorized tpb=512 batch=8 and matmul variant=wgmma "
         "dtype=bf16, then the table of issue 15's targets",
         "a FAMILY alone: its defaults (reduce: variant=vectorized tpb=512 batch=8); one the llvm",
-        "exhaustive sweep of its space, the transpose space tuned cold",
+        "an exhaustive sweep of its space and the tuned winner's time against the sweep's best",
+        "cold: the transpose space tuned cold and its record in a fresh process",
         "the cold compiles of the reduce space tpb=128..1024 batch=1..8 serially",
         "(its run sizes: reduce n=, transpose h= w=, matmul m= n= k=, softmax rows= cols=; a "
         "user family",

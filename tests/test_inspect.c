@@ -8,6 +8,7 @@
 
 #include "request/context.h"
 #include "binary/cubin.h"
+#include "compilers/ptxas_log.h"
 #include "inspect_util.h"
 
 static ptxjit_kernel *get_kernel(ptxjit_context *context, const char *family, const char *params)
@@ -41,9 +42,10 @@ static void check_sane(ptxjit_context *context, const char *family, const char *
                       r.max_threads);
         ck_assert_msg(r.param_bytes >= 8, "%s %s: %d parameter bytes", family, what,
                       r.param_bytes);
-        /* NVRTC's log has no ptxas -v lines: the spills are unknown. */
-        ck_assert_int_eq(r.spill_stores, -1);
-        ck_assert_int_eq(r.spill_loads, -1);
+        /* Both routes ask ptxas -v: the spills are known (block_tiled's 8 x 8 per thread
+         * spill 16 bytes; most spill none). */
+        ck_assert_msg(r.spill_stores >= 0 && r.spill_loads >= 0 && r.spill_stores <= 4096,
+                      "%s %s: spills %d / %d", family, what, r.spill_stores, r.spill_loads);
     }
 }
 
@@ -277,7 +279,89 @@ START_TEST(max_threads_follow_the_register_file)
 }
 END_TEST
 
-/* ptxas -v's lines, where a compile log has them (NVRTC's has not, unless asked). */
+/* A template whose 48 live values cannot fit the 32 registers that __launch_bounds__(1024, 2)
+ * leaves a thread: ptxas spills, and the compile's own log says how much; its plain entry
+ * spills nothing. */
+static const char spilling_template[] =
+    "//@ptxjit family spiller\n"
+    "//@ptxjit entry spills\n"
+    "//@ptxjit entry plain\n"
+    "//@ptxjit param width int(1..64) default=48\n"
+    "extern \"C\" __global__ void __launch_bounds__(1024, 2) spills(float *o, const float *in)\n"
+    "{\n"
+    "    float a[WIDTH];\n"
+    "#pragma unroll\n"
+    "    for (int t = 0; t < WIDTH; t++) a[t] = in[t * 1024 + threadIdx.x];\n"
+    "    float s = 0;\n"
+    "#pragma unroll\n"
+    "    for (int t = 0; t < WIDTH; t++) s += a[t] * a[WIDTH - 1 - t] + a[(t * 5) % WIDTH] * s;\n"
+    "    o[threadIdx.x] = s;\n"
+    "}\n"
+    "extern \"C\" __global__ void plain(float *o) { o[threadIdx.x] += 1.0f; }\n";
+
+START_TEST(a_kernel_that_must_spill_says_so)
+{
+    ptxjit_context *context = test_open_offline(NULL);
+    ck_assert_msg(ptxjit_add_template(context, "spiller.cu", spilling_template) == PTXJIT_OK,
+                  "%s", ptxjit_last_error());
+    ptxjit_kernel *kernel = get_kernel(context, "spiller", "");
+    ptxjit_kernel_resources r = static_resources(kernel, "spills");
+    ck_assert_msg(r.spill_stores > 0 && r.spill_loads > 0, "spills %d / %d, log:\n%s",
+                  r.spill_stores, r.spill_loads, ptxjit_kernel_log(kernel));
+    ck_assert_int_le(r.registers, 32);
+    r = static_resources(kernel, "plain");
+    ck_assert_int_eq(r.spill_stores, 0);
+    ck_assert_int_eq(r.spill_loads, 0);
+    /* few values fit the registers: no spills */
+    r = static_resources(get_kernel(context, "spiller", "width=4"), "spills");
+    ck_assert_int_eq(r.spill_stores, 0);
+    ptxjit_close(context);
+}
+END_TEST
+
+/* ptxas -v says how long it took: that line is dropped, so that two compiles of one key
+ * leave the same entry, byte for byte. */
+START_TEST(compile_logs_are_the_same_for_every_compile)
+{
+    char log[] = "ptxas info    : 0 bytes gmem\n"
+                 "ptxas info    : Compile time = 102.546 ms\n"
+                 "ptxas info    : Used 8 registers\n"
+                 "ptxas info    : Compile time = 2.1 ms";
+    pj_ptxas_log_settle(log);
+    ck_assert_str_eq(log, "ptxas info    : 0 bytes gmem\nptxas info    : Used 8 registers\n");
+    pj_ptxas_log_settle(NULL);
+    char *first = NULL;
+    for (int i = 0; i < 2; i++) {
+        ptxjit_context *context = test_open_offline(NULL);
+        ptxjit_kernel *kernel = get_kernel(context, "reduce", "tpb=128 batch=3");
+        const char *text = ptxjit_kernel_log(kernel);
+        ck_assert_msg(strstr(text, "spill stores") && !strstr(text, "Compile time"), "%s", text);
+        if (!first)
+            first = pj_strdup(text);
+        else
+            ck_assert_str_eq(text, first);
+        ptxjit_close(context);
+    }
+    free(first);
+}
+END_TEST
+
+/* The llvm route's nvJitLink info log carries ptxas -v's lines too. */
+START_TEST(llvm_kernels_report_their_spills)
+{
+    if (!test_llvm_or_skip("llvm spills"))
+        return;
+    ptxjit_context *context = test_open_offline(NULL);
+    ptxjit_kernel_resources r =
+        static_resources(get_kernel(context, "reduce", "backend=llvm"), NULL);
+    ck_assert_int_eq(r.spill_stores, 0);
+    ck_assert_int_eq(r.spill_loads, 0);
+    ptxjit_close(context);
+}
+END_TEST
+
+/* ptxas -v's lines: the spills of the entry named, not of another function; the lines as
+ * NVRTC and nvJitLink write them ("ptxas         .     N bytes ...") and as older logs did. */
 START_TEST(spills_come_from_a_verbose_log)
 {
     ptxjit_context *context = test_open_offline(NULL);
@@ -286,13 +370,22 @@ START_TEST(spills_come_from_a_verbose_log)
     kernel->artifact.log = (char *)
         "ptxas info    : Compiling entry function 'reduce_kernel_2' for 'sm_90a'\n"
         "ptxas info    : Function properties for reduce_kernel_2\n"
-        "    8 bytes stack frame, 99 bytes spill stores, 98 bytes spill loads\n"
+        "ptxas         .     8 bytes stack frame, 99 bytes spill stores, 98 bytes spill loads\n"
         "ptxas info    : Function properties for reduce_kernel\n"
-        "    16 bytes stack frame, 12 bytes spill stores, 8 bytes spill loads\n"
+        "ptxas         .     16 bytes stack frame, 12 bytes spill stores, 8 bytes spill loads\n"
         "ptxas info    : Used 255 registers, used 1 barriers, 64 bytes smem\n";
     ptxjit_kernel_resources r = static_resources(kernel, NULL);
     ck_assert_int_eq(r.spill_stores, 12);
     ck_assert_int_eq(r.spill_loads, 8);
+    kernel->artifact.log = (char *)
+        "ptxas info    : Function properties for reduce_kernel\n"
+        "    16 bytes stack frame, 24 bytes spill stores, 20 bytes spill loads\n";
+    r = static_resources(kernel, NULL);
+    ck_assert_int_eq(r.spill_stores, 24);
+    ck_assert_int_eq(r.spill_loads, 20);
+    kernel->artifact.log = (char *)"";
+    r = static_resources(kernel, NULL);
+    ck_assert_int_eq(r.spill_stores, -1); /* an entry compiled without ptxas -v: unknown */
     kernel->artifact.log = kept;
     ptxjit_close(context);
 }
@@ -331,14 +424,16 @@ START_TEST(cli_inspect_without_a_gpu_shows_the_cubins_resources)
     char *out, *err;
     ck_assert_int_eq(run_cli(&out, &err, "", "inspect --no-gpu reduce tpb=256"), 0);
     ck_assert_msg(strstr(out, "entry       reduce_kernel: ") &&
-                      strstr(out, "at most 256 threads per block, 24 B of parameters (from the "
-                                  "cubin; no figures from the driver: the GPU was turned off"),
+                      strstr(out, "at most 256 threads per block, 24 B of parameters, spills 0 "
+                                  "B stored and 0 B loaded (from the cubin; no figures from the "
+                                  "driver: the GPU was turned off"),
                   "%s", out);
     free(out), free(err);
     ck_assert_int_eq(run_cli(&out, &err, "", "--json inspect --no-gpu matmul variant=tiled"), 0);
     static const char *const facts[] = {"\"resources\": null", "\"cubin_resources\": {",
                                         "\"max_threads\": 1024", "\"param_bytes\": 472",
-                                        "\"spill_stores\": null", "\"cubin_resources_error\": null"};
+                                        "\"spill_stores\": 0", "\"spill_loads\": 0",
+                                        "\"cubin_resources_error\": null"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(facts); i++)
         ck_assert_msg(strstr(out, facts[i]), "no %s in %s", facts[i], out);
     free(out), free(err);
@@ -444,6 +539,9 @@ Suite *suite_inspect(void)
     tcase_add_test(tc, corrupt_cubins_are_answered_or_refused);
     tcase_add_test(tc, max_threads_follow_the_register_file);
     tcase_add_test(tc, spills_come_from_a_verbose_log);
+    tcase_add_test(tc, a_kernel_that_must_spill_says_so);
+    tcase_add_test(tc, llvm_kernels_report_their_spills);
+    tcase_add_test(tc, compile_logs_are_the_same_for_every_compile);
     suite_add_tcase(s, tc);
     TCase *cli = tcase_create("cli");
     tcase_set_timeout(cli, 120);

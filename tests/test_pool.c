@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "pool/pool.h"
 #include "test_util.h"
 
 static const char *const requests[] = {
@@ -425,6 +426,54 @@ START_TEST(headers_over_the_template_cap_are_refused_by_workers_too)
 }
 END_TEST
 
+/* The tuner takes requests as they finish: every request once, the lowest finished first, a
+ * failed compile with its message, and nothing after the last. A second pool over requests
+ * the context already holds starts no worker. */
+START_TEST(wait_next_hands_out_every_request_once)
+{
+    const char *cli = cli_or_skip();
+    char *dir = test_mkdtemp();
+    ptxjit_context *context = open_cached(dir, cli ? cli : "none");
+    const pj_compile_request list[] = {{"reduce", "tpb=128 batch=2"},
+                                       {"reduce", "tpb=256 batch=99"}, /* refused */
+                                       {"reduce", "tpb=512 batch=4"},
+                                       {"transpose", "block=64 rows=32 batch=16"}};
+    for (int round = 0; round < 2; round++) {
+        pj_compile_pool *pool;
+        ck_assert_int_eq(pj_compile_pool_start(&pool, context, list, 4, 2), PTXJIT_OK);
+        int seen[4] = {0};
+        for (int i = 0; i < 4; i++) {
+            int index = -1;
+            ptxjit_kernel *kernel = NULL;
+            const char *message;
+            ptxjit_status status = pj_compile_pool_wait_next(pool, &index, &kernel, NULL, &message);
+            ck_assert(index >= 0 && index < 4);
+            ck_assert_int_eq(seen[index]++, 0);
+            if (index == 1) {
+                ck_assert_int_eq(status, PTXJIT_ERR_PARAM);
+                ck_assert_ptr_nonnull(strstr(message, "batch"));
+            } else {
+                ck_assert_msg(status == PTXJIT_OK, "%s", message);
+                ck_assert_ptr_nonnull(kernel);
+            }
+        }
+        int index = 0;
+        ptxjit_kernel *kernel;
+        const char *message;
+        ck_assert_int_ne(pj_compile_pool_wait_next(pool, &index, &kernel, NULL, &message),
+                         PTXJIT_OK);
+        ck_assert_int_eq(index, -1);
+        /* the second round's requests are held (but the refused one): one worker at most */
+        if (round == 1 && cli)
+            ck_assert_int_le(pj_compile_pool_processes(pool), 1);
+        pj_compile_pool_free(pool);
+    }
+    ptxjit_close(context);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_pool(void)
 {
     Suite *s = suite_create("pool");
@@ -435,6 +484,7 @@ Suite *suite_pool(void)
     tcase_add_test(tc, cli_warm_compiles_a_file_and_says_what_it_refused);
     tcase_add_test(tc, workers_are_confined_as_their_context_is);
     tcase_add_test(tc, headers_over_the_template_cap_are_refused_by_workers_too);
+    tcase_add_test(tc, wait_next_hands_out_every_request_once);
     suite_add_tcase(s, tc);
     TCase *many = test_many_compiles_case(s, 600);
     tcase_add_test(many, a_worker_that_fails_changes_nothing_but_the_speed);

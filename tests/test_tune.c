@@ -34,18 +34,18 @@ START_TEST(template_space_is_the_product_of_its_tune_lines)
     ck_assert_int_eq(pj_tune_space_build(&space, schema_of(context, "reduce"), NULL, NULL, 90,
                                          PJ_BACKEND_NVRTC),
                      PTXJIT_OK);
-    ck_assert_int_eq(space.count, 16); /* tpb 128..1024 (pow2) x batch 2,4,8,16 */
-    ck_assert_str_eq(space.space, "tpb=128,256,512,1024 batch=2,4,8,16");
-    ck_assert_str_eq(space.points[0], "batch=2 dtype=i32 tpb=128 variant=vectorized");
-    ck_assert_str_eq(space.points[1], "batch=4 dtype=i32 tpb=128 variant=vectorized");
+    ck_assert_int_eq(space.count, 35); /* tpb 64..1024 (pow2) x batch 1,2,4,6,8,12,16 */
+    ck_assert_str_eq(space.space, "tpb=64,128,256,512,1024 batch=1,2,4,6,8,12,16");
+    ck_assert_str_eq(space.points[0], "batch=1 dtype=i32 tpb=64 variant=vectorized");
+    ck_assert_str_eq(space.points[1], "batch=2 dtype=i32 tpb=64 variant=vectorized");
     ck_assert_str_eq(space.reference, "batch=4 dtype=i32 tpb=512 variant=vectorized");
     ck_assert(has_point(&space, space.reference)); /* today's best is in the space */
     pj_tune_space_free(&space);
-    /* transpose: 12 points with the best 16384^2 tile of docs/PERFORMANCE.md */
+    /* transpose: 41 points with the best 16384^2 tile of docs/PERFORMANCE.md */
     ck_assert_int_eq(pj_tune_space_build(&space, schema_of(context, "transpose"), NULL, NULL, 90,
                                          PJ_BACKEND_NVRTC),
                      PTXJIT_OK);
-    ck_assert_int_eq(space.count, 12);
+    ck_assert_int_eq(space.count, 41);
     ck_assert(has_point(&space, "batch=32 block=128 dtype=f32 group=4096 inplace=1 rows=64 "
                                 "stages=0 swizzle=none variant=tma_batched xpose=diagonal"));
     pj_tune_space_free(&space);
@@ -69,8 +69,8 @@ START_TEST(override_narrows_widens_and_fixed_params_pin)
     ck_assert_int_eq(pj_tune_space_build(&space, reduce, "tpb=256 batch=auto", NULL, 90,
                                          PJ_BACKEND_NVRTC),
                      PTXJIT_OK);
-    ck_assert_int_eq(space.count, 4);
-    ck_assert_str_eq(space.space, "batch=2,4,8,16");
+    ck_assert_int_eq(space.count, 7);
+    ck_assert_str_eq(space.space, "batch=1,2,4,6,8,12,16");
     pj_tune_space_free(&space);
     /* Widened: variant tuned too; batch does not apply to one_pass (taken back, merged). */
     ck_assert_int_eq(pj_tune_space_build(&space, reduce, NULL,
@@ -98,18 +98,19 @@ START_TEST(constraints_prune_before_any_compile)
     ck_assert_int_eq(space.count, 1);
     ck_assert_ptr_nonnull(strstr(space.refusal, "batch <= 16"));
     pj_tune_space_free(&space);
-    /* smem: a 128-wide padded tile does not fit 48 KiB; rows does not apply (merged). */
+    /* smem: a 128-wide padded tile does not fit 48 KiB, nor batch > block; rows does not apply
+     * (merged): block 32 with batch 8, 16, 32 and block 64 with all four. */
     ck_assert_int_eq(pj_tune_space_build(&space, schema_of(context, "transpose"), "variant=smem",
                                          NULL, 90, PJ_BACKEND_NVRTC),
                      PTXJIT_OK);
-    ck_assert_int_eq(space.count, 2);
+    ck_assert_int_eq(space.count, 7);
     ck_assert(space.refused > 0 && space.merged > 0);
     pj_tune_space_free(&space);
     /* every point refused */
     ck_assert_int_eq(pj_tune_space_build(&space, schema_of(context, "reduce"), NULL,
                                          "batch=17,18", 90, PJ_BACKEND_NVRTC),
                      PTXJIT_ERR_PARAM);
-    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "every one of the 8 points"));
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "every one of the 10 points"));
     ptxjit_close(context);
 }
 END_TEST
@@ -134,10 +135,24 @@ START_TEST(bad_overrides_are_refused_clearly)
     expect_override_refused("batch=1,2,1", "listed twice");
     expect_override_refused("tpb", "not PARAM=VALUES");
     expect_override_refused("variant=fast", "a value is not allowed");
-    /* 6 x 64 x 4 > 1024 points */
-    expect_override_refused("variant=two_pass,warp_shuffle,one_pass,batched,vectorized "
-                            "batch=1..64 dtype=i32,f32 tpb=32..1024",
-                            "more than 1024 points");
+    /* 33 x 5 x 5 x 7 > 4096 points */
+    ptxjit_context *context = test_open_offline(NULL);
+    pj_tune_space built;
+    ck_assert_int_eq(pj_tune_space_build(&built, schema_of(context, "matmul"), "variant=wgmma",
+                                         "mma=m64n8k16,m64n16k16,m64n24k16,m64n32k16,m64n40k16,"
+                                         "m64n48k16,m64n56k16,m64n64k16,m64n72k16,m64n80k16,"
+                                         "m64n88k16,m64n96k16,m64n104k16,m64n112k16,m64n120k16,"
+                                         "m64n128k16,m64n136k16,m64n144k16,m64n152k16,"
+                                         "m64n160k16,m64n168k16,m64n176k16,m64n184k16,"
+                                         "m64n192k16,m64n200k16,m64n208k16,m64n216k16,"
+                                         "m64n224k16,m64n232k16,m64n240k16,m64n248k16,"
+                                         "m64n256k16,m16n8k8 bm=16..256 stages=2,3,4,6,8 "
+                                         "group=1..64",
+                                         90, PJ_BACKEND_NVRTC),
+                     PTXJIT_ERR_PARAM);
+    ck_assert_msg(strstr(ptxjit_last_error(), "more than 4096 points"), "%s",
+                  ptxjit_last_error());
+    ptxjit_close(context);
 }
 END_TEST
 
@@ -180,7 +195,7 @@ START_TEST(tune_lines_are_introspectable)
     ptxjit_tune_line_info line;
     ck_assert_int_eq(ptxjit_family_tune_line(&line, context, "transpose", 1), PTXJIT_OK);
     ck_assert_str_eq(line.param, "rows");
-    ck_assert_str_eq(line.values, "32,64,128");
+    ck_assert_str_eq(line.values, "16,32,64,128");
     ck_assert_int_eq(ptxjit_family_tune_line(&line, context, "transpose", 3),
                      PTXJIT_ERR_INVALID_ARGUMENT);
     const char *text;
@@ -235,8 +250,8 @@ END_TEST
 static void make_record(pj_tune_record *r)
 {
     static pj_tune_row rows[2] = {
-        {"batch=2 tpb=128", PTXJIT_OK, "", 1.5, 0.01, 10, 0},
-        {"batch=4 tpb=128", PTXJIT_ERR_COMPILE, "compile\terror\nline", 0, 0, 0, 0},
+        {"batch=2 tpb=128", PTXJIT_OK, "", 1.5, 0.01, 10, 0, 0, 3},
+        {"batch=4 tpb=128", PTXJIT_ERR_COMPILE, "compile\terror\nline", 0, 0, 0, 0, 1, 0},
     };
     memset(r, 0, sizeof *r);
     *r = (pj_tune_record){"reduce", "n=1024", "dtype=i32", "tpb=128 batch=2,4", "GPU",
@@ -364,19 +379,22 @@ static double fake_time(const char *params)
     return 1.2;
 }
 
-static ptxjit_status fake_check(pj_tune_bench *bench, ptxjit_kernel *kernel, int reference)
+static ptxjit_status fake_check(pj_tune_bench *bench, ptxjit_kernel *kernel, int reference,
+                                double *ms)
 {
     (void)bench, (void)reference;
     checked++;
     if (strstr(ptxjit_kernel_params(kernel), "batch=16"))
         return pj_error(PTXJIT_ERR_CUDA, "wrong result: synthetic");
+    if (ms) /* a first launch: a little slower */
+        *ms = fake_time(ptxjit_kernel_params(kernel)) * 1.01;
     return PTXJIT_OK;
 }
 
 static ptxjit_status fake_measure(pj_tune_bench *bench, ptxjit_kernel *kernel, double *samples,
-                                  int count)
+                                  int count, int warm)
 {
-    (void)bench;
+    (void)bench, (void)warm;
     for (int i = 0; i < count; i++) /* a little deterministic jitter */
         samples[i] = fake_time(ptxjit_kernel_params(kernel)) * (1 + 0.001 * ((i * 7) % 3));
     measured += count;
@@ -397,7 +415,7 @@ static void fake_release(pj_tune_bench *bench)
 static ptxjit_status fake_bench(pj_tune_bench *out, const pj_tune_bench_spec *spec)
 {
     (void)spec;
-    *out = (pj_tune_bench){NULL, fake_check, fake_measure, fake_lost, fake_release};
+    *out = (pj_tune_bench){NULL, fake_check, fake_measure, fake_lost, fake_release, {0}};
     return PTXJIT_OK;
 }
 
@@ -450,7 +468,7 @@ START_TEST(tuner_picks_deterministically_and_records)
             ck_assert_ptr_nonnull(strstr(c.message, "wrong result"));
     }
     ck_assert_int_eq(failed, 3);    /* batch=16 (at each tpb): excluded with its error */
-    ck_assert_int_eq(abandoned, 1); /* tpb=512 batch=8: 3x the best after 3 runs */
+    ck_assert_int_eq(abandoned, 1); /* tpb=512 batch=8: 3x the best, cut after its first run */
     ptxjit_tune_result_free(result);
     /* Again, retuned: the same winner. */
     result = tune_reduce(context, 1);
@@ -578,10 +596,10 @@ END_TEST
 START_TEST(pick_rule_on_synthetic_rows)
 {
     pj_tune_row rows[4] = {
-        {"a", PTXJIT_OK, "", 1.030, 0.001, 10, 0}, /* outside 1% of the best */
-        {"b", PTXJIT_OK, "", 1.008, 0.001, 10, 0}, /* inside: the earliest tied, wins */
-        {"c", PTXJIT_OK, "", 1.000, 0.001, 10, 0}, /* the fastest */
-        {"d", PTXJIT_ERR_CUDA, "x", 0.5, 0, 10, 0},
+        {"a", PTXJIT_OK, "", 1.030, 0.001, 10, 0, 0, 3}, /* outside 1% of the best */
+        {"b", PTXJIT_OK, "", 1.008, 0.001, 10, 0, 0, 3}, /* inside: the earliest tied, wins */
+        {"c", PTXJIT_OK, "", 1.000, 0.001, 10, 0, 0, 3}, /* the fastest */
+        {"d", PTXJIT_ERR_CUDA, "x", 0.5, 0, 10, 0, 0, 3},
     };
     double noise;
     ck_assert_int_eq(pj_tune_pick(rows, 4, &noise), 1);

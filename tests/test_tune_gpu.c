@@ -168,8 +168,12 @@ START_TEST(matmul_tuned_winner_matches_float64)
     if (!context)
         return;
     const size_t m = 256, n = 256, k = 256;
-    char *winner = tune(context, "matmul", "m=256 n=256 k=256", "variant=wgmma dtype=bf16",
-                        "stages=3,4 group=8", NULL);
+    /* Every other tuned parameter pinned to its default, so that the auto request below
+     * resolves to the winner itself. */
+    char *winner = tune(context, "matmul", "m=256 n=256 k=256",
+                        "variant=wgmma dtype=bf16 store=direct",
+                        "mma=m64n256k16 bm=128 consumers=2 cluster=1 stages=3,4 group=8,16",
+                        NULL);
     uint16_t *a = malloc(m * k * 2), *b = malloc(k * n * 2), *c = malloc(m * n * 2);
     double *want = malloc(n * sizeof *want);
     for (size_t i = 0; i < m * k; i++)
@@ -182,8 +186,15 @@ START_TEST(matmul_tuned_winner_matches_float64)
     ck_assert_int_eq(ptxjit_alloc(&dc, context, m * n * 2), PTXJIT_OK);
     ck_assert_int_eq(ptxjit_copy_to_device(context, da, a, m * k * 2), PTXJIT_OK);
     ck_assert_int_eq(ptxjit_copy_to_device(context, db, b, k * n * 2), PTXJIT_OK);
-    ck_assert_int_eq(ptxjit_matmul(context, "variant=wgmma dtype=bf16 stages=auto group=auto", da,
-                                   db, dc, m, n, k, NULL), PTXJIT_OK);
+    ptxjit_kernel *resolved;
+    ck_assert_int_eq(ptxjit_get_kernel_tuned(&resolved, context, "matmul",
+                                             "variant=wgmma dtype=bf16 store=direct stages=auto "
+                                             "group=auto",
+                                             "m=256 n=256 k=256", NULL),
+                     PTXJIT_OK);
+    ck_assert_str_eq(ptxjit_kernel_params(resolved), winner);
+    ck_assert_int_eq(ptxjit_matmul(context, "variant=wgmma dtype=bf16 store=direct stages=auto "
+                                   "group=auto", da, db, dc, m, n, k, NULL), PTXJIT_OK);
     ck_assert_int_eq(ptxjit_copy_to_host(context, c, dc, m * n * 2), PTXJIT_OK);
     double diff = 0, norm = 0;
     for (size_t r = 0; r < m; r += 37) {
@@ -268,7 +279,7 @@ START_TEST(user_callbacks_tune_and_the_record_is_reused)
     ck_assert_int_eq(ptxjit_tune_result_info(&info, result), PTXJIT_OK);
     ck_assert_int_eq(info.from_record, 0);
     ck_assert_int_eq(info.candidate_count, 4);
-    ck_assert_int_eq(job.checks, 4);
+    ck_assert_int_eq(job.checks, 5); /* the reference configuration first, then each */
     ck_assert(job.runs > 4);
     char *winner = pj_strdup(info.winner);
     ptxjit_tune_result_free(result);

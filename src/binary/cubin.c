@@ -386,19 +386,24 @@ ptxjit_status pj_cubin_entry_read(pj_cubin_entry *out, const void *cubin, size_t
  * 4 for compute capability 7.0 and later) and the CUDA C++ Programming Guide's table of
  * per-block limits (64 K registers, 1024 threads). E.g. 255 registers: 8192 per warp, 8 warps,
  * 256 threads; 168 (matmul wgmma): 5376, 12 warps, 384; 80: 2560, 24 warps (not 25), 768. */
-int pj_cubin_max_threads(const pj_cubin_entry *entry)
+int pj_cubin_max_threads_for(const pj_cubin_entry *entry, int block_registers)
 {
-    enum { BLOCK_THREADS = 1024, BLOCK_REGISTERS = 65536, UNIT = 256, SUB_PARTITIONS = 4 };
+    enum { BLOCK_THREADS = 1024, UNIT = 256, SUB_PARTITIONS = 4 };
     int threads = BLOCK_THREADS;
     if (entry->bound_threads > 0 && entry->bound_threads < threads)
         threads = entry->bound_threads;
     if (entry->registers > 0) {
         int per_warp = (entry->registers * 32 + UNIT - 1) / UNIT * UNIT;
-        int warps = BLOCK_REGISTERS / (SUB_PARTITIONS * per_warp) * SUB_PARTITIONS;
+        int warps = block_registers / (SUB_PARTITIONS * per_warp) * SUB_PARTITIONS;
         if (warps * 32 < threads)
             threads = warps * 32;
     }
     return threads;
+}
+
+int pj_cubin_max_threads(const pj_cubin_entry *entry)
+{
+    return pj_cubin_max_threads_for(entry, PJ_CUBIN_BLOCK_REGISTERS);
 }
 
 int pj_cubin_describe(char *out, size_t size, const void *data, size_t bytes)

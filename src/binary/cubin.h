@@ -54,6 +54,11 @@ const char *pj_cubin_entry_records(const void *cubin, size_t bytes, const char *
 /* The most threads per block that a launch of the entry may have, as the driver's
  * CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK reports it (cubin.c says how it is derived). */
 int pj_cubin_max_threads(const pj_cubin_entry *entry);
+/* The same for a device whose blocks may have block_registers registers (the driver's
+ * CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK; PJ_CUBIN_BLOCK_REGISTERS on every GPU of
+ * compute capability 7.0 and later). */
+#define PJ_CUBIN_BLOCK_REGISTERS 65536
+int pj_cubin_max_threads_for(const pj_cubin_entry *entry, int block_registers);
 
 /* Describes a kernel's binary into out ("7648 bytes, CUDA ELF for sm_90: SASS ..."); returns
  * 1 when it is a CUDA ELF holding SASS, 0 otherwise (PTX text, empty, other). */

@@ -83,6 +83,13 @@ typedef struct {
      * candidate's result is compared only with a reference's of the same types. */
     ptxjit_status (*types)(char out[64], const pj_request *request);
     const char *fix_types; /* what to fix when they differ: "dtype (a fixed parameter)" */
+    /* A lower bound on one run's time in ms of request on the problem of sizes, on a GPU of
+     * sms SMs whose clock is at most clock_khz: no code of that configuration runs faster,
+     * because the bound counts only work every such kernel must do at the hardware's peak
+     * (matmul: its tiles' multiply-adds on the busiest SM). The tuner drops a candidate whose
+     * bound is above a time another candidate measured (docs/TUNING.md, "Pruning"). 0: no
+     * bound known. NULL: the family has no such model. */
+    double (*bound_ms)(const pj_request *request, const uint64_t *sizes, int sms, int clock_khz);
 } pj_family_tune;
 
 typedef struct pj_family {

@@ -118,18 +118,26 @@ static void table_text(const ptxjit_tune_result *result)
     fprintf(stderr, "%d points, %d refused, %d merged: %d candidates%s%s\n",
             info.points_considered, info.points_refused, info.points_merged,
             info.candidate_count, *info.device ? " on " : "", info.device);
-    fprintf(stderr, "%-70s %10s %7s  %s\n", "candidate", "median ms", "spread", "status");
+    if (info.winner)
+        fprintf(stderr, "%d pruned before running, %d timed in %d round%s\n",
+                info.candidates_pruned, info.candidates_timed, info.rounds,
+                info.rounds == 1 ? "" : "s");
+    fprintf(stderr, "%-70s %10s %7s %4s  %s\n", "candidate", "median ms", "spread", "runs",
+            "status");
     for (int i = 0; i < info.candidate_count; i++) {
         ptxjit_tune_candidate c;
         ptxjit_tune_result_candidate(&c, result, i);
         if (c.status != PTXJIT_OK)
-            fprintf(stderr, "%-70s %10s %7s  %s: %s\n", c.params, "-", "-",
+            fprintf(stderr, "%-70s %10s %7s %4s  %s: %s\n", c.params, "-", "-", "-",
                     ptxjit_status_name(c.status), c.message);
         else if (!info.winner)
-            fprintf(stderr, "%-70s %10s %7s  compiled\n", c.params, "-", "-");
+            fprintf(stderr, "%-70s %10s %7s %4s  compiled\n", c.params, "-", "-", "-");
+        else if (c.pruned)
+            fprintf(stderr, "%-70s %10s %7s %4s  pruned: %s\n", c.params, "-", "-", "-",
+                    c.message);
         else
-            fprintf(stderr, "%-70s %10.4f %6.2f%%  %s%s\n", c.params, c.median_ms,
-                    100 * c.spread, c.abandoned ? "abandoned (> 1.5x the best)" : "ok",
+            fprintf(stderr, "%-70s %10.4f %6.2f%% %4d  %s%s\n", c.params, c.median_ms,
+                    100 * c.spread, c.runs, c.abandoned ? c.message : "ok",
                     c.winner ? "  <- winner" : "");
     }
     if (!info.from_record)
@@ -168,6 +176,9 @@ static void result_json(cli_json *json, const ptxjit_tune_result *result, double
     cli_json_member_int(json, "points_refused", info.points_refused);
     cli_json_member_int(json, "points_merged", info.points_merged);
     cli_json_member_int(json, "compile_processes", info.compile_processes);
+    cli_json_member_int(json, "candidates_pruned", info.candidates_pruned);
+    cli_json_member_int(json, "candidates_timed", info.candidates_timed);
+    cli_json_member_int(json, "rounds", info.rounds);
     char number[64];
     snprintf(number, sizeof number, "%.6f", info.best_ms);
     cli_json_member_string(json, "best_ms", number);
@@ -195,6 +206,9 @@ static void result_json(cli_json *json, const ptxjit_tune_result *result, double
         cli_json_member_int(json, "runs", c.runs);
         cli_json_key(json, "abandoned");
         cli_json_bool(json, c.abandoned);
+        cli_json_key(json, "pruned");
+        cli_json_bool(json, c.pruned);
+        cli_json_member_int(json, "rounds", c.rounds);
         cli_json_key(json, "winner");
         cli_json_bool(json, c.winner);
         cli_json_object_end(json);

@@ -288,10 +288,16 @@ static void write_bench_tune(FILE *text)
 {
     const cli_family *cold, *pool = cli_family_tune_pool();
     cli_tune_cold(&cold);
-    fprintf(text, "the tuner's figures: each family's tuned winner against an exhaustive sweep "
-                  "of its space, the %s space tuned cold and its record in a fresh process, the "
-                  "cold compiles of the %s space %s serially, on the pool's threads and on its "
-                  "compile worker processes, five tunings in a row (needs a GPU, except pool)",
+    fprintf(text, "the tuner's figures. search [FAMILY]: each problem of the family (of every "
+                  "family without one) compiled into the cache first, then tuned in a fresh "
+                  "context (wall time; candidates pruned, timed, per round), an exhaustive sweep "
+                  "of its space and the tuned winner's time against the sweep's best, five "
+                  "tunings' winners, and the targets (<= 2000 ms, >= 0.99, the same winner); "
+                  "sweep [FAMILY]: the tuning and the sweep alone; repeat [FAMILY]: five "
+                  "tunings alone; cold: the %s space tuned cold and its record in a fresh "
+                  "process; pool: the cold compiles of the %s space %s serially, on the pool's "
+                  "threads and on its compile worker processes. None: search, cold and pool "
+                  "(needs a GPU, except pool)",
             cold->name, pool->name, pool->tune_pool->space);
 }
 
@@ -307,7 +313,10 @@ static void write_tune(FILE *text)
     fputs("; a user family: problem=\"TEXT\", with --compile-only only: the command cannot "
           "launch a user kernel), the key=value words fixed: every point of the "
           "template's tune lines (or --space, which replaces the values of the parameters it "
-          "names) compiled in parallel, checked against the fixed parameters' defaults, timed; "
+          "names) compiled in parallel; a candidate that cannot launch, spills where others "
+          "do not, or cannot beat a measured time by the family's lower bound is pruned; the "
+          "others checked against the fixed parameters' defaults and timed by successive "
+          "halving (one run each, the close ones 3 more, the finalists the full runs); "
           "the table and the record's path on stderr, the winner's params on stdout. A record "
           "is reused (nothing timed) unless --retune; run and bench take PARAM=auto for the "
           "tuned value. --compile-only: compile the space, no GPU needed (warms the cache). "
@@ -323,7 +332,7 @@ void cli_print_usage(FILE *out)
           out);
     print_generated(out, write_bench_compile);
     fputs(usage_multigpu, out);
-    fputs("  bench tune [sweep|cold|pool|repeat]\n", out);
+    fputs("  bench tune [search|sweep|cold|pool|repeat] [FAMILY]\n", out);
     print_generated(out, write_bench_tune);
     fputs(usage_middle, out);
     fputs("  tune FAMILY [SIZE=N ...] [key=value ...] [--space \"P=V,V P=LO..HI\"] [--retune]\n"

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "compilers/nvjitlink.h"
+#include "compilers/ptxas_log.h"
 #include "util/dynlib.h"
 
 static struct {
@@ -146,15 +147,17 @@ static ptxjit_status take_cubin(pj_artifact *out, nvJitLinkHandle handle)
     return PTXJIT_OK;
 }
 
-/* nvJitLinkCreate with -arch, -O3 and, unless allowed or unknown, -no-cache. */
+/* nvJitLinkCreate with -arch, -O3, ptxas -v and, unless allowed or unknown, -no-cache.
+ * -Xptxas=-v puts ptxas's "Function properties" lines (the spills: the cubin records none) in
+ * the info log that becomes the entry's log; it changes no code, so it is in no key. */
 static nvJitLinkResult create_handle(nvJitLinkHandle *handle, const char *arch_option)
 {
-    const char *options[] = {arch_option, "-O3", "-no-cache"};
+    const char *options[] = {arch_option, "-O3", "-Xptxas=-v", "-no-cache"};
     int no_cache = !atomic_load(&driver_cache_allowed) && !atomic_load(&no_cache_unknown);
-    nvJitLinkResult result = jit.Create(handle, no_cache ? 3 : 2, options);
+    nvJitLinkResult result = jit.Create(handle, no_cache ? 4 : 3, options);
     if (result == NVJITLINK_ERROR_UNRECOGNIZED_OPTION && no_cache) {
         atomic_store(&no_cache_unknown, 1);
-        result = jit.Create(handle, 2, options);
+        result = jit.Create(handle, 3, options);
     }
     return result;
 }
@@ -184,6 +187,7 @@ ptxjit_status pj_nvjitlink_compile(pj_artifact *out, const char *ptx, const char
         status = take_cubin(out, handle);
         if (status == PTXJIT_OK)
             out->log = take_log(handle, 0);
+        pj_ptxas_log_settle(out->log);
         if (status == PTXJIT_OK && !out->log)
             status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory for the log");
     }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "compilers/nvrtc.h"
+#include "compilers/ptxas_log.h"
 #include "util/dynlib.h"
 
 static struct {
@@ -159,12 +160,17 @@ ptxjit_status pj_nvrtc_compile(pj_artifact *out, const char *source, const char 
     if (result != NVRTC_SUCCESS)
         return pj_error(PTXJIT_ERR_COMPILE, "nvrtcCreateProgram: %s",
                         nvrtc.GetErrorString(result));
-    const char *all[PJ_NVRTC_MAX_OPTIONS + 1];
+    const char *all[PJ_NVRTC_MAX_OPTIONS + 2];
     int count = 0;
     for (int i = 0; i < option_count; i++)
         all[count++] = options[i];
     if (nvrtc.has_cache && !atomic_load(&driver_cache_allowed))
         all[count++] = "--no-cache";
+    /* ptxas -v: its "Function properties" lines in the log are where the spills are (the
+     * cubin records none; resources.c reads them). It changes no code — the cubin's text and
+     * attributes are the same, only its tool note lists the option — so, as --no-cache, it is
+     * not part of the key. */
+    all[count++] = "--ptxas-options=-v";
     result = nvrtc.CompileProgram(program, count, all);
     char *log = program_log(program);
     if (result != NVRTC_SUCCESS) {
@@ -176,6 +182,7 @@ ptxjit_status pj_nvrtc_compile(pj_artifact *out, const char *source, const char 
         nvrtc.DestroyProgram(&program);
         return status;
     }
+    pj_ptxas_log_settle(log);
     out->log = log ? log : pj_strdup("");
     status = take_outputs(out, program);
     nvrtc.DestroyProgram(&program);

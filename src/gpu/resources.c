@@ -6,10 +6,11 @@
 #include "request/context.h"
 #include "binary/cubin.h"
 
-/* ptxas -v writes, per function:
+/* ptxas -v writes, per function (NVRTC's log and nvJitLink's info log alike):
  *   ptxas info    : Function properties for reduce_kernel
- *       0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
- * Leaves -1 where the log has no such lines for entry. */
+ *   ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ * (older logs indent the second line with spaces alone). Leaves -1 where the log has no such
+ * lines for entry: an entry compiled before ptxjit asked for them. */
 static void spills_from_log(int *stores, int *loads, const char *log, const char *entry)
 {
     static const char marker[] = "Function properties for ";
@@ -21,8 +22,13 @@ static void spills_from_log(int *stores, int *loads, const char *log, const char
             continue;
         const char *line = strchr(name, '\n');
         int frame, s, l;
-        if (line && sscanf(line + 1, " %d bytes stack frame, %d bytes spill stores, %d bytes "
-                                     "spill loads", &frame, &s, &l) == 3) {
+        /* Whatever precedes the first number ("ptxas         .     ") is skipped. */
+        if (line && sscanf(line + 1, "%*[^0-9\n]%d bytes stack frame, %d bytes spill stores, "
+                                     "%d bytes spill loads", &frame, &s, &l) == 3) {
+            *stores = s;
+            *loads = l;
+        } else if (line && sscanf(line + 1, " %d bytes stack frame, %d bytes spill stores, "
+                                            "%d bytes spill loads", &frame, &s, &l) == 3) {
             *stores = s;
             *loads = l;
         }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "pool/pool.h"
+#include "request/alias.h"
 #include "request/select.h"
 #include "request/templates.h"
 
@@ -23,6 +24,7 @@ typedef struct {
     ptxjit_origin origin;
     char *message;
     int done;
+    int taken; /* handed to the caller (pj_compile_pool_wait, _wait_next) */
 } slot;
 
 struct pj_compile_pool {
@@ -38,8 +40,12 @@ struct pj_compile_pool {
     int thread_count;
     pj_worker_setup *setup; /* NULL: no workers */
     int processes;          /* workers that answered */
+    int started;            /* workers started (a thread whose every request was held starts
+                               none) */
     int mismatches;         /* worker keys that were not the request's: logged once */
     pj_strbuf setup_text;   /* the setup's strings */
+    pj_compile_ready_fn *ready; /* NULL: none */
+    void *ready_user;
 };
 
 /* A worker sees the families of the template directories and the built-in ones; one added
@@ -50,14 +56,45 @@ static int worker_can_compile(pj_compile_pool *pool, const char *family)
     return schema && !pj_origin_is_memory(schema->origin);
 }
 
+/* The kernel of exactly this request that the context already holds (a second tuning of the
+ * space in this process), or NULL: such a request needs no worker. */
+static ptxjit_kernel *held(pj_compile_pool *pool, const pj_compile_request *r)
+{
+    pj_request_text text = {r->family, r->params, ""};
+    return pj_alias_find(pool->context, pj_alias_hash(&text), &text);
+}
+
+/* The thread's worker, started at its first request that the context does not hold: a pool
+ * whose every request is held starts no process. NULL: none (no setup, or it did not start). */
+static pj_worker *worker_of(pj_compile_pool *pool, pj_worker **worker, int *tried)
+{
+    if (*worker || *tried || !pool->setup)
+        return *worker;
+    *tried = 1;
+    ptxjit_status status = pj_worker_start(worker, pool->setup);
+    pthread_mutex_lock(&pool->lock);
+    pool->started++;
+    pool->processes += status == PTXJIT_OK;
+    pthread_mutex_unlock(&pool->lock);
+    if (status != PTXJIT_OK) {
+        pj_log(&pool->context->logger, PTXJIT_LOG_INFO, "compiling in this process: %s",
+               ptxjit_last_error());
+    }
+    return *worker;
+}
+
 /* A worker's disk entry became our kernel, or we compiled it after all. */
 static ptxjit_status get_kernel(pj_compile_pool *pool, int index, pj_worker **worker,
-                                ptxjit_kernel **kernel, ptxjit_origin *origin)
+                                int *tried, ptxjit_kernel **kernel, ptxjit_origin *origin)
 {
     const pj_compile_request *r = &pool->requests[index];
+    if ((*kernel = held(pool, r))) {
+        *origin = PTXJIT_ORIGIN_MEMORY;
+        return PTXJIT_OK;
+    }
     char key[33] = "";
     int fresh = 0; /* the worker compiled it (not found in the cache) */
-    int asked = *worker && worker_can_compile(pool, r->family)
+    int asked = worker_can_compile(pool, r->family) && worker_of(pool, worker, tried)
                     ? pj_worker_compile(*worker, r->family, r->params, key, &fresh)
                     : -1;
     if (asked == PJ_WORKER_DEAD) {
@@ -84,14 +121,16 @@ static ptxjit_status get_kernel(pj_compile_pool *pool, int index, pj_worker **wo
 }
 
 /* Compiles requests[index] into its slot; no lock held while compiling. */
-static void compile_one(pj_compile_pool *pool, int index, pj_worker **worker)
+static void compile_one(pj_compile_pool *pool, int index, pj_worker **worker, int *tried)
 {
     ptxjit_kernel *kernel = NULL;
     ptxjit_origin origin = PTXJIT_ORIGIN_COMPILED;
-    ptxjit_status status = get_kernel(pool, index, worker, &kernel, &origin);
+    ptxjit_status status = get_kernel(pool, index, worker, tried, &kernel, &origin);
     char *message = pj_strdup(status == PTXJIT_OK ? "" : ptxjit_last_error());
+    if (status == PTXJIT_OK && pool->ready)
+        pool->ready(pool->ready_user, kernel);
     pthread_mutex_lock(&pool->lock);
-    pool->slots[index] = (slot){kernel, status, origin, message, 1};
+    pool->slots[index] = (slot){kernel, status, origin, message, 1, pool->slots[index].taken};
     pthread_cond_broadcast(&pool->finished);
     pthread_mutex_unlock(&pool->lock);
 }
@@ -108,16 +147,9 @@ static void *thread_main(void *arg)
 {
     pj_compile_pool *pool = arg;
     pj_worker *worker = NULL;
-    if (pool->setup && pj_worker_start(&worker, pool->setup) == PTXJIT_OK) {
-        pthread_mutex_lock(&pool->lock);
-        pool->processes++;
-        pthread_mutex_unlock(&pool->lock);
-    } else if (pool->setup) {
-        pj_log(&pool->context->logger, PTXJIT_LOG_INFO, "compiling in this process: %s",
-               ptxjit_last_error());
-    }
+    int tried = 0;
     for (int index; (index = take(pool)) >= 0;)
-        compile_one(pool, index, &worker);
+        compile_one(pool, index, &worker, &tried);
     pj_worker_stop(worker);
     return NULL;
 }
@@ -201,6 +233,13 @@ static void prepare_workers(pj_compile_pool *pool, int threads)
 ptxjit_status pj_compile_pool_start(pj_compile_pool **out, ptxjit_context *context,
                                     const pj_compile_request *requests, int count, int threads)
 {
+    return pj_compile_pool_start_ready(out, context, requests, count, threads, NULL, NULL);
+}
+
+ptxjit_status pj_compile_pool_start_ready(pj_compile_pool **out, ptxjit_context *context,
+                                          const pj_compile_request *requests, int count,
+                                          int threads, pj_compile_ready_fn *ready, void *user)
+{
     pj_compile_pool *pool = calloc(1, sizeof *pool);
     int wanted = threads > 0 ? threads : cores();
     wanted = wanted < count ? wanted : count;
@@ -219,6 +258,8 @@ ptxjit_status pj_compile_pool_start(pj_compile_pool **out, ptxjit_context *conte
     pool->context = context;
     pool->requests = requests;
     pool->count = count;
+    pool->ready = ready;
+    pool->ready_user = user;
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->finished, NULL);
     prepare_workers(pool, wanted);
@@ -244,9 +285,9 @@ ptxjit_status pj_compile_pool_wait(pj_compile_pool *pool, int index, ptxjit_kern
 {
     if (pool->thread_count == 0) {
         pj_worker *none = NULL;
-        int mine = take(pool);
+        int mine = take(pool), tried = 1;
         while (mine >= 0 && mine <= index) {
-            compile_one(pool, mine, &none);
+            compile_one(pool, mine, &none, &tried);
             mine = mine < index ? take(pool) : -1;
         }
     }
@@ -254,12 +295,49 @@ ptxjit_status pj_compile_pool_wait(pj_compile_pool *pool, int index, ptxjit_kern
     while (!pool->slots[index].done)
         pthread_cond_wait(&pool->finished, &pool->lock);
     slot *s = &pool->slots[index];
+    s->taken = 1;
     pthread_mutex_unlock(&pool->lock);
     *kernel = s->kernel;
     if (origin)
         *origin = s->origin;
     *message = s->message ? s->message : "out of memory";
     return s->status;
+}
+
+/* The lowest finished request not taken yet, or -1 when none; caller holds the lock. */
+static int finished_untaken(pj_compile_pool *pool)
+{
+    for (int i = 0; i < pool->count; i++)
+        if (pool->slots[i].done && !pool->slots[i].taken)
+            return i;
+    return -1;
+}
+
+ptxjit_status pj_compile_pool_wait_next(pj_compile_pool *pool, int *index,
+                                        ptxjit_kernel **kernel, ptxjit_origin *origin,
+                                        const char **message)
+{
+    pthread_mutex_lock(&pool->lock);
+    int found = finished_untaken(pool), untaken = 0;
+    for (int i = 0; i < pool->count; i++)
+        untaken += !pool->slots[i].taken;
+    pthread_mutex_unlock(&pool->lock);
+    if (!untaken) {
+        *index = -1;
+        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "every request was taken");
+    }
+    if (found < 0 && pool->thread_count == 0) { /* no threads: compile the next one here */
+        pj_worker *none = NULL;
+        int tried = 1, mine = take(pool);
+        if (mine >= 0)
+            compile_one(pool, mine, &none, &tried);
+    }
+    pthread_mutex_lock(&pool->lock);
+    while ((found = finished_untaken(pool)) < 0)
+        pthread_cond_wait(&pool->finished, &pool->lock);
+    pthread_mutex_unlock(&pool->lock);
+    *index = found;
+    return pj_compile_pool_wait(pool, found, kernel, origin, message);
 }
 
 void pj_compile_pool_free(pj_compile_pool *pool)
@@ -273,11 +351,10 @@ void pj_compile_pool_free(pj_compile_pool *pool)
         pthread_join(pool->threads[i], NULL);
     /* Which program was found matters as much as how many answered: the lookup guesses
      * (worker_program.c), and a wrong guess only shows as compiles in this process. */
-    if (pool->setup)
+    if (pool->setup && pool->started)
         pj_log(&pool->context->logger, PTXJIT_LOG_INFO,
                "%d of %d compile worker process%s answered (%s)", pool->processes,
-               pool->thread_count, pool->thread_count == 1 ? "" : "es",
-               pool->setup->argv[0]);
+               pool->started, pool->started == 1 ? "" : "es", pool->setup->argv[0]);
     for (int i = 0; i < pool->count; i++)
         free(pool->slots[i].message);
     pthread_mutex_destroy(&pool->lock);

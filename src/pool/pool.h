@@ -22,10 +22,25 @@ typedef struct pj_compile_pool pj_compile_pool;
  * the caller's until pj_compile_pool_free. */
 ptxjit_status pj_compile_pool_start(pj_compile_pool **out, ptxjit_context *context,
                                     const pj_compile_request *requests, int count, int threads);
+/* Called on the pool's thread with each kernel it produced, before the waiting caller gets
+ * it: work that would otherwise hold up the caller (the tuner loads the kernel's module on the
+ * GPU there, while its own thread runs other candidates). */
+typedef void pj_compile_ready_fn(void *user, ptxjit_kernel *kernel);
+/* pj_compile_pool_start with ready called for each kernel (ready NULL: none). */
+ptxjit_status pj_compile_pool_start_ready(pj_compile_pool **out, ptxjit_context *context,
+                                          const pj_compile_request *requests, int count,
+                                          int threads, pj_compile_ready_fn *ready, void *user);
 /* Waits for requests[index]: its kernel (and how it was found: *origin, may be NULL), or the
  * compile's status with *message (the pool's, valid until the free). */
 ptxjit_status pj_compile_pool_wait(pj_compile_pool *pool, int index, ptxjit_kernel **kernel,
                                    ptxjit_origin *origin, const char **message);
+/* Waits for the first request to finish that no wait has taken yet (the lowest index among
+ * those finished): *index is which, the rest as pj_compile_pool_wait. A caller that can use
+ * the requests in any order (the tuner's first round) never waits for one while another is
+ * ready. Every request taken: *index -1 and PTXJIT_ERR_INVALID_ARGUMENT. */
+ptxjit_status pj_compile_pool_wait_next(pj_compile_pool *pool, int *index,
+                                        ptxjit_kernel **kernel, ptxjit_origin *origin,
+                                        const char **message);
 /* Stops handing out compiles (those running finish), joins the threads, stops the workers. */
 void pj_compile_pool_free(pj_compile_pool *pool);
 /* How many compile worker processes answered (0: every compile in this process). */

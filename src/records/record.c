@@ -124,8 +124,9 @@ char *pj_tune_record_encode(const pj_tune_record *r)
                   r->merged, r->latest);
     for (int i = 0; i < r->row_count; i++) {
         const pj_tune_row *row = &r->rows[i];
-        pj_sb_appendf(&sb, "row\t%d\t%.17g\t%.17g\t%d\t%d\t", (int)row->status, row->median_ms,
-                      row->spread, row->runs, row->abandoned);
+        pj_sb_appendf(&sb, "row\t%d\t%.17g\t%.17g\t%d\t%d\t%d\t%d\t", (int)row->status,
+                      row->median_ms, row->spread, row->runs, row->abandoned, row->pruned,
+                      row->rounds);
         put_text(&sb, row->params);
         pj_sb_append(&sb, "\t");
         put_text(&sb, row->message);
@@ -184,11 +185,12 @@ static int read_numbers(pj_tune_record *r, char **f, int n)
 
 static int read_row(pj_tune_record *r, char **f, int n)
 {
-    long long status, runs, abandoned;
+    long long status, runs, abandoned, pruned, rounds;
     pj_tune_row row = {0};
-    if (n != 8 || !read_int(f[1], &status) || status < 0 || status > PTXJIT_ERR_UNSUPPORTED ||
+    if (n != 10 || !read_int(f[1], &status) || status < 0 || status > PTXJIT_ERR_UNSUPPORTED ||
         !read_double(f[2], &row.median_ms) || !read_double(f[3], &row.spread) ||
-        !read_int(f[4], &runs) || runs < 0 || runs > 1 << 20 || !read_int(f[5], &abandoned))
+        !read_int(f[4], &runs) || runs < 0 || runs > 1 << 20 || !read_int(f[5], &abandoned) ||
+        !read_int(f[6], &pruned) || !read_int(f[7], &rounds) || rounds < 0 || rounds > 64)
         return 0;
     pj_tune_row *grown = realloc(r->rows, (size_t)(r->row_count + 1) * sizeof *grown);
     if (!grown)
@@ -197,8 +199,10 @@ static int read_row(pj_tune_record *r, char **f, int n)
     row.status = (ptxjit_status)status;
     row.runs = (int)runs;
     row.abandoned = abandoned != 0;
-    row.params = pj_strdup(f[6]);
-    row.message = pj_strdup(f[7]);
+    row.pruned = pruned != 0;
+    row.rounds = (int)rounds;
+    row.params = pj_strdup(f[8]);
+    row.message = pj_strdup(f[9]);
     grown[r->row_count++] = row;
     return row.params && row.message ? 1 : -1;
 }
@@ -210,8 +214,8 @@ static int read_line(pj_tune_record *r, char *line)
                                         "device", "backend", "winner", "reference"};
     char **slots[] = {&r->family, &r->problem, &r->fixed, &r->space,
                       &r->device, &r->backend, &r->winner, &r->reference};
-    char *f[9];
-    int n = split(line, f, 9);
+    char *f[10];
+    int n = split(line, f, 10);
     if (strcmp(f[0], "numbers") == 0)
         return read_numbers(r, f, n);
     if (strcmp(f[0], "row") == 0)

@@ -7,7 +7,7 @@
 #include "internal.h"
 
 /* Bumped when a record's key inputs or its body change: old records are then simply missed. */
-#define PJ_TUNE_RECORD_VERSION 1
+#define PJ_TUNE_RECORD_VERSION 2
 
 /* What a record's key hashes. space NULL: the "latest" key, which a request's PARAM=auto finds
  * whatever space the tuning had. */
@@ -29,9 +29,14 @@ typedef struct {
     char *params;
     ptxjit_status status; /* PTXJIT_OK: compiled, ran, checked (and timed unless compile-only) */
     char *message;        /* why not, else "" */
-    double median_ms, spread; /* spread: median absolute deviation over the median */
-    int runs;             /* timed runs */
-    int abandoned;        /* timing stopped early: clearly slower than the best so far */
+    double median_ms, spread; /* of its last round's runs; spread: median absolute
+                                 deviation over the median */
+    int runs;             /* timed runs of its last round */
+    int abandoned;        /* dropped by successive halving: clearly slower than the round's
+                             best (message says by how much) */
+    int pruned;           /* dropped after its compile, never run: a pruning rule (message
+                             says which) */
+    int rounds;           /* timing rounds it took part in (0: not timed) */
 } pj_tune_row;
 
 typedef struct {

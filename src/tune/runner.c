@@ -1,9 +1,9 @@
 /* runner.c — candidates on the GPU, on one stream (the default one): a checked run (outputs
- * poisoned first, the run waited for, a failure told apart from a lost context), and timed
- * runs between CUDA events, with L2 flushed before each for memory-bound work (a memset of
- * twice the L2: what a run leaves in L2 must not serve the next). The runs of one call are
- * enqueued back to back and waited for once, so the GPU never idles between them while the
- * host submits the next. */
+ * poisoned first, timed between events around the run alone, waited for, a failure told
+ * apart from a lost context), and timed runs between CUDA events, with L2 flushed before each
+ * for memory-bound work (a memset of twice the L2: what a run leaves in L2 must not serve the
+ * next). The runs of one call are enqueued back to back and waited for once, so the GPU never
+ * idles between them while the host submits the next. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +18,7 @@ typedef struct {
     size_t flush_bytes;
     int lost;
     CUcontext saved; /* the caller's CUDA context, current again on release */
+    CUevent around[2]; /* the checked run's start and end */
 } gpu_bench;
 
 static ptxjit_status run_once(gpu_bench *g, ptxjit_kernel *kernel)
@@ -35,14 +36,45 @@ static int context_lost(gpu_bench *g)
     return g->lost;
 }
 
-static ptxjit_status gpu_check(pj_tune_bench *bench, ptxjit_kernel *kernel, int reference)
+/* L2 emptied of what came before (memory-bound work only): byte fills the flush buffer. */
+static ptxjit_status flush_l2(gpu_bench *g, unsigned char byte)
 {
-    gpu_bench *g = bench->state;
+    return g->flush ? PJ_CU(g->context->driver->cuMemsetD8Async(g->flush, byte, g->flush_bytes,
+                                                                NULL),
+                            "cuMemsetD8Async (L2 flush)")
+                    : PTXJIT_OK;
+}
+
+/* The checked run, between the events around[] when its time is asked for: poisoned outputs
+ * and the flush come before the first event, so the time is the run's alone. */
+static ptxjit_status checked_run(gpu_bench *g, ptxjit_kernel *kernel, double *ms)
+{
+    const pj_driver *d = g->context->driver;
     ptxjit_status status = g->scaffold ? pj_tune_scaffold_poison(g->scaffold) : PTXJIT_OK;
+    if (status == PTXJIT_OK && ms)
+        status = flush_l2(g, 0x5a);
+    if (status == PTXJIT_OK && ms)
+        status = PJ_CU(d->cuEventRecord(g->around[0], NULL), "cuEventRecord");
     if (status == PTXJIT_OK)
         status = run_once(g, kernel);
+    if (status == PTXJIT_OK && ms)
+        status = PJ_CU(d->cuEventRecord(g->around[1], NULL), "cuEventRecord");
     if (status == PTXJIT_OK)
-        status = PJ_CU(g->context->driver->cuCtxSynchronize(), "the candidate's run");
+        status = PJ_CU(d->cuCtxSynchronize(), "the candidate's run");
+    float elapsed = 0;
+    if (status == PTXJIT_OK && ms) {
+        status = PJ_CU(d->cuEventElapsedTime(&elapsed, g->around[0], g->around[1]),
+                       "cuEventElapsedTime");
+        *ms = elapsed;
+    }
+    return status;
+}
+
+static ptxjit_status gpu_check(pj_tune_bench *bench, ptxjit_kernel *kernel, int reference,
+                               double *ms)
+{
+    gpu_bench *g = bench->state;
+    ptxjit_status status = checked_run(g, kernel, ms);
     if (status == PTXJIT_OK && g->scaffold)
         status = pj_tune_scaffold_check(g->scaffold, kernel, reference);
     else if (status == PTXJIT_OK && g->options->check)
@@ -51,7 +83,7 @@ static ptxjit_status gpu_check(pj_tune_bench *bench, ptxjit_kernel *kernel, int 
 }
 
 static ptxjit_status gpu_measure(pj_tune_bench *bench, ptxjit_kernel *kernel, double *samples,
-                                 int count)
+                                 int count, int warm)
 {
     gpu_bench *g = bench->state;
     const pj_driver *d = g->context->driver;
@@ -61,12 +93,10 @@ static ptxjit_status gpu_measure(pj_tune_bench *bench, ptxjit_kernel *kernel, do
     for (; status == PTXJIT_OK && made < 2 * count; made++)
         status = PJ_CU(d->cuEventCreate(&events[made], CU_EVENT_DEFAULT), "cuEventCreate");
     /* One untimed run first: the stream is busy when the first start event is reached. */
-    if (status == PTXJIT_OK)
+    if (status == PTXJIT_OK && warm)
         status = run_once(g, kernel);
     for (int i = 0; i < count && status == PTXJIT_OK; i++) {
-        if (g->flush)
-            status = PJ_CU(d->cuMemsetD8Async(g->flush, (unsigned char)i, g->flush_bytes, NULL),
-                           "cuMemsetD8Async (L2 flush)");
+        status = flush_l2(g, (unsigned char)i);
         if (status == PTXJIT_OK)
             status = PJ_CU(d->cuEventRecord(events[2 * i], NULL), "cuEventRecord");
         if (status == PTXJIT_OK)
@@ -103,6 +133,9 @@ static void gpu_release(pj_tune_bench *bench)
     pj_tune_scaffold_close(g->scaffold);
     if (g->flush)
         g->context->driver->cuMemFree(g->flush);
+    for (int i = 0; i < 2; i++)
+        if (g->around[i])
+            g->context->driver->cuEventDestroy(g->around[i]);
     pj_gpu_leave(g->context, g->saved);
     free(g);
     bench->state = NULL;
@@ -132,10 +165,14 @@ ptxjit_status pj_tune_bench_gpu(pj_tune_bench *out, const pj_tune_bench_spec *sp
         pj_gpu_leave(spec->context, saved);
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     }
-    *g = (gpu_bench){spec->context, spec->options, NULL, 0, 0, 0, saved};
-    *out = (pj_tune_bench){g, gpu_check, gpu_measure, gpu_lost, gpu_release};
+    *g = (gpu_bench){spec->context, spec->options, NULL, 0, 0, 0, saved, {NULL, NULL}};
+    *out = (pj_tune_bench){g, gpu_check, gpu_measure, gpu_lost, gpu_release, {0}};
+    pj_tune_limits_read(&out->limits, spec->context);
+    for (int i = 0; i < 2 && status == PTXJIT_OK; i++)
+        status = PJ_CU(spec->context->driver->cuEventCreate(&g->around[i], CU_EVENT_DEFAULT),
+                       "cuEventCreate");
     /* User kernels may be memory-bound too: their L2 is flushed as well. */
-    if (!spec->builtin || spec->builtin->tune->memory_bound)
+    if (status == PTXJIT_OK && (!spec->builtin || spec->builtin->tune->memory_bound))
         status = make_flush(g);
     if (status == PTXJIT_OK && spec->builtin)
         status = pj_tune_scaffold_open(&g->scaffold, spec->context, spec->builtin, spec->sizes,

@@ -13,7 +13,7 @@
 
 /* A space takes at most this many points before pruning (each point is a compile);
  * one parameter at most PJ_TUNE_MAX_VALUES values (params/values.h). */
-#define PJ_TUNE_MAX_POINTS 1024
+#define PJ_TUNE_MAX_POINTS 4096
 
 typedef struct {
     char **points;   /* canonical params (backend= where llvm) of each distinct point */

@@ -1,7 +1,6 @@
-/* tuner.c — ptxjit_tune: the space, a record if one exists, else the candidates compiled on
- * the pool while the compiled ones are checked and timed on the bench in the space's order,
- * the pick, and the record stored. */
-#include <math.h>
+/* tuner.c — ptxjit_tune: the space, a record if one exists, else the candidates compiled,
+ * pruned and timed (loop.c, rounds.c), the pick (pick.c), and the record stored; the result's
+ * accessors. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +10,6 @@
 
 #define DEFAULT_RUNS 10
 #define MAX_RUNS 1000
-/* Timed runs before a candidate may be abandoned, and how much slower than the best so far
- * its fastest of them must be. */
-#define FIRST_RUNS 3
-#define ABANDON_FACTOR 1.5
 
 pj_tune_bench_factory *pj_tune_bench_override;
 
@@ -29,219 +24,6 @@ static double now_ms(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-/* ---- the pick ---- */
-
-double pj_tune_noise(const pj_tune_row *best)
-{
-    double band = 2 * best->spread;
-    return band < 0.01 ? 0.01 : band > 0.05 ? 0.05 : band;
-}
-
-static int eligible(const pj_tune_row *row)
-{
-    return row->status == PTXJIT_OK && !row->abandoned && row->runs > 0 && row->median_ms > 0;
-}
-
-int pj_tune_pick(const pj_tune_row *rows, int count, double *noise)
-{
-    int best = -1;
-    for (int i = 0; i < count; i++)
-        if (eligible(&rows[i]) && (best < 0 || rows[i].median_ms < rows[best].median_ms))
-            best = i;
-    if (best < 0)
-        return -1;
-    *noise = pj_tune_noise(&rows[best]);
-    for (int i = 0; i < count; i++)
-        if (eligible(&rows[i]) && rows[i].median_ms <= rows[best].median_ms * (1 + *noise))
-            return i;
-    return best;
-}
-
-/* ---- statistics of one candidate's runs ---- */
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *values, int count)
-{
-    qsort(values, (size_t)count, sizeof *values, compare_doubles);
-    return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
-}
-
-/* Median and median absolute deviation over the median. */
-static void summarize(pj_tune_row *row, const double *samples, int count)
-{
-    double *work = malloc((size_t)count * sizeof *work);
-    if (!work) {
-        row->median_ms = samples[0];
-        row->spread = 0;
-        return;
-    }
-    memcpy(work, samples, (size_t)count * sizeof *work);
-    row->median_ms = median(work, count);
-    for (int i = 0; i < count; i++)
-        work[i] = fabs(samples[i] - row->median_ms);
-    row->spread = row->median_ms > 0 ? median(work, count) / row->median_ms : 0;
-    free(work);
-}
-
-/* ---- the loop ---- */
-
-typedef struct {
-    ptxjit_context *context;
-    const char *family;
-    const ptxjit_tune_options *options;
-    pj_tune_space space;
-    pj_compile_request *compiles; /* the reference (when it is no point of the space), then
-                                     the points */
-    int offset;           /* 1 when compiles[0] is the extra reference */
-    int processes;        /* compile workers that answered (pool) */
-    const char *measured; /* the problem the candidates run (record.problem may be its bucket) */
-    uint64_t sizes[PJ_TUNE_MAX_SIZES]; /* a built-in family's sizes of it */
-    int runs;
-    pj_tune_bench bench;
-    pj_tune_record record;
-    int reference_row;    /* the row whose result is the reference, -1 before one ran */
-    double best_ms;
-} tuning;
-
-static void progress(tuning *t, int done, const char *params)
-{
-    if (t->options->progress)
-        t->options->progress(t->options->progress_user, done, t->space.count, params);
-}
-
-static ptxjit_status set_row(pj_tune_row *row, const char *params, ptxjit_status status,
-                             const char *message)
-{
-    row->params = pj_strdup(params);
-    row->message = pj_strdup(message ? message : "");
-    row->status = status;
-    return row->params && row->message ? PTXJIT_OK
-                                       : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-}
-
-/* The timed runs of one candidate: FIRST_RUNS, then the rest unless it is clearly slower. */
-static ptxjit_status time_candidate(tuning *t, pj_tune_row *row, ptxjit_kernel *kernel)
-{
-    double samples[MAX_RUNS];
-    int first = t->runs < FIRST_RUNS ? t->runs : FIRST_RUNS;
-    ptxjit_status status = t->bench.measure(&t->bench, kernel, samples, first);
-    if (status != PTXJIT_OK)
-        return status;
-    double fastest = samples[0];
-    for (int i = 1; i < first; i++)
-        fastest = samples[i] < fastest ? samples[i] : fastest;
-    int count = first;
-    if (!t->options->exhaustive && t->best_ms > 0 && fastest > ABANDON_FACTOR * t->best_ms)
-        row->abandoned = 1;
-    else if (t->runs > first)
-        status = t->bench.measure(&t->bench, kernel, samples + first, t->runs - first);
-    if (status != PTXJIT_OK)
-        return status;
-    count = row->abandoned ? first : t->runs;
-    row->runs = count;
-    summarize(row, samples, count);
-    if (!row->abandoned && (t->best_ms <= 0 || row->median_ms < t->best_ms))
-        t->best_ms = row->median_ms;
-    return PTXJIT_OK;
-}
-
-/* A failure that leaves the GPU unusable ends the tuning, naming the candidate. */
-static ptxjit_status lost_context(tuning *t, const char *params, const char *message)
-{
-    return pj_error(PTXJIT_ERR_CUDA,
-                    "%s: candidate %s left the GPU context unusable (%s): CUDA errors of this "
-                    "kind are sticky, so nothing more can run in it; close the ptxjit context "
-                    "(the device must be reset, or the process restarted, before the GPU is "
-                    "used again), and exclude this configuration from the space",
-                    t->family, params, message);
-}
-
-/* Runs the reference configuration (when it is no point of the space) to keep its result. */
-static ptxjit_status run_extra_reference(tuning *t, pj_compile_pool *pool)
-{
-    ptxjit_kernel *kernel;
-    const char *message;
-    ptxjit_status status = pj_compile_pool_wait(pool, 0, &kernel, NULL, &message);
-    if (status != PTXJIT_OK)
-        return PTXJIT_OK; /* the first point that runs becomes the reference */
-    status = t->bench.check(&t->bench, kernel, 1);
-    if (status == PTXJIT_OK)
-        t->reference_row = -2; /* the reference ran; it is no row */
-    else if (t->bench.lost(&t->bench))
-        return lost_context(t, t->compiles[0].params, ptxjit_last_error());
-    return PTXJIT_OK;
-}
-
-/* One point: compiled, checked (or made the reference), timed. */
-static ptxjit_status run_point(tuning *t, pj_compile_pool *pool, int index)
-{
-    pj_tune_row *row = &t->record.rows[index];
-    const char *params = t->space.points[index], *message;
-    ptxjit_kernel *kernel;
-    ptxjit_status status = pj_compile_pool_wait(pool, index + t->offset, &kernel, NULL, &message);
-    if (status != PTXJIT_OK)
-        return set_row(row, params, status, message);
-    int reference = t->reference_row == -1;
-    status = t->bench.check(&t->bench, kernel, reference);
-    if (status == PTXJIT_OK)
-        status = time_candidate(t, row, kernel);
-    if (status == PTXJIT_OK && reference)
-        t->reference_row = index;
-    if (status != PTXJIT_OK && status != PTXJIT_ERR_OUT_OF_MEMORY && t->bench.lost(&t->bench)) {
-        char *why = pj_strdup(ptxjit_last_error());
-        status = lost_context(t, params, why ? why : "?");
-        free(why);
-        return status;
-    }
-    return set_row(row, params, status, status == PTXJIT_OK ? "" : ptxjit_last_error());
-}
-
-static ptxjit_status run_all(tuning *t)
-{
-    pj_compile_pool *pool;
-    int total = t->space.count + t->offset;
-    ptxjit_status status = pj_compile_pool_start(&pool, t->context, t->compiles, total,
-                                                 t->options->threads);
-    if (status != PTXJIT_OK)
-        return status;
-    if (t->offset)
-        status = run_extra_reference(t, pool);
-    for (int i = 0; i < t->space.count && status == PTXJIT_OK; i++) {
-        status = run_point(t, pool, i);
-        t->record.row_count = i + 1;
-        progress(t, i + 1, t->space.points[i]);
-    }
-    t->processes = pj_compile_pool_processes(pool);
-    pj_compile_pool_free(pool);
-    return status;
-}
-
-/* compile_only: every point compiled, nothing run. */
-static ptxjit_status compile_all(tuning *t)
-{
-    pj_compile_pool *pool;
-    ptxjit_status status = pj_compile_pool_start(&pool, t->context, t->compiles + t->offset,
-                                                 t->space.count, t->options->threads);
-    if (status != PTXJIT_OK)
-        return status;
-    for (int i = 0; i < t->space.count && status == PTXJIT_OK; i++) {
-        ptxjit_kernel *kernel;
-        const char *message;
-        ptxjit_status compiled = pj_compile_pool_wait(pool, i, &kernel, NULL, &message);
-        status = set_row(&t->record.rows[i], t->space.points[i], compiled, message);
-        t->record.row_count = i + 1;
-        progress(t, i + 1, t->space.points[i]);
-    }
-    t->processes = pj_compile_pool_processes(pool);
-    pj_compile_pool_free(pool);
-    return status;
 }
 
 /* ---- setup ---- */
@@ -286,7 +68,7 @@ static ptxjit_status canonical_problem(char **out, uint64_t *sizes, const pj_fam
 
 /* Ends pruning early (a failure): the points from next on, not looked at, join the kept ones,
  * so that every point left in the space is freed once, with it. */
-static ptxjit_status stop_pruning(tuning *t, int kept, int next, ptxjit_status status)
+static ptxjit_status stop_pruning(pj_tuning *t, int kept, int next, ptxjit_status status)
 {
     for (int i = next; i < t->space.count; i++)
         t->space.points[kept++] = t->space.points[i];
@@ -295,7 +77,7 @@ static ptxjit_status stop_pruning(tuning *t, int kept, int next, ptxjit_status s
 }
 
 /* Points the problem cannot run at all are pruned before anything compiles. */
-static ptxjit_status prune_by_problem(tuning *t, const pj_schema *schema,
+static ptxjit_status prune_by_problem(pj_tuning *t, const pj_schema *schema,
                                       const pj_family *builtin)
 {
     int kept = 0;
@@ -332,13 +114,13 @@ static ptxjit_status prune_by_problem(tuning *t, const pj_schema *schema,
     return PTXJIT_OK;
 }
 
-/* The compile list: the reference first when it is no point of the space. */
-static ptxjit_status plan_compiles(tuning *t)
+/* The compile list: the reference first, then the points. The reference runs first, its
+ * result kept, whether or not it is a point too (its point's compile is then a memory hit):
+ * the points are taken as their compiles finish, in no fixed order, and each must be checked
+ * against the same result. compile_only compiles the points alone. */
+static ptxjit_status plan_compiles(pj_tuning *t)
 {
     t->offset = 1;
-    for (int i = 0; i < t->space.count; i++)
-        if (strcmp(t->space.points[i], t->space.reference) == 0)
-            t->offset = 0;
     t->compiles = calloc((size_t)t->space.count + 1, sizeof *t->compiles);
     t->record.rows = calloc((size_t)t->space.count + 1, sizeof *t->record.rows);
     if (!t->compiles || !t->record.rows)
@@ -350,7 +132,7 @@ static ptxjit_status plan_compiles(tuning *t)
     return PTXJIT_OK;
 }
 
-static ptxjit_status fill_record_head(tuning *t, const char *problem, pj_backend backend)
+static ptxjit_status fill_record_head(pj_tuning *t, const char *problem, pj_backend backend)
 {
     pj_tune_record *r = &t->record;
     r->family = pj_strdup(t->family);
@@ -386,7 +168,7 @@ static ptxjit_status make_result(ptxjit_tune_result **out, pj_tune_record *recor
 }
 
 /* A record of this tuning already kept (context, then disk)? */
-static int find_record(tuning *t, const char *key, const char *problem, pj_tune_record *out,
+static int find_record(pj_tuning *t, const char *key, const char *problem, pj_tune_record *out,
                        char **path)
 {
     *path = NULL;
@@ -412,7 +194,7 @@ static int find_record(tuning *t, const char *key, const char *problem, pj_tune_
 
 /* The record under the space's key and the latest key (what auto finds); a failure to store
  * only costs a later tuning. */
-static char *keep_record(tuning *t, const char *key, const char *latest_key)
+static char *keep_record(pj_tuning *t, const char *key, const char *latest_key)
 {
     char *path = NULL;
     ptxjit_status status = PTXJIT_OK;
@@ -434,7 +216,7 @@ static char *keep_record(tuning *t, const char *key, const char *latest_key)
     return path;
 }
 
-static ptxjit_status finish_tuning(tuning *t, double started)
+static ptxjit_status finish_tuning(pj_tuning *t, double started)
 {
     double noise = 0;
     int winner = pj_tune_pick(t->record.rows, t->record.row_count, &noise);
@@ -461,7 +243,7 @@ static ptxjit_status finish_tuning(tuning *t, double started)
 
 /* The record of this tuning when one is kept: *out made from it, and 1. Asked before the
  * space's points are enumerated, so that a hit costs a key and a file read. */
-static int find_existing(ptxjit_tune_result **out, tuning *t, const pj_schema *schema,
+static int find_existing(ptxjit_tune_result **out, pj_tuning *t, const pj_schema *schema,
                          const char *problem, pj_backend backend)
 {
     char key[33], *path = NULL;
@@ -473,7 +255,7 @@ static int find_existing(ptxjit_tune_result **out, tuning *t, const pj_schema *s
     return make_result(out, &found, 1, 0, 0, path) == PTXJIT_OK;
 }
 
-static ptxjit_status make_bench(tuning *t, const pj_schema *schema, const pj_family *builtin)
+static ptxjit_status make_bench(pj_tuning *t, const pj_schema *schema, const pj_family *builtin)
 {
     pj_request reference;
     pj_backend backend;
@@ -493,23 +275,27 @@ static ptxjit_status make_bench(tuning *t, const pj_schema *schema, const pj_fam
     return status;
 }
 
-static void tuning_free(tuning *t)
+static void tuning_free(pj_tuning *t)
 {
     if (t->bench.release)
         t->bench.release(&t->bench);
     free(t->compiles);
+    free(t->states);
+    free(t->kernels);
+    free(t->first);
+    free(t->facts);
     pj_tune_space_free(&t->space);
     pj_tune_record_free(&t->record);
 }
 
 /* Tunes (or finds the record) once the space and the problem are known. */
-static ptxjit_status tune_space(ptxjit_tune_result **out, tuning *t, const pj_schema *schema,
+static ptxjit_status tune_space(ptxjit_tune_result **out, pj_tuning *t, const pj_schema *schema,
                                 const pj_family *builtin, pj_backend backend, double started)
 {
     if (t->options->compile_only) {
         ptxjit_status status = plan_compiles(t);
         if (status == PTXJIT_OK)
-            status = compile_all(t);
+            status = pj_tune_compile_all(t);
         return status == PTXJIT_OK ? make_result(out, &t->record, 0, 1, t->processes, NULL)
                                    : status;
     }
@@ -537,7 +323,7 @@ static ptxjit_status tune_space(ptxjit_tune_result **out, tuning *t, const pj_sc
     if (status == PTXJIT_OK)
         status = make_bench(t, schema, builtin);
     if (status == PTXJIT_OK)
-        status = run_all(t);
+        status = pj_tune_run_all(t);
     if (status == PTXJIT_OK)
         status = finish_tuning(t, started);
     if (status != PTXJIT_OK)
@@ -560,8 +346,9 @@ ptxjit_status ptxjit_tune(ptxjit_tune_result **out, ptxjit_context *context, con
         status = pj_context_schema(&schema, context, family);
     if (status != PTXJIT_OK)
         return status;
-    tuning t = {.context = context, .family = schema->family, .options = options,
-                .runs = options->runs ? options->runs : DEFAULT_RUNS, .reference_row = -1};
+    pj_tuning t = {.context = context, .family = schema->family, .options = options,
+                   .builtin = builtin, .runs = options->runs ? options->runs : DEFAULT_RUNS,
+                   .reference_row = -1};
     pj_backend backend;
     char *rest = NULL, *measured = NULL, *problem = NULL;
     status = pj_backend_take(&backend, &rest, options->fixed ? options->fixed : "",
@@ -611,6 +398,12 @@ ptxjit_status ptxjit_tune_result_info(ptxjit_tune_info *out, const ptxjit_tune_r
         return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "ptxjit_tune_result_info: out and result "
                         "must be given");
     const pj_tune_record *r = &result->record;
+    int pruned = 0, timed = 0, rounds = 0;
+    for (int i = 0; i < r->row_count; i++) {
+        pruned += r->rows[i].pruned;
+        timed += r->rows[i].rounds > 0 && r->rows[i].status == PTXJIT_OK;
+        rounds = r->rows[i].rounds > rounds ? r->rows[i].rounds : rounds;
+    }
     *out = (ptxjit_tune_info){
         .family = r->family,
         .problem = r->problem,
@@ -629,6 +422,9 @@ ptxjit_status ptxjit_tune_result_info(ptxjit_tune_info *out, const ptxjit_tune_r
         .noise = r->noise,
         .wall_ms = r->wall_ms,
         .compile_processes = result->processes,
+        .candidates_pruned = pruned,
+        .candidates_timed = timed,
+        .rounds = rounds,
     };
     return PTXJIT_OK;
 }
@@ -654,6 +450,8 @@ ptxjit_status ptxjit_tune_result_candidate(ptxjit_tune_candidate *out,
         .abandoned = row->abandoned,
         .winner = !result->compile_only && result->record.winner &&
                   strcmp(row->params, result->record.winner) == 0,
+        .pruned = row->pruned,
+        .rounds = row->rounds,
     };
     return PTXJIT_OK;
 }

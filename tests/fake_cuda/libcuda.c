@@ -14,7 +14,11 @@
  * cubin does not name, a launch of a function (or on a stream) of another context than the
  * current one (CUDA_ERROR_INVALID_CONTEXT). Memory is host memory, so copies and fills work.
  * fake_cuda_count(device, what) gives the tests what reached each device: loads, launches,
- * allocations, refusals. */
+ * allocations, refusals. PTX text loads too (the tuner's own kernels), for any device. Time is
+ * simulated for the tuner's timings: each launch advances a clock by an amount its module's
+ * bytes decide (0.5 to 1.5 ms, the same for the same cubin every time), and an event records
+ * the clock, so that candidates time differently and always the same. The device reports an
+ * H100's limits (registers, shared memory, threads, clock). */
 #include <cuda.h>
 #include <elf.h>
 #include <pthread.h>
@@ -56,6 +60,7 @@ struct CUstream_st {
 };
 struct CUevent_st {
     int recorded;
+    double at; /* the simulated clock when recorded, ms */
 };
 
 enum { COUNT_LOADS, COUNT_LAUNCHES, COUNT_ALLOCS, COUNT_REFUSED, COUNT_KINDS };
@@ -198,6 +203,12 @@ static CUresult device_get_attribute(int *value, CUdevice_attribute which, CUdev
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 132; break;
     case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *value = 50 << 20; break;
     case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: *value = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *value = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: *value = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = 232448; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *value = 233472; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *value = 2048; break;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *value = 1980000; break;
     default: *value = 0; break;
     }
     return CUDA_SUCCESS;
@@ -248,17 +259,25 @@ typedef struct {
     struct CUmod_st module;
     const unsigned char *image; /* the caller's: valid while loaded, as good as a copy here */
     size_t size;
+    int ptx;                    /* text: a name ends where an identifier does */
     struct CUfunc_st *functions;
     pthread_mutex_t lock;       /* functions may be asked for by several threads */
 } loaded_module;
 
+/* PTX text (a real driver compiles it for any device): a comment or a directive first. */
+static int is_ptx(const void *image)
+{
+    const char *text = image;
+    return text[0] == '/' || text[0] == '.' || text[0] == '\n';
+}
+
 static CUresult module_load_data(CUmodule *module, const void *image)
 {
     NEED_CONTEXT();
-    int sm = cubin_sm(image);
-    if (sm < 0)
+    int sm = cubin_sm(image), ptx = sm < 0 && is_ptx(image);
+    if (sm < 0 && !ptx)
         return refuse(CUDA_ERROR_INVALID_IMAGE);
-    if (sm != device_sm[current->ordinal])
+    if (!ptx && sm != device_sm[current->ordinal])
         return refuse(CUDA_ERROR_NO_BINARY_FOR_GPU);
     const Elf64_Ehdr *header = image;
     loaded_module *m = calloc(1, sizeof *m);
@@ -267,7 +286,8 @@ static CUresult module_load_data(CUmodule *module, const void *image)
     m->module.context = current;
     pthread_mutex_init(&m->lock, NULL);
     m->image = image;
-    m->size = header->e_shoff + (size_t)header->e_shnum * header->e_shentsize;
+    m->size = ptx ? strlen(image) : header->e_shoff + (size_t)header->e_shnum * header->e_shentsize;
+    m->ptx = ptx;
     add(current, COUNT_LOADS);
     *module = &m->module;
     return CUDA_SUCCESS;
@@ -288,9 +308,12 @@ static CUresult module_unload(CUmodule module)
 static int image_names(const loaded_module *m, const char *name)
 {
     size_t length = strlen(name);
-    for (size_t i = 0; i + length < m->size; i++)
-        if (memcmp(m->image + i, name, length + 1) == 0)
+    for (size_t i = 0; i + length < m->size; i++) {
+        if (m->ptx && memcmp(m->image + i, name, length) == 0 && m->image[i + length] == '(')
             return 1;
+        if (!m->ptx && memcmp(m->image + i, name, length + 1) == 0)
+            return 1;
+    }
     return 0;
 }
 
@@ -351,14 +374,32 @@ static CUresult tensor_map_encode_tiled(CUtensorMap *map, CUtensorMapDataType ty
     return CUDA_SUCCESS;
 }
 
+/* The simulated clock (ms) that launches advance and events read. */
+static double clock_ms;
+static pthread_mutex_t clock_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A launch's simulated duration: 0.5 to 1.5 ms by a hash of its module's bytes. */
+static double duration_ms(const loaded_module *m)
+{
+    unsigned long long hash = 1469598103934665603ull;
+    for (size_t i = 0; i < m->size; i++)
+        hash = (hash ^ m->image[i]) * 1099511628211ull;
+    return 0.5 + (double)(hash % 1000) / 1000.0;
+}
+
 static CUresult launch_in(CUfunction function, CUstream stream)
 {
     NEED_CONTEXT();
     if (function->module->context != current)
         return refuse(CUDA_ERROR_INVALID_CONTEXT);
     CUresult result = stream_ok(stream);
-    if (result == CUDA_SUCCESS)
+    if (result == CUDA_SUCCESS) {
         add(current, COUNT_LAUNCHES);
+        double ms = duration_ms((const loaded_module *)function->module);
+        pthread_mutex_lock(&clock_lock);
+        clock_ms += ms;
+        pthread_mutex_unlock(&clock_lock);
+    }
     return result;
 }
 
@@ -538,6 +579,9 @@ static CUresult event_record(CUevent event, CUstream stream)
 {
     NEED_CONTEXT();
     event->recorded = 1;
+    pthread_mutex_lock(&clock_lock);
+    event->at = clock_ms;
+    pthread_mutex_unlock(&clock_lock);
     return stream_ok(stream);
 }
 
@@ -549,7 +593,7 @@ static CUresult event_synchronize(CUevent event)
 
 static CUresult event_elapsed_time(float *ms, CUevent start, CUevent end)
 {
-    *ms = 0.001f;
+    *ms = end->at > start->at ? (float)(end->at - start->at) : 0.001f;
     return start->recorded && end->recorded ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 

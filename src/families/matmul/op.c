@@ -10,6 +10,7 @@
 #include "families/matmul/fit.h"
 #include "families/matmul/op.h"
 #include "families/matmul/stage.h"
+#include "families/matmul/tune_bound.h"
 #include "request/plan.h"
 
 static const char *const variant_names[] = {
@@ -653,6 +654,7 @@ static const pj_family_tune tune_ops = {
     .run = tune_run,
     .types = tune_types,
     .fix_types = "dtype and out (fixed parameters)",
+    .bound_ms = pj_matmul_tune_bound,
 };
 
 /* The operands the op stages for the problem (buffers taken as 16-byte aligned). */

@@ -135,29 +135,59 @@ static double middle_margin(const pj_tuning *t, const entrant *e, int n)
     return pj_tune_noise(best) + MIDDLE_EXTRA;
 }
 
-/* The final round: one warm run and t->runs timed runs of each finalist. */
+/* The final round: one warm run and t->runs timed runs of each finalist, taken in
+ * FINAL_PASSES passes over the finalists, each pass in the other direction (A B C, C B A,
+ * ...): a GPU's clock drifts over a round of large products (power and heat), and timing each
+ * finalist's runs back to back gave the earlier ones another GPU than the later ones — five
+ * tunings of matmul 8192^3 picked three winners, one at 0.916 of the sweep's best (H100,
+ * docs/PERFORMANCE.md 2026-11-28 02:53). Interleaved, every finalist sees the same drift. */
+#define FINAL_PASSES 4
+
 static ptxjit_status final_round(pj_tuning *t, const entrant *e, int n)
 {
-    double samples[MAX_RUNS];
-    t->best_ms = 0;
-    for (int i = 0; i < n; i++) {
-        pj_tune_row *row = &t->record.rows[e[i].index];
-        ptxjit_status status =
-            t->bench.measure(&t->bench, t->kernels[e[i].index], samples, t->runs, 1);
-        if (status != PTXJIT_OK) {
-            status = failed(t, e[i].index, status);
-            if (status != PTXJIT_OK)
-                return status;
-            continue;
+    const int runs = t->runs < MAX_RUNS ? t->runs : MAX_RUNS;
+    const int passes = runs < FINAL_PASSES ? runs : FINAL_PASSES;
+    double *samples = calloc((size_t)n * (size_t)runs, sizeof *samples);
+    int *taken = calloc((size_t)n, sizeof *taken), *alive = calloc((size_t)n, sizeof *alive);
+    if (!samples || !taken || !alive) {
+        free(samples), free(taken), free(alive);
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    ptxjit_status status = PTXJIT_OK;
+    for (int i = 0; i < n; i++)
+        alive[i] = 1;
+    for (int pass = 0; pass < passes && status == PTXJIT_OK; pass++) {
+        const int count = runs * (pass + 1) / passes - runs * pass / passes;
+        for (int j = 0; j < n && status == PTXJIT_OK; j++) {
+            const int i = pass % 2 ? n - 1 - j : j;
+            if (!alive[i])
+                continue;
+            ptxjit_status measured = t->bench.measure(&t->bench, t->kernels[e[i].index],
+                                                      samples + (size_t)i * (size_t)runs +
+                                                          taken[i],
+                                                      count, pass == 0);
+            if (measured != PTXJIT_OK) {
+                alive[i] = 0;
+                status = failed(t, e[i].index, measured);
+                continue;
+            }
+            taken[i] += count;
         }
-        pj_tune_summarize(row, samples, t->runs);
-        row->runs = t->runs;
+    }
+    t->best_ms = 0;
+    for (int i = 0; i < n && status == PTXJIT_OK; i++) {
+        if (!alive[i])
+            continue;
+        pj_tune_row *row = &t->record.rows[e[i].index];
+        pj_tune_summarize(row, samples + (size_t)i * (size_t)runs, runs);
+        row->runs = runs;
         row->rounds++;
         t->states[e[i].index] = PJ_POINT_DONE;
         if (t->best_ms <= 0 || row->median_ms < t->best_ms)
             t->best_ms = row->median_ms;
     }
-    return PTXJIT_OK;
+    free(samples), free(taken), free(alive);
+    return status;
 }
 
 ptxjit_status pj_tune_halve(pj_tuning *t)

@@ -326,8 +326,10 @@ static double reduce_bound(const pj_request *request, const uint64_t *sizes, int
     (void)sizes;
     ck_assert_int_eq(sms, 132);
     ck_assert_int_eq(clock_khz, 1980000);
-    const char *text = pj_request_canonical(request);
-    return value_of(text, "tpb") == 1024 ? 5.0 : 0;
+    char *text = pj_request_canonical(request); /* the caller's to free */
+    const double bound = text && value_of(text, "tpb") == 1024 ? 5.0 : 0;
+    free(text);
+    return bound;
 }
 
 START_TEST(a_lower_bound_above_a_measured_time_prunes)

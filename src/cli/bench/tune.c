@@ -73,6 +73,21 @@ static ptxjit_status fresh_tune(ptxjit_tune_result **out, double *ms, cli_args *
     return status;
 }
 
+
+/* The candidates that failed to compile, launch or check. */
+static int failed_candidates(const ptxjit_tune_result *result)
+{
+    ptxjit_tune_info info;
+    ptxjit_tune_result_info(&info, result);
+    int failed = 0;
+    for (int i = 0; i < info.candidate_count; i++) {
+        ptxjit_tune_candidate c;
+        ptxjit_tune_result_candidate(&c, result, i);
+        failed += c.status != PTXJIT_OK;
+    }
+    return failed;
+}
+
 /* The space compiled into the kernel cache (no GPU time), so that what follows times the
  * tuning, not compiles. */
 static ptxjit_status warm_space(ptxjit_context *context, const cli_family *f,
@@ -90,12 +105,7 @@ static ptxjit_status warm_space(ptxjit_context *context, const cli_family *f,
         return status;
     ptxjit_tune_info info;
     ptxjit_tune_result_info(&info, result);
-    int failed = 0;
-    for (int i = 0; i < info.candidate_count; i++) {
-        ptxjit_tune_candidate c;
-        ptxjit_tune_result_candidate(&c, result, i);
-        failed += c.status != PTXJIT_OK;
-    }
+    const int failed = failed_candidates(result);
     printf("  compiled into the kernel cache first: %d candidates (%d failed) in %.1f ms, %d "
            "compile worker process%s\n",
            info.candidate_count, failed, now_ms() - started, info.compile_processes,
@@ -126,12 +136,7 @@ static void tuning_line(const char *what, const ptxjit_tune_result *result, doub
 {
     ptxjit_tune_info info;
     ptxjit_tune_result_info(&info, result);
-    int excluded = 0;
-    for (int i = 0; i < info.candidate_count; i++) {
-        ptxjit_tune_candidate c;
-        ptxjit_tune_result_candidate(&c, result, i);
-        excluded += c.status != PTXJIT_OK;
-    }
+    const int excluded = failed_candidates(result);
     char rounds[128];
     rounds_text(rounds, sizeof rounds, result);
     printf("  %s: %.1f ms wall; %d candidates: %d excluded, %d pruned before running, %d timed "

@@ -405,6 +405,7 @@ static int sweep_leftovers(disk_census *c, char *dir)
     ptxjit_options options;
     ptxjit_options_init(&options);
     options.cache_dir = cache_dir;
+    options.cache_max_bytes = cfg.max_bytes; /* the trim keeps the run's cap, not the default */
     options.use_gpu = 0;
     ptxjit_context *context;
     uint64_t evicted = 0, swept = 0;

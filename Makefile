@@ -56,6 +56,7 @@ CLI := $(BUILD)/ptxjit
 TEST_RUNNER := $(BUILD)/ptxjit_tests
 # A stand-in NVRTC that counts compiles in flight, for the threads test (tests/shim/).
 TEST_SHIM := $(BUILD)/libpjtest_nvrtc_shim.so
+NVRTC_MEMO := $(BUILD)/libpjtest_nvrtc_memo.so
 STRESS := $(BUILD)/ptxjit_stress
 PLUGIN := $(BUILD)/libptxjit_llvm.so
 # A stand-in libcuda that logs cuInit: test_cli checks that --no-gpu keeps the driver unstarted;
@@ -142,6 +143,8 @@ $(STRESS): tests/stress/stress.c tests/fileio_faults.c $(STATIC_LIB)
 
 $(TEST_SHIM): tests/shim/nvrtc_shim.c | check-cuda
 	$(call say,LD,$@)$(CC) $(ALL_CFLAGS) -shared -o $@ $< -ldl -lpthread
+$(NVRTC_MEMO): tests/shim/nvrtc_memo.c | check-cuda
+	$(call say,LD,$@)$(CC) $(ALL_CFLAGS) -shared -o $@ $< -ldl -lpthread
 
 $(TEST_OBJ): CFLAGS_BASE += -Itests -DPJ_SOURCE_DIR='"$(CURDIR)"'
 # The LLVM version this build's plugin holds: part of the llvm route's cache keys.
@@ -168,8 +171,9 @@ $(FAKE_CUDA): tests/fake_cuda/libcuda.c
 # The suite runs the embedding example too (tests/test_examples.c), built as its users build
 # it; the sanitizer builds leave it out (their library needs their runtime).
 EXAMPLE_TOOL = $(if $(SAN),,$(abspath $(BUILD))/tool)
-# With CI=true the suite and the install check run as two more of the hardening targets, side
-# by side with the others (each mostly uses one processor; mk/hardening.mk).
+# With CI=true the suite (less the LLVM sweeps' whole walks, which the sanitizers sample:
+# suite-sampled) and the install check run as two more of the hardening targets, side by side
+# with the others (each mostly uses one processor; mk/hardening.mk).
 test: $(TEST_RUNNER) $(CLI) $(PLUGIN_IF_LLVM) $(FAKE_CUDA) $(if $(SAN),,examples)
 	$(Q)$(if $(SAN),:,$(MAKE) --no-print-directory house)
 	$(Q)$(if $(filter true,$(CI)),$(MAKE) --no-print-directory CI= WITH_SUITE=1 hardening,\

@@ -16,11 +16,24 @@ STRESS_SECONDS ?= 600
 
 # Longest first: they run side by side, as many as there are processors (tests/hardening.sh).
 # What several of them share in $(BUILD) is built first, so that none builds it concurrently.
-# With WITH_SUITE (CI: `make test` with CI=true) the plain suite and the install check are
-# two of them, in their place by length.
-HARDENING := valgrind-rest valgrind-llvm asan $(if $(WITH_SUITE),suite) tsan fuzz \
+# With WITH_SUITE (CI: `make test` with CI=true) the plain suite (`suite-sampled`) and the
+# install check are two of them, in their place by length.
+HARDENING := valgrind-rest valgrind-llvm asan tsan fuzz $(if $(WITH_SUITE),suite-sampled) \
 	$(if $(WITH_SUITE),install-check) test-no-llvm valgrind-families gpu-runs-check stress
-hardening: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA) $(STRESS) $(if $(WITH_SUITE),examples)
+
+# CI's plain suite: every test but the LLVM sweeps' whole walks (~2,100 kernels, ~6 of its
+# ~8 minutes on the 2-core machine), which asan and tsan sample — every SWEEP_STRIDE-th
+# request from an offset the commit picks (its hash modulo the stride), so that successive
+# commits sample different requests; the log names the offset and PTXJIT_TEST_SWEEP_OFFSET=N
+# repeats a sample. `make test` without CI runs the whole sweeps.
+SWEEP_OFFSET ?= $(shell h=$$(git rev-parse --short=6 HEAD 2>/dev/null) && \
+	echo $$(( 0x$$h % $(SWEEP_STRIDE) )) || echo 0)
+.PHONY: suite-sampled
+suite-sampled: $(TEST_RUNNER) $(CLI) $(PLUGIN_IF_LLVM) $(FAKE_CUDA) examples
+	$(Q)CK_EXCLUDE_TAGS=sweep PTXJIT_CLI=$(abspath $(CLI)) PTXJIT_EXAMPLE_TOOL=$(EXAMPLE_TOOL) \
+	    $(TEST_RUNNER)
+	$(Q)echo "suite-sampled: the LLVM sweeps left to asan and tsan (every $(SWEEP_STRIDE)th request from offset $(SWEEP_OFFSET))"
+hardening: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA) $(STRESS) $(NVRTC_MEMO) $(if $(WITH_SUITE),examples)
 	$(Q)MAKE="$(MAKE)" sh tests/hardening.sh $(BUILD)/hardening $(HARDENING)
 
 # 16 processes x 1000 requests on one cache dir (NVRTC and llvm keys), 4 killed mid-write and
@@ -42,7 +55,7 @@ stress-remote: $(STRESS)
 # compile a sample there: every SWEEP_STRIDE-th request (and the first configuration of each
 # matmul variant). LLVM itself is not instrumented; the generators and libptxjit's side are.
 SWEEP_STRIDE ?= 10
-SAN_TESTS = PTXJIT_TEST_SWEEP_STRIDE=$(SWEEP_STRIDE)
+SAN_TESTS = PTXJIT_TEST_SWEEP_STRIDE=$(SWEEP_STRIDE) PTXJIT_TEST_SWEEP_OFFSET=$(SWEEP_OFFSET)
 # intercept_tls_get_addr=0: LSan's tracking of dynamic TLS records a block of libnvrtc with
 # an impossible address and its tracer dies on it; ptxjit keeps no heap pointer in dynamic TLS.
 # asan builds with UBSan too (one build, one run of the suite for both); `make ubsan` alone
@@ -100,23 +113,35 @@ VALGRIND_OOM_STRIDE ?= 16
 # tune_search: ptxjit_tune's rounds on the fake driver, each case a tuning of a compiled space
 # (384 s under memcheck, 2026-11-28); natively and under asan and tsan it runs whole.
 VALGRIND_LEFT_OUT := tune_search
+# NVRTC itself is answered from a memo (tests/shim/nvrtc_memo.c) for the compiles the part
+# made before — the same source, options and headers in another test's process; about half
+# of them — and the log says how many; ptxjit's side of each compile runs as before.
+MEMO_DIR = $(abspath $(BUILD))/nvrtc-memo/$@
+MEMO = rm -rf $(MEMO_DIR) && mkdir -p $(MEMO_DIR) && \
+	PTXJIT_NVRTC_LIBRARY=$(abspath $(NVRTC_MEMO)) PJTEST_NVRTC_MEMO=$(MEMO_DIR)
+MEMO_TALLY = echo "nvrtc memo: $$(cat $(MEMO_DIR)/hits 2>/dev/null | wc -c) of \
+	$$(cat $(MEMO_DIR)/hits $(MEMO_DIR)/misses 2>/dev/null | wc -c) compiles answered from the memo"
 valgrind: valgrind-rest valgrind-llvm valgrind-families
-valgrind-rest: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA)
-	$(Q)PTXJIT_TEST_SUITES_EXCLUDE="$(VALGRIND_LLVM_SUITES) $(VALGRIND_FAMILY_SUITES) \
+valgrind-rest: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA) $(NVRTC_MEMO)
+	$(Q)$(MEMO) PTXJIT_TEST_SUITES_EXCLUDE="$(VALGRIND_LLVM_SUITES) $(VALGRIND_FAMILY_SUITES) \
 	    $(VALGRIND_LEFT_OUT)" \
 	    PTXJIT_TEST_WARM_COMPILERS=nvrtc PTXJIT_TEST_OOM_STRIDE=$(VALGRIND_OOM_STRIDE) \
 	    CK_EXCLUDE_TAGS=many_compiles CK_TIMEOUT_MULTIPLIER=10 \
 	    PTXJIT_CLI=$(abspath $(CLI)) $(VALGRIND) $(TEST_RUNNER)
-valgrind-llvm: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA)
-	$(Q)PTXJIT_TEST_SUITES="$(VALGRIND_LLVM_SUITES)" PTXJIT_TEST_WARM_COMPILERS=nvrtc,llvm,nvjitlink \
+	$(Q)$(MEMO_TALLY)
+valgrind-llvm: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA) $(NVRTC_MEMO)
+	$(Q)$(MEMO) PTXJIT_TEST_SUITES="$(VALGRIND_LLVM_SUITES)" \
+	    PTXJIT_TEST_WARM_COMPILERS=nvrtc,llvm,nvjitlink \
 	    PTXJIT_TEST_SWEEP_STRIDE=$(VALGRIND_SWEEP_STRIDE) CK_EXCLUDE_TAGS="ptx_content cpu_model many_compiles" \
 	    CK_TIMEOUT_MULTIPLIER=10 \
 	    PTXJIT_CLI=$(abspath $(CLI)) $(VALGRIND) $(TEST_RUNNER)
-valgrind-families: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA)
-	$(Q)PTXJIT_TEST_SUITES="$(VALGRIND_FAMILY_SUITES)" PTXJIT_TEST_WARM_COMPILERS=nvrtc \
+	$(Q)$(MEMO_TALLY)
+valgrind-families: $(TEST_RUNNER) $(CLI) $(PLUGIN) $(FAKE_CUDA) $(NVRTC_MEMO)
+	$(Q)$(MEMO) PTXJIT_TEST_SUITES="$(VALGRIND_FAMILY_SUITES)" PTXJIT_TEST_WARM_COMPILERS=nvrtc \
 	    CK_EXCLUDE_TAGS="ptx_content many_compiles" CK_TIMEOUT_MULTIPLIER=10 \
 	    PTXJIT_CLI=$(abspath $(CLI)) \
 	    $(VALGRIND) $(TEST_RUNNER)
+	$(Q)$(MEMO_TALLY)
 
 # The library, the CLI and the suite as a machine without llvm-19-dev builds them: no plugin,
 # the llvm route refusing with the fix, its tests saying they were skipped. The suites that

@@ -34,6 +34,7 @@
 //@ptxjit param beta enum(none,scaled) default=none when="variant >= wgmma" doc="scaled: + beta·C, the values C holds before the call (read by the epilogue; beta a launch value)"
 //@ptxjit param bias enum(none,column) default=none when="variant >= wgmma" doc="column: + bias[j] on column j (a launch vector of n floats)"
 //@ptxjit param act enum(none,relu,gelu) default=none when="variant >= wgmma" doc="activation applied last: relu max(x, 0); gelu its tanh form 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))"
+//@ptxjit param splits int(1..16) default=1 when="variant >= wgmma" doc="split-K: each tile's K loop cut into up to this many parts, run by different blocks, which leave their fp32 sums in a workspace the op lends; the last part of a tile to finish adds them in order and stores C. For products with fewer tiles than SMs, as in decoding"
 //@ptxjit constraint "variant == wgmma_fp8 || (variant == wgmma) == (dtype != f32)" "the SIMT, tensor_core and wgmma_tf32 variants take dtype=f32; wgmma takes dtype=bf16 or f16"
 //@ptxjit constraint "variant >= wgmma || out == f32" "out is f32, or for the wgmma variants f32, bf16 or f16"
 //@ptxjit constraint "variant != tensor_core || mma == m16n8k8" "tensor_core issues mma.sync m16n8k8 (tf32); the m64nNk16 shapes are wgmma's"
@@ -59,6 +60,7 @@
 //@ptxjit constraint "variant < wgmma || bm / (64 * consumers) * 4 * mma <= 128" "wgmma: at most 128 accumulators per thread (rows per consumer / 64 * N / 2): lower N or bm"
 //@ptxjit constraint "variant < wgmma || stages * ((bm + (8 * mma + 63) / 64 * 64) * 128 + 16) + (store == tma) * bm * 8 * mma * bytes(out) + 1024 <= 232448" "wgmma's pipeline (and store=tma's tile of C) must fit 227 KiB of shared memory: lower stages, bm or N"
 //@ptxjit constraint "variant < wgmma || variant == wgmma || b_layout == nk" "wgmma_tf32 and wgmma_fp8 read B K-major (wgmma transposes 16-bit operands only): give B as its transpose (N x K row-major) with b_layout=nk"
+//@ptxjit constraint "variant < wgmma || splits == 1 || cluster == 1" "split-K (splits > 1) runs without clusters: use cluster=1"
 //@ptxjit constraint "variant < wgmma || store != tma || 8 * mma * bytes(out) % 128 == 0" "store=tma writes C in boxes of 128 bytes: N of mma must be a multiple of 64 (16-bit out) or 32 (f32 out); use store=direct"
 //@ptxjit tune mma m16n8k8,m64n64k16,m64n128k16,m64n192k16,m64n256k16
 //@ptxjit tune bm 64,128,256
@@ -915,30 +917,54 @@ struct wg_ring {
 struct matmul_layout {
     long long c_stride;
     int ldc, batch, a_step, b_step;
+    float *partials;     // splits > 1: the parts' fp32 sums (the op's workspace)
+    unsigned *arrivals;  // splits > 1: parts arrived per tile and consumer, left at zero
 };
+
+// Split-K: a tile's K loop in parts (at most SPLITS, none empty: 5 k tiles in 4 parts run as
+// 2, 2, 1), each part a unit of the blocks' sequence; a tile's parts are adjacent in it, so
+// they run side by side and the last one waits little.
+enum : int { WG_SPLITS = WG_FAMILY ? SPLITS : 1 };
 
 // The block's tiles, in the raster order of tile_origin, product after product: sched=grid
 // the one of its index; persistent, from its (cluster's) index on, every gridDim-th.
 struct wg_tiles {
-    unsigned first, count, step, per_product;
+    unsigned first, count, step, per_product, parts, k_per_part;
 };
 
-__device__ __forceinline__ wg_tiles wg_tiles_of(int M, int N, int batch)
+__device__ __forceinline__ wg_tiles wg_tiles_of(int M, int N, int batch, int k_tiles)
 {
     const unsigned rows = BM * CLUSTER_SIZE;
     const unsigned per = ((unsigned)M + rows - 1) / rows * (((unsigned)N + WG_N - 1) / WG_N);
-    const unsigned count = per * (unsigned)batch; // the host keeps it under 2^31
+    unsigned parts = 1, k_per_part = (unsigned)k_tiles;
+    if constexpr (WG_SPLITS > 1) { // the host counts the units the same way (split_parts)
+        const unsigned most = (unsigned)k_tiles < WG_SPLITS ? (unsigned)k_tiles : WG_SPLITS;
+        k_per_part = ((unsigned)k_tiles + most - 1) / most;
+        parts = ((unsigned)k_tiles + k_per_part - 1) / k_per_part;
+    }
+    const unsigned count = per * (unsigned)batch * parts; // the host keeps it under 2^31
     return {blockIdx.x / CLUSTER_SIZE, count, WG_PERSISTENT ? gridDim.x / CLUSTER_SIZE : count,
-            per};
+            per, parts, k_per_part};
 }
 
-// Tile t of the block's sequence: its origin in its product's C, and that product.
-__device__ __forceinline__ int wg_tile(const wg_tiles &tiles, unsigned t, int M, int N,
-                                       int &row0, int &col0)
+// Unit t of the block's sequence: part `part` of tile `tile` (counted over the batch), its
+// origin in its product's C, that product, and the part's k tiles [k_begin, k_end).
+struct wg_unit {
+    unsigned tile, part;
+    int product, row0, col0, k_begin, k_end;
+};
+
+__device__ __forceinline__ wg_unit wg_unit_of(const wg_tiles &tiles, unsigned t, int M, int N,
+                                              int k_tiles)
 {
-    const unsigned product = t / tiles.per_product;
-    tile_origin(t - product * tiles.per_product, M, N, row0, col0);
-    return (int)product;
+    wg_unit u;
+    u.tile = t / tiles.parts;
+    u.part = t - u.tile * tiles.parts;
+    u.product = (int)(u.tile / tiles.per_product);
+    tile_origin(u.tile - (unsigned)u.product * tiles.per_product, M, N, u.row0, u.col0);
+    u.k_begin = (int)(u.part * tiles.k_per_part);
+    u.k_end = min(k_tiles, u.k_begin + (int)tiles.k_per_part);
+    return u;
 }
 
 // The producer: one thread keeps STAGES loads of A and B in flight, tile after tile. In a
@@ -951,14 +977,14 @@ __device__ __forceinline__ void wg_produce(char *stages, unsigned full0, unsigne
                                            int M, int N, int k_tiles, const matmul_layout &layout)
 {
     const unsigned rank = CLUSTER_SIZE > 1 ? cluster_rank() : 0;
-    const wg_tiles tiles = wg_tiles_of(M, N, layout.batch);
+    const wg_tiles tiles = wg_tiles_of(M, N, layout.batch, k_tiles);
     wg_ring ring = {0, 0};
     for (unsigned t = tiles.first; t < tiles.count; t += tiles.step) {
-        int row0, col0;
-        const int product = wg_tile(tiles, t, M, N, row0, col0);
-        const int za = product * layout.a_step, zb = product * layout.b_step;
+        const wg_unit u = wg_unit_of(tiles, t, M, N, k_tiles);
+        const int row0 = u.row0, col0 = u.col0;
+        const int za = u.product * layout.a_step, zb = u.product * layout.b_step;
 #pragma unroll 1
-        for (int kt = 0; kt < k_tiles; kt++, ring.advance()) {
+        for (int kt = u.k_begin; kt < u.k_end; kt++, ring.advance()) {
             barrier_wait(empty0 + 8 * ring.stage, ring.phase ^ 1);
             const unsigned full = full0 + 8 * ring.stage;
             const unsigned a = shared_address(stages + ring.stage * STAGE_BYTES);
@@ -1212,6 +1238,70 @@ __device__ __forceinline__ void wg_store_tma(float (&acc)[WG_MT][WG_ACC], char *
     }
 }
 
+// Split-K, after a part's K loop: its fp32 sums go to the workspace, in fragment order (the
+// pair (m, i, h) of thread t at ((m * WG_N / 8 + i) * 2 + h) * 256 + 2 t floats of the
+// consumer's slice, so that a warp's pairs of one row fill whole 32-byte sectors), rows and
+// columns inside C only: a decoding's one row writes 1/128 of the slice. Then the part counts
+// itself in; the last of the tile's parts adds every part's sums (its own read back too) in
+// part order, so the sums are the same whichever part is last, leaves the count at zero for
+// the next launch and stores C (true). The loads bypass L1 (ld.global.cg), which may hold the
+// lines of an earlier launch. Correct (the GPU suite), not yet fast: each load sits behind a
+// branch on its row and is waited for in turn, so the adding grows with parts x the tile's
+// columns (docs/PERFORMANCE.md, 2026-11-28 05:00).
+__device__ __forceinline__ bool wg_add_parts(float (&acc)[WG_MT][WG_ACC], const wg_tiles &tiles,
+                                             const wg_unit &u, int M, int N, int consumer,
+                                             const matmul_layout &layout, volatile int *last)
+{
+    enum : int { SLICE = WG_MT * 64 * WG_N }; // floats of one consumer's part of a tile
+    const int t = threadIdx.x % 128, w = t / 32, l = t % 32;
+    const size_t slot = (size_t)u.tile * WG_CONSUMERS + consumer;
+    float *parts = layout.partials + slot * tiles.parts * SLICE;
+#pragma unroll
+    for (int m = 0; m < WG_MT; m++)
+#pragma unroll
+        for (int i = 0; i < WG_N / 8; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int r = u.row0 + (consumer * WG_MT + m) * 64 + w * 16 + l / 4 + h * 8;
+                const int c = u.col0 + i * 8 + (l % 4) * 2;
+                if (r < M && c < N)
+                    __stcg(reinterpret_cast<float2 *>(parts + u.part * SLICE +
+                                                      ((m * (WG_N / 8) + i) * 2 + h) * 256 + 2 * t),
+                           make_float2(acc[m][i * 4 + h * 2], acc[m][i * 4 + h * 2 + 1]));
+            }
+    __threadfence(); // this thread's sums are visible before its part is counted
+    warpgroup_barrier(1 + consumer);
+    if (t == 0) {
+        const unsigned before = atomicAdd(layout.arrivals + slot, 1u);
+        last[consumer] = before == tiles.parts - 1;
+        if (before == tiles.parts - 1)
+            layout.arrivals[slot] = 0;
+        __threadfence(); // the other parts' sums are read after their counts were
+    }
+    warpgroup_barrier(1 + consumer);
+    if (!last[consumer])
+        return false;
+#pragma unroll 1
+    for (unsigned p = 0; p < tiles.parts; p++)
+#pragma unroll
+        for (int m = 0; m < WG_MT; m++)
+#pragma unroll
+            for (int i = 0; i < WG_N / 8; i++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const int r = u.row0 + (consumer * WG_MT + m) * 64 + w * 16 + l / 4 + h * 8;
+                    const int c = u.col0 + i * 8 + (l % 4) * 2;
+                    if (r >= M || c >= N)
+                        continue;
+                    const float2 v = __ldcg(reinterpret_cast<const float2 *>(
+                        parts + p * SLICE + ((m * (WG_N / 8) + i) * 2 + h) * 256 + 2 * t));
+                    float &x = acc[m][i * 4 + h * 2], &y = acc[m][i * 4 + h * 2 + 1];
+                    x = p ? x + v.x : v.x;
+                    y = p ? y + v.y : v.y;
+                }
+    return true;
+}
+
 __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const tensor_map *a_map,
                                              const tensor_map *b_map, const tensor_map *c_map,
                                              const matmul_epilogue &ep,
@@ -1219,6 +1309,7 @@ __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const t
 {
     extern __shared__ unsigned char dynamic_smem[];
     __shared__ alignas(8) unsigned long long full[STAGES], empty[STAGES];
+    __shared__ int last_part[2]; // split-K: per consumer, whether its part was the tile's last
     // The 128-byte swizzle repeats every 1024 bytes: align the stages (and C's tiles) to it.
     char *stages = reinterpret_cast<char *>(dynamic_smem) +
                    ((1024 - (shared_address(dynamic_smem) & 1023)) & 1023);
@@ -1242,14 +1333,18 @@ __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const t
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
         const int consumer = warpgroup - 1;
-        const wg_tiles tiles = wg_tiles_of(M, N, layout.batch);
+        const wg_tiles tiles = wg_tiles_of(M, N, layout.batch, k_tiles);
         wg_ring ring = {0, 0};
         float acc[WG_MT][WG_ACC];
         for (unsigned t = tiles.first; t < tiles.count; t += tiles.step) {
-            int row0, col0;
-            const int product = wg_tile(tiles, t, M, N, row0, col0);
+            const wg_unit u = wg_unit_of(tiles, t, M, N, k_tiles);
+            const int row0 = u.row0, col0 = u.col0, product = u.product;
             TO *c = C + product * layout.c_stride;
-            wg_consume(acc, stages, full0, empty0, consumer, k_tiles, ring);
+            wg_consume(acc, stages, full0, empty0, consumer, u.k_end - u.k_begin, ring);
+            if constexpr (WG_SPLITS > 1)
+                if (tiles.parts > 1 &&
+                    !wg_add_parts(acc, tiles, u, M, N, consumer, layout, last_part))
+                    continue; // a later part of the tile stores it
             if constexpr (WG_TMA_STORE)
                 wg_store_tma(acc, stages + STAGES * STAGE_BYTES, c_map, c, M, N, layout.ldc, row0,
                              col0, product, consumer, ep);

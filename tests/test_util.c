@@ -63,6 +63,24 @@ int test_sweep_stride(void)
     return stride > 1 ? stride : 1;
 }
 
+int test_sweep_offset(void)
+{
+    const char *text = getenv("PTXJIT_TEST_SWEEP_OFFSET");
+    int offset = text ? atoi(text) : 0;
+    return offset > 0 ? offset % test_sweep_stride() : 0;
+}
+
+int test_sweep_takes(size_t index)
+{
+    return index % (size_t)test_sweep_stride() == (size_t)test_sweep_offset();
+}
+
+size_t test_sweep_taken(size_t count)
+{
+    const size_t stride = (size_t)test_sweep_stride(), offset = (size_t)test_sweep_offset();
+    return count > offset ? (count - offset + stride - 1) / stride : 0;
+}
+
 int test_llvm_or_skip(const char *test)
 {
     if (pj_llvm_built())

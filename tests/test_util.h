@@ -34,6 +34,14 @@ ptxjit_context *test_gpu_context(const char *test);
  * runs set it (Makefile): there a compile costs 3-100 times more, and the full sweeps (~2,100
  * kernels, ~2 min natively) would outlast the CI job. */
 int test_sweep_stride(void);
+/* Which request of each stride a sweep takes: $PTXJIT_TEST_SWEEP_OFFSET (modulo the stride),
+ * else 0. CI sets it from the commit (mk/hardening.mk), so that successive commits' samples
+ * cover different requests; the run's log names it, and setting it repeats that sample. */
+int test_sweep_offset(void);
+/* 1 when a sweep takes its index-th request (from 0): index % stride == offset. */
+int test_sweep_takes(size_t index);
+/* How many of a sweep's first count requests it takes. */
+size_t test_sweep_taken(size_t count);
 /* A case of suite for the tests whose point is many compiles (sweeps of variants or options,
  * compile workers, several GPUs, tuning spaces), tagged "many_compiles": they run natively and
  * under asan, ubsan and tsan; memcheck, where one compile takes seconds, leaves them out

@@ -56,6 +56,7 @@
     X(cuMemcpyDtoHAsync, (void *, CUdeviceptr, size_t, CUstream))                            \
     X(cuEventCreate, (CUevent *, unsigned int))                                              \
     X(cuEventRecord, (CUevent, CUstream))                                                    \
+    X(cuStreamWaitEvent, (CUstream, CUevent, unsigned int))                                  \
     X(cuEventSynchronize, (CUevent))                                                         \
     X(cuEventElapsedTime, (float *, CUevent, CUevent))                                       \
     X(cuEventDestroy, (CUevent))

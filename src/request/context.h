@@ -101,6 +101,8 @@ struct ptxjit_context {
                                       lock may still be walking them */
     struct pj_tune_memo *tune_memo; /* tuning records and auto resolutions (records/memo.c,
                                        its own lock); made under lock (auto.c) */
+    struct pj_scratch *scratch;     /* the device workspace the family ops borrow (scratch.h);
+                                       NULL until first borrowed; made under lock */
 };
 
 /* ---- context.c ---- */

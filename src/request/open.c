@@ -12,6 +12,7 @@
 #include "select.h"
 #include "front.h"
 #include "open_contexts.h"
+#include "scratch.h"
 #include "util/count.h"
 #include "records/memo.h"
 #include "remote/remote.h"
@@ -255,6 +256,7 @@ static void close_context(ptxjit_context *context)
     CUcontext saved = NULL;
     if (context->driver)
         pj_gpu_enter(context, &saved);
+    pj_scratch_free(context); /* after the GPU is done with it: before the modules go */
     pj_kernel_free_all(context);
     pj_tune_memo_free(context->tune_memo);
     if (context->driver) {

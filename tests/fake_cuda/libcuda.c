@@ -575,6 +575,14 @@ static CUresult event_create(CUevent *event, unsigned flags)
     return *event ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
+/* Streams run in order here: waiting is checking the handles. */
+static CUresult stream_wait_event(CUstream stream, CUevent event, unsigned flags)
+{
+    NEED_CONTEXT();
+    (void)flags;
+    return event ? stream_ok(stream) : CUDA_ERROR_INVALID_HANDLE;
+}
+
 static CUresult event_record(CUevent event, CUstream stream)
 {
     NEED_CONTEXT();
@@ -649,6 +657,7 @@ static const struct {
     {"cuMemcpyDtoHAsync", (void *)memcpy_dtoh_async},
     {"cuEventCreate", (void *)event_create},
     {"cuEventRecord", (void *)event_record},
+    {"cuStreamWaitEvent", (void *)stream_wait_event},
     {"cuEventSynchronize", (void *)event_synchronize},
     {"cuEventElapsedTime", (void *)event_elapsed_time},
     {"cuEventDestroy", (void *)event_destroy},

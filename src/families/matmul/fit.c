@@ -35,8 +35,8 @@ static const pj_matmul_fit_tile smaller_tiles[] = {
 
 /* The words that set the tile or its pipeline: a request that names any of them (or tunes
  * one: PARAM=auto) is taken as written. */
-static const char *const tile_words[] = {"mma",  "bm",    "consumers", "stages",
-                                         "sched", "group", "cluster",   "store"};
+static const char *const tile_words[] = {"mma",   "bm",      "consumers", "stages", "sched",
+                                         "group", "cluster", "store",     "splits"};
 
 int pj_matmul_fit_names_tile(const char *params)
 {

@@ -10,7 +10,7 @@ typedef struct {
 } pj_matmul_fit_tile;
 
 /* 1 when params names a parameter of the tile or its pipeline (mma, bm, consumers, stages,
- * sched, group, cluster, store): the request is then taken as written. */
+ * sched, group, cluster, store, splits): the request is then taken as written. */
 int pj_matmul_fit_names_tile(const char *params);
 
 /* The smaller tile predicted fastest for an m x n C on sms SMs, where it is predicted at most

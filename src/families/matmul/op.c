@@ -12,12 +12,23 @@
 #include "families/matmul/stage.h"
 #include "families/matmul/tune_bound.h"
 #include "request/plan.h"
+#include "request/scratch.h"
 
 static const char *const variant_names[] = {
 #define PJ_VARIANT_NAME(name, id) #name,
     PJ_MATMUL_VARIANTS(PJ_VARIANT_NAME)
 #undef PJ_VARIANT_NAME
 };
+
+unsigned pj_matmul_parts(const matmul_config *config, size_t k)
+{
+    if (config->splits <= 1 || !pj_matmul_is_wgmma(config->variant))
+        return 1;
+    const uint64_t k_tiles = ((uint64_t)k + (uint64_t)config->bk - 1) / (uint64_t)config->bk;
+    const uint64_t most = k_tiles < (uint64_t)config->splits ? k_tiles : (uint64_t)config->splits;
+    const uint64_t per_part = (k_tiles + most - 1) / most;
+    return (unsigned)((k_tiles + per_part - 1) / per_part);
+}
 
 /* Blocks of the grid: the tiles of C, row tiles rounded up to whole clusters. */
 uint64_t pj_matmul_blocks(const matmul_config *config, size_t m, size_t n)
@@ -246,20 +257,36 @@ static ptxjit_status launch(ptxjit_kernel *kernel, const matmul_config *config,
                 pc = s->c + first * s->c_stride * out;
     int im = (int)l->m, in_ = (int)s->n_kernel, ik = (int)l->k;
     pj_matmul_layout_args layout = {(long long)s->c_stride, (int)s->c_pitch, (int)products,
-                                    s->a_stride != 0, s->b_stride != 0};
+                                    s->a_stride != 0, s->b_stride != 0, 0, 0};
     void *args[] = {&pa, &pb, &pc, &im, &in_, &ik, &maps[0], &maps[1], &maps[2], values, &layout};
     const uint64_t tiles = pj_matmul_blocks(config, l->m, s->n_kernel) * (uint64_t)products;
-    ptxjit_dim3 grid = {(unsigned)tiles, 1, 1};
+    const unsigned parts = pj_matmul_parts(config, l->k);
+    ptxjit_dim3 grid = {(unsigned)(tiles * parts), 1, 1};
     if (config->persistent) {
         ptxjit_status status = persistent_blocks(&grid.x, kernel, config,
-                                                 tiles / (uint64_t)config->cluster);
+                                                 tiles * parts / (uint64_t)config->cluster);
         if (status != PTXJIT_OK)
             return status;
     }
     ptxjit_dim3 block = {(unsigned)config->threads, 1, 1};
     ptxjit_dim3 cluster = {(unsigned)config->cluster, 1, 1};
-    return ptxjit_launch_cluster(kernel, NULL, grid, block, cluster, config->shared_bytes, stream,
-                                 args);
+    if (parts == 1)
+        return ptxjit_launch_cluster(kernel, NULL, grid, block, cluster, config->shared_bytes,
+                                     stream, args);
+    /* Split-K: an arrival count per tile and consumer, kept at zero between launches, and
+     * every part's fp32 sums of its tile (scratch.h orders the borrowers). */
+    pj_scratch_lease lease;
+    ptxjit_status status = pj_scratch_borrow(
+        &lease, kernel->context, tiles * (uint64_t)config->consumers * sizeof(unsigned),
+        tiles * parts * (uint64_t)config->bm * (uint64_t)config->tile_n * sizeof(float),
+        (CUstream)stream);
+    if (status != PTXJIT_OK)
+        return status;
+    layout.arrivals = lease.zeroed;
+    layout.partials = lease.loose;
+    status = ptxjit_launch_cluster(kernel, NULL, grid, block, cluster, config->shared_bytes,
+                                   stream, args);
+    return pj_scratch_return(kernel->context, (CUstream)stream, status);
 }
 
 /* tensor_core with load=tma: A in boxes of bk columns x bm rows, B of 32 columns x bk rows, of
@@ -305,11 +332,12 @@ static ptxjit_status launch_products(ptxjit_kernel *kernel, const matmul_config 
     return status;
 }
 
-/* The grid of the template's wgmma kernels counts every product's tiles in 32 bits. */
+/* The grid of the template's wgmma kernels counts every product's tiles (times split-K's
+ * parts) in 32 bits. */
 static ptxjit_status check_batch_tiles(const matmul_config *config, pj_matmul_takes takes,
                                        const pj_matmul_layout *l)
 {
-    const uint64_t tiles = pj_matmul_blocks(config, l->m, l->n);
+    const uint64_t tiles = pj_matmul_blocks(config, l->m, l->n) * pj_matmul_parts(config, l->k);
     if (takes != PJ_MATMUL_TAKES_BATCH || l->batch <= 0x7fffffff / tiles)
         return PTXJIT_OK;
     return pj_error(PTXJIT_ERR_INVALID_ARGUMENT, "matmul: %zu products of %llu tiles each are "

@@ -19,7 +19,12 @@ typedef struct {
 typedef struct {
     long long c_stride;
     int ldc, batch, a_step, b_step;
+    CUdeviceptr partials, arrivals; /* splits > 1: the context's workspace (request/scratch.h) */
 } pj_matmul_layout_args;
+
+/* Split-K's parts of each tile of an n x k product, as the kernel counts them (the template's
+ * wg_tiles_of): at most config->splits, none empty; 1 without split-K. */
+unsigned pj_matmul_parts(const matmul_config *config, size_t k);
 
 /* The rows a batch's plan fits its tile to: m where there is one product; else the rows of
  * every product's whole 64-row tiles (a product's tiles never span two), UINT64_MAX past

@@ -40,7 +40,7 @@ static inline int pj_matmul_is_wgmma(matmul_variant v)
     return v == MATMUL_WGMMA || v == MATMUL_WGMMA_TF32 || v == MATMUL_WGMMA_FP8;
 }
 
-#define PJ_MATMUL_LLVM_VERSION 4
+#define PJ_MATMUL_LLVM_VERSION 5
 #define PJ_MATMUL_LLVM_VARIANTS PJ_VARIANT_LIST_TEXT(PJ_MATMUL_LLVM_LIST)
 
 /* The tile parameters that decide a block's size (those a variant lacks are ignored). */
@@ -121,6 +121,7 @@ typedef struct {
     int store_tma;          /* store=tma: C through shared memory and a third tensor map */
     int b_nk;               /* b_layout=nk: B given as its transpose, N x K row-major */
     int alpha, beta, bias;  /* alpha=scaled, beta=scaled, bias=column */
+    int splits;             /* split-K: at most this many parts of each tile's K loop */
     int act;                /* 0 none, 1 relu, 2 gelu */
     /* The work inside a block, which the kernel's code depends on and the op's launch only
      * through threads (each as the request gives it, also where the variant ignores it): */
@@ -155,8 +156,10 @@ static inline void pj_matmul_decode_wgmma(matmul_config *out, const pj_param_rea
     const pj_param_value cluster = pj_read(r, "cluster"), sched = pj_read(r, "sched"),
                          store = pj_read(r, "store"), b_layout = pj_read(r, "b_layout"),
                          alpha = pj_read(r, "alpha"), beta = pj_read(r, "beta"),
-                         bias = pj_read(r, "bias"), act = pj_read(r, "act");
+                         bias = pj_read(r, "bias"), act = pj_read(r, "act"),
+                         splits = pj_read(r, "splits");
     out->cluster = cluster.present ? (int)cluster.value : 1;
+    out->splits = splits.present ? (int)splits.value : 1;
     out->persistent = pj_read_is(&sched, "persistent");
     out->store_tma = pj_read_is(&store, "tma");
     out->b_nk = pj_read_is(&b_layout, "nk");
@@ -184,6 +187,7 @@ static inline void pj_matmul_decode_tile(matmul_config *out, const pj_param_read
     out->stages = (int)w->stages.value;
     out->consumers = (int)w->consumers.value;
     out->cluster = 1;
+    out->splits = 1;
     if (wgmma)
         pj_matmul_decode_wgmma(out, r);
     if (out->variant == MATMUL_TENSOR_CORE) { /* cp_async and no prefetch where absent */

@@ -8,6 +8,7 @@
 #include "families/matmul/layout_plan.h"
 #include "families/matmul/op.h"
 #include "families/matmul/stage.h"
+#include "request/plan.h"
 #include "test_util.h"
 
 static void expect_canonical(ptxjit_context *context, const char *params, const char *want)
@@ -48,29 +49,29 @@ START_TEST(matmul_defaults_follow_the_variant)
      * fastest on the H100, docs/PERFORMANCE.md). */
     expect_canonical(context, "", "act=none alpha=none b_layout=kn beta=none bias=none bm=128 "
                                   "cluster=1 consumers=2 dtype=bf16 group=8 mma=m64n256k16 "
-                                  "out=bf16 sched=persistent stages=3 store=tma variant=wgmma");
+                                  "out=bf16 sched=persistent splits=1 stages=3 store=tma variant=wgmma");
     expect_canonical(context, "dtype=f16", "act=none alpha=none b_layout=kn beta=none bias=none "
                                            "bm=128 cluster=1 consumers=2 dtype=f16 group=8 "
-                                           "mma=m64n256k16 out=f16 sched=persistent stages=3 "
+                                           "mma=m64n256k16 out=f16 sched=persistent splits=1 stages=3 "
                                            "store=tma variant=wgmma");
     expect_canonical(context, "out=f32", "act=none alpha=none b_layout=kn beta=none bias=none "
                                          "bm=128 cluster=1 consumers=2 dtype=bf16 group=8 "
-                                         "mma=m64n256k16 out=f32 sched=persistent stages=3 "
+                                         "mma=m64n256k16 out=f32 sched=persistent splits=1 stages=3 "
                                          "store=direct variant=wgmma"); /* 128 KiB: no room */
     expect_canonical(context, "mma=m64n200k16", "act=none alpha=none b_layout=kn beta=none "
                                                 "bias=none bm=128 cluster=1 consumers=2 "
                                                 "dtype=bf16 group=8 mma=m64n200k16 out=bf16 "
-                                                "sched=persistent stages=3 store=direct "
+                                                "sched=persistent splits=1 stages=3 store=direct "
                                                 "variant=wgmma"); /* not whole boxes */
     /* tf32 and fp8 through wgmma: B K-major by default (their only layout), fp8 out bf16. */
     expect_canonical(context, "variant=wgmma_tf32",
                      "act=none alpha=none b_layout=nk beta=none bias=none bm=128 cluster=1 "
                      "consumers=2 dtype=f32 group=8 mma=m64n256k16 out=f32 sched=persistent "
-                     "stages=4 store=direct variant=wgmma_tf32");
+                     "splits=1 stages=4 store=direct variant=wgmma_tf32");
     expect_canonical(context, "variant=wgmma_fp8",
                      "act=none alpha=none b_layout=nk beta=none bias=none bm=128 cluster=1 "
                      "consumers=2 fp8=e4m3 group=8 mma=m64n256k16 out=bf16 sched=persistent "
-                     "stages=3 store=tma variant=wgmma_fp8");
+                     "splits=1 stages=3 store=tma variant=wgmma_fp8");
     expect_canonical(context, "variant=block_tiled_vectorized",
                      "bk=16 bm=128 bn=128 dtype=f32 group=1 out=f32 tm=8 tn=8 "
                      "variant=block_tiled_vectorized");
@@ -223,6 +224,10 @@ START_TEST(matmul_wgmma_variants_compile_to_their_instructions)
     expect_in_ptx(context, "bias=column", "ld.global.nc.f32");
     expect_in_ptx(context, "variant=wgmma_fp8 out=f16", "cvt.rn.f16x2.f32");
     expect_in_ptx(context, "out=f16", "cvt.rn.f16x2.f32"); /* bf16 in, f16 out */
+    /* Split-K: the parts' count, their sums through L2 only, none of it without splits. */
+    expect_in_ptx(context, "splits=4", "atom.global.add.u32");
+    expect_in_ptx(context, "splits=3 store=direct bm=64 consumers=1 mma=m64n128k16", "ld.global.cg.v2.f32");
+    expect_not_in_ptx(context, "", "atom.global.add.u32");
     expect_in_ptx(context, "variant=wgmma_fp8 sched=persistent store=tma cluster=2 alpha=scaled "
                            "beta=scaled bias=column act=gelu mma=m64n128k16",
                   ".multicast::cluster");
@@ -697,7 +702,8 @@ START_TEST(matmul_fit_leaves_a_named_tile_alone)
 {
     static const char *const named[] = {"mma=m64n64k16", "variant=wgmma stages=4", "bm=64",
                                         "consumers=1 bm=64", "sched=grid", "group=4",
-                                        "cluster=2", "store=direct", "  dtype=f16\tgroup=16 "};
+                                        "cluster=2", "store=direct", "  dtype=f16\tgroup=16 ",
+                                        "splits=1"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(named); i++)
         ck_assert_msg(pj_matmul_fit_names_tile(named[i]), "%s", named[i]);
     static const char *const open[] = {NULL, "", "variant=wgmma", "dtype=f16 out=f32",
@@ -738,6 +744,51 @@ START_TEST(matmul_fit_chooses_by_shape)
     ck_assert_ptr_null(pj_matmul_fit_choose(128, 8192, 128, 256, 0));
     ck_assert_ptr_null(pj_matmul_fit_choose(0, 8192, 128, 256, 132));
     ck_assert_ptr_null(pj_matmul_fit_choose(64, 64, 64, 64, 132));
+}
+END_TEST
+
+/* Split-K is taken where a request names it (the fit does not choose it yet: the parts'
+ * adding is not yet fast, docs/PERFORMANCE.md), its parts counted as the kernel counts them
+ * (none empty); it runs without clusters. */
+START_TEST(matmul_plan_splits_k_where_named)
+{
+    ptxjit_context *context = test_open_offline(NULL);
+    static const struct {
+        const char *params;
+        uint64_t m, n, k;
+        const char *want; /* in the plan's request; NULL: no splits= but splits=1 */
+    } cases[] = {
+        {"", 1, 4096, 4096, NULL},
+        {"", 8192, 8192, 8192, NULL},
+        {"splits=1", 1, 4096, 4096, NULL},
+        {"splits=3", 1, 4096, 4096, "splits=3"},
+        {"variant=wgmma_fp8 splits=5", 16, 4096, 4096, "splits=5"},
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
+        pj_plan plan;
+        const uint64_t sizes[] = {cases[i].m, cases[i].n, cases[i].k};
+        ck_assert_msg(pj_plan_make(&plan, context, &pj_family_matmul, cases[i].params, sizes) ==
+                          PTXJIT_OK,
+                      "%s: %s", cases[i].params, ptxjit_last_error());
+        ck_assert_msg(cases[i].want ? strstr(plan.params, cases[i].want) != NULL
+                                    : !strstr(plan.params, "splits=") ||
+                                          strstr(plan.params, "splits=1"),
+                      "%s on %llux%llux%llu: %s", cases[i].params, (unsigned long long)cases[i].m,
+                      (unsigned long long)cases[i].n, (unsigned long long)cases[i].k, plan.params);
+        pj_plan_free(&plan);
+    }
+    matmul_config config = {.variant = MATMUL_WGMMA, .bk = 64, .splits = 5};
+    ck_assert_uint_eq(pj_matmul_parts(&config, 1000), 4); /* 16 k tiles: 4 + 4 + 4 + 4 */
+    ck_assert_uint_eq(pj_matmul_parts(&config, 64 * 5), 5);
+    ck_assert_uint_eq(pj_matmul_parts(&config, 64 * 3), 3);
+    ck_assert_uint_eq(pj_matmul_parts(&config, 1), 1);
+    config.splits = 1;
+    ck_assert_uint_eq(pj_matmul_parts(&config, 4096), 1);
+    char *canonical = NULL;
+    ck_assert_int_eq(ptxjit_canonical_params(&canonical, context, "matmul", "splits=2 cluster=2"),
+                     PTXJIT_ERR_PARAM);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "use cluster=1"));
+    ptxjit_close(context);
 }
 END_TEST
 
@@ -787,6 +838,7 @@ Suite *suite_matmul(void)
     tcase_add_test(tc, matmul_fit_leaves_a_named_tile_alone);
     tcase_add_test(tc, matmul_fit_chooses_by_shape);
     tcase_add_test(tc, matmul_fit_tiles_suit_every_wgmma_request);
+    tcase_add_test(tc, matmul_plan_splits_k_where_named);
     suite_add_tcase(suite, tc);
     /* What each variant's PTX holds: some forty compiles of the matmul template, seconds each
      * under memcheck, which valgrind-families leaves out by this tag (mk/hardening.mk); the

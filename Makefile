@@ -226,5 +226,6 @@ clean:
 	rm -rf $(BUILD)
 
 include mk/hardening.mk
+include mk/python.mk
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

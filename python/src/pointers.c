@@ -52,9 +52,12 @@ static int module_starts_with(PyObject *type, const char *prefix)
     return match;
 }
 
-static int decide(PyObject *object)
+/* How to read object; *per_type 1 when every object of its type reads the same way (the
+ * type itself has the attribute), 0 when only this object says (an instance attribute). */
+static int decide(PyObject *object, int *per_type)
 {
     PyObject *type = (PyObject *)Py_TYPE(object);
+    *per_type = 1;
     if (find_torch() && PyObject_IsInstance(object, torch_tensor) == 1)
         return READ_TORCH;
     PyErr_Clear();
@@ -63,7 +66,12 @@ static int decide(PyObject *object)
         return READ_CUPY;
     if (interface)
         return READ_INTERFACE;
-    return PyObject_HasAttr(type, str_dlpack) ? READ_DLPACK : 0;
+    if (PyObject_HasAttr(type, str_dlpack))
+        return READ_DLPACK;
+    *per_type = 0;
+    if (PyObject_HasAttr(object, str_interface))
+        return READ_INTERFACE;
+    return PyObject_HasAttr(object, str_dlpack) ? READ_DLPACK : 0;
 }
 
 static int how_to_read(PyObject *object)
@@ -72,8 +80,9 @@ static int how_to_read(PyObject *object)
     for (int i = 0; i < seen_count; i++)
         if (seen[i].type == type)
             return seen[i].how;
-    int how = decide(object);
-    if (seen_count < (int)(sizeof seen / sizeof seen[0])) {
+    int per_type;
+    int how = decide(object, &per_type);
+    if (per_type && seen_count < (int)(sizeof seen / sizeof seen[0])) {
         seen[seen_count].type = Py_NewRef(type);
         seen[seen_count++].how = how;
     }

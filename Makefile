@@ -175,6 +175,7 @@ test: $(TEST_RUNNER) $(CLI) $(PLUGIN_IF_LLVM) $(FAKE_CUDA) $(if $(SAN),,examples
 	$(Q)$(if $(filter true,$(CI)),$(MAKE) --no-print-directory CI= WITH_SUITE=1 hardening,\
 	    $(MAKE) --no-print-directory CI= suite)
 	$(Q)$(if $(SAN)$(filter true,$(CI)),:,$(MAKE) --no-print-directory install-check)
+	$(Q)$(if $(SAN)$(filter true,$(CI)),:,$(MAKE) --no-print-directory python-test)
 
 .PHONY: suite
 suite: $(TEST_RUNNER) $(CLI) $(PLUGIN_IF_LLVM) $(FAKE_CUDA) $(if $(SAN),,examples)

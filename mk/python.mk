@@ -8,9 +8,12 @@
 
 # The Python that builds and tests: the first of these that has pytest, else python3 (the
 # tests then run under python/tests/run.py, which needs nothing beyond the standard library).
-PYTHON ?= $(or $(shell for p in python3 /usr/bin/python3; do \
+# Both are looked up once, when first used ($(eval) caches them), not at every make.
+FIND_PYTHON = $(or $(shell for p in python3 /usr/bin/python3; do \
     $$p -c 'import pytest' >/dev/null 2>&1 && { echo $$p; break; }; done),python3)
-PY_INCLUDE = $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+PYTHON ?= $(eval PYTHON := $(FIND_PYTHON))$(PYTHON)
+PY_INCLUDE = $(eval PY_INCLUDE := $(shell $(PYTHON) -c \
+    'import sysconfig; print(sysconfig.get_paths()["include"])'))$(PY_INCLUDE)
 PY_BUILD := $(BUILD)/python
 PY_PACKAGE := $(PY_BUILD)/ptxjit
 PY_EXT := $(PY_PACKAGE)/_ptxjit.abi3.so
@@ -44,3 +47,8 @@ python: $(PY_EXT) $(PY_FLOOR) $(CLI) $(FAKE_CUDA) $(PLUGIN_IF_LLVM)
 python-test: python
 	$(Q)PYTHONPATH=$(abspath $(PY_BUILD)) PTXJIT_TEST_BUILD=$(abspath $(BUILD)) \
 	    sh python/tests/run.sh $(PYTHON)
+
+# `make test` runs the tests (Makefile); with CI=true they are one more lane of the hardening
+# targets, side by side with the others.
+HARDENING += $(if $(WITH_SUITE),python-test)
+hardening: $(if $(WITH_SUITE),python)

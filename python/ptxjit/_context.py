@@ -2,6 +2,7 @@
 context per device for the ops, and DeviceArray, device memory for programs without torch or
 CuPy. Requests, launches and everything else are the C core's (_ptxjit)."""
 import array as _array
+import os
 import threading
 
 from . import _ptxjit
@@ -37,7 +38,15 @@ class Context(_ptxjit.Context):
 
     templates: directories of templates, and (name, text) pairs registered from memory.
     ctx.kernel(family, params=None, **params) gives a Kernel; close() (or a with block) frees
-    the context and every kernel it made."""
+    the context and every kernel it made. include_dirs: directories a template's #include
+    may name, added to compile_options as -I words."""
+
+    def __init__(self, *args, include_dirs=None, **options):
+        if include_dirs:
+            words = [options.get("compile_options") or ""]
+            words += [f"-I{os.fspath(d)}" for d in include_dirs]
+            options["compile_options"] = " ".join(w for w in words if w)
+        super().__init__(*args, **options)
 
     def tune(self, family, problem, *, fixed=None, space=None, run=None, check=None,
              threads=0, runs=0, retune=False, compile_only=False, exhaustive=False,

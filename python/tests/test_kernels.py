@@ -135,3 +135,15 @@ def test_the_disk_cache_answers_a_new_context(tmp_path):
         stats = ctx.cache_stats()
         assert stats["entries"] >= 1 and stats["hits"] >= 1
         assert os.path.isdir(ctx.cache_dir)
+
+
+def test_include_dirs_reach_the_compile(tmp_path):
+    headers = tmp_path / "include"
+    headers.mkdir()
+    (headers / "scale.cuh").write_text("#define SCALE 5\n")
+    template = AXPY.replace("extern", '#include "scale.cuh"\nextern').replace(
+        "a * x[i]", "SCALE * a * x[i]")
+    with ptxjit.Context(use_gpu=False, templates=[("axpy.cu", template)],
+                        include_dirs=[headers]) as ctx:
+        k = ctx.kernel("axpy")
+        assert k.compile_options == f"-I{headers}"

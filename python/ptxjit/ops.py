@@ -43,8 +43,9 @@ def _check_out(out, shape, dtype, what="out"):
     return o
 
 
-def _prepare(x, out, shape, dtype=None, what="x"):
-    v = _arrays.contiguous(_arrays.view(x, what), what)
+def _prepare(v, out, shape, dtype=None, what="x"):
+    """v made dense, and the output: out checked, or a new one of v's library."""
+    v = _arrays.contiguous(v, what)
     dtype = dtype or v.dtype
     if out is None:
         out = _arrays.empty_like(v, shape, dtype)
@@ -54,10 +55,11 @@ def _prepare(x, out, shape, dtype=None, what="x"):
 def softmax(x, out=None, *, dim=-1, stream=None, context=None, params=None, **kw):
     """Row-wise softmax along the last dimension (f32, f16, bf16): out = exp(x - max) / sum.
     out may be x (in place)."""
-    if dim not in (-1, len(getattr(x, "shape", ())) - 1):
+    v = _arrays.view(x, "x")
+    shape = v.shape
+    if dim not in (-1, len(shape) - 1):
         raise ParamError("softmax: dim must be the last dimension (-1); move it there first")
-    shape = tuple(x.shape)
-    v, out, o = _prepare(x, out, shape)
+    v, out, o = _prepare(v, out, shape)
     if v.dtype not in ("f32", "f16", "bf16"):
         raise ParamError(f"softmax: dtype {v.dtype} is not f32, f16 or bf16")
     cols = shape[-1] if shape else 1
@@ -108,10 +110,11 @@ _TRANSPOSE_AS = {"f32": "f32", "i32": "f32", "u32": "f32", "f16": "f16", "bf16":
 def transpose(x, out=None, *, stream=None, context=None, params=None, **kw):
     """The transpose of a 2-D array (rows x cols -> cols x rows), bit-exact; 4-byte integers
     move as f32, 8-byte ones as f64."""
-    if len(x.shape) != 2:
-        raise ParamError(f"transpose: x must be 2-D, not of shape {tuple(x.shape)}")
-    rows, cols = x.shape
-    v, out, o = _prepare(x, out, (cols, rows))
+    v = _arrays.view(x, "x")
+    if len(v.shape) != 2:
+        raise ParamError(f"transpose: x must be 2-D, not of shape {v.shape}")
+    rows, cols = v.shape
+    v, out, o = _prepare(v, out, (cols, rows))
     moved = _TRANSPOSE_AS.get(v.dtype)
     if moved is None:
         raise ParamError(f"transpose: dtype {v.dtype} is not moved by the kernel")

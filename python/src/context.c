@@ -441,15 +441,15 @@ static PyObject *request_kernel(pyx_context *self, PyObject *const *args, Py_ssi
     Py_BEGIN_ALLOW_THREADS
     status = get_kernel(&kernel, self->context, &r, &origin);
     Py_END_ALLOW_THREADS
-    PYX_BUSY_END(self);
     PyObject *wrapper = NULL;
     if (status == PTXJIT_ERR_UNSUPPORTED && r.problem && r.options)
         pyx_raise_message(status, "kernel(): problem= (auto parameters) takes no "
                                   "compile_options=; give the context's compile_options instead");
     else if (status != PTXJIT_OK)
         pyx_raise(status);
-    else
+    else /* still busy: a close waiting in another thread must not free it under us */
         wrapper = pyx_context_wrap_kernel(self, kernel, origin);
+    PYX_BUSY_END(self);
     if (wrapper && key && r.memo && PyDict_SetItem(self->memo, key, wrapper) < 0)
         PyErr_Clear();
     Py_XDECREF(r.params_text);

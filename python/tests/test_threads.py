@@ -91,3 +91,16 @@ def test_closing_waits_for_a_compile_running_in_another_thread():
     ctx.close()
     thread.join()
     assert ctx.closed and len(outcome) == 1
+
+
+def test_an_unreferenced_context_and_its_kernels_are_collected():
+    import gc
+    import weakref
+
+    ctx = ptxjit.Context(use_gpu=False)
+    kernel = ctx.kernel("reduce", tpb=64)
+    assert kernel.entries == ("reduce_kernel",)
+    probe = weakref.ref(ctx)
+    del ctx, kernel
+    gc.collect()
+    assert probe() is None

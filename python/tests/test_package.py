@@ -84,3 +84,27 @@ def test_pip_installs_the_package_into_a_fresh_venv_offline(tmp_path):
                          cwd=str(tmp_path))
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "batch=4 dtype=i32 tpb=128 variant=vectorized"
+
+
+def _other_pythons():
+    """Interpreters of CPython 3.12 and later on PATH or under pyenv, for the ABI check."""
+    import glob
+    found = {shutil.which(f"python3.{minor}") for minor in range(12, 20)}
+    root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    found.update(glob.glob(os.path.join(root, "versions", "3.1[2-9]*", "bin", "python3")))
+    return sorted(p for p in found if p)
+
+
+def test_the_one_build_imports_under_every_later_cpython_found():
+    pythons = _other_pythons()
+    if not pythons:
+        skip("no CPython 3.12 or later here to import the 3.11 build with")
+    check = ("import sys; sys.path.insert(0, %r)\n"
+             "import ptxjit\n"
+             "with ptxjit.Context(use_gpu=False, disk_cache=False) as ctx:\n"
+             "    k = ctx.kernel('reduce', tpb=64)\n"
+             "    assert ctx.kernel('reduce', 'tpb=64') is k and '.entry' in k.ptx\n"
+             "print(sys.version_info[:2])\n") % os.path.join(BUILD, "python")
+    for python in pythons:
+        run = subprocess.run([python, "-c", check], capture_output=True, text=True)
+        assert run.returncode == 0, (python, run.stderr[-2000:])

@@ -92,7 +92,9 @@ def _other_pythons():
     found = {shutil.which(f"python3.{minor}") for minor in range(12, 20)}
     root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
     found.update(glob.glob(os.path.join(root, "versions", "3.1[2-9]*", "bin", "python3")))
-    return sorted(p for p in found if p)
+    runs = [p for p in found if p and subprocess.run([p, "-c", "pass"],
+                                                      capture_output=True).returncode == 0]
+    return sorted(runs)  # (a pyenv shim of a version not selected does not run)
 
 
 def test_the_one_build_imports_under_every_later_cpython_found():

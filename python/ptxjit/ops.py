@@ -20,7 +20,8 @@ def _stream_of(stream, v):
         if hasattr(stream, name):
             return getattr(stream, name)
     if hasattr(stream, "__cuda_stream__"):
-        return stream.__cuda_stream__()[1]
+        pair = stream.__cuda_stream__
+        return (pair() if callable(pair) else pair)[1]
     raise ParamError("stream must be None, an int handle, or a torch or CuPy stream")
 
 

@@ -211,7 +211,11 @@ int pyx_device_pointer(PyObject *object, uint64_t *out)
 static PyObject *stream_handle_object(PyObject *object)
 {
     if (PyObject_HasAttrString(object, "__cuda_stream__")) {
-        PyObject *pair = PyObject_CallMethod(object, "__cuda_stream__", NULL);
+        /* a method by the protocol; a plain (version, handle) attribute is taken too */
+        PyObject *member = PyObject_GetAttrString(object, "__cuda_stream__");
+        PyObject *pair = member && PyCallable_Check(member) ? PyObject_CallNoArgs(member)
+                                                            : Py_XNewRef(member);
+        Py_XDECREF(member);
         PyObject *handle = pair && PyTuple_Check(pair) && PyTuple_Size(pair) == 2
                                ? Py_NewRef(PyTuple_GetItem(pair, 1))
                                : NULL;

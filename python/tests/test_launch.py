@@ -50,6 +50,13 @@ class Stream:
         self.cuda_stream = handle
 
 
+class ProtocolStream:
+    """A stream of the __cuda_stream__ protocol: (version, handle)."""
+
+    def __cuda_stream__(self):
+        return (0, 0)
+
+
 def open_axpy():
     needs_launch()
     ctx = ptxjit.Context(templates=[("axpy.cu", AXPY), ("scalars.cu", SCALARS)])
@@ -76,11 +83,12 @@ def test_a_launch_with_arrays_ints_and_floats_reaches_the_driver():
         k((1, 1, 1), (256,), 2, x.ptr, y, 4, stream=None, shared=0)
         k(1, 256, 2.0, Interface(x.ptr), DLPackArray(y.ptr), 4, stream=0)
         k(1, 256, 2.0, x, y, 4, stream=Stream(0))
+        k(1, 256, 2.0, x, y, 4, stream=ProtocolStream())
         ctx.synchronize()
         if FAKE:
-            assert fake_count(1) - before == 4
+            assert fake_count(1) - before == 5
         else:
-            assert y.tolist() == [1 + 8 * v for v in (1.0, 2.0, 3.0, 4.0)]
+            assert y.tolist() == [1 + 10 * v for v in (1.0, 2.0, 3.0, 4.0)]
 
 
 def test_a_wrong_count_is_refused_naming_the_entry_and_its_parameters():

@@ -52,3 +52,9 @@ python-test: python
 # targets, side by side with the others.
 HARDENING += $(if $(WITH_SUITE),python-test)
 hardening: $(if $(WITH_SUITE),python)
+
+# What `pip install ./python` leaves in the source tree (it builds in place).
+.PHONY: python-clean
+clean: python-clean
+python-clean:
+	rm -rf python/build python/ptxjit.egg-info

@@ -183,7 +183,6 @@ def op_peers(torch, rounds):
         note("ops", f"{name}: torch", peer_rate, unit, f"spread {peer_spread:.1%}")
         note("ops", f"{name}: ptxjit", our_rate, unit,
              f"spread {our_spread:.1%}, {our_rate / peer_rate:.3f}x torch")
-    del x, out, a, b, c, t, tout, s
 
 
 def print_table(device):

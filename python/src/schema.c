@@ -59,7 +59,7 @@ static PyObject *param_dict(ptxjit_context *context, const char *family, int ind
         put(d, "min", is_int ? PyLong_FromLongLong(p.min) : Py_NewRef(Py_None)) < 0 ||
         put(d, "max", is_int ? PyLong_FromLongLong(p.max) : Py_NewRef(Py_None)) < 0 ||
         put(d, "pow2", PyBool_FromLong(p.pow2)) < 0 || put(d, "values", values_of(&p)) < 0 ||
-        put(d, "default", Py_NewRef(default_value)) < 0 ||
+        put(d, "default", Py_XNewRef(default_value)) < 0 ||
         put(d, "default_if", default_ifs(context, family, index, p.default_if_count)) < 0 ||
         put(d, "doc", text(p.doc)) < 0 || put(d, "when", text(p.when)) < 0)
         Py_CLEAR(d);

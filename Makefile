@@ -179,6 +179,7 @@ test: $(TEST_RUNNER) $(CLI) $(PLUGIN_IF_LLVM) $(FAKE_CUDA) $(if $(SAN),,examples
 	$(Q)$(if $(filter true,$(CI)),$(MAKE) --no-print-directory CI= WITH_SUITE=1 hardening,\
 	    $(MAKE) --no-print-directory CI= suite)
 	$(Q)$(if $(SAN)$(filter true,$(CI)),:,$(MAKE) --no-print-directory install-check)
+	$(Q)$(if $(SAN)$(filter true,$(CI)),:,$(MAKE) --no-print-directory python-test)
 
 .PHONY: suite
 suite: $(TEST_RUNNER) $(CLI) $(PLUGIN_IF_LLVM) $(FAKE_CUDA) $(if $(SAN),,examples)
@@ -230,5 +231,6 @@ clean:
 	rm -rf $(BUILD)
 
 include mk/hardening.mk
+include mk/python.mk
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

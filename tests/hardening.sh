@@ -23,7 +23,7 @@ for target in "$@"; do
     read -r status seconds <"$logs/$target.status"
     echo "== make $target: $([ "$status" = 0 ] && echo ok || echo FAILED) in ${seconds} s"
     # The lines that say what was run and found: Check's summary, stress, fuzz, checks.
-    grep -E "^[0-9]+%: Checks|^stress:|^fuzz|^  (params|schema|entry|resp) |every run|warmed|sweep: [0-9]+ kernels|suite-sampled:|nvrtc memo:|SKIP|not run" \
+    grep -E "^[0-9]+%: Checks|^stress:|^fuzz|^  (params|schema|entry|resp) |every run|warmed|sweep: [0-9]+ kernels|suite-sampled:|nvrtc memo:|^[0-9]+ passed|SKIP|not run" \
         "$logs/$target.log" | sed 's/^/   /'
     if [ "$status" != 0 ]; then
         failed="$failed $target"

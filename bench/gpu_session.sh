@@ -2,7 +2,10 @@
 # gpu_session.sh — everything one lent-GPU call does, in order: the GPU test suite, the
 # reduce bandwidth table, the CUB and copy comparator (built here with nvcc), the JIT costs,
 # and the transpose table with its cuBLAS, copy and Triton peers. Binaries come prebuilt (carried build/); logs land in $OUT (or ./gpu-out).
-# Usage: bash bench/gpu_session.sh [tests|bench|cub|transpose|backends|compile|all]
+# Usage: bash bench/gpu_session.sh [tests|bench|cub|transpose|backends|compile|llm|python|all]
+# (llm: matmul on the twelve LLM shapes of docs/PERFORMANCE.md, bf16 and fp8, the defaults
+# against the searched cuBLAS peer in alternating rounds. python: the Python package's GPU
+# tests and bench/python_launch.py; carry build/python too. Neither is part of `all`.)
 # (cub: ptxjit's bench reduce and the CUB program, 64- and 32-bit offsets, in alternating
 # rounds A B B A A B B A through bench/ab_rounds.sh; ROUNDS=N for more; bench runs 2 rounds.)
 # (backends, compile: the LLVM route against NVRTC; carry build/libptxjit_llvm.so with the
@@ -73,5 +76,20 @@ if [ "$what" = compile ] || [ "$what" = backends ] || [ "$what" = all ]; then
          "CUDA_CACHE_DISABLE=${CUDA_CACHE_DISABLE:-unset}"
     build/ptxjit bench compile 2>&1 | tee "$out/bench_compile.log"
     build/ptxjit bench compile matmul variant=tensor_core 2>&1 | tee -a "$out/bench_compile.log"
+fi
+LLM_SHAPES=1x4096x4096,1x14336x4096,16x4096x4096,16x14336x4096,128x4096x4096,128x1024x4096
+LLM_SHAPES=$LLM_SHAPES,256x14336x4096,500x4096x14336,2048x4096x4096,4096x14336x4096
+LLM_SHAPES=$LLM_SHAPES,4093x4097x4095,128x32000x4096
+if [ "$what" = llm ]; then
+    echo "== ptxjit bench matmul, LLM shapes, bf16 then fp8 (the defaults as the op fits them)"
+    build/ptxjit bench matmul rounds=5 shapes=$LLM_SHAPES "variant=wgmma" 2>&1 | \
+        tee "$out/llm_bf16.log"
+    build/ptxjit bench matmul rounds=5 shapes=$LLM_SHAPES "variant=wgmma_fp8" 2>&1 | \
+        tee "$out/llm_fp8.log"
+fi
+if [ "$what" = python ]; then
+    echo "== the Python package's tests (GPU part included) and its launch bench"
+    PYTHONPATH=$PWD/build/python python3 -m pytest python/tests -q 2>&1 | tee "$out/python_tests.log" | tail -15
+    PYTHONPATH=$PWD/build/python python3 bench/python_launch.py 2>&1 | tee "$out/python_launch.log"
 fi
 rm -rf "$PTXJIT_CACHE_DIR"

@@ -22,6 +22,7 @@ static struct {
     CUresult(CUDAAPI *cuCtxSetCurrent)(CUcontext);
     CUresult(CUDAAPI *cuCtxGetDevice)(CUdevice *);
     CUresult(CUDAAPI *cuDeviceGetName)(char *, int, CUdevice);
+    CUresult(CUDAAPI *cuDeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
     CUresult(CUDAAPI *cuMemHostAlloc)(void **, size_t, unsigned int);
     CUresult(CUDAAPI *cuMemFreeHost)(void *);
     CUresult(CUDAAPI *cuMemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned int);
@@ -67,6 +68,7 @@ static void load_once(void)
         CLI_CUDA_SYMBOL(cuGetErrorName),    CLI_CUDA_SYMBOL(cuGetErrorString),
         CLI_CUDA_SYMBOL(cuCtxGetCurrent),   CLI_CUDA_SYMBOL(cuCtxSetCurrent),
         CLI_CUDA_SYMBOL(cuCtxGetDevice),    CLI_CUDA_SYMBOL(cuDeviceGetName),
+        CLI_CUDA_SYMBOL(cuDeviceGetAttribute),
         CLI_CUDA_SYMBOL(cuMemHostAlloc),    CLI_CUDA_SYMBOL(cuMemFreeHost),
         CLI_CUDA_SYMBOL(cuMemHostGetDevicePointer), CLI_CUDA_SYMBOL(cuStreamWaitValue32),
         CLI_CUDA_SYMBOL(cuMemcpyDtoDAsync), CLI_CUDA_SYMBOL(cuLaunchKernel),
@@ -142,6 +144,20 @@ void cli_cuda_device_name(char *out, size_t size, ptxjit_context *context)
     if (cu.cuCtxGetDevice && cu.cuDeviceGetName && cu.cuCtxGetDevice(&device) == CUDA_SUCCESS)
         cu.cuDeviceGetName(out, (int)size, device);
     cli_cuda_leave(saved);
+}
+
+size_t cli_cuda_l2_bytes(ptxjit_context *context)
+{
+    void *saved;
+    CUdevice device;
+    int bytes = 0;
+    if (cli_cuda_enter(context, &saved) != PTXJIT_OK)
+        return 0;
+    if (cu.cuCtxGetDevice && cu.cuDeviceGetAttribute && cu.cuCtxGetDevice(&device) == CUDA_SUCCESS &&
+        cu.cuDeviceGetAttribute(&bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device) != CUDA_SUCCESS)
+        bytes = 0;
+    cli_cuda_leave(saved);
+    return bytes > 0 ? (size_t)bytes : 0;
 }
 
 ptxjit_status cli_cuda_host_mapped(void **host, ptxjit_devptr *device, size_t bytes,

@@ -12,6 +12,8 @@
 
 /* The device's name into out; out is left as it was when the driver cannot say. */
 void cli_cuda_device_name(char *out, size_t size, ptxjit_context *context);
+/* The device's L2 in bytes; 0 when the driver cannot say. */
+size_t cli_cuda_l2_bytes(ptxjit_context *context);
 /* bytes of page-locked host memory that the device reads at *device (cuMemHostAlloc with
  * CU_MEMHOSTALLOC_DEVICEMAP); *host is set, to free, even when the device address failed. */
 ptxjit_status cli_cuda_host_mapped(void **host, ptxjit_devptr *device, size_t bytes,

@@ -46,10 +46,20 @@ static void gate_close(stream_gate *gate, ptxjit_context *context)
         cli_cuda_host_free(context, (void *)gate->host);
 }
 
+/* L2's flush: a buffer of twice its size, filled before each sample. */
+typedef struct {
+    ptxjit_devptr buffer;
+    size_t bytes;
+} l2_flush;
+
 static ptxjit_status time_one(float *ms, ptxjit_context *context, stream_gate *gate,
-                              uint32_t sample, void *start, void *stop, timed_fn fn, void *arg)
+                              uint32_t sample, void *start, void *stop, timed_fn fn, void *arg,
+                              l2_flush flush)
 {
     ptxjit_status status = cli_cuda_wait_at_least(context, NULL, gate->device, sample);
+    if (status == PTXJIT_OK && flush.buffer)
+        status = ptxjit_memset_d8_async(context, flush.buffer, (unsigned char)sample,
+                                        flush.bytes, NULL);
     if (status == PTXJIT_OK)
         status = ptxjit_event_record(context, start, NULL);
     if (status == PTXJIT_OK)
@@ -82,8 +92,8 @@ static ptxjit_status release(ptxjit_status status, ptxjit_context *context, stre
     return status == PTXJIT_OK ? status : pj_error(status, "%s", kept);
 }
 
-ptxjit_status time_median_ms(double *out, ptxjit_context *context, timed_fn fn, void *arg,
-                             int warmup, int runs)
+static ptxjit_status timed_samples(double *out, ptxjit_context *context, timed_fn fn,
+                                   void *arg, int warmup, int runs, l2_flush flush)
 {
     void *start = NULL, *stop = NULL;
     stream_gate gate = {NULL, 0};
@@ -99,13 +109,26 @@ ptxjit_status time_median_ms(double *out, ptxjit_context *context, timed_fn fn, 
         status = fn(arg);
     for (int i = 0; i < runs && status == PTXJIT_OK; i++) {
         float ms = 0;
-        status = time_one(&ms, context, &gate, (uint32_t)i + 1, start, stop, fn, arg);
+        status = time_one(&ms, context, &gate, (uint32_t)i + 1, start, stop, fn, arg, flush);
         samples[i] = ms;
     }
     if (status == PTXJIT_OK)
         *out = median_of(samples, runs);
     free(samples);
     return release(status, context, &gate, start, stop);
+}
+
+ptxjit_status time_median_ms(double *out, ptxjit_context *context, timed_fn fn, void *arg,
+                             int warmup, int runs)
+{
+    return timed_samples(out, context, fn, arg, warmup, runs, (l2_flush){0, 0});
+}
+
+ptxjit_status time_median_ms_flushed(double *out, ptxjit_context *context, timed_fn fn,
+                                     void *arg, int warmup, int runs, ptxjit_devptr flush,
+                                     size_t flush_bytes)
+{
+    return timed_samples(out, context, fn, arg, warmup, runs, (l2_flush){flush, flush_bytes});
 }
 
 typedef struct {

@@ -14,6 +14,12 @@
 typedef ptxjit_status (*timed_fn)(void *arg);
 ptxjit_status time_median_ms(double *out, ptxjit_context *context, timed_fn fn, void *arg,
                              int warmup, int runs);
+/* The same with L2 emptied before each run: flush_bytes at flush (twice the L2) filled on the
+ * stream after the sample's gate and before its first event, so that the run finds none of
+ * what the last one left there and the fill is not timed. flush 0: time_median_ms. */
+ptxjit_status time_median_ms_flushed(double *out, ptxjit_context *context, timed_fn fn,
+                                     void *arg, int warmup, int runs, ptxjit_devptr flush,
+                                     size_t flush_bytes);
 /* The ceiling of memory-bound kernels: a 2 GiB device-to-device copy, bytes read + written. */
 ptxjit_status copy_bandwidth(double *gbps, ptxjit_context *context, int runs);
 /* Milliseconds on the monotonic clock. */

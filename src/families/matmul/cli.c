@@ -540,7 +540,8 @@ const cli_family cli_family_matmul = {
             "             fastest cuBLAS of its input type in the same process (GemmEx or\n"
             "             GemmStridedBatchedEx with a workspace, and each algorithm cuBLASLt's\n"
             "             heuristic ranks, up to 16; tf32 in both B layouts), in R rounds that\n"
-            "             alternate which side goes first: median ratio and spread; a row says\n"
+            "             alternate which side goes first: median ratio and spread; L2 is\n"
+            "             emptied before every timed run of each side; a row says\n"
             "             \"+ WORDS\" where the op fitted a smaller tile to the shape\n"
             "             multigpu: m=M n=N k=K, random inputs (default 4096 each)",
 };

@@ -34,6 +34,10 @@ typedef struct {
     unsigned char *c_poison;
     int c_poison_bytes;
     ptxjit_devptr da, db, dc, dbias;
+    /* Set by the bench of shapes: L2 is emptied before each timed run, ours and the peer's
+     * alike (time_median_ms_flushed); 0: not. Not owned. */
+    ptxjit_devptr flush;
+    size_t flush_bytes;
 } matmul_data;
 
 typedef struct {

@@ -506,7 +506,8 @@ START_TEST(cli_bench_matmul_shapes_takes_a_strided_batch)
     ck_assert_int_eq(test_run_cli(&out, dir, "", "bench matmul shapes=4x256x192x64,100x72x40 "
                                   "rounds=3 runs=3", NULL), 0);
     ck_assert_msg(strstr(out, "matmul 4 x 256 x 192 x 64 (B x M x N x K") &&
-                      strstr(out, "matmul 100 x 72 x 40 (M x N x K)") && !strstr(out, "WRONG"),
+                      strstr(out, "matmul 100 x 72 x 40 (M x N x K)") && !strstr(out, "WRONG") &&
+                      strstr(out, "emptied before every timed run"),
                   "%s", out);
     if (!strstr(out, "cuBLAS not measured"))
         ck_assert_msg(strstr(out, "peer: cublasGemmStridedBatchedEx") ||

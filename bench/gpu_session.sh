@@ -2,10 +2,11 @@
 # gpu_session.sh — everything one lent-GPU call does, in order: the GPU test suite, the
 # reduce bandwidth table, the CUB and copy comparator (built here with nvcc), the JIT costs,
 # and the transpose table with its cuBLAS, copy and Triton peers. Binaries come prebuilt (carried build/); logs land in $OUT (or ./gpu-out).
-# Usage: bash bench/gpu_session.sh [tests|bench|cub|transpose|backends|compile|llm|python|all]
+# Usage: bash bench/gpu_session.sh [tests|bench|cub|transpose|backends|compile|llm|heldout|python|all]
 # (llm: matmul on the twelve LLM shapes of docs/PERFORMANCE.md, bf16 and fp8, the defaults
 # against the searched cuBLAS peer in alternating rounds. python: the Python package's GPU
-# tests and bench/python_launch.py; carry build/python too. Neither is part of `all`.)
+# tests and bench/python_launch.py; carry build/python too. heldout: bench/heldout.sh, random
+# problems of every family through `run` with the defaults. None of the three is in `all`.)
 # (cub: ptxjit's bench reduce and the CUB program, 64- and 32-bit offsets, in alternating
 # rounds A B B A A B B A through bench/ab_rounds.sh; ROUNDS=N for more; bench runs 2 rounds.)
 # (backends, compile: the LLVM route against NVRTC; carry build/libptxjit_llvm.so with the
@@ -86,6 +87,10 @@ if [ "$what" = llm ]; then
         tee "$out/llm_bf16.log"
     build/ptxjit bench matmul rounds=5 shapes=$LLM_SHAPES "variant=wgmma_fp8" 2>&1 | \
         tee "$out/llm_fp8.log"
+fi
+if [ "$what" = heldout ]; then
+    echo "== the held-out sweep: random problems through run with the defaults (bench/heldout.sh)"
+    bash bench/heldout.sh 2>&1 | tee "$out/heldout.log" | tail -40
 fi
 if [ "$what" = python ]; then
     echo "== the Python package's tests (GPU part included) and its launch bench"

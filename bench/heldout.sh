@@ -13,7 +13,7 @@ echo "heldout: seed $seed, $count problems a family (SEED=$seed repeats them)"
 RANDOM=$seed
 between() { # a random integer in [lo, hi], spread over the decades between them
     local lo=$1 hi=$2
-    awk -v r1=$RANDOM -v r2=$RANDOM -v lo="$lo" -v hi="$hi" 'BEGIN {
+    awk -v r1="$RANDOM" -v r2="$RANDOM" -v lo="$lo" -v hi="$hi" 'BEGIN {
         u = (r1 * 32768 + r2) / 1073741824.0
         printf "%d\n", exp(log(lo) + u * (log(hi) - log(lo))) }'
 }

@@ -77,6 +77,8 @@ ptxjit_status pj_matmul_layout_plan_why(char **why, const pj_matmul_layout_plan 
     *why = NULL;
     pj_matmul_layout l;
     ptxjit_status status = pj_matmul_layout_resolve(&l, &plan->config, layout, m, n, k);
+    if (status == PTXJIT_OK) /* refused as the op refuses it */
+        status = pj_matmul_check_batch_tiles(&plan->config, plan->takes, &l);
     if (status != PTXJIT_OK)
         return status;
     char launches[256], staged[1024];

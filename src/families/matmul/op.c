@@ -332,10 +332,8 @@ static ptxjit_status launch_products(ptxjit_kernel *kernel, const matmul_config 
     return status;
 }
 
-/* The grid of the template's wgmma kernels counts every product's tiles (times split-K's
- * parts) in 32 bits. */
-static ptxjit_status check_batch_tiles(const matmul_config *config, pj_matmul_takes takes,
-                                       const pj_matmul_layout *l)
+ptxjit_status pj_matmul_check_batch_tiles(const matmul_config *config, pj_matmul_takes takes,
+                                          const pj_matmul_layout *l)
 {
     const uint64_t tiles = pj_matmul_blocks(config, l->m, l->n) * pj_matmul_parts(config, l->k);
     if (takes != PJ_MATMUL_TAKES_BATCH || l->batch <= 0x7fffffff / tiles)
@@ -357,7 +355,7 @@ static ptxjit_status matmul_entered(ptxjit_kernel *kernel, const matmul_config *
     pj_matmul_epilogue_args values;
     ptxjit_status status = pj_matmul_check_shape(config, a, b, c, l->m, l->n, l->k);
     if (status == PTXJIT_OK)
-        status = check_batch_tiles(config, takes, l);
+        status = pj_matmul_check_batch_tiles(config, takes, l);
     if (status == PTXJIT_OK)
         status = epilogue_args(&values, config, epilogue);
     if (status != PTXJIT_OK)
@@ -394,8 +392,8 @@ uint64_t pj_matmul_plan_rows(size_t m, const ptxjit_matmul_layout *layout)
     const uint64_t batch = layout && layout->batch > 1 ? layout->batch : 1;
     if (batch == 1)
         return m;
-    const uint64_t rows = ((uint64_t)m + 63) / 64 * 64 * batch;
-    return rows / batch == ((uint64_t)m + 63) / 64 * 64 ? rows : UINT64_MAX;
+    const uint64_t per = ((uint64_t)m + 63) / 64 * 64;
+    return per > PJ_MATMUL_PLAN_ROWS_MAX / batch ? PJ_MATMUL_PLAN_ROWS_MAX : per * batch;
 }
 
 ptxjit_status ptxjit_matmul_strided(ptxjit_context *context, const char *params, ptxjit_devptr a,

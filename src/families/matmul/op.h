@@ -6,6 +6,7 @@
 #define PTXJIT_OPS_MATMUL_H
 
 #include "families/matmul/config.h"
+#include "families/matmul/stage.h"
 
 /* The epilogue's values as the kernel takes them (its matmul_epilogue parameter). */
 typedef struct {
@@ -22,13 +23,20 @@ typedef struct {
     CUdeviceptr partials, arrivals; /* splits > 1: the context's workspace (request/scratch.h) */
 } pj_matmul_layout_args;
 
+/* The grid of the template's wgmma kernels counts every product's tiles (times split-K's
+ * parts) in 32 bits: PTXJIT_ERR_INVALID_ARGUMENT naming the batch past it. */
+ptxjit_status pj_matmul_check_batch_tiles(const matmul_config *config, pj_matmul_takes takes,
+                                          const pj_matmul_layout *l);
+
 /* Split-K's parts of each tile of an n x k product, as the kernel counts them (the template's
  * wg_tiles_of): at most config->splits, none empty; 1 without split-K. */
 unsigned pj_matmul_parts(const matmul_config *config, size_t k);
 
 /* The rows a batch's plan fits its tile to: m where there is one product; else the rows of
- * every product's whole 64-row tiles (a product's tiles never span two), UINT64_MAX past
- * 64 bits. */
+ * every product's whole 64-row tiles (a product's tiles never span two), at most
+ * PJ_MATMUL_PLAN_ROWS_MAX: past it every wave of tiles is full alike, and the op's own check
+ * counts the batch's tiles, naming the batch. */
+#define PJ_MATMUL_PLAN_ROWS_MAX 0x7fffffc0u /* 2^31 - 64: whole 64-row tiles, 31 bits */
 uint64_t pj_matmul_plan_rows(size_t m, const ptxjit_matmul_layout *layout);
 
 /* Blocks of the grid for an m x n C: its tiles, row tiles rounded up to whole clusters. */

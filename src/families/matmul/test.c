@@ -568,6 +568,23 @@ START_TEST(matmul_layout_plan_says_how_a_batch_runs)
     ck_assert_ptr_null(why);
     ck_assert_int_eq(layout_why(&why, context, "", &short_rows), PTXJIT_ERR_INVALID_ARGUMENT);
     ck_assert_msg(strstr(ptxjit_last_error(), "lda = 3"), "%s", ptxjit_last_error());
+    /* A batch of more rows than 31 bits holds plans (the fit sees full waves), and one of more
+     * tiles than the grid counts is refused naming the batch, not an M it was never given. */
+    ck_assert_uint_eq(pj_matmul_plan_rows(100, &(ptxjit_matmul_layout){.batch = 30000000}),
+                      PJ_MATMUL_PLAN_ROWS_MAX);
+    ck_assert_int_eq(pj_matmul_layout_plan_make(&plan, context, "", 100, 8, 16, 30000000),
+                     PTXJIT_OK);
+    pj_matmul_layout_plan_free(&plan);
+    ck_assert_int_eq(pj_matmul_layout_plan_make(&plan, context, "", 100, 8, 16, 2000000000),
+                     PTXJIT_OK);
+    ptxjit_matmul_layout huge = dense;
+    huge.batch = 2000000000;
+    huge.stride_a = 100 * 16, huge.stride_b = 16 * 8, huge.stride_c = 100 * 8;
+    ck_assert_int_eq(pj_matmul_layout_plan_why(&why, &plan, &huge, 100, 8, 16),
+                     PTXJIT_ERR_INVALID_ARGUMENT);
+    ck_assert_msg(strstr(ptxjit_last_error(), "2000000000 products of 2 tiles each"), "%s",
+                  ptxjit_last_error());
+    pj_matmul_layout_plan_free(&plan);
     ptxjit_close(context);
 }
 END_TEST

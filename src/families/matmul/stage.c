@@ -102,7 +102,7 @@ pj_matmul_stage_need pj_matmul_stage_needed(const matmul_config *config, pj_matm
                                             const pj_matmul_layout *l)
 {
     const size_t b_cols = config->b_nk ? l->k : l->n;
-    pj_matmul_stage_need need = {0, 0, 0, l->ldc};
+    pj_matmul_stage_need need = {0, 0, 0, l->ldc, 0};
     if (takes == PJ_MATMUL_TAKES_DENSE) {
         need.a = l->lda != l->k, need.b = l->ldb != b_cols, need.c = l->ldc != l->n;
         need.c_pitch = l->n;
@@ -113,8 +113,10 @@ pj_matmul_stage_need pj_matmul_stage_needed(const matmul_config *config, pj_matm
     need.b = !tma_rows(b, l->ldb, l->stride_b, in);
     need.c = config->store_tma ? !tma_rows(c, l->ldc, l->stride_c, out)
                                : !pair_rows(c, l->n, l->ldc, l->stride_c, out);
-    if (takes == PJ_MATMUL_TAKES_PITCH && l->ldc != l->n)
-        need.c = 1; /* its kernels write C dense */
+    if (takes == PJ_MATMUL_TAKES_PITCH && l->ldc != l->n) {
+        need.c_dense = !need.c; /* its kernels write C dense */
+        need.c = 1;
+    }
     if (need.c)
         need.c_pitch = padded(l->n, out);
     return need;
@@ -166,7 +168,10 @@ void pj_matmul_stage_describe(char *out, size_t size, const matmul_config *confi
                                  need.c_pitch * (size_t)bytes, l->m,
                                  l->batch > 1 ? " a product" : "");
     }
-    if (used && used < size)
+    if (need.c_dense && !need.a && !need.b && used < size)
+        snprintf(out + used, size - used, ": the llvm backend's kernel writes C in dense rows, "
+                 "and the copy on the stream puts them at ldc");
+    else if (used && used < size)
         snprintf(out + used, size - used, "%s", dense
                  ? ": this variant reads and writes dense rows, and the copies on the stream "
                    "make them so"

@@ -41,6 +41,7 @@ ptxjit_status pj_matmul_layout_resolve(pj_matmul_layout *out, const matmul_confi
 typedef struct {
     int a, b, c;
     size_t c_pitch; /* elements per row of the C the kernel writes: ldc, or n padded */
+    int c_dense;    /* C is staged only because the kernel writes dense rows (llvm's) */
 } pj_matmul_stage_need;
 
 pj_matmul_stage_need pj_matmul_stage_needed(const matmul_config *config, pj_matmul_takes takes,

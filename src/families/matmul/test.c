@@ -601,7 +601,10 @@ START_TEST(matmul_layout_plan_of_the_llvm_backend)
     ck_assert_int_eq(layout_why(&why, context, "backend=llvm", &layout), PTXJIT_OK);
     ck_assert_msg(why && strstr(why, "The llvm backend's kernel runs once per product (3 "
                                      "launches)") &&
-                      strstr(why, "C (n = 200 bf16: rows of 400 bytes, 208 elements apart)"),
+                      strstr(why, "C (n = 200 bf16: rows of 400 bytes, 208 elements apart)") &&
+                      strstr(why, "the llvm backend's kernel writes C in dense rows, and the "
+                                  "copy on the stream puts them at ldc") &&
+                      !strstr(why, "16n bytes"), /* its rows are whole 16-byte units */
                   "%s", why ? why : "(none)");
     free(why);
     ptxjit_close(context);

@@ -147,6 +147,10 @@ typedef struct {
                                   its users' templates ("Include confinement" in
                                   docs/TEMPLATES.md). 0: as $PTXJIT_CONFINE_INCLUDES says (1:
                                   on), by default off; neither turns the other's on off */
+    const struct ptxjit_aot_table *const *aot_tables; /* NULL-terminated: ahead-of-time
+                                  tables (`ptxjit aot`, "Ahead-of-time tables" below)
+                                  registered by ptxjit_open as ptxjit_register_aot registers
+                                  them, in order; a bad table fails the open. NULL: none */
 } ptxjit_options;
 
 /* Fills *options with the defaults above. */
@@ -835,6 +839,73 @@ ptxjit_status ptxjit_cache_export(ptxjit_context *context, const char *path,
  * published before it kept. */
 ptxjit_status ptxjit_cache_import(ptxjit_context *context, const char *path,
                                   ptxjit_bundle_stats *stats);
+
+/* ---- Ahead-of-time tables (docs/AOT.md) ----
+ * `ptxjit aot LIST -o kernels.c` compiles a request list (the format of ptxjit warm) for one or
+ * more architectures into one C file: the cubins as static data and a ptxjit_aot_table that
+ * describes them. A program compiles that file in, registers the table with its context, and
+ * the table's requests then answer as memory hits (PTXJIT_ORIGIN_MEMORY) for the context's
+ * architecture — no disk cache read, no NVRTC, no LLVM, no compiler version looked up — from
+ * ptxjit_get_kernel, the family ops and PARAM=auto alike. The entry for the context's arch is
+ * taken where there is one (sm_90a on Hopper), else the newest plain sm_XY of the same major
+ * version not above the device's (sm_80 on an sm_86 GPU); an "a" entry serves only its own
+ * arch. A request the tables do not hold goes on to the caches and the compiler; where no
+ * compiler can be loaded it fails with PTXJIT_ERR_NO_COMPILER naming the tables and the
+ * request. An entry built from another text of its family's template than the context's
+ * (the template hash differs: the template was edited, or another replaced it) is never
+ * served: registering warns about it, and a request for it goes on as not held.
+ *
+ * Ownership: the table and everything it points to are the program's, static data in
+ * practice (the generated file's); they must stay valid and unchanged while any context they
+ * were registered with is open. ptxjit copies none of it: kernels point into it. */
+#define PTXJIT_AOT_FORMAT 1
+
+typedef struct {
+    const char *request;         /* the list's line, as written */
+    const char *family;
+    const char *params;          /* canonical for arch (ptxjit_kernel_params) */
+    const char *compile_options; /* canonical (ptxjit_kernel_compile_options); "" for none */
+    const char *arch;            /* "sm_90a" */
+    const char *backend;         /* "nvrtc" or "llvm" */
+    const char *key;             /* ptxjit_kernel_key of the compile: 32 hex digits */
+    const char *template_hash;   /* XXH3-128 of the template text it was built from, 32 hex */
+    const char *compiler;        /* the compiler version its key holds: "nvrtc 12.8" */
+    int entry_count;
+    const char *const *entries;  /* the template's entries, in declared order */
+    const unsigned char *cubin;
+    size_t cubin_size;
+    const char *ptx;             /* NULL: left out (ptxjit aot --no-ptx); ptxjit_kernel_ptx is
+                                    then "" and ptxjit_launch_checked cannot check arguments */
+} ptxjit_aot_kernel;
+
+/* A tuning record's winner (ptxjit aot --from-records): what PARAM=auto resolves to for the
+ * problem (or its pow2 bucket, "pow2: ...") and fixed parameters, on a context of arch whose
+ * template is the one hashed. Looked at before the disk cache's records. */
+typedef struct {
+    const char *family;
+    const char *backend;
+    const char *arch;
+    const char *problem;         /* canonical, as ptxjit_tune_info.problem */
+    const char *fixed;           /* as ptxjit_tune_info.fixed */
+    const char *winner;          /* canonical params, as ptxjit_tune_info.winner */
+    const char *template_hash;
+} ptxjit_aot_record;
+
+typedef struct ptxjit_aot_table {
+    int format;                  /* PTXJIT_AOT_FORMAT: a table of another format is refused */
+    const char *name;            /* ptxjit aot --name; in messages */
+    int kernel_count;
+    const ptxjit_aot_kernel *kernels;
+    int record_count;
+    const ptxjit_aot_record *records;
+} ptxjit_aot_table;
+
+/* Registers table with context (after those registered before: the first table holding a
+ * request serves it). Checks the table's format and every field (PTXJIT_ERR_INVALID_ARGUMENT
+ * naming the table, the kernel and the field; nothing registered), and warns (log) of
+ * entries whose template hash is not the context's template's. May run while other threads
+ * ask for kernels. */
+ptxjit_status ptxjit_register_aot(ptxjit_context *context, const ptxjit_aot_table *table);
 
 /* ---- Compile options ----
  * Compiler flags for a request (backend=nvrtc), from a closed list so that no caller's text

@@ -40,4 +40,9 @@ void pj_kernel_stage_ms(double out[4], const ptxjit_kernel *kernel);
 /* binary/cubin.c: what a cubin holds, for `bench compile`; 1 when it is SASS. */
 int pj_cubin_describe(char *out, size_t size, const void *data, size_t bytes);
 
+/* request/aot.c: what `ptxjit aot` writes of a kernel beside ptxjit.h's accessors (its
+ * template's hash, the compiler version in its key, its backend). */
+ptxjit_status pj_aot_kernel_identity(char template_hash[33], char compiler[64],
+                                     const char **backend, const ptxjit_kernel *kernel);
+
 #endif

@@ -96,6 +96,8 @@ typedef struct {
     void *storage;      /* NULL: each member is its own allocation. Else the one buffer the
                            strings, cubin and entry names point into (a disk hit's entry,
                            decoded in place); entries itself is still allocated apart */
+    int borrowed;       /* 1: the members point into a registered AOT table, the program's
+                           static data (request/aot.c); only entries itself is freed */
 } pj_artifact;
 void pj_artifact_free(pj_artifact *artifact); /* frees the members, not the struct */
 

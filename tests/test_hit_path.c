@@ -162,7 +162,7 @@ START_TEST(entry_decoded_in_place_equals_the_one_encoded)
         char params[64];
         snprintf(params, sizeof params, "tpb=128%.*s", extra, "xxxxxxxxxxxxxxxx");
         pj_artifact a = {"reduce", params, "-DX=1", ".entry first_entry(\n", cubin,
-                         sizeof cubin, "", names, 2, NULL};
+                         sizeof cubin, "", names, 2, NULL, 0};
         size_t size = 0;
         char *bytes = pj_entry_encode(&size, key, &a);
         ck_assert_ptr_nonnull(bytes);

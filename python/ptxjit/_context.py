@@ -39,14 +39,18 @@ class Context(_ptxjit.Context):
     templates: directories of templates, and (name, text) pairs registered from memory.
     ctx.kernel(family, params=None, **params) gives a Kernel; close() (or a with block) frees
     the context and every kernel it made. include_dirs: directories a template's #include
-    may name, added to compile_options as -I words."""
+    may name, added to compile_options as -I words. aot: addresses of ahead-of-time tables
+    (ctypes.addressof of the table in a library built from `ptxjit aot`'s file), registered
+    as ctx.register_aot(address) registers one (docs/AOT.md)."""
 
-    def __init__(self, *args, include_dirs=None, **options):
+    def __init__(self, *args, include_dirs=None, aot=(), **options):
         if include_dirs:
             words = [options.get("compile_options") or ""]
             words += [f"-I{os.fspath(d)}" for d in include_dirs]
             options["compile_options"] = " ".join(w for w in words if w)
         super().__init__(*args, **options)
+        for address in aot:  # ctypes.addressof of ptxjit_aot_tables (docs/AOT.md)
+            self.register_aot(address)
 
     def tune(self, family, problem, *, fixed=None, space=None, run=None, check=None,
              threads=0, runs=0, retune=False, compile_only=False, exhaustive=False,

@@ -273,6 +273,27 @@ static PyObject *context_close(PyObject *object, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* register_aot(address): the ptxjit_aot_table at address (an int, ctypes.addressof of the
+ * table in a shared object built from the file `ptxjit aot` wrote) registered with the
+ * context, as ptxjit_register_aot does; the object must stay loaded while the context is
+ * open (docs/AOT.md, "From Python"). */
+static PyObject *context_register_aot(PyObject *object, PyObject *arg)
+{
+    ptxjit_context *context = pyx_context_open((pyx_context *)object);
+    if (!context)
+        return NULL;
+    unsigned long long address = PyLong_AsUnsignedLongLong(arg);
+    if (PyErr_Occurred())
+        return NULL;
+    if (!address)
+        return pyx_raise_message(PTXJIT_ERR_INVALID_ARGUMENT, "register_aot: address is 0");
+    ptxjit_status status =
+        ptxjit_register_aot(context, (const ptxjit_aot_table *)(uintptr_t)address);
+    if (status != PTXJIT_OK)
+        return pyx_raise(status);
+    Py_RETURN_NONE;
+}
+
 static PyObject *context_enter(PyObject *object, PyObject *unused)
 {
     (void)unused;
@@ -483,6 +504,8 @@ static PyMethodDef context_methods[] = {
      "compiled kernel for the request (params as a string, keywords, or both); problem= "
      "resolves PARAM=auto from the tuning records"},
     {"close", context_close, METH_NOARGS, "close(): frees the context and its kernels"},
+    {"register_aot", context_register_aot, METH_O,
+     "register_aot(address): registers the ptxjit_aot_table at address (ctypes.addressof)"},
     {"__enter__", context_enter, METH_NOARGS, NULL},
     {"__exit__", context_exit, METH_VARARGS, NULL},
     {"cache_stats", pyx_cache_stats, METH_NOARGS, "cache_stats(): the disk cache's counters"},

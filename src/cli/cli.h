@@ -88,6 +88,8 @@ int cmd_tune(cli_args *args);            /* cmd_tune.c */
 extern const cli_option cli_tune_options[];
 int cmd_warm(cli_args *args);            /* cmd_warm.c */
 extern const cli_option cli_warm_options[];
+int cmd_aot(cli_args *args);             /* cmd_aot.c */
+extern const cli_option cli_aot_options[];
 int cmd_compile_worker(cli_args *args);  /* cmd_compile_worker.c */
 
 #endif

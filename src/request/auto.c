@@ -12,6 +12,7 @@
 #include "records/bucket.h"
 #include "records/fixed.h"
 #include "records/problem.h"
+#include "request/aot.h"
 #include "request/auto.h"
 
 const char *pj_tune_device_override;
@@ -207,6 +208,25 @@ static char *apply_winner(ptxjit_context *context, const pj_schema *schema, cons
     return NULL;
 }
 
+/* The winner of a registered AOT table's record for the problem, else for its pow2 bucket
+ * where that winner can run the problem; NULL: none. */
+static const char *aot_winner(ptxjit_context *context, const pj_schema *schema,
+                              pj_backend backend, const char *fixed, const char *problem)
+{
+    if (!context->aot)
+        return NULL;
+    const char *name = pj_backend_name(backend);
+    const char *winner = pj_aot_winner(context, schema, name, fixed, problem);
+    char *bucket = NULL;
+    if (!winner && pj_tune_bucket(&bucket, problem) == PTXJIT_OK) {
+        winner = pj_aot_winner(context, schema, name, fixed, bucket);
+        if (winner && !winner_admits(context, schema, winner, problem))
+            winner = NULL;
+    }
+    free(bucket);
+    return winner;
+}
+
 static char *resolve(ptxjit_context *context, const pj_schema *schema, const char *params,
                      const char *problem)
 {
@@ -219,7 +239,10 @@ static char *resolve(ptxjit_context *context, const pj_schema *schema, const cha
         return substitute(params, NULL); /* the request's own error comes from get_kernel */
     }
     free(rest);
-    if (record_for(&record, context, schema, fixed, problem, backend)) {
+    const char *registered = aot_winner(context, schema, backend, fixed, problem);
+    if (registered) {
+        resolved = apply_winner(context, schema, params, registered, &why);
+    } else if (record_for(&record, context, schema, fixed, problem, backend)) {
         resolved = apply_winner(context, schema, params, record.winner, &why);
         pj_tune_record_free(&record);
     }

@@ -40,6 +40,8 @@ struct ptxjit_kernel {
     char *template_dir;        /* a file template's directory, resolved (nvrtc); NULL: none */
     int keep_off_disk;         /* its inputs changed while it compiled: the key may not
                                   describe the code, so the disk cache does not get it */
+    const ptxjit_aot_kernel *aot; /* the registered AOT table's entry it is (aot.c); NULL:
+                                  produced by the pipeline */
     pj_artifact artifact;      /* read-only once produced; the process's when shared */
     struct pj_share_entry *shared; /* the entry of share.c that owns artifact; NULL: owned
                                       here (share.h) */
@@ -103,6 +105,8 @@ struct ptxjit_context {
                                        its own lock); made under lock (auto.c) */
     struct pj_scratch *scratch;     /* the device workspace the family ops borrow (scratch.h);
                                        NULL until first borrowed; made under lock */
+    struct pj_aot_node *aot;        /* registered AOT tables (aot.c), in order: read without
+                                       the lock (acquire), appended under it (release) */
 };
 
 /* ---- context.c ---- */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "alias.h"
+#include "aot.h"
 #include "binary/ptx_params.h"
 #include "cache/compile_lock.h"
 #include "cache/copier.h"
@@ -404,19 +405,26 @@ static ptxjit_status new_kernel(ptxjit_kernel **out, ptxjit_context *context,
     double start = pj_latency_start();
     ptxjit_status status = parse_request(kernel, text->params, text->options);
     pj_latency_stop(PJ_LATENCY_request, start);
+    /* A registered AOT table's entry brings its key: no compiler version, no key to hash. */
+    const ptxjit_aot_kernel *entry = status == PTXJIT_OK && context->aot ? pj_aot_find(kernel)
+                                                                         : NULL;
+    if (entry)
+        status = pj_aot_take(kernel, entry);
     start = pj_latency_start();
-    if (status == PTXJIT_OK)
+    if (status == PTXJIT_OK && !entry)
         status = context_compiler_version(context, kernel->backend, kernel->compiler_version);
     pj_latency_stop(PJ_LATENCY_compiler, start);
     start = pj_latency_start();
-    if (status == PTXJIT_OK)
+    if (status == PTXJIT_OK && !entry)
         status = kernel->route->key(&kernel->key, kernel);
     pj_latency_stop(PJ_LATENCY_key, start);
     if (status != PTXJIT_OK) {
+        status = pj_aot_refuse(kernel, status);
         kernel_free(kernel);
         return status;
     }
-    pj_hash_hex(&kernel->key, kernel->key_hex);
+    if (!entry)
+        pj_hash_hex(&kernel->key, kernel->key_hex);
     *out = kernel;
     return PTXJIT_OK;
 }
@@ -522,9 +530,13 @@ ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
         *origin = PTXJIT_ORIGIN_MEMORY;
         return PTXJIT_OK;
     }
-    status = pj_share_produce(kernel, origin, produce); /* produce, or another context's */
+    if (kernel->aot)
+        *origin = PTXJIT_ORIGIN_MEMORY; /* the program's own static table */
+    else
+        status = pj_share_produce(kernel, origin, produce); /* produce, or another context's */
     publish(context, kernel, status, alias, &text, generation);
     if (status != PTXJIT_OK) {
+        status = pj_aot_refuse(kernel, status);
         kernel_free(kernel);
         return status;
     }

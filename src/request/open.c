@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "aot.h"
 #include "cache/compile_lock.h"
 #include "cache/copier.h"
 #include "context.h"
@@ -237,6 +238,8 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
         status = choose_compile_options(context, options);
     if (status == PTXJIT_OK)
         status = keep_worker_options(context, options);
+    if (status == PTXJIT_OK)
+        status = pj_aot_register_all(context, options->aot_tables);
     if (status == PTXJIT_OK && !pj_open_contexts_add(context))
         status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     if (status != PTXJIT_OK) {
@@ -264,6 +267,7 @@ static void close_context(ptxjit_context *context)
         context->driver->cuDevicePrimaryCtxRelease(context->device);
     }
     pj_templates_close(context);
+    pj_aot_free(context);
     for (int i = 0; i < context->option_count; i++)
         free(context->options[i]);
     free(context->toolkit_include);

@@ -8,7 +8,7 @@ void pj_artifact_free(pj_artifact *artifact)
 {
     if (!artifact)
         return;
-    if (artifact->storage) {
+    if (artifact->storage || artifact->borrowed) {
         free(artifact->entries);
         free(artifact->storage);
         memset(artifact, 0, sizeof *artifact);

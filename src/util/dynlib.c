@@ -213,6 +213,13 @@ int pj_dynlib_open(pj_dynlib *lib, const pj_dynlib_spec *spec)
     attempt a = {.lib = lib, .spec = spec};
     lib->handle = NULL;
     lib->path[0] = lib->error[0] = '\0';
+    const char *override = spec->override ? getenv(spec->override) : NULL;
+    if (override && strcmp(override, "none") == 0) {
+        snprintf(lib->error, sizeof lib->error, "%s is turned off ($%s=none): nothing was "
+                 "loaded; unset %s to let ptxjit find it", spec->what, spec->override,
+                 spec->override);
+        return 0;
+    }
     if (try_all(&a))
         return 1;
     if (a.tried[0])

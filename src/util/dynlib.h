@@ -7,7 +7,8 @@
  * and keeps the first that loads and that spec->check (if any) accepts:
  *   1. the path in $spec->override, when set and not empty (with PJ_DYNLIB_OVERRIDE_ALONE,
  *      nothing else is tried then: a test that names a missing file must not load the real
- *      one);
+ *      one); the word "none" there tries nothing at all: the library is turned off (a
+ *      program that serves AOT tables and must never load a compiler, docs/AOT.md);
  *   2. PJ_DYNLIB_NEXT_TO_SELF: spec->file in the folder of the file holding spec->self
  *      (dladdr: libptxjit.so, or the program that linked libptxjit.a), then in its ../lib;
  *   3. PJ_DYNLIB_NEXT_TO_EXE: the same beside /proc/self/exe, unless that is the same folder;

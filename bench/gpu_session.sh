@@ -2,11 +2,12 @@
 # gpu_session.sh — everything one lent-GPU call does, in order: the GPU test suite, the
 # reduce bandwidth table, the CUB and copy comparator (built here with nvcc), the JIT costs,
 # and the transpose table with its cuBLAS, copy and Triton peers. Binaries come prebuilt (carried build/); logs land in $OUT (or ./gpu-out).
-# Usage: bash bench/gpu_session.sh [tests|bench|cub|transpose|backends|compile|llm|heldout|python|all]
+# Usage: bash bench/gpu_session.sh [tests|bench|cub|transpose|backends|compile|llm|heldout|aot|python|all]
 # (llm: matmul on the twelve LLM shapes of docs/PERFORMANCE.md, bf16 and fp8, the defaults
 # against the searched cuBLAS peer in alternating rounds. python: the Python package's GPU
 # tests and bench/python_launch.py; carry build/python too. heldout: bench/heldout.sh, random
-# problems of every family through `run` with the defaults. None of the three is in `all`.)
+# problems of every family through `run` with the defaults. aot: build/aot_example with every
+# compiler off (carry build/aot_example and build/tool), and the aot suite. None is in `all`.)
 # (cub: ptxjit's bench reduce and the CUB program, 64- and 32-bit offsets, in alternating
 # rounds A B B A A B B A through bench/ab_rounds.sh; ROUNDS=N for more; bench runs 2 rounds.)
 # (backends, compile: the LLVM route against NVRTC; carry build/libptxjit_llvm.so with the
@@ -91,6 +92,13 @@ fi
 if [ "$what" = heldout ]; then
     echo "== the held-out sweep: random problems through run with the defaults (bench/heldout.sh)"
     bash bench/heldout.sh 2>&1 | tee "$out/heldout.log" | tail -40
+fi
+if [ "$what" = aot ]; then
+    echo "== the ahead-of-time example with every compiler off, then the aot suite (docs/AOT.md)"
+    PTXJIT_NVRTC_LIBRARY=none PTXJIT_NVJITLINK_LIBRARY=none PTXJIT_LLVM_LIBRARY=none \
+        build/aot_example 2>&1 | tee "$out/aot_example.log"
+    PTXJIT_TEST_SUITES=aot PTXJIT_CLI=$PWD/build/ptxjit PTXJIT_EXAMPLE_TOOL=$PWD/build/tool \
+        build/ptxjit_tests 2>&1 | tee "$out/tests_aot.log" | grep -E "^[0-9]+%|Failure|Error"
 fi
 if [ "$what" = python ]; then
     echo "== the Python package's tests (GPU part included) and its launch bench"

@@ -16,7 +16,8 @@ set -uo pipefail
 what=${1:-all}
 out=${OUT:-gpu-out}
 mkdir -p "$out"
-export PTXJIT_CACHE_DIR=$(mktemp -d /tmp/ptxjit-cache-XXXXXX)
+PTXJIT_CACHE_DIR=$(mktemp -d /tmp/ptxjit-cache-XXXXXX)
+export PTXJIT_CACHE_DIR
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
 echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
 

@@ -47,7 +47,8 @@
     X(suite_compile_once)     \
     X(suite_builtins)         \
     X(suite_hit_path)         \
-    X(suite_plan)
+    X(suite_plan)             \
+    X(suite_events)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \

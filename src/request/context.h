@@ -61,6 +61,7 @@ struct ptxjit_context {
     ptxjit_status gpu_status;
     uint64_t front_epoch; /* this thread's front of exact requests (front.h) holds while it
                              is unchanged: new at open and whenever the aliases are forgotten */
+    ptxjit_event_fn on_event; /* options.on_event (events.h); NULL: no events, one branch */
     pj_logger logger;
     char arch[32];
     pj_backend default_backend;    /* from options.backend; a request's backend= overrides */
@@ -103,6 +104,7 @@ struct ptxjit_context {
                                        its own lock); made under lock (auto.c) */
     struct pj_scratch *scratch;     /* the device workspace the family ops borrow (scratch.h);
                                        NULL until first borrowed; made under lock */
+    void *event_user;               /* on_event's argument */
 };
 
 /* ---- context.c ---- */

@@ -14,6 +14,7 @@
 #include "cache/compile_lock.h"
 #include "cache/copier.h"
 #include "context.h"
+#include "events.h"
 #include "front.h"
 #include "remote/remote.h"
 #include "request/route.h"
@@ -111,11 +112,13 @@ static ptxjit_status fill_metadata(ptxjit_kernel *kernel)
 /* The route's compile, then what every kernel must have: its metadata and its entries. */
 static ptxjit_status compile(ptxjit_kernel *kernel)
 {
+    double started = pj_event_compile_start(kernel); /* events.h: NVTX range, events */
     ptxjit_status status = kernel->route->compile(kernel);
     if (status == PTXJIT_OK)
         status = fill_metadata(kernel);
     if (status == PTXJIT_OK)
         status = check_entries(kernel);
+    pj_event_compile_end(kernel, status, started);
     return status;
 }
 
@@ -478,9 +481,11 @@ static void publish(ptxjit_context *context, ptxjit_kernel *kernel, ptxjit_statu
     pthread_mutex_unlock(&context->lock);
 }
 
-ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
-                                   const char *family, const char *params,
-                                   const char *compile_options, ptxjit_origin *origin)
+/* ptxjit_get_kernel_ex; *memo: 1 when this thread's memo of exact requests (front.h)
+ * answered, for the events. */
+static ptxjit_status get_kernel(ptxjit_kernel **out, ptxjit_context *context,
+                                const char *family, const char *params,
+                                const char *compile_options, ptxjit_origin *origin, int *memo)
 {
     ptxjit_origin ignored;
     if (!origin)
@@ -493,6 +498,7 @@ ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
     if (known) {
         *out = known;
         *origin = PTXJIT_ORIGIN_MEMORY;
+        *memo = 1;
         return PTXJIT_OK;
     }
     uint64_t alias = pj_alias_hash(&text);
@@ -530,6 +536,37 @@ ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
     }
     *out = kernel;
     return PTXJIT_OK;
+}
+
+/* ---- events (issue 33): a request told to options.on_event, start and end ---- */
+static ptxjit_status get_kernel_told(ptxjit_kernel **out, ptxjit_context *context,
+                                     const char *family, const char *params,
+                                     const char *compile_options, ptxjit_origin *origin)
+{
+    ptxjit_origin got = PTXJIT_ORIGIN_COMPILED;
+    int memo = 0;
+    pj_event_request_start(context, family ? family : "", params, compile_options);
+    double started = pj_route_clock_ms();
+    ptxjit_status status = get_kernel(out, context, family, params, compile_options, &got, &memo);
+    double ms = pj_route_clock_ms() - started;
+    if (origin)
+        *origin = got;
+    ptxjit_tier tier = status != PTXJIT_OK ? PTXJIT_TIER_NONE
+                       : memo              ? PTXJIT_TIER_THREAD_MEMO
+                                           : pj_event_tier_of(got);
+    pj_event_request_end(context, status == PTXJIT_OK ? *out : NULL, family ? family : "",
+                         params, compile_options, tier, status, ms);
+    return status;
+}
+
+ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
+                                   const char *family, const char *params,
+                                   const char *compile_options, ptxjit_origin *origin)
+{
+    if (__builtin_expect(context && context->on_event, 0))
+        return get_kernel_told(out, context, family, params, compile_options, origin);
+    int memo;
+    return get_kernel(out, context, family, params, compile_options, origin, &memo);
 }
 
 ptxjit_status ptxjit_get_kernel(ptxjit_kernel **out, ptxjit_context *context, const char *family,

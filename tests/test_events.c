@@ -1,0 +1,210 @@
+/* test_events.c — what a request tells ptxjit_options.on_event (issue 33): a cold request's
+ * events in order (start, compile start and end, end with the tier that answered), then a
+ * memo hit; a disk hit from a fresh context on the same cache directory; a failed request;
+ * and no call at all without a callback. One small user template keeps the compiles few
+ * (two per run of the suite). */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "test_util.h"
+
+#define TINY_TEMPLATE                                                                         \
+    "//@ptxjit family tiny\n//@ptxjit entry tiny_kernel\n"                                    \
+    "//@ptxjit param factor int(1..100) default=3\n"                                          \
+    "extern \"C\" __global__ void tiny_kernel(int *x) { x[0] = FACTOR; }\n"
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *file = fopen(path, "w");
+    ck_assert_msg(file != NULL, "cannot write %s", path);
+    fputs(text, file);
+    ck_assert_int_eq(fclose(file), 0);
+}
+
+/* What the callback saw, one record per event. */
+typedef struct {
+    int count;
+    struct {
+        ptxjit_event_kind kind;
+        ptxjit_tier tier;
+        ptxjit_status status;
+        char family[32], params[128], key[33];
+        double ms, stage_ms[4];
+    } events[16];
+} recording;
+
+static void record(void *user, const ptxjit_event *event)
+{
+    recording *r = user;
+    ck_assert_int_lt(r->count, 16);
+    ck_assert_ptr_nonnull(event->family);
+    ck_assert_ptr_nonnull(event->params);
+    ck_assert_ptr_nonnull(event->options);
+    ck_assert_ptr_nonnull(event->key);
+    __typeof__(r->events[0]) *e = &r->events[r->count++];
+    e->kind = event->kind;
+    e->tier = event->tier;
+    e->status = event->status;
+    snprintf(e->family, sizeof e->family, "%s", event->family);
+    snprintf(e->params, sizeof e->params, "%s", event->params);
+    snprintf(e->key, sizeof e->key, "%s", event->key);
+    e->ms = event->ms;
+    memcpy(e->stage_ms, event->stage_ms, sizeof e->stage_ms);
+}
+
+static ptxjit_context *open_recorded(const char *cache, const char *templates, recording *r)
+{
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    options.use_gpu = 0;
+    options.cache_dir = cache;
+    options.template_path = templates;
+    options.process_cache = 0; /* each context produces its own: the tiers are this test's */
+    options.compile_wait_ms = -1;
+    if (r) {
+        options.on_event = record;
+        options.event_user = r;
+    }
+    ptxjit_context *context = NULL;
+    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
+    return context;
+}
+
+static void expect(const recording *r, int i, ptxjit_event_kind kind, ptxjit_tier tier)
+{
+    ck_assert_msg(i < r->count, "event %d missing (%d told)", i, r->count);
+    ck_assert_msg(r->events[i].kind == kind && r->events[i].tier == tier,
+                  "event %d: kind %d tier %s, expected kind %d tier %s", i, r->events[i].kind,
+                  ptxjit_tier_name(r->events[i].tier), kind, ptxjit_tier_name(tier));
+}
+
+START_TEST(cold_request_then_memo_then_disk_hit_in_a_fresh_context)
+{
+    char *cache = test_mkdtemp(), *templates = test_mkdtemp();
+    write_file(templates, "tiny.cu", TINY_TEMPLATE);
+    recording r = {0};
+    ptxjit_context *context = open_recorded(cache, templates, &r);
+    ptxjit_kernel *kernel = NULL;
+    ptxjit_origin origin;
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "tiny", "factor=7", &origin), PTXJIT_OK);
+    ck_assert_int_eq(origin, PTXJIT_ORIGIN_COMPILED);
+    ck_assert_int_eq(r.count, 4);
+    expect(&r, 0, PTXJIT_EVENT_REQUEST_START, PTXJIT_TIER_NONE);
+    ck_assert_str_eq(r.events[0].params, "factor=7"); /* as given */
+    ck_assert_str_eq(r.events[0].key, "");
+    expect(&r, 1, PTXJIT_EVENT_COMPILE_START, PTXJIT_TIER_NONE);
+    expect(&r, 2, PTXJIT_EVENT_COMPILE_END, PTXJIT_TIER_NONE);
+    ck_assert_int_eq(r.events[2].status, PTXJIT_OK);
+    ck_assert(r.events[2].stage_ms[3] > 0); /* NVRTC's time */
+    ck_assert(r.events[2].ms >= r.events[2].stage_ms[3]);
+    expect(&r, 3, PTXJIT_EVENT_REQUEST_END, PTXJIT_TIER_COMPILE);
+    ck_assert_int_eq(r.events[3].status, PTXJIT_OK);
+    ck_assert_str_eq(r.events[3].family, "tiny");
+    ck_assert_str_eq(r.events[3].params, "factor=7");
+    ck_assert_int_eq(strlen(r.events[3].key), 32);
+    ck_assert_str_eq(r.events[3].key, r.events[1].key);
+    ck_assert(r.events[3].ms >= r.events[2].ms);
+    ck_assert(r.events[3].stage_ms[3] == r.events[2].stage_ms[3]);
+    char key[33];
+    snprintf(key, sizeof key, "%s", r.events[3].key);
+
+    /* Again: the context's kernels (memory), which this thread's memo then notes; a third
+     * time that memo answers. No compile either time. */
+    r.count = 0;
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "tiny", "factor=7", NULL), PTXJIT_OK);
+    ck_assert_int_eq(r.count, 2);
+    expect(&r, 0, PTXJIT_EVENT_REQUEST_START, PTXJIT_TIER_NONE);
+    expect(&r, 1, PTXJIT_EVENT_REQUEST_END, PTXJIT_TIER_MEMORY);
+    ck_assert_str_eq(r.events[1].key, key);
+    r.count = 0;
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "tiny", "factor=7", NULL), PTXJIT_OK);
+    ck_assert_int_eq(r.count, 2);
+    expect(&r, 1, PTXJIT_EVENT_REQUEST_END, PTXJIT_TIER_THREAD_MEMO);
+    ck_assert_str_eq(r.events[1].key, key);
+    /* Another spelling of it: the context's kernels (memory), no compile. */
+    r.count = 0;
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "tiny", "factor=7 ", NULL), PTXJIT_OK);
+    ck_assert_int_eq(r.count, 2);
+    expect(&r, 1, PTXJIT_EVENT_REQUEST_END, PTXJIT_TIER_MEMORY);
+    ptxjit_close(context);
+
+    /* A fresh context on the same directory: the disk answers, nothing compiles. */
+    r.count = 0;
+    context = open_recorded(cache, templates, &r);
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "tiny", "factor=7", &origin), PTXJIT_OK);
+    ck_assert_int_eq(origin, PTXJIT_ORIGIN_DISK);
+    ck_assert_int_eq(r.count, 2);
+    expect(&r, 0, PTXJIT_EVENT_REQUEST_START, PTXJIT_TIER_NONE);
+    expect(&r, 1, PTXJIT_EVENT_REQUEST_END, PTXJIT_TIER_DISK);
+    ck_assert_str_eq(r.events[1].key, key);
+    ck_assert(r.events[1].stage_ms[3] == 0);
+
+    /* A refused request: its end says so, with no tier and no key. */
+    r.count = 0;
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "tiny", "factor=500", NULL),
+                     PTXJIT_ERR_PARAM);
+    ck_assert_int_eq(r.count, 2);
+    expect(&r, 1, PTXJIT_EVENT_REQUEST_END, PTXJIT_TIER_NONE);
+    ck_assert_int_eq(r.events[1].status, PTXJIT_ERR_PARAM);
+    ck_assert_str_eq(r.events[1].params, "factor=500");
+    ck_assert_str_eq(r.events[1].key, "");
+    ptxjit_close(context);
+    test_rmtree(cache);
+    test_rmtree(templates);
+    free(cache);
+    free(templates);
+}
+END_TEST
+
+/* Without a callback nothing is told: a recording given as event_user alone stays empty. */
+START_TEST(unset_callback_is_never_called)
+{
+    char *cache = test_mkdtemp(), *templates = test_mkdtemp();
+    write_file(templates, "tiny.cu", TINY_TEMPLATE);
+    recording r = {0};
+    ptxjit_options options;
+    ptxjit_options_init(&options);
+    ck_assert_ptr_null(options.on_event);
+    options.use_gpu = 0;
+    options.cache_dir = cache;
+    options.template_path = templates;
+    options.event_user = &r;
+    ptxjit_context *context = NULL;
+    ck_assert_int_eq(ptxjit_open(&context, &options), PTXJIT_OK);
+    ptxjit_kernel *kernel = NULL;
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "tiny", "factor=9", NULL), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "tiny", "factor=9", NULL), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "tiny", "factor=0", NULL),
+                     PTXJIT_ERR_PARAM);
+    ck_assert_int_eq(r.count, 0);
+    ptxjit_close(context);
+    test_rmtree(cache);
+    test_rmtree(templates);
+    free(cache);
+    free(templates);
+}
+END_TEST
+
+START_TEST(tier_names)
+{
+    ck_assert_str_eq(ptxjit_tier_name(PTXJIT_TIER_THREAD_MEMO), "thread_memo");
+    ck_assert_str_eq(ptxjit_tier_name(PTXJIT_TIER_COMPILE), "compile");
+    ck_assert_str_eq(ptxjit_tier_name(PTXJIT_TIER_AOT), "aot");
+    ck_assert_str_eq(ptxjit_tier_name((ptxjit_tier)99), "unknown");
+}
+END_TEST
+
+Suite *suite_events(void)
+{
+    Suite *suite = suite_create("events");
+    TCase *tc = tcase_create("events");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, cold_request_then_memo_then_disk_hit_in_a_fresh_context);
+    tcase_add_test(tc, unset_callback_is_never_called);
+    tcase_add_test(tc, tier_names);
+    suite_add_tcase(suite, tc);
+    return suite;
+}

@@ -197,6 +197,127 @@ START_TEST(tier_names)
 }
 END_TEST
 
+/* ---- metrics: `cache stats --prometheus` and --json ---- */
+
+/* A small reader of the text exposition format: HELP and TYPE lines, then samples
+ * `name{label="value",...} number`; each sample's metric typed before it (a histogram's
+ * _bucket, _sum and _count under its name), no sample twice. Returns the value of the sample
+ * want (its full text before the value), or -1 when it is absent. */
+static double prometheus_check(const char *text, const char *want)
+{
+    char typed[64][80], seen[128][160];
+    int types = 0, samples = 0;
+    double found = -1;
+    for (const char *line = text; *line;) {
+        const char *end = strchr(line, '\n');
+        ck_assert_msg(end != NULL, "the last line is not ended: %s", line);
+        char buffer[512];
+        size_t length = (size_t)(end - line);
+        ck_assert_uint_lt(length, sizeof buffer);
+        memcpy(buffer, line, length);
+        buffer[length] = 0;
+        line = end + 1;
+        char name[80], kind[32];
+        if (strncmp(buffer, "# HELP ", 7) == 0) {
+            ck_assert_msg(sscanf(buffer, "# HELP %79s %31s", name, kind) == 2, "%s", buffer);
+            continue;
+        }
+        if (strncmp(buffer, "# TYPE ", 7) == 0) {
+            ck_assert_int_eq(sscanf(buffer, "# TYPE %79s %31s", name, kind), 2);
+            ck_assert_msg(!strcmp(kind, "counter") || !strcmp(kind, "gauge") ||
+                              !strcmp(kind, "histogram"),
+                          "%s", buffer);
+            for (int i = 0; i < types; i++)
+                ck_assert_msg(strcmp(typed[i], name) != 0, "typed twice: %s", name);
+            ck_assert_int_lt(types, 64);
+            snprintf(typed[types++], sizeof typed[0], "%s", name);
+            continue;
+        }
+        ck_assert_msg(buffer[0] != '#', "a comment other than HELP and TYPE: %s", buffer);
+        /* name, optional {labels}, a space, a number and nothing after it */
+        char *space = strrchr(buffer, ' ');
+        ck_assert_msg(space != NULL, "no value: %s", buffer);
+        char *number_end;
+        double value = strtod(space + 1, &number_end);
+        ck_assert_msg(*number_end == 0 && number_end != space + 1, "bad value: %s", buffer);
+        *space = 0;
+        size_t name_length = strcspn(buffer, "{");
+        ck_assert_uint_gt(name_length, 0);
+        for (size_t i = 0; i < name_length; i++)
+            ck_assert_msg(buffer[i] == '_' || (buffer[i] >= 'a' && buffer[i] <= 'z'),
+                          "bad name: %s", buffer);
+        if (buffer[name_length] == '{') {
+            ck_assert_msg(buffer[strlen(buffer) - 1] == '}', "labels not closed: %s", buffer);
+            for (char *label = buffer + name_length + 1; *label != '}';) {
+                size_t key = strcspn(label, "=");
+                ck_assert_msg(key > 0 && label[key] == '=' && label[key + 1] == '"', "%s",
+                              buffer);
+                char *c = label + key + 2;
+                while (*c && *c != '"')
+                    c += *c == '\\' ? 2 : 1;
+                ck_assert_msg(*c == '"', "label value not closed: %s", buffer);
+                label = c + 1;
+                if (*label == ',')
+                    label++;
+            }
+        }
+        snprintf(name, sizeof name, "%.*s", (int)name_length, buffer);
+        int known = 0;
+        for (int i = 0; i < types && !known; i++) {
+            size_t n = strlen(typed[i]);
+            known = !strcmp(name, typed[i]) ||
+                    (!strncmp(name, typed[i], n) &&
+                     (!strcmp(name + n, "_bucket") || !strcmp(name + n, "_sum") ||
+                      !strcmp(name + n, "_count")));
+        }
+        ck_assert_msg(known, "a sample without its TYPE: %s", buffer);
+        for (int i = 0; i < samples; i++)
+            ck_assert_msg(strcmp(seen[i], buffer) != 0, "sample twice: %s", buffer);
+        ck_assert_int_lt(samples, 128);
+        snprintf(seen[samples++], sizeof seen[0], "%s", buffer);
+        if (strcmp(buffer, want) == 0)
+            found = value;
+    }
+    return found;
+}
+
+START_TEST(cache_stats_prometheus_parses_and_counts_the_compile)
+{
+    char *cache = test_mkdtemp(), *templates = test_mkdtemp(), *out = NULL, args[4400];
+    write_file(templates, "tiny.cu", TINY_TEMPLATE);
+    snprintf(args, sizeof args, "--templates '%s' ptx tiny factor=4", templates);
+    ck_assert_int_eq(test_run_cli(&out, cache, "", args, "/dev/null"), 0);
+    free(out);
+    ck_assert_int_eq(test_run_cli(&out, cache, "", "cache stats --prometheus", "/dev/null"), 0);
+    ck_assert_double_eq(prometheus_check(out, "ptxjit_compile_seconds_count"), 1);
+    ck_assert_double_eq(prometheus_check(out, "ptxjit_compile_seconds_bucket{le=\"+Inf\"}"), 1);
+    ck_assert_double_eq(prometheus_check(out, "ptxjit_cache_misses_total{tier=\"disk\"}"), 1);
+    ck_assert_double_eq(prometheus_check(out, "ptxjit_cache_stores_total"), 1);
+    ck_assert_double_eq(prometheus_check(out, "ptxjit_cache_entries"), 1);
+    ck_assert(prometheus_check(out, "ptxjit_compile_seconds_sum") > 0);
+    /* Byte-stable: a second run says the same (nothing happened in between). */
+    char *again = NULL;
+    ck_assert_int_eq(test_run_cli(&again, cache, "", "cache stats --prometheus", "/dev/null"), 0);
+    ck_assert_str_eq(out, again);
+    free(again);
+    free(out);
+    /* --json: one object with the same counts. */
+    ck_assert_int_eq(test_run_cli(&out, cache, "", "cache stats --json", "/dev/null"), 0);
+    size_t length = strlen(out);
+    ck_assert_msg(out[0] == '{' && length > 2 && !strcmp(out + length - 2, "}\n"), "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "\"compiles\": 1,"));
+    ck_assert_ptr_nonnull(strstr(out, "\"compile_buckets_ms\": {"));
+    free(out);
+    /* --prometheus belongs to `cache stats` alone. */
+    ck_assert_int_eq(test_run_cli(&out, cache, "", "cache path --prometheus", NULL), 2);
+    free(out);
+    test_rmtree(cache);
+    test_rmtree(templates);
+    free(cache);
+    free(templates);
+}
+END_TEST
+
 Suite *suite_events(void)
 {
     Suite *suite = suite_create("events");
@@ -205,6 +326,7 @@ Suite *suite_events(void)
     tcase_add_test(tc, cold_request_then_memo_then_disk_hit_in_a_fresh_context);
     tcase_add_test(tc, unset_callback_is_never_called);
     tcase_add_test(tc, tier_names);
+    tcase_add_test(tc, cache_stats_prometheus_parses_and_counts_the_compile);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -697,6 +697,20 @@ ptxjit_status pj_disk_cache_store_record_copy(pj_disk_cache *cache, const char *
     return store_kind(cache, key, KIND_RECORD, artifact, 0);
 }
 
+void pj_disk_cache_count_compile(pj_disk_cache *cache, double ms)
+{
+    static const double bounds[] = {100, 300, 1000, 3000, 10000, 30000};
+    own_pending(cache);
+    __atomic_add_fetch(&cache->pending[COUNTER_compiles], 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&cache->pending[COUNTER_compile_ms], (uint64_t)(ms + 0.5),
+                       __ATOMIC_RELAXED);
+    for (int i = 0; i < (int)(sizeof bounds / sizeof *bounds); i++)
+        if (ms <= bounds[i]) {
+            count_later(cache, (counter_id)(COUNTER_compile_le_100ms + i));
+            break;
+        }
+}
+
 void pj_disk_cache_count_wait(pj_disk_cache *cache, int timed_out)
 {
     count_later(cache, COUNTER_compile_waits);
@@ -734,6 +748,10 @@ ptxjit_status pj_disk_cache_stats(pj_disk_cache *cache, ptxjit_cache_stats *out)
     out->evicted = totals[COUNTER_evicted];
     out->compile_waits = totals[COUNTER_compile_waits];
     out->compile_wait_timeouts = totals[COUNTER_compile_wait_timeouts];
+    out->compiles = totals[COUNTER_compiles];
+    out->compile_ms = totals[COUNTER_compile_ms];
+    for (int i = 0; i < PTXJIT_COMPILE_BUCKETS; i++)
+        out->compile_buckets[i] = totals[COUNTER_compile_le_100ms + i];
     out->max_bytes = cache->max_bytes;
     pj_scan_cache(cache->dir, count_entry, out);
     return PTXJIT_OK;

@@ -57,6 +57,9 @@ ptxjit_status pj_disk_cache_store_copy(pj_disk_cache *cache, const char *key,
                                        const pj_artifact *artifact);
 /* Counts a request that waited for another process's compile of its key (compile_lock.c),
  * and whether the wait ended at its bound. */
+/* A compile of ms milliseconds by this process, for the directory's counters and histogram
+ * (merged with the next store, stats or close). */
+void pj_disk_cache_count_compile(pj_disk_cache *cache, double ms);
 void pj_disk_cache_count_wait(pj_disk_cache *cache, int timed_out);
 ptxjit_status pj_disk_cache_stats(pj_disk_cache *cache, ptxjit_cache_stats *out);
 ptxjit_status pj_disk_cache_clear(pj_disk_cache *cache, uint64_t *removed);

@@ -86,6 +86,8 @@ void pj_event_compile_end(const ptxjit_kernel *kernel, ptxjit_status status, dou
     double ms = pj_route_clock_ms() - started;
     pj_nvtx_pop();
     const ptxjit_context *context = kernel->context;
+    if (status == PTXJIT_OK && context->disk)
+        pj_disk_cache_count_compile(context->disk, ms); /* the directory's metrics */
     if (context->on_event) {
         ptxjit_event event = compile_event(kernel, PTXJIT_EVENT_COMPILE_END);
         event.status = status;

@@ -481,11 +481,10 @@ static void publish(ptxjit_context *context, ptxjit_kernel *kernel, ptxjit_statu
     pthread_mutex_unlock(&context->lock);
 }
 
-/* ptxjit_get_kernel_ex; *memo: 1 when this thread's memo of exact requests (front.h)
- * answered, for the events. */
+/* ptxjit_get_kernel_ex, told (events) or not. */
 static ptxjit_status get_kernel(ptxjit_kernel **out, ptxjit_context *context,
                                 const char *family, const char *params,
-                                const char *compile_options, ptxjit_origin *origin, int *memo)
+                                const char *compile_options, ptxjit_origin *origin)
 {
     ptxjit_origin ignored;
     if (!origin)
@@ -498,7 +497,6 @@ static ptxjit_status get_kernel(ptxjit_kernel **out, ptxjit_context *context,
     if (known) {
         *out = known;
         *origin = PTXJIT_ORIGIN_MEMORY;
-        *memo = 1;
         return PTXJIT_OK;
     }
     uint64_t alias = pj_alias_hash(&text);
@@ -539,15 +537,21 @@ static ptxjit_status get_kernel(ptxjit_kernel **out, ptxjit_context *context,
 }
 
 /* ---- events (issue 33): a request told to options.on_event, start and end ---- */
-static ptxjit_status get_kernel_told(ptxjit_kernel **out, ptxjit_context *context,
+/* Out of line: a context without a callback jumps straight to get_kernel. */
+__attribute__((noinline, cold)) static ptxjit_status get_kernel_told(ptxjit_kernel **out, ptxjit_context *context,
                                      const char *family, const char *params,
                                      const char *compile_options, ptxjit_origin *origin)
 {
     ptxjit_origin got = PTXJIT_ORIGIN_COMPILED;
-    int memo = 0;
     pj_event_request_start(context, family ? family : "", params, compile_options);
     double started = pj_route_clock_ms();
-    ptxjit_status status = get_kernel(out, context, family, params, compile_options, &got, &memo);
+    /* Whether this thread's memo answers: looked up once more here, so that get_kernel's
+     * fast path carries nothing for the events. */
+    int memo = out && family &&
+               pj_front_find(context, __atomic_load_n(&context->front_epoch, __ATOMIC_ACQUIRE),
+                             family, params ? params : "",
+                             compile_options ? compile_options : "") != NULL;
+    ptxjit_status status = get_kernel(out, context, family, params, compile_options, &got);
     double ms = pj_route_clock_ms() - started;
     if (origin)
         *origin = got;
@@ -565,8 +569,7 @@ ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
 {
     if (__builtin_expect(context && context->on_event, 0))
         return get_kernel_told(out, context, family, params, compile_options, origin);
-    int memo;
-    return get_kernel(out, context, family, params, compile_options, origin, &memo);
+    return get_kernel(out, context, family, params, compile_options, origin);
 }
 
 ptxjit_status ptxjit_get_kernel(ptxjit_kernel **out, ptxjit_context *context, const char *family,

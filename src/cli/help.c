@@ -94,6 +94,9 @@ static const char usage_middle[] =
     "                                of the families) as a tar file (tar tf FILE lists it)\n"
     "  cache import FILE             every member checked as a disk load checks an entry,\n"
     "                                then published; bad members skipped and counted\n"
+    "  cache stats --prometheus      the counters in Prometheus's text exposition format\n"
+    "                                (hits and misses by tier, stores, evictions, remote\n"
+    "                                errors, a histogram of compile times), for scraping\n"
     ;
 
 /* After tune FAMILY's description. */
@@ -150,6 +153,7 @@ static const char usage_options[] =
     "  --space, --retune, --compile-only, --bucket, --list, --clear\n"
     "                       tune's own (see tune above; other commands refuse them)\n"
     "  --from-records       warm's own (see warm above)\n"
+    "  --prometheus         cache stats' own (see cache above)\n"
     "  -h, --help           this help\n"
     "  --version            print the version\n"
     "  --                   end of options: the words after it are arguments even if they\n"

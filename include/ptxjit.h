@@ -810,6 +810,18 @@ ptxjit_status ptxjit_warm(ptxjit_warm_result **out, ptxjit_context *context,
                           const ptxjit_warm_options *options);
 void ptxjit_warm_result_free(ptxjit_warm_result *result);
 
+/* ---- Why a request missed ----
+ * The request's key and its components, one "name value" line each (family, params, template
+ * hash, backend, compiler, arch, specializer, each compiler option, each header the key covers
+ * as "header PATH HASH"), then "disk: hit" or "disk: miss", and on a miss the entries of the
+ * family in the disk cache that differ least ("nearest KEY: N differing", then one indented
+ * line per difference: "compiler: nvrtc 12.8 -> nvrtc 13.0", "header PATH changed|added|
+ * removed", "option -lineinfo added|removed", "template changed", "params: A -> B"), at most
+ * three; entries stored before ptxjit kept their components are counted as unknown. Nothing
+ * is compiled, looked up in memory or counted. *out is the caller's (free()). */
+ptxjit_status ptxjit_explain(char **out, ptxjit_context *context, const char *family,
+                             const char *params, const char *compile_options);
+
 /* ---- Disk cache ---- */
 typedef struct {
     uint64_t entries, bytes;                    /* now on disk */

@@ -2,7 +2,8 @@
  * events in order (start, compile start and end, end with the tier that answered), then a
  * memo hit; a disk hit from a fresh context on the same cache directory; a failed request;
  * and no call at all without a callback. One small user template keeps the compiles few
- * (two per run of the suite). */
+ * (four per run of the suite). `ptxjit explain` names the key component that differs from
+ * the nearest disk entry: a header, an option, the compiler build. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -318,6 +319,123 @@ START_TEST(cache_stats_prometheus_parses_and_counts_the_compile)
 }
 END_TEST
 
+/* ---- explain ---- */
+
+static char *explain(ptxjit_context *context, const char *params, const char *options)
+{
+    char *report = NULL;
+    ck_assert_int_eq(ptxjit_explain(&report, context, "tiny", params, options), PTXJIT_OK);
+    return report;
+}
+
+static void expect_in(const char *report, const char *needle)
+{
+    ck_assert_msg(strstr(report, needle) != NULL, "no \"%s\" in:\n%s", needle, report);
+}
+
+/* Replaces the version line of the cache's NVRTC memo with one of another compiler build:
+ * the memo is trusted while the library file is unchanged, so the key takes that version. */
+static void fake_compiler_version(const char *cache, const char *version)
+{
+    char path[4200], text[4096] = "", *at;
+    snprintf(path, sizeof path, "%s/v1/compiler", cache);
+    FILE *file = fopen(path, "r");
+    ck_assert_ptr_nonnull(file);
+    size_t n = fread(text, 1, sizeof text - 1, file);
+    fclose(file);
+    text[n] = 0;
+    ck_assert_ptr_nonnull(at = strstr(text, "version "));
+    snprintf(at, sizeof text - (size_t)(at - text), "version %s\n", version);
+    file = fopen(path, "w");
+    fputs(text, file);
+    fclose(file);
+}
+
+START_TEST(explain_names_the_differing_component)
+{
+    char *cache = test_mkdtemp(), *templates = test_mkdtemp(), path[4200];
+    write_file(templates, "tiny.cu",
+               "//@ptxjit family tiny\n//@ptxjit entry tiny_kernel\n"
+               "//@ptxjit param factor int(1..100) default=3\n#include \"rowstats.cuh\"\n"
+               "extern \"C\" __global__ void tiny_kernel(int *x) { x[0] = FACTOR * ROWS; }\n");
+    write_file(templates, "rowstats.cuh", "enum { ROWS = 2 };\n");
+    ptxjit_context *context = open_recorded(cache, templates, NULL);
+    ptxjit_kernel *kernel = NULL;
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "tiny", "factor=5", NULL), PTXJIT_OK);
+    char *report = explain(context, "factor=5", NULL);
+    expect_in(report, "disk: hit");
+    expect_in(report, "family tiny\nparams factor=5\ntemplate ");
+    expect_in(report, "\ncompiler nvrtc ");
+    expect_in(report, "\narch sm_90a\n");
+    expect_in(report, "rowstats.cuh ");
+    free(report);
+
+    /* Another option: the entry lacks it. */
+    report = explain(context, "factor=5", "-lineinfo");
+    expect_in(report, "disk: miss");
+    expect_in(report, "1 differing\n    option -lineinfo added\n");
+    free(report);
+
+    /* A header edited since (a fresh context: a live one keeps its templates' view). */
+    ptxjit_close(context);
+    write_file(templates, "rowstats.cuh", "enum { ROWS = 3 };\n");
+    context = open_recorded(cache, templates, NULL);
+    report = explain(context, "factor=5", NULL);
+    expect_in(report, "disk: miss");
+    snprintf(path, sizeof path, "1 differing\n    header %s/rowstats.cuh changed\n", templates);
+    expect_in(report, path);
+    free(report);
+    ptxjit_close(context);
+    write_file(templates, "rowstats.cuh", "enum { ROWS = 2 };\n");
+
+    /* Another compiler build. */
+    fake_compiler_version(cache, "nvrtc 0.1-test");
+    context = open_recorded(cache, templates, NULL);
+    report = explain(context, "factor=5", NULL);
+    expect_in(report, "disk: miss");
+    expect_in(report, "1 differing\n    compiler: nvrtc ");
+    expect_in(report, " -> nvrtc 0.1-test\n");
+    free(report);
+    ptxjit_close(context);
+
+    /* An entry stored before entries kept their components: unknown, not compared. */
+    context = open_recorded(cache, templates, NULL);
+    snprintf(path, sizeof path, "rm -f '%s'/v1/*/*.key", cache);
+    ck_assert_int_eq(system(path), 0);
+    report = explain(context, "factor=5", NULL);
+    expect_in(report, "nearest: no entry of tiny with known components\n");
+    expect_in(report, "unknown: 1 entries");
+    free(report);
+    ptxjit_close(context);
+    test_rmtree(cache);
+    test_rmtree(templates);
+    free(cache);
+    free(templates);
+}
+END_TEST
+
+START_TEST(explain_cli_prints_the_report_alone)
+{
+    char *cache = test_mkdtemp(), *templates = test_mkdtemp(), *out = NULL, args[4400];
+    write_file(templates, "tiny.cu", TINY_TEMPLATE);
+    snprintf(args, sizeof args, "--templates '%s' explain tiny factor=6", templates);
+    ck_assert_int_eq(test_run_cli(&out, cache, "", args, "/dev/null"), 0);
+    ck_assert_msg(strncmp(out, "key ", 4) == 0, "%s", out);
+    expect_in(out, "\nparams factor=6\n");
+    expect_in(out, "disk: miss");
+    expect_in(out, "nearest: no entry of tiny with known components\n");
+    free(out);
+    snprintf(args, sizeof args, "--templates '%s' explain tiny factor=600", templates);
+    ck_assert_int_ne(test_run_cli(&out, cache, "", args, "/dev/null"), 0);
+    ck_assert_str_eq(out, "");
+    free(out);
+    test_rmtree(cache);
+    test_rmtree(templates);
+    free(cache);
+    free(templates);
+}
+END_TEST
+
 Suite *suite_events(void)
 {
     Suite *suite = suite_create("events");
@@ -327,6 +445,8 @@ Suite *suite_events(void)
     tcase_add_test(tc, unset_callback_is_never_called);
     tcase_add_test(tc, tier_names);
     tcase_add_test(tc, cache_stats_prometheus_parses_and_counts_the_compile);
+    tcase_add_test(tc, explain_names_the_differing_component);
+    tcase_add_test(tc, explain_cli_prints_the_report_alone);
     suite_add_tcase(suite, tc);
     return suite;
 }

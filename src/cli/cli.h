@@ -76,6 +76,7 @@ int cmd_info(cli_args *args);
 int cmd_ptx(cli_args *args);             /* cmd_kernel.c */
 int cmd_sass(cli_args *args);
 int cmd_source(cli_args *args);
+int cmd_explain(cli_args *args);         /* cmd_explain.c */
 int cmd_ir(cli_args *args);
 int cmd_inspect(cli_args *args);
 int cmd_cache(cli_args *args);           /* cmd_cache.c */

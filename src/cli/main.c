@@ -28,6 +28,7 @@ static const command commands[] = {
     {"tune", cmd_tune, 1, cli_tune_options},
     {"sass", cmd_sass, 0, NULL},          {"compile-worker", cmd_compile_worker, 0, NULL},
     {"warm", cmd_warm, 1, cli_warm_options},
+    {"explain", cmd_explain, 0, NULL},
 };
 
 typedef enum {

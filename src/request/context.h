@@ -37,6 +37,7 @@ struct ptxjit_kernel {
     pj_stages stages;          /* where its compile's time went; zeros if not compiled here */
     pj_compile_options compile_options; /* the context's, then the request's own */
     pj_include_set includes;   /* the headers its key covers (nvrtc), checked after the compile */
+    char *components;          /* its key's inputs as text (key.h), kept beside its disk entry */
     char *template_dir;        /* a file template's directory, resolved (nvrtc); NULL: none */
     int keep_off_disk;         /* its inputs changed while it compiled: the key may not
                                   describe the code, so the disk cache does not get it */
@@ -137,6 +138,11 @@ ptxjit_status pj_context_schema(const pj_schema **out, ptxjit_context *context,
  * loads no compiler). */
 ptxjit_status pj_context_compiler_version(ptxjit_context *context, pj_backend backend,
                                          char out[64]);
+/* A request's kernel with its key and key components, not looked up or produced (explain.c);
+ * freed with pj_kernel_unkeyed. */
+ptxjit_status pj_kernel_keyed(ptxjit_kernel **out, ptxjit_context *context, const char *family,
+                              const char *params, const char *options);
+void pj_kernel_unkeyed(ptxjit_kernel *kernel);
 /* Frees every kernel of the context, and the exact requests (alias.h) that name them. */
 void pj_kernel_free_all(ptxjit_context *context);
 

@@ -56,6 +56,7 @@ static void kernel_free(ptxjit_kernel *kernel)
     pj_includes_free(&kernel->includes);
     free(kernel->template_dir);
     free(kernel->canonical);
+    free(kernel->components);
     free(kernel->source);
     free(kernel->functions);
     free(kernel->shared_limits);
@@ -292,6 +293,8 @@ static ptxjit_status compile_and_keep(ptxjit_kernel *kernel, int *published)
         pj_disk_cache_store(context->disk, kernel->key_hex, &kernel->artifact))
         pj_log(&context->logger, PTXJIT_LOG_WARNING, "kernel not saved to the disk cache: %s",
                ptxjit_last_error());
+    else if (context->disk && !kernel->keep_off_disk) /* for `ptxjit explain` (issue 33) */
+        pj_disk_cache_store_note(context->disk, kernel->key_hex, kernel->components);
     /* Locally first, then the fleet; the same rule keeps a kernel off both. */
     if (!kernel->keep_off_disk)
         *published = pj_remote_publish(context->remote, PJ_REMOTE_KERNEL, kernel->key_hex,
@@ -576,4 +579,22 @@ ptxjit_status ptxjit_get_kernel(ptxjit_kernel **out, ptxjit_context *context, co
                                 const char *params, ptxjit_origin *origin)
 {
     return ptxjit_get_kernel_ex(out, context, family, params, NULL, origin);
+}
+
+/* ---- explain (issue 33): a request keyed, neither looked up nor produced ---- */
+ptxjit_status pj_kernel_keyed(ptxjit_kernel **out, ptxjit_context *context, const char *family,
+                              const char *params, const char *options)
+{
+    pj_request_text text = {family, params ? params : "", options ? options : ""};
+    pj_template *template;
+    uint64_t generation;
+    ptxjit_status status = pj_templates_find(&template, &generation, context, family);
+    if (status == PTXJIT_OK)
+        status = new_kernel(out, context, pj_template_schema(template), &text);
+    return status;
+}
+
+void pj_kernel_unkeyed(ptxjit_kernel *kernel)
+{
+    kernel_free(kernel);
 }

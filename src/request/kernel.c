@@ -541,9 +541,9 @@ static ptxjit_status get_kernel(ptxjit_kernel **out, ptxjit_context *context,
 
 /* ---- events (issue 33): a request told to options.on_event, start and end ---- */
 /* Out of line: a context without a callback jumps straight to get_kernel. */
-__attribute__((noinline, cold)) static ptxjit_status get_kernel_told(ptxjit_kernel **out, ptxjit_context *context,
-                                     const char *family, const char *params,
-                                     const char *compile_options, ptxjit_origin *origin)
+__attribute__((noinline, cold)) static ptxjit_status
+get_kernel_told(ptxjit_kernel **out, ptxjit_context *context, const char *family,
+                const char *params, const char *compile_options, ptxjit_origin *origin)
 {
     ptxjit_origin got = PTXJIT_ORIGIN_COMPILED;
     pj_event_request_start(context, family ? family : "", params, compile_options);

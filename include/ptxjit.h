@@ -77,6 +77,49 @@ typedef uint64_t ptxjit_devptr; /* a CUdeviceptr */
 typedef enum { PTXJIT_LOG_WARNING = 1, PTXJIT_LOG_INFO = 2 } ptxjit_log_level;
 typedef void (*ptxjit_log_fn)(void *user, ptxjit_log_level level, const char *message);
 
+/* ---- Events ----
+ * What the JIT does, told as it happens to ptxjit_options.on_event (docs/EMBEDDING.md,
+ * "Events"). The callback runs on the thread that made the request, never under a lock of
+ * the library: it may call ptxjit (another request, even on this context) and may block,
+ * though a slow callback slows that request. The event and its strings are valid only
+ * during the call. Unset (NULL), it costs a request one predictable branch. */
+typedef enum {
+    PTXJIT_EVENT_REQUEST_START = 1, /* a ptxjit_get_kernel(_ex): family and params as given */
+    PTXJIT_EVENT_REQUEST_END = 2,   /* its answer: tier, status, ms; on success the
+                                       canonical params and key (else as given and "") */
+    PTXJIT_EVENT_COMPILE_START = 3, /* every cache missed: this thread compiles the key */
+    PTXJIT_EVENT_COMPILE_END = 4    /* status, ms and the compile's stage_ms */
+} ptxjit_event_kind;
+
+/* Where a request's kernel came from, fastest first. */
+typedef enum {
+    PTXJIT_TIER_NONE = 0,       /* the request failed before any tier answered */
+    PTXJIT_TIER_THREAD_MEMO = 1,/* this thread's exact-request memo */
+    PTXJIT_TIER_MEMORY = 2,     /* this context's kernels (PTXJIT_ORIGIN_MEMORY) */
+    PTXJIT_TIER_PROCESS = 3,    /* another context of this process (PTXJIT_ORIGIN_SHARED) */
+    PTXJIT_TIER_DISK = 4,       /* the disk cache (PTXJIT_ORIGIN_DISK) */
+    PTXJIT_TIER_REMOTE = 5,     /* the remote cache (PTXJIT_ORIGIN_REMOTE) */
+    PTXJIT_TIER_AOT = 6,        /* a registered ahead-of-time table's kernel (docs/AOT.md) */
+    PTXJIT_TIER_COMPILE = 7     /* compiled by this request (PTXJIT_ORIGIN_COMPILED) */
+} ptxjit_tier;
+
+typedef struct {
+    ptxjit_event_kind kind;
+    ptxjit_tier tier;       /* REQUEST_END; NONE for the others */
+    ptxjit_status status;   /* the ENDs' outcome; PTXJIT_OK for the STARTs */
+    const char *family;     /* never NULL */
+    const char *params;     /* canonical where known (the END of a request that succeeded,
+                               the compiles), else as the caller gave them; never NULL */
+    const char *options;    /* compile options: canonical where known, else as given; "" */
+    const char *key;        /* the cache key, 32 hex digits; "" where not known */
+    double ms;              /* the ENDs: the request's or the compile's wall time */
+    double stage_ms[4];     /* COMPILE_END, and the REQUEST_END that compiled: generate,
+                               optimize, emit, compile (as `ptxjit bench compile`) */
+} ptxjit_event;
+typedef void (*ptxjit_event_fn)(void *user, const ptxjit_event *event);
+/* "thread_memo", "memory", "process", "disk", "remote", "aot", "compile", "none". */
+const char *ptxjit_tier_name(ptxjit_tier tier);
+
 typedef struct {
     /* Disk cache root; NULL: $PTXJIT_CACHE_DIR, else $XDG_CACHE_HOME/ptxjit, else
      * ~/.cache/ptxjit. */
@@ -151,6 +194,8 @@ typedef struct {
                                   tables (`ptxjit aot`, "Ahead-of-time tables" below)
                                   registered by ptxjit_open as ptxjit_register_aot registers
                                   them, in order; a bad table fails the open. NULL: none */
+    ptxjit_event_fn on_event;  /* NULL (default): no events; see "Events" above */
+    void *event_user;          /* on_event's first argument */
 } ptxjit_options;
 
 /* Fills *options with the defaults above. */
@@ -769,6 +814,18 @@ ptxjit_status ptxjit_warm(ptxjit_warm_result **out, ptxjit_context *context,
                           const ptxjit_warm_options *options);
 void ptxjit_warm_result_free(ptxjit_warm_result *result);
 
+/* ---- Why a request missed ----
+ * The request's key and its components, one "name value" line each (family, params, template
+ * hash, backend, compiler, arch, specializer, each compiler option, each header the key covers
+ * as "header PATH HASH"), then "disk: hit" or "disk: miss", and on a miss the entries of the
+ * family in the disk cache that differ least ("nearest KEY: N differing", then one indented
+ * line per difference: "compiler: nvrtc 12.8 -> nvrtc 13.0", "header PATH changed|added|
+ * removed", "option -lineinfo added|removed", "template changed", "params: A -> B"), at most
+ * three; entries stored before ptxjit kept their components are counted as unknown. Nothing
+ * is compiled, looked up in memory or counted. *out is the caller's (free()). */
+ptxjit_status ptxjit_explain(char **out, ptxjit_context *context, const char *family,
+                             const char *params, const char *compile_options);
+
 /* ---- Disk cache ---- */
 typedef struct {
     uint64_t entries, bytes;                    /* now on disk */
@@ -793,6 +850,12 @@ typedef struct {
      * the entry (its holder's lease expired, its holder gave it up having published nothing,
      * or the wait bound passed), after which this node compiled it. */
     uint64_t lease_wins, lease_waits, lease_timeouts;
+    /* Kernels compiled by the processes of this cache directory (those that succeeded), the
+     * milliseconds they took in all, and how many took at most 100 ms, 300 ms, 1 s, 3 s,
+     * 10 s, 30 s: each counted in the first bound it fits (longer ones in none). */
+    uint64_t compiles, compile_ms;
+#define PTXJIT_COMPILE_BUCKETS 6
+    uint64_t compile_buckets[PTXJIT_COMPILE_BUCKETS];
 } ptxjit_cache_stats;
 ptxjit_status ptxjit_cache_stats_get(ptxjit_cache_stats *out, ptxjit_context *context);
 /* Removes every entry of this cache version (kernels and tuning records); returns how many

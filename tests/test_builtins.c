@@ -156,7 +156,7 @@ START_TEST(key_of_the_hash_is_the_key_of_the_text)
     const pj_schema *schema = pj_embedded_templates[0].schema;
     const char *options[] = {"-arch=sm_90a"};
     pj_key_inputs in = {schema->family, "tpb=128", schema->source, "nvrtc", "nvrtc 13.0",
-                        "sm_90a", options, 1, 4, NULL, &schema->source_hash};
+                        "sm_90a", options, 1, 4, NULL, &schema->source_hash, NULL};
     pj_hash128 from_hash, from_text, other;
     ck_assert_int_eq(pj_cache_key(&from_hash, &in), PTXJIT_OK);
     in.template_hash = NULL;

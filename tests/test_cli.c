@@ -534,7 +534,8 @@ START_TEST(cli_json_list_and_cache_stats)
                                            "\"evicted\": 0,", "\"tune_records\": 0,\n",
                                            "\"remote_configured\": false,",
                                            "\"remote_hits\": 0,", "\"remote_ms\": 0,",
-                                           "\"compile_waits\": 0,", "\"lease_timeouts\": 0\n"};
+                                           "\"compile_waits\": 0,", "\"lease_timeouts\": 0,\n",
+                                           "\"compiles\": 1,", "\"compile_buckets_ms\": {\n"};
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         ck_assert_msg(strstr(out, counters[i]), "no %s in %s", counters[i], out);
     free(out), free(err);

@@ -339,7 +339,8 @@ START_TEST(key_covers_each_header_path_and_content)
     const char *options[] = {"-arch=sm_90a"};
     pj_include_file files[2] = {{"/a/helper.cuh", {1, 2}}, {"/a/other.cuh", {3, 4}}};
     pj_include_set set = {files, 2, 2, SIZE_MAX};
-    pj_key_inputs in = {"f", "p=1", "text", "nvrtc", "nvrtc 13.0", "sm_90a", options, 1, 3, &set, NULL};
+    pj_key_inputs in = {"f",    "p=1",   "text", "nvrtc", "nvrtc 13.0", "sm_90a",
+                        options, 1,      3,      &set,    NULL,         NULL};
     pj_hash128 base, changed, none;
     ck_assert_int_eq(pj_cache_key(&base, &in), PTXJIT_OK);
     files[1].content.low = 5;

@@ -208,7 +208,7 @@ static pj_hash128 key_with(int field, const char *value)
 {
     const char *options[] = {"-arch=sm_90a", "-std=c++17"};
     pj_key_inputs in = {"reduce", "tpb=512", "template text", "nvrtc", "nvrtc 13.0", "sm_90a",
-                        options, 2, 1, NULL, NULL};
+                        options, 2, 1, NULL, NULL, NULL};
     const char **fields[] = {&in.family, &in.canonical_params, &in.template_source, &in.backend,
                              &in.compiler_version, &in.arch, &options[1]};
     if (field >= 0 && field < 7)

@@ -52,7 +52,7 @@ static void apply(unsigned long long values[COUNTER_COUNT], const int64_t *delta
 
 static void rewrite(int fd, const unsigned long long values[COUNTER_COUNT])
 {
-    char text[512];
+    char text[1024];
     size_t length = 0;
     for (int i = 0; i < COUNTER_COUNT; i++)
         length += (size_t)snprintf(text + length, sizeof text - length, "%s %llu\n", names[i],

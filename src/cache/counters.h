@@ -7,13 +7,20 @@
 
 #include "internal.h"
 
-/* bytes is what the stores and evictions have added up: an estimate that eviction's scans
+/* compiles, compile_ms: kernels compiled by processes of the directory and the milliseconds
+ * they took (request/events.c counts them). bytes is what the stores and evictions have added up: an estimate that eviction's scans
  * correct, not a measurement (stats measures). compile_waits: requests that found another
  * process compiling their key (cache/compile_lock.c), compile_wait_timeouts: those of them
  * that stopped waiting at the bound. */
 #define PJ_COUNTER_LIST(X)                                                                     \
     X(hits) X(misses) X(stores) X(corrupt) X(evicted) X(bytes) X(compile_waits)                \
-    X(compile_wait_timeouts)
+    X(compile_wait_timeouts) X(compiles) X(compile_ms) PJ_COMPILE_BUCKETS(X)
+
+/* The compile-time histogram's buckets: compiles that took at most 100 ms, ..., 30 s, each
+ * counted in the first it fits (ptxjit_cache_stats.compile_buckets). */
+#define PJ_COMPILE_BUCKETS(X)                                                                  \
+    X(compile_le_100ms) X(compile_le_300ms) X(compile_le_1s) X(compile_le_3s)                 \
+    X(compile_le_10s) X(compile_le_30s)
 
 typedef enum {
 #define PJ_COUNTER_ENUM(name) COUNTER_##name,

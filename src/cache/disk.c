@@ -697,6 +697,69 @@ ptxjit_status pj_disk_cache_store_record_copy(pj_disk_cache *cache, const char *
     return store_kind(cache, key, KIND_RECORD, artifact, 0);
 }
 
+void pj_disk_cache_store_note(pj_disk_cache *cache, const char *key, const char *text)
+{
+    if (!text || !pj_entry_key_valid(key))
+        return;
+    char *path = path_printf("%s/%.2s/%s" PJ_NOTE_SUFFIX, cache->dir, key, key);
+    char *temp = path_printf("%s/%.2s/.%s.%ld" PJ_NOTE_SUFFIX ".tmp", cache->dir, key, key,
+                             (long)getpid());
+    int fd = path && temp ? open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+                                 cache->file_mode)
+                          : -1;
+    if (fd >= 0) {
+        size_t length = strlen(text);
+        int ok = write(fd, text, length) == (ssize_t)length;
+        ok &= close(fd) == 0;
+        if (!ok || rename(temp, path) != 0)
+            unlink(temp);
+    }
+    free(temp);
+    free(path);
+}
+
+void pj_disk_cache_read_note(pj_disk_cache *cache, const char *key, char **text)
+{
+    *text = NULL;
+    if (!pj_entry_key_valid(key))
+        return;
+    char name[32 + 8];
+    memcpy(name, key, 2);
+    name[2] = '/';
+    memcpy(name + 3, key, 32);
+    memcpy(name + 35, PJ_NOTE_SUFFIX, sizeof PJ_NOTE_SUFFIX);
+    int fd = openat(cache->dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (1 << 20)) {
+        char *data = malloc((size_t)st.st_size + 1);
+        size_t got = 0;
+        const char *why;
+        if (data && read_all(fd, data, (size_t)st.st_size, &got, &why) == 0) {
+            data[got] = 0;
+            *text = data;
+        } else {
+            free(data);
+        }
+    }
+    close(fd);
+}
+
+void pj_disk_cache_count_compile(pj_disk_cache *cache, double ms)
+{
+    static const double bounds[] = {100, 300, 1000, 3000, 10000, 30000};
+    own_pending(cache);
+    __atomic_add_fetch(&cache->pending[COUNTER_compiles], 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&cache->pending[COUNTER_compile_ms], (uint64_t)(ms + 0.5),
+                       __ATOMIC_RELAXED);
+    for (int i = 0; i < (int)(sizeof bounds / sizeof *bounds); i++)
+        if (ms <= bounds[i]) {
+            count_later(cache, (counter_id)(COUNTER_compile_le_100ms + i));
+            break;
+        }
+}
+
 void pj_disk_cache_count_wait(pj_disk_cache *cache, int timed_out)
 {
     count_later(cache, COUNTER_compile_waits);
@@ -734,6 +797,10 @@ ptxjit_status pj_disk_cache_stats(pj_disk_cache *cache, ptxjit_cache_stats *out)
     out->evicted = totals[COUNTER_evicted];
     out->compile_waits = totals[COUNTER_compile_waits];
     out->compile_wait_timeouts = totals[COUNTER_compile_wait_timeouts];
+    out->compiles = totals[COUNTER_compiles];
+    out->compile_ms = totals[COUNTER_compile_ms];
+    for (int i = 0; i < PTXJIT_COMPILE_BUCKETS; i++)
+        out->compile_buckets[i] = totals[COUNTER_compile_le_100ms + i];
     out->max_bytes = cache->max_bytes;
     pj_scan_cache(cache->dir, count_entry, out);
     return PTXJIT_OK;
@@ -752,8 +819,14 @@ static void remove_entry(int top_fd, const char *path, scan_kind kind, const str
     clear_state *state = user;
     if (kind == SCAN_TEMP || (state->only_records && kind != SCAN_RECORD))
         return;
-    if (unlinkat(top_fd, path, 0) == 0)
+    if (unlinkat(top_fd, path, 0) == 0) {
         state->removed++;
+        if (kind == SCAN_ENTRY) { /* its key components (pj_disk_cache_store_note) */
+            char note[256];
+            snprintf(note, sizeof note, "%s" PJ_NOTE_SUFFIX, path);
+            unlinkat(top_fd, note, 0);
+        }
+    }
     else if (errno != ENOENT && !state->error) /* ENOENT: a concurrent clear got it first */
         state->error = errno;
 }

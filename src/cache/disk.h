@@ -57,6 +57,16 @@ ptxjit_status pj_disk_cache_store_copy(pj_disk_cache *cache, const char *key,
                                        const pj_artifact *artifact);
 /* Counts a request that waited for another process's compile of its key (compile_lock.c),
  * and whether the wait ended at its bound. */
+/* The key components of an entry (request/key.h's text), in "<key>.key" beside it: written
+ * after the entry (temp file and rename, no fsync: only `ptxjit explain` reads it), removed
+ * with it by eviction and clear. Older versions ignore the file. Failures are ignored. */
+void pj_disk_cache_store_note(pj_disk_cache *cache, const char *key, const char *text);
+/* The note of key into *text (caller frees); NULL when there is none (an entry stored before
+ * notes existed, or by a bundle import). */
+void pj_disk_cache_read_note(pj_disk_cache *cache, const char *key, char **text);
+/* A compile of ms milliseconds by this process, for the directory's counters and histogram
+ * (merged with the next store, stats or close). */
+void pj_disk_cache_count_compile(pj_disk_cache *cache, double ms);
 void pj_disk_cache_count_wait(pj_disk_cache *cache, int timed_out);
 ptxjit_status pj_disk_cache_stats(pj_disk_cache *cache, ptxjit_cache_stats *out);
 ptxjit_status pj_disk_cache_clear(pj_disk_cache *cache, uint64_t *removed);

@@ -102,6 +102,11 @@ static removal remove_candidate(int top_fd, const candidate *c)
         result = errno == EWOULDBLOCK ? HELD : SKIPPED;
     else if (unchanged(fd, top_fd, c) && unlinkat(top_fd, c->path, 0) == 0)
         result = REMOVED;
+    if (result == REMOVED) {
+        char note[256];
+        snprintf(note, sizeof note, "%s" PJ_NOTE_SUFFIX, c->path);
+        unlinkat(top_fd, note, 0);
+    }
     pj_fileio_unlock_and_close(fd);
     return result;
 }

@@ -11,6 +11,10 @@
  * margin covers clocks that differ between the machines of a shared file system. */
 #define PJ_TEMP_SWEEP_SECONDS 3600
 
+/* An entry's key components (disk.h: pj_disk_cache_store_note), "<key>.key" beside it and
+ * removed with it. */
+#define PJ_NOTE_SUFFIX ".key"
+
 typedef struct {
     uint64_t entries, bytes;        /* what the scan found */
     uint64_t evicted, evicted_bytes; /* entries removed to get under the cap */

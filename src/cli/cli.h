@@ -76,6 +76,7 @@ int cmd_info(cli_args *args);
 int cmd_ptx(cli_args *args);             /* cmd_kernel.c */
 int cmd_sass(cli_args *args);
 int cmd_source(cli_args *args);
+int cmd_explain(cli_args *args);         /* cmd_explain.c */
 int cmd_ir(cli_args *args);
 int cmd_inspect(cli_args *args);
 int cmd_cache(cli_args *args);           /* cmd_cache.c */
@@ -83,6 +84,7 @@ int cmd_run(cli_args *args);             /* cmd_run.c */
 extern const cli_option cli_run_options[];
 int cmd_jit_time(cli_args *args);        /* cmd_jit_time.c */
 extern const cli_option cli_jit_time_options[];
+extern const cli_option cli_cache_options[];
 int cmd_bench(cli_args *args);           /* bench/bench.c */
 int cmd_tune(cli_args *args);            /* cmd_tune.c */
 extern const cli_option cli_tune_options[];

@@ -92,6 +92,12 @@ static void stats_text(ptxjit_context *context, const ptxjit_cache_stats *s)
            (unsigned long long)s->lease_timeouts);
 }
 
+/* The bounds of ptxjit_cache_stats.compile_buckets: in ms (JSON keys), in seconds (Prometheus). */
+static const struct {
+    const char *ms, *seconds;
+} compile_bounds[PTXJIT_COMPILE_BUCKETS] = {{"100", "0.1"},    {"300", "0.3"},  {"1000", "1"},
+                                            {"3000", "3"},     {"10000", "10"}, {"30000", "30"}};
+
 /* Every counter of ptxjit_cache_stats, under its field's name. */
 static void stats_json(ptxjit_context *context, const ptxjit_cache_stats *s)
 {
@@ -121,8 +127,104 @@ static void stats_json(ptxjit_context *context, const ptxjit_cache_stats *s)
     cli_json_member_uint(&json, "lease_wins", s->lease_wins);
     cli_json_member_uint(&json, "lease_waits", s->lease_waits);
     cli_json_member_uint(&json, "lease_timeouts", s->lease_timeouts);
+    cli_json_member_uint(&json, "compiles", s->compiles);
+    cli_json_member_uint(&json, "compile_ms", s->compile_ms);
+    cli_json_key(&json, "compile_buckets_ms");
+    cli_json_object_begin(&json);
+    for (int i = 0; i < PTXJIT_COMPILE_BUCKETS; i++)
+        cli_json_member_uint(&json, compile_bounds[i].ms, s->compile_buckets[i]);
+    cli_json_object_end(&json);
     cli_json_object_end(&json);
     cli_json_finish(&json);
+}
+
+/* One metric of the text exposition format: its HELP and TYPE lines, then one sample per
+ * label value (labels NULL: one sample without labels). */
+static void metric(const char *name, const char *type, const char *help, const char *label,
+                   const char *const *labels, const uint64_t *values, int count)
+{
+    printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    for (int i = 0; i < count; i++) {
+        if (labels)
+            printf("%s{%s=\"%s\"} %llu\n", name, label, labels[i],
+                   (unsigned long long)values[i]);
+        else
+            printf("%s %llu\n", name, (unsigned long long)values[i]);
+    }
+}
+
+/* A label value escaped as the format wants: backslash, double quote and newline. */
+static void print_label_value(const char *text)
+{
+    for (const char *c = text; *c; c++) {
+        if (*c == '\\' || *c == '"')
+            printf("\\%c", *c);
+        else if (*c == '\n')
+            printf("\\n");
+        else
+            putchar(*c);
+    }
+}
+
+/* --prometheus: the counters in Prometheus's text exposition format, always the same metrics in
+ * the same order, for a node exporter's textfile collector or a scrape through a wrapper. */
+static void stats_prometheus(ptxjit_context *context, const ptxjit_cache_stats *s)
+{
+    static const char *const tiers[] = {"disk", "remote"};
+    printf("# HELP ptxjit_cache_info The disk cache directory these metrics describe.\n"
+           "# TYPE ptxjit_cache_info gauge\nptxjit_cache_info{dir=\"");
+    print_label_value(ptxjit_cache_dir(context));
+    printf("\",remote=\"%s\"} 1\n", s->remote_configured ? "configured" : "none");
+    metric("ptxjit_cache_entries", "gauge", "Kernels in the disk cache now.", NULL, NULL,
+           &s->entries, 1);
+    metric("ptxjit_cache_bytes", "gauge", "Bytes of the disk cache now (kernels and tuning "
+           "records).", NULL, NULL, &s->bytes, 1);
+    metric("ptxjit_cache_max_bytes", "gauge", "The disk cache's cap.", NULL, NULL,
+           &s->max_bytes, 1);
+    metric("ptxjit_cache_tune_records", "gauge", "Tuning records in the disk cache now.", NULL,
+           NULL, &s->tune_records, 1);
+    uint64_t hits[] = {s->hits, s->remote_hits}, misses[] = {s->misses, s->remote_misses};
+    metric("ptxjit_cache_hits_total", "counter", "Lookups that found a valid entry, by tier.",
+           "tier", tiers, hits, 2);
+    metric("ptxjit_cache_misses_total", "counter", "Lookups that found no entry, by tier.",
+           "tier", tiers, misses, 2);
+    metric("ptxjit_cache_stores_total", "counter", "Kernels and records stored on disk.", NULL,
+           NULL, &s->stores, 1);
+    metric("ptxjit_cache_corrupt_total", "counter", "Disk entries that failed a check "
+           "(removed and rebuilt).", NULL, NULL, &s->corrupt, 1);
+    metric("ptxjit_cache_evictions_total", "counter", "Disk entries evicted to stay under "
+           "the cap.", NULL, NULL, &s->evicted, 1);
+    metric("ptxjit_remote_rejected_total", "counter", "Remote entries that failed a check "
+           "(never used).", NULL, NULL, &s->remote_rejected, 1);
+    metric("ptxjit_remote_errors_total", "counter", "Remote lookups and publishes that "
+           "failed (unreachable, timeout).", NULL, NULL, &s->remote_errors, 1);
+    metric("ptxjit_remote_publishes_total", "counter", "Entries sent to the remote cache.",
+           NULL, NULL, &s->remote_publishes, 1);
+    printf("# HELP ptxjit_remote_wait_seconds_total Time spent waiting on the remote cache.\n"
+           "# TYPE ptxjit_remote_wait_seconds_total counter\n"
+           "ptxjit_remote_wait_seconds_total %.3f\n", s->remote_ms / 1e3);
+    metric("ptxjit_compile_waits_total", "counter", "Misses that waited for another "
+           "process's compile of their key.", NULL, NULL, &s->compile_waits, 1);
+    metric("ptxjit_compile_wait_timeouts_total", "counter", "Those waits that ended at the "
+           "bound.", NULL, NULL, &s->compile_wait_timeouts, 1);
+    metric("ptxjit_lease_wins_total", "counter", "Remote misses after which this fleet node "
+           "took the key's lease and compiled.", NULL, NULL, &s->lease_wins, 1);
+    metric("ptxjit_lease_waits_total", "counter", "Requests that waited for another node's "
+           "lease.", NULL, NULL, &s->lease_waits, 1);
+    metric("ptxjit_lease_timeouts_total", "counter", "Lease waits that ended without the "
+           "entry.", NULL, NULL, &s->lease_timeouts, 1);
+    printf("# HELP ptxjit_compile_seconds Kernel compiles by the processes of this cache "
+           "directory.\n# TYPE ptxjit_compile_seconds histogram\n");
+    uint64_t cumulative = 0;
+    for (int i = 0; i < PTXJIT_COMPILE_BUCKETS; i++) {
+        cumulative += s->compile_buckets[i];
+        printf("ptxjit_compile_seconds_bucket{le=\"%s\"} %llu\n", compile_bounds[i].seconds,
+               (unsigned long long)cumulative);
+    }
+    printf("ptxjit_compile_seconds_bucket{le=\"+Inf\"} %llu\n"
+           "ptxjit_compile_seconds_sum %.3f\nptxjit_compile_seconds_count %llu\n",
+           (unsigned long long)s->compiles, s->compile_ms / 1e3,
+           (unsigned long long)s->compiles);
 }
 
 /* export FILE [FAMILY ...] | import FILE */
@@ -133,6 +235,12 @@ static int bundle_usage(cli_args *args)
         return 0;
     return (!strcmp(what, "export") && args->argc >= 2) || args->argc == 2 ? 1 : -1;
 }
+
+enum { CACHE_PROMETHEUS };
+const cli_option cli_cache_options[] = {
+    [CACHE_PROMETHEUS] = {"--prometheus", NULL, NULL},
+    {NULL, NULL, NULL},
+};
 
 int cmd_cache(cli_args *args)
 {
@@ -148,6 +256,12 @@ int cmd_cache(cli_args *args)
         char command[256];
         snprintf(command, sizeof command, "cache %s", what);
         return cli_json_refused(command);
+    }
+    int prometheus = args->own[CACHE_PROMETHEUS] != NULL;
+    if (prometheus && (strcmp(what, "stats") != 0 || args->json)) {
+        fprintf(stderr, "ptxjit: --prometheus is an option of `ptxjit cache stats` alone, "
+                        "without --json\n");
+        return CLI_USAGE;
     }
     args->options.use_gpu = 0;
     ptxjit_context *context;
@@ -170,7 +284,9 @@ int cmd_cache(cli_args *args)
         ptxjit_cache_stats s;
         status = ptxjit_cache_stats_get(&s, context);
         if (status == PTXJIT_OK)
-            (args->json ? stats_json : stats_text)(context, &s);
+            (prometheus  ? stats_prometheus
+             : args->json ? stats_json
+                          : stats_text)(context, &s);
     } else if (strcmp(what, "trim") == 0) {
         uint64_t evicted, temp_files;
         status = ptxjit_cache_trim(context, &evicted, &temp_files);

@@ -86,6 +86,10 @@ static const char usage_middle[] =
     "                                --launch: with the GPU, then the first launch through\n"
     "                                the family's op and the sync; --bare CUBIN ENTRY: that\n"
     "                                first use as bare CUDA driver calls\n"
+    "  explain FAMILY [key=value ...] the request's cache key and its components (template\n"
+    "                                and header hashes, options, compiler, arch, backend);\n"
+    "                                on a disk miss, the family's nearest entries and what\n"
+    "                                differs (\"header helper.cuh changed\"); compiles nothing\n"
     "  cache path|stats|clear|trim   the disk cache: where it is, its counters, remove\n"
     "                                every entry, or evict down to the cap and sweep the\n"
     "                                temp files of killed writers (what clear and trim\n"
@@ -94,6 +98,9 @@ static const char usage_middle[] =
     "                                of the families) as a tar file (tar tf FILE lists it)\n"
     "  cache import FILE             every member checked as a disk load checks an entry,\n"
     "                                then published; bad members skipped and counted\n"
+    "  cache stats --prometheus      the counters in Prometheus's text exposition format\n"
+    "                                (hits and misses by tier, stores, evictions, remote\n"
+    "                                errors, a histogram of compile times), for scraping\n"
     ;
 
 /* After tune FAMILY's description. */
@@ -168,6 +175,7 @@ static const char usage_options[] =
     "  --from-records       warm's and aot's own (see warm and aot above)\n"
     "  -o, --name, --no-ptx, --where-supported\n"
     "                       aot's own (see aot above)\n"
+    "  --prometheus         cache stats' own (see cache above)\n"
     "  -h, --help           this help\n"
     "  --version            print the version\n"
     "  --                   end of options: the words after it are arguments even if they\n"

@@ -24,11 +24,12 @@ static const command commands[] = {
     {"ptx", cmd_ptx, 0, NULL},            {"source", cmd_source, 0, NULL},
     {"ir", cmd_ir, 0, NULL},              {"inspect", cmd_inspect, 1, NULL},
     {"run", cmd_run, 0, cli_run_options},            {"bench", cmd_bench, 1, NULL},
-    {"cache", cmd_cache, 1, NULL},        {"jit-time", cmd_jit_time, 0, cli_jit_time_options},
+    {"cache", cmd_cache, 1, cli_cache_options},        {"jit-time", cmd_jit_time, 0, cli_jit_time_options},
     {"tune", cmd_tune, 1, cli_tune_options},
     {"sass", cmd_sass, 0, NULL},          {"compile-worker", cmd_compile_worker, 0, NULL},
     {"warm", cmd_warm, 1, cli_warm_options},
     {"aot", cmd_aot, 0, cli_aot_options},
+    {"explain", cmd_explain, 0, NULL},
 };
 
 typedef enum {

@@ -37,6 +37,7 @@ struct ptxjit_kernel {
     pj_stages stages;          /* where its compile's time went; zeros if not compiled here */
     pj_compile_options compile_options; /* the context's, then the request's own */
     pj_include_set includes;   /* the headers its key covers (nvrtc), checked after the compile */
+    char *components;          /* its key's inputs as text (key.h), kept beside its disk entry */
     char *template_dir;        /* a file template's directory, resolved (nvrtc); NULL: none */
     int keep_off_disk;         /* its inputs changed while it compiled: the key may not
                                   describe the code, so the disk cache does not get it */
@@ -63,6 +64,7 @@ struct ptxjit_context {
     ptxjit_status gpu_status;
     uint64_t front_epoch; /* this thread's front of exact requests (front.h) holds while it
                              is unchanged: new at open and whenever the aliases are forgotten */
+    ptxjit_event_fn on_event; /* options.on_event (events.h); NULL: no events, one branch */
     pj_logger logger;
     char arch[32];
     pj_backend default_backend;    /* from options.backend; a request's backend= overrides */
@@ -107,6 +109,7 @@ struct ptxjit_context {
                                        NULL until first borrowed; made under lock */
     struct pj_aot_node *aot;        /* registered AOT tables (aot.c), in order: read without
                                        the lock (acquire), appended under it (release) */
+    void *event_user;               /* on_event's argument */
 };
 
 /* ---- context.c ---- */
@@ -139,6 +142,11 @@ ptxjit_status pj_context_schema(const pj_schema **out, ptxjit_context *context,
  * loads no compiler). */
 ptxjit_status pj_context_compiler_version(ptxjit_context *context, pj_backend backend,
                                          char out[64]);
+/* A request's kernel with its key and key components, not looked up or produced (explain.c);
+ * freed with pj_kernel_unkeyed. */
+ptxjit_status pj_kernel_keyed(ptxjit_kernel **out, ptxjit_context *context, const char *family,
+                              const char *params, const char *options);
+void pj_kernel_unkeyed(ptxjit_kernel *kernel);
 /* Frees every kernel of the context, and the exact requests (alias.h) that name them. */
 void pj_kernel_free_all(ptxjit_context *context);
 

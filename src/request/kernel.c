@@ -15,6 +15,7 @@
 #include "cache/compile_lock.h"
 #include "cache/copier.h"
 #include "context.h"
+#include "events.h"
 #include "front.h"
 #include "remote/remote.h"
 #include "request/route.h"
@@ -56,6 +57,7 @@ static void kernel_free(ptxjit_kernel *kernel)
     pj_includes_free(&kernel->includes);
     free(kernel->template_dir);
     free(kernel->canonical);
+    free(kernel->components);
     free(kernel->source);
     free(kernel->functions);
     free(kernel->shared_limits);
@@ -112,11 +114,13 @@ static ptxjit_status fill_metadata(ptxjit_kernel *kernel)
 /* The route's compile, then what every kernel must have: its metadata and its entries. */
 static ptxjit_status compile(ptxjit_kernel *kernel)
 {
+    double started = pj_event_compile_start(kernel); /* events.h: NVTX range, events */
     ptxjit_status status = kernel->route->compile(kernel);
     if (status == PTXJIT_OK)
         status = fill_metadata(kernel);
     if (status == PTXJIT_OK)
         status = check_entries(kernel);
+    pj_event_compile_end(kernel, status, started);
     return status;
 }
 
@@ -290,6 +294,8 @@ static ptxjit_status compile_and_keep(ptxjit_kernel *kernel, int *published)
         pj_disk_cache_store(context->disk, kernel->key_hex, &kernel->artifact))
         pj_log(&context->logger, PTXJIT_LOG_WARNING, "kernel not saved to the disk cache: %s",
                ptxjit_last_error());
+    else if (context->disk && !kernel->keep_off_disk) /* for `ptxjit explain` (issue 33) */
+        pj_disk_cache_store_note(context->disk, kernel->key_hex, kernel->components);
     /* Locally first, then the fleet; the same rule keeps a kernel off both. */
     if (!kernel->keep_off_disk)
         *published = pj_remote_publish(context->remote, PJ_REMOTE_KERNEL, kernel->key_hex,
@@ -486,9 +492,10 @@ static void publish(ptxjit_context *context, ptxjit_kernel *kernel, ptxjit_statu
     pthread_mutex_unlock(&context->lock);
 }
 
-ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
-                                   const char *family, const char *params,
-                                   const char *compile_options, ptxjit_origin *origin)
+/* ptxjit_get_kernel_ex, told (events) or not. */
+static ptxjit_status get_kernel(ptxjit_kernel **out, ptxjit_context *context,
+                                const char *family, const char *params,
+                                const char *compile_options, ptxjit_origin *origin)
 {
     ptxjit_origin ignored;
     if (!origin)
@@ -544,8 +551,63 @@ ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
     return PTXJIT_OK;
 }
 
+/* ---- events (issue 33): a request told to options.on_event, start and end ---- */
+/* Out of line: a context without a callback jumps straight to get_kernel. */
+__attribute__((noinline, cold)) static ptxjit_status
+get_kernel_told(ptxjit_kernel **out, ptxjit_context *context, const char *family,
+                const char *params, const char *compile_options, ptxjit_origin *origin)
+{
+    ptxjit_origin got = PTXJIT_ORIGIN_COMPILED;
+    pj_event_request_start(context, family ? family : "", params, compile_options);
+    double started = pj_route_clock_ms();
+    /* Whether this thread's memo answers: looked up once more here, so that get_kernel's
+     * fast path carries nothing for the events. */
+    int memo = out && family &&
+               pj_front_find(context, __atomic_load_n(&context->front_epoch, __ATOMIC_ACQUIRE),
+                             family, params ? params : "",
+                             compile_options ? compile_options : "") != NULL;
+    ptxjit_status status = get_kernel(out, context, family, params, compile_options, &got);
+    double ms = pj_route_clock_ms() - started;
+    if (origin)
+        *origin = got;
+    ptxjit_tier tier = status != PTXJIT_OK ? PTXJIT_TIER_NONE
+                       : memo              ? PTXJIT_TIER_THREAD_MEMO
+                       : (*out)->aot       ? PTXJIT_TIER_AOT /* a registered table's kernel */
+                                           : pj_event_tier_of(got);
+    pj_event_request_end(context, status == PTXJIT_OK ? *out : NULL, family ? family : "",
+                         params, compile_options, tier, status, ms);
+    return status;
+}
+
+ptxjit_status ptxjit_get_kernel_ex(ptxjit_kernel **out, ptxjit_context *context,
+                                   const char *family, const char *params,
+                                   const char *compile_options, ptxjit_origin *origin)
+{
+    if (__builtin_expect(context && context->on_event, 0))
+        return get_kernel_told(out, context, family, params, compile_options, origin);
+    return get_kernel(out, context, family, params, compile_options, origin);
+}
+
 ptxjit_status ptxjit_get_kernel(ptxjit_kernel **out, ptxjit_context *context, const char *family,
                                 const char *params, ptxjit_origin *origin)
 {
     return ptxjit_get_kernel_ex(out, context, family, params, NULL, origin);
+}
+
+/* ---- explain (issue 33): a request keyed, neither looked up nor produced ---- */
+ptxjit_status pj_kernel_keyed(ptxjit_kernel **out, ptxjit_context *context, const char *family,
+                              const char *params, const char *options)
+{
+    pj_request_text text = {family, params ? params : "", options ? options : ""};
+    pj_template *template;
+    uint64_t generation;
+    ptxjit_status status = pj_templates_find(&template, &generation, context, family);
+    if (status == PTXJIT_OK)
+        status = new_kernel(out, context, pj_template_schema(template), &text);
+    return status;
+}
+
+void pj_kernel_unkeyed(ptxjit_kernel *kernel)
+{
+    kernel_free(kernel);
 }

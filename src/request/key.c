@@ -1,8 +1,44 @@
 /* key.c — the cache key: each input hashed as a named, length-prefixed field. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "request/key.h"
+
+static void line(pj_strbuf *sb, const char *name, const char *value, const char *more)
+{
+    pj_sb_append(sb, name);
+    pj_sb_append(sb, " ");
+    pj_sb_append(sb, value);
+    if (more) {
+        pj_sb_append(sb, " ");
+        pj_sb_append(sb, more);
+    }
+    pj_sb_append(sb, "\n");
+}
+
+/* The inputs as lines, in the key's order (no printf: this runs on every disk hit). */
+static char *components(const pj_key_inputs *in, const pj_hash128 *template_hash)
+{
+    pj_strbuf sb;
+    pj_sb_init(&sb);
+    char number[24], hex[33];
+    line(&sb, "family", in->family, NULL);
+    line(&sb, "params", in->canonical_params, NULL);
+    pj_hash_hex(template_hash, hex);
+    line(&sb, "template", hex, NULL);
+    line(&sb, "backend", in->backend, NULL);
+    line(&sb, "compiler", in->compiler_version, NULL);
+    line(&sb, "arch", in->arch, NULL);
+    line(&sb, "specializer", pj_format_int(number, in->specializer_version), NULL);
+    for (int i = 0; i < in->option_count; i++)
+        line(&sb, "option", in->options[i], NULL);
+    for (int i = 0; in->includes && i < in->includes->count; i++) {
+        pj_hash_hex(&in->includes->files[i].content, hex);
+        line(&sb, "header", in->includes->files[i].path, hex);
+    }
+    return pj_sb_take(&sb);
+}
 
 ptxjit_status pj_cache_key(pj_hash128 *out, const pj_key_inputs *in)
 {
@@ -31,5 +67,11 @@ ptxjit_status pj_cache_key(pj_hash128 *out, const pj_key_inputs *in)
     }
     *out = pj_hasher_digest(hasher);
     pj_hasher_free(hasher);
+    if (in->components) {
+        free(*in->components);
+        *in->components = components(in, &text);
+        if (!*in->components)
+            return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
     return PTXJIT_OK;
 }

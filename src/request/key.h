@@ -26,6 +26,8 @@ typedef struct {
     const pj_include_set *includes; /* the headers the template can include; NULL: none */
     const pj_hash128 *template_hash; /* XXH3-128 of template_source, already known (the
                                         schema's source_hash); NULL: computed here */
+    char **components; /* NULL, or where to put the key's inputs as text (caller frees): one
+                          "name value" line each, what `ptxjit explain` compares */
 } pj_key_inputs;
 
 /* PTXJIT_ERR_OUT_OF_MEMORY when the hasher cannot be made: never a key of nothing, which

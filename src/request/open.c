@@ -207,6 +207,8 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
     context->logger = (pj_logger){options->log, options->log_user};
     context->device_ordinal = options->device;
     context->process_cache = options->process_cache;
+    context->on_event = options->on_event;
+    context->event_user = options->event_user;
     context->default_backend = default_backend;
     context->gpu_status = PTXJIT_ERR_NO_DRIVER;
     context->front_epoch = pj_front_new_epoch();

@@ -318,7 +318,8 @@ static ptxjit_status llvm_key(pj_hash128 *out, ptxjit_kernel *kernel)
                              "nvjitlink=-O3"};
     pj_key_inputs inputs = {kernel->schema->family, kernel->canonical, generator, "llvm",
                             kernel->compiler_version, context->arch, options,
-                            (int)PJ_ARRAY_SIZE(options), PJ_LLVM_BUILDER_VERSION, NULL, NULL};
+                            (int)PJ_ARRAY_SIZE(options), PJ_LLVM_BUILDER_VERSION, NULL, NULL,
+                            &kernel->components};
     return pj_cache_key(out, &inputs);
 }
 

@@ -185,7 +185,8 @@ static ptxjit_status nvrtc_key(pj_hash128 *out, ptxjit_kernel *kernel)
         return status;
     pj_key_inputs inputs = {schema->family, kernel->canonical, schema->source, "nvrtc",
                             kernel->compiler_version, context->arch, args.argv, args.count,
-                            PJ_SPECIALIZER_VERSION, &kernel->includes, &schema->source_hash};
+                            PJ_SPECIALIZER_VERSION, &kernel->includes, &schema->source_hash,
+                            &kernel->components};
     status = pj_cache_key(out, &inputs);
     free(args.template_include);
     return status;

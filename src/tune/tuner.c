@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "tune/tune.h"
+#include "util/nvtx.h"
 
 #define DEFAULT_RUNS 10
 #define MAX_RUNS 1000
@@ -332,7 +333,7 @@ static ptxjit_status tune_space(ptxjit_tune_result **out, pj_tuning *t, const pj
     return make_result(out, &t->record, 0, 0, t->processes, path);
 }
 
-ptxjit_status ptxjit_tune(ptxjit_tune_result **out, ptxjit_context *context, const char *family,
+static ptxjit_status tune(ptxjit_tune_result **out, ptxjit_context *context, const char *family,
                           const ptxjit_tune_options *options)
 {
     double started = now_ms();
@@ -463,4 +464,14 @@ void ptxjit_tune_result_free(ptxjit_tune_result *result)
     pj_tune_record_free(&result->record);
     free(result->record_path);
     free(result);
+}
+
+/* The whole search is one NVTX range, "ptxjit tune FAMILY" (its compiles nest in it). */
+ptxjit_status ptxjit_tune(ptxjit_tune_result **out, ptxjit_context *context, const char *family,
+                          const ptxjit_tune_options *options)
+{
+    pj_nvtx_push("tune", family);
+    ptxjit_status status = tune(out, context, family, options);
+    pj_nvtx_pop();
+    return status;
 }

@@ -81,14 +81,26 @@ typedef void (*ptxjit_log_fn)(void *user, ptxjit_log_level level, const char *me
  * What the JIT does, told as it happens to ptxjit_options.on_event (docs/EMBEDDING.md,
  * "Events"). The callback runs on the thread that made the request, never under a lock of
  * the library: it may call ptxjit (another request, even on this context) and may block,
- * though a slow callback slows that request. The event and its strings are valid only
- * during the call. Unset (NULL), it costs a request one predictable branch. */
+ * though a slow callback slows that request. REMOTE_* and EVICTION events may also come from
+ * the context's own threads (the remote tier's copier to disk, a compile lease's renewal):
+ * the callback must be thread-safe. The event and its strings are valid only during the
+ * call. Unset (NULL), it costs a request one predictable branch. */
 typedef enum {
     PTXJIT_EVENT_REQUEST_START = 1, /* a ptxjit_get_kernel(_ex): family and params as given */
     PTXJIT_EVENT_REQUEST_END = 2,   /* its answer: tier, status, ms; on success the
                                        canonical params and key (else as given and "") */
     PTXJIT_EVENT_COMPILE_START = 3, /* every cache missed: this thread compiles the key */
-    PTXJIT_EVENT_COMPILE_END = 4    /* status, ms and the compile's stage_ms */
+    PTXJIT_EVENT_COMPILE_END = 4,   /* status, ms and the compile's stage_ms */
+    /* The remote tier failed an exchange (unreachable, an error reply, a broken reply, the
+     * deadline) or refused an entry (a failed check, over the size limit): detail says
+     * which; key where known. The request goes on with the local tiers. */
+    PTXJIT_EVENT_REMOTE_ERROR = 5,
+    PTXJIT_EVENT_REMOTE_BACKOFF = 6, /* failures in a row: the tier is skipped for ms */
+    PTXJIT_EVENT_EVICTION = 7,      /* the disk cache removed count entries (bytes) to stay
+                                       under its cap */
+    PTXJIT_EVENT_TUNE_START = 8,    /* a ptxjit_tune search: family; detail the problem */
+    PTXJIT_EVENT_TUNE_PROGRESS = 9, /* done of total points handled; params the last one */
+    PTXJIT_EVENT_TUNE_END = 10      /* status, ms; params the winner ("" if none) */
 } ptxjit_event_kind;
 
 /* Where a request's kernel came from, fastest first. */
@@ -115,6 +127,10 @@ typedef struct {
     double ms;              /* the ENDs: the request's or the compile's wall time */
     double stage_ms[4];     /* COMPILE_END, and the REQUEST_END that compiled: generate,
                                optimize, emit, compile (as `ptxjit bench compile`) */
+    const char *detail;     /* REMOTE_*: what failed; EVICTION: the cache directory;
+                               TUNE_START: the problem; else "" */
+    uint64_t count, bytes;  /* EVICTION: entries removed and their bytes */
+    int done, total;        /* TUNE_PROGRESS (TUNE_END: total points) */
 } ptxjit_event;
 typedef void (*ptxjit_event_fn)(void *user, const ptxjit_event *event);
 /* "thread_memo", "memory", "process", "disk", "remote", "aot", "compile", "none". */

@@ -22,13 +22,19 @@ void pj_error_clear(void);
  * (ptxjit_last_compile_log / _source); the last-error string holds only a summary. */
 void pj_compile_failure(const char *log, const char *source);
 
-/* Where warnings go: a callback with its user pointer (NULL fn: stderr). */
+/* Where warnings go: a callback with its user pointer (NULL fn: stderr); and where the floors
+ * below the request pipeline tell the context's event callback what they met (the remote
+ * tier's failures, evictions): ptxjit_options.on_event itself, NULL when there is none. */
 typedef struct {
     ptxjit_log_fn fn;
     void *user;
+    ptxjit_event_fn on_event;
+    void *event_user;
 } pj_logger;
 void pj_log(const pj_logger *logger, ptxjit_log_level level, const char *format, ...)
     PJ_PRINTF(3, 4);
+/* Calls logger's on_event, if any, with event (its NULL strings made ""). */
+void pj_notify(const pj_logger *logger, ptxjit_event event);
 
 /* ---- strbuf.c: a growable NUL-terminated string; allocation failure is sticky ---- */
 typedef struct {

@@ -49,7 +49,8 @@
     X(suite_hit_path)         \
     X(suite_plan)             \
     X(suite_aot)              \
-    X(suite_events)
+    X(suite_events)           \
+    X(suite_events_fleet)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \

@@ -39,7 +39,7 @@ static void open_disk(disk_fixture *f)
 {
     memset(f, 0, sizeof *f);
     f->root = test_mkdtemp();
-    pj_logger logger = {on_log, f};
+    pj_logger logger = {.fn = on_log, .user = f};
     pj_disk_options options = {f->root, 0, 0};
     ck_assert_int_eq(pj_disk_cache_open(&f->cache, &options, &logger), PTXJIT_OK);
 }

@@ -56,7 +56,7 @@ static void open_evict(evict_fixture *f, double entries_fit)
     size_t size = 0;
     free(pj_entry_encode(&size, "00000000000000000000000000000000", &f->artifact));
     f->entry_size = size;
-    pj_logger logger = {on_log, f};
+    pj_logger logger = {.fn = on_log, .user = f};
     pj_disk_options options = {f->root, (uint64_t)(entries_fit * (double)size), 0};
     ck_assert_int_eq(pj_disk_cache_open(&f->cache, &options, &logger), PTXJIT_OK);
 }
@@ -321,7 +321,7 @@ static uint64_t cap_from_environment(const char *text, int *warnings)
     memset(&f, 0, sizeof f);
     f.root = test_mkdtemp();
     setenv("PTXJIT_CACHE_MAX_BYTES", text, 1);
-    pj_logger logger = {on_log, &f};
+    pj_logger logger = {.fn = on_log, .user = &f};
     ck_assert_int_eq(pj_disk_cache_open(&f.cache, &(pj_disk_options){f.root, 0, 0}, &logger),
                      PTXJIT_OK);
     uint64_t cap = pj_disk_cache_max_bytes(f.cache);

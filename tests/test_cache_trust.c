@@ -266,7 +266,7 @@ static int shared_from_environment(const char *text, int *warnings)
     char *dir = test_mkdtemp();
     ck_assert_int_eq(chmod(dir, 0770), 0); /* trusted only when shared */
     log_capture log = {0, ""};
-    pj_logger logger = {capture, &log};
+    pj_logger logger = {.fn = capture, .user = &log};
     setenv("PTXJIT_CACHE_SHARED", text, 1);
     pj_disk_cache *cache = NULL;
     ptxjit_status status = pj_disk_cache_open(&cache, &(pj_disk_options){dir, 0, 0}, &logger);

@@ -185,7 +185,7 @@ static ptxjit_status use_disk_cache(void *user)
 {
     disk_job *job = user;
     pj_disk_cache *cache = NULL;
-    pj_logger quiet = {ignore, NULL}; /* "cannot be used (out of memory)" */
+    pj_logger quiet = {.fn = ignore, .user = NULL}; /* "cannot be used (out of memory)" */
     ptxjit_status status = pj_disk_cache_open(&cache, &(pj_disk_options){job->root, 0, 0}, &quiet);
     pj_artifact got = {0};
     int found = 0;

@@ -372,7 +372,7 @@ START_TEST(a_claim_retried_by_its_holder_still_wins)
     ck_assert_int_eq(pj_remote_config_read(&config, &configured, r.url), PTXJIT_OK);
     ck_assert_int_eq(configured, 1);
     pj_remote_link *link = NULL;
-    pj_logger logger = {NULL, NULL};
+    pj_logger logger = {.fn = NULL, .user = NULL};
     ck_assert_int_eq(pj_link_open(&link, &config, &logger), PTXJIT_OK);
     static const char *const holders[] = {"node-a:1:0", "node-a:1:0", "node-b:2:0"};
     static const int want[] = {1, 1, 0};
@@ -456,7 +456,7 @@ START_TEST(a_lease_is_renewed_and_given_up_only_by_its_holder)
     int configured = 0, warnings = 0;
     ck_assert_int_eq(pj_remote_config_read(&config, &configured, r.url), PTXJIT_OK);
     pj_remote_link *link = NULL;
-    pj_logger logger = {capture_warning, &warnings};
+    pj_logger logger = {.fn = capture_warning, .user = &warnings};
     ck_assert_int_eq(pj_link_open(&link, &config, &logger), PTXJIT_OK);
     lease_rounds(&r, link, 1);
     ck_assert_int_eq(warnings, 0);

@@ -65,7 +65,7 @@ static int three_lookups(void *arg)
     setenv("PTXJIT_REMOTE_CACHE_TIMEOUT_MS", "300", 1);
     setenv("PTXJIT_REMOTE_CACHE_BACKOFF_MS", "0", 1);
     static char log[4096];
-    pj_logger logger = {capture, log};
+    pj_logger logger = {.fn = capture, .user = log};
     pj_remote *remote = NULL;
     if (pj_remote_open(&remote, server.url, 0, NULL, &logger) != PTXJIT_OK || !remote)
         return broken(2, "the tier did not open", 0);

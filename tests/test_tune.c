@@ -268,7 +268,7 @@ static pj_disk_cache *open_cache(char **root)
 {
     *root = test_mkdtemp();
     pj_disk_options options = {*root, 0, 0};
-    pj_logger quiet = {quiet_log, NULL};
+    pj_logger quiet = {.fn = quiet_log, .user = NULL};
     pj_disk_cache *disk;
     ck_assert_int_eq(pj_disk_cache_open(&disk, &options, &quiet), PTXJIT_OK);
     return disk;

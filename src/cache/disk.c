@@ -616,6 +616,17 @@ static void correct_bytes(pj_disk_cache *cache, const evict_report *report,
     update_counters(cache, delta, NULL);
 }
 
+/* The event of an eviction that removed something. */
+static void tell_evicted(const pj_disk_cache *cache, const evict_report *report)
+{
+    if (report->evicted && cache->logger.on_event)
+        pj_notify(&cache->logger, (ptxjit_event){.kind = PTXJIT_EVENT_EVICTION,
+                                                 .status = PTXJIT_OK,
+                                                 .detail = cache->dir,
+                                                 .count = report->evicted,
+                                                 .bytes = report->evicted_bytes});
+}
+
 /* After a store: over the cap (by the counter), or a counter that was never measured, makes
  * this process evict, unless another one is at it. */
 static void keep_under_cap(pj_disk_cache *cache, int64_t added)
@@ -629,11 +640,12 @@ static void keep_under_cap(pj_disk_cache *cache, int64_t added)
         return;
     if (measured && totals[COUNTER_bytes] <= cache->max_bytes)
         return;
-    evict_report report;
+    evict_report report = {0};
     /* An incomplete scan (a shard unreadable, out of memory) measured less than the cache:
      * the counter keeps its estimate rather than drop to that. */
     if (pj_evict_run(&report, cache->dir, cache->max_bytes, cache->file_mode, 0) && report.complete)
         correct_bytes(cache, &report, totals[COUNTER_bytes]);
+    tell_evicted(cache, &report);
 }
 
 static ptxjit_status store_kind(pj_disk_cache *cache, const char *key, entry_kind kind,
@@ -902,5 +914,6 @@ ptxjit_status pj_disk_cache_trim(pj_disk_cache *cache, evict_report *report)
                         "memory); nothing was evicted. Check its permissions (ls -l %s)",
                         cache->dir, cache->dir);
     correct_bytes(cache, report, totals[COUNTER_bytes]);
+    tell_evicted(cache, report);
     return PTXJIT_OK;
 }

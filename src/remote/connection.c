@@ -100,6 +100,21 @@ static void succeeded(pj_remote_link *link, int fd)
         close(fd);
 }
 
+/* The events of a failure (and of the back-off it started). */
+static void tell_failure(pj_remote_link *link, const char *why, int backoff)
+{
+    char detail[512];
+    snprintf(detail, sizeof detail, "remote cache %s: %s", link->config->url, why);
+    pj_notify(&link->logger, (ptxjit_event){.kind = PTXJIT_EVENT_REMOTE_ERROR,
+                                            .status = PTXJIT_ERR_CACHE,
+                                            .detail = detail});
+    if (backoff)
+        pj_notify(&link->logger, (ptxjit_event){.kind = PTXJIT_EVENT_REMOTE_BACKOFF,
+                                                .status = PTXJIT_ERR_CACHE,
+                                                .detail = detail,
+                                                .ms = link->config->backoff_ms});
+}
+
 /* Counts a failure; the third in a row starts a back-off, and a failure right after one
  * (the first try when it ends) starts the next. */
 static void failed(pj_remote_link *link, const char *why)
@@ -117,6 +132,8 @@ static void failed(pj_remote_link *link, const char *why)
                "remote cache %s: %s, %d times in a row; going on with the local cache and "
                "trying the server again in %d ms",
                link->config->url, why, failures, link->config->backoff_ms);
+    if (link->logger.on_event)
+        tell_failure(link, why, start);
 }
 
 /* ---- exchanges ---- */

@@ -85,10 +85,20 @@ static void count(pj_remote *remote, pj_remote_stat which, int64_t started_us)
     pj_remote_stats_add(&remote->stats, delta);
 }
 
-/* A rejected entry is news the first time: after that it is counted, not repeated. */
-static void warn_rejected(pj_remote *remote, const char *name, const char *why)
+/* A rejected entry is news the first time: after that it is counted, not repeated in the
+ * log; an event callback is told each one. */
+static void rejected(pj_remote *remote, const char *name, const char *key, const char *why)
 {
     static int warned;
+    if (remote->logger.on_event) {
+        char detail[512];
+        snprintf(detail, sizeof detail, "remote cache %s: entry %s rejected (%s)",
+                 remote->config.url, name, why);
+        pj_notify(&remote->logger, (ptxjit_event){.kind = PTXJIT_EVENT_REMOTE_ERROR,
+                                                  .status = PTXJIT_ERR_CACHE,
+                                                  .key = key,
+                                                  .detail = detail});
+    }
     if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
         return;
     pj_log(&remote->logger, PTXJIT_LOG_WARNING,
@@ -100,13 +110,13 @@ static void warn_rejected(pj_remote *remote, const char *name, const char *why)
 
 /* A value over the size limit is refused at its header, before any of it is read: a
  * rejected entry, which the local compile replaces on the server. */
-static void warn_too_big(pj_remote *remote, const char *name)
+static void rejected_too_big(pj_remote *remote, const char *name, const char *key)
 {
     char why[160];
     snprintf(why, sizeof why,
              "larger than PTXJIT_REMOTE_CACHE_MAX_BYTES, %llu bytes: refused before it was read",
              (unsigned long long)remote->config.max_value_bytes);
-    warn_rejected(remote, name, why);
+    rejected(remote, name, key, why);
 }
 
 /* The value checked as the one stored under name for key: envelope, then the entry's own
@@ -132,7 +142,7 @@ static int accept_value(pj_remote *remote, pj_artifact *out, const char *name, c
 {
     const char *why = check_value(remote, out, name, key, value, size);
     if (why)
-        warn_rejected(remote, name, why);
+        rejected(remote, name, key, why);
     return !why;
 }
 
@@ -152,7 +162,7 @@ int pj_remote_fetch(pj_remote *remote, pj_remote_kind kind, const char *key, pj_
         *found = accept_value(remote, out, name, key, value, size);
         count(remote, *found ? REMOTE_STAT_hits : REMOTE_STAT_rejected, started);
     } else if (result == PJ_LINK_TOO_BIG) {
-        warn_too_big(remote, name);
+        rejected_too_big(remote, name, key);
         count(remote, REMOTE_STAT_rejected, started);
     } else if (result != PJ_LINK_DOWN) {
         count(remote, result == PJ_LINK_NIL ? REMOTE_STAT_misses : REMOTE_STAT_errors, started);
@@ -247,7 +257,7 @@ static pj_remote_claim_result claim_loop(struct pj_lease **lease, pj_artifact *o
             return PJ_REMOTE_ALONE;
         }
         if (claim == PJ_CLAIM_TOO_BIG) {
-            warn_too_big(remote, name);
+            rejected_too_big(remote, name, key);
             report->rejected = 1;
             return PJ_REMOTE_ALONE;
         }

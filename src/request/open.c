@@ -204,7 +204,8 @@ ptxjit_status ptxjit_open(ptxjit_context **out, const ptxjit_options *options)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     pthread_mutex_init(&context->lock, NULL);
     pthread_cond_init(&context->compiled, NULL);
-    context->logger = (pj_logger){options->log, options->log_user};
+    context->logger =
+        (pj_logger){options->log, options->log_user, options->on_event, options->event_user};
     context->device_ordinal = options->device;
     context->process_cache = options->process_cache;
     context->on_event = options->on_event;

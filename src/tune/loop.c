@@ -29,6 +29,12 @@ static void progress(pj_tuning *t, int done, const char *params)
 {
     if (t->options->progress)
         t->options->progress(t->options->progress_user, done, t->space.count, params);
+    if (t->context->logger.on_event)
+        pj_notify(&t->context->logger, (ptxjit_event){.kind = PTXJIT_EVENT_TUNE_PROGRESS,
+                                                      .family = t->family,
+                                                      .params = params,
+                                                      .done = done,
+                                                      .total = t->space.count});
 }
 
 /* A run of point index failed: a lost context ends the tuning, anything else excludes it. */

@@ -466,12 +466,37 @@ void ptxjit_tune_result_free(ptxjit_tune_result *result)
     free(result);
 }
 
+/* TUNE_START and TUNE_END for the context's event callback (its candidates' compiles and
+ * TUNE_PROGRESS come between them). */
+static void tell_tune(const ptxjit_context *context, ptxjit_event_kind kind, const char *family,
+                      const ptxjit_tune_options *options, const ptxjit_tune_result *result,
+                      ptxjit_status status, double ms)
+{
+    ptxjit_event event = {.kind = kind, .status = status, .family = family, .ms = ms};
+    if (kind == PTXJIT_EVENT_TUNE_START)
+        event.detail = options ? options->problem : NULL;
+    if (result) {
+        event.family = result->record.family;
+        event.detail = result->record.problem;
+        event.params = result->compile_only ? NULL : result->record.winner;
+        event.total = result->record.row_count;
+    }
+    pj_notify(&context->logger, event);
+}
+
 /* The whole search is one NVTX range, "ptxjit tune FAMILY" (its compiles nest in it). */
 ptxjit_status ptxjit_tune(ptxjit_tune_result **out, ptxjit_context *context, const char *family,
                           const ptxjit_tune_options *options)
 {
+    int tell = context && context->logger.on_event && family;
+    double started = now_ms();
+    if (tell)
+        tell_tune(context, PTXJIT_EVENT_TUNE_START, family, options, NULL, PTXJIT_OK, 0);
     pj_nvtx_push("tune", family);
     ptxjit_status status = tune(out, context, family, options);
     pj_nvtx_pop();
+    if (tell)
+        tell_tune(context, PTXJIT_EVENT_TUNE_END, family, options,
+                  status == PTXJIT_OK && out ? *out : NULL, status, now_ms() - started);
     return status;
 }

@@ -72,3 +72,15 @@ void pj_log(const pj_logger *logger, ptxjit_log_level level, const char *format,
     fprintf(stderr, "ptxjit: %s: %s\n", level == PTXJIT_LOG_WARNING ? "warning" : "info",
             message);
 }
+
+void pj_notify(const pj_logger *logger, ptxjit_event event)
+{
+    if (!logger || !logger->on_event)
+        return;
+    const char **strings[] = {&event.family, &event.params, &event.options, &event.key,
+                              &event.detail};
+    for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
+        if (!*strings[i])
+            *strings[i] = "";
+    logger->on_event(logger->event_user, &event);
+}

@@ -33,6 +33,12 @@ void pj_nvtx_push(const char *what, const char *detail)
     nvtxRangePushA(name);
 }
 
+void pj_nvtx_push_name(const char *name)
+{
+    pthread_once(&nvtx_once, nvtx_initialize);
+    nvtxRangePushA(name);
+}
+
 void pj_nvtx_pop(void)
 {
     pthread_once(&nvtx_once, nvtx_initialize);
@@ -43,6 +49,11 @@ void pj_nvtx_push(const char *what, const char *detail)
 {
     (void)what;
     (void)detail;
+}
+
+void pj_nvtx_push_name(const char *name)
+{
+    (void)name;
 }
 
 void pj_nvtx_pop(void) {}

@@ -13,6 +13,7 @@
 #include "families/matmul/tune_bound.h"
 #include "request/plan.h"
 #include "request/scratch.h"
+#include "util/nvtx.h"
 
 static const char *const variant_names[] = {
 #define PJ_VARIANT_NAME(name, id) #name,
@@ -396,7 +397,7 @@ uint64_t pj_matmul_plan_rows(size_t m, const ptxjit_matmul_layout *layout)
     return per > PJ_MATMUL_PLAN_ROWS_MAX / batch ? PJ_MATMUL_PLAN_ROWS_MAX : per * batch;
 }
 
-ptxjit_status ptxjit_matmul_strided(ptxjit_context *context, const char *params, ptxjit_devptr a,
+static ptxjit_status matmul_strided(ptxjit_context *context, const char *params, ptxjit_devptr a,
                                     ptxjit_devptr b, ptxjit_devptr c, size_t m, size_t n,
                                     size_t k, const ptxjit_matmul_layout *layout,
                                     const ptxjit_matmul_epilogue *epilogue, void *stream)
@@ -418,6 +419,18 @@ ptxjit_status ptxjit_matmul_strided(ptxjit_context *context, const char *params,
         return status;
     status = matmul_entered(kernel, &config, a, b, c, &resolved, epilogue, stream);
     pj_gpu_leave(context, saved);
+    return status;
+}
+
+ptxjit_status ptxjit_matmul_strided(ptxjit_context *context, const char *params, ptxjit_devptr a,
+                                    ptxjit_devptr b, ptxjit_devptr c, size_t m, size_t n,
+                                    size_t k, const ptxjit_matmul_layout *layout,
+                                    const ptxjit_matmul_epilogue *epilogue, void *stream)
+{
+    pj_nvtx_push_name("ptxjit matmul");
+    ptxjit_status status =
+        matmul_strided(context, params, a, b, c, m, n, k, layout, epilogue, stream);
+    pj_nvtx_pop();
     return status;
 }
 

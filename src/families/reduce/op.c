@@ -6,6 +6,7 @@
 
 #include "families/reduce/op.h"
 #include "request/plan.h"
+#include "util/nvtx.h"
 
 static ptxjit_status config_from(reduce_config *out, const pj_request *request)
 {
@@ -110,7 +111,7 @@ static ptxjit_status reduce_entered(ptxjit_kernel *kernel, const reduce_config *
     return status;
 }
 
-ptxjit_status ptxjit_reduce_async(ptxjit_context *context, const char *params,
+static ptxjit_status reduce_async(ptxjit_context *context, const char *params,
                                   ptxjit_devptr input, size_t n, ptxjit_devptr result_device,
                                   void *stream)
 {
@@ -128,6 +129,16 @@ ptxjit_status ptxjit_reduce_async(ptxjit_context *context, const char *params,
         return status;
     status = reduce_entered(kernel, &config, input, n, result_device, stream);
     pj_gpu_leave(context, saved);
+    return status;
+}
+
+ptxjit_status ptxjit_reduce_async(ptxjit_context *context, const char *params,
+                                  ptxjit_devptr input, size_t n, ptxjit_devptr result_device,
+                                  void *stream)
+{
+    pj_nvtx_push_name("ptxjit reduce");
+    ptxjit_status status = reduce_async(context, params, input, n, result_device, stream);
+    pj_nvtx_pop();
     return status;
 }
 

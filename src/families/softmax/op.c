@@ -8,6 +8,7 @@
 #include "families/softmax/fit.h"
 #include "families/softmax/op.h"
 #include "request/plan.h"
+#include "util/nvtx.h"
 
 ptxjit_status pj_softmax_config_from(softmax_config *out, const pj_request *request)
 {
@@ -103,8 +104,8 @@ ptxjit_status pj_softmax_check(const softmax_config *config, uint64_t input, uin
     return PTXJIT_OK;
 }
 
-ptxjit_status ptxjit_softmax(ptxjit_context *context, const char *params, ptxjit_devptr input,
-                             ptxjit_devptr output, size_t rows, size_t cols, void *stream)
+static ptxjit_status softmax_op(ptxjit_context *context, const char *params, ptxjit_devptr input,
+                                ptxjit_devptr output, size_t rows, size_t cols, void *stream)
 {
     ptxjit_kernel *kernel;
     softmax_config config;
@@ -126,6 +127,15 @@ ptxjit_status ptxjit_softmax(ptxjit_context *context, const char *params, ptxjit
     ptxjit_dim3 block = {(unsigned)pj_softmax_threads(&config.shape), 1, 1};
     return ptxjit_launch(kernel, NULL, grid, block, pj_softmax_shared_bytes(&config.shape),
                          stream, args);
+}
+
+ptxjit_status ptxjit_softmax(ptxjit_context *context, const char *params, ptxjit_devptr input,
+                             ptxjit_devptr output, size_t rows, size_t cols, void *stream)
+{
+    pj_nvtx_push_name("ptxjit softmax");
+    ptxjit_status status = softmax_op(context, params, input, output, rows, cols, stream);
+    pj_nvtx_pop();
+    return status;
 }
 
 double pj_softmax_element(const void *data, pj_dtype dtype, size_t index)

@@ -6,6 +6,7 @@
 
 #include "families/transpose/op.h"
 #include "request/plan.h"
+#include "util/nvtx.h"
 
 static ptxjit_status config_from(transpose_config *out, const pj_request *request)
 {
@@ -180,8 +181,8 @@ static ptxjit_status smem_instead(ptxjit_kernel **kernel, transpose_config *conf
     return status == PTXJIT_OK ? pj_transpose_config_of(config, *kernel) : status;
 }
 
-ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxjit_devptr input,
-                               ptxjit_devptr output, size_t rows, size_t cols, void *stream)
+static ptxjit_status transpose_op(ptxjit_context *context, const char *params, ptxjit_devptr input,
+                                  ptxjit_devptr output, size_t rows, size_t cols, void *stream)
 {
     ptxjit_kernel *kernel;
     transpose_config config;
@@ -200,6 +201,15 @@ ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxj
         return status;
     status = transpose_entered(kernel, &config, input, output, rows, cols, stream);
     pj_gpu_leave(context, saved);
+    return status;
+}
+
+ptxjit_status ptxjit_transpose(ptxjit_context *context, const char *params, ptxjit_devptr input,
+                               ptxjit_devptr output, size_t rows, size_t cols, void *stream)
+{
+    pj_nvtx_push_name("ptxjit transpose");
+    ptxjit_status status = transpose_op(context, params, input, output, rows, cols, stream);
+    pj_nvtx_pop();
     return status;
 }
 

@@ -14,6 +14,12 @@ from ._ptxjit import (  # noqa: F401  (the C core: types, exceptions)
 )
 from ._context import Context, DeviceArray, TuneResult, default_context  # noqa: F401
 from . import ops  # noqa: F401
+from . import _ptxjit
+import atexit as _atexit
+
+# A library thread (the copier, a pool's) must not ask a finalizing interpreter for the GIL:
+# events stop at exit, before finalization starts.
+_atexit.register(_ptxjit._stop_events)
 
 __version__ = version
 __all__ = [

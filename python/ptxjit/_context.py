@@ -41,7 +41,10 @@ class Context(_ptxjit.Context):
     the context and every kernel it made. include_dirs: directories a template's #include
     may name, added to compile_options as -I words. aot: addresses of ahead-of-time tables
     (ctypes.addressof of the table in a library built from `ptxjit aot`'s file), registered
-    as ctx.register_aot(address) registers one (docs/AOT.md)."""
+    as ctx.register_aot(address) registers one (docs/AOT.md). on_event: fn(event), called
+    with a dict for each event of the library (kind "request_end", tier "disk", status,
+    family, params, key, ms, ...: docs/PYTHON.md, "Events"), from whichever thread met it;
+    an exception it raises is reported as unraisable and the request goes on."""
 
     def __init__(self, *args, include_dirs=None, aot=(), **options):
         if include_dirs:

@@ -149,7 +149,7 @@ typedef struct {
     PyObject *arch, *cache_dir, *templates, *compile_options, *use_gpu, *device, *backend,
         *disk_cache, *cache_max_bytes, *cache_shared, *compile_worker, *remote_cache,
         *process_cache, *compile_wait_ms, *remote_lease_ms, *template_max_bytes,
-        *confine_includes;
+        *confine_includes, *on_event;
 } open_arguments;
 
 static int fill_options(ptxjit_options *o, const open_arguments *a, option_texts *texts,
@@ -188,6 +188,13 @@ static int fill_options(ptxjit_options *o, const open_arguments *a, option_texts
     if (number(a->template_max_bytes, &n, "template_max_bytes") < 0)
         return -1;
     o->template_max_bytes = (uint64_t)n;
+    if (a->on_event && a->on_event != Py_None) {
+        if (!PyCallable_Check(a->on_event)) {
+            PyErr_SetString(PyExc_TypeError, "on_event must be callable: fn(event_dict)");
+            return -1;
+        }
+        o->on_event = pyx_event_call, o->event_user = a->on_event;
+    }
     return 0;
 }
 
@@ -202,6 +209,8 @@ static int open_context(pyx_context *self, const open_arguments *a)
         (template_path = join_paths(directories)) &&
         fill_options(&options, a, &texts, template_path) == 0) {
         ptxjit_context *context = NULL;
+        if (options.on_event)
+            self->on_event = Py_NewRef(a->on_event);
         ptxjit_status status;
         Py_BEGIN_ALLOW_THREADS
         status = ptxjit_open(&context, &options);
@@ -227,19 +236,19 @@ static int context_init(PyObject *object, PyObject *args, PyObject *kwargs)
                                "device", "backend", "disk_cache", "cache_max_bytes",
                                "cache_shared", "compile_worker", "remote_cache", "process_cache",
                                "compile_wait_ms", "remote_lease_ms", "template_max_bytes",
-                               "confine_includes", NULL};
+                               "confine_includes", "on_event", NULL};
     pyx_context *self = (pyx_context *)object;
     open_arguments a = {0};
     if (self->context) {
         PyErr_SetString(PyExc_RuntimeError, "a Context is opened once");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOOOOOOOOOOOOOOO", keywords, &a.arch,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOOOOOOOOOOOOOOOO", keywords, &a.arch,
                                      &a.cache_dir, &a.templates, &a.compile_options, &a.use_gpu,
                                      &a.device, &a.backend, &a.disk_cache, &a.cache_max_bytes,
                                      &a.cache_shared, &a.compile_worker, &a.remote_cache,
                                      &a.process_cache, &a.compile_wait_ms, &a.remote_lease_ms,
-                                     &a.template_max_bytes, &a.confine_includes))
+                                     &a.template_max_bytes, &a.confine_includes, &a.on_event))
         return -1;
     self->memo = PyDict_New();
     self->by_pointer = PyDict_New();
@@ -263,7 +272,11 @@ static void close_context(pyx_context *self)
     }
     if (self->memo)
         PyDict_Clear(self->memo);
+    /* Without the GIL: closing joins the context's threads, whose events take it. */
+    Py_BEGIN_ALLOW_THREADS
     ptxjit_close(context);
+    Py_END_ALLOW_THREADS
+    Py_CLEAR(self->on_event);
 }
 
 static PyObject *context_close(PyObject *object, PyObject *unused)
@@ -312,6 +325,7 @@ static int context_traverse(PyObject *object, visitproc visit, void *arg)
     pyx_context *self = (pyx_context *)object;
     Py_VISIT(self->memo);
     Py_VISIT(self->by_pointer);
+    Py_VISIT(self->on_event);
     Py_VISIT((PyObject *)Py_TYPE(object));
     return 0;
 }
@@ -319,6 +333,11 @@ static int context_traverse(PyObject *object, visitproc visit, void *arg)
 static int context_clear(PyObject *object)
 {
     pyx_context *self = (pyx_context *)object;
+    /* A cycle through on_event (a callback that holds the context): the library must stop
+     * calling it before it goes. */
+    if (self->context)
+        close_context(self);
+    Py_CLEAR(self->on_event);
     Py_CLEAR(self->memo);
     Py_CLEAR(self->by_pointer);
     return 0;

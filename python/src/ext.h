@@ -20,6 +20,8 @@ typedef struct {
     PyObject *by_pointer;     /* int(ptxjit_kernel *) -> Kernel: one wrapper per kernel */
     int busy;                 /* calls running with the GIL released; close() waits for 0 */
     int device;
+    PyObject *on_event;       /* the callable given as on_event (NULL: none); released only
+                                 after ptxjit_close, whose threads may still call it */
 } pyx_context;
 
 extern PyTypeObject *pyx_context_type;
@@ -57,6 +59,12 @@ int pyx_layout_read(pyx_entry **entries, int *count, ptxjit_kernel *kernel);
 void pyx_layout_free(pyx_entry *entries, int count);
 /* "(u64 a, u64 b, f32 c)"-like description of an entry's parameters for messages. */
 PyObject *pyx_layout_describe(const pyx_entry *entry);
+
+/* ---- events.c: Context(on_event=...) ---- */
+/* The ptxjit_event_fn: user is the callable. */
+void pyx_event_call(void *user, const ptxjit_event *event);
+/* _stop_events(): from interpreter exit on, events are dropped. */
+PyObject *pyx_events_stop(PyObject *module, PyObject *unused);
 
 /* ---- kernel.c: ptxjit.Kernel ---- */
 typedef struct {

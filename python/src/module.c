@@ -42,6 +42,8 @@ static PyMethodDef module_functions[] = {
     {"device_count", device_count, METH_NOARGS,
      "device_count(): CUDA devices ptxjit can use (0 without a driver or device)"},
     {"status_name", status_name, METH_VARARGS, "status_name(n): \"PTXJIT_ERR_PARAM\" and the like"},
+    {"_stop_events", pyx_events_stop, METH_NOARGS,
+     "_stop_events(): drop events from now on (called at interpreter exit)"},
     {NULL},
 };
 

@@ -47,7 +47,8 @@ TEMPLATES := $(FAMILIES:%=templates/%.cu)
 OBJ_DIR := $(BUILD)/obj
 LIB_OBJ := $(LIB_SRC:%.c=$(OBJ_DIR)/%.o) $(OBJ_DIR)/gen/templates_embedded.o
 CLI_OBJ := $(CLI_SRC:%.c=$(OBJ_DIR)/%.o)
-TEST_OBJ := $(TEST_SRC:%.c=$(OBJ_DIR)/%.o)
+# The CLI's chart writer is tested on its own (tests/test_chart.c): it needs no other CLI code.
+TEST_OBJ := $(TEST_SRC:%.c=$(OBJ_DIR)/%.o) $(OBJ_DIR)/src/cli/chart.o
 PLUGIN_OBJ := $(PLUGIN_SRC:%.c=$(OBJ_DIR)/%.o)
 
 STATIC_LIB := $(BUILD)/libptxjit.a

@@ -50,11 +50,12 @@
     X(suite_plan)             \
     X(suite_aot)              \
     X(suite_events)           \
-    X(suite_events_fleet)
+    X(suite_events_fleet)     \
+    X(suite_chart)
 
 /* Suites that need a GPU: run only where one is usable. */
 #define PJ_GPU_TEST_SUITES(X)                                                              \
     X(suite_llvm_reduce_gpu) X(suite_llvm_transpose_gpu) X(suite_llvm_matmul_gpu)         \
     X(suite_inspect_gpu) X(suite_tune_gpu) X(suite_launch_api_gpu)                      \
-    X(suite_multigpu_gpu)
+    X(suite_multigpu_gpu) X(suite_chart_gpu)
 

@@ -734,7 +734,7 @@ END_TEST
  * tool's name could never be benched, so none may. */
 START_TEST(cli_no_family_bears_a_bench_tool_name)
 {
-#define TOOL_NAME(name, json) #name,
+#define TOOL_NAME(name, json, svg) #name,
     static const char *const tools[] = {CLI_BENCH_TOOLS(TOOL_NAME)};
 #undef TOOL_NAME
 #define FAMILY_NAME(name) #name,

@@ -85,7 +85,8 @@ extern const cli_option cli_run_options[];
 int cmd_jit_time(cli_args *args);        /* cmd_jit_time.c */
 extern const cli_option cli_jit_time_options[];
 extern const cli_option cli_cache_options[];
-int cmd_bench(cli_args *args);           /* bench/bench.c */
+int cmd_bench(cli_args *args);           /* bench/dispatch.c */
+extern const cli_option cli_bench_options[];
 int cmd_tune(cli_args *args);            /* cmd_tune.c */
 extern const cli_option cli_tune_options[];
 int cmd_warm(cli_args *args);            /* cmd_warm.c */

@@ -209,8 +209,10 @@ typedef struct cli_routes {
 /* Median ms of params on nvrtc (ms[0]) and llvm (ms[1]), alternating A B B A so that neither
  * gains from the clock or the cache state the other left. */
 ptxjit_status cli_routes_time(double ms[2], cli_routes *job, const char *params, int runs);
-/* One row of GB/s (bytes moved per run) of each route and their ratio; an exit status. */
+/* One row of GB/s (bytes moved per run) of each route and their ratio; an exit status. Each
+ * row is drawn too under --svg (cli/chart.h). */
 int cli_routes_row(cli_routes *job, const char *params, double bytes, int runs);
-void cli_routes_head(const char *what);
+/* The table's header (what: the first column's); title: the chart panel's (--svg). */
+void cli_routes_head(const char *title, const char *what);
 
 #endif

@@ -23,7 +23,7 @@ static const command commands[] = {
     {"list", cmd_list, 1, NULL},          {"info", cmd_info, 1, NULL},
     {"ptx", cmd_ptx, 0, NULL},            {"source", cmd_source, 0, NULL},
     {"ir", cmd_ir, 0, NULL},              {"inspect", cmd_inspect, 1, NULL},
-    {"run", cmd_run, 0, cli_run_options},            {"bench", cmd_bench, 1, NULL},
+    {"run", cmd_run, 0, cli_run_options},            {"bench", cmd_bench, 1, cli_bench_options},
     {"cache", cmd_cache, 1, cli_cache_options},        {"jit-time", cmd_jit_time, 0, cli_jit_time_options},
     {"tune", cmd_tune, 1, cli_tune_options},
     {"sass", cmd_sass, 0, NULL},          {"compile-worker", cmd_compile_worker, 0, NULL},

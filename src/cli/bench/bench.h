@@ -6,7 +6,7 @@
 #include "cli/bench/tools.h"
 #include "cli/cli.h"
 
-#define CLI_BENCH_DECLARE(name, json) int cli_bench_##name(cli_args *args);
+#define CLI_BENCH_DECLARE(name, json, svg) int cli_bench_##name(cli_args *args);
 CLI_BENCH_TOOLS(CLI_BENCH_DECLARE)
 #undef CLI_BENCH_DECLARE
 

@@ -1,18 +1,29 @@
-/* dispatch.c — `ptxjit bench NAME ...`: NAME is one of the tools (tools.h), else a family, whose
- * runner cli/families.c finds. No family may bear a tool's name (tests/test_cli.c), so the
- * tools' lookup hides none. */
+/* dispatch.c — `ptxjit bench NAME ... [--svg FILE]`: NAME is one of the tools (tools.h), else a
+ * family, whose runner cli/families.c finds. No family may bear a tool's name
+ * (tests/test_cli.c), so the tools' lookup hides none. --svg draws the tables the bench prints
+ * (cli/chart.h): the families' benches and the tools that say svg. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/bench/bench.h"
+#include "cli/chart.h"
+
+enum { BENCH_SVG };
+
+const cli_option cli_bench_options[] = {
+    [BENCH_SVG] = {"--svg", "chart.svg", NULL},
+    {NULL, NULL, NULL},
+};
 
 typedef struct {
     const char *name;
     int (*run)(cli_args *args);
     int json; /* prints JSON under --json */
+    int svg;  /* draws its tables under --svg */
 } bench_tool;
 
-#define CLI_BENCH_ENTRY(name, json) {#name, cli_bench_##name, json},
+#define CLI_BENCH_ENTRY(name, json, svg) {#name, cli_bench_##name, json, svg},
 static const bench_tool tools[] = {CLI_BENCH_TOOLS(CLI_BENCH_ENTRY)};
 #undef CLI_BENCH_ENTRY
 
@@ -33,6 +44,41 @@ static int usage(void)
     return CLI_USAGE;
 }
 
+/* "ptxjit bench NAME WORDS...": the chart's heading. */
+static char *heading(const cli_args *args)
+{
+    size_t length = 16;
+    for (int i = 0; i < args->argc; i++)
+        length += strlen(args->argv[i]) + 1;
+    char *text = malloc(length);
+    if (!text)
+        return NULL;
+    strcpy(text, "ptxjit bench");
+    for (int i = 0; i < args->argc; i++) {
+        strcat(text, " ");
+        strcat(text, args->argv[i]);
+    }
+    return text;
+}
+
+static int open_chart(const cli_args *args, const bench_tool *tool)
+{
+    const char *path = args->own[BENCH_SVG];
+    if (!path)
+        return CLI_OK;
+    if (tool && !tool->svg) {
+        fprintf(stderr, "ptxjit: bench %s prints no table to draw; --svg is for bench FAMILY "
+                        "(reduce, transpose, softmax, matmul, matmul shapes=...) and bench "
+                        "backends\n",
+                tool->name);
+        return CLI_USAGE;
+    }
+    char *text = heading(args);
+    int code = text ? cli_chart_open(path, text) : CLI_FAIL;
+    free(text);
+    return code;
+}
+
 int cmd_bench(cli_args *args)
 {
     if (args->argc < 1)
@@ -44,5 +90,16 @@ int cmd_bench(cli_args *args)
         snprintf(what, sizeof what, "bench %s", name);
         return cli_json_refused(what);
     }
-    return tool ? tool->run(args) : cli_bench_family(args);
+    int code = open_chart(args, tool);
+    if (code != CLI_OK)
+        return code;
+    code = tool ? tool->run(args) : cli_bench_family(args);
+    /* The rows printed are drawn even when one was wrong (the table says so too); a bench
+     * that stopped before its first row (no GPU) has said why, and draws nothing. */
+    if (code != CLI_OK && !cli_chart_rows()) {
+        cli_chart_abandon();
+        return code;
+    }
+    int drawn = cli_chart_close();
+    return code != CLI_OK ? code : drawn;
 }

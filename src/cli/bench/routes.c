@@ -3,6 +3,7 @@
  * (their cli.c picks the rows; backends.c is the command). */
 #include <stdio.h>
 
+#include "cli/chart.h"
 #include "cli/cli.h"
 #include "cli/family_cli.h"
 #include "cli/timing.h"
@@ -40,11 +41,14 @@ int cli_routes_row(cli_routes *job, const char *params, double bytes, int runs)
     double nvrtc = bytes / (ms[0] * 1e6), llvm = bytes / (ms[1] * 1e6);
     printf("| %-44s | %9.1f | %9.1f | %6.3f |\n", params, nvrtc, llvm, llvm / nvrtc);
     fflush(stdout);
+    cli_chart_row(params, (double[CLI_CHART_SERIES_MAX]){nvrtc, llvm}, 0);
     return CLI_OK;
 }
 
-void cli_routes_head(const char *what)
+void cli_routes_head(const char *title, const char *what)
 {
+    static const char *const series[] = {"nvrtc", "llvm", NULL};
+    cli_chart_table(title, "GB/s", series);
     printf("| %-44s | nvrtc GB/s | llvm GB/s | llvm/nvrtc |\n", what);
     printf("|----------------------------------------------|-----------:|----------:|-----------:|\n");
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/chart.h"
 #include "cli/cli.h"
 #include "cli/cublas_peer.h"
 #include "cli/family_cli.h"
@@ -110,6 +111,9 @@ static ptxjit_status our_row(measurement *r, matmul_data *d, const char *params,
 static void print_header(const char *title, size_t m, size_t n, size_t k)
 {
     printf("\n%s, %zu x %zu x %zu\n", title, m, n, k);
+    char chart_title[200];
+    snprintf(chart_title, sizeof chart_title, "%s, %zu x %zu x %zu", title, m, n, k);
+    cli_chart_table(chart_title, "GFLOP/s", NULL);
     printf("%-58s %10s %8s %9s %-5s %9s\n", "params", "GFLOP/s", "/cuBLAS", "rel.err", "",
            "write-up");
 }
@@ -349,6 +353,7 @@ static int matmul_row(cli_routes *job, const char *params, pj_dtype type, int ru
     printf("| %-40s | %12.1f | %11.1f | %10.3f | %16.1e |\n", params, nvrtc, llvm,
            llvm / nvrtc, difference);
     fflush(stdout);
+    cli_chart_row(params, (double[CLI_CHART_SERIES_MAX]){nvrtc, llvm}, 0);
     return CLI_OK;
 }
 
@@ -409,6 +414,11 @@ static int matmul_backends(ptxjit_context *context, size_t n, int runs)
            "matmul parameters (others: defaults)");
     printf("|------------------------------------------|--------------:|-------------:|"
            "-----------:|-----------------:|\n");
+    static const char *const series[] = {"nvrtc", "llvm", NULL};
+    char title[160];
+    snprintf(title, sizeof title, "matmul, %zu x %zu x %zu, %s: nvrtc against llvm (2 n^3 / time)",
+             n, n, n, ptxjit_arch(context));
+    cli_chart_table(title, "GFLOP/s", series);
     int code = bench_matmul_type(context, n, runs, PJ_DTYPE_f32, variants);
     if (code == CLI_OK && strstr(variants, "wgmma"))
         code = bench_matmul_type(context, n, runs, PJ_DTYPE_bf16, variants);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/chart.h"
 #include "cli/cli.h"
 #include "cli/family_cli.h"
 #include "cli/timing.h"
@@ -420,6 +421,7 @@ void cli_matmul_print_row(const char *name, const measurement *r, double peer, d
         printf(" %9.0f", writeup);
     printf("\n");
     fflush(stdout);
+    cli_chart_bar(name, r->tflops * 1e3, writeup);
 }
 
 /* The configuration of the kernel the op takes for params on d's shape (*fitted: the tile it

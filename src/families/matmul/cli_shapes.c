@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/chart.h"
 #include "cli/cli.h"
 #include "cli/libcuda.h"
 #include "cli/timing.h"
@@ -219,6 +220,7 @@ static ptxjit_status set_rounds(matmul_data *d, peer_choice *peer, const char *p
     printf("%-58s %10.1f %8.3f %6.3f-%-6.3f %9.2e %s\n", label, median_of(speed, done),
            median_of(ratio, done), low, high, checked.error, checked.correct ? "ok" : "WRONG");
     fflush(stdout);
+    cli_chart_bar(label, median_of(speed, done), 0);
     *all_ok &= checked.correct;
     return PTXJIT_OK;
 }
@@ -282,9 +284,18 @@ static ptxjit_status shape_rows(ptxjit_context *context, cublas_peer *cublas,
         d.flush_bytes = flush.bytes;
         if (status == PTXJIT_OK)
             status = search_peer(&peer, &d, cublas, workspace, b_nk, runs);
-        if (status == PTXJIT_OK)
+        if (status == PTXJIT_OK) {
             printf("%-58s %10s %8s %-13s %9s\n", "params", "GFLOP/s", "/peer", "spread",
                    "rel.err");
+            char title[200];
+            int at = snprintf(title, sizeof title, "matmul ");
+            if (s.batch > 1)
+                at += snprintf(title + at, sizeof title - (size_t)at, "%zu x ", s.batch);
+            snprintf(title + at, sizeof title - (size_t)at, "%zu x %zu x %zu, %s%s", s.m, s.n,
+                     s.k, pj_dtype_name(type), b_nk ? ", B transposed" : "");
+            cli_chart_table(title, "GFLOP/s", NULL);
+            cli_chart_reference(peer.name, peer.tflops * 1e3);
+        }
         for (int j = i; j < set_count && j < 64 && status == PTXJIT_OK; j++) {
             pj_dtype other;
             int other_nk;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/chart.h"
 #include "cli/cli.h"
 #include "cli/family_cli.h"
 #include "cli/libcuda.h"
@@ -183,6 +184,7 @@ static void print_row(const char *params, double gbps, double copy, int correct,
     else
         printf(" %9s", "");
     printf("  %s\n", correct ? "ok" : "WRONG");
+    cli_chart_bar(params, gbps, writeup);
 }
 
 static ptxjit_status sweep(bench_job *job, int runs, uint32_t want, double copy, int *all_ok)
@@ -190,6 +192,8 @@ static ptxjit_status sweep(bench_job *job, int runs, uint32_t want, double copy,
     double best = 0;
     char best_params[96] = "";
     printf("\nsweep of vectorized (tpb x batch):\n");
+    cli_chart_table("reduce: sweep of vectorized (tpb x batch)", "GB/s", NULL);
+    cli_chart_reference("device-to-device copy", copy);
     for (const char *const *set = pj_family_reduce.bench_sets; *set; set++) {
         job->params = *set;
         double gbps;
@@ -238,6 +242,11 @@ static int reduce_bench(ptxjit_context *context, size_t n, int runs, const char 
                name, ptxjit_arch(context), runs);
         printf("device-to-device copy, 2 GiB, read + write: %.1f GB/s\n\n", copy);
         printf("%-40s %8s %8s %9s\n", "params", "GB/s", "% copy", "write-up");
+        char title[320];
+        snprintf(title, sizeof title, "reduce, int32, n = %zu, %s, %s: the write-up's steps", n,
+                 name, ptxjit_arch(context));
+        cli_chart_table(title, "GB/s", NULL);
+        cli_chart_reference("device-to-device copy", copy);
     }
     for (size_t i = 0; i < PJ_ARRAY_SIZE(progression) && status == PTXJIT_OK; i++) {
         double gbps;
@@ -284,7 +293,10 @@ static int reduce_backends(ptxjit_context *context, size_t n, int runs)
     int code = status == PTXJIT_OK ? CLI_OK : cli_fail(status);
     printf("reduce, n = %zu, %s, median of %d runs per route (A B B A), bytes read / time:\n\n",
            n, ptxjit_arch(context), runs);
-    cli_routes_head("reduce parameters");
+    char title[160];
+    snprintf(title, sizeof title, "reduce, n = %zu, %s: nvrtc against llvm (bytes read / time)",
+             n, ptxjit_arch(context));
+    cli_routes_head(title, "reduce parameters");
     for (int d = 0; d < 2 && code == CLI_OK; d++)
         for (size_t c = 0; c < PJ_ARRAY_SIZE(configs) && code == CLI_OK; c++) {
             char params[128];

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/chart.h"
 #include "cli/cli.h"
 #include "cli/family_cli.h"
 #include "cli/libcuda.h"
@@ -195,6 +196,7 @@ int cli_softmax_run(ptxjit_context *context, const char *params, size_t rows, si
 
 static const size_t bench_lengths[] = {1024, 4096, 16384};
 static const pj_dtype bench_dtypes[] = {PJ_DTYPE_f32, PJ_DTYPE_bf16};
+static const char *const backend_series[] = {"nvrtc", "llvm", NULL}; /* --svg */
 
 typedef struct {
     char params[256];
@@ -274,6 +276,7 @@ static ptxjit_status bench_set(bench_state *state, softmax_job *job, const char 
     printf("  %-52s %8.1f %8.1f %6.3f %6.1f%% %9.2e  %s\n", set, row.gbps[0], row.gbps[1],
            row.gbps[0] > 0 ? row.gbps[1] / row.gbps[0] : 0, 100 * row.gbps[0] / state->copy,
            row.error, row.ok ? "ok" : "WRONG");
+    cli_chart_row(set, row.gbps, 0);
     const bench_row *best = &state->best[d][n];
     if (!state->have[d][n] ||
         row.gbps[0] + row.gbps[1] > best->gbps[0] + best->gbps[1]) {
@@ -290,10 +293,16 @@ static ptxjit_status bench_table(bench_state *state, ptxjit_context *context, in
     const size_t cols = state->cols[n], rows = ((size_t)1 << 28) / cols ? ((size_t)1 << 28) / cols : 1;
     softmax_job job;
     ptxjit_status status = job_open(&job, context, dtype, rows, cols);
-    if (status == PTXJIT_OK)
+    if (status == PTXJIT_OK) {
         printf("\nsoftmax %s, %zu x %zu (read + write %.2f GB)\n  %-52s %8s %8s %6s %7s %9s\n",
                pj_dtype_name(dtype), rows, cols, 2.0 * (double)job_bytes(&job) * 1e-9,
                "params", "nvrtc", "llvm", "ratio", "% copy", "max err");
+        char title[160];
+        snprintf(title, sizeof title, "softmax %s, %zu x %zu (read + write / time)",
+                 pj_dtype_name(dtype), rows, cols);
+        cli_chart_table(title, "GB/s", backend_series);
+        cli_chart_reference("device-to-device copy", state->copy);
+    }
     const char *const *list = set_count > 0 ? sets : pj_family_softmax.bench_sets;
     for (int i = 0; status == PTXJIT_OK && (set_count > 0 ? i < set_count : list[i] != NULL);
          i++) {
@@ -311,14 +320,21 @@ static void print_summary(const bench_state *state, const char *device)
     printf("\nbest per row length (GB/s, read + write; copy %.1f GB/s):\n", state->copy);
     printf("  %-5s %6s  %-44s %8s %8s %6s %7s %9s\n", "dtype", "N", "params", "nvrtc", "llvm",
            "ratio", "% copy", "max err");
+    cli_chart_table("softmax: the best per row length", "GB/s", backend_series);
+    cli_chart_reference("device-to-device copy", state->copy);
     for (int d = 0; d < 2; d++)
         for (int n = 0; n < state->lengths; n++) {
             const bench_row *b = &state->best[d][n];
-            if (state->have[d][n])
+            if (state->have[d][n]) {
                 printf("  %-5s %6zu  %-44s %8.1f %8.1f %6.3f %6.1f%% %9.2e\n",
                        pj_dtype_name(bench_dtypes[d]), state->cols[n], b->params, b->gbps[0],
                        b->gbps[1], b->gbps[1] / b->gbps[0], 100 * b->gbps[0] / state->copy,
                        b->error);
+                char label[200];
+                snprintf(label, sizeof label, "%s N=%zu %s", pj_dtype_name(bench_dtypes[d]),
+                         state->cols[n], b->params);
+                cli_chart_row(label, b->gbps, 0);
+            }
         }
     printf("json: {\"family\": \"softmax\", \"device\": \"%s\", \"copy_gbps\": %.1f, \"best\": [",
            device, state->copy);
@@ -394,7 +410,10 @@ static int softmax_backends(ptxjit_context *context, size_t n, int runs)
     int code = status == PTXJIT_OK ? CLI_OK : cli_fail(status);
     printf("softmax, %zu x %zu, %s, median of %d runs per route (A B B A), bytes read + "
            "written / time:\n\n", rows, n, ptxjit_arch(context), runs);
-    cli_routes_head("softmax parameters (others: defaults)");
+    char title[160];
+    snprintf(title, sizeof title, "softmax, %zu x %zu, %s: nvrtc against llvm", rows, n,
+             ptxjit_arch(context));
+    cli_routes_head(title, "softmax parameters (others: defaults)");
     for (int d = 0; d < 2 && code == CLI_OK; d++) {
         const pj_dtype dtype = bench_dtypes[d];
         const int vec = 16 / pj_dtype_bytes(dtype), most = 128 / 16;

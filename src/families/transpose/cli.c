@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/chart.h"
 #include "cli/cli.h"
 #include "cli/cublas_peer.h"
 #include "cli/family_cli.h"
@@ -177,6 +178,7 @@ static void print_row(const char *name, double gbps, double copy, double cublas,
     else
         printf(" %9s", "");
     printf("  %s\n", correct ? "ok" : "WRONG");
+    cli_chart_bar(name, gbps, writeup);
 }
 
 typedef struct {
@@ -254,6 +256,12 @@ static ptxjit_status bench_size(bench_plan *plan, ptxjit_context *context, size_
     if (status == PTXJIT_OK) {
         printf("\ntranspose fp32 %zu x %zu, read + write %.2f GB\n", n, n, n * n * 8e-9);
         printf("%-64s %8s %8s %6s %9s\n", "params", "GB/s", "% copy", "/cuBLAS", "write-up");
+        char title[160];
+        snprintf(title, sizeof title, "transpose fp32 %zu x %zu, %s (read + write / time)", n, n,
+                 ptxjit_arch(context));
+        cli_chart_table(title, "GB/s", NULL);
+        cli_chart_reference("device-to-device copy", copy);
+        cli_chart_reference("cuBLAS Sgeam", peer);
         if (cublas)
             print_row("cuBLAS Sgeam", peer, copy, peer, correct, 0);
     }
@@ -322,7 +330,10 @@ static int transpose_backends(ptxjit_context *context, size_t n, int runs)
     int code = status == PTXJIT_OK ? CLI_OK : cli_fail(status);
     printf("transpose, %zu x %zu f32, %s, median of %d runs per route (A B B A), bytes read + "
            "written / time:\n\n", n, n, ptxjit_arch(context), runs);
-    cli_routes_head("transpose parameters (others: defaults)");
+    char title[160];
+    snprintf(title, sizeof title, "transpose, %zu x %zu f32, %s: nvrtc against llvm", n, n,
+             ptxjit_arch(context));
+    cli_routes_head(title, "transpose parameters (others: defaults)");
     for (const char *s = variants; *s && code == CLI_OK;) {
         size_t length = strcspn(s, ",");
         char params[128];

@@ -2,12 +2,15 @@
 # gpu_session.sh — everything one lent-GPU call does, in order: the GPU test suite, the
 # reduce bandwidth table, the CUB and copy comparator (built here with nvcc), the JIT costs,
 # and the transpose table with its cuBLAS, copy and Triton peers. Binaries come prebuilt (carried build/); logs land in $OUT (or ./gpu-out).
-# Usage: bash bench/gpu_session.sh [tests|bench|cub|transpose|backends|compile|llm|heldout|aot|python|all]
+# Usage: bash bench/gpu_session.sh [tests|bench|cub|transpose|backends|compile|llm|heldout|aot|python|charts|nsys|all]
 # (llm: matmul on the twelve LLM shapes of docs/PERFORMANCE.md, bf16 and fp8, the defaults
 # against the searched cuBLAS peer in alternating rounds. python: the Python package's GPU
 # tests and bench/python_launch.py; carry build/python too. heldout: bench/heldout.sh, random
 # problems of every family through `run` with the defaults. aot: build/aot_example with every
-# compiler off (carry build/aot_example and build/tool), and the aot suite. None is in `all`.)
+# compiler off (carry build/aot_example and build/tool), and the aot suite. charts: bench
+# reduce, softmax and matmul shapes= drawn with --svg into $OUT (docs/OBSERVABILITY.md), and the
+# chart_gpu suite. nsys: an Nsight Systems capture of a cold request and a family op, its NVTX
+# ranges listed (nsys stats); where nsys is not installed it says so. None is in `all`.)
 # (cub: ptxjit's bench reduce and the CUB program, 64- and 32-bit offsets, in alternating
 # rounds A B B A A B B A through bench/ab_rounds.sh; ROUNDS=N for more; bench runs 2 rounds.)
 # (backends, compile: the LLVM route against NVRTC; carry build/libptxjit_llvm.so with the
@@ -105,5 +108,30 @@ if [ "$what" = python ]; then
     echo "== the Python package's tests (GPU part included) and its launch bench"
     PYTHONPATH=$PWD/build/python python3 -m pytest python/tests -q 2>&1 | tee "$out/python_tests.log" | tail -15
     PYTHONPATH=$PWD/build/python python3 bench/python_launch.py 2>&1 | tee "$out/python_launch.log"
+fi
+if [ "$what" = charts ]; then
+    echo "== the benches drawn (--svg): reduce, softmax, matmul shapes"
+    build/ptxjit bench reduce --svg "$out/bench_reduce.svg" 2>&1 | tee "$out/bench_reduce.log"
+    build/ptxjit bench softmax --svg "$out/bench_softmax.svg" 2>&1 | tee "$out/bench_softmax.log"
+    build/ptxjit bench matmul rounds=5 shapes=8192x8192x8192,128x4096x4096,4093x4097x4095 \
+        "variant=wgmma" "variant=wgmma_fp8" --svg "$out/bench_matmul_shapes.svg" 2>&1 | \
+        tee "$out/bench_matmul_shapes.log"
+    PTXJIT_TEST_SUITES=chart_gpu PTXJIT_CLI=$PWD/build/ptxjit build/ptxjit_tests 2>&1 | \
+        tee "$out/tests_chart_gpu.log" | grep -E "^[0-9]+%|Failure|Error|rows printed"
+fi
+if [ "$what" = nsys ]; then
+    echo "== Nsight Systems: a cold request and a family op, their NVTX ranges"
+    NSYS=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys \
+        2>/dev/null | head -1)
+    if [ -z "$NSYS" ]; then
+        echo "nsys: not installed here"
+        command -v ncu && echo "ncu is: its NVTX filter (--nvtx --nvtx-include) is the fallback"
+    else
+        rm -rf "$PTXJIT_CACHE_DIR"/*
+        "$NSYS" profile --trace=nvtx,cuda --force-overwrite=true -o "$out/cold_request" \
+            build/ptxjit run reduce n=2^24 2>&1 | tail -5
+        "$NSYS" stats --report nvtx_sum "$out/cold_request.nsys-rep" 2>&1 | \
+            tee "$out/nsys_nvtx.log" | head -30
+    fi
 fi
 rm -rf "$PTXJIT_CACHE_DIR"

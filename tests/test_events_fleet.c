@@ -2,7 +2,8 @@
  * REMOTE, after a node on the same private redis-server compiled and published), the remote
  * tier's failures (an absent server: an error per exchange, then a back-off; an entry that
  * fails its check: an error naming the key), the disk cache's evictions under a small cap,
- * and a tuning search (start, its compiles and progress in order, end). The callback records
+ * a tuning search (start, its compiles and progress in order, end), and `explain` across the
+ * remote tier (the entry held there, or the nearest of its family's notes). The callback records
  * under a lock: the copier and a lease's renewal thread may tell events too. */
 #include <pthread.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cache/entry.h"
 #include "redis_server.h"
 #include "remote/remote.h"
 #include "test_util.h"
@@ -317,6 +319,94 @@ START_TEST(a_tuning_search_tells_its_start_progress_and_end)
 }
 END_TEST
 
+static void expect_in(const char *report, const char *needle)
+{
+    ck_assert_msg(strstr(report, needle) != NULL, "'%s' not in:\n%s", needle, report);
+}
+
+static char *explain(ptxjit_context *context, const char *params, const char *options)
+{
+    char *report = NULL;
+    ck_assert_msg(ptxjit_explain(&report, context, "tiny", params, options) == PTXJIT_OK, "%s",
+                  ptxjit_last_error());
+    return report;
+}
+
+static void count_note(void *user, const char *key, const char *text)
+{
+    ck_assert_int_eq(strlen(key), 32);
+    ck_assert_ptr_nonnull(strstr(text, "family tiny\n"));
+    ++*(int *)user;
+}
+
+/* A node that never compiled the request asks why it would miss: the server holds the entry
+ * (remote: hit), or it does not and the notes the first node published name what differs. */
+START_TEST(explain_reads_the_remote_tiers_notes)
+{
+    test_redis server = {0};
+    if (!test_redis_start(&server, "explain_reads_the_remote_tiers_notes"))
+        return;
+    char *templates = sub_dir(server.dir, "t"), *a_dir = sub_dir(server.dir, "a"),
+         *b_dir = sub_dir(server.dir, "b");
+    write_tiny(templates);
+    recording r = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    ptxjit_context *a = open_node(a_dir, templates, &r, 0);
+    ptxjit_kernel *kernel;
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, a, "tiny", "factor=9", NULL), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, a, "tiny", "factor=8", NULL), PTXJIT_OK);
+    ptxjit_context *b = open_node(b_dir, templates, &r, 0);
+    char *report = explain(b, "factor=9", NULL);
+    expect_in(report, "disk: miss");
+    expect_in(report, "nearest: no entry of tiny with known components\n");
+    expect_in(report, "\nremote: hit (unix://");
+    ck_assert_ptr_null(strstr(report, "remote nearest"));
+    free(report);
+    report = explain(b, "factor=9", "-lineinfo");
+    expect_in(report, "remote: miss");
+    expect_in(report, ": 1 differing\n    option -lineinfo added\n");
+    expect_in(report, ": 2 differing\n    params: factor=8 -> factor=9\n    option -lineinfo "
+                      "added\n");
+    free(report);
+    report = explain(b, "factor=10", NULL);
+    expect_in(report, "remote nearest ");
+    expect_in(report, "    params: factor=8 -> factor=10\n");
+    expect_in(report, "    params: factor=9 -> factor=10\n");
+    free(report);
+
+    /* A note copied into another family's list fails its check there: not shown. */
+    char list[128], other[128];
+    snprintf(list, sizeof list, "ptxjit:v%d:notes:tiny", PJ_ENTRY_FORMAT_VERSION);
+    snprintf(other, sizeof other, "ptxjit:v%d:notes:tiny2", PJ_ENTRY_FORMAT_VERSION);
+    char command[512];
+    snprintf(command, sizeof command, "COPY %s %s", list, other);
+    test_redis_integer(&server, command);
+    snprintf(command, sizeof command, "LLEN %s", other);
+    ck_assert_int_eq(test_redis_integer(&server, command), 2);
+    pj_remote *remote = NULL;
+    ck_assert_int_eq(pj_remote_open(&remote, NULL, 0, NULL, NULL), PTXJIT_OK);
+    int notes = 0;
+    ck_assert_int_eq(pj_remote_each_note(remote, "tiny", count_note, &notes), 2);
+    ck_assert_int_eq(notes, 2);
+    ck_assert_int_eq(pj_remote_each_note(remote, "tiny2", count_note, &notes), 0);
+    ck_assert_int_eq(notes, 2);
+    ck_assert_int_eq(pj_remote_each_note(remote, "no-such:family*", count_note, &notes), 0);
+    ck_assert_int_eq(pj_remote_each_note(NULL, "tiny", count_note, &notes), -1);
+    pj_remote_close(remote);
+
+    /* The server gone: said, not fatal. */
+    test_redis_kill(&server);
+    report = explain(b, "factor=9", NULL);
+    expect_in(report, "remote: not reachable (unix://");
+    free(report);
+    ptxjit_close(b);
+    ptxjit_close(a);
+    free(templates);
+    free(a_dir);
+    free(b_dir);
+    test_redis_stop(&server);
+}
+END_TEST
+
 Suite *suite_events_fleet(void)
 {
     Suite *suite = suite_create("events_fleet");
@@ -326,6 +416,7 @@ Suite *suite_events_fleet(void)
     tcase_add_test(tc, an_absent_server_tells_its_errors_then_the_back_off);
     tcase_add_test(tc, evictions_are_told_with_their_count_and_bytes);
     tcase_add_test(tc, a_tuning_search_tells_its_start_progress_and_end);
+    tcase_add_test(tc, explain_reads_the_remote_tiers_notes);
     suite_add_tcase(suite, tc);
     return suite;
 }

@@ -357,6 +357,67 @@ pj_link_result pj_link_set(pj_remote_link *link, const char *name, const char *v
     return result;
 }
 
+/* ---- the notes ---- */
+
+pj_link_result pj_link_push_note(pj_remote_link *link, const char *list, const char *value,
+                                 size_t size)
+{
+    char last[16];
+    snprintf(last, sizeof last, "%d", PJ_LINK_NOTES_KEPT - 1);
+    link_command commands[2] = {{3, {"LPUSH", list, value}, {5, strlen(list), size}},
+                                {4, {"LTRIM", list, "0", last}, {5, strlen(list), 1, strlen(last)}}};
+    pj_resp_value replies[2];
+    pj_link_result result = exchange(link, 2, commands, replies);
+    if (result == PJ_LINK_OK)
+        free_replies(2, replies);
+    return result;
+}
+
+pj_link_result pj_link_note_range(pj_remote_link *link, const char *list, int first, int count,
+                                  char **values, size_t *sizes)
+{
+    char index[4][16];
+    link_command commands[4];
+    pj_resp_value replies[4];
+    if (count < 1 || count > 4)
+        return PJ_LINK_FAILED; /* a bug: the caller's */
+    for (int i = 0; i < count; i++) {
+        snprintf(index[i], sizeof index[i], "%d", first + i);
+        commands[i] = (link_command){3, {"LINDEX", list, index[i]},
+                                     {6, strlen(list), strlen(index[i])}};
+        values[i] = NULL;
+        sizes[i] = 0;
+    }
+    pj_link_result result = exchange(link, count, commands, replies);
+    if (result != PJ_LINK_OK)
+        return result;
+    for (int i = 0; i < count; i++)
+        if (take_value(&replies[i], &values[i], &sizes[i]) == PJ_LINK_FAILED)
+            result = PJ_LINK_FAILED; /* not a list: someone else's key of that name */
+    free_replies(count, replies);
+    if (result != PJ_LINK_OK)
+        for (int i = 0; i < count; i++) {
+            free(values[i]);
+            values[i] = NULL;
+        }
+    return result;
+}
+
+pj_link_result pj_link_exists(pj_remote_link *link, const char *name, int *exists)
+{
+    pj_resp_value reply;
+    link_command command = command2("EXISTS", name);
+    *exists = 0;
+    pj_link_result result = exchange(link, 1, &command, &reply);
+    if (result != PJ_LINK_OK)
+        return result;
+    if (reply.type != PJ_RESP_INTEGER)
+        result = PJ_LINK_FAILED;
+    *exists = reply.type == PJ_RESP_INTEGER && reply.integer > 0;
+    pj_resp_value_free(&reply);
+    return result;
+}
+
 /* ---- the lease's commands ---- */
 
 static int starts_with(const pj_resp_value *reply, const char *prefix)

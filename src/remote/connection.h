@@ -41,6 +41,20 @@ pj_link_result pj_link_get(pj_remote_link *link, const char *name, char **value,
 pj_link_result pj_link_set(pj_remote_link *link, const char *name, const char *value,
                            size_t size);
 
+/* ---- the entries' notes, for `ptxjit explain` (remote/remote.h) ---- */
+
+/* Notes a list keeps, newest first: the window `explain` compares a request with. */
+#define PJ_LINK_NOTES_KEPT 256
+/* LPUSH list value, then LTRIM list 0 PJ_LINK_NOTES_KEPT-1: one round trip. */
+pj_link_result pj_link_push_note(pj_remote_link *link, const char *list, const char *value,
+                                 size_t size);
+/* LINDEX list first .. first+count-1 (count at most 4), pipelined: values[i] (caller frees
+ * each; NULL past the list's end) and sizes[i]. */
+pj_link_result pj_link_note_range(pj_remote_link *link, const char *list, int first, int count,
+                                  char **values, size_t *sizes);
+/* EXISTS name: *exists 1 or 0. */
+pj_link_result pj_link_exists(pj_remote_link *link, const char *name, int *exists);
+
 /* ---- the compile lease's commands (remote/lease.h) ---- */
 
 /* What a lease holds once its holder gave up (compiled nothing it could publish): this

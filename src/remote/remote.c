@@ -1,5 +1,6 @@
 /* remote.c — the remote tier: names, fetch (envelope, then the disk format's own decode),
  * publish, counters. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,6 +198,112 @@ int pj_remote_publish(pj_remote *remote, pj_remote_kind kind, const char *key,
     free(entry);
     free(name);
     return sent;
+}
+
+/* ---- the notes ---- */
+
+static char *notes_name(const char *family)
+{
+    for (const char *c = family; *c; c++)
+        if (!(isalnum((unsigned char)*c) || *c == '_'))
+            return NULL;
+    pj_strbuf sb;
+    pj_sb_init(&sb);
+    pj_sb_appendf(&sb, "ptxjit:v%d:notes:%s", PJ_ENTRY_FORMAT_VERSION, family);
+    return pj_sb_take(&sb);
+}
+
+/* A note as stored: "key <key>\n" then the components, sealed under the list's name (a note
+ * copied into another family's list fails its check). */
+void pj_remote_publish_note(pj_remote *remote, const char *family, const char *key,
+                            const char *text)
+{
+    if (!remote || !family || !text || !pj_entry_key_valid(key))
+        return;
+    char *list = notes_name(family);
+    pj_strbuf note;
+    pj_sb_init(&note);
+    pj_sb_appendf(&note, "key %s\n%s", key, text);
+    size_t size = 0;
+    char *value = list && note.data ? pj_envelope_seal(&size, remote->config.secret,
+                                                       remote->config.secret_size, list,
+                                                       note.data, note.length)
+                                    : NULL;
+    if (value && size <= remote->config.max_value_bytes) {
+        int64_t started = now_us();
+        pj_link_result result = pj_link_push_note(remote->link, list, value, size);
+        if (result == PJ_LINK_FAILED)
+            count(remote, REMOTE_STAT_errors, started);
+    }
+    free(value);
+    pj_sb_free(&note);
+    free(list);
+}
+
+/* One stored note checked: its key (into key) and components, or NULL. */
+static const char *open_note(pj_remote *remote, const char *list, const char *value,
+                             size_t size, char key[33])
+{
+    const char *note;
+    size_t note_size;
+    if (pj_envelope_open(&note, &note_size, remote->config.secret, remote->config.secret_size,
+                         list, value, size) ||
+        note_size < 4 + 32 + 1 || memcmp(note, "key ", 4) != 0 || note[4 + 32] != '\n' ||
+        memchr(note, '\0', note_size))
+        return NULL;
+    memcpy(key, note + 4, 32);
+    key[32] = '\0';
+    return pj_entry_key_valid(key) ? note + 4 + 32 + 1 : NULL;
+}
+
+int pj_remote_each_note(pj_remote *remote, const char *family,
+                        void (*fn)(void *user, const char *key, const char *text), void *user)
+{
+    char *list = remote ? notes_name(family) : NULL;
+    if (!list)
+        return remote ? 0 : -1;
+    char seen[PJ_LINK_NOTES_KEPT][33];
+    int handed = 0, asked = 1, end = 0;
+    for (int first = 0; first < PJ_LINK_NOTES_KEPT && !end; first += 4) {
+        char *values[4];
+        size_t sizes[4];
+        if (pj_link_note_range(remote->link, list, first, 4, values, sizes) != PJ_LINK_OK) {
+            asked = first > 0; /* a later failure keeps what was handed */
+            break;
+        }
+        for (int i = 0; i < 4; i++) {
+            char key[33];
+            /* The value's bytes end where its size says; the note is text (no NUL inside),
+             * and the reply's buffer is NUL-terminated past it. */
+            const char *text = values[i] ? open_note(remote, list, values[i], sizes[i], key)
+                                         : NULL;
+            end |= !values[i];
+            int again = 0;
+            for (int s = 0; text && s < handed; s++)
+                again |= strcmp(seen[s], key) == 0;
+            if (text && !again) {
+                memcpy(seen[handed++], key, 33);
+                fn(user, key, text);
+            }
+            free(values[i]);
+        }
+    }
+    free(list);
+    return asked ? handed : -1;
+}
+
+int pj_remote_holds(pj_remote *remote, pj_remote_kind kind, const char *key)
+{
+    char *name = remote && pj_entry_key_valid(key) ? pj_remote_name(kind, key) : NULL;
+    int exists = 0;
+    pj_link_result result = name ? pj_link_exists(remote->link, name, &exists) : PJ_LINK_FAILED;
+    free(name);
+    return result == PJ_LINK_OK ? exists : -1;
+}
+
+const char *pj_remote_url(const pj_remote *remote)
+{
+    return remote ? remote->config.url : "";
 }
 
 /* ---- the lease ---- */

@@ -39,6 +39,25 @@ int pj_remote_fetch(pj_remote *remote, pj_remote_kind kind, const char *key, pj_
 int pj_remote_publish(pj_remote *remote, pj_remote_kind kind, const char *key,
                       const pj_artifact *artifact);
 
+/* ---- the entries' key components, for `ptxjit explain` ---- */
+
+/* Pushes an entry's note (its key components, the disk cache's <key>.key text) on its
+ * family's list of notes on the server, signed like an entry and kept for the newest
+ * PJ_LINK_NOTES_KEPT (connection.h); a family name outside [A-Za-z0-9_] is not published.
+ * Failures count as the remote tier's errors, never the caller's. */
+void pj_remote_publish_note(pj_remote *remote, const char *family, const char *key,
+                            const char *text);
+/* Hands each note of family's list that passes its check to fn (key, text), newest first,
+ * one a key. Nothing is counted. The number handed, or -1 when the server could not be asked
+ * (or the tier is backing off). */
+int pj_remote_each_note(pj_remote *remote, const char *family,
+                        void (*fn)(void *user, const char *key, const char *text), void *user);
+/* Whether the server holds kind's entry of key: 1, 0, or -1 (not asked: no tier, unreachable,
+ * backing off). Nothing is counted. */
+int pj_remote_holds(pj_remote *remote, pj_remote_kind kind, const char *key);
+/* The tier's URL, for reports. */
+const char *pj_remote_url(const pj_remote *remote);
+
 /* ---- one compile per key across the fleet (remote/lease.h) ---- */
 
 struct pj_lease;

@@ -1,11 +1,14 @@
 /* explain.c — ptxjit_explain: a request's key components, and when the disk cache misses it,
- * the entries of its family there that come nearest, with the components that differ. The
- * components are key.c's lines ("name value"); an entry carries its own in the note beside it
- * (cache/disk.h), entries stored before notes existed have none and are counted as unknown. */
+ * the entries of its family there that come nearest, with the components that differ; then
+ * the same for the remote tier, where one is configured. The components are key.c's lines
+ * ("name value"); an entry carries its own in the note beside it (cache/disk.h), entries stored
+ * before notes existed have none and are counted as unknown; the remote tier keeps the notes of
+ * the newest entries of each family in a list (remote/remote.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cache/scan.h"
+#include "remote/remote.h"
 #include "request/context.h"
 
 #define NEAREST_SHOWN 3
@@ -147,6 +150,24 @@ static void keep(explain_scan *s, candidate c)
     s->kept++;
 }
 
+/* An entry of key whose note is note: kept among the nearest when it is of the family. */
+static void consider(explain_scan *s, const char *key, const char *note)
+{
+    if (strcmp(key, s->request->key_hex) == 0) {
+        s->hit = 1;
+        return;
+    }
+    char *family = value_of(note, "family");
+    if (family && strcmp(family, s->request->schema->family) == 0) {
+        candidate c;
+        pj_copy_string(c.key, sizeof c.key, key);
+        c.diff = differences(note, s->request->components, &c.count);
+        if (c.diff)
+            keep(s, c);
+    }
+    free(family);
+}
+
 static void visit(int top_fd, const char *path, scan_kind kind, const struct stat *st,
                   void *user)
 {
@@ -166,16 +187,72 @@ static void visit(int top_fd, const char *path, scan_kind kind, const struct sta
         s->unknown++;
         return;
     }
-    char *family = value_of(note, "family");
-    if (family && strcmp(family, s->request->schema->family) == 0) {
-        candidate c;
-        pj_copy_string(c.key, sizeof c.key, key);
-        c.diff = differences(note, s->request->components, &c.count);
-        if (c.diff)
-            keep(s, c);
-    }
-    free(family);
+    consider(s, key, note);
     free(note);
+}
+
+static void visit_remote(void *user, const char *key, const char *note)
+{
+    explain_scan *s = user;
+    if (strcmp(key, s->request->key_hex) != 0) /* the entry itself is asked for apart */
+        consider(s, key, note);
+}
+
+/* The nearest entries found, told under where ("nearest" or "remote nearest"). */
+static void tell_nearest(pj_strbuf *sb, explain_scan *s, const char *where, const char *family)
+{
+    for (int i = 0; i < s->kept; i++)
+        pj_sb_appendf(sb, "%s %s: %d differing\n%s", where, s->best[i].key, s->best[i].count,
+                      s->best[i].diff);
+    if (!s->kept)
+        pj_sb_appendf(sb, "%s: no entry of %s with known components\n", where, family);
+    for (int i = 0; i < s->kept; i++)
+        free(s->best[i].diff);
+    s->kept = 0;
+}
+
+static void explain_disk(pj_strbuf *sb, ptxjit_context *context, const ptxjit_kernel *kernel,
+                         const char *family)
+{
+    if (!context->disk) {
+        pj_sb_append(sb, "disk: no disk cache\n");
+        return;
+    }
+    explain_scan s = {.context = context, .request = kernel};
+    pj_scan_cache(pj_disk_cache_dir(context->disk), visit, &s);
+    pj_sb_appendf(sb, "disk: %s (%s)\n", s.hit ? "hit" : "miss",
+                  pj_disk_cache_dir(context->disk));
+    if (!s.hit)
+        tell_nearest(sb, &s, "nearest", family);
+    for (int i = 0; i < s.kept; i++)
+        free(s.best[i].diff);
+    if (!s.hit && s.unknown)
+        pj_sb_appendf(sb, "unknown: %d entries without their key components (stored "
+                          "before ptxjit kept them, or imported), not compared\n",
+                      s.unknown);
+}
+
+/* The remote tier: whether it holds the entry, and else the nearest of the notes it keeps of
+ * the family's newest entries. */
+static void explain_remote(pj_strbuf *sb, ptxjit_context *context, const ptxjit_kernel *kernel,
+                           const char *family)
+{
+    if (!context->remote)
+        return;
+    int holds = pj_remote_holds(context->remote, PJ_REMOTE_KERNEL, kernel->key_hex);
+    if (holds < 0) {
+        pj_sb_appendf(sb, "remote: not reachable (%s)\n", pj_remote_url(context->remote));
+        return;
+    }
+    pj_sb_appendf(sb, "remote: %s (%s)\n", holds ? "hit" : "miss",
+                  pj_remote_url(context->remote));
+    if (holds)
+        return;
+    explain_scan s = {.context = context, .request = kernel};
+    if (pj_remote_each_note(context->remote, family, visit_remote, &s) < 0)
+        pj_sb_append(sb, "remote nearest: the notes could not be read\n");
+    else
+        tell_nearest(sb, &s, "remote nearest", family);
 }
 
 ptxjit_status ptxjit_explain(char **out, ptxjit_context *context, const char *family,
@@ -191,25 +268,8 @@ ptxjit_status ptxjit_explain(char **out, ptxjit_context *context, const char *fa
     pj_strbuf sb;
     pj_sb_init(&sb);
     pj_sb_appendf(&sb, "key %s\n%s", kernel->key_hex, kernel->components);
-    if (!context->disk) {
-        pj_sb_append(&sb, "disk: no disk cache\n");
-    } else {
-        explain_scan s = {.context = context, .request = kernel};
-        pj_scan_cache(pj_disk_cache_dir(context->disk), visit, &s);
-        pj_sb_appendf(&sb, "disk: %s (%s)\n", s.hit ? "hit" : "miss",
-                      pj_disk_cache_dir(context->disk));
-        for (int i = 0; !s.hit && i < s.kept; i++)
-            pj_sb_appendf(&sb, "nearest %s: %d differing\n%s", s.best[i].key, s.best[i].count,
-                          s.best[i].diff);
-        if (!s.hit && !s.kept)
-            pj_sb_appendf(&sb, "nearest: no entry of %s with known components\n", family);
-        if (!s.hit && s.unknown)
-            pj_sb_appendf(&sb, "unknown: %d entries without their key components (stored "
-                               "before ptxjit kept them, or imported), not compared\n",
-                          s.unknown);
-        for (int i = 0; i < s.kept; i++)
-            free(s.best[i].diff);
-    }
+    explain_disk(&sb, context, kernel, kernel->schema->family);
+    explain_remote(&sb, context, kernel, kernel->schema->family);
     pj_kernel_unkeyed(kernel);
     *out = pj_sb_take(&sb);
     return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");

@@ -300,6 +300,9 @@ static ptxjit_status compile_and_keep(ptxjit_kernel *kernel, int *published)
     if (!kernel->keep_off_disk)
         *published = pj_remote_publish(context->remote, PJ_REMOTE_KERNEL, kernel->key_hex,
                                        &kernel->artifact);
+    if (*published) /* for `ptxjit explain` on the other nodes */
+        pj_remote_publish_note(context->remote, kernel->schema->family, kernel->key_hex,
+                               kernel->components);
     return PTXJIT_OK;
 }
 

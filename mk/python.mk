@@ -4,7 +4,7 @@
 # every newer Python) with libptxjit.a linked in, the package's Python files, the ptxjit
 # program (its compile workers) and a link to the LLVM plugin beside it, and the launch
 # bench's floor extension. `make python-test` runs the CPU tests (GPU tests skip without one).
-.PHONY: python python-test python-install-check
+.PHONY: python python-test
 
 # The Python that builds and tests: the first of these that has pytest, else python3 (the
 # tests then run under python/tests/run.py, which needs nothing beyond the standard library).

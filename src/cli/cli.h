@@ -67,7 +67,7 @@ int cli_size(size_t *out, const char *text, const char *name, size_t fallback);
 void cli_print_usage(FILE *out);
 
 /* ---- progress.c ---- */
-/* A progress bar on stderr (tune and warm, when stderr is a terminal). */
+/* A progress bar on stderr (tune, warm, aot, bench matmul shapes=; when stderr is a terminal). */
 void cli_progress_bar(void *user, int done, int total, const char *params);
 
 /* ---- the commands (main.c's table) ---- */

@@ -1,4 +1,5 @@
-/* progress.c — the progress bar of tune and warm: on stderr, redrawn in place. */
+/* progress.c — the progress bar of tune, warm, aot and bench matmul shapes=: on stderr,
+ * redrawn in place. */
 #include <stdio.h>
 
 #include "cli/cli.h"

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/chart.h"
 #include "cli/cli.h"
@@ -335,8 +336,18 @@ ptxjit_status cli_matmul_shapes_bench(ptxjit_context *context, cublas_peer *cubl
     if (status == PTXJIT_OK)
         printf("L2 (%zu MB) emptied before every timed run of each side: %zu MB filled outside "
                "the events\n", l2 >> 20, flush.bytes >> 20);
-    /* A shape a set cannot run is reported and the table goes on: the bench shows which. */
+    /* A shape a set cannot run is reported and the table goes on: the bench shows which. With
+     * the table going to a file and stderr a terminal, a progress line there says which shape
+     * is being measured (a shape's peer search and rounds take seconds to minutes); with both
+     * on the terminal the rows are the progress, and in a pipe nothing extra is written. */
+    const int progress = isatty(STDERR_FILENO) && !isatty(STDOUT_FILENO);
     for (int i = 0; i < count && status == PTXJIT_OK; i++) {
+        if (progress) {
+            char what[96];
+            snprintf(what, sizeof what, "shape %zux%zux%zu", shapes[i].m, shapes[i].n,
+                     shapes[i].k);
+            cli_progress_bar(NULL, i, count, what);
+        }
         status = shape_rows(context, cublas, workspace, flush, shapes[i], runs, rounds, sets,
                             set_count, all_ok);
         if (status == PTXJIT_ERR_INVALID_ARGUMENT || status == PTXJIT_ERR_PARAM) {
@@ -345,6 +356,8 @@ ptxjit_status cli_matmul_shapes_bench(ptxjit_context *context, cublas_peer *cubl
             status = PTXJIT_OK;
         }
     }
+    if (progress)
+        cli_progress_bar(NULL, count, count, ""); /* done: the line erased */
     if (workspace)
         ptxjit_free(context, workspace);
     if (flush.buffer)

@@ -79,6 +79,25 @@ static PyObject *specialize(PyObject *self, PyObject *args)
     return status == PTXJIT_OK ? owned_text(out) : pyx_raise(status);
 }
 
+/* explain(family, params=None, compile_options=None): ptxjit_explain's report; it scans the
+ * disk cache and may ask the remote tier, so without the GIL. */
+static PyObject *explain(PyObject *self, PyObject *args)
+{
+    const char *family, *params = NULL, *options = NULL;
+    ptxjit_context *context;
+    if (!PyArg_ParseTuple(args, "s|zz", &family, &params, &options) ||
+        !(context = open_of(self)))
+        return NULL;
+    char *out = NULL;
+    ptxjit_status status;
+    PYX_BUSY_BEGIN((pyx_context *)self);
+    Py_BEGIN_ALLOW_THREADS
+    status = ptxjit_explain(&out, context, family, params, options);
+    Py_END_ALLOW_THREADS
+    PYX_BUSY_END((pyx_context *)self);
+    return status == PTXJIT_OK ? owned_text(out) : pyx_raise(status);
+}
+
 static PyObject *plan(PyObject *self, PyObject *args)
 {
     const char *family, *params, *problem;
@@ -159,6 +178,9 @@ PyMethodDef pyx_context_catalog_methods[] = {
      "canonical(family, params=None): the request validated, defaults filled, sorted"},
     {"specialize", specialize, METH_VARARGS,
      "specialize(family, params=None): the source the route compiles, without compiling"},
+    {"explain", explain, METH_VARARGS,
+     "explain(family, params=None, compile_options=None): the request's key components and, "
+     "when it would miss, the nearest cached entries with what differs (ptxjit explain)"},
     {"plan", plan, METH_VARARGS,
      "plan(family, params, problem): (the request an op launches, why it differs or None)"},
     {"add_template", add_template, METH_VARARGS,

@@ -2,7 +2,7 @@
 hit and a disk hit from a fresh context, in order with their tiers; a tuning search's start,
 progress and end; a callback that raises (reported, the request unharmed); one that keeps its
 context alive through a cycle (collected without a call after the close); events from many
-threads at once."""
+threads at once; ctx.explain, why a request would miss."""
 import gc
 import sys
 import threading
@@ -122,3 +122,18 @@ def test_events_from_many_threads(tmp_path):
     ends = {params for _, kind, params in seen if kind == "request_end"}
     assert ends == {f"tpb={t}" for t in tpbs}
     assert sum(kind == "compile_end" for _, kind, _ in seen) == len(tpbs)
+
+
+def test_explain_names_what_differs_from_the_nearest_entry(tmp_path):
+    with ptxjit.Context(use_gpu=False, cache_dir=tmp_path, templates=[("axpy", AXPY)]) as ctx:
+        ctx.kernel("axpy", tpb=128)
+        hit = ctx.explain("axpy", "tpb=128")
+        assert hit.startswith("key ") and "disk: hit" in hit and "family axpy\n" in hit
+        miss = ctx.explain("axpy", "tpb=128", "-lineinfo")
+        assert "disk: miss" in miss and "    option -lineinfo added\n" in miss
+        try:
+            ctx.explain("axpy", "tpb=3")
+        except ptxjit.ParamError as error:
+            assert "tpb" in str(error)
+        else:
+            raise AssertionError("a bad request was explained")

@@ -837,8 +837,12 @@ void ptxjit_warm_result_free(ptxjit_warm_result *result);
  * family in the disk cache that differ least ("nearest KEY: N differing", then one indented
  * line per difference: "compiler: nvrtc 12.8 -> nvrtc 13.0", "header PATH changed|added|
  * removed", "option -lineinfo added|removed", "template changed", "params: A -> B"), at most
- * three; entries stored before ptxjit kept their components are counted as unknown. Nothing
- * is compiled, looked up in memory or counted. *out is the caller's (free()). */
+ * three; entries stored before ptxjit kept their components are counted as unknown. With a
+ * remote tier, then "remote: hit|miss (URL)" (a miss says when the entry there would be
+ * rejected) and the nearest of the notes the server keeps of the family's newest entries
+ * ("remote nearest KEY: ..."), or "remote: not reachable (URL)". Nothing is compiled, looked
+ * up in memory or counted in the statistics (a failed exchange with the server still counts
+ * toward its back-off, and tells REMOTE_ERROR). *out is the caller's (free()). */
 ptxjit_status ptxjit_explain(char **out, ptxjit_context *context, const char *family,
                              const char *params, const char *compile_options);
 

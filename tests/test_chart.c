@@ -99,20 +99,22 @@ START_TEST(a_chart_it_cannot_write_or_draw_is_refused_and_leaves_nothing)
     ck_assert_int_eq(cli_chart_close(), CLI_FAIL);
     struct stat st;
     ck_assert_int_ne(stat(path, &st), 0);
-    /* a directory that does not exist */
+    /* a directory that does not exist: said at the open, before any bench runs */
     snprintf(path, sizeof path, "%s/missing/chart.svg", dir);
-    ck_assert_int_eq(cli_chart_open(path, "ptxjit bench x"), CLI_OK);
-    cli_chart_table("t", "GB/s", NULL);
+    ck_assert_int_eq(cli_chart_open(path, "ptxjit bench x"), CLI_USAGE);
+    ck_assert(!cli_chart_active());
+    cli_chart_table("t", "GB/s", NULL); /* calls without a chart do nothing */
     cli_chart_bar("row", 1, 0);
-    ck_assert_int_eq(cli_chart_close(), CLI_FAIL);
-    /* one chart at a time; calls without one do nothing */
+    ck_assert_int_eq(cli_chart_close(), CLI_OK);
+    /* one chart at a time */
+    snprintf(path, sizeof path, "%s/chart.svg", dir);
     ck_assert_int_eq(cli_chart_open(path, "a"), CLI_OK);
     ck_assert_int_eq(cli_chart_open(path, "b"), CLI_USAGE);
     ck_assert_int_eq(cli_chart_close(), CLI_FAIL); /* nothing drawn */
-    cli_chart_table("t", "GB/s", NULL);
-    cli_chart_bar("row", 1, 0);
-    ck_assert_int_eq(cli_chart_close(), CLI_OK);
-    /* the temp file of a failed write is gone */
+    /* an abandoned chart (the bench failed first) leaves nothing either */
+    ck_assert_int_eq(cli_chart_open(path, "c"), CLI_OK);
+    cli_chart_abandon();
+    ck_assert(!cli_chart_active());
     char listing[4300];
     snprintf(listing, sizeof listing, "ls -A '%s' | grep -q .", dir);
     ck_assert_int_ne(system(listing), 0);
@@ -146,6 +148,38 @@ START_TEST(the_cli_takes_svg_for_the_benches_that_draw)
 }
 END_TEST
 
+/* Labels are the user's words: multi-byte characters are never cut in two, and bytes that are
+ * not UTF-8 (a Latin-1 parameter) become '?', so the file stays what it declares. */
+START_TEST(labels_that_are_not_ascii_stay_well_formed_utf8)
+{
+    char *dir = test_mkdtemp();
+    char path[4200], heading[400], label[400];
+    snprintf(path, sizeof path, "%s/chart.svg", dir);
+    size_t n = 0;
+    for (int i = 0; i < 199; i++)
+        heading[n++] = 'h';
+    n += (size_t)snprintf(heading + n, sizeof heading - n, "\xc3\xa9\xc3\xa9 tail");
+    ck_assert_int_eq(cli_chart_open(path, heading), CLI_OK);
+    cli_chart_table("t\xe9st \xff\xfe title", "GB/s", NULL);
+    n = 0;
+    for (int i = 0; i < 100; i++)
+        n += (size_t)snprintf(label + n, sizeof label - n, "\xc3\xa9");
+    cli_chart_bar(label, 10, 0);
+    cli_chart_bar("cut \xe2\x82 euro, surrogate \xed\xa0\x80, overlong \xc0\xaf", 20, 0);
+    ck_assert_int_eq(cli_chart_close(), CLI_OK);
+    char *svg = read_text(path);
+    const char *fault = xml_check(svg);
+    ck_assert_msg(fault == NULL, "%s", fault);
+    ck_assert_int_ne(python_parses(path), 0);
+    ck_assert_ptr_nonnull(strstr(svg, "t?st ?? title"));
+    ck_assert_ptr_nonnull(strstr(svg, "hhh\xc3\xa9...")); /* 200 characters, the cut whole */
+    ck_assert_ptr_nonnull(strstr(svg, "cut ?? euro, surrogate ???, overlong ??"));
+    free(svg);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(the_xml_check_finds_what_a_writer_gets_wrong)
 {
     ck_assert_ptr_null(xml_check("<?xml version=\"1.0\"?>\n<a x=\"1\"><b/>t &amp; u</a>\n"));
@@ -165,6 +199,7 @@ Suite *suite_chart(void)
     tcase_add_test(tc, a_chart_has_one_row_a_table_row_and_one_bar_a_series);
     tcase_add_test(tc, a_chart_it_cannot_write_or_draw_is_refused_and_leaves_nothing);
     tcase_add_test(tc, the_cli_takes_svg_for_the_benches_that_draw);
+    tcase_add_test(tc, labels_that_are_not_ascii_stay_well_formed_utf8);
     tcase_add_test(tc, the_xml_check_finds_what_a_writer_gets_wrong);
     suite_add_tcase(suite, tc);
     return suite;

@@ -46,6 +46,7 @@ static void record(void *user, const ptxjit_event *event)
     ck_assert_ptr_nonnull(event->params);
     ck_assert_ptr_nonnull(event->options);
     ck_assert_ptr_nonnull(event->key);
+    ck_assert_ptr_nonnull(event->detail);
     __typeof__(r->events[0]) *e = &r->events[r->count++];
     e->kind = event->kind;
     e->tier = event->tier;

@@ -43,6 +43,8 @@ typedef struct {
 static void record(void *user, const ptxjit_event *event)
 {
     recording *r = user;
+    ck_assert_ptr_nonnull(event->detail); /* never NULL, whatever the kind */
+    ck_assert_ptr_nonnull(event->family);
     pthread_mutex_lock(&r->lock);
     if (r->count < MAX_EVENTS) {
         seen_event *e = &r->events[r->count];
@@ -353,6 +355,8 @@ START_TEST(explain_reads_the_remote_tiers_notes)
     ptxjit_context *a = open_node(a_dir, templates, &r, 0);
     ptxjit_kernel *kernel;
     ck_assert_int_eq(ptxjit_get_kernel(&kernel, a, "tiny", "factor=9", NULL), PTXJIT_OK);
+    char nine[33];
+    snprintf(nine, sizeof nine, "%s", ptxjit_kernel_key(kernel));
     ck_assert_int_eq(ptxjit_get_kernel(&kernel, a, "tiny", "factor=8", NULL), PTXJIT_OK);
     ptxjit_context *b = open_node(b_dir, templates, &r, 0);
     char *report = explain(b, "factor=9", NULL);
@@ -372,6 +376,19 @@ START_TEST(explain_reads_the_remote_tiers_notes)
     expect_in(report, "    params: factor=8 -> factor=10\n");
     expect_in(report, "    params: factor=9 -> factor=10\n");
     free(report);
+
+    /* The entry replaced by junk: there, but a fetch would reject it; said so. */
+    char *name = pj_remote_name(PJ_REMOTE_KERNEL, nine), *saved = NULL;
+    size_t saved_size = 0;
+    saved = test_redis_get(&server, name, &saved_size);
+    test_redis_set(&server, name, "junk", 4);
+    report = explain(b, "factor=9", NULL);
+    expect_in(report, "remote: miss (unix://");
+    expect_in(report, "): its entry there is rejected (");
+    free(report);
+    test_redis_set(&server, name, saved, saved_size);
+    free(saved);
+    free(name);
 
     /* A note copied into another family's list fails its check there: not shown. */
     char list[128], other[128];

@@ -17,7 +17,14 @@ PyObject *pyx_cache_stats(PyObject *self, PyObject *unused)
     if (!context)
         return NULL;
     ptxjit_cache_stats s;
-    ptxjit_status status = ptxjit_cache_stats_get(&s, context);
+    ptxjit_status status;
+    /* Without the GIL: the counters wait for the context's copier to store its queue, and its
+     * events (an eviction) take the GIL. */
+    PYX_BUSY_BEGIN((pyx_context *)self);
+    Py_BEGIN_ALLOW_THREADS
+    status = ptxjit_cache_stats_get(&s, context);
+    Py_END_ALLOW_THREADS
+    PYX_BUSY_END((pyx_context *)self);
     if (status != PTXJIT_OK)
         return pyx_raise(status);
     return Py_BuildValue(

@@ -209,8 +209,11 @@ static int open_context(pyx_context *self, const open_arguments *a)
         (template_path = join_paths(directories)) &&
         fill_options(&options, a, &texts, template_path) == 0) {
         ptxjit_context *context = NULL;
-        if (options.on_event)
+        if (options.on_event) { /* (a second __init__ after a failed open replaces it) */
+            PyObject *old = self->on_event;
             self->on_event = Py_NewRef(a->on_event);
+            Py_XDECREF(old);
+        }
         ptxjit_status status;
         Py_BEGIN_ALLOW_THREADS
         status = ptxjit_open(&context, &options);
@@ -330,11 +333,24 @@ static int context_traverse(PyObject *object, visitproc visit, void *arg)
     return 0;
 }
 
+/* Garbage collection closes the context first (PEP 442: the finalizers of a cycle run before
+ * any of its objects is cleared), so that the library's threads stop calling on_event while
+ * every object the callback may use still stands. */
+static void context_finalize(PyObject *object)
+{
+    pyx_context *self = (pyx_context *)object;
+    if (!self->context)
+        return;
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    close_context(self);
+    PyErr_Restore(type, value, traceback);
+}
+
 static int context_clear(PyObject *object)
 {
     pyx_context *self = (pyx_context *)object;
-    /* A cycle through on_event (a callback that holds the context): the library must stop
-     * calling it before it goes. */
+    /* Closed by context_finalize already, unless the finalizer did not run. */
     if (self->context)
         close_context(self);
     Py_CLEAR(self->on_event);
@@ -561,6 +577,7 @@ static PyType_Slot context_slots[] = {
     {Py_tp_dealloc, context_dealloc},
     {Py_tp_traverse, context_traverse},
     {Py_tp_clear, context_clear},
+    {Py_tp_finalize, context_finalize},
     {Py_tp_methods, NULL}, /* every method: set by pyx_context_register */
     {Py_tp_getset, pyx_context_getset},
     {Py_tp_doc, "Context(arch=None, cache_dir=None, templates=None, compile_options=None, "

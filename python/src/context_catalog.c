@@ -105,7 +105,12 @@ static PyObject *plan(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "szs", &family, &params, &problem) || !(context = open_of(self)))
         return NULL;
     char *request = NULL, *why = NULL;
-    ptxjit_status status = ptxjit_plan(&request, &why, context, family, params, problem);
+    ptxjit_status status;
+    PYX_BUSY_BEGIN((pyx_context *)self);
+    Py_BEGIN_ALLOW_THREADS
+    status = ptxjit_plan(&request, &why, context, family, params, problem);
+    Py_END_ALLOW_THREADS
+    PYX_BUSY_END((pyx_context *)self);
     if (status != PTXJIT_OK)
         return pyx_raise(status);
     PyObject *request_text = owned_text(request), *why_text = owned_text(why);

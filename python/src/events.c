@@ -1,8 +1,9 @@
 /* events.c — Context(on_event=fn): the library's events (include/ptxjit.h, "Events") handed to
  * a Python callable as dicts. The library calls from whatever thread met the event (a request's,
  * a pool's, the copier's), outside its locks, so the callback takes the GIL itself; every call
- * that can emit an event runs with the GIL released (context.c, ops.c, tune.c), so none waits
- * for a thread that waits for the GIL. From interpreter exit on, events are dropped: a thread
+ * that can emit an event, or wait for a library thread that can (a compile in flight, the
+ * copier's queue), runs with the GIL released (context.c, ops.c, tune.c, cache.c,
+ * context_catalog.c), so none waits for a thread that waits for the GIL. From interpreter exit on, events are dropped: a thread
  * of the library must not ask a finalizing interpreter for its GIL. */
 #include "ext.h"
 

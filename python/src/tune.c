@@ -175,7 +175,12 @@ PyObject *pyx_tune_list(PyObject *self, PyObject *unused)
         return NULL;
     ptxjit_tune_result **list = NULL;
     int count = 0;
-    ptxjit_status status = ptxjit_tune_list(&list, &count, context);
+    ptxjit_status status;
+    PYX_BUSY_BEGIN((pyx_context *)self);
+    Py_BEGIN_ALLOW_THREADS
+    status = ptxjit_tune_list(&list, &count, context);
+    Py_END_ALLOW_THREADS
+    PYX_BUSY_END((pyx_context *)self);
     if (status != PTXJIT_OK)
         return pyx_raise(status);
     PyObject *records = PyList_New(0);
@@ -196,6 +201,11 @@ PyObject *pyx_tune_clear(PyObject *self, PyObject *unused)
     if (!context)
         return NULL;
     uint64_t removed = 0;
-    ptxjit_status status = ptxjit_tune_clear(context, &removed);
+    ptxjit_status status;
+    PYX_BUSY_BEGIN((pyx_context *)self);
+    Py_BEGIN_ALLOW_THREADS
+    status = ptxjit_tune_clear(context, &removed);
+    Py_END_ALLOW_THREADS
+    PYX_BUSY_END((pyx_context *)self);
     return status == PTXJIT_OK ? PyLong_FromUnsignedLongLong(removed) : pyx_raise(status);
 }

@@ -120,9 +120,15 @@ void pj_copier_add(pj_copier *copier, const char *key, const pj_artifact *artifa
     pthread_mutex_unlock(&copier->lock);
 }
 
+int pj_copier_is_own_thread(const pj_copier *copier)
+{
+    return copier && copier->started && copier->owner == getpid() &&
+           pthread_equal(pthread_self(), copier->thread);
+}
+
 void pj_copier_flush(pj_copier *copier)
 {
-    if (!copier || !queue_usable(copier))
+    if (!copier || !queue_usable(copier) || pj_copier_is_own_thread(copier))
         return;
     pthread_mutex_lock(&copier->lock);
     while (copier->head || copier->busy)

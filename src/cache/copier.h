@@ -18,8 +18,13 @@ pj_copier *pj_copier_new(pj_disk_cache *disk, const pj_logger *logger);
  * pj_copier_free returns (a kernel's artifact lives until ptxjit_close). Without a thread (the
  * system refused one, out of memory, or a fork()ed child), writes it now. */
 void pj_copier_add(pj_copier *copier, const char *key, const pj_artifact *artifact);
-/* Returns once every copy queued so far is written (NULL is fine). */
+/* Returns once every copy queued so far is written (NULL is fine). On the copier's own thread
+ * (an event callback that a copy's store set off) it returns at once: waiting there would wait
+ * for itself. */
 void pj_copier_flush(pj_copier *copier);
+/* Whether the calling thread is copier's (NULL: 0): ptxjit_close refuses to run there, since it
+ * joins that thread. */
+int pj_copier_is_own_thread(const pj_copier *copier);
 /* Flushes, stops the thread, frees (NULL is fine). */
 void pj_copier_free(pj_copier *copier);
 

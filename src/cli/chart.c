@@ -37,10 +37,14 @@ typedef struct {
 
 static struct {
     int active, failed;
-    char *path, *heading;
+    char *path, *temp, *heading;
+    FILE *file; /* temp, opened with the chart: a path that cannot be written is said before the
+                   bench runs, not after */
     chart_panel *panels;
     int panel_count, panel_capacity;
 } chart;
+
+static void release(void);
 
 static char *copy_text(const char *text)
 {
@@ -58,8 +62,20 @@ int cli_chart_open(const char *path, const char *heading)
     }
     chart.path = copy_text(path);
     chart.heading = copy_text(heading);
-    if (chart.failed) {
+    size_t length = strlen(path) + 32;
+    chart.temp = chart.failed ? NULL : malloc(length);
+    if (!chart.temp) {
         fprintf(stderr, "ptxjit: out of memory\n");
+        release();
+        return CLI_USAGE;
+    }
+    snprintf(chart.temp, length, "%s.tmp.%ld", path, (long)getpid());
+    chart.file = fopen(chart.temp, "w");
+    if (!chart.file) {
+        fprintf(stderr, "ptxjit: cannot write the chart %s: %s; give --svg a path in a "
+                        "writable directory\n",
+                path, strerror(errno));
+        release();
         return CLI_USAGE;
     }
     chart.active = 1;
@@ -158,22 +174,49 @@ static const char *reference_colour(int i)
     return reference_colours[i % (int)CLI_LENGTH(reference_colours)];
 }
 
-/* text with XML's five special characters escaped; bytes below 0x20 (never in a label) as
- * spaces, since XML 1.0 forbids them. */
+/* The length of the well-formed UTF-8 character at c that XML allows (1 to 4), or 0: a stray
+ * or cut byte, an overlong form, a surrogate, U+FFFE/U+FFFF or past U+10FFFF. */
+static int utf8_length(const unsigned char *c)
+{
+    if (c[0] < 0x80)
+        return 1;
+    int length = c[0] >= 0xc2 && c[0] <= 0xdf ? 2 : c[0] >= 0xe0 && c[0] <= 0xef ? 3
+               : c[0] >= 0xf0 && c[0] <= 0xf4 ? 4 : 0;
+    for (int i = 1; i < length; i++)
+        if ((c[i] & 0xc0) != 0x80)
+            return 0;
+    if ((c[0] == 0xe0 && c[1] < 0xa0) || (c[0] == 0xed && c[1] >= 0xa0) || /* overlong, UTF-16 */
+        (c[0] == 0xef && c[1] == 0xbf && c[2] >= 0xbe) ||                 /* U+FFFE, U+FFFF */
+        (c[0] == 0xf0 && c[1] < 0x90) || (c[0] == 0xf4 && c[1] >= 0x90))
+        return 0;
+    return length;
+}
+
+/* text as XML character data or an attribute value: the five special characters escaped, bytes
+ * below 0x20 (never in a label) as spaces, and what is not UTF-8 as '?', since the file says
+ * it is UTF-8 and XML 1.0 allows neither. At most `most` characters (never a character cut in
+ * two), then "..." where text goes on. */
 static void put_text(FILE *out, const char *text, size_t most)
 {
-    size_t n = 0;
-    for (const unsigned char *c = (const unsigned char *)text; *c && n < most; c++, n++) {
-        switch (*c) {
+    const unsigned char *c = (const unsigned char *)text;
+    for (size_t n = 0; *c && n < most; n++) {
+        int length = utf8_length(c);
+        switch (length ? *c : 0) {
+        case 0: fputc('?', out); length = 1; break;
         case '&': fputs("&amp;", out); break;
         case '<': fputs("&lt;", out); break;
         case '>': fputs("&gt;", out); break;
         case '"': fputs("&quot;", out); break;
         case '\'': fputs("&apos;", out); break;
-        default: fputc(*c < 0x20 ? ' ' : *c, out);
+        default:
+            if (*c < 0x20)
+                fputc(' ', out);
+            else
+                fwrite(c, 1, (size_t)length, out);
         }
+        c += length;
     }
-    if (text[n])
+    if (*c)
         fputs("...", out);
 }
 
@@ -236,7 +279,9 @@ static void draw_legend(FILE *out, const chart_panel *p, int y)
                 x, y - 4, x + 18, y - 4, reference_colour(i));
         fprintf(out, "<text x=\"%d\" y=\"%d\" class=\"legend\">", x + 22, y);
         put_text(out, p->references[i].label, 60);
-        fprintf(out, " %.1f %s</text>\n", p->references[i].value, p->unit);
+        fprintf(out, " %.1f ", p->references[i].value);
+        put_text(out, p->unit, 20);
+        fputs("</text>\n", out);
         x += 120 + (int)((strlen(p->references[i].label) + strlen(p->unit)) * 6.6);
     }
     int marked = 0;
@@ -369,38 +414,35 @@ static void release(void)
         free(p->rows);
     }
     free(chart.panels);
+    if (chart.file) { /* not written: nothing is left behind */
+        fclose(chart.file);
+        unlink(chart.temp);
+    }
+    free(chart.temp);
     free(chart.path);
     free(chart.heading);
     memset(&chart, 0, sizeof chart);
 }
 
+/* Draws into the temp file opened with the chart and renames it to the path. */
 static int write_file(void)
 {
-    size_t length = strlen(chart.path);
-    char *temp = malloc(length + 32);
-    if (!temp) {
-        fprintf(stderr, "ptxjit: out of memory\n");
-        return CLI_FAIL;
-    }
-    snprintf(temp, length + 32, "%s.tmp.%ld", chart.path, (long)getpid());
-    FILE *out = fopen(temp, "w");
-    if (!out) {
-        fprintf(stderr, "ptxjit: cannot write the chart %s: %s; give --svg a path in a "
-                        "writable directory\n",
-                chart.path, strerror(errno));
-        free(temp);
-        return CLI_FAIL;
-    }
+    FILE *out = chart.file;
+    chart.file = NULL;
+    errno = 0;
     draw(out);
-    int failed = ferror(out);
-    failed |= fclose(out) != 0;
-    if (failed || rename(temp, chart.path) != 0) {
-        fprintf(stderr, "ptxjit: cannot write the chart %s: %s\n", chart.path, strerror(errno));
-        unlink(temp);
-        free(temp);
+    int failed = ferror(out), error = 0;
+    if (fclose(out) != 0 || failed)
+        error = errno ? errno : EIO;
+    else if (rename(chart.temp, chart.path) != 0)
+        error = errno;
+    if (error) {
+        fprintf(stderr, "ptxjit: cannot write the chart %s: %s; check the file system's free "
+                        "space and the directory's permissions\n",
+                chart.path, strerror(error));
+        unlink(chart.temp);
         return CLI_FAIL;
     }
-    free(temp);
     return CLI_OK;
 }
 

@@ -403,21 +403,6 @@ pj_link_result pj_link_note_range(pj_remote_link *link, const char *list, int fi
     return result;
 }
 
-pj_link_result pj_link_exists(pj_remote_link *link, const char *name, int *exists)
-{
-    pj_resp_value reply;
-    link_command command = command2("EXISTS", name);
-    *exists = 0;
-    pj_link_result result = exchange(link, 1, &command, &reply);
-    if (result != PJ_LINK_OK)
-        return result;
-    if (reply.type != PJ_RESP_INTEGER)
-        result = PJ_LINK_FAILED;
-    *exists = reply.type == PJ_RESP_INTEGER && reply.integer > 0;
-    pj_resp_value_free(&reply);
-    return result;
-}
-
 /* ---- the lease's commands ---- */
 
 static int starts_with(const pj_resp_value *reply, const char *prefix)

@@ -52,8 +52,6 @@ pj_link_result pj_link_push_note(pj_remote_link *link, const char *list, const c
  * each; NULL past the list's end) and sizes[i]. */
 pj_link_result pj_link_note_range(pj_remote_link *link, const char *list, int first, int count,
                                   char **values, size_t *sizes);
-/* EXISTS name: *exists 1 or 0. */
-pj_link_result pj_link_exists(pj_remote_link *link, const char *name, int *exists);
 
 /* ---- the compile lease's commands (remote/lease.h) ---- */
 

@@ -292,13 +292,31 @@ int pj_remote_each_note(pj_remote *remote, const char *family,
     return asked ? handed : -1;
 }
 
-int pj_remote_holds(pj_remote *remote, pj_remote_kind kind, const char *key)
+int pj_remote_holds(pj_remote *remote, pj_remote_kind kind, const char *key, const char **why)
 {
+    *why = NULL;
     char *name = remote && pj_entry_key_valid(key) ? pj_remote_name(kind, key) : NULL;
-    int exists = 0;
-    pj_link_result result = name ? pj_link_exists(remote->link, name, &exists) : PJ_LINK_FAILED;
+    char *value = NULL;
+    size_t size = 0;
+    pj_link_result result = name ? pj_link_get(remote->link, name, &value, &size)
+                                 : PJ_LINK_FAILED;
+    int holds = -1;
+    if (result == PJ_LINK_NIL) {
+        holds = 0;
+    } else if (result == PJ_LINK_TOO_BIG) {
+        *why = "larger than PTXJIT_REMOTE_CACHE_MAX_BYTES";
+        holds = -2;
+    } else if (result == PJ_LINK_OK) {
+        pj_artifact artifact;
+        memset(&artifact, 0, sizeof artifact);
+        *why = check_value(remote, &artifact, name, key, value, size);
+        if (!*why)
+            pj_artifact_free(&artifact);
+        holds = *why ? -2 : 1;
+    }
+    free(value);
     free(name);
-    return result == PJ_LINK_OK ? exists : -1;
+    return holds;
 }
 
 const char *pj_remote_url(const pj_remote *remote)

@@ -52,9 +52,10 @@ void pj_remote_publish_note(pj_remote *remote, const char *family, const char *k
  * (or the tier is backing off). */
 int pj_remote_each_note(pj_remote *remote, const char *family,
                         void (*fn)(void *user, const char *key, const char *text), void *user);
-/* Whether the server holds kind's entry of key: 1, 0, or -1 (not asked: no tier, unreachable,
- * backing off). Nothing is counted. */
-int pj_remote_holds(pj_remote *remote, pj_remote_kind kind, const char *key);
+/* Whether the server holds a usable entry of kind for key: 1 (it passes every check a fetch
+ * makes), 0 (none), -2 (one that a fetch would reject: *why says why), or -1 (not asked: no
+ * tier, unreachable, backing off). Nothing is counted. */
+int pj_remote_holds(pj_remote *remote, pj_remote_kind kind, const char *key, const char **why);
 /* The tier's URL, for reports. */
 const char *pj_remote_url(const pj_remote *remote);
 

@@ -21,7 +21,8 @@ void pj_event_request_start(const ptxjit_context *context, const char *family,
                           .family = family,
                           .params = params ? params : "",
                           .options = options ? options : "",
-                          .key = ""};
+                          .key = "",
+                          .detail = ""};
     context->on_event(context->event_user, &event);
 }
 
@@ -36,6 +37,7 @@ void pj_event_request_end(const ptxjit_context *context, const ptxjit_kernel *ke
                           .params = params ? params : "",
                           .options = options ? options : "",
                           .key = "",
+                          .detail = "",
                           .ms = ms};
     if (kernel) {
         event.family = kernel->schema->family;
@@ -67,7 +69,8 @@ static ptxjit_event compile_event(const ptxjit_kernel *kernel, ptxjit_event_kind
                           .family = kernel->schema->family,
                           .params = kernel->canonical,
                           .options = kernel->compile_options.resolved,
-                          .key = kernel->key_hex};
+                          .key = kernel->key_hex,
+                          .detail = ""};
 }
 
 double pj_event_compile_start(const ptxjit_kernel *kernel)

@@ -239,14 +239,20 @@ static void explain_remote(pj_strbuf *sb, ptxjit_context *context, const ptxjit_
 {
     if (!context->remote)
         return;
-    int holds = pj_remote_holds(context->remote, PJ_REMOTE_KERNEL, kernel->key_hex);
-    if (holds < 0) {
+    const char *why = NULL;
+    int holds = pj_remote_holds(context->remote, PJ_REMOTE_KERNEL, kernel->key_hex, &why);
+    if (holds == -1) {
         pj_sb_appendf(sb, "remote: not reachable (%s)\n", pj_remote_url(context->remote));
         return;
     }
-    pj_sb_appendf(sb, "remote: %s (%s)\n", holds ? "hit" : "miss",
-                  pj_remote_url(context->remote));
-    if (holds)
+    if (holds == -2)
+        pj_sb_appendf(sb, "remote: miss (%s): its entry there is rejected (%s); a request "
+                          "compiles and replaces it\n",
+                      pj_remote_url(context->remote), why);
+    else
+        pj_sb_appendf(sb, "remote: %s (%s)\n", holds ? "hit" : "miss",
+                      pj_remote_url(context->remote));
+    if (holds == 1)
         return;
     explain_scan s = {.context = context, .request = kernel};
     if (pj_remote_each_note(context->remote, family, visit_remote, &s) < 0)

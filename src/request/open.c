@@ -288,6 +288,15 @@ void ptxjit_close(ptxjit_context *context)
 {
     if (!context)
         return;
+    /* From the context's own copier thread (an event callback, or a garbage collector run in
+     * one) the close would join the thread it runs on: refused, the context left open. */
+    if (pj_open_contexts_has(context) && pj_copier_is_own_thread(context->copier)) {
+        pj_log(&context->logger, PTXJIT_LOG_WARNING,
+               "ptxjit_close(%p) called on the context's own copier thread (from an event "
+               "callback): not closed; close the context from a thread of the program's",
+               (void *)context);
+        return;
+    }
     /* A second close (or a pointer never opened) would free freed memory: warn, touch
      * nothing. The default logger, since the context's own logger is in that memory. */
     if (!pj_open_contexts_remove(context)) {

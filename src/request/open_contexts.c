@@ -33,6 +33,16 @@ int pj_open_contexts_add(const void *context)
     return added;
 }
 
+int pj_open_contexts_has(const void *context)
+{
+    pthread_mutex_lock(&lock);
+    int found = 0;
+    for (size_t i = 0; i < open_count && !found; i++)
+        found = open_list[i] == context;
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
 int pj_open_contexts_remove(const void *context)
 {
     pthread_mutex_lock(&lock);

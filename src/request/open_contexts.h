@@ -10,5 +10,7 @@
 int pj_open_contexts_add(const void *context);
 /* Takes context off the list: 1 if it was on it, 0 if not (closed already, or never opened). */
 int pj_open_contexts_remove(const void *context);
+/* Whether context is on the list (open), leaving it there. */
+int pj_open_contexts_has(const void *context);
 
 #endif

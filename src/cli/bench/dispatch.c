@@ -40,7 +40,7 @@ static int usage(void)
     fprintf(stderr, "ptxjit: usage: ptxjit bench FAMILY");
     for (size_t i = 0; i < CLI_LENGTH(tools); i++)
         fprintf(stderr, "|%s", tools[i].name);
-    fprintf(stderr, " [n=N] [runs=R] [\"PARAMS\" ...]\n");
+    fprintf(stderr, " [n=N] [runs=R] [\"PARAMS\" ...] [--svg FILE]\n");
     return CLI_USAGE;
 }
 

@@ -80,7 +80,8 @@ typedef void (*ptxjit_log_fn)(void *user, ptxjit_log_level level, const char *me
 /* ---- Events ----
  * What the JIT does, told as it happens to ptxjit_options.on_event (docs/EMBEDDING.md,
  * "Events"). The callback runs on the thread that made the request, never under a lock of
- * the library: it may call ptxjit (another request, even on this context) and may block,
+ * the library: it may call ptxjit (another request, even on this context; never ptxjit_close
+ * of the context that tells it: the call it came from still uses it) and may block,
  * though a slow callback slows that request. REMOTE_* and EVICTION events may also come from
  * the context's own threads (the remote tier's copier to disk, a compile lease's renewal):
  * the callback must be thread-safe. The event and its strings are valid only during the

@@ -133,6 +133,9 @@ START_TEST(the_cli_takes_svg_for_the_benches_that_draw)
     ck_assert_int_eq(test_run_cli(&out, dir, "", args, NULL), CLI_USAGE);
     ck_assert_msg(strstr(out, "bench jit prints no table to draw"), "%s", out);
     free(out);
+    ck_assert_int_eq(test_run_cli(&out, dir, "", "bench reduce --svg -", NULL), CLI_USAGE);
+    ck_assert_msg(strstr(out, "--svg takes a file"), "%s", out);
+    free(out);
     snprintf(args, sizeof args, "list --svg %s", path);
     ck_assert_int_eq(test_run_cli(&out, dir, "", args, NULL), CLI_USAGE);
     ck_assert_msg(strstr(out, "--svg is bench's option"), "%s", out);

@@ -66,6 +66,12 @@ static int open_chart(const cli_args *args, const bench_tool *tool)
     const char *path = args->own[BENCH_SVG];
     if (!path)
         return CLI_OK;
+    if (strcmp(path, "-") == 0 || !*path) {
+        fprintf(stderr, "ptxjit: --svg takes a file to write the chart to ('%s' is not one: "
+                        "stdout holds the table); e.g. --svg reduce.svg\n",
+                path);
+        return CLI_USAGE;
+    }
     if (tool && !tool->svg) {
         fprintf(stderr, "ptxjit: bench %s prints no table to draw; --svg is for bench FAMILY "
                         "(reduce, transpose, softmax, matmul, matmul shapes=...) and bench "

@@ -1136,6 +1136,37 @@ __device__ __forceinline__ void wg_epilogue(float &x, float &y, const TO *C, int
     }
 }
 
+// The last column of an odd N, alone: wg_epilogue's terms for one output, reading neither C nor
+// the bias past N (wg_store_tma's boxes clip what lies beyond).
+__device__ __forceinline__ float load_c_one(const TO *C, size_t at)
+{
+    if constexpr (OUT_ID == OUT_F32) {
+        return *reinterpret_cast<const float *>(C + at);
+    } else {
+        const unsigned short bits = *reinterpret_cast<const unsigned short *>(C + at);
+        if constexpr (OUT_ID == OUT_BF16)
+            return __uint_as_float((unsigned)bits << 16);
+        float x;
+        asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"(bits));
+        return x;
+    }
+}
+
+__device__ __forceinline__ void wg_epilogue_one(float &x, const TO *C, int r, int c, int ldc,
+                                                const matmul_epilogue &ep)
+{
+    if constexpr (WG_SCALED)
+        x *= ep.alpha;
+    if constexpr (WG_BETA)
+        x = fmaf(ep.beta, load_c_one(C, (size_t)r * ldc + c), x);
+    if constexpr (WG_BIAS)
+        x += __ldg(ep.bias + c);
+    if constexpr (WG_RELU)
+        x = fmaxf(x, 0.0f);
+    else if constexpr (WG_GELU)
+        x = gelu(x);
+}
+
 // Two outputs rounded to 16 bits in one register, the first in the lower half.
 __device__ __forceinline__ unsigned pack_pair(float x, float y)
 {
@@ -1210,8 +1241,10 @@ __device__ __forceinline__ void wg_store_tma(float (&acc)[WG_MT][WG_ACC], char *
                 const int lr = w * 16 + l / 4 + h * 8, lc = i * 8 + (l % 4) * 2;
                 const int r = row0 + (consumer * WG_MT + m) * 64 + lr, c = col0 + lc;
                 float x = acc[m][i * 4 + h * 2], y = acc[m][i * 4 + h * 2 + 1];
-                if (r < M && c < N)
+                if (r < M && c + 1 < N)
                     wg_epilogue(x, y, C, r, c, ldc, ep);
+                else if (r < M && c < N) // an odd N's last column: y lies past C, clipped
+                    wg_epilogue_one(x, C, r, c, ldc, ep);
                 const unsigned at = base + (m * C_BOXES + lc / C_BOX_COLS) * 8192 + lr * 128 +
                                     ((lc % C_BOX_COLS * OUT_BYTES) ^ (lr & 7) << 4);
                 if constexpr (OUT_ID == OUT_F32)

@@ -1109,35 +1109,37 @@ __device__ __forceinline__ float2 load_c_pair(const TO *C, size_t at)
     }
 }
 
-// act(alpha (x, y) + beta C + bias) for the pair at row r, columns c and c + 1 (inside C, whose
-// rows are ldc elements apart).
+// act(alpha x + beta old + bias[c]) for one output of column c, old the value C held there
+// (read only with beta).
+__device__ __forceinline__ float wg_terms(float x, float old, int c, const matmul_epilogue &ep)
+{
+    if constexpr (WG_SCALED)
+        x *= ep.alpha;
+    if constexpr (WG_BETA)
+        x = fmaf(ep.beta, old, x);
+    if constexpr (WG_BIAS)
+        x += __ldg(ep.bias + c);
+    if constexpr (WG_RELU)
+        x = fmaxf(x, 0.0f);
+    else if constexpr (WG_GELU)
+        x = gelu(x);
+    return x;
+}
+
+// The epilogue for the pair at row r, columns c and c + 1 (inside C, whose rows are ldc
+// elements apart), C's pair read in one load.
 __device__ __forceinline__ void wg_epilogue(float &x, float &y, const TO *C, int r, int c, int ldc,
                                             const matmul_epilogue &ep)
 {
-    if constexpr (WG_SCALED) {
-        x *= ep.alpha;
-        y *= ep.alpha;
-    }
-    if constexpr (WG_BETA) {
-        const float2 old = load_c_pair(C, (size_t)r * ldc + c);
-        x = fmaf(ep.beta, old.x, x);
-        y = fmaf(ep.beta, old.y, y);
-    }
-    if constexpr (WG_BIAS) {
-        x += __ldg(ep.bias + c);
-        y += __ldg(ep.bias + c + 1);
-    }
-    if constexpr (WG_RELU) {
-        x = fmaxf(x, 0.0f);
-        y = fmaxf(y, 0.0f);
-    } else if constexpr (WG_GELU) {
-        x = gelu(x);
-        y = gelu(y);
-    }
+    float2 old = make_float2(0.0f, 0.0f);
+    if constexpr (WG_BETA)
+        old = load_c_pair(C, (size_t)r * ldc + c);
+    x = wg_terms(x, old.x, c, ep);
+    y = wg_terms(y, old.y, c + 1, ep);
 }
 
-// The last column of an odd N, alone: wg_epilogue's terms for one output, reading neither C nor
-// the bias past N (wg_store_tma's boxes clip what lies beyond).
+// The last column of an odd N, alone: the epilogue of one output, reading neither C nor the
+// bias past N (wg_store_tma's boxes clip what lies beyond).
 __device__ __forceinline__ float load_c_one(const TO *C, size_t at)
 {
     if constexpr (OUT_ID == OUT_F32) {
@@ -1155,16 +1157,10 @@ __device__ __forceinline__ float load_c_one(const TO *C, size_t at)
 __device__ __forceinline__ void wg_epilogue_one(float &x, const TO *C, int r, int c, int ldc,
                                                 const matmul_epilogue &ep)
 {
-    if constexpr (WG_SCALED)
-        x *= ep.alpha;
+    float old = 0.0f;
     if constexpr (WG_BETA)
-        x = fmaf(ep.beta, load_c_one(C, (size_t)r * ldc + c), x);
-    if constexpr (WG_BIAS)
-        x += __ldg(ep.bias + c);
-    if constexpr (WG_RELU)
-        x = fmaxf(x, 0.0f);
-    else if constexpr (WG_GELU)
-        x = gelu(x);
+        old = load_c_one(C, (size_t)r * ldc + c);
+    x = wg_terms(x, old, c, ep);
 }
 
 // Two outputs rounded to 16 bits in one register, the first in the lower half.

@@ -150,13 +150,10 @@ static void keep(explain_scan *s, candidate c)
     s->kept++;
 }
 
-/* An entry of key whose note is note: kept among the nearest when it is of the family. */
+/* Another entry, of key, whose note is note: kept among the nearest when it is of the family
+ * (the callers tell the request's own entry apart). */
 static void consider(explain_scan *s, const char *key, const char *note)
 {
-    if (strcmp(key, s->request->key_hex) == 0) {
-        s->hit = 1;
-        return;
-    }
     char *family = value_of(note, "family");
     if (family && strcmp(family, s->request->schema->family) == 0) {
         candidate c;

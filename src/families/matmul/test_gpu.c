@@ -609,7 +609,8 @@ static void check_layout(ptxjit_context *context, const char *params, shape s,
     ck_assert_int_eq(pj_matmul_config_of(&config, kernel), PTXJIT_OK);
     const pj_dtype in = config.dtype, out = config.out;
     const size_t e = (size_t)pj_matmul_type_bytes(in), eo = (size_t)pj_dtype_bytes(out);
-    const size_t batch = layout->batch, b_rows = config.b_nk ? s.n : s.k,
+    /* batch 0 (ptxjit_matmul_layout_init's) is one product, as the op reads it */
+    const size_t batch = layout->batch ? layout->batch : 1, b_rows = config.b_nk ? s.n : s.k,
                  b_cols = config.b_nk ? s.k : s.n;
     const size_t na = span(batch, layout->stride_a, s.m, layout->lda, s.k),
                  nb = span(batch, layout->stride_b, b_rows, layout->ldb, b_cols),

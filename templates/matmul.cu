@@ -1267,22 +1267,25 @@ __device__ __forceinline__ void wg_store_tma(float (&acc)[WG_MT][WG_ACC], char *
     }
 }
 
-// Split-K, after a part's K loop: its fp32 sums go to the workspace, in fragment order (the
-// pair (m, i, h) of thread t at ((m * WG_N / 8 + i) * 2 + h) * 256 + 2 t floats of the
-// consumer's slice, so that a warp's pairs of one row fill whole 32-byte sectors), rows and
-// columns inside C only: a decoding's one row writes 1/128 of the slice. Then the part counts
-// itself in; the last of the tile's parts adds every part's sums (its own read back too) in
-// part order, so the sums are the same whichever part is last, leaves the count at zero for
-// the next launch and stores C (true). The loads bypass L1 (ld.global.cg), which may hold the
-// lines of an earlier launch. Correct (the GPU suite), not yet fast: each load sits behind a
-// branch on its row and is waited for in turn, so the adding grows with parts x the tile's
-// columns (docs/PERFORMANCE.md, 2026-11-28 05:00).
-__device__ __forceinline__ bool wg_add_parts(float (&acc)[WG_MT][WG_ACC], const wg_tiles &tiles,
-                                             const wg_unit &u, int M, int N, int consumer,
-                                             const matmul_layout &layout, volatile int *last)
+// Split-K, after a part's K loop: the part's fp32 sums go to the workspace (its consumer's
+// slice of the tile, row-major: a warp's pairs of one row fill whole 32-byte sectors), rows and
+// columns inside C only, so a decoding's one row writes 1/64 of the slice. Then the part counts
+// itself in, and the last of the tile's parts (true) adds every part's sums (its own read back
+// too) in part order, the same sums whichever part is last, and stores C with the epilogue;
+// it leaves the count at zero for the next launch. Its threads take C's pairs in turn, each
+// pair's loads free of branches so that they are in flight together: adding the parts into
+// the accumulators, each load behind a branch on its row, waited for every load in turn (16
+// parts of 1 x 4096 x 4096 ran 15x slower than none, H200). The loads bypass L1 (ld.global.cg),
+// which may hold the lines of an earlier launch.
+__device__ __forceinline__ bool wg_add_parts(const float (&acc)[WG_MT][WG_ACC],
+                                             const wg_tiles &tiles, const wg_unit &u, TO *C,
+                                             int M, int N, int ldc, int consumer,
+                                             const matmul_layout &layout,
+                                             const matmul_epilogue &ep, volatile int *last)
 {
-    enum : int { SLICE = WG_MT * 64 * WG_N }; // floats of one consumer's part of a tile
+    enum : int { ROWS = WG_MT * 64, SLICE = ROWS * WG_N }; // one consumer's part of a tile
     const int t = threadIdx.x % 128, w = t / 32, l = t % 32;
+    const int row0 = u.row0 + consumer * ROWS;
     const size_t slot = (size_t)u.tile * WG_CONSUMERS + consumer;
     float *parts = layout.partials + slot * tiles.parts * SLICE;
 #pragma unroll
@@ -1291,11 +1294,9 @@ __device__ __forceinline__ bool wg_add_parts(float (&acc)[WG_MT][WG_ACC], const 
         for (int i = 0; i < WG_N / 8; i++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const int r = u.row0 + (consumer * WG_MT + m) * 64 + w * 16 + l / 4 + h * 8;
-                const int c = u.col0 + i * 8 + (l % 4) * 2;
-                if (r < M && c < N)
-                    __stcg(reinterpret_cast<float2 *>(parts + u.part * SLICE +
-                                                      ((m * (WG_N / 8) + i) * 2 + h) * 256 + 2 * t),
+                const int lr = m * 64 + w * 16 + l / 4 + h * 8, lc = i * 8 + (l % 4) * 2;
+                if (row0 + lr < M && u.col0 + lc < N)
+                    __stcg(reinterpret_cast<float2 *>(parts + u.part * SLICE + lr * WG_N + lc),
                            make_float2(acc[m][i * 4 + h * 2], acc[m][i * 4 + h * 2 + 1]));
             }
     __threadfence(); // this thread's sums are visible before its part is counted
@@ -1310,24 +1311,25 @@ __device__ __forceinline__ bool wg_add_parts(float (&acc)[WG_MT][WG_ACC], const 
     warpgroup_barrier(1 + consumer);
     if (!last[consumer])
         return false;
-#pragma unroll 1
-    for (unsigned p = 0; p < tiles.parts; p++)
-#pragma unroll
-        for (int m = 0; m < WG_MT; m++)
-#pragma unroll
-            for (int i = 0; i < WG_N / 8; i++)
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const int r = u.row0 + (consumer * WG_MT + m) * 64 + w * 16 + l / 4 + h * 8;
-                    const int c = u.col0 + i * 8 + (l % 4) * 2;
-                    if (r >= M || c >= N)
-                        continue;
-                    const float2 v = __ldcg(reinterpret_cast<const float2 *>(
-                        parts + p * SLICE + ((m * (WG_N / 8) + i) * 2 + h) * 256 + 2 * t));
-                    float &x = acc[m][i * 4 + h * 2], &y = acc[m][i * 4 + h * 2 + 1];
-                    x = p ? x + v.x : v.x;
-                    y = p ? y + v.y : v.y;
-                }
+    const int rows = min(ROWS, M - row0), half_cols = min(WG_N, N - u.col0) / 2; // N: 8n
+#pragma unroll 2
+    for (int q = t; q < rows * half_cols; q += 128) {
+        const int lr = q / half_cols, lc = q % half_cols * 2;
+        const float *at = parts + lr * WG_N + lc;
+        float x = 0.0f, y = 0.0f;
+#pragma unroll 4
+        for (unsigned p = 0; p < tiles.parts; p++) {
+            const float2 v = __ldcg(reinterpret_cast<const float2 *>(at + p * SLICE));
+            x += v.x;
+            y += v.y;
+        }
+        const int r = row0 + lr, c = u.col0 + lc;
+        wg_epilogue(x, y, C, r, c, ldc, ep);
+        if constexpr (OUT_ID == OUT_F32)
+            *reinterpret_cast<float2 *>(C + (size_t)r * ldc + c) = make_float2(x, y);
+        else
+            *reinterpret_cast<unsigned *>(C + (size_t)r * ldc + c) = pack_pair(x, y);
+    }
     return true;
 }
 
@@ -1370,10 +1372,13 @@ __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const t
             const int row0 = u.row0, col0 = u.col0, product = u.product;
             TO *c = C + product * layout.c_stride;
             wg_consume(acc, stages, full0, empty0, consumer, u.k_end - u.k_begin, ring);
-            if constexpr (WG_SPLITS > 1)
-                if (tiles.parts > 1 &&
-                    !wg_add_parts(acc, tiles, u, M, N, consumer, layout, last_part))
-                    continue; // a later part of the tile stores it
+            if constexpr (WG_SPLITS > 1) {
+                if (tiles.parts > 1) { // the tile's last part stores it
+                    wg_add_parts(acc, tiles, u, c, M, N, layout.ldc, consumer, layout, ep,
+                                 last_part);
+                    continue;
+                }
+            }
             if constexpr (WG_TMA_STORE)
                 wg_store_tma(acc, stages + STAGES * STAGE_BYTES, c_map, c, M, N, layout.ldc, row0,
                              col0, product, consumer, ep);

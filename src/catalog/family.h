@@ -109,9 +109,10 @@ typedef struct pj_family {
     const char *const *shape_fallbacks;
     /* Words that fit a request to its problem on a GPU of sms SMs where the request leaves
      * them to the defaults (the matmul's tile for its shape; request/plan.h), or NULL; params
-     * is the request as written, request the same read. NULL: the family fits nothing. */
+     * is the request as written, request the same read; llvm: 1 where it compiles through the
+     * llvm backend. The words live as long as the library. NULL: the family fits nothing. */
     const char *(*fit)(const pj_request *request, const char *params, const uint64_t *sizes,
-                       int sms);
+                       int sms, int llvm);
     /* What the op does for the problem beyond launching the request's kernel, in a sentence
      * for a plan (matmul: the operands it stages), or "" (buffers taken as aligned). NULL:
      * nothing. */

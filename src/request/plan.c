@@ -9,6 +9,7 @@
 #include "records/problem.h"
 #include "request/alias.h"
 #include "request/plan.h"
+#include "request/select.h"
 
 int pj_plan_names_word(const char *params, const char *name)
 {
@@ -45,6 +46,19 @@ static ptxjit_status admits(const pj_family *family, const pj_request *request,
                             const uint64_t *sizes)
 {
     return family->tune ? family->tune->admits(request, sizes) : PTXJIT_OK;
+}
+
+/* 1 where text compiles through the llvm backend (its backend= word, else the context's). */
+static int compiles_with_llvm(ptxjit_context *context, const char *text)
+{
+    pj_backend backend;
+    char *rest = NULL;
+    if (pj_backend_take(&backend, &rest, text, context->default_backend) != PTXJIT_OK) {
+        pj_error_clear(); /* read before: the request's own error is reported there */
+        backend = context->default_backend;
+    }
+    free(rest);
+    return backend == PJ_BACKEND_LLVM;
 }
 
 static int plan_sms(const ptxjit_context *context)
@@ -87,7 +101,8 @@ static int try_fit(pj_plan *out, const pj_request *request, ptxjit_context *cont
     if (!family->fit || out->tuned || out->fitted)
         return 0;
     const int sms = plan_sms(context);
-    const char *words = family->fit(request, params, sizes, sms);
+    const char *words =
+        family->fit(request, params, sizes, sms, compiles_with_llvm(context, out->params));
     if (!words)
         return 0;
     char *text = joined(out->params, words);
@@ -247,7 +262,8 @@ static ptxjit_kernel *known_plan(ptxjit_context *context, const pj_family *famil
     if (!kernel || admits(family, &kernel->request, sizes) != PTXJIT_OK)
         return NULL;
     const char *words = family->fit ? family->fit(&kernel->request, params, sizes,
-                                                  plan_sms(context))
+                                                  plan_sms(context),
+                                                  kernel->backend == PJ_BACKEND_LLVM)
                                     : NULL;
     if (!words)
         return kernel;

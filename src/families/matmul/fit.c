@@ -14,13 +14,36 @@
 /* Smaller tiles, largest first, each with the pipeline that measured fastest for it: deeper
  * rings as the stages shrink, and 64-row blocks of one consumer warpgroup where M is small
  * (a 128-row tile of a 64-row C is half empty). */
+#define TILE_128x192 "mma=m64n192k16 stages=4"
+#define TILE_128x128 "mma=m64n128k16 stages=6 sched=grid"
+#define TILE_64x192 "bm=64 consumers=1 mma=m64n192k16 stages=6"
+#define TILE_64x128 "bm=64 consumers=1 mma=m64n128k16 stages=8"
+#define TILE_64x64 "bm=64 consumers=1 mma=m64n64k16 stages=8"
 static const pj_matmul_fit_tile smaller_tiles[] = {
-    {128, 192, "mma=m64n192k16 stages=4"},
-    {128, 128, "mma=m64n128k16 stages=6 sched=grid"},
-    {64, 192, "bm=64 consumers=1 mma=m64n192k16 stages=6"},
-    {64, 128, "bm=64 consumers=1 mma=m64n128k16 stages=8"},
-    {64, 64, "bm=64 consumers=1 mma=m64n64k16 stages=8"},
+    {128, 192, TILE_128x192, 1}, {128, 128, TILE_128x128, 1}, {64, 192, TILE_64x192, 1},
+    {64, 128, TILE_64x128, 1},   {64, 64, TILE_64x64, 1},
 };
+
+/* Split-K (the template's splits=): where a product's tiles fill less than half the SMs, as a
+ * decoding's few rows do, each tile's K loop is cut into parts run by different blocks. The
+ * counts a fit takes, and their words with the request's own tile (bm 0) and each smaller
+ * one, as literals: the fit hands out words that live as long as the library. */
+#define SPLIT_COUNTS(X, BM, BN, WORDS) \
+    X(BM, BN, WORDS, 2) X(BM, BN, WORDS, 3) X(BM, BN, WORDS, 4) X(BM, BN, WORDS, 6) \
+    X(BM, BN, WORDS, 8) X(BM, BN, WORDS, 12) X(BM, BN, WORDS, 16)
+#define SPLIT_ALONE(BM, BN, WORDS, S) {BM, BN, "splits=" #S, S},
+#define SPLIT_WITH(BM, BN, WORDS, S) {BM, BN, WORDS " splits=" #S, S},
+static const pj_matmul_fit_tile split_tiles[] = {
+    SPLIT_COUNTS(SPLIT_ALONE, 0, 0, "")
+    SPLIT_COUNTS(SPLIT_WITH, 128, 192, TILE_128x192)
+    SPLIT_COUNTS(SPLIT_WITH, 128, 128, TILE_128x128)
+    SPLIT_COUNTS(SPLIT_WITH, 64, 192, TILE_64x192)
+    SPLIT_COUNTS(SPLIT_WITH, 64, 128, TILE_64x128)
+    SPLIT_COUNTS(SPLIT_WITH, 64, 64, TILE_64x64)
+};
+/* A part's K loop is at least this many k tiles (of 128 bytes of K): shorter ones spend more
+ * on filling the pipeline and adding the parts than the parallelism gains. */
+#define MIN_PART_K_TILES 4
 
 /* The time of a product, in units of one wave of default tiles: its waves of tiles (a wave:
  * one tile per SM) times a tile's time, which shrinks more slowly than its area — a smaller
@@ -82,8 +105,30 @@ const pj_matmul_fit_tile *pj_matmul_fit_choose(uint64_t m, uint64_t n, int bm, i
     return best;
 }
 
+int pj_matmul_fit_parts(uint64_t tiles, uint64_t k_tiles, int sms)
+{
+    static const int counts[] = {16, 12, 8, 6, 4, 3, 2};
+    if (!tiles || tiles * 2 > (uint64_t)(sms > 0 ? sms : 0))
+        return 1;
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(counts); i++)
+        if (tiles * (uint64_t)counts[i] <= (uint64_t)sms &&
+            (uint64_t)counts[i] * MIN_PART_K_TILES <= k_tiles)
+            return counts[i];
+    return 1;
+}
+
+/* The split entry of tile (NULL: the request's own) in `parts` parts. */
+static const pj_matmul_fit_tile *split_of(const pj_matmul_fit_tile *tile, int parts)
+{
+    const int bm = tile ? tile->bm : 0, bn = tile ? tile->bn : 0;
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(split_tiles); i++)
+        if (split_tiles[i].bm == bm && split_tiles[i].bn == bn && split_tiles[i].splits == parts)
+            return &split_tiles[i];
+    return tile;
+}
+
 const char *pj_matmul_fit_words(const pj_request *request, const char *params,
-                                const uint64_t *sizes, int sms)
+                                const uint64_t *sizes, int sms, int llvm)
 {
     matmul_config config;
     if (pj_matmul_config_from(&config, request) != PTXJIT_OK) {
@@ -95,6 +140,16 @@ const char *pj_matmul_fit_words(const pj_request *request, const char *params,
         return NULL;
     const pj_matmul_fit_tile *tile =
         pj_matmul_fit_choose(sizes[0], sizes[1], config.bm, config.tile_n, sms);
+    /* The llvm backend's generator builds no split-K; nor does a template without it. */
+    const pj_param_reader reader = pj_request_reader(request);
+    if (llvm || !pj_read(&reader, "splits").present)
+        return tile ? tile->words : NULL;
+    const uint64_t bm = (uint64_t)(tile ? tile->bm : config.bm),
+                   bn = (uint64_t)(tile ? tile->bn : config.tile_n);
+    const uint64_t tiles = (sizes[0] + bm - 1) / bm * ((sizes[1] + bn - 1) / bn);
+    const int parts =
+        pj_matmul_fit_parts(tiles, (sizes[2] + (uint64_t)config.bk - 1) / (uint64_t)config.bk, sms);
+    tile = parts > 1 ? split_of(tile, parts) : tile;
     return tile ? tile->words : NULL;
 }
 
@@ -103,5 +158,8 @@ const pj_matmul_fit_tile *pj_matmul_fit_tile_of(const char *words)
     for (size_t i = 0; words && i < PJ_ARRAY_SIZE(smaller_tiles); i++)
         if (smaller_tiles[i].words == words)
             return &smaller_tiles[i];
+    for (size_t i = 0; words && i < PJ_ARRAY_SIZE(split_tiles); i++)
+        if (split_tiles[i].words == words)
+            return &split_tiles[i];
     return NULL;
 }

@@ -5,8 +5,9 @@
 #include "families/matmul/config.h"
 
 typedef struct {
-    int bm, bn;        /* the tile of C */
+    int bm, bn;        /* the tile of C; 0 x 0: the request's own */
     const char *words; /* the parameters that ask for it */
+    int splits;        /* split-K's parts (1: none) */
 } pj_matmul_fit_tile;
 
 /* 1 when params names a parameter of the tile or its pipeline (mma, bm, consumers, stages,
@@ -17,12 +18,18 @@ int pj_matmul_fit_names_tile(const char *params);
  * 0.85 of the bm x bn tile's time; NULL to keep bm x bn. */
 const pj_matmul_fit_tile *pj_matmul_fit_choose(uint64_t m, uint64_t n, int bm, int bn, int sms);
 
+/* Split-K's parts for a product of `tiles` tiles and k_tiles k tiles on sms SMs: 1 where the
+ * tiles fill half the SMs or more; else the most of 16, 12, 8, 6, 4, 3, 2 whose tiles x parts
+ * fit one wave with each part at least 4 k tiles. */
+int pj_matmul_fit_parts(uint64_t tiles, uint64_t k_tiles, int sms);
+
 /* The words of the smaller tile pj_matmul_fit_choose picks for request (params as written)
- * on the problem m, n, k (sizes) on sms SMs, where the request is for a wgmma variant without
+ * on the problem m, n, k (sizes) on sms SMs, and of split-K's parts (pj_matmul_fit_parts;
+ * not for the llvm backend: llvm 1), where the request is for a wgmma variant without
  * clusters and names no tile parameter; NULL to keep the request's tile. The family's fit
  * (pj_family.fit; request/plan.h adds the words). */
 const char *pj_matmul_fit_words(const pj_request *request, const char *params,
-                                const uint64_t *sizes, int sms);
+                                const uint64_t *sizes, int sms, int llvm);
 
 /* The tile whose words are words (the pointer pj_matmul_fit_words gave), or NULL. */
 const pj_matmul_fit_tile *pj_matmul_fit_tile_of(const char *words);

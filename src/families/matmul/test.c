@@ -767,10 +767,33 @@ START_TEST(matmul_fit_chooses_by_shape)
 }
 END_TEST
 
-/* Split-K is taken where a request names it (the fit does not choose it yet: the parts'
- * adding is not yet fast, docs/PERFORMANCE.md), its parts counted as the kernel counts them
- * (none empty); it runs without clusters. */
-START_TEST(matmul_plan_splits_k_where_named)
+/* Split-K where a product's tiles fill less than half of 132 SMs: the most parts (16, 12, 8,
+ * 6, 4, 3, 2) that fit one wave with each part at least 4 k tiles; none otherwise. */
+START_TEST(matmul_fit_splits_k_where_tiles_are_few)
+{
+    static const struct {
+        uint64_t tiles, k_tiles;
+        int sms, parts;
+    } cases[] = {
+        {64, 64, 132, 2},  {32, 64, 132, 4},  {16, 64, 132, 8},  {8, 64, 132, 16}, {1, 64, 132, 16},
+        {10, 64, 132, 12}, {20, 64, 132, 6},  {40, 64, 132, 3},  {66, 64, 132, 2}, {67, 64, 132, 1},
+        {8, 8, 132, 2},    {8, 12, 132, 3},   {8, 7, 132, 1},    {1, 1, 132, 1},   {132, 64, 132, 1},
+        {8, 64, 0, 1},     {0, 64, 132, 1},   {8, 64, 114, 12},
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++)
+        ck_assert_msg(pj_matmul_fit_parts(cases[i].tiles, cases[i].k_tiles, cases[i].sms) ==
+                          cases[i].parts,
+                      "%llu tiles, %llu k tiles on %d SMs: %d parts, not %d",
+                      (unsigned long long)cases[i].tiles, (unsigned long long)cases[i].k_tiles,
+                      cases[i].sms, pj_matmul_fit_parts(cases[i].tiles, cases[i].k_tiles, cases[i].sms),
+                      cases[i].parts);
+}
+END_TEST
+
+/* The plan of a decoding's product splits K (with NVRTC, not with the llvm backend, which
+ * builds none), counts the parts as the kernel does (none empty), and leaves a named splits= and
+ * a full product alone. */
+START_TEST(matmul_plan_splits_k_for_few_tiles)
 {
     ptxjit_context *context = test_open_offline(NULL);
     static const struct {
@@ -778,11 +801,14 @@ START_TEST(matmul_plan_splits_k_where_named)
         uint64_t m, n, k;
         const char *want; /* in the plan's request; NULL: no splits= but splits=1 */
     } cases[] = {
-        {"", 1, 4096, 4096, NULL},
+        {"", 1, 4096, 4096, "splits=2"},
+        {"", 128, 1024, 4096, "splits=4"},
+        {"variant=wgmma_fp8", 16, 4096, 4096, "splits=2"},
         {"", 8192, 8192, 8192, NULL},
+        {"backend=llvm", 1, 4096, 4096, NULL},
         {"splits=1", 1, 4096, 4096, NULL},
         {"splits=3", 1, 4096, 4096, "splits=3"},
-        {"variant=wgmma_fp8 splits=5", 16, 4096, 4096, "splits=5"},
+        {"", 1, 4096, 64, NULL}, /* one k tile: nothing to split */
     };
     for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
         pj_plan plan;
@@ -858,7 +884,8 @@ Suite *suite_matmul(void)
     tcase_add_test(tc, matmul_fit_leaves_a_named_tile_alone);
     tcase_add_test(tc, matmul_fit_chooses_by_shape);
     tcase_add_test(tc, matmul_fit_tiles_suit_every_wgmma_request);
-    tcase_add_test(tc, matmul_plan_splits_k_where_named);
+    tcase_add_test(tc, matmul_fit_splits_k_where_tiles_are_few);
+    tcase_add_test(tc, matmul_plan_splits_k_for_few_tiles);
     suite_add_tcase(suite, tc);
     /* What each variant's PTX holds: some forty compiles of the matmul template, seconds each
      * under memcheck, which valgrind-families leaves out by this tag (mk/hardening.mk); the

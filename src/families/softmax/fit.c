@@ -50,9 +50,10 @@ const char *pj_softmax_fit_choose(uint64_t cols, int vec)
 }
 
 const char *pj_softmax_fit_words(const pj_request *request, const char *params,
-                                 const uint64_t *sizes, int sms)
+                                 const uint64_t *sizes, int sms, int llvm)
 {
     (void)sms;
+    (void)llvm;
     static const char *const named[] = {"tpb", "tpr", "items"};
     /* Decoded here, not through op.c (which names this fit in the family's descriptor). */
     const pj_param_reader reader = pj_request_reader(request);

@@ -12,6 +12,6 @@ const char *pj_softmax_fit_choose(uint64_t cols, int vec);
 /* The family's fit (pj_family.fit): pj_softmax_fit_choose's words for a variant=online request
  * that names none of tpb, tpr and items, on the problem rows, cols (sizes); NULL otherwise. */
 const char *pj_softmax_fit_words(const pj_request *request, const char *params,
-                                 const uint64_t *sizes, int sms);
+                                 const uint64_t *sizes, int sms, int llvm);
 
 #endif

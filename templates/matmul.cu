@@ -1267,16 +1267,55 @@ __device__ __forceinline__ void wg_store_tma(float (&acc)[WG_MT][WG_ACC], char *
     }
 }
 
+// The last column of an odd N, alone: wg_epilogue's terms for one output, and its store (the
+// split-K adding below; the pair paths never reach past N there).
+__device__ __forceinline__ float load_c_one(const TO *C, size_t at)
+{
+    if constexpr (OUT_ID == OUT_F32) {
+        return *reinterpret_cast<const float *>(C + at);
+    } else {
+        const unsigned short bits = *reinterpret_cast<const unsigned short *>(C + at);
+        if constexpr (OUT_ID == OUT_BF16)
+            return __uint_as_float((unsigned)bits << 16);
+        float x;
+        asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"(bits));
+        return x;
+    }
+}
+
+__device__ __forceinline__ void wg_store_one(float x, TO *C, int r, int c, int ldc,
+                                             const matmul_epilogue &ep)
+{
+    if constexpr (WG_SCALED)
+        x *= ep.alpha;
+    if constexpr (WG_BETA)
+        x = fmaf(ep.beta, load_c_one(C, (size_t)r * ldc + c), x);
+    if constexpr (WG_BIAS)
+        x += __ldg(ep.bias + c);
+    if constexpr (WG_RELU)
+        x = fmaxf(x, 0.0f);
+    else if constexpr (WG_GELU)
+        x = gelu(x);
+    if constexpr (OUT_ID == OUT_F32)
+        *reinterpret_cast<float *>(C + (size_t)r * ldc + c) = x;
+    else
+        *reinterpret_cast<unsigned short *>(C + (size_t)r * ldc + c) =
+            (unsigned short)(pack_pair(x, 0.0f) & 0xffffu);
+}
+
 // Split-K, after a part's K loop: the part's fp32 sums go to the workspace (its consumer's
 // slice of the tile, row-major: a warp's pairs of one row fill whole 32-byte sectors), rows and
 // columns inside C only, so a decoding's one row writes 1/64 of the slice. Then the part counts
 // itself in, and the last of the tile's parts (true) adds every part's sums (its own read back
 // too) in part order, the same sums whichever part is last, and stores C with the epilogue;
 // it leaves the count at zero for the next launch. Its threads take C's pairs in turn, each
-// pair's loads free of branches so that they are in flight together: adding the parts into
-// the accumulators, each load behind a branch on its row, waited for every load in turn (16
-// parts of 1 x 4096 x 4096 ran 15x slower than none, H200). The loads bypass L1 (ld.global.cg),
-// which may hold the lines of an earlier launch.
+// pair's loads free of branches so that they are in flight together: the part loop is unrolled
+// to SPLITS with each address clamped to a part that exists and the sums of the parts past
+// the tile's count selected away, since any branch around a load makes the loads wait for
+// each other (adding the parts into the accumulators, each load behind a branch on its row,
+// ran 16 parts of 1 x 4096 x 4096 15x slower than none, H200). A pair's column is found with
+// a constant divisor; an odd N's last column is stored alone. The loads bypass L1
+// (ld.global.cg), which may hold the lines of an earlier launch.
 __device__ __forceinline__ bool wg_add_parts(const float (&acc)[WG_MT][WG_ACC],
                                              const wg_tiles &tiles, const wg_unit &u, TO *C,
                                              int M, int N, int ldc, int consumer,
@@ -1311,19 +1350,27 @@ __device__ __forceinline__ bool wg_add_parts(const float (&acc)[WG_MT][WG_ACC],
     warpgroup_barrier(1 + consumer);
     if (!last[consumer])
         return false;
-    const int rows = min(ROWS, M - row0), half_cols = min(WG_N, N - u.col0) / 2; // N: 8n
+    enum : int { PAIRS = WG_N / 2 };
+    const int rows = min(ROWS, M - row0), cols = min(WG_N, N - u.col0), count = tiles.parts;
 #pragma unroll 2
-    for (int q = t; q < rows * half_cols; q += 128) {
-        const int lr = q / half_cols, lc = q % half_cols * 2;
+    for (int q = t; q < rows * PAIRS; q += 128) {
+        const int lr = q / PAIRS, lc = q % PAIRS * 2;
+        if (lc >= cols)
+            continue;
         const float *at = parts + lr * WG_N + lc;
         float x = 0.0f, y = 0.0f;
-#pragma unroll 4
-        for (unsigned p = 0; p < tiles.parts; p++) {
-            const float2 v = __ldcg(reinterpret_cast<const float2 *>(at + p * SLICE));
-            x += v.x;
-            y += v.y;
+#pragma unroll
+        for (int p = 0; p < WG_SPLITS; p++) { // in part order: the same sums whoever is last
+            const float2 v = __ldcg(reinterpret_cast<const float2 *>(
+                at + (size_t)(p < count ? p : count - 1) * SLICE));
+            x += p < count ? v.x : 0.0f;
+            y += p < count ? v.y : 0.0f;
         }
         const int r = row0 + lr, c = u.col0 + lc;
+        if (lc + 1 == cols) { // an odd N's last column (WG_N is even: only the last tile)
+            wg_store_one(x, C, r, c, ldc, ep);
+            continue;
+        }
         wg_epilogue(x, y, C, r, c, ldc, ep);
         if constexpr (OUT_ID == OUT_F32)
             *reinterpret_cast<float2 *>(C + (size_t)r * ldc + c) = make_float2(x, y);

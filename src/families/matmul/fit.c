@@ -31,8 +31,10 @@ static const pj_matmul_fit_tile smaller_tiles[] = {
 #define SPLIT_COUNTS(X, BM, BN, WORDS) \
     X(BM, BN, WORDS, 2) X(BM, BN, WORDS, 3) X(BM, BN, WORDS, 4) X(BM, BN, WORDS, 6) \
     X(BM, BN, WORDS, 8) X(BM, BN, WORDS, 12) X(BM, BN, WORDS, 16)
-#define SPLIT_ALONE(BM, BN, WORDS, S) {BM, BN, "splits=" #S, S},
-#define SPLIT_WITH(BM, BN, WORDS, S) {BM, BN, WORDS " splits=" #S, S},
+/* store=direct: the adding writes C itself (a tile of C in shared memory would only sit unused
+ * beside the stages, and C is staged for 16-byte rows only where its pairs need it). */
+#define SPLIT_ALONE(BM, BN, WORDS, S) {BM, BN, "splits=" #S " store=direct", S},
+#define SPLIT_WITH(BM, BN, WORDS, S) {BM, BN, WORDS " splits=" #S " store=direct", S},
 static const pj_matmul_fit_tile split_tiles[] = {
     SPLIT_COUNTS(SPLIT_ALONE, 0, 0, "")
     SPLIT_COUNTS(SPLIT_WITH, 128, 192, TILE_128x192)
@@ -44,6 +46,14 @@ static const pj_matmul_fit_tile split_tiles[] = {
 /* A part's K loop is at least this many k tiles (of 128 bytes of K): shorter ones spend more
  * on filling the pipeline and adding the parts than the parallelism gains. */
 #define MIN_PART_K_TILES 4
+/* Split only products of this many rows at most (a decoding's): the last part adds
+ * rows x tile width x parts sums, which for a full tile of rows costs as much as the product's
+ * own loads. To be widened by measurement. */
+#define SPLIT_ROWS_MAX 32
+/* A split is taken where its wave is this much fuller than the best 64-row tile's unsplit, and
+ * fills within SPLIT_TIE of the fullest count as equal (fewer parts then win). */
+#define SPLIT_GAIN 1.1
+#define SPLIT_TIE 0.05
 
 /* The time of a product, in units of one wave of default tiles: its waves of tiles (a wave:
  * one tile per SM) times a tile's time, which shrinks more slowly than its area — a smaller
@@ -105,26 +115,35 @@ const pj_matmul_fit_tile *pj_matmul_fit_choose(uint64_t m, uint64_t n, int bm, i
     return best;
 }
 
-int pj_matmul_fit_parts(uint64_t tiles, uint64_t k_tiles, int sms)
+const pj_matmul_fit_tile *pj_matmul_fit_split(uint64_t m, uint64_t n, uint64_t k_tiles, int sms)
 {
-    static const int counts[] = {16, 12, 8, 6, 4, 3, 2};
-    if (!tiles || tiles * 2 > (uint64_t)(sms > 0 ? sms : 0))
-        return 1;
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(counts); i++)
-        if (tiles * (uint64_t)counts[i] <= (uint64_t)sms &&
-            (uint64_t)counts[i] * MIN_PART_K_TILES <= k_tiles)
-            return counts[i];
-    return 1;
-}
-
-/* The split entry of tile (NULL: the request's own) in `parts` parts. */
-static const pj_matmul_fit_tile *split_of(const pj_matmul_fit_tile *tile, int parts)
-{
-    const int bm = tile ? tile->bm : 0, bn = tile ? tile->bn : 0;
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(split_tiles); i++)
-        if (split_tiles[i].bm == bm && split_tiles[i].bn == bn && split_tiles[i].splits == parts)
-            return &split_tiles[i];
-    return tile;
+    if (sms < 1 || !m || !n || m > SPLIT_ROWS_MAX || m >= (1ull << 31) || n >= (1ull << 31))
+        return NULL;
+    double fill[PJ_ARRAY_SIZE(split_tiles)], most = 0, unsplit = 0;
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(split_tiles); i++) {
+        const pj_matmul_fit_tile *t = &split_tiles[i];
+        const uint64_t tiles = (m + 63) / 64 * ((n + (uint64_t)t->bn - 1) / (uint64_t)t->bn);
+        fill[i] = 0;
+        if (t->bm != 64) /* a decoding's rows: one 64-row consumer */
+            continue;
+        if (tiles <= (uint64_t)sms)
+            unsplit = fmax(unsplit, (double)tiles / sms);
+        /* One wave at most: parts of a tile run side by side, never after each other. */
+        if ((uint64_t)t->splits * MIN_PART_K_TILES <= k_tiles &&
+            tiles * (uint64_t)t->splits <= (uint64_t)sms)
+            fill[i] = (double)(tiles * (uint64_t)t->splits) / sms;
+        most = fmax(most, fill[i]);
+    }
+    /* Of the fullest (within SPLIT_TIE), the fewest parts (the least to add), then the widest
+     * tile. */
+    const pj_matmul_fit_tile *best = NULL;
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(split_tiles); i++) {
+        const pj_matmul_fit_tile *t = &split_tiles[i];
+        if (fill[i] > 0 && fill[i] >= most - SPLIT_TIE &&
+            (!best || t->splits < best->splits || (t->splits == best->splits && t->bn > best->bn)))
+            best = t;
+    }
+    return best && most >= SPLIT_GAIN * unsplit ? best : NULL;
 }
 
 const char *pj_matmul_fit_words(const pj_request *request, const char *params,
@@ -144,12 +163,9 @@ const char *pj_matmul_fit_words(const pj_request *request, const char *params,
     const pj_param_reader reader = pj_request_reader(request);
     if (llvm || !pj_read(&reader, "splits").present)
         return tile ? tile->words : NULL;
-    const uint64_t bm = (uint64_t)(tile ? tile->bm : config.bm),
-                   bn = (uint64_t)(tile ? tile->bn : config.tile_n);
-    const uint64_t tiles = (sizes[0] + bm - 1) / bm * ((sizes[1] + bn - 1) / bn);
-    const int parts =
-        pj_matmul_fit_parts(tiles, (sizes[2] + (uint64_t)config.bk - 1) / (uint64_t)config.bk, sms);
-    tile = parts > 1 ? split_of(tile, parts) : tile;
+    const uint64_t k_tiles = (sizes[2] + (uint64_t)config.bk - 1) / (uint64_t)config.bk;
+    const pj_matmul_fit_tile *split = pj_matmul_fit_split(sizes[0], sizes[1], k_tiles, sms);
+    tile = split ? split : tile;
     return tile ? tile->words : NULL;
 }
 

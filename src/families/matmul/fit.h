@@ -18,13 +18,15 @@ int pj_matmul_fit_names_tile(const char *params);
  * 0.85 of the bm x bn tile's time; NULL to keep bm x bn. */
 const pj_matmul_fit_tile *pj_matmul_fit_choose(uint64_t m, uint64_t n, int bm, int bn, int sms);
 
-/* Split-K's parts for a product of `tiles` tiles and k_tiles k tiles on sms SMs: 1 where the
- * tiles fill half the SMs or more; else the most of 16, 12, 8, 6, 4, 3, 2 whose tiles x parts
- * fit one wave with each part at least 4 k tiles. */
-int pj_matmul_fit_parts(uint64_t tiles, uint64_t k_tiles, int sms);
+/* Split-K for a decoding's product (m at most 32 rows) of k_tiles k tiles on sms SMs: the
+ * 64-row tile (64 x 192, 128 or 64) and parts (2 to 16, each at least 4 k tiles) whose units
+ * (tiles x parts, one wave at most) fill the SMs best, fills within 0.05 of the best taken as
+ * equal and then the fewest parts and the widest tile; NULL where that is not 1.1 times fuller
+ * than the best 64-row tile unsplit, or m is larger. */
+const pj_matmul_fit_tile *pj_matmul_fit_split(uint64_t m, uint64_t n, uint64_t k_tiles, int sms);
 
 /* The words of the smaller tile pj_matmul_fit_choose picks for request (params as written)
- * on the problem m, n, k (sizes) on sms SMs, and of split-K's parts (pj_matmul_fit_parts;
+ * on the problem m, n, k (sizes) on sms SMs, or of split-K's tile and parts (pj_matmul_fit_split;
  * not for the llvm backend: llvm 1), where the request is for a wgmma variant without
  * clusters and names no tile parameter; NULL to keep the request's tile. The family's fit
  * (pj_family.fit; request/plan.h adds the words). */

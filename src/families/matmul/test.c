@@ -767,32 +767,51 @@ START_TEST(matmul_fit_chooses_by_shape)
 }
 END_TEST
 
-/* Split-K where a product's tiles fill less than half of 132 SMs: the most parts (16, 12, 8,
- * 6, 4, 3, 2) that fit one wave with each part at least 4 k tiles; none otherwise. */
+/* Split-K for a decoding's product: the 64-row tile and parts whose one wave fills 132 SMs
+ * best (within 0.05: fewer parts, then wider tiles), taken where 1.1 times fuller than
+ * unsplit. */
 START_TEST(matmul_fit_splits_k_where_tiles_are_few)
 {
     static const struct {
-        uint64_t tiles, k_tiles;
-        int sms, parts;
+        uint64_t m, n, k_tiles;
+        int sms, bn, parts; /* parts 0: no split */
     } cases[] = {
-        {64, 64, 132, 2},  {32, 64, 132, 4},  {16, 64, 132, 8},  {8, 64, 132, 16}, {1, 64, 132, 16},
-        {10, 64, 132, 12}, {20, 64, 132, 6},  {40, 64, 132, 3},  {66, 64, 132, 2}, {67, 64, 132, 1},
-        {8, 8, 132, 2},    {8, 12, 132, 3},   {8, 7, 132, 1},    {1, 1, 132, 1},   {132, 64, 132, 1},
-        {8, 64, 0, 1},     {0, 64, 132, 1},   {8, 64, 114, 12},
+        {1, 4096, 64, 132, 64, 2},     /* 64 x 2 = 128: as full as 22 x 6, fewer parts */
+        {16, 6144, 64, 132, 192, 4},   /* 32 x 4 = 128 (64 x 64 unsplit: 96, 73%) */
+        {1, 14336, 64, 132, 0, 0},     /* 64 x 128 unsplit: 112 tiles, 85%; no split in one wave */
+        {16, 1024, 64, 132, 64, 8},    /* 16 x 8 = 128, as full as 8 x 16: fewer parts */
+        {1, 4096, 8, 132, 64, 2},      /* parts of at least 4 k tiles: 2 at most */
+        {1, 4096, 7, 132, 0, 0},       /* ... and none below 8 */
+        {33, 4096, 64, 132, 0, 0},     /* more rows than a decoding's */
+        {1, 4096, 64, 0, 0, 0},        /* no SMs known */
+        {1, 201, 64, 132, 64, 16},     /* 4 tiles: as many parts as there are */
+        {8, 4096, 64, 114, 128, 3},    /* 114 SMs: 32 x 3 = 96, tied with 64 x 64 x 3 */
     };
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++)
-        ck_assert_msg(pj_matmul_fit_parts(cases[i].tiles, cases[i].k_tiles, cases[i].sms) ==
-                          cases[i].parts,
-                      "%llu tiles, %llu k tiles on %d SMs: %d parts, not %d",
-                      (unsigned long long)cases[i].tiles, (unsigned long long)cases[i].k_tiles,
-                      cases[i].sms, pj_matmul_fit_parts(cases[i].tiles, cases[i].k_tiles, cases[i].sms),
-                      cases[i].parts);
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
+        const pj_matmul_fit_tile *t =
+            pj_matmul_fit_split(cases[i].m, cases[i].n, cases[i].k_tiles, cases[i].sms);
+        ck_assert_msg(cases[i].parts ? t && t->bn == cases[i].bn && t->splits == cases[i].parts
+                                     : t == NULL,
+                      "%llux%llu, %llu k tiles on %d SMs: %s", (unsigned long long)cases[i].m,
+                      (unsigned long long)cases[i].n, (unsigned long long)cases[i].k_tiles,
+                      cases[i].sms, t ? t->words : "no split");
+    }
 }
 END_TEST
 
 /* The plan of a decoding's product splits K (with NVRTC, not with the llvm backend, which
  * builds none), counts the parts as the kernel does (none empty), and leaves a named splits= and
  * a full product alone. */
+/* Whether params holds word whole ("splits=1" is not in "splits=12"). */
+static int has_word(const char *params, const char *word)
+{
+    const size_t n = strlen(word);
+    for (const char *at = params; (at = strstr(at, word)); at += n)
+        if ((at == params || at[-1] == ' ') && (at[n] == ' ' || at[n] == '\0'))
+            return 1;
+    return 0;
+}
+
 START_TEST(matmul_plan_splits_k_for_few_tiles)
 {
     ptxjit_context *context = test_open_offline(NULL);
@@ -802,7 +821,8 @@ START_TEST(matmul_plan_splits_k_for_few_tiles)
         const char *want; /* in the plan's request; NULL: no splits= but splits=1 */
     } cases[] = {
         {"", 1, 4096, 4096, "splits=2"},
-        {"", 128, 1024, 4096, "splits=4"},
+        {"", 16, 1024, 4096, "splits=8"},
+        {"", 128, 1024, 4096, NULL}, /* more rows than a decoding's: not split */
         {"variant=wgmma_fp8", 16, 4096, 4096, "splits=2"},
         {"", 8192, 8192, 8192, NULL},
         {"backend=llvm", 1, 4096, 4096, NULL},
@@ -816,9 +836,9 @@ START_TEST(matmul_plan_splits_k_for_few_tiles)
         ck_assert_msg(pj_plan_make(&plan, context, &pj_family_matmul, cases[i].params, sizes) ==
                           PTXJIT_OK,
                       "%s: %s", cases[i].params, ptxjit_last_error());
-        ck_assert_msg(cases[i].want ? strstr(plan.params, cases[i].want) != NULL
+        ck_assert_msg(cases[i].want ? has_word(plan.params, cases[i].want)
                                     : !strstr(plan.params, "splits=") ||
-                                          strstr(plan.params, "splits=1"),
+                                          has_word(plan.params, "splits=1"),
                       "%s on %llux%llux%llu: %s", cases[i].params, (unsigned long long)cases[i].m,
                       (unsigned long long)cases[i].n, (unsigned long long)cases[i].k, plan.params);
         pj_plan_free(&plan);

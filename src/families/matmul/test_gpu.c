@@ -791,6 +791,23 @@ START_TEST(matmul_wgmma_split_k_parts_add_up)
             check_epilogue(context, cases[i].params, cases[i].s, cases[i].tolerance,
                            cases[i].full_epilogue ? full : plain);
     check_layouts(context, "splits=3", (shape){16, 200, 520}, 1e-2, plain);
+    /* An odd N in 16-byte rows of C (not staged: store=tma takes it): its last column is added
+     * and stored alone, every epilogue term included. */
+    static const struct {
+        const char *params;
+        size_t ldc;
+    } odd[] = {
+        {"splits=4 store=tma alpha=scaled beta=scaled bias=column act=gelu", 208},
+        {"splits=3 store=tma alpha=scaled beta=scaled bias=column out=f32", 204},
+        {"splits=2 dtype=f16 out=f16 beta=scaled bias=column", 208},
+        {"splits=5 store=direct beta=scaled", 201},
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(odd); i++) {
+        ptxjit_matmul_layout l;
+        ptxjit_matmul_layout_init(&l);
+        l.lda = 1000, l.ldb = 201, l.ldc = odd[i].ldc;
+        check_layout(context, odd[i].params, (shape){3, 201, 1000}, &l, 1e-2, full);
+    }
     ptxjit_close(context);
 }
 END_TEST

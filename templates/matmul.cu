@@ -1267,35 +1267,11 @@ __device__ __forceinline__ void wg_store_tma(float (&acc)[WG_MT][WG_ACC], char *
     }
 }
 
-// The last column of an odd N, alone: wg_epilogue's terms for one output, and its store (the
-// split-K adding below; the pair paths never reach past N there).
-__device__ __forceinline__ float load_c_one(const TO *C, size_t at)
-{
-    if constexpr (OUT_ID == OUT_F32) {
-        return *reinterpret_cast<const float *>(C + at);
-    } else {
-        const unsigned short bits = *reinterpret_cast<const unsigned short *>(C + at);
-        if constexpr (OUT_ID == OUT_BF16)
-            return __uint_as_float((unsigned)bits << 16);
-        float x;
-        asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"(bits));
-        return x;
-    }
-}
-
+// The last column of an odd N, alone, in the split-K adding below: its epilogue and store.
 __device__ __forceinline__ void wg_store_one(float x, TO *C, int r, int c, int ldc,
                                              const matmul_epilogue &ep)
 {
-    if constexpr (WG_SCALED)
-        x *= ep.alpha;
-    if constexpr (WG_BETA)
-        x = fmaf(ep.beta, load_c_one(C, (size_t)r * ldc + c), x);
-    if constexpr (WG_BIAS)
-        x += __ldg(ep.bias + c);
-    if constexpr (WG_RELU)
-        x = fmaxf(x, 0.0f);
-    else if constexpr (WG_GELU)
-        x = gelu(x);
+    wg_epilogue_one(x, C, r, c, ldc, ep);
     if constexpr (OUT_ID == OUT_F32)
         *reinterpret_cast<float *>(C + (size_t)r * ldc + c) = x;
     else

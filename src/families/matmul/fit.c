@@ -24,35 +24,29 @@ static const pj_matmul_fit_tile smaller_tiles[] = {
     {64, 128, TILE_64x128, 1},   {64, 64, TILE_64x64, 1},
 };
 
-/* Split-K (the template's splits=): where a product's tiles fill less than half the SMs, as a
- * decoding's few rows do, each tile's K loop is cut into parts run by different blocks. The
- * counts a fit takes, and their words with the request's own tile (bm 0) and each smaller
- * one, as literals: the fit hands out words that live as long as the library. */
-#define SPLIT_COUNTS(X, BM, BN, WORDS) \
-    X(BM, BN, WORDS, 2) X(BM, BN, WORDS, 3) X(BM, BN, WORDS, 4) X(BM, BN, WORDS, 6) \
-    X(BM, BN, WORDS, 8) X(BM, BN, WORDS, 12) X(BM, BN, WORDS, 16)
+/* Split-K (the template's splits=): where a decoding's few rows make few tiles, each tile's K
+ * loop is cut into parts run by different blocks. The tiles and counts a fit takes, as literal
+ * words (the fit hands out words that live as long as the library). Measured on the H200
+ * (docs/PERFORMANCE.md, 2026-11-28 15:19) at 1 and 16 x 4096 x 4096: 64 x 128 tiles in 4 parts
+ * 0.966 / 0.903 of cuBLAS, in 2 parts 0.959 / 0.895, 64 x 64 in 2 parts 0.937 / 0.849, 64 x 192
+ * in 4 parts 0.927 / 0.819; 6 or more parts lost at every shape (8: 0.57-0.68), the adding
+ * growing with the parts. A wider tile's K loop issues fewer, larger wgmma for the same bytes. */
+#define SPLIT_COUNTS(X, BN, WORDS) X(BN, WORDS, 2) X(BN, WORDS, 3) X(BN, WORDS, 4)
 /* store=direct: the adding writes C itself (a tile of C in shared memory would only sit unused
  * beside the stages, and C is staged for 16-byte rows only where its pairs need it). */
-#define SPLIT_ALONE(BM, BN, WORDS, S) {BM, BN, "splits=" #S " store=direct", S},
-#define SPLIT_WITH(BM, BN, WORDS, S) {BM, BN, WORDS " splits=" #S " store=direct", S},
+#define SPLIT_WITH(BN, WORDS, S) {64, BN, WORDS " splits=" #S " store=direct", S},
 static const pj_matmul_fit_tile split_tiles[] = {
-    SPLIT_COUNTS(SPLIT_ALONE, 0, 0, "")
-    SPLIT_COUNTS(SPLIT_WITH, 128, 192, TILE_128x192)
-    SPLIT_COUNTS(SPLIT_WITH, 128, 128, TILE_128x128)
-    SPLIT_COUNTS(SPLIT_WITH, 64, 192, TILE_64x192)
-    SPLIT_COUNTS(SPLIT_WITH, 64, 128, TILE_64x128)
-    SPLIT_COUNTS(SPLIT_WITH, 64, 64, TILE_64x64)
+    SPLIT_COUNTS(SPLIT_WITH, 128, TILE_64x128)
+    SPLIT_COUNTS(SPLIT_WITH, 64, TILE_64x64)
 };
 /* A part's K loop is at least this many k tiles (of 128 bytes of K): shorter ones spend more
  * on filling the pipeline and adding the parts than the parallelism gains. */
 #define MIN_PART_K_TILES 4
-/* Split only products of this many rows at most (a decoding's): the last part adds
- * rows x tile width x parts sums, which for a full tile of rows costs as much as the product's
- * own loads. To be widened by measurement. */
+/* Split only products of this many rows at most (a decoding's): at 128 x 1024 x 4096 no split
+ * measured faster than the 64 x 64 tile unsplit (0.67-0.73 of cuBLAS against 0.735), the last
+ * part adding rows x width x parts sums. */
 #define SPLIT_ROWS_MAX 32
-/* A split is taken where its wave is this much fuller than the best 64-row tile's unsplit, and
- * fills within SPLIT_TIE of the fullest count as equal (fewer parts then win). */
-#define SPLIT_GAIN 1.1
+/* Fills within SPLIT_TIE of the fullest count as equal (the wider tile, then fewer parts win). */
 #define SPLIT_TIE 0.05
 
 /* The time of a product, in units of one wave of default tiles: its waves of tiles (a wave:
@@ -119,31 +113,26 @@ const pj_matmul_fit_tile *pj_matmul_fit_split(uint64_t m, uint64_t n, uint64_t k
 {
     if (sms < 1 || !m || !n || m > SPLIT_ROWS_MAX || m >= (1ull << 31) || n >= (1ull << 31))
         return NULL;
-    double fill[PJ_ARRAY_SIZE(split_tiles)], most = 0, unsplit = 0;
+    double fill[PJ_ARRAY_SIZE(split_tiles)], most = 0;
     for (size_t i = 0; i < PJ_ARRAY_SIZE(split_tiles); i++) {
         const pj_matmul_fit_tile *t = &split_tiles[i];
-        const uint64_t tiles = (m + 63) / 64 * ((n + (uint64_t)t->bn - 1) / (uint64_t)t->bn);
-        fill[i] = 0;
-        if (t->bm != 64) /* a decoding's rows: one 64-row consumer */
-            continue;
-        if (tiles <= (uint64_t)sms)
-            unsplit = fmax(unsplit, (double)tiles / sms);
+        const uint64_t units = (m + 63) / 64 * ((n + (uint64_t)t->bn - 1) / (uint64_t)t->bn) *
+                               (uint64_t)t->splits;
         /* One wave at most: parts of a tile run side by side, never after each other. */
-        if ((uint64_t)t->splits * MIN_PART_K_TILES <= k_tiles &&
-            tiles * (uint64_t)t->splits <= (uint64_t)sms)
-            fill[i] = (double)(tiles * (uint64_t)t->splits) / sms;
+        fill[i] = (uint64_t)t->splits * MIN_PART_K_TILES <= k_tiles && units <= (uint64_t)sms
+                      ? (double)units / sms : 0;
         most = fmax(most, fill[i]);
     }
-    /* Of the fullest (within SPLIT_TIE), the fewest parts (the least to add), then the widest
-     * tile. */
+    /* Of the fullest (within SPLIT_TIE), the widest tile, then the fewest parts (the least to
+     * add). */
     const pj_matmul_fit_tile *best = NULL;
     for (size_t i = 0; i < PJ_ARRAY_SIZE(split_tiles); i++) {
         const pj_matmul_fit_tile *t = &split_tiles[i];
         if (fill[i] > 0 && fill[i] >= most - SPLIT_TIE &&
-            (!best || t->splits < best->splits || (t->splits == best->splits && t->bn > best->bn)))
+            (!best || t->bn > best->bn || (t->bn == best->bn && t->splits < best->splits)))
             best = t;
     }
-    return best && most >= SPLIT_GAIN * unsplit ? best : NULL;
+    return best;
 }
 
 const char *pj_matmul_fit_words(const pj_request *request, const char *params,

@@ -19,10 +19,10 @@ int pj_matmul_fit_names_tile(const char *params);
 const pj_matmul_fit_tile *pj_matmul_fit_choose(uint64_t m, uint64_t n, int bm, int bn, int sms);
 
 /* Split-K for a decoding's product (m at most 32 rows) of k_tiles k tiles on sms SMs: the
- * 64-row tile (64 x 192, 128 or 64) and parts (2 to 16, each at least 4 k tiles) whose units
+ * 64-row tile (64 x 128 or 64 x 64) and parts (2 to 4, each at least 4 k tiles) whose units
  * (tiles x parts, one wave at most) fill the SMs best, fills within 0.05 of the best taken as
- * equal and then the fewest parts and the widest tile; NULL where that is not 1.1 times fuller
- * than the best 64-row tile unsplit, or m is larger. */
+ * equal and then the wider tile and the fewest parts; NULL where none fits one wave or m is
+ * larger. */
 const pj_matmul_fit_tile *pj_matmul_fit_split(uint64_t m, uint64_t n, uint64_t k_tiles, int sms);
 
 /* The words of the smaller tile pj_matmul_fit_choose picks for request (params as written)

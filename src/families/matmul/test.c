@@ -767,25 +767,24 @@ START_TEST(matmul_fit_chooses_by_shape)
 }
 END_TEST
 
-/* Split-K for a decoding's product: the 64-row tile and parts whose one wave fills 132 SMs
- * best (within 0.05: fewer parts, then wider tiles), taken where 1.1 times fuller than
- * unsplit. */
+/* Split-K for a decoding's product: the 64-row tile (64 x 128 or 64 x 64) and 2 to 4 parts
+ * whose one wave fills 132 SMs best (within 0.05: the wider tile, then fewer parts). */
 START_TEST(matmul_fit_splits_k_where_tiles_are_few)
 {
     static const struct {
         uint64_t m, n, k_tiles;
         int sms, bn, parts; /* parts 0: no split */
     } cases[] = {
-        {1, 4096, 64, 132, 64, 2},     /* 64 x 2 = 128: as full as 22 x 6, fewer parts */
-        {16, 6144, 64, 132, 192, 4},   /* 32 x 4 = 128 (64 x 64 unsplit: 96, 73%) */
-        {1, 14336, 64, 132, 0, 0},     /* 64 x 128 unsplit: 112 tiles, 85%; no split in one wave */
-        {16, 1024, 64, 132, 64, 8},    /* 16 x 8 = 128, as full as 8 x 16: fewer parts */
-        {1, 4096, 8, 132, 64, 2},      /* parts of at least 4 k tiles: 2 at most */
+        {1, 4096, 64, 132, 128, 4},    /* 32 x 4 = 128: as full as 64 x 2, the wider tile */
+        {16, 6144, 64, 132, 128, 2},   /* 48 x 2 = 96; 64 x 64 in 2 parts is past one wave */
+        {1, 14336, 64, 132, 0, 0},     /* 112 tiles of 64 x 128: no split in one wave */
+        {16, 1024, 64, 132, 64, 4},    /* 16 x 4 = 64 against 8 x 4 = 32 */
+        {1, 4096, 8, 132, 64, 2},      /* parts of at least 4 k tiles: 2 at most, 64 x 2 = 128 */
         {1, 4096, 7, 132, 0, 0},       /* ... and none below 8 */
         {33, 4096, 64, 132, 0, 0},     /* more rows than a decoding's */
         {1, 4096, 64, 0, 0, 0},        /* no SMs known */
-        {1, 201, 64, 132, 64, 16},     /* 4 tiles: as many parts as there are */
-        {8, 4096, 64, 114, 128, 3},    /* 114 SMs: 32 x 3 = 96, tied with 64 x 64 x 3 */
+        {1, 201, 64, 132, 64, 3},      /* 4 tiles: 3 parts (12) tie with 4 (16), fewer parts */
+        {8, 4096, 64, 114, 128, 3},    /* 114 SMs: 32 x 3 = 96; 4 parts or 64 x 64 overflow */
     };
     for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
         const pj_matmul_fit_tile *t =
@@ -820,10 +819,10 @@ START_TEST(matmul_plan_splits_k_for_few_tiles)
         uint64_t m, n, k;
         const char *want; /* in the plan's request; NULL: no splits= but splits=1 */
     } cases[] = {
-        {"", 1, 4096, 4096, "splits=2"},
-        {"", 16, 1024, 4096, "splits=8"},
+        {"", 1, 4096, 4096, "splits=4"},
+        {"", 16, 1024, 4096, "splits=4"},
         {"", 128, 1024, 4096, NULL}, /* more rows than a decoding's: not split */
-        {"variant=wgmma_fp8", 16, 4096, 4096, "splits=2"},
+        {"variant=wgmma_fp8", 16, 4096, 4096, "splits=4"},
         {"", 8192, 8192, 8192, NULL},
         {"backend=llvm", 1, 4096, 4096, NULL},
         {"splits=1", 1, 4096, 4096, NULL},

@@ -2,7 +2,7 @@
 # gpu_session.sh — everything one lent-GPU call does, in order: the GPU test suite, the
 # reduce bandwidth table, the CUB and copy comparator (built here with nvcc), the JIT costs,
 # and the transpose table with its cuBLAS, copy and Triton peers. Binaries come prebuilt (carried build/); logs land in $OUT (or ./gpu-out).
-# Usage: bash bench/gpu_session.sh [tests|bench|cub|transpose|backends|compile|llm|heldout|aot|python|charts|nsys|all]
+# Usage: bash bench/gpu_session.sh [tests|suites|bench|cub|transpose|backends|compile|llm|heldout|aot|python|charts|nsys|all]
 # (llm: matmul on the twelve LLM shapes of docs/PERFORMANCE.md, bf16 and fp8, the defaults
 # against the searched cuBLAS peer in alternating rounds. python: the Python package's GPU
 # tests and bench/python_launch.py; carry build/python too. heldout: bench/heldout.sh, random
@@ -10,7 +10,9 @@
 # compiler off (carry build/aot_example and build/tool), and the aot suite. charts: bench
 # reduce, softmax and matmul shapes= drawn with --svg into $OUT (docs/OBSERVABILITY.md), and the
 # chart_gpu suite. nsys: an Nsight Systems capture of a cold request and a family op, its NVTX
-# ranges listed (nsys stats); where nsys is not installed it says so. None is in `all`.)
+# ranges listed (nsys stats); where nsys is not installed it says so. suites: only the suites
+# that use the GPU but aot (its own mode), in three processes side by side (the CPU suites run
+# in CI). None is in `all`.)
 # (cub: ptxjit's bench reduce and the CUB program, 64- and 32-bit offsets, in alternating
 # rounds A B B A A B B A through bench/ab_rounds.sh; ROUNDS=N for more; bench runs 2 rounds.)
 # (backends, compile: the LLVM route against NVRTC; carry build/libptxjit_llvm.so with the
@@ -28,6 +30,23 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     echo "== GPU test suite (build/ptxjit_tests)"
     PTXJIT_CLI=$PWD/build/ptxjit build/ptxjit_tests 2>&1 | tee "$out/tests.log" | \
         grep -E "^[0-9]+%|SKIP|Failure|Error" | head -40
+fi
+# The suites that use the GPU, in three test processes at once (each suite's checks are
+# results, not timings, so sharing the GPU changes nothing they assert).
+if [ "$what" = suites ]; then
+    echo "== GPU suites, three processes side by side"
+    groups=("matmul_gpu llvm_matmul_gpu"
+        "reduce_gpu transpose_gpu softmax_gpu llvm_reduce_gpu llvm_transpose_gpu chart_gpu inspect_gpu"
+        "launch_api_gpu multigpu_gpu tune_gpu tune_search jit_time plan examples events")
+    for i in 0 1 2; do
+        PTXJIT_TEST_SUITES="${groups[$i]}" PTXJIT_CLI=$PWD/build/ptxjit \
+            PTXJIT_EXAMPLE_TOOL=$PWD/build/tool build/ptxjit_tests > "$out/suites_$i.log" 2>&1 &
+    done
+    wait
+    for i in 0 1 2; do
+        echo "${groups[$i]}:"
+        grep -E "^[0-9]+%|:[EF]:" "$out/suites_$i.log" | head -20
+    done
 fi
 # ptxjit's bench reduce (A) and CUB DeviceReduce::Sum (B: bench/cub_reduce.cu, 64- and 32-bit
 # offsets) in turns, A B B A per two rounds: the same words (n = 2^30 int32, runs=20), the same
@@ -124,8 +143,24 @@ if [ "$what" = nsys ]; then
     NSYS=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys \
         2>/dev/null | head -1)
     if [ -z "$NSYS" ]; then
-        echo "nsys: not installed here"
-        command -v ncu && echo "ncu is: its NVTX filter (--nvtx --nvtx-include) is the fallback"
+        echo "nsys: not installed here; Nsight Compute's NVTX filter instead: it profiles only"
+        echo "the kernels launched inside the range named, and prints the range stack of each"
+        NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+        if [ -n "$NCU" ]; then
+            rm -rf "${PTXJIT_CACHE_DIR:?}"/*
+            for range in "ptxjit reduce/" "ptxjit softmax/"; do
+                family=${range#ptxjit }; family=${family%/}
+                problem="n=2^24"; [ "$family" = softmax ] && problem="rows=4096 cols=1000"
+                echo "-- ncu --nvtx --nvtx-include '$range' ptxjit run $family $problem (cold cache)"
+                "$NCU" --nvtx --nvtx-include "$range" --print-nvtx-rename none -c 1 \
+                    --metrics gpu__time_duration.sum --print-details all \
+                    build/ptxjit run "$family" $problem 2>&1 | tee -a "$out/ncu_nvtx.log" | \
+                    grep -v "^==PROF== Profiling" | head -60
+            done
+            echo "-- the same filter on a range no kernel runs in: nothing profiled"
+            "$NCU" --nvtx --nvtx-include "no such range/" -c 1 build/ptxjit run reduce n=2^24 2>&1 | \
+                tee -a "$out/ncu_nvtx.log" | tail -3
+        fi
     else
         rm -rf "$PTXJIT_CACHE_DIR"/*
         "$NSYS" profile --trace=nvtx,cuda --force-overwrite=true -o "$out/cold_request" \

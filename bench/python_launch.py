@@ -2,7 +2,8 @@
 """ptxjit from Python against its peers, in one process (issue #31; docs/PYTHON.md).
 
 1. Per-launch host cost: 10,000 back-to-back launches of a one-block kernel (32 threads, one
-   pointer, x[i] += 1), best of 3 loops, for: a ptxjit kernel on a torch tensor (and on an int
+   pointer, x[i] += 1), best of 7 rounds that take every peer in turn (the order reversed each
+   round; the median printed too), for: a ptxjit kernel on a torch tensor (and on an int
    address); torch's own x.add_(1); CuPy's RawKernel; Triton; cuLaunchKernel through ctypes;
    and the floor, bench/floor_launch.c (a stable-ABI extension whose one METH_FASTCALL
    function calls cuLaunchKernel), with a precomputed address and with x.data_ptr() per call.
@@ -14,8 +15,8 @@
    over several calls, median and spread (max - min over median) of the rounds.
 Every peer is optional: a missing one is a note in the table.
 
-    PYTHONPATH=build/python python3 bench/python_launch.py [--launches 10000] [--rounds 6]
-        [--no-ops] [--no-launch] [--json FILE]
+    PYTHONPATH=build/python python3 bench/python_launch.py [--launches 10000] [--launch-rounds 7]
+        [--rounds 6] [--no-ops] [--no-launch] [--json FILE]
 """
 import argparse
 import ctypes
@@ -60,7 +61,7 @@ def loop_us(launch, sync, launches, repeats=3):
     return best
 
 
-def launch_peers(torch, ctx, launches):
+def launch_peers(torch, ctx, launches, launch_rounds):
     x = torch.zeros(32, device="cuda")
     sync = torch.cuda.synchronize
     k = ctx.kernel("bump")
@@ -106,11 +107,19 @@ def launch_peers(torch, ctx, launches):
         peers["Triton"] = lambda: bump[(1,)](x, BLOCK=32)
     except Exception as error:  # noqa: BLE001
         note("launch", "Triton", None, "", f"skipped: {error}")
-    results = {name: loop_us(call, sync, launches) for name, call in peers.items()}
+    # Rounds over every peer, in turn, the order reversed each round: a drift of the host's or
+    # the GPU's speed falls on every peer alike rather than on whichever ran last.
+    names = list(peers)
+    samples = {name: [] for name in names}
+    for r in range(launch_rounds):
+        for name in names if r % 2 == 0 else reversed(names):
+            samples[name].append(loop_us(peers[name], sync, launches, repeats=1))
+    results = {name: min(samples[name]) for name in names}
     floor = results.get("floor: C ext cuLaunchKernel(ptr)")
     for name, us in results.items():
-        ratio = f"{us / floor:.2f}x floor" if floor else ""
-        note("launch", name, us, "us/launch", ratio)
+        ratio = f"{us / floor:.2f}x floor, " if floor else ""
+        note("launch", name, us, "us/launch",
+             f"{ratio}median {statistics.median(samples[name]):.3f}")
     hits = 100000
     ctx.kernel("softmax", dtype="bf16", tpb=256)
     for label, call in (("ctx.kernel('softmax', dtype='bf16', tpb=256)",
@@ -200,6 +209,7 @@ def print_table(device):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--launches", type=int, default=10000)
+    parser.add_argument("--launch-rounds", type=int, default=7)
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--no-ops", action="store_true")
     parser.add_argument("--no-launch", action="store_true")
@@ -215,7 +225,7 @@ def main():
     device = torch.cuda.get_device_name()
     with ptxjit.Context(templates=[("bump.cu", BUMP)]) as ctx:
         if not options.no_launch:
-            launch_peers(torch, ctx, options.launches)
+            launch_peers(torch, ctx, options.launches, options.launch_rounds)
     if not options.no_ops:
         op_peers(torch, options.rounds)
     print_table(device)

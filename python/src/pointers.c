@@ -19,6 +19,11 @@ static int seen_count;
 
 static PyObject *torch_tensor, *torch_data_ptr; /* torch.Tensor and its data_ptr, once torch is
                                                    imported by the program */
+/* torch.Tensor's is_cuda descriptor and its getter: for an object of exactly that type, the
+ * getter called straight (the generic lookup walks the instance's dict and the type's MRO
+ * first, on every launch). */
+static PyObject *torch_is_cuda;
+static descrgetfunc torch_is_cuda_get;
 static PyObject *str_is_cuda, *str_data, *str_ptr, *str_interface, *str_dlpack;
 
 /* torch.Tensor, once the program has imported torch (this never imports it). */
@@ -37,6 +42,11 @@ static int find_torch(void)
         Py_CLEAR(torch_tensor);
         return 0;
     }
+    torch_is_cuda = PyObject_GetAttrString(torch_tensor, "is_cuda");
+    torch_is_cuda_get =
+        torch_is_cuda ? (descrgetfunc)PyType_GetSlot(Py_TYPE(torch_is_cuda), Py_tp_descr_get)
+                      : NULL;
+    PyErr_Clear();
     return 1;
 }
 
@@ -103,7 +113,9 @@ static int pointer_from_int(PyObject *value, uint64_t *out, const char *what)
 
 static int read_torch(PyObject *object, uint64_t *out)
 {
-    PyObject *is_cuda = PyObject_GetAttr(object, str_is_cuda);
+    PyObject *is_cuda = torch_is_cuda_get && (PyObject *)Py_TYPE(object) == torch_tensor
+                            ? torch_is_cuda_get(torch_is_cuda, object, torch_tensor)
+                            : PyObject_GetAttr(object, str_is_cuda);
     if (!is_cuda)
         return -1;
     Py_DECREF(is_cuda); /* a bool: Py_True outlives this reference */
@@ -267,4 +279,6 @@ void pyx_pointers_clear(void)
     seen_count = 0;
     Py_CLEAR(torch_tensor);
     Py_CLEAR(torch_data_ptr);
+    Py_CLEAR(torch_is_cuda);
+    torch_is_cuda_get = NULL;
 }

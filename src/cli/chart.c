@@ -33,6 +33,7 @@ typedef struct {
     int row_count, row_capacity;
     chart_reference references[8];
     int reference_count;
+    char *mark_label; /* the legend of the rows' ticks; NULL: the write-up's figure */
 } chart_panel;
 
 static struct {
@@ -115,6 +116,15 @@ void cli_chart_table(const char *title, const char *unit, const char *const *ser
         p->series[p->series_count++] = copy_text(series[i]);
     if (!p->series_count)
         p->series[p->series_count++] = copy_text(unit);
+}
+
+void cli_chart_mark_label(const char *label)
+{
+    if (!chart.active || !chart.panel_count)
+        return;
+    chart_panel *p = &chart.panels[chart.panel_count - 1];
+    free(p->mark_label);
+    p->mark_label = copy_text(label);
 }
 
 void cli_chart_reference(const char *label, double value)
@@ -287,10 +297,13 @@ static void draw_legend(FILE *out, const chart_panel *p, int y)
     int marked = 0;
     for (int r = 0; r < p->row_count; r++)
         marked |= p->rows[r].mark > 0;
-    if (marked)
+    if (marked) {
         fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"mark\"/>"
-                     "<text x=\"%d\" y=\"%d\" class=\"legend\">the write-up's figure</text>\n",
+                     "<text x=\"%d\" y=\"%d\" class=\"legend\">",
                 x + 4, y - 10, x + 4, y + 1, x + 12, y);
+        put_text(out, p->mark_label ? p->mark_label : "the write-up's figure", 80);
+        fputs("</text>\n", out);
+    }
 }
 
 static void draw_row(FILE *out, const chart_panel *p, const chart_row *r, int y, int x0,
@@ -391,7 +404,7 @@ static void draw(FILE *out)
           "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
           out);
     fputs("<text x=\"10\" y=\"20\" class=\"title\">", out);
-    put_text(out, chart.heading, 200);
+    put_text(out, chart.heading, (WIDTH - 20) / 10); /* 14px bold: under 10px a character */
     fputs("</text>\n", out);
     int y = 36;
     for (int i = 0; i < chart.panel_count; i++)
@@ -405,6 +418,7 @@ static void release(void)
         chart_panel *p = &chart.panels[i];
         free(p->title);
         free(p->unit);
+        free(p->mark_label);
         for (int s = 0; s < p->series_count; s++)
             free(p->series[s]);
         for (int r = 0; r < p->row_count; r++)

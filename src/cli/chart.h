@@ -16,6 +16,8 @@ int cli_chart_active(void);
 /* A new panel: its title, the unit of its values ("GB/s"), and its series' names (NULL-ended,
  * at most CLI_CHART_SERIES_MAX; NULL: one series, not named in the legend). */
 void cli_chart_table(const char *title, const char *unit, const char *const *series);
+/* The legend of the current panel's row ticks (default: "the write-up's figure"). */
+void cli_chart_mark_label(const char *label);
 /* A vertical line across the current panel at value: the copy's bandwidth, a peer's speed. */
 void cli_chart_reference(const char *label, double value);
 /* A row of the current panel: its label and one value per series; mark > 0 draws a tick at

@@ -163,8 +163,8 @@ static ptxjit_status search_peer(peer_choice *best, matmul_data *d, cublas_peer 
         }
     }
     if (best->tflops > 0)
-        printf("peer: %s, %.1f GFLOP/s (the fastest of %d cuBLAS candidates)\n", best->name,
-               best->tflops * 1e3, timed);
+        printf("peer: %s, %.1f GFLOP/s in its search (the fastest of %d cuBLAS candidates; "
+               "/peer: each round's pair)\n", best->name, best->tflops * 1e3, timed);
     return PTXJIT_OK;
 }
 
@@ -194,7 +194,7 @@ static ptxjit_status set_rounds(matmul_data *d, peer_choice *peer, const char *p
                                     cli_matmul_tolerance(&config), runs);
     if (status != PTXJIT_OK)
         return status;
-    double ratio[64], speed[64];
+    double ratio[64], speed[64], peer_speed[64];
     int done = 0;
     for (int r = 0; r < rounds && r < 64 && status == PTXJIT_OK; r++, done++) {
         double ours_ms = checked.ms, peer_ms = 0;
@@ -207,6 +207,7 @@ static ptxjit_status set_rounds(matmul_data *d, peer_choice *peer, const char *p
         }
         speed[r] = 2.0 * (double)d->layout.batch * d->m * d->n * d->k / (ours_ms * 1e6);
         ratio[r] = peer_ms > 0 ? peer_ms / ours_ms : 0;
+        peer_speed[r] = ratio[r] > 0 ? speed[r] / ratio[r] : 0; /* ratio: ours over the peer */
     }
     if (status != PTXJIT_OK)
         return status;
@@ -221,7 +222,8 @@ static ptxjit_status set_rounds(matmul_data *d, peer_choice *peer, const char *p
     printf("%-58s %10.1f %8.3f %6.3f-%-6.3f %9.2e %s\n", label, median_of(speed, done),
            median_of(ratio, done), low, high, checked.error, checked.correct ? "ok" : "WRONG");
     fflush(stdout);
-    cli_chart_bar(label, median_of(speed, done), 0);
+    /* The tick: the peer's speed in these rounds (its search ran earlier, at other clocks). */
+    cli_chart_bar(label, median_of(speed, done), median_of(peer_speed, done));
     *all_ok &= checked.correct;
     return PTXJIT_OK;
 }
@@ -293,9 +295,13 @@ static ptxjit_status shape_rows(ptxjit_context *context, cublas_peer *cublas,
             if (s.batch > 1)
                 at += snprintf(title + at, sizeof title - (size_t)at, "%zu x ", s.batch);
             snprintf(title + at, sizeof title - (size_t)at, "%zu x %zu x %zu, %s%s", s.m, s.n,
-                     s.k, pj_dtype_name(type), b_nk ? ", B transposed" : "");
+                     s.k, pj_matmul_type_name(type), b_nk ? ", B transposed" : "");
             cli_chart_table(title, "GFLOP/s", NULL);
-            cli_chart_reference(peer.name, peer.tflops * 1e3);
+            char searched[160];
+            snprintf(searched, sizeof searched, "%s, in its search", peer.name);
+            if (peer.tflops > 0)
+                cli_chart_reference(searched, peer.tflops * 1e3);
+            cli_chart_mark_label("the peer in the same rounds (median)");
         }
         for (int j = i; j < set_count && j < 64 && status == PTXJIT_OK; j++) {
             pj_dtype other;

@@ -111,7 +111,11 @@ pj_matmul_stage_need pj_matmul_stage_needed(const matmul_config *config, pj_matm
     const int in = pj_matmul_type_bytes(config->dtype), out = pj_dtype_bytes(config->out);
     need.a = !tma_rows(a, l->lda, l->stride_a, in);
     need.b = !tma_rows(b, l->ldb, l->stride_b, in);
-    need.c = config->store_tma ? !tma_rows(c, l->ldc, l->stride_c, out)
+    /* store=tma also wants C's rows themselves whole 16-byte units: past an odd N of bf16 in
+     * rows of 208, the H200's TMA stores wrote the element beyond the row (2026-11-28), where
+     * the map's width should have clipped them. */
+    need.c = config->store_tma ? !tma_rows(c, l->ldc, l->stride_c, out) ||
+                                     (uint64_t)l->n * (uint64_t)out % 16 != 0
                                : !pair_rows(c, l->n, l->ldc, l->stride_c, out);
     if (takes == PJ_MATMUL_TAKES_PITCH && l->ldc != l->n) {
         need.c_dense = !need.c; /* its kernels write C dense */

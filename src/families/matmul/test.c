@@ -453,6 +453,17 @@ START_TEST(matmul_stages_what_a_layout_breaks)
                       "case %zu (%s): staged a %d b %d c %d pitch %zu", i, cases[i].params,
                       need.a, need.b, need.c, need.c_pitch);
     }
+    /* C's rows in 16-byte units but not its N (201 bf16 in rows of 208): store=tma's C is
+     * staged (the TMA wrote past such a row on the H200); 200 are not. */
+    matmul_config c = config_of("");
+    ptxjit_matmul_layout layout = {1000, 208, 208, 1, 0, 0, 0};
+    pj_matmul_layout l;
+    for (size_t n = 200; n <= 201; n++) {
+        ck_assert_int_eq(pj_matmul_layout_resolve(&l, &c, &layout, 70, n, 1000), PTXJIT_OK);
+        pj_matmul_stage_need need =
+            pj_matmul_stage_needed(&c, PJ_MATMUL_TAKES_BATCH, 0x1000, 0x20000, 0x30000, &l);
+        ck_assert(need.c == (n == 201) && need.c_pitch == 208);
+    }
 }
 END_TEST
 

@@ -798,9 +798,10 @@ START_TEST(matmul_wgmma_split_k_parts_add_up)
         size_t ldc;
     } odd[] = {
         {"splits=4 store=tma alpha=scaled beta=scaled bias=column act=gelu", 208},
-        {"splits=3 store=tma alpha=scaled beta=scaled bias=column out=f32", 204},
-        {"splits=2 dtype=f16 out=f16 beta=scaled bias=column", 208},
-        {"splits=5 store=direct beta=scaled", 201},
+        /* 128 x 128: a 128 x 256 tile of f32 C beside three stages is past shared memory */
+        {"splits=3 store=tma mma=m64n128k16 alpha=scaled beta=scaled bias=column out=f32", 204},
+        {"splits=2 dtype=f16 out=f16 alpha=scaled beta=scaled bias=column", 208},
+        {"splits=5 store=direct alpha=scaled beta=scaled bias=column", 201},
     };
     for (size_t i = 0; i < PJ_ARRAY_SIZE(odd); i++) {
         ptxjit_matmul_layout l;
@@ -812,9 +813,9 @@ START_TEST(matmul_wgmma_split_k_parts_add_up)
 }
 END_TEST
 
-/* An odd N in rows of C that are whole 16-byte units, which store=tma takes unstaged: the last
- * column's epilogue reads neither C nor the bias past N (compute-sanitizer's memcheck would
- * say), and every term lands. */
+/* An odd N in rows of C that are whole 16-byte units: store=tma's TMA wrote the element past
+ * such a row on the H200, so the op computes C in padded rows and copies back N columns;
+ * nothing past N written, every epilogue term landed. */
 START_TEST(matmul_wgmma_odd_n_in_aligned_rows)
 {
     ptxjit_context *context = test_gpu_context("matmul_wgmma_odd_n_in_aligned_rows");
@@ -826,9 +827,9 @@ START_TEST(matmul_wgmma_odd_n_in_aligned_rows)
         size_t ldc;
     } cases[] = {
         {"store=tma alpha=scaled beta=scaled bias=column act=gelu", 208},
-        {"store=tma alpha=scaled beta=scaled bias=column out=f32", 204},
-        {"store=tma dtype=f16 out=f16 beta=scaled bias=column", 208},
-        {"variant=wgmma_fp8 store=tma beta=scaled bias=column", 208},
+        {"store=tma mma=m64n128k16 alpha=scaled beta=scaled bias=column out=f32", 204},
+        {"store=tma dtype=f16 out=f16 alpha=scaled beta=scaled bias=column", 208},
+        {"variant=wgmma_fp8 store=tma alpha=scaled beta=scaled bias=column", 208},
     };
     for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
         ptxjit_matmul_layout l;

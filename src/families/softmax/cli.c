@@ -157,9 +157,17 @@ static double gbps(const softmax_job *job, double ms)
 int cli_softmax_run(ptxjit_context *context, const char *params, size_t rows, size_t cols,
                     int runs)
 {
+    /* The kernel the op launches for this problem (fitted to the row, or another variant where
+     * the defaults cannot hold it): its dtype sizes the buffers and its params are printed. */
+    char problem[64], *request = NULL, *why = NULL;
+    snprintf(problem, sizeof problem, "rows=%zu cols=%zu", rows, cols);
     ptxjit_kernel *kernel;
     softmax_config config;
-    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "softmax", params, NULL);
+    ptxjit_status status = ptxjit_plan(&request, &why, context, "softmax", params, problem);
+    if (status == PTXJIT_OK)
+        status = ptxjit_get_kernel(&kernel, context, "softmax", request, NULL);
+    free(request);
+    free(why);
     if (status == PTXJIT_OK)
         status = pj_softmax_config_of(&config, kernel);
     if (status == PTXJIT_OK)

@@ -84,7 +84,7 @@ START_TEST(softmax_threads_are_fitted_to_the_row)
 {
     ptxjit_context *context = test_open_offline("sm_90a");
     expect_plan(context, "softmax", "dtype=bf16", "rows=65536 cols=1024",
-                "items=1 tpb=128 tpr=128", "fitted to the problem's shape");
+                "items=2 tpb=128 tpr=64", "fitted to the problem's shape");
     expect_plan(context, "softmax", "dtype=bf16", "rows=9 cols=4096", "items=2 tpb=256 tpr=256",
                 "fitted");
     expect_plan(context, "softmax", "dtype=bf16", "rows=9 cols=16384",
@@ -101,6 +101,8 @@ START_TEST(softmax_threads_are_fitted_to_the_row)
     ck_assert_ptr_null(pj_softmax_fit_choose(16385 * 4, 4));
     ck_assert_str_eq(pj_softmax_fit_choose(1, 8), "tpb=128 tpr=32 items=1");
     ck_assert_str_eq(pj_softmax_fit_choose(129 * 8, 8), "tpb=128 tpr=128 items=2");
+    ck_assert_str_eq(pj_softmax_fit_choose(64 * 8, 8), "tpb=128 tpr=64 items=1");
+    ck_assert_str_eq(pj_softmax_fit_choose(65 * 8, 8), "tpb=128 tpr=64 items=2");
     ck_assert_str_eq(pj_softmax_fit_choose(4096 * 8, 8), "tpb=1024 tpr=1024 items=4");
     ptxjit_close(context);
 }

@@ -5,7 +5,10 @@
  * copy with them and at 99.9–100.1% with tpb=128 tpr=128 items=1 (docs/PERFORMANCE.md,
  * softmax, H200). The bests of the family's bench sets at 1024, 4096 and 16384 (f32 and
  * bf16) all give each thread one to four 16-byte vectors of the row: so a row of `chunks`
- * vectors gets one vector a thread up to 128 of them, two up to 1024, four up to 4096. */
+ * vectors gets one vector a thread up to 64 of them, two up to 1024, four up to 4096. Rows of
+ * 65 to 128 vectors took one a thread on 128 threads until the H200 (2026-11-28 16:10) ran bf16
+ * rows of 1024 at 84.4% of the copy that way and at 99.7% with two a thread on 64 (98.6% with
+ * tpb=256); the H100 had run the first at 99.8%. */
 #include <string.h>
 
 #include "families/softmax/fit.h"
@@ -19,7 +22,7 @@ typedef struct {
 /* Whole blocks of at least 128 threads: rows of 32 or 64 threads share a block. */
 static const softmax_fit fits[] = {
     {32, 1, "tpb=128 tpr=32 items=1"},     {64, 1, "tpb=128 tpr=64 items=1"},
-    {128, 1, "tpb=128 tpr=128 items=1"},   {128, 2, "tpb=128 tpr=128 items=2"},
+    {64, 2, "tpb=128 tpr=64 items=2"},     {128, 2, "tpb=128 tpr=128 items=2"},
     {256, 2, "tpb=256 tpr=256 items=2"},   {512, 2, "tpb=512 tpr=512 items=2"},
     {512, 4, "tpb=512 tpr=512 items=4"},   {1024, 4, "tpb=1024 tpr=1024 items=4"},
 };
@@ -37,7 +40,7 @@ const char *pj_softmax_fit_choose(uint64_t cols, int vec)
     if (!cols || vec < 1)
         return NULL;
     const uint64_t chunks = (cols + (uint64_t)vec - 1) / (uint64_t)vec;
-    const int items = chunks <= 128 ? 1 : chunks <= 1024 ? 2 : chunks <= 4096 ? 4 : 0;
+    const int items = chunks <= 64 ? 1 : chunks <= 1024 ? 2 : chunks <= 4096 ? 4 : 0;
     if (!items)
         return NULL; /* the defaults' longest rows, or beyond: as asked */
     uint64_t tpr = pow2_at_least(chunks) / (uint64_t)items;

@@ -247,6 +247,7 @@ static const char *const bench_sets[] = {
     /* bf16, vec=8 */
     "dtype=bf16", /* the defaults, fitted to the row */
     "dtype=bf16 tpb=128 tpr=128 items=1",
+    "dtype=bf16 tpb=128 tpr=64 items=2",
     "dtype=bf16 tpb=256 tpr=64 items=8", /* the defaults' own threads */
     "dtype=bf16 tpb=512 tpr=128 items=4",
     "dtype=bf16 tpb=256 tpr=256 items=2",

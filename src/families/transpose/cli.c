@@ -107,9 +107,17 @@ static int check_output(const transpose_job *job, const char *in, int e, int ful
 static int transpose_run(ptxjit_context *context, const char *params, size_t rows, size_t cols,
                   int runs)
 {
+    /* The kernel the op launches for this problem (smem where the TMA cannot take the rows):
+     * its dtype sizes the buffers and its params are printed. */
+    char problem[64], *request = NULL, *why = NULL;
+    snprintf(problem, sizeof problem, "rows=%zu cols=%zu", rows, cols);
     ptxjit_kernel *kernel;
     transpose_config config;
-    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "transpose", params, NULL);
+    ptxjit_status status = ptxjit_plan(&request, &why, context, "transpose", params, problem);
+    if (status == PTXJIT_OK)
+        status = ptxjit_get_kernel(&kernel, context, "transpose", request, NULL);
+    free(request);
+    free(why);
     if (status == PTXJIT_OK)
         status = pj_transpose_config_of(&config, kernel);
     if (status != PTXJIT_OK)

@@ -329,6 +329,32 @@ START_TEST(transpose_defaults_take_any_shape)
 }
 END_TEST
 
+/* `ptxjit run transpose` names the kernel the op ran: smem for rows the TMA cannot take (it
+ * printed the unplanned defaults' tma_batched before, over smem's figures). */
+START_TEST(cli_run_transpose_names_the_kernel_it_ran)
+{
+    ptxjit_context *context = test_gpu_context("cli_run_transpose_names_the_kernel_it_ran");
+    if (!context)
+        return;
+    ptxjit_close(context);
+    static const struct {
+        const char *args, *variant;
+    } runs[] = {{"run transpose h=1000 w=1021 runs=1", "variant=smem"},
+                {"run transpose h=1000 w=1024 runs=1", "variant=tma_batched"}};
+    char *dir = test_mkdtemp();
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(runs); i++) {
+        char *out = NULL;
+        ck_assert_msg(test_run_cli(&out, dir, "", runs[i].args, NULL) == 0, "%s: %s",
+                      runs[i].args, out ? out : "");
+        ck_assert_msg(strstr(out, runs[i].variant) && strstr(out, "bit-exact"), "%s: %s",
+                      runs[i].args, out);
+        free(out);
+    }
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_transpose_gpu(void)
 {
     Suite *suite = suite_create("transpose_gpu");
@@ -336,6 +362,7 @@ Suite *suite_transpose_gpu(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, transpose_smem_every_dtype_batch_and_shape);
     tcase_add_test(tc, transpose_defaults_take_any_shape);
+    tcase_add_test(tc, cli_run_transpose_names_the_kernel_it_ran);
     tcase_add_test(tc, transpose_tma_every_dtype);
     tcase_add_test(tc, transpose_tma_swizzle_every_mode_and_dtype);
     tcase_add_test(tc, transpose_tma_batched_every_batch);

@@ -1139,7 +1139,7 @@ __device__ __forceinline__ void wg_epilogue(float &x, float &y, const TO *C, int
 }
 
 // The last column of an odd N, alone: the epilogue of one output, reading neither C nor the
-// bias past N (wg_store_tma's boxes clip what lies beyond).
+// bias past N.
 __device__ __forceinline__ float load_c_one(const TO *C, size_t at)
 {
     if constexpr (OUT_ID == OUT_F32) {
@@ -1237,9 +1237,11 @@ __device__ __forceinline__ void wg_store_tma(float (&acc)[WG_MT][WG_ACC], char *
                 const int lr = w * 16 + l / 4 + h * 8, lc = i * 8 + (l % 4) * 2;
                 const int r = row0 + (consumer * WG_MT + m) * 64 + lr, c = col0 + lc;
                 float x = acc[m][i * 4 + h * 2], y = acc[m][i * 4 + h * 2 + 1];
+                // An odd N's last column: y lies past C. (The TMA wrote such a y past its row
+                // on the H200, so the op stages C where N is not whole 16-byte units.)
                 if (r < M && c + 1 < N)
                     wg_epilogue(x, y, C, r, c, ldc, ep);
-                else if (r < M && c < N) // an odd N's last column: y lies past C, clipped
+                else if (r < M && c < N)
                     wg_epilogue_one(x, C, r, c, ldc, ep);
                 const unsigned at = base + (m * C_BOXES + lc / C_BOX_COLS) * 8192 + lr * 128 +
                                     ((lc % C_BOX_COLS * OUT_BYTES) ^ (lr & 7) << 4);
@@ -1282,7 +1284,7 @@ __device__ __forceinline__ void wg_store_one(float x, TO *C, int r, int c, int l
 // Split-K, after a part's K loop: the part's fp32 sums go to the workspace (its consumer's
 // slice of the tile, row-major: a warp's pairs of one row fill whole 32-byte sectors), rows and
 // columns inside C only, so a decoding's one row writes 1/64 of the slice. Then the part counts
-// itself in, and the last of the tile's parts (true) adds every part's sums (its own read back
+// itself in, and the last of the tile's parts adds every part's sums (its own read back
 // too) in part order, the same sums whichever part is last, and stores C with the epilogue;
 // it leaves the count at zero for the next launch. Its threads take C's pairs in turn, each
 // pair's loads free of branches so that they are in flight together: the part loop is unrolled
@@ -1292,7 +1294,7 @@ __device__ __forceinline__ void wg_store_one(float x, TO *C, int r, int c, int l
 // ran 16 parts of 1 x 4096 x 4096 15x slower than none, H200). A pair's column is found with
 // a constant divisor; an odd N's last column is stored alone. The loads bypass L1
 // (ld.global.cg), which may hold the lines of an earlier launch.
-__device__ __forceinline__ bool wg_add_parts(const float (&acc)[WG_MT][WG_ACC],
+__device__ __forceinline__ void wg_add_parts(const float (&acc)[WG_MT][WG_ACC],
                                              const wg_tiles &tiles, const wg_unit &u, TO *C,
                                              int M, int N, int ldc, int consumer,
                                              const matmul_layout &layout,
@@ -1325,7 +1327,7 @@ __device__ __forceinline__ bool wg_add_parts(const float (&acc)[WG_MT][WG_ACC],
     }
     warpgroup_barrier(1 + consumer);
     if (!last[consumer])
-        return false;
+        return;
     enum : int { PAIRS = WG_N / 2 };
     const int rows = min(ROWS, M - row0), cols = min(WG_N, N - u.col0), count = tiles.parts;
 #pragma unroll 2
@@ -1353,7 +1355,6 @@ __device__ __forceinline__ bool wg_add_parts(const float (&acc)[WG_MT][WG_ACC],
         else
             *reinterpret_cast<unsigned *>(C + (size_t)r * ldc + c) = pack_pair(x, y);
     }
-    return true;
 }
 
 __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const tensor_map *a_map,

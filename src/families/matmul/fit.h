@@ -5,7 +5,7 @@
 #include "families/matmul/config.h"
 
 typedef struct {
-    int bm, bn;        /* the tile of C; 0 x 0: the request's own */
+    int bm, bn;        /* the tile of C */
     const char *words; /* the parameters that ask for it */
     int splits;        /* split-K's parts (1: none) */
 } pj_matmul_fit_tile;

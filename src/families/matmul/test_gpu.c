@@ -758,6 +758,17 @@ START_TEST(matmul_strided_batches_and_leading_dimensions)
 }
 END_TEST
 
+/* One product of shape s in rows lda, ldb and ldc elements apart, the full epilogue. */
+static void check_in_rows(ptxjit_context *context, const char *params, shape s, size_t lda,
+                          size_t ldb, size_t ldc)
+{
+    const epilogue_case full = {1.5f, 0.5f, 1.0f, 1.0f, 1};
+    ptxjit_matmul_layout l;
+    ptxjit_matmul_layout_init(&l);
+    l.lda = lda, l.ldb = ldb, l.ldc = ldc;
+    check_layout(context, params, s, &l, 1e-2, full);
+}
+
 /* Split-K: a tile's K loop in parts whose fp32 sums the last part adds. Decoding's rows (the
  * fit's choice), parts of unequal length (16 k tiles in 5 parts run as 4 x 4), a ragged K,
  * every wgmma type, the full epilogue applied once on the added sums, both stores, a strided
@@ -791,8 +802,8 @@ START_TEST(matmul_wgmma_split_k_parts_add_up)
             check_epilogue(context, cases[i].params, cases[i].s, cases[i].tolerance,
                            cases[i].full_epilogue ? full : plain);
     check_layouts(context, "splits=3", (shape){16, 200, 520}, 1e-2, plain);
-    /* An odd N in 16-byte rows of C (not staged: store=tma takes it): its last column is added
-     * and stored alone, every epilogue term included. */
+    /* An odd N in 16-byte rows of C (store=direct: its last column is added and stored alone;
+     * store=tma: C staged in padded rows), every epilogue term included. */
     static const struct {
         const char *params;
         size_t ldc;
@@ -803,12 +814,8 @@ START_TEST(matmul_wgmma_split_k_parts_add_up)
         {"splits=2 dtype=f16 out=f16 alpha=scaled beta=scaled bias=column", 208},
         {"splits=5 store=direct alpha=scaled beta=scaled bias=column", 201},
     };
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(odd); i++) {
-        ptxjit_matmul_layout l;
-        ptxjit_matmul_layout_init(&l);
-        l.lda = 1000, l.ldb = 201, l.ldc = odd[i].ldc;
-        check_layout(context, odd[i].params, (shape){3, 201, 1000}, &l, 1e-2, full);
-    }
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(odd); i++)
+        check_in_rows(context, odd[i].params, (shape){3, 201, 1000}, 1000, 201, odd[i].ldc);
     ptxjit_close(context);
 }
 END_TEST
@@ -821,7 +828,6 @@ START_TEST(matmul_wgmma_odd_n_in_aligned_rows)
     ptxjit_context *context = test_gpu_context("matmul_wgmma_odd_n_in_aligned_rows");
     if (!context)
         return;
-    const epilogue_case full = {1.5f, 0.5f, 1.0f, 1.0f, 1};
     static const struct {
         const char *params;
         size_t ldc;
@@ -831,12 +837,9 @@ START_TEST(matmul_wgmma_odd_n_in_aligned_rows)
         {"store=tma dtype=f16 out=f16 alpha=scaled beta=scaled bias=column", 208},
         {"variant=wgmma_fp8 store=tma alpha=scaled beta=scaled bias=column", 208},
     };
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
-        ptxjit_matmul_layout l;
-        ptxjit_matmul_layout_init(&l);
-        l.lda = 1024, l.ldb = strstr(cases[i].params, "fp8") ? 1024 : 208, l.ldc = cases[i].ldc;
-        check_layout(context, cases[i].params, (shape){70, 201, 1000}, &l, 1e-2, full);
-    }
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++)
+        check_in_rows(context, cases[i].params, (shape){70, 201, 1000}, 1024,
+                      strstr(cases[i].params, "fp8") ? 1024 : 208, cases[i].ldc);
     ptxjit_close(context);
 }
 END_TEST

@@ -16,6 +16,7 @@
 #include "cli/timing.h"
 #include "families/softmax/cli.h"
 #include "families/softmax/op.h"
+#include "request/plan.h"
 
 typedef struct {
     ptxjit_context *context;
@@ -159,15 +160,11 @@ int cli_softmax_run(ptxjit_context *context, const char *params, size_t rows, si
 {
     /* The kernel the op launches for this problem (fitted to the row, or another variant where
      * the defaults cannot hold it): its dtype sizes the buffers and its params are printed. */
-    char problem[64], *request = NULL, *why = NULL;
-    snprintf(problem, sizeof problem, "rows=%zu cols=%zu", rows, cols);
+    const uint64_t sizes[] = {rows, cols};
     ptxjit_kernel *kernel;
     softmax_config config;
-    ptxjit_status status = ptxjit_plan(&request, &why, context, "softmax", params, problem);
-    if (status == PTXJIT_OK)
-        status = ptxjit_get_kernel(&kernel, context, "softmax", request, NULL);
-    free(request);
-    free(why);
+    ptxjit_status status =
+        pj_plan_get_kernel(&kernel, NULL, context, &pj_family_softmax, params, sizes);
     if (status == PTXJIT_OK)
         status = pj_softmax_config_of(&config, kernel);
     if (status == PTXJIT_OK)

@@ -13,6 +13,7 @@
 #include "cli/libcuda.h"
 #include "cli/timing.h"
 #include "families/transpose/op.h"
+#include "request/plan.h"
 
 typedef struct {
     ptxjit_context *context;
@@ -109,15 +110,11 @@ static int transpose_run(ptxjit_context *context, const char *params, size_t row
 {
     /* The kernel the op launches for this problem (smem where the TMA cannot take the rows):
      * its dtype sizes the buffers and its params are printed. */
-    char problem[64], *request = NULL, *why = NULL;
-    snprintf(problem, sizeof problem, "rows=%zu cols=%zu", rows, cols);
+    const uint64_t sizes[] = {rows, cols};
     ptxjit_kernel *kernel;
     transpose_config config;
-    ptxjit_status status = ptxjit_plan(&request, &why, context, "transpose", params, problem);
-    if (status == PTXJIT_OK)
-        status = ptxjit_get_kernel(&kernel, context, "transpose", request, NULL);
-    free(request);
-    free(why);
+    ptxjit_status status =
+        pj_plan_get_kernel(&kernel, NULL, context, &pj_family_transpose, params, sizes);
     if (status == PTXJIT_OK)
         status = pj_transpose_config_of(&config, kernel);
     if (status != PTXJIT_OK)

@@ -4,7 +4,7 @@
 # and the transpose table with its cuBLAS, copy and Triton peers. Binaries come prebuilt (carried build/); logs land in $OUT (or ./gpu-out).
 # Usage: bash bench/gpu_session.sh [tests|suites|bench|cub|transpose|backends|compile|llm|heldout|aot|python|charts|nsys|all]
 # (llm: matmul on the twelve LLM shapes of docs/PERFORMANCE.md, bf16 and fp8, the defaults
-# against the searched cuBLAS peer in alternating rounds. python: the Python package's GPU
+# against the searched cuBLAS peer in alternating rounds; ROUNDS=N (5), FLUSH=read|write|none. python: the Python package's GPU
 # tests and bench/python_launch.py; carry build/python too. heldout: bench/heldout.sh, random
 # problems of every family through `run` with the defaults. aot: build/aot_example with every
 # compiler off (carry build/aot_example and build/tool), and the aot suite. charts: bench
@@ -107,10 +107,10 @@ LLM_SHAPES=$LLM_SHAPES,256x14336x4096,500x4096x14336,2048x4096x4096,4096x14336x4
 LLM_SHAPES=$LLM_SHAPES,4093x4097x4095,128x32000x4096
 if [ "$what" = llm ]; then
     echo "== ptxjit bench matmul, LLM shapes, bf16 then fp8 (the defaults as the op fits them)"
-    build/ptxjit bench matmul rounds=5 shapes=$LLM_SHAPES "variant=wgmma" 2>&1 | \
-        tee "$out/llm_bf16.log"
-    build/ptxjit bench matmul rounds=5 shapes=$LLM_SHAPES "variant=wgmma_fp8" 2>&1 | \
-        tee "$out/llm_fp8.log"
+    build/ptxjit bench matmul rounds=${ROUNDS:-5} flush=${FLUSH:-read} shapes=$LLM_SHAPES \
+        "variant=wgmma" 2>&1 | tee "$out/llm_bf16.log"
+    build/ptxjit bench matmul rounds=${ROUNDS:-5} flush=${FLUSH:-read} shapes=$LLM_SHAPES \
+        "variant=wgmma_fp8" 2>&1 | tee "$out/llm_fp8.log"
 fi
 if [ "$what" = heldout ]; then
     echo "== the held-out sweep: random problems through run with the defaults (bench/heldout.sh)"

@@ -22,7 +22,7 @@
 //@ptxjit param tn int(1..16) pow2 default=8 when="variant == block_tiled || variant == block_tiled_vectorized" doc="C columns per thread"
 //@ptxjit param wm int(16..128) pow2 default=64 when="variant == tensor_core" doc="warp tile rows"
 //@ptxjit param wn int(8..128) pow2 default=32 default_if="load == tma => 64" when="variant == tensor_core" doc="warp tile columns"
-//@ptxjit param stages int(2..8) default=3 default_if="variant == tensor_core && load == tma => 4" default_if="variant == wgmma_tf32 => 4" when="variant == tensor_core || variant >= wgmma" doc="shared-memory pipeline depth: tiles loading while one is multiplied"
+//@ptxjit param stages int(2..16) default=3 default_if="variant == tensor_core && load == tma => 4" default_if="variant == wgmma_tf32 => 4" when="variant == tensor_core || variant >= wgmma" doc="shared-memory pipeline depth: tiles loading while one is multiplied"
 //@ptxjit param prefetch int(0..1) default=1 when="variant == tensor_core" doc="1: load the next k step's fragments before the mma of this one (more registers, loads hidden behind mma)"
 //@ptxjit param consumers int(1..2) default=2 when="variant >= wgmma" doc="consumer warpgroups, each multiplying bm / consumers rows (plus one producer warpgroup issuing the TMA loads)"
 //@ptxjit param cluster int(1..2) default=1 when="variant >= wgmma" doc="thread-block cluster along M: 2 blocks on adjacent row tiles share each B tile, every block loading half of it and multicasting it to both (half the B traffic from L2)"

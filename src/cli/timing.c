@@ -46,20 +46,31 @@ static void gate_close(stream_gate *gate, ptxjit_context *context)
         cli_cuda_host_free(context, (void *)gate->host);
 }
 
-/* L2's flush: a buffer of twice its size, filled before each sample. */
-typedef struct {
-    ptxjit_devptr buffer;
-    size_t bytes;
-} l2_flush;
+const char *cli_flush_name(cli_flush_mode mode)
+{
+    return mode == CLI_FLUSH_READ ? "read" : mode == CLI_FLUSH_WRITE ? "write" : "none";
+}
+
+/* L2 emptied before a sample (timing.h): the read is a sum of the buffer's words, left past
+ * its end. */
+static ptxjit_status empty_l2(ptxjit_context *context, const cli_l2_flush *flush, uint32_t sample)
+{
+    if (!flush || flush->mode == CLI_FLUSH_NONE || !flush->buffer)
+        return PTXJIT_OK;
+    if (flush->mode == CLI_FLUSH_WRITE)
+        return ptxjit_memset_d8_async(context, flush->buffer, (unsigned char)sample, flush->bytes,
+                                      NULL);
+    return ptxjit_reduce_async(context, "dtype=i32", flush->buffer, flush->bytes / 4,
+                               flush->buffer + flush->bytes, NULL);
+}
 
 static ptxjit_status time_one(float *ms, ptxjit_context *context, stream_gate *gate,
                               uint32_t sample, void *start, void *stop, timed_fn fn, void *arg,
-                              l2_flush flush)
+                              const cli_l2_flush *flush)
 {
     ptxjit_status status = cli_cuda_wait_at_least(context, NULL, gate->device, sample);
-    if (status == PTXJIT_OK && flush.buffer)
-        status = ptxjit_memset_d8_async(context, flush.buffer, (unsigned char)sample,
-                                        flush.bytes, NULL);
+    if (status == PTXJIT_OK)
+        status = empty_l2(context, flush, sample);
     if (status == PTXJIT_OK)
         status = ptxjit_event_record(context, start, NULL);
     if (status == PTXJIT_OK)
@@ -93,7 +104,7 @@ static ptxjit_status release(ptxjit_status status, ptxjit_context *context, stre
 }
 
 static ptxjit_status timed_samples(double *out, ptxjit_context *context, timed_fn fn,
-                                   void *arg, int warmup, int runs, l2_flush flush)
+                                   void *arg, int warmup, int runs, const cli_l2_flush *flush)
 {
     void *start = NULL, *stop = NULL;
     stream_gate gate = {NULL, 0};
@@ -121,14 +132,13 @@ static ptxjit_status timed_samples(double *out, ptxjit_context *context, timed_f
 ptxjit_status time_median_ms(double *out, ptxjit_context *context, timed_fn fn, void *arg,
                              int warmup, int runs)
 {
-    return timed_samples(out, context, fn, arg, warmup, runs, (l2_flush){0, 0});
+    return timed_samples(out, context, fn, arg, warmup, runs, NULL);
 }
 
 ptxjit_status time_median_ms_flushed(double *out, ptxjit_context *context, timed_fn fn,
-                                     void *arg, int warmup, int runs, ptxjit_devptr flush,
-                                     size_t flush_bytes)
+                                     void *arg, int warmup, int runs, const cli_l2_flush *flush)
 {
-    return timed_samples(out, context, fn, arg, warmup, runs, (l2_flush){flush, flush_bytes});
+    return timed_samples(out, context, fn, arg, warmup, runs, flush);
 }
 
 typedef struct {

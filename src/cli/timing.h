@@ -14,12 +14,25 @@
 typedef ptxjit_status (*timed_fn)(void *arg);
 ptxjit_status time_median_ms(double *out, ptxjit_context *context, timed_fn fn, void *arg,
                              int warmup, int runs);
-/* The same with L2 emptied before each run: flush_bytes at flush (twice the L2) filled on the
- * stream after the sample's gate and before its first event, so that the run finds none of
- * what the last one left there and the fill is not timed. flush 0: time_median_ms. */
+/* How a timed run finds L2 (bench matmul shapes=): emptied by reading a buffer of twice its
+ * size (L2 then holds clean lines of that buffer, and the last run's writes are written back
+ * during the read, outside the events: what Nsight Compute's cache control and rotating the
+ * operands leave), or by filling it (L2 then holds dirty lines, whose write-back to DRAM lands
+ * in the timed run, as after a kernel that wrote much). bytes: twice the L2; the buffer holds
+ * 256 more, where the read leaves its sum. */
+typedef enum { CLI_FLUSH_NONE, CLI_FLUSH_READ, CLI_FLUSH_WRITE } cli_flush_mode;
+typedef struct {
+    cli_flush_mode mode;
+    ptxjit_devptr buffer;
+    size_t bytes;
+} cli_l2_flush;
+/* Its name in the bench's words (flush=read, flush=write). */
+const char *cli_flush_name(cli_flush_mode mode);
+/* The same with L2 emptied before each run as flush says (NULL or CLI_FLUSH_NONE:
+ * time_median_ms), on the stream after the sample's gate and before its first event, so that
+ * the run finds none of what the last one left there and the flush is not timed. */
 ptxjit_status time_median_ms_flushed(double *out, ptxjit_context *context, timed_fn fn,
-                                     void *arg, int warmup, int runs, ptxjit_devptr flush,
-                                     size_t flush_bytes);
+                                     void *arg, int warmup, int runs, const cli_l2_flush *flush);
 /* The ceiling of memory-bound kernels: a 2 GiB device-to-device copy, bytes read + written. */
 ptxjit_status copy_bandwidth(double *gbps, ptxjit_context *context, int runs);
 /* Milliseconds on the monotonic clock. */

@@ -216,7 +216,7 @@ static int matmul_bench(ptxjit_context *context, size_t n, int runs, const char 
 {
     char name[256] = "?";
     cli_cuda_device_name(name, sizeof name, context);
-    const char *why = NULL, *shapes = NULL, *rounds_text = NULL;
+    const char *why = NULL, *shapes = NULL, *rounds_text = NULL, *flush_text = "read";
     const char **rest = calloc((size_t)set_count + 1, sizeof *rest);
     int rest_count = 0;
     for (int i = 0; rest && i < set_count; i++) {
@@ -224,11 +224,22 @@ static int matmul_bench(ptxjit_context *context, size_t n, int runs, const char 
             shapes = sets[i] + 7;
         else if (strncmp(sets[i], "rounds=", 7) == 0)
             rounds_text = sets[i] + 7;
+        else if (strncmp(sets[i], "flush=", 6) == 0)
+            flush_text = sets[i] + 6;
         else
             rest[rest_count++] = sets[i];
     }
     size_t rounds = 1;
     if (rounds_text && !cli_count(&rounds, rounds_text, "rounds", 1, 1000)) {
+        free(rest);
+        return CLI_USAGE;
+    }
+    cli_flush_mode flush = CLI_FLUSH_NONE;
+    while (flush <= CLI_FLUSH_WRITE && strcmp(flush_text, cli_flush_name(flush)) != 0)
+        flush++;
+    if (flush > CLI_FLUSH_WRITE) {
+        fprintf(stderr, "ptxjit: bench matmul: flush=%s is not read, write or none; use "
+                        "flush=read (the default: L2 left clean), write or none\n", flush_text);
         free(rest);
         return CLI_USAGE;
     }
@@ -245,8 +256,8 @@ static int matmul_bench(ptxjit_context *context, size_t n, int runs, const char 
         printf("cuBLAS not measured: %s\n", why);
     ptxjit_status status = rest ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     if (status == PTXJIT_OK && shapes) {
-        status = cli_matmul_shapes_bench(context, cublas, shapes, runs, (int)rounds, rest,
-                                         rest_count, &all_ok);
+        status = cli_matmul_shapes_bench(context, cublas, shapes, runs, (int)rounds, flush,
+                                         rest, rest_count, &all_ok);
     } else if (status == PTXJIT_OK) {
         status = fp32_table(context, cublas, n ? n : 4096, runs, rest, rest_count, &all_ok);
         if (status == PTXJIT_OK)
@@ -545,13 +556,16 @@ const cli_family cli_family_matmul = {
             "             C's gaps checked untouched; --plan says how the batch runs and what the\n"
             "             layout stages; bench: the write-up's table at 4096^3 fp32 and wgmma at\n"
             "             8192^3 bf16 (or n^3), against cuBLAS SGEMM, TF32 and GemmEx bf16; bench\n"
-            "             matmul shapes=MxNxK,BxMxNxK,... [rounds=R] [\"PARAMS\" ...]: each set on\n"
-            "             each shape (BxMxNxK: a strided batch of B dense products) against the\n"
+            "             matmul shapes=MxNxK,BxMxNxK,... [rounds=R] [flush=F] [\"PARAMS\" ...]:\n"
+            "             each set on each shape (BxMxNxK: a strided batch of B dense products) against the\n"
             "             fastest cuBLAS of its input type in the same process (GemmEx or\n"
             "             GemmStridedBatchedEx with a workspace, and each algorithm cuBLASLt's\n"
             "             heuristic ranks, up to 16; tf32 in both B layouts), in R rounds that\n"
             "             alternate which side goes first: median ratio and spread; L2 is\n"
-            "             emptied before every timed run of each side; a row says\n"
+            "             emptied before every timed run of each side (flush=read, the default:\n"
+            "             by reading twice its size, which leaves it clean; flush=write: by\n"
+            "             filling it, which leaves dirty lines written back in the timed run;\n"
+            "             flush=none: not emptied); a row says\n"
             "             \"+ WORDS\" where the op fitted a smaller tile to the shape\n"
             "             multigpu: m=M n=N k=K, random inputs (default 4096 each)",
 };

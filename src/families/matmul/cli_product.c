@@ -404,7 +404,7 @@ ptxjit_status cli_matmul_measure(measurement *out, matmul_job *job, pj_dtype res
     first = wall_ms() - first;
     if (status == PTXJIT_OK)
         status = time_median_ms_flushed(&out->ms, d->context, cli_matmul_once, job, 1,
-                                        runs_for(first, runs), d->flush, d->flush_bytes);
+                                        runs_for(first, runs), d->flush);
     if (status != PTXJIT_OK)
         return status;
     out->error = cli_matmul_relative_error(d, result_type, job->b_nk, job->config); /* the last run's */

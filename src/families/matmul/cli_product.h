@@ -6,6 +6,7 @@
 #define PTXJIT_FAMILIES_MATMUL_CLI_PRODUCT_H
 
 #include "cli/cublas_peer.h"
+#include "cli/timing.h"
 #include "families/matmul/fit.h"
 #include "families/matmul/op.h"
 
@@ -34,10 +35,9 @@ typedef struct {
     unsigned char *c_poison;
     int c_poison_bytes;
     ptxjit_devptr da, db, dc, dbias;
-    /* Set by the bench of shapes: L2 is emptied before each timed run, ours and the peer's
-     * alike (time_median_ms_flushed); 0: not. Not owned. */
-    ptxjit_devptr flush;
-    size_t flush_bytes;
+    /* Set by the bench of shapes: how L2 is emptied before each timed run, ours and the
+     * peer's alike (time_median_ms_flushed); NULL: not. Not owned. */
+    const cli_l2_flush *flush;
 } matmul_data;
 
 typedef struct {

@@ -177,7 +177,7 @@ static void peer_free(peer_choice *p)
 static ptxjit_status timed(double *ms, matmul_job *job, int runs)
 {
     return time_median_ms_flushed(ms, job->data->context, cli_matmul_once, job, 1, runs,
-                                  job->data->flush, job->data->flush_bytes);
+                                  job->data->flush);
 }
 
 /* One set against the peer in rounds that alternate which side goes first. */
@@ -256,16 +256,9 @@ static void print_shape(bench_shape s, int rounds)
 
 /* One shape: per input type and B layout of the sets (in the order they first come), random
  * inputs, the peer searched, then each set of it in rounds. */
-/* L2 emptied before every timed run of ours and the peer's (issue 30: the operands of the
- * smaller shapes stay in the 50 MB L2 from one run to the next, which flatters both sides
- * unequally): twice the L2, filled outside the events. */
-typedef struct {
-    ptxjit_devptr buffer;
-    size_t bytes;
-} shapes_flush;
-
 static ptxjit_status shape_rows(ptxjit_context *context, cublas_peer *cublas,
-                                ptxjit_devptr workspace, shapes_flush flush, bench_shape s,
+                                ptxjit_devptr workspace, const cli_l2_flush *flush,
+                                bench_shape s,
                                 int runs, int rounds, const char *const *sets, int set_count,
                                 int *all_ok)
 {
@@ -283,8 +276,7 @@ static ptxjit_status shape_rows(ptxjit_context *context, cublas_peer *cublas,
         memset(&peer, 0, sizeof peer);
         const ptxjit_matmul_layout batch = cli_matmul_dense_batch(s.batch, s.m, s.n, s.k);
         status = cli_matmul_data_make_layout(&d, context, s.m, s.n, s.k, type, &batch, b_nk);
-        d.flush = flush.buffer;
-        d.flush_bytes = flush.bytes;
+        d.flush = flush;
         if (status == PTXJIT_OK)
             status = search_peer(&peer, &d, cublas, workspace, b_nk, runs);
         if (status == PTXJIT_OK) {
@@ -318,8 +310,42 @@ static ptxjit_status shape_rows(ptxjit_context *context, cublas_peer *cublas,
     return status;
 }
 
+/* L2 emptied before every timed run of ours and the peer's (issue 30: the operands of the
+ * smaller shapes stay in the L2 from one run to the next, which flatters both sides
+ * unequally), as mode says (timing.h): a buffer of twice the L2, filled once and read (or
+ * filled) outside the events; the read's kernel is made here, so that no sample waits for it. */
+static ptxjit_status flush_make(cli_l2_flush *flush, ptxjit_context *context,
+                                cli_flush_mode mode)
+{
+    const size_t l2 = cli_cuda_l2_bytes(context);
+    flush->mode = mode;
+    flush->buffer = 0;
+    flush->bytes = 2 * (l2 ? l2 : (size_t)50 << 20);
+    if (mode == CLI_FLUSH_NONE) {
+        printf("L2 not emptied between runs (flush=none): operands that fit stay in it\n");
+        return PTXJIT_OK;
+    }
+    ptxjit_status status = ptxjit_alloc(&flush->buffer, context, flush->bytes + 256);
+    if (status == PTXJIT_OK)
+        status = ptxjit_memset_d8_async(context, flush->buffer, 0x5a, flush->bytes, NULL);
+    if (status == PTXJIT_OK && mode == CLI_FLUSH_READ)
+        status = ptxjit_reduce_async(context, "dtype=i32", flush->buffer, flush->bytes / 4,
+                                     flush->buffer + flush->bytes, NULL);
+    if (status == PTXJIT_OK)
+        status = ptxjit_synchronize(context);
+    if (status == PTXJIT_OK)
+        printf("L2 (%zu MB) emptied before every timed run of each side, outside the events: "
+               "%s\n", l2 >> 20,
+               mode == CLI_FLUSH_READ ? "a sum read over twice its size (flush=read: clean lines "
+                                        "left; flush=write fills it instead)"
+                                      : "twice its size filled (flush=write: dirty lines left, "
+                                        "written back during the timed run)");
+    return status;
+}
+
 ptxjit_status cli_matmul_shapes_bench(ptxjit_context *context, cublas_peer *cublas,
                                       const char *list, int runs, int rounds,
+                                      cli_flush_mode mode,
                                       const char *const *sets, int set_count, int *all_ok)
 {
     static const char *const defaults[] = {"variant=wgmma"};
@@ -334,14 +360,10 @@ ptxjit_status cli_matmul_shapes_bench(ptxjit_context *context, cublas_peer *cubl
         set_count = (int)PJ_ARRAY_SIZE(defaults);
     }
     ptxjit_devptr workspace = 0;
-    const size_t l2 = cli_cuda_l2_bytes(context);
-    shapes_flush flush = {0, 2 * (l2 ? l2 : (size_t)50 << 20)};
+    cli_l2_flush flush;
     ptxjit_status status = ptxjit_alloc(&workspace, context, CLI_MATMUL_LT_WORKSPACE);
     if (status == PTXJIT_OK)
-        status = ptxjit_alloc(&flush.buffer, context, flush.bytes);
-    if (status == PTXJIT_OK)
-        printf("L2 (%zu MB) emptied before every timed run of each side: %zu MB filled outside "
-               "the events\n", l2 >> 20, flush.bytes >> 20);
+        status = flush_make(&flush, context, mode);
     /* A shape a set cannot run is reported and the table goes on: the bench shows which. With
      * the table going to a file and stderr a terminal, a progress line there says which shape
      * is being measured (a shape's peer search and rounds take seconds to minutes); with both
@@ -354,7 +376,7 @@ ptxjit_status cli_matmul_shapes_bench(ptxjit_context *context, cublas_peer *cubl
                      shapes[i].k);
             cli_progress_bar(NULL, i, count, what);
         }
-        status = shape_rows(context, cublas, workspace, flush, shapes[i], runs, rounds, sets,
+        status = shape_rows(context, cublas, workspace, &flush, shapes[i], runs, rounds, sets,
                             set_count, all_ok);
         if (status == PTXJIT_ERR_INVALID_ARGUMENT || status == PTXJIT_ERR_PARAM) {
             printf("  refused: %s\n", ptxjit_last_error());

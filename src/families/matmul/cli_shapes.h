@@ -4,10 +4,11 @@
 
 #include "families/matmul/cli_product.h"
 
-/* `bench matmul shapes=MxNxK,... [rounds=R] ["PARAMS" ...]`: each shape, each set against the
- * fastest cuBLAS of its input type, in rounds that alternate which side goes first. */
+/* `bench matmul shapes=MxNxK,... [rounds=R] [flush=read|write|none] ["PARAMS" ...]`: each
+ * shape, each set against the fastest cuBLAS of its input type, in rounds that alternate which
+ * side goes first, L2 emptied before each timed run as mode says (cli/timing.h). */
 ptxjit_status cli_matmul_shapes_bench(ptxjit_context *context, cublas_peer *cublas,
                                       const char *list, int runs, int rounds,
-                                      const char *const *sets, int set_count, int *all_ok);
+                                      cli_flush_mode mode, const char *const *sets, int set_count, int *all_ok);
 
 #endif

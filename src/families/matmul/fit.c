@@ -13,11 +13,15 @@
 
 /* Smaller tiles, largest first, each with the pipeline that measured fastest for it: deeper
  * rings as the stages shrink, and 64-row blocks of one consumer warpgroup where M is small
- * (a 128-row tile of a 64-row C is half empty). */
+ * (a 128-row tile of a 64-row C is half empty). The 64 x 128 tile takes nine stages, the most
+ * that fit (C then leaves directly): a decoding's products stream B, and a ninth stage in
+ * flight ran 1 x 14336 x 4096 at 0.988 of cuBLAS against 0.932 with eight, 16 x 4096 x 4096 in
+ * four parts 0.849 against 0.842 (H200, L2 emptied by a read; docs/PERFORMANCE.md,
+ * 2026-11-29). */
 #define TILE_128x192 "mma=m64n192k16 stages=4"
 #define TILE_128x128 "mma=m64n128k16 stages=6 sched=grid"
 #define TILE_64x192 "bm=64 consumers=1 mma=m64n192k16 stages=6"
-#define TILE_64x128 "bm=64 consumers=1 mma=m64n128k16 stages=8"
+#define TILE_64x128 "bm=64 consumers=1 mma=m64n128k16 stages=9"
 #define TILE_64x64 "bm=64 consumers=1 mma=m64n64k16 stages=8"
 static const pj_matmul_fit_tile smaller_tiles[] = {
     {128, 192, TILE_128x192, 1}, {128, 128, TILE_128x128, 1}, {64, 192, TILE_64x192, 1},

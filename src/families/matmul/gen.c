@@ -1432,7 +1432,7 @@ static int shape_is_built(const matmul_gen *g)
     case MATMUL_TENSOR_CORE:
         if (!(g->wm >= 16 && g->wm % 16 == 0 && g->wn >= 8 && g->wn % 8 == 0 &&
               g->bm % g->wm == 0 && g->bn % g->wn == 0 && g->bk % 8 == 0 &&
-              g->wm / 16 * (g->wn / 8) <= MAX_MMA_TILES && g->stages >= 2 && g->stages <= 8))
+              g->wm / 16 * (g->wn / 8) <= MAX_MMA_TILES && g->stages >= 2 && g->stages <= 16))
             return 0;
         if (g->tma) /* A rows span 32, 64 or 128 bytes; B comes in boxes of 32 columns */
             return g->bk <= 32 && g->bn % 32 == 0 && g->wn <= 128;
@@ -1441,7 +1441,7 @@ static int shape_is_built(const matmul_gen *g)
         return g->tile_n % 8 == 0 && g->tile_n <= 256 && g->consumers >= 1 &&
                g->consumers <= 2 && (g->bm == 64 * g->consumers || g->bm == 128 * g->consumers) &&
                g->bm / (64 * g->consumers) * g->tile_n / 2 <= MAX_ACC / 2 && g->stages >= 1 &&
-               g->stages <= 8 && (g->cluster == 1 || g->cluster == 2);
+               g->stages <= 16 && (g->cluster == 1 || g->cluster == 2);
     default:
         return 1;
     }

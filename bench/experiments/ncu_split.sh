@@ -30,6 +30,6 @@ for shape in "m=128 n=1024 k=4096" "m=16 n=4096 k=4096" "m=1 n=14336 k=4096"; do
     done
 done 2>&1 | tee "$out/ncu_split.log"
 build/ptxjit bench matmul rounds=3 shapes=128x1024x4096 "variant=wgmma" \
-    "variant=wgmma $T64 mma=m64n64k16 stages=13" "variant=wgmma $T64 mma=m64n64k16 stages=16" \
+    "variant=wgmma $T64 mma=m64n64k16 stages=13" "variant=wgmma $T64 mma=m64n64k16 stages=14" \
     "variant=wgmma $T64 mma=m64n64k16 stages=13 sched=grid splits=4 store=direct" \
     2>&1 | tee "$out/bench_split.log" | grep -E "^variant" | cut -c1-130

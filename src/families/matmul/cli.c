@@ -216,7 +216,7 @@ static int matmul_bench(ptxjit_context *context, size_t n, int runs, const char 
 {
     char name[256] = "?";
     cli_cuda_device_name(name, sizeof name, context);
-    const char *why = NULL, *shapes = NULL, *rounds_text = NULL, *flush_text = "read";
+    const char *why = NULL, *shapes = NULL, *rounds_text = NULL, *flush_text = NULL;
     const char **rest = calloc((size_t)set_count + 1, sizeof *rest);
     int rest_count = 0;
     for (int i = 0; rest && i < set_count; i++) {
@@ -234,10 +234,19 @@ static int matmul_bench(ptxjit_context *context, size_t n, int runs, const char 
         free(rest);
         return CLI_USAGE;
     }
+    if (flush_text && !shapes) {
+        fprintf(stderr, "ptxjit: bench matmul: flush= applies to the shapes= tables only (the "
+                        "default tables time their operands as the runs leave them); add "
+                        "shapes=MxNxK,... or leave flush= out\n");
+        free(rest);
+        return CLI_USAGE;
+    }
     cli_flush_mode flush = CLI_FLUSH_NONE;
-    while (flush <= CLI_FLUSH_WRITE && strcmp(flush_text, cli_flush_name(flush)) != 0)
+    while (flush_text && flush <= CLI_FLUSH_WRITE && strcmp(flush_text, cli_flush_name(flush)))
         flush++;
-    if (flush > CLI_FLUSH_WRITE) {
+    if (!flush_text) {
+        flush = CLI_FLUSH_READ;
+    } else if (flush > CLI_FLUSH_WRITE) {
         fprintf(stderr, "ptxjit: bench matmul: flush=%s is not read, write or none; use "
                         "flush=read (the default: L2 left clean), write or none\n", flush_text);
         free(rest);
@@ -556,16 +565,16 @@ const cli_family cli_family_matmul = {
             "             C's gaps checked untouched; --plan says how the batch runs and what the\n"
             "             layout stages; bench: the write-up's table at 4096^3 fp32 and wgmma at\n"
             "             8192^3 bf16 (or n^3), against cuBLAS SGEMM, TF32 and GemmEx bf16; bench\n"
-            "             matmul shapes=MxNxK,BxMxNxK,... [rounds=R] [flush=F] [\"PARAMS\" ...]:\n"
-            "             each set on each shape (BxMxNxK: a strided batch of B dense products) against the\n"
-            "             fastest cuBLAS of its input type in the same process (GemmEx or\n"
-            "             GemmStridedBatchedEx with a workspace, and each algorithm cuBLASLt's\n"
-            "             heuristic ranks, up to 16; tf32 in both B layouts), in R rounds that\n"
-            "             alternate which side goes first: median ratio and spread; L2 is\n"
-            "             emptied before every timed run of each side (flush=read, the default:\n"
-            "             by reading twice its size, which leaves it clean; flush=write: by\n"
-            "             filling it, which leaves dirty lines written back in the timed run;\n"
-            "             flush=none: not emptied); a row says\n"
-            "             \"+ WORDS\" where the op fitted a smaller tile to the shape\n"
+            "             matmul shapes=MxNxK,BxMxNxK,... [rounds=R] [flush=F]\n"
+            "             [\"PARAMS\" ...]: each set on each shape (BxMxNxK: a strided batch of\n"
+            "             B dense products) against the fastest cuBLAS of its input type in\n"
+            "             the same process (GemmEx or GemmStridedBatchedEx with a workspace,\n"
+            "             and each algorithm cuBLASLt's heuristic ranks, up to 16; tf32 in both\n"
+            "             B layouts), in R rounds that alternate which side goes first: median\n"
+            "             ratio and spread; L2 is emptied before every timed run of each side\n"
+            "             (flush=read, the default: by reading twice its size, which leaves it\n"
+            "             clean; flush=write: by filling it, which leaves dirty lines written\n"
+            "             back in the timed run; flush=none: not emptied; shapes= only); a row\n"
+            "             says \"+ WORDS\" where the op fitted a smaller tile to the shape\n"
             "             multigpu: m=M n=N k=K, random inputs (default 4096 each)",
 };

@@ -360,7 +360,7 @@ ptxjit_status cli_matmul_shapes_bench(ptxjit_context *context, cublas_peer *cubl
         set_count = (int)PJ_ARRAY_SIZE(defaults);
     }
     ptxjit_devptr workspace = 0;
-    cli_l2_flush flush;
+    cli_l2_flush flush = {CLI_FLUSH_NONE, 0, 0};
     ptxjit_status status = ptxjit_alloc(&workspace, context, CLI_MATMUL_LT_WORKSPACE);
     if (status == PTXJIT_OK)
         status = flush_make(&flush, context, mode);

@@ -15,9 +15,9 @@
  * rings as the stages shrink, and 64-row blocks of one consumer warpgroup where M is small
  * (a 128-row tile of a 64-row C is half empty). The 64 x 128 tile takes nine stages, the most
  * that fit (C then leaves directly): a decoding's products stream B, and a ninth stage in
- * flight ran 1 x 14336 x 4096 at 0.988 of cuBLAS against 0.932 with eight, 16 x 4096 x 4096 in
- * four parts 0.849 against 0.842 (H200, L2 emptied by a read; docs/PERFORMANCE.md,
- * 2026-11-29). */
+ * flight ran 1 x 14336 x 4096 at 0.988 of cuBLAS against 0.932 with eight in the same rounds
+ * (0.926 against 0.902 across two calls), 16 x 4096 x 4096 in four parts 0.849 against 0.842
+ * (H200, L2 emptied by a read; docs/PERFORMANCE.md, 2026-11-29). */
 #define TILE_128x192 "mma=m64n192k16 stages=4"
 #define TILE_128x128 "mma=m64n128k16 stages=6 sched=grid"
 #define TILE_64x192 "bm=64 consumers=1 mma=m64n192k16 stages=6"
@@ -34,7 +34,11 @@ static const pj_matmul_fit_tile smaller_tiles[] = {
  * (docs/PERFORMANCE.md, 2026-11-28 15:19) at 1 and 16 x 4096 x 4096: 64 x 128 tiles in 4 parts
  * 0.966 / 0.903 of cuBLAS, in 2 parts 0.959 / 0.895, 64 x 64 in 2 parts 0.937 / 0.849, 64 x 192
  * in 4 parts 0.927 / 0.819; 6 or more parts lost at every shape (8: 0.57-0.68), the adding
- * growing with the parts. A wider tile's K loop issues fewer, larger wgmma for the same bytes. */
+ * growing with the parts. A wider tile's K loop issues fewer, larger wgmma for the same bytes.
+ * Those figures had L2 left dirty by the bench's old fill; with it emptied by a read (2026-11-29)
+ * 16 x 4096 x 4096 in four parts was 0.849 and unsplit with nine stages 0.743 in the bench, but
+ * Nsight Compute timed the kernels 15.7 and 14.7 us: the split stays until a longer run
+ * settles it. */
 #define SPLIT_COUNTS(X, BN, WORDS) X(BN, WORDS, 2) X(BN, WORDS, 3) X(BN, WORDS, 4)
 /* store=direct: the adding writes C itself (a tile of C in shared memory would only sit unused
  * beside the stages, and C is staged for 16-byte rows only where its pairs need it). */

@@ -21,6 +21,7 @@
 
 #include "cli/bench/bench.h"
 #include "cli/family_cli.h"
+#include "cli/timing.h"
 
 static double now_ms(void)
 {
@@ -43,7 +44,7 @@ static ptxjit_status run_tune(ptxjit_tune_result **out, ptxjit_context *context,
 }
 
 /* The median of params in result, 0 if it was not timed there. */
-static double median_of(const ptxjit_tune_result *result, const char *params)
+static double median_in(const ptxjit_tune_result *result, const char *params)
 {
     ptxjit_tune_info info;
     ptxjit_tune_result_info(&info, result);
@@ -152,12 +153,6 @@ static void tuning_line(const char *what, const ptxjit_tune_result *result, doub
 #define TARGET_RATIO 0.99
 #define HEAD_TO_HEAD_ROUNDS 6
 
-static int compare_doubles(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The median time of params alone on the problem: a tuning of the one point it makes (its first
  * word a space of one value, the rest fixed: a tuning with nothing left to tune is refused). */
 static ptxjit_status time_alone(double *ms, ptxjit_context *context, const cli_family *f,
@@ -209,10 +204,9 @@ static ptxjit_status head_to_head(double *ratio, double *lo, double *hi, ptxjit_
     }
     if (status != PTXJIT_OK)
         return status;
-    qsort(ratios, HEAD_TO_HEAD_ROUNDS, sizeof *ratios, compare_doubles);
+    *ratio = median_of(ratios, HEAD_TO_HEAD_ROUNDS); /* sorts them */
     *lo = ratios[0];
     *hi = ratios[HEAD_TO_HEAD_ROUNDS - 1];
-    *ratio = (ratios[HEAD_TO_HEAD_ROUNDS / 2 - 1] + ratios[HEAD_TO_HEAD_ROUNDS / 2]) / 2;
     return PTXJIT_OK;
 }
 
@@ -238,12 +232,13 @@ static int search_problem(ptxjit_context *context, cli_args *args, const cli_fam
     ptxjit_tune_result_info(&t, tuned);
     ptxjit_tune_result_info(&e, sweep);
     tuning_line("tuning 1", tuned, tune_ms);
-    double winner_ms = median_of(sweep, t.winner), ratio = winner_ms > 0 ? e.best_ms / winner_ms
+    double winner_ms = median_in(sweep, t.winner), ratio = winner_ms > 0 ? e.best_ms / winner_ms
                                                                           : 0;
     printf("  exhaustive sweep: %.1f ms wall, %d timed fully; its best %.4f ms (%s); the tuned "
            "winner there %.4f ms: %.4f of the best\n",
            sweep_ms, e.candidates_timed, e.best_ms, e.winner, winner_ms, ratio);
-    if (strcmp(t.winner, e.winner) != 0) {
+    const int same_kernel = strcmp(t.winner, e.winner) == 0;
+    if (!same_kernel) {
         double lo = 0, hi = 0;
         status = head_to_head(&ratio, &lo, &hi, context, f, p, t.winner, e.winner);
         if (status != PTXJIT_OK) {
@@ -277,7 +272,6 @@ static int search_problem(ptxjit_context *context, cli_args *args, const cli_fam
         slowest = ms > slowest ? ms : slowest;
         ptxjit_tune_result_free(again);
     }
-    const int same_kernel = strcmp(t.winner, e.winner) == 0;
     char ratio_text[64];
     if (same_kernel)
         snprintf(ratio_text, sizeof ratio_text, "the sweep's own winner");

@@ -258,9 +258,8 @@ static void print_shape(bench_shape s, int rounds)
  * inputs, the peer searched, then each set of it in rounds. */
 static ptxjit_status shape_rows(ptxjit_context *context, cublas_peer *cublas,
                                 ptxjit_devptr workspace, const cli_l2_flush *flush,
-                                bench_shape s,
-                                int runs, int rounds, const char *const *sets, int set_count,
-                                int *all_ok)
+                                bench_shape s, int runs, int rounds, const char *const *sets,
+                                int set_count, int *all_ok)
 {
     ptxjit_status status = PTXJIT_OK;
     int done[64] = {0};

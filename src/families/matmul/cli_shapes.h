@@ -9,6 +9,7 @@
  * side goes first, L2 emptied before each timed run as mode says (cli/timing.h). */
 ptxjit_status cli_matmul_shapes_bench(ptxjit_context *context, cublas_peer *cublas,
                                       const char *list, int runs, int rounds,
-                                      cli_flush_mode mode, const char *const *sets, int set_count, int *all_ok);
+                                      cli_flush_mode mode, const char *const *sets, int set_count,
+                                      int *all_ok);
 
 #endif

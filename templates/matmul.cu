@@ -415,6 +415,12 @@ __device__ __forceinline__ void tma_load(unsigned dst, const tensor_map *map, in
 }
 
 // The same from a 3-D map (the wgmma variants: z is the product of a batch).
+// A tensor map (a kernel parameter) brought into the TMA's descriptor cache ahead of its use.
+__device__ __forceinline__ void prefetch_tensor_map(const tensor_map *map)
+{
+    asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
+}
+
 __device__ __forceinline__ void tma_load_3d(unsigned dst, const tensor_map *map, int x, int y,
                                             int z, unsigned bar)
 {
@@ -1281,19 +1287,78 @@ __device__ __forceinline__ void wg_store_one(float x, TO *C, int r, int c, int l
             (unsigned short)(pack_pair(x, 0.0f) & 0xffffu);
 }
 
+// A pair of sums (x at column c, y at c + 1) with `left` columns of C from c on: stored with
+// the epilogue, x alone where only it lies inside C (an odd N's last column), neither where
+// both lie past it.
+__device__ __forceinline__ void wg_store_sums(float x, float y, TO *C, int r, int c, int left,
+                                              int ldc, const matmul_epilogue &ep)
+{
+    if (left >= 2) {
+        wg_epilogue(x, y, C, r, c, ldc, ep);
+        if constexpr (OUT_ID == OUT_F32)
+            *reinterpret_cast<float2 *>(C + (size_t)r * ldc + c) = make_float2(x, y);
+        else
+            *reinterpret_cast<unsigned *>(C + (size_t)r * ldc + c) = pack_pair(x, y);
+    } else if (left == 1) {
+        wg_store_one(x, C, r, c, ldc, ep);
+    }
+}
+
+// The last part's adding, over its consumer's rows x cols of the tile: its threads take quads
+// of columns in turn, and load every part's sums of a batch of quads (16 bytes each, about 16
+// loads in flight per thread) before storing any. The loads are free of branches — each quad
+// clamped into the tile, the part loop unrolled to SPLITS with each address clamped to a part
+// that exists and the sums of the parts past the tile's count selected away — and come before
+// the stores, which the compiler cannot tell from the workspace: a load behind a branch or a
+// store waits for the one before it (adding the parts into the accumulators, each load behind
+// a branch, ran 16 parts of 1 x 4096 x 4096 15x slower than none; pairs of columns two loads
+// deep ran 16 x 4096 x 4096 in four parts at 0.868 of cuBLAS, these quads at 0.947, H200,
+// docs/PERFORMANCE.md, 2026-11-29 04:40). The loads bypass L1 (ld.global.cg), which may hold
+// the lines of an earlier launch; the parts are added in part order, the same sums whichever
+// part is last.
+__device__ __forceinline__ void wg_add_quads(const float *parts, TO *C, int row0, int col0,
+                                             int rows, int cols, int count, int ldc,
+                                             const matmul_epilogue &ep)
+{
+    enum : int { ROWS = WG_MT * 64, SLICE = ROWS * WG_N, QUADS = WG_N / 4 };
+    enum : int { PER_THREAD = (ROWS * QUADS + 127) / 128, WANT = 16 / WG_SPLITS };
+    enum : int { BATCH = PER_THREAD < WANT ? PER_THREAD : WANT > 1 ? WANT : 1 };
+    const int t = threadIdx.x % 128, total = rows * QUADS;
+    for (int q0 = t; q0 < total; q0 += 128 * BATCH) {
+        float4 s[BATCH];
+#pragma unroll
+        for (int j = 0; j < BATCH; j++) {
+            const int q = min(q0 + j * 128, total - 1);
+            const float *at = parts + q / QUADS * WG_N + q % QUADS * 4;
+            s[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+            for (int p = 0; p < WG_SPLITS; p++) {
+                const float4 v = __ldcg(reinterpret_cast<const float4 *>(
+                    at + (size_t)(p < count ? p : count - 1) * SLICE));
+                s[j].x += p < count ? v.x : 0.0f;
+                s[j].y += p < count ? v.y : 0.0f;
+                s[j].z += p < count ? v.z : 0.0f;
+                s[j].w += p < count ? v.w : 0.0f;
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < BATCH; j++) {
+            const int q = q0 + j * 128, lc = q % QUADS * 4;
+            if (q < total) {
+                wg_store_sums(s[j].x, s[j].y, C, row0 + q / QUADS, col0 + lc, cols - lc, ldc, ep);
+                wg_store_sums(s[j].z, s[j].w, C, row0 + q / QUADS, col0 + lc + 2, cols - lc - 2,
+                              ldc, ep);
+            }
+        }
+    }
+}
+
 // Split-K, after a part's K loop: the part's fp32 sums go to the workspace (its consumer's
 // slice of the tile, row-major: a warp's pairs of one row fill whole 32-byte sectors), rows and
 // columns inside C only, so a decoding's one row writes 1/64 of the slice. Then the part counts
-// itself in, and the last of the tile's parts adds every part's sums (its own read back
-// too) in part order, the same sums whichever part is last, and stores C with the epilogue;
-// it leaves the count at zero for the next launch. Its threads take C's pairs in turn, each
-// pair's loads free of branches so that they are in flight together: the part loop is unrolled
-// to SPLITS with each address clamped to a part that exists and the sums of the parts past
-// the tile's count selected away, since any branch around a load makes the loads wait for
-// each other (adding the parts into the accumulators, each load behind a branch on its row,
-// ran 16 parts of 1 x 4096 x 4096 15x slower than none, H200). A pair's column is found with
-// a constant divisor; an odd N's last column is stored alone. The loads bypass L1
-// (ld.global.cg), which may hold the lines of an earlier launch.
+// itself in, and the last of the tile's parts adds every part's sums (its own read back too:
+// wg_add_quads) and stores C with the epilogue; it leaves the count at zero for the next
+// launch.
 __device__ __forceinline__ void wg_add_parts(const float (&acc)[WG_MT][WG_ACC],
                                              const wg_tiles &tiles, const wg_unit &u, TO *C,
                                              int M, int N, int ldc, int consumer,
@@ -1328,33 +1393,8 @@ __device__ __forceinline__ void wg_add_parts(const float (&acc)[WG_MT][WG_ACC],
     warpgroup_barrier(1 + consumer);
     if (!last[consumer])
         return;
-    enum : int { PAIRS = WG_N / 2 };
-    const int rows = min(ROWS, M - row0), cols = min(WG_N, N - u.col0), count = tiles.parts;
-#pragma unroll 2
-    for (int q = t; q < rows * PAIRS; q += 128) {
-        const int lr = q / PAIRS, lc = q % PAIRS * 2;
-        if (lc >= cols)
-            continue;
-        const float *at = parts + lr * WG_N + lc;
-        float x = 0.0f, y = 0.0f;
-#pragma unroll
-        for (int p = 0; p < WG_SPLITS; p++) { // in part order: the same sums whoever is last
-            const float2 v = __ldcg(reinterpret_cast<const float2 *>(
-                at + (size_t)(p < count ? p : count - 1) * SLICE));
-            x += p < count ? v.x : 0.0f;
-            y += p < count ? v.y : 0.0f;
-        }
-        const int r = row0 + lr, c = u.col0 + lc;
-        if (lc + 1 == cols) { // an odd N's last column (WG_N is even: only the last tile)
-            wg_store_one(x, C, r, c, ldc, ep);
-            continue;
-        }
-        wg_epilogue(x, y, C, r, c, ldc, ep);
-        if constexpr (OUT_ID == OUT_F32)
-            *reinterpret_cast<float2 *>(C + (size_t)r * ldc + c) = make_float2(x, y);
-        else
-            *reinterpret_cast<unsigned *>(C + (size_t)r * ldc + c) = pack_pair(x, y);
-    }
+    wg_add_quads(parts, C, row0, u.col0, min(ROWS, M - row0), min(WG_N, N - u.col0),
+                 tiles.parts, ldc, ep);
 }
 
 __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const tensor_map *a_map,
@@ -1370,6 +1410,13 @@ __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const t
                    ((1024 - (shared_address(dynamic_smem) & 1023)) & 1023);
     const unsigned full0 = shared_address(full), empty0 = shared_address(empty);
     if (threadIdx.x == 0) {
+        // The maps' 128 bytes fetched while the barriers are made, not by the first TMA load:
+        // a product of few microseconds waited on that fetch (fp8 128 x 4096 x 4096 ran at
+        // 0.894 of cuBLAS without, 0.970 with; H200, docs/PERFORMANCE.md, 2026-11-29 04:40).
+        prefetch_tensor_map(a_map);
+        prefetch_tensor_map(b_map);
+        if constexpr (WG_TMA_STORE)
+            prefetch_tensor_map(c_map);
         for (int s = 0; s < STAGES; s++) {
             barrier_init(full0 + 8 * s, 1);
             barrier_init(empty0 + 8 * s, WG_CONSUMERS * 4 * CLUSTER_SIZE); // per consumer warp

@@ -191,6 +191,9 @@ void ir_mbarrier_arrive_expect_tx(ir_builder *ir, LLVMValueRef barrier, unsigned
 void ir_mbarrier_wait(ir_builder *ir, LLVMValueRef barrier, LLVMValueRef parity);
 /* fence.proxy.async.shared::cta: generic-proxy shared writes become visible to the TMA. */
 void ir_fence_proxy_async_shared(ir_builder *ir);
+/* prefetch.tensormap: a tensor map (a kernel parameter's address) into the TMA's descriptor
+ * cache before its first use. */
+void ir_prefetch_tensormap(ir_builder *ir, LLVMValueRef tensor_map);
 /* cp.async.bulk.tensor.2d global → shared, completing on the mbarrier's transaction count. */
 void ir_tma_load_2d(ir_builder *ir, LLVMValueRef shared_dst, LLVMValueRef tensor_map,
                     LLVMValueRef x, LLVMValueRef y, LLVMValueRef barrier);

@@ -76,6 +76,12 @@ void ir_fence_proxy_async_shared(ir_builder *ir)
     ir_asm(ir, ir->void_type, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
 }
 
+void ir_prefetch_tensormap(ir_builder *ir, LLVMValueRef tensor_map)
+{
+    LLVMValueRef args[] = {tensor_map};
+    ir_asm(ir, ir->void_type, "prefetch.tensormap [$0];", "l,~{memory}", args, 1);
+}
+
 void ir_tma_load_2d(ir_builder *ir, LLVMValueRef shared_dst, LLVMValueRef tensor_map,
                     LLVMValueRef x, LLVMValueRef y, LLVMValueRef barrier)
 {

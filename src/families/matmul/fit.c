@@ -50,10 +50,16 @@ static const pj_matmul_fit_tile split_tiles[] = {
 /* A part's K loop is at least this many k tiles (of 128 bytes of K): shorter ones spend more
  * on filling the pipeline and adding the parts than the parallelism gains. */
 #define MIN_PART_K_TILES 4
-/* Split only products of this many rows at most (a decoding's): at 128 x 1024 x 4096 no split
- * measured faster than the 64 x 64 tile unsplit (0.67-0.73 of cuBLAS against 0.735), the last
- * part adding rows x width x parts sums. */
-#define SPLIT_ROWS_MAX 32
+/* Split only products of this many rows at most; past a decoding's DECODE_ROWS, only where
+ * even the smallest tile (64 x 64) leaves more than half the SMs without a tile, where the
+ * parts' blocks put idle SMs to work. Where the tiles already fill a wave the parts only add
+ * work: on the H200 (L2 emptied by a read; docs/PERFORMANCE.md, 2026-11-29 04:40) 128 x 1024 x
+ * 4096 (32 tiles) ran at 0.893 of cuBLAS in four parts against 0.695 unsplit, 128 x 4096 x 4096
+ * (128 tiles) at 0.723 in two against 0.969. Before the last part's adding loaded its sums in
+ * quads, several deep (the template's wg_add_quads), no split of 128 x 1024 x 4096 won and
+ * splits stopped at 32 rows. */
+#define SPLIT_ROWS_MAX 128
+#define DECODE_ROWS 32
 /* Fills within SPLIT_TIE of the fullest count as equal (the wider tile, then fewer parts win). */
 #define SPLIT_TIE 0.05
 
@@ -121,6 +127,8 @@ const pj_matmul_fit_tile *pj_matmul_fit_split(uint64_t m, uint64_t n, uint64_t k
 {
     if (sms < 1 || !m || !n || m > SPLIT_ROWS_MAX || m >= (1ull << 31) || n >= (1ull << 31))
         return NULL;
+    if (m > DECODE_ROWS && (m + 63) / 64 * ((n + 63) / 64) * 2 > (uint64_t)sms)
+        return NULL; /* 64 x 64 tiles fill half the SMs or more */
     double fill[PJ_ARRAY_SIZE(split_tiles)], most = 0;
     for (size_t i = 0; i < PJ_ARRAY_SIZE(split_tiles); i++) {
         const pj_matmul_fit_tile *t = &split_tiles[i];

@@ -18,11 +18,12 @@ int pj_matmul_fit_names_tile(const char *params);
  * 0.85 of the bm x bn tile's time; NULL to keep bm x bn. */
 const pj_matmul_fit_tile *pj_matmul_fit_choose(uint64_t m, uint64_t n, int bm, int bn, int sms);
 
-/* Split-K for a decoding's product (m at most 32 rows) of k_tiles k tiles on sms SMs: the
+/* Split-K for a product of few tiles (m at most 32 rows, a decoding's; or at most 128 where
+ * 64 x 64 tiles would leave more than half the SMs idle) of k_tiles k tiles on sms SMs: the
  * 64-row tile (64 x 128 or 64 x 64) and parts (2 to 4, each at least 4 k tiles) whose units
  * (tiles x parts, one wave at most) fill the SMs best, fills within 0.05 of the best taken as
- * equal and then the wider tile and the fewest parts; NULL where none fits one wave or m is
- * larger. */
+ * equal and then the wider tile and the fewest parts; NULL where none fits one wave, or for
+ * other products. */
 const pj_matmul_fit_tile *pj_matmul_fit_split(uint64_t m, uint64_t n, uint64_t k_tiles, int sms);
 
 /* The words of the smaller tile pj_matmul_fit_choose picks for request (params as written)

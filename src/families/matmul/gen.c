@@ -1307,7 +1307,9 @@ static void wg_store_tma(matmul_gen *g, wg_state *w, LLVMValueRef consumer, LLVM
 /* The stages, aligned to the 1024 bytes over which the 128-byte swizzle repeats (the host
  * gives 1 KiB of slack), and the barriers: "full" completes on the TMA's bytes, "empty" on
  * one arrival per consumer warp (of every block of the cluster). Thread 0 initializes them
- * before anyone waits; in a cluster, before the peer block's multicasts and arrivals too. */
+ * before anyone waits; in a cluster, before the peer block's multicasts and arrivals too. It
+ * first prefetches the tensor maps, whose fetch the first TMA load would otherwise wait for
+ * (the template's matmul_wgmma says what that cost). */
 static void wg_setup(matmul_gen *g, wg_state *w)
 {
     ir_builder *ir = g->ir;
@@ -1316,6 +1318,10 @@ static void wg_setup(matmul_gen *g, wg_state *w)
     w->empty0 = ir_shared_address(ir, ir_shared_array(ir, "empty", ir->i64, (unsigned)g->stages, 8));
     ir_if_state only;
     ir_if(ir, &only, ir_eq(ir, g->tid, i32c(g, 0)));
+    ir_prefetch_tensormap(ir, ir_param_address(ir, g->a_map));
+    ir_prefetch_tensormap(ir, ir_param_address(ir, g->b_map));
+    if (g->store_tma)
+        ir_prefetch_tensormap(ir, ir_param_address(ir, g->c_map));
     for (int s = 0; s < g->stages; s++) {
         ir_mbarrier_init(ir, ir_add(ir, w->full0, i32c(g, 8 * s)), 1);
         ir_mbarrier_init(ir, ir_add(ir, w->empty0, i32c(g, 8 * s)),

@@ -224,9 +224,11 @@ START_TEST(matmul_wgmma_variants_compile_to_their_instructions)
     expect_in_ptx(context, "bias=column", "ld.global.nc.f32");
     expect_in_ptx(context, "variant=wgmma_fp8 out=f16", "cvt.rn.f16x2.f32");
     expect_in_ptx(context, "out=f16", "cvt.rn.f16x2.f32"); /* bf16 in, f16 out */
-    /* Split-K: the parts' count, their sums through L2 only, none of it without splits. */
+    /* The tensor maps prefetched. Split-K: the parts' count, their sums through L2 only (in
+     * quads), none of it without splits. */
+    expect_in_ptx(context, "", "prefetch.tensormap");
     expect_in_ptx(context, "splits=4", "atom.global.add.u32");
-    expect_in_ptx(context, "splits=3 store=direct bm=64 consumers=1 mma=m64n128k16", "ld.global.cg.v2.f32");
+    expect_in_ptx(context, "splits=3 store=direct bm=64 consumers=1 mma=m64n128k16", "ld.global.cg.v4.f32");
     expect_not_in_ptx(context, "", "atom.global.add.u32");
     expect_in_ptx(context, "variant=wgmma_fp8 sched=persistent store=tma cluster=2 alpha=scaled "
                            "beta=scaled bias=column act=gelu mma=m64n128k16",
@@ -778,8 +780,9 @@ START_TEST(matmul_fit_chooses_by_shape)
 }
 END_TEST
 
-/* Split-K for a decoding's product: the 64-row tile (64 x 128 or 64 x 64) and 2 to 4 parts
- * whose one wave fills 132 SMs best (within 0.05: the wider tile, then fewer parts). */
+/* Split-K for a decoding's product, or one of up to 128 rows whose 64 x 64 tiles leave most
+ * SMs idle: the 64-row tile (64 x 128 or 64 x 64) and 2 to 4 parts whose one wave fills 132
+ * SMs best (within 0.05: the wider tile, then fewer parts). */
 START_TEST(matmul_fit_splits_k_where_tiles_are_few)
 {
     static const struct {
@@ -792,7 +795,10 @@ START_TEST(matmul_fit_splits_k_where_tiles_are_few)
         {16, 1024, 64, 132, 64, 4},    /* 16 x 4 = 64 against 8 x 4 = 32 */
         {1, 4096, 8, 132, 64, 2},      /* parts of at least 4 k tiles: 2 at most, 64 x 2 = 128 */
         {1, 4096, 7, 132, 0, 0},       /* ... and none below 8 */
-        {33, 4096, 64, 132, 0, 0},     /* more rows than a decoding's */
+        {129, 1024, 64, 132, 0, 0},    /* more rows than split-K takes */
+        {33, 4096, 64, 132, 128, 4},   /* past a decoding's rows: 64 tiles of 64 x 64, half idle */
+        {128, 1024, 64, 132, 64, 4},   /* 32 tiles of 64 x 64 fill a quarter: 4 parts, 128 */
+        {128, 4096, 64, 132, 0, 0},    /* 128 tiles of 64 x 64 fill a wave */
         {1, 4096, 64, 0, 0, 0},        /* no SMs known */
         {1, 201, 64, 132, 64, 3},      /* 4 tiles: 3 parts (12) tie with 4 (16), fewer parts */
         {8, 4096, 64, 114, 128, 3},    /* 114 SMs: 32 x 3 = 96; 4 parts or 64 x 64 overflow */
@@ -809,7 +815,7 @@ START_TEST(matmul_fit_splits_k_where_tiles_are_few)
 }
 END_TEST
 
-/* The plan of a decoding's product splits K (with NVRTC, not with the llvm backend, which
+/* The plan of a product of few tiles splits K (with NVRTC, not with the llvm backend, which
  * builds none), counts the parts as the kernel does (none empty), and leaves a named splits= and
  * a full product alone. */
 /* Whether params holds word whole ("splits=1" is not in "splits=12"). */
@@ -832,7 +838,9 @@ START_TEST(matmul_plan_splits_k_for_few_tiles)
     } cases[] = {
         {"", 1, 4096, 4096, "splits=4"},
         {"", 16, 1024, 4096, "splits=4"},
-        {"", 128, 1024, 4096, NULL}, /* more rows than a decoding's: not split */
+        {"", 128, 1024, 4096, "splits=4"}, /* 32 tiles of 64 x 64: split */
+        {"", 128, 4096, 4096, NULL},       /* 128 tiles fill a wave: not split */
+        {"", 256, 1024, 4096, NULL},       /* more rows than split-K takes */
         {"variant=wgmma_fp8", 16, 4096, 4096, "splits=4"},
         {"", 8192, 8192, 8192, NULL},
         {"backend=llvm", 1, 4096, 4096, NULL},

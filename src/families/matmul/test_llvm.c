@@ -440,7 +440,7 @@ START_TEST(variants_hold_the_instructions_they_are_about)
         "cp.async.bulk.tensor.2d.shared::cluster.global", "setmaxnreg.inc.sync.aligned.u32 232",
         "setmaxnreg.dec.sync.aligned.u32 40", "mbarrier.try_wait.parity",
         "mbarrier.arrive.expect_tx", "fence.mbarrier_init.release.cluster", "cvt.rn.bf16x2.f32",
-        "cvta.param.u64"};
+        "cvta.param.u64", "prefetch.tensormap"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(hopper); i++)
         ck_assert_msg(strstr(wgmma, hopper[i]), "no %s", hopper[i]);
     /* 4 B boxes of 64 columns and one A box per stage. */

@@ -1,5 +1,6 @@
 // compare.cu — the tuner's own kernels, loaded as PTX (compare_ptx.c, generated from this file):
-// random inputs made on the GPU, and the check of a candidate's result against the reference's.
+// random inputs made on the GPU, the check of a candidate's result against the reference's,
+// and the read that empties L2 before a timed run.
 // pj_tune_compare counts the elements of got that differ from want (exactly, or beyond
 // rel * |want| + abs) and keeps the first such index.
 #include <cuda_fp16.h>
@@ -62,4 +63,22 @@ extern "C" __global__ void pj_tune_fill(void *data, unsigned long long n, int ki
         else
             ((unsigned short *)data)[i] = (unsigned short)(__float_as_uint(value) >> 16);
     }
+}
+
+// Reads n 16-byte words: L2 emptied of what a run left there by filling it with clean lines of
+// another buffer (a fill would leave dirty lines, whose write-back lands in the next timed
+// run). The words' sum is stored only where it equals key, which the caller makes unlikely:
+// the reads cannot be left out.
+extern "C" __global__ void pj_tune_read(const uint4 *data, unsigned long long n, unsigned key,
+                                        unsigned *sink)
+{
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned sum = 0;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += stride) {
+        const uint4 v = data[i];
+        sum += v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (sum == key)
+        *sink = sum;
 }

@@ -1,21 +1,27 @@
 /* runner.c — candidates on the GPU, on one stream (the default one): a checked run (outputs
  * poisoned first, timed between events around the run alone, waited for, a failure told
- * apart from a lost context), and timed runs between CUDA events, with L2 flushed before each
- * for memory-bound work (a memset of twice the L2: what a run leaves in L2 must not serve the
- * next). The runs of one call are enqueued back to back and waited for once, so the GPU never
- * idles between them while the host submits the next. */
+ * apart from a lost context), and timed runs between CUDA events, with L2 emptied before each
+ * for memory-bound work (a read of twice the L2: what a run leaves in L2 must not serve the
+ * next, and a fill would leave dirty lines whose write-back lands in the next run). The runs of
+ * one call are enqueued back to back and waited for once, so the GPU never idles between them
+ * while the host submits the next. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tune/scaffold.h"
 #include "tune/tune.h"
+
+extern const char pj_tune_compare_ptx[];
 
 typedef struct {
     ptxjit_context *context;
     const ptxjit_tune_options *options;
     pj_tune_scaffold *scaffold; /* a built-in family's problem; NULL with user callbacks */
-    CUdeviceptr flush;
+    CUdeviceptr flush; /* flush_bytes to read, then the read's 16-byte sink */
     size_t flush_bytes;
+    CUmodule flush_module; /* compare.cu's: pj_tune_read */
+    CUfunction flush_read;
     int lost;
     CUcontext saved; /* the caller's CUDA context, current again on release */
     CUevent around[2]; /* the checked run's start and end */
@@ -36,13 +42,24 @@ static int context_lost(gpu_bench *g)
     return g->lost;
 }
 
-/* L2 emptied of what came before (memory-bound work only): byte fills the flush buffer. */
-static ptxjit_status flush_l2(gpu_bench *g, unsigned char byte)
+/* L2 emptied of what came before (memory-bound work only) by a read of the flush buffer, which
+ * leaves it full of clean lines. Before 2026-11-29 a memset filled it: a run of a candidate
+ * then wrote back up to an L2 of dirty lines, or not, as the eviction fell, and a first round's
+ * single run of softmax 65536 x 4096 came out 16-50% slow often enough to drop the fastest
+ * candidate in one tuning of five (H200, docs/PERFORMANCE.md, 2026-11-29 04:40). sample only
+ * varies the key that keeps the read from being left out. */
+static ptxjit_status flush_l2(gpu_bench *g, unsigned sample)
 {
-    return g->flush ? PJ_CU(g->context->driver->cuMemsetD8Async(g->flush, byte, g->flush_bytes,
-                                                                NULL),
-                            "cuMemsetD8Async (L2 flush)")
-                    : PTXJIT_OK;
+    if (!g->flush)
+        return PTXJIT_OK;
+    CUdeviceptr data = g->flush, sink = g->flush + g->flush_bytes;
+    unsigned long long words = g->flush_bytes / 16;
+    unsigned key = 0x9e3779b9u ^ sample;
+    void *args[] = {&data, &words, &key, &sink};
+    const unsigned blocks = (unsigned)(g->context->sm_count > 0 ? g->context->sm_count : 1) * 8;
+    return PJ_CU(g->context->driver->cuLaunchKernel(g->flush_read, blocks, 1, 1, 256, 1, 1, 0,
+                                                    NULL, args, NULL),
+                 "cuLaunchKernel (the tuner's L2 flush)");
 }
 
 /* The checked run, between the events around[] when its time is asked for: poisoned outputs
@@ -52,7 +69,7 @@ static ptxjit_status checked_run(gpu_bench *g, ptxjit_kernel *kernel, double *ms
     const pj_driver *d = g->context->driver;
     ptxjit_status status = g->scaffold ? pj_tune_scaffold_poison(g->scaffold) : PTXJIT_OK;
     if (status == PTXJIT_OK && ms)
-        status = flush_l2(g, 0x5a);
+        status = flush_l2(g, 0);
     if (status == PTXJIT_OK && ms)
         status = PJ_CU(d->cuEventRecord(g->around[0], NULL), "cuEventRecord");
     if (status == PTXJIT_OK)
@@ -96,7 +113,7 @@ static ptxjit_status gpu_measure(pj_tune_bench *bench, ptxjit_kernel *kernel, do
     if (status == PTXJIT_OK && warm)
         status = run_once(g, kernel);
     for (int i = 0; i < count && status == PTXJIT_OK; i++) {
-        status = flush_l2(g, (unsigned char)i);
+        status = flush_l2(g, (unsigned)i + 1);
         if (status == PTXJIT_OK)
             status = PJ_CU(d->cuEventRecord(events[2 * i], NULL), "cuEventRecord");
         if (status == PTXJIT_OK)
@@ -133,6 +150,8 @@ static void gpu_release(pj_tune_bench *bench)
     pj_tune_scaffold_close(g->scaffold);
     if (g->flush)
         g->context->driver->cuMemFree(g->flush);
+    if (g->flush_module)
+        g->context->driver->cuModuleUnload(g->flush_module);
     for (int i = 0; i < 2; i++)
         if (g->around[i])
             g->context->driver->cuEventDestroy(g->around[i]);
@@ -141,15 +160,54 @@ static void gpu_release(pj_tune_bench *bench)
     bench->state = NULL;
 }
 
-/* Twice the L2, so that nothing a run left there survives the flush. */
+/* The GPU kept reading for PREHEAT_MS before the first candidate runs: in a fresh process a
+ * first round of warm-cache candidates ran while the clocks were still rising, and single
+ * runs came out 14-20% slow often enough to drop the fastest candidates (softmax 65536 x 4096,
+ * four winners in five tunings, each a fresh `ptxjit tune --retune`; H200, docs/PERFORMANCE.md,
+ * 2026-11-29 04:40). */
+#define PREHEAT_MS 20.0
+#define PREHEAT_BATCH 32
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static ptxjit_status preheat(gpu_bench *g)
+{
+    const double start = now_ms();
+    ptxjit_status status = PTXJIT_OK;
+    while (status == PTXJIT_OK && now_ms() - start < PREHEAT_MS) {
+        for (int i = 0; i < PREHEAT_BATCH && status == PTXJIT_OK; i++)
+            status = flush_l2(g, (unsigned)i);
+        if (status == PTXJIT_OK)
+            status = PJ_CU(g->context->driver->cuCtxSynchronize(), "the tuner's preheat");
+    }
+    return status;
+}
+
+/* Twice the L2 (16-byte words), so that nothing a run left there survives the flush, and the
+ * kernel that reads it; the buffer is set once, so that the reads are of defined bytes. */
 static ptxjit_status make_flush(gpu_bench *g)
 {
+    const pj_driver *d = g->context->driver;
     int l2 = 0;
-    g->context->driver->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
-                                             g->context->device);
-    g->flush_bytes = (size_t)(l2 > 0 ? l2 : 50 << 20) * 2;
-    return PJ_CU(g->context->driver->cuMemAlloc(&g->flush, g->flush_bytes),
-                 "cuMemAlloc (the L2 flush buffer)");
+    d->cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, g->context->device);
+    g->flush_bytes = (size_t)(l2 > 0 ? l2 : 50 << 20) * 2 / 16 * 16;
+    ptxjit_status status = PJ_CU(d->cuMemAlloc(&g->flush, g->flush_bytes + 16),
+                                 "cuMemAlloc (the L2 flush buffer)");
+    if (status == PTXJIT_OK)
+        status = PJ_CU(d->cuMemsetD8Async(g->flush, 0x5a, g->flush_bytes + 16, NULL),
+                       "cuMemsetD8Async");
+    if (status == PTXJIT_OK)
+        status = PJ_CU(d->cuModuleLoadData(&g->flush_module, pj_tune_compare_ptx),
+                       "cuModuleLoadData (the tuner's L2 flush)");
+    if (status == PTXJIT_OK)
+        status = PJ_CU(d->cuModuleGetFunction(&g->flush_read, g->flush_module, "pj_tune_read"),
+                       "cuModuleGetFunction");
+    return status;
 }
 
 ptxjit_status pj_tune_bench_gpu(pj_tune_bench *out, const pj_tune_bench_spec *spec)
@@ -165,7 +223,7 @@ ptxjit_status pj_tune_bench_gpu(pj_tune_bench *out, const pj_tune_bench_spec *sp
         pj_gpu_leave(spec->context, saved);
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     }
-    *g = (gpu_bench){spec->context, spec->options, NULL, 0, 0, 0, saved, {NULL, NULL}};
+    *g = (gpu_bench){.context = spec->context, .options = spec->options, .saved = saved};
     *out = (pj_tune_bench){g, gpu_check, gpu_measure, gpu_lost, gpu_release, {0}};
     pj_tune_limits_read(&out->limits, spec->context);
     for (int i = 0; i < 2 && status == PTXJIT_OK; i++)
@@ -174,6 +232,8 @@ ptxjit_status pj_tune_bench_gpu(pj_tune_bench *out, const pj_tune_bench_spec *sp
     /* User kernels may be memory-bound too: their L2 is flushed as well. */
     if (status == PTXJIT_OK && (!spec->builtin || spec->builtin->tune->memory_bound))
         status = make_flush(g);
+    if (status == PTXJIT_OK && g->flush)
+        status = preheat(g);
     if (status == PTXJIT_OK && spec->builtin)
         status = pj_tune_scaffold_open(&g->scaffold, spec->context, spec->builtin, spec->sizes,
                                        spec->reference);

@@ -414,13 +414,13 @@ __device__ __forceinline__ void tma_load(unsigned dst, const tensor_map *map, in
                  ::"r"(dst), "l"(map), "r"(x), "r"(y), "r"(bar) : "memory");
 }
 
-// The same from a 3-D map (the wgmma variants: z is the product of a batch).
 // A tensor map (a kernel parameter) brought into the TMA's descriptor cache ahead of its use.
 __device__ __forceinline__ void prefetch_tensor_map(const tensor_map *map)
 {
     asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
 }
 
+// The same as tma_load_2d from a 3-D map (the wgmma variants: z is the product of a batch).
 __device__ __forceinline__ void tma_load_3d(unsigned dst, const tensor_map *map, int x, int y,
                                             int z, unsigned bar)
 {

@@ -45,9 +45,10 @@ static int context_lost(gpu_bench *g)
 /* L2 emptied of what came before (memory-bound work only) by a read of the flush buffer, which
  * leaves it full of clean lines. Before 2026-11-29 a memset filled it: a run of a candidate
  * then wrote back up to an L2 of dirty lines, or not, as the eviction fell, and a first round's
- * single run of softmax 65536 x 4096 came out 16-50% slow often enough to drop the fastest
- * candidate in one tuning of five (H200, docs/PERFORMANCE.md, 2026-11-29 04:40). sample only
- * varies the key that keeps the read from being left out. */
+ * single runs of softmax 65536 x 4096 came out 14-50% slow often enough to drop the fastest
+ * candidates: five tunings picked four winners (H200, docs/PERFORMANCE.md, 2026-11-29 04:40;
+ * the preheat below did the rest). sample only varies the key that keeps the read from being
+ * left out. */
 static ptxjit_status flush_l2(gpu_bench *g, unsigned sample)
 {
     if (!g->flush)

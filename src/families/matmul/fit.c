@@ -28,8 +28,8 @@ static const pj_matmul_fit_tile smaller_tiles[] = {
     {64, 128, TILE_64x128, 1},   {64, 64, TILE_64x64, 1},
 };
 
-/* Split-K (the template's splits=): where a decoding's few rows make few tiles, each tile's K
- * loop is cut into parts run by different blocks. The tiles and counts a fit takes, as literal
+/* Split-K (the template's splits=): where few rows make few tiles (a decoding's, or up to 128
+ * rows: SPLIT_ROWS_MAX below), each tile's K loop is cut into parts run by different blocks. The tiles and counts a fit takes, as literal
  * words (the fit hands out words that live as long as the library). Measured on the H200
  * (docs/PERFORMANCE.md, 2026-11-28 15:19) at 1 and 16 x 4096 x 4096: 64 x 128 tiles in 4 parts
  * 0.966 / 0.903 of cuBLAS, in 2 parts 0.959 / 0.895, 64 x 64 in 2 parts 0.937 / 0.849, 64 x 192
@@ -127,7 +127,7 @@ const pj_matmul_fit_tile *pj_matmul_fit_split(uint64_t m, uint64_t n, uint64_t k
 {
     if (sms < 1 || !m || !n || m > SPLIT_ROWS_MAX || m >= (1ull << 31) || n >= (1ull << 31))
         return NULL;
-    if (m > DECODE_ROWS && (m + 63) / 64 * ((n + 63) / 64) * 2 > (uint64_t)sms)
+    if (m > DECODE_ROWS && (m + 63) / 64 * ((n + 63) / 64) * 2 >= (uint64_t)sms)
         return NULL; /* 64 x 64 tiles fill half the SMs or more */
     double fill[PJ_ARRAY_SIZE(split_tiles)], most = 0;
     for (size_t i = 0; i < PJ_ARRAY_SIZE(split_tiles); i++) {

@@ -799,6 +799,8 @@ START_TEST(matmul_fit_splits_k_where_tiles_are_few)
         {33, 4096, 64, 132, 128, 4},   /* past a decoding's rows: 64 tiles of 64 x 64, half idle */
         {128, 1024, 64, 132, 64, 4},   /* 32 tiles of 64 x 64 fill a quarter: 4 parts, 128 */
         {128, 4096, 64, 132, 0, 0},    /* 128 tiles of 64 x 64 fill a wave */
+        {64, 4224, 64, 132, 0, 0},     /* 66 tiles: half the SMs, none idle past half */
+        {64, 4160, 64, 132, 128, 4},   /* 65 tiles: 64 x 128 (33) in 4 parts, 132 */
         {1, 4096, 64, 0, 0, 0},        /* no SMs known */
         {1, 201, 64, 132, 64, 3},      /* 4 tiles: 3 parts (12) tie with 4 (16), fewer parts */
         {8, 4096, 64, 114, 128, 3},    /* 114 SMs: 32 x 3 = 96; 4 parts or 64 x 64 overflow */

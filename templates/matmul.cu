@@ -1182,6 +1182,17 @@ __device__ __forceinline__ unsigned pack_pair(float x, float y)
 
 // store=direct: accumulator (row, col) pairs, row w*16 + l/4 (+8), column 8i + 2(l%4) (+1) of
 // the 64 x N tile, straight to C (rows ldc elements apart: an even number, as N is).
+// Elements (r, c) and (r, c + 1) of C: the epilogue on the pair of sums x, y, then one store.
+__device__ __forceinline__ void wg_store_pair(float x, float y, TO *C, int r, int c, int ldc,
+                                              const matmul_epilogue &ep)
+{
+    wg_epilogue(x, y, C, r, c, ldc, ep);
+    if constexpr (OUT_ID == OUT_F32)
+        *reinterpret_cast<float2 *>(C + (size_t)r * ldc + c) = make_float2(x, y);
+    else
+        *reinterpret_cast<unsigned *>(C + (size_t)r * ldc + c) = pack_pair(x, y);
+}
+
 __device__ __forceinline__ void wg_store(float (&acc)[WG_MT][WG_ACC], TO *C, int M, int N,
                                          int ldc, int row0, int col0, int consumer,
                                          const matmul_epilogue &ep)
@@ -1197,12 +1208,8 @@ __device__ __forceinline__ void wg_store(float (&acc)[WG_MT][WG_ACC], TO *C, int
                 const int c = col0 + i * 8 + (l % 4) * 2;
                 if (r >= M || c >= N) // N is a multiple of 8: c + 1 < N too
                     continue;
-                float x = acc[m][i * 4 + h * 2], y = acc[m][i * 4 + h * 2 + 1];
-                wg_epilogue(x, y, C, r, c, ldc, ep);
-                if constexpr (OUT_ID == OUT_F32)
-                    *reinterpret_cast<float2 *>(C + (size_t)r * ldc + c) = make_float2(x, y);
-                else
-                    *reinterpret_cast<unsigned *>(C + (size_t)r * ldc + c) = pack_pair(x, y);
+                wg_store_pair(acc[m][i * 4 + h * 2], acc[m][i * 4 + h * 2 + 1], C, r, c, ldc,
+                              ep);
             }
 }
 
@@ -1293,15 +1300,10 @@ __device__ __forceinline__ void wg_store_one(float x, TO *C, int r, int c, int l
 __device__ __forceinline__ void wg_store_sums(float x, float y, TO *C, int r, int c, int left,
                                               int ldc, const matmul_epilogue &ep)
 {
-    if (left >= 2) {
-        wg_epilogue(x, y, C, r, c, ldc, ep);
-        if constexpr (OUT_ID == OUT_F32)
-            *reinterpret_cast<float2 *>(C + (size_t)r * ldc + c) = make_float2(x, y);
-        else
-            *reinterpret_cast<unsigned *>(C + (size_t)r * ldc + c) = pack_pair(x, y);
-    } else if (left == 1) {
+    if (left >= 2)
+        wg_store_pair(x, y, C, r, c, ldc, ep);
+    else if (left == 1)
         wg_store_one(x, C, r, c, ldc, ep);
-    }
 }
 
 // The last part's adding, over its consumer's rows x cols of the tile: its threads take quads

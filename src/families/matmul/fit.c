@@ -29,8 +29,9 @@ static const pj_matmul_fit_tile smaller_tiles[] = {
 };
 
 /* Split-K (the template's splits=): where few rows make few tiles (a decoding's, or up to 128
- * rows: SPLIT_ROWS_MAX below), each tile's K loop is cut into parts run by different blocks. The tiles and counts a fit takes, as literal
- * words (the fit hands out words that live as long as the library). Measured on the H200
+ * rows: SPLIT_ROWS_MAX below), each tile's K loop is cut into parts run by different blocks.
+ * The tiles and counts a fit takes, as literal words (the fit hands out words that live as
+ * long as the library). Measured on the H200
  * (docs/PERFORMANCE.md, 2026-11-28 15:19) at 1 and 16 x 4096 x 4096: 64 x 128 tiles in 4 parts
  * 0.966 / 0.903 of cuBLAS, in 2 parts 0.959 / 0.895, 64 x 64 in 2 parts 0.937 / 0.849, 64 x 192
  * in 4 parts 0.927 / 0.819; 6 or more parts lost at every shape (8: 0.57-0.68), the adding

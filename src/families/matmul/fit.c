@@ -28,6 +28,29 @@ static const pj_matmul_fit_tile smaller_tiles[] = {
     {64, 128, TILE_64x128, 1},   {64, 64, TILE_64x64, 1},
 };
 
+/* fp8 takes the 128 x 128 tile with persistent blocks, not sched=grid: on the H200 at 256 x 8192
+ * x 4096 grid ran at 0.931 of cuBLASLt and persistent at 0.995, at 256 x 14336 x 4096 0.798
+ * against 0.900 (docs/PERFORMANCE.md, 2026-11-29 09:05). And where the fit keeps the default
+ * tile for a product of FP8_ROW_TILES_MIN to FP8_ROW_TILES_MAX row tiles of 128, fp8 takes it
+ * too: its K loop runs twice as fast as bf16's over the same bytes, and the default's three
+ * stages (the 64 KiB tile of C for the TMA stores leaves room for no more) kept less of B in
+ * flight than 128 x 128's six. Measured against the default at 15 shapes (the same rounds):
+ * from 2 to 12 row tiles it won at 200 / 256 / 384 / 1024 / 1536 rows (256 x 14336 x 4096
+ * 0.801 -> 0.900, 256 x 57344 x 4096 0.772 -> 0.913, 1024 x 14336 x 4096 0.821 -> 0.899),
+ * tied at 768, lost 1-3% at 192 and 512 (their spreads); it lost at one row tile (128 x 32000 x
+ * 4096 0.971 -> 0.931) and at 16 or more (2048 / 4096 x 14336 x 4096 0.920 -> 0.892, 0.914 ->
+ * 0.873), where B is read from L2 by many row tiles and the wider tile's fewer loads win. On
+ * shapes not used to set the rule (09:13) it won at 512 / 768 x 28672 x 4096 (0.815 -> 0.906,
+ * 0.851 -> 0.890) and 1280 x 14336 x 4096 (0.817 -> 0.882), tied at 384 x 11008 x 4096. bf16
+ * keeps the default (0.986 against 1.014 at 256 x 14336 x 4096). */
+#define TILE_128x128_FP8 "mma=m64n128k16 stages=6"
+static const pj_matmul_fit_tile fp8_tile = {128, 128, TILE_128x128_FP8, 1};
+#define FP8_ROW_TILES_MIN 2
+#define FP8_ROW_TILES_MAX 12
+/* ... whose last row tile is more than half full: at 160 rows (a last tile of 32) 128 x 128
+ * lost, 0.680 -> 0.610, at 192 (64) 0.737 -> 0.715, at 200 (72) it won, 0.724 -> 0.772. */
+#define FP8_LAST_ROWS_MIN 64
+
 /* Split-K (the template's splits=): where few rows make few tiles (a decoding's, or up to 128
  * rows: SPLIT_ROWS_MAX below), each tile's K loop is cut into parts run by different blocks.
  * The tiles and counts a fit takes, as literal words (the fit hands out words that live as
@@ -152,6 +175,18 @@ const pj_matmul_fit_tile *pj_matmul_fit_split(uint64_t m, uint64_t n, uint64_t k
     return best;
 }
 
+const pj_matmul_fit_tile *pj_matmul_fit_fp8(const pj_matmul_fit_tile *chosen, uint64_t m,
+                                            int bm, int bn)
+{
+    if (chosen && chosen->bm == 128 && chosen->bn == 128 && chosen->splits == 1)
+        return &fp8_tile;
+    const uint64_t row_tiles = (m + 127) / 128, last_rows = m - (row_tiles - 1) * 128;
+    if (!chosen && bm == 128 && bn == 256 && row_tiles >= FP8_ROW_TILES_MIN &&
+        row_tiles <= FP8_ROW_TILES_MAX && last_rows > FP8_LAST_ROWS_MIN)
+        return &fp8_tile;
+    return chosen;
+}
+
 const char *pj_matmul_fit_words(const pj_request *request, const char *params,
                                 const uint64_t *sizes, int sms, int llvm)
 {
@@ -165,6 +200,8 @@ const char *pj_matmul_fit_words(const pj_request *request, const char *params,
         return NULL;
     const pj_matmul_fit_tile *tile =
         pj_matmul_fit_choose(sizes[0], sizes[1], config.bm, config.tile_n, sms);
+    if (config.variant == MATMUL_WGMMA_FP8)
+        tile = pj_matmul_fit_fp8(tile, sizes[0], config.bm, config.tile_n);
     /* The llvm backend's generator builds no split-K; nor does a template without it. */
     const pj_param_reader reader = pj_request_reader(request);
     if (llvm || !pj_read(&reader, "splits").present)
@@ -180,6 +217,8 @@ const pj_matmul_fit_tile *pj_matmul_fit_tile_of(const char *words)
     for (size_t i = 0; words && i < PJ_ARRAY_SIZE(smaller_tiles); i++)
         if (smaller_tiles[i].words == words)
             return &smaller_tiles[i];
+    if (words && words == fp8_tile.words)
+        return &fp8_tile;
     for (size_t i = 0; words && i < PJ_ARRAY_SIZE(split_tiles); i++)
         if (split_tiles[i].words == words)
             return &split_tiles[i];

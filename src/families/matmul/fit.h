@@ -18,6 +18,12 @@ int pj_matmul_fit_names_tile(const char *params);
  * 0.85 of the bm x bn tile's time; NULL to keep bm x bn. */
 const pj_matmul_fit_tile *pj_matmul_fit_choose(uint64_t m, uint64_t n, int bm, int bn, int sms);
 
+/* fp8's tile, given what pj_matmul_fit_choose chose for m rows (chosen; NULL: the request's
+ * bm x bn): 128 x 128 with persistent blocks and six stages in place of the 128 x 128 tile, and
+ * in place of the default 128 x 256 for 2 to 12 row tiles of 128; else chosen. */
+const pj_matmul_fit_tile *pj_matmul_fit_fp8(const pj_matmul_fit_tile *chosen, uint64_t m,
+                                            int bm, int bn);
+
 /* Split-K for a product of few tiles (m at most 32 rows, a decoding's; or at most 128 where
  * 64 x 64 tiles would leave more than half the SMs idle) of k_tiles k tiles on sms SMs: the
  * 64-row tile (64 x 128 or 64 x 64) and parts (2 to 4, each at least 4 k tiles) whose units

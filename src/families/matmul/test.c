@@ -780,6 +780,40 @@ START_TEST(matmul_fit_chooses_by_shape)
 }
 END_TEST
 
+/* fp8 takes 128 x 128 with persistent blocks where the fit takes 128 x 128, and in place of the
+ * default 128 x 256 for 2 to 12 row tiles of 128 whose last holds more than 64 rows; other
+ * choices, and other tiles asked for, stand. */
+START_TEST(matmul_fit_fp8_tile)
+{
+    static const struct {
+        uint64_t m, n;
+        int bm, bn; /* 0: the default; else 128 x 128 persistent, no sched= in its words */
+    } cases[] = {
+        {256, 14336, 128, 128},  {129, 14336, 0, 0},  {1536, 14336, 128, 128},
+        {1537, 14336, 0, 0},     {4096, 14336, 0, 0}, {128, 32000, 0, 0},
+        {200, 14336, 128, 128},  {192, 14336, 0, 0},  {160, 14336, 0, 0},
+        {1500, 14336, 128, 128}, /* 12 row tiles, the last of 92 rows: taken */
+        {1430, 14336, 0, 0},     /* ... the last of 22: not */
+        {256, 8192, 128, 128},   /* the fit's 128 x 128, persistent for fp8 */
+        {128, 14336, 128, 128},  {320, 8192, 128, 192}, {256, 4096, 64, 128},
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
+        const pj_matmul_fit_tile *t = pj_matmul_fit_fp8(
+            pj_matmul_fit_choose(cases[i].m, cases[i].n, 128, 256, 132), cases[i].m, 128, 256);
+        ck_assert_msg(cases[i].bm ? t && t->bm == cases[i].bm && t->bn == cases[i].bn &&
+                                        !strstr(t->words, "sched=")
+                                  : !t,
+                      "%llu x %llu: %s", (unsigned long long)cases[i].m,
+                      (unsigned long long)cases[i].n, t ? t->words : "the default");
+        if (t)
+            ck_assert_ptr_eq(pj_matmul_fit_tile_of(t->words), t);
+    }
+    /* A request that asks for another tile (bm=64: NULL from the fit) keeps it. */
+    ck_assert_ptr_null(pj_matmul_fit_fp8(NULL, 256, 64, 256));
+    ck_assert_ptr_null(pj_matmul_fit_fp8(NULL, 256, 128, 128));
+}
+END_TEST
+
 /* Split-K for a decoding's product, or one of up to 128 rows whose 64 x 64 tiles leave most
  * SMs idle: the 64-row tile (64 x 128 or 64 x 64) and 2 to 4 parts whose one wave fills 132
  * SMs best (within 0.05: the wider tile, then fewer parts). */
@@ -924,6 +958,7 @@ Suite *suite_matmul(void)
     tcase_add_test(tc, matmul_fit_leaves_a_named_tile_alone);
     tcase_add_test(tc, matmul_fit_chooses_by_shape);
     tcase_add_test(tc, matmul_fit_tiles_suit_every_wgmma_request);
+    tcase_add_test(tc, matmul_fit_fp8_tile);
     tcase_add_test(tc, matmul_fit_splits_k_where_tiles_are_few);
     tcase_add_test(tc, matmul_plan_splits_k_for_few_tiles);
     suite_add_tcase(suite, tc);

@@ -11,7 +11,7 @@ extern const char pj_tune_compare_ptx[];
 struct pj_tune_checker {
     ptxjit_context *context;
     CUmodule module;
-    CUfunction compare, fill;
+    CUfunction compare, fill, read;
     CUdeviceptr result; /* u64 mismatches, u64 first index */
 };
 
@@ -37,6 +37,9 @@ ptxjit_status pj_tune_checker_open(pj_tune_checker **out, ptxjit_context *contex
                        "cuModuleGetFunction");
     if (status == PTXJIT_OK)
         status = PJ_CU(d->cuModuleGetFunction(&c->fill, c->module, "pj_tune_fill"),
+                       "cuModuleGetFunction");
+    if (status == PTXJIT_OK)
+        status = PJ_CU(d->cuModuleGetFunction(&c->read, c->module, "pj_tune_read"),
                        "cuModuleGetFunction");
     if (status == PTXJIT_OK)
         status = PJ_CU(d->cuMemAlloc(&c->result, 16), "cuMemAlloc");
@@ -79,6 +82,14 @@ ptxjit_status pj_tune_fill(pj_tune_checker *c, CUdeviceptr data, uint64_t count,
     int k = (int)kind;
     void *args[] = {&data, &n, &k, &seed};
     return launch(c, c->fill, count, args);
+}
+
+ptxjit_status pj_tune_read(pj_tune_checker *c, CUdeviceptr data, uint64_t words, unsigned key,
+                           CUdeviceptr sink)
+{
+    unsigned long long n = words;
+    void *args[] = {&data, &n, &key, &sink};
+    return launch(c, c->read, words, args);
 }
 
 /* Element index of kind at data as text, from the device. */

@@ -1,7 +1,8 @@
 /* check.h — the tuner's own kernels (random inputs made on the GPU, the comparison of a
  * candidate's output with the reference's, both on the GPU so that a check of a 1 GiB result
- * costs a pass over it, not a copy to the host), loaded once per tuning by the scaffold
- * (scaffold.c). */
+ * costs a pass over it, not a copy to the host; the read that empties L2 before a timed run),
+ * one module loaded once per tuning: by the scaffold (scaffold.c), or by the runner for user
+ * kernels (runner.c). */
 #ifndef PTXJIT_TUNE_CHECK_H
 #define PTXJIT_TUNE_CHECK_H
 
@@ -23,4 +24,8 @@ ptxjit_status pj_tune_fill(pj_tune_checker *checker, CUdeviceptr data, uint64_t 
 ptxjit_status pj_tune_compare(pj_tune_checker *checker, CUdeviceptr got, CUdeviceptr want,
                               uint64_t count, pj_tune_kind kind, double rel, double abs,
                               const char *what);
+/* Reads words 16-byte words at data (the flush buffer) with key, leaving their sum in the 16
+ * bytes at sink so that the read is not left out; on the default stream. */
+ptxjit_status pj_tune_read(pj_tune_checker *checker, CUdeviceptr data, uint64_t words,
+                           unsigned key, CUdeviceptr sink);
 #endif

@@ -12,16 +12,15 @@
 #include "tune/scaffold.h"
 #include "tune/tune.h"
 
-extern const char pj_tune_compare_ptx[];
-
 typedef struct {
     ptxjit_context *context;
     const ptxjit_tune_options *options;
     pj_tune_scaffold *scaffold; /* a built-in family's problem; NULL with user callbacks */
     CUdeviceptr flush; /* flush_bytes to read, then the read's 16-byte sink */
     size_t flush_bytes;
-    CUmodule flush_module; /* compare.cu's: pj_tune_read */
-    CUfunction flush_read;
+    /* The module of the tuner's kernels whose read empties L2: the scaffold's checker, or
+     * own_checker, opened for user kernels. */
+    pj_tune_checker *checker, *own_checker;
     int lost;
     CUcontext saved; /* the caller's CUDA context, current again on release */
     CUevent around[2]; /* the checked run's start and end */
@@ -53,14 +52,8 @@ static ptxjit_status flush_l2(gpu_bench *g, unsigned sample)
 {
     if (!g->flush)
         return PTXJIT_OK;
-    CUdeviceptr data = g->flush, sink = g->flush + g->flush_bytes;
-    unsigned long long words = g->flush_bytes / 16;
-    unsigned key = 0x9e3779b9u ^ sample;
-    void *args[] = {&data, &words, &key, &sink};
-    const unsigned blocks = (unsigned)(g->context->sm_count > 0 ? g->context->sm_count : 1) * 8;
-    return PJ_CU(g->context->driver->cuLaunchKernel(g->flush_read, blocks, 1, 1, 256, 1, 1, 0,
-                                                    NULL, args, NULL),
-                 "cuLaunchKernel (the tuner's L2 flush)");
+    return pj_tune_read(g->checker, g->flush, g->flush_bytes / 16, 0x9e3779b9u ^ sample,
+                        g->flush + g->flush_bytes);
 }
 
 /* The checked run, between the events around[] when its time is asked for: poisoned outputs
@@ -151,8 +144,7 @@ static void gpu_release(pj_tune_bench *bench)
     pj_tune_scaffold_close(g->scaffold);
     if (g->flush)
         g->context->driver->cuMemFree(g->flush);
-    if (g->flush_module)
-        g->context->driver->cuModuleUnload(g->flush_module);
+    pj_tune_checker_close(g->own_checker);
     for (int i = 0; i < 2; i++)
         if (g->around[i])
             g->context->driver->cuEventDestroy(g->around[i]);
@@ -190,7 +182,9 @@ static ptxjit_status preheat(gpu_bench *g)
 }
 
 /* Twice the L2 (16-byte words), so that nothing a run left there survives the flush, and the
- * kernel that reads it; the buffer is set once, so that the reads are of defined bytes. */
+ * module whose kernel reads it: the scaffold's checker, whose module a built-in family's tuning
+ * has loaded already (one load of the tuner's kernels per tuning, not two), or one of its own
+ * for user kernels. The buffer is set once, so that the reads are of defined bytes. */
 static ptxjit_status make_flush(gpu_bench *g)
 {
     const pj_driver *d = g->context->driver;
@@ -202,12 +196,9 @@ static ptxjit_status make_flush(gpu_bench *g)
     if (status == PTXJIT_OK)
         status = PJ_CU(d->cuMemsetD8Async(g->flush, 0x5a, g->flush_bytes + 16, NULL),
                        "cuMemsetD8Async");
-    if (status == PTXJIT_OK)
-        status = PJ_CU(d->cuModuleLoadData(&g->flush_module, pj_tune_compare_ptx),
-                       "cuModuleLoadData (the tuner's L2 flush)");
-    if (status == PTXJIT_OK)
-        status = PJ_CU(d->cuModuleGetFunction(&g->flush_read, g->flush_module, "pj_tune_read"),
-                       "cuModuleGetFunction");
+    if (status == PTXJIT_OK && !g->scaffold)
+        status = pj_tune_checker_open(&g->own_checker, g->context);
+    g->checker = g->scaffold ? pj_tune_scaffold_checker(g->scaffold) : g->own_checker;
     return status;
 }
 
@@ -230,14 +221,14 @@ ptxjit_status pj_tune_bench_gpu(pj_tune_bench *out, const pj_tune_bench_spec *sp
     for (int i = 0; i < 2 && status == PTXJIT_OK; i++)
         status = PJ_CU(spec->context->driver->cuEventCreate(&g->around[i], CU_EVENT_DEFAULT),
                        "cuEventCreate");
+    if (status == PTXJIT_OK && spec->builtin)
+        status = pj_tune_scaffold_open(&g->scaffold, spec->context, spec->builtin, spec->sizes,
+                                       spec->reference);
     /* User kernels may be memory-bound too: their L2 is flushed as well. */
     if (status == PTXJIT_OK && (!spec->builtin || spec->builtin->tune->memory_bound))
         status = make_flush(g);
     if (status == PTXJIT_OK && g->flush)
         status = preheat(g);
-    if (status == PTXJIT_OK && spec->builtin)
-        status = pj_tune_scaffold_open(&g->scaffold, spec->context, spec->builtin, spec->sizes,
-                                       spec->reference);
     if (status != PTXJIT_OK) {
         gpu_release(out);
         memset(out, 0, sizeof *out);

@@ -187,6 +187,11 @@ ptxjit_status pj_tune_scaffold_check(pj_tune_scaffold *s, ptxjit_kernel *kernel,
     return status;
 }
 
+pj_tune_checker *pj_tune_scaffold_checker(pj_tune_scaffold *s)
+{
+    return s->checker;
+}
+
 void pj_tune_scaffold_close(pj_tune_scaffold *s)
 {
     if (!s)

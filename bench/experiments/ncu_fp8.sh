@@ -1,7 +1,8 @@
 #!/bin/bash
 # ncu_fp8.sh — where fp8's compute-bound shapes lose to cuBLASLt: Nsight Compute's full set
 # (clocks left free) on one launch of ptxjit's default kernel and one of cuBLASLt's (through
-# torch._scaled_mm) at 4096 x 14336 x 4096 and 256 x 14336 x 4096; a few lines per kernel
+# torch._scaled_mm) at 4096 x 14336 x 4096 and 256 x 14336 x 4096 (ptxjit's 128 x 256 tile
+# named, which the fit no longer takes at 256 rows since 2026-11-29); a few lines per kernel
 # printed (time, SM clock, tensor pipe, L2 and DRAM), the raw CSVs in $OUT.
 # Usage: bash bench/experiments/ncu_fp8.sh (GPU, ncu; build/ptxjit)
 set -uo pipefail
@@ -50,5 +51,5 @@ for s in "4096 14336 4096" "256 14336 4096"; do
     raw "cublaslt_$1x$2x$3" --kernel-name regex:'gemm|nvjet|xmma|cutlass' -s 2 -c 1 \
         python3 /tmp/fp8mm.py $1 $2 $3
     raw "ours_$1x$2x$3" --kernel-name matmul_kernel -c 1 \
-        build/ptxjit run matmul variant=wgmma_fp8 m=$1 n=$2 k=$3 runs=1
+        build/ptxjit run matmul variant=wgmma_fp8 mma=m64n256k16 m=$1 n=$2 k=$3 runs=1
 done

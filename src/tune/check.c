@@ -65,14 +65,15 @@ void pj_tune_checker_close(pj_tune_checker *c)
 }
 
 /* A grid-stride launch of 256-thread blocks, a few per SM. */
-static ptxjit_status launch(pj_tune_checker *c, CUfunction f, uint64_t count, void **args)
+static ptxjit_status launch(pj_tune_checker *c, CUfunction f, uint64_t count, void **args,
+                            const char *what)
 {
     uint64_t blocks = (count + 255) / 256, most = (uint64_t)(c->context->sm_count > 0
                                                                  ? c->context->sm_count : 1) * 8;
     blocks = blocks < most ? blocks : most;
     return PJ_CU(c->context->driver->cuLaunchKernel(f, (unsigned)(blocks ? blocks : 1), 1, 1, 256,
                                                     1, 1, 0, NULL, args, NULL),
-                 "cuLaunchKernel (the tuner's check kernels)");
+                 what);
 }
 
 ptxjit_status pj_tune_fill(pj_tune_checker *c, CUdeviceptr data, uint64_t count,
@@ -81,7 +82,7 @@ ptxjit_status pj_tune_fill(pj_tune_checker *c, CUdeviceptr data, uint64_t count,
     unsigned long long n = count;
     int k = (int)kind;
     void *args[] = {&data, &n, &k, &seed};
-    return launch(c, c->fill, count, args);
+    return launch(c, c->fill, count, args, "cuLaunchKernel (the tuner's random inputs)");
 }
 
 ptxjit_status pj_tune_read(pj_tune_checker *c, CUdeviceptr data, uint64_t words, unsigned key,
@@ -89,7 +90,7 @@ ptxjit_status pj_tune_read(pj_tune_checker *c, CUdeviceptr data, uint64_t words,
 {
     unsigned long long n = words;
     void *args[] = {&data, &n, &key, &sink};
-    return launch(c, c->read, words, args);
+    return launch(c, c->read, words, args, "cuLaunchKernel (the tuner's L2 flush)");
 }
 
 /* Element index of kind at data as text, from the device. */
@@ -127,7 +128,7 @@ ptxjit_status pj_tune_compare(pj_tune_checker *c, CUdeviceptr got, CUdeviceptr w
     ptxjit_status status = PJ_CU(d->cuMemcpyHtoD(c->result, result, sizeof result),
                                  "cuMemcpyHtoD");
     if (status == PTXJIT_OK)
-        status = launch(c, c->compare, count, args);
+        status = launch(c, c->compare, count, args, "cuLaunchKernel (the tuner's check kernels)");
     if (status == PTXJIT_OK)
         status = PJ_CU(d->cuMemcpyDtoH(result, c->result, sizeof result), "cuMemcpyDtoH");
     if (status != PTXJIT_OK || result[0] == 0)

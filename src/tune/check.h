@@ -24,8 +24,9 @@ ptxjit_status pj_tune_fill(pj_tune_checker *checker, CUdeviceptr data, uint64_t 
 ptxjit_status pj_tune_compare(pj_tune_checker *checker, CUdeviceptr got, CUdeviceptr want,
                               uint64_t count, pj_tune_kind kind, double rel, double abs,
                               const char *what);
-/* Reads words 16-byte words at data (the flush buffer) with key, leaving their sum in the 16
- * bytes at sink so that the read is not left out; on the default stream. */
+/* Reads words 16-byte words at data (the flush buffer); a block's sum is written to sink only
+ * if it equals key, which keeps the compiler from leaving the read out (a 4-byte sink, almost
+ * never written). On the default stream. */
 ptxjit_status pj_tune_read(pj_tune_checker *checker, CUdeviceptr data, uint64_t words,
                            unsigned key, CUdeviceptr sink);
 #endif

@@ -30,7 +30,7 @@ static const pj_matmul_fit_tile smaller_tiles[] = {
 
 /* fp8 takes the 128 x 128 tile with persistent blocks, not sched=grid: on the H200 at 256 x 8192
  * x 4096 grid ran at 0.931 of cuBLASLt and persistent at 0.995, at 256 x 14336 x 4096 0.798
- * against 0.900 (docs/PERFORMANCE.md, 2026-11-29 09:05). And where the fit keeps the default
+ * against 0.900 (docs/PERFORMANCE.md, 2026-11-29 09:00). And where the fit keeps the default
  * tile for a product of FP8_ROW_TILES_MIN to FP8_ROW_TILES_MAX row tiles of 128, fp8 takes it
  * too: its K loop runs twice as fast as bf16's over the same bytes, and the default's three
  * stages (the 64 KiB tile of C for the TMA stores leaves room for no more) kept less of B in
@@ -41,7 +41,8 @@ static const pj_matmul_fit_tile smaller_tiles[] = {
  * 4096 0.971 -> 0.931) and at 16 or more (2048 / 4096 x 14336 x 4096 0.920 -> 0.892, 0.914 ->
  * 0.873), where B is read from L2 by many row tiles and the wider tile's fewer loads win. On
  * shapes not used to set the rule (09:13) it won at 512 / 768 x 28672 x 4096 (0.815 -> 0.906,
- * 0.851 -> 0.890) and 1280 x 14336 x 4096 (0.817 -> 0.882), tied at 384 x 11008 x 4096. bf16
+ * 0.851 -> 0.890) and 1280 x 14336 x 4096 (0.817 -> 0.882); at 384 x 11008 x 4096 it was
+ * 0.928 against 0.946, their spreads overlapping. bf16
  * keeps the default (0.986 against 1.014 at 256 x 14336 x 4096). */
 #define TILE_128x128_FP8 "mma=m64n128k16 stages=6"
 static const pj_matmul_fit_tile fp8_tile = {128, 128, TILE_128x128_FP8, 1};
@@ -71,6 +72,18 @@ static const pj_matmul_fit_tile split_tiles[] = {
     SPLIT_COUNTS(SPLIT_WITH, 128, TILE_64x128)
     SPLIT_COUNTS(SPLIT_WITH, 64, TILE_64x64)
 };
+/* fp8's 64 x 64 tile, unsplit and in parts, takes 13 stages (the most that fit beside
+ * store=tma's tile of C) for bf16's 8:
+ * the same reason as its 128 x 128 tile's six (a stage lasts half as long), measured on the
+ * H200 in 7 rounds (docs/PERFORMANCE.md, 2026-11-29 09:00): 128 x 4096 x 4096 0.914 -> 0.983,
+ * 64 x 8192 x 4096 0.951 -> 0.987, 96 x 4096 x 4096 0.844 -> 0.877, 128 x 1024 x 4096 in four
+ * parts 0.836 -> 0.899 (0.914 -> 0.994 at 128 x 4096 x 4096 in a call before); bf16 at 13
+ * stages 0.979 against 1.046, 0.880 against 0.933 at 128 and 96 x 4096 x 4096. */
+#define TILE_64x64_FP8 "bm=64 consumers=1 mma=m64n64k16 stages=13"
+static const pj_matmul_fit_tile fp8_tiles_64x64[] = {
+    {64, 64, TILE_64x64_FP8, 1}, SPLIT_COUNTS(SPLIT_WITH, 64, TILE_64x64_FP8)
+};
+
 /* A part's K loop is at least this many k tiles (of 128 bytes of K): shorter ones spend more
  * on filling the pipeline and adding the parts than the parallelism gains. */
 #define MIN_PART_K_TILES 4
@@ -180,6 +193,10 @@ const pj_matmul_fit_tile *pj_matmul_fit_fp8(const pj_matmul_fit_tile *chosen, ui
 {
     if (chosen && chosen->bm == 128 && chosen->bn == 128 && chosen->splits == 1)
         return &fp8_tile;
+    for (size_t i = 0; chosen && chosen->bm == 64 && chosen->bn == 64 &&
+                       i < PJ_ARRAY_SIZE(fp8_tiles_64x64); i++)
+        if (fp8_tiles_64x64[i].splits == chosen->splits)
+            return &fp8_tiles_64x64[i];
     const uint64_t row_tiles = (m + 127) / 128, last_rows = m - (row_tiles - 1) * 128;
     if (!chosen && bm == 128 && bn == 256 && row_tiles >= FP8_ROW_TILES_MIN &&
         row_tiles <= FP8_ROW_TILES_MAX && last_rows > FP8_LAST_ROWS_MIN)
@@ -200,15 +217,15 @@ const char *pj_matmul_fit_words(const pj_request *request, const char *params,
         return NULL;
     const pj_matmul_fit_tile *tile =
         pj_matmul_fit_choose(sizes[0], sizes[1], config.bm, config.tile_n, sms);
-    if (config.variant == MATMUL_WGMMA_FP8)
-        tile = pj_matmul_fit_fp8(tile, sizes[0], config.bm, config.tile_n);
     /* The llvm backend's generator builds no split-K; nor does a template without it. */
     const pj_param_reader reader = pj_request_reader(request);
-    if (llvm || !pj_read(&reader, "splits").present)
-        return tile ? tile->words : NULL;
-    const uint64_t k_tiles = (sizes[2] + (uint64_t)config.bk - 1) / (uint64_t)config.bk;
-    const pj_matmul_fit_tile *split = pj_matmul_fit_split(sizes[0], sizes[1], k_tiles, sms);
-    tile = split ? split : tile;
+    if (!llvm && pj_read(&reader, "splits").present) {
+        const uint64_t k_tiles = (sizes[2] + (uint64_t)config.bk - 1) / (uint64_t)config.bk;
+        const pj_matmul_fit_tile *split = pj_matmul_fit_split(sizes[0], sizes[1], k_tiles, sms);
+        tile = split ? split : tile;
+    }
+    if (config.variant == MATMUL_WGMMA_FP8)
+        tile = pj_matmul_fit_fp8(tile, sizes[0], config.bm, config.tile_n);
     return tile ? tile->words : NULL;
 }
 
@@ -219,6 +236,9 @@ const pj_matmul_fit_tile *pj_matmul_fit_tile_of(const char *words)
             return &smaller_tiles[i];
     if (words && words == fp8_tile.words)
         return &fp8_tile;
+    for (size_t i = 0; words && i < PJ_ARRAY_SIZE(fp8_tiles_64x64); i++)
+        if (fp8_tiles_64x64[i].words == words)
+            return &fp8_tiles_64x64[i];
     for (size_t i = 0; words && i < PJ_ARRAY_SIZE(split_tiles); i++)
         if (split_tiles[i].words == words)
             return &split_tiles[i];

@@ -18,9 +18,11 @@ int pj_matmul_fit_names_tile(const char *params);
  * 0.85 of the bm x bn tile's time; NULL to keep bm x bn. */
 const pj_matmul_fit_tile *pj_matmul_fit_choose(uint64_t m, uint64_t n, int bm, int bn, int sms);
 
-/* fp8's tile, given what pj_matmul_fit_choose chose for m rows (chosen; NULL: the request's
- * bm x bn): 128 x 128 with persistent blocks and six stages in place of the 128 x 128 tile, and
- * in place of the default 128 x 256 for 2 to 12 row tiles of 128; else chosen. */
+/* fp8's tile, given what the fit chose for m rows (chosen, of pj_matmul_fit_choose or
+ * pj_matmul_fit_split; NULL: the request's bm x bn): 128 x 128 with persistent blocks and six
+ * stages in place of the 128 x 128 tile, and in place of the default 128 x 256 for 2 to 12 row
+ * tiles of 128 whose last holds more than 64 rows; 64 x 64 (in as many parts) with 13 stages in
+ * place of 64 x 64; else chosen. */
 const pj_matmul_fit_tile *pj_matmul_fit_fp8(const pj_matmul_fit_tile *chosen, uint64_t m,
                                             int bm, int bn);
 
@@ -34,9 +36,9 @@ const pj_matmul_fit_tile *pj_matmul_fit_split(uint64_t m, uint64_t n, uint64_t k
 
 /* The words of the smaller tile pj_matmul_fit_choose picks for request (params as written)
  * on the problem m, n, k (sizes) on sms SMs, or of split-K's tile and parts (pj_matmul_fit_split;
- * not for the llvm backend: llvm 1), where the request is for a wgmma variant without
- * clusters and names no tile parameter; NULL to keep the request's tile. The family's fit
- * (pj_family.fit; request/plan.h adds the words). */
+ * not for the llvm backend: llvm 1), then for fp8 as pj_matmul_fit_fp8 maps them, where the
+ * request is for a wgmma variant without clusters and names no tile parameter; NULL to keep
+ * the request's tile. The family's fit (pj_family.fit; request/plan.h adds the words). */
 const char *pj_matmul_fit_words(const pj_request *request, const char *params,
                                 const uint64_t *sizes, int sms, int llvm);
 

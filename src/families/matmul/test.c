@@ -781,8 +781,8 @@ START_TEST(matmul_fit_chooses_by_shape)
 END_TEST
 
 /* fp8 takes 128 x 128 with persistent blocks where the fit takes 128 x 128, and in place of the
- * default 128 x 256 for 2 to 12 row tiles of 128 whose last holds more than 64 rows; other
- * choices, and other tiles asked for, stand. */
+ * default 128 x 256 for 2 to 12 row tiles of 128 whose last holds more than 64 rows; 64 x 64
+ * (unsplit or in parts) with 13 stages; other choices, and other tiles asked for, stand. */
 START_TEST(matmul_fit_fp8_tile)
 {
     static const struct {
@@ -808,6 +808,19 @@ START_TEST(matmul_fit_fp8_tile)
         if (t)
             ck_assert_ptr_eq(pj_matmul_fit_tile_of(t->words), t);
     }
+    /* 64 x 64, unsplit (128 x 4096) and in 4 parts (128 x 1024, K = 4096: 32 k tiles): 13
+     * stages. */
+    const pj_matmul_fit_tile *t = pj_matmul_fit_fp8(pj_matmul_fit_choose(128, 4096, 128, 256, 132),
+                                                    128, 128, 256);
+    ck_assert(t && t->bm == 64 && t->bn == 64 && t->splits == 1 && strstr(t->words, "stages=13"));
+    ck_assert_ptr_eq(pj_matmul_fit_tile_of(t->words), t);
+    t = pj_matmul_fit_fp8(pj_matmul_fit_split(128, 1024, 32, 132), 128, 128, 256);
+    ck_assert(t && t->bm == 64 && t->bn == 64 && t->splits == 4 &&
+              strstr(t->words, "stages=13 splits=4"));
+    ck_assert_ptr_eq(pj_matmul_fit_tile_of(t->words), t);
+    /* 64 x 128 in parts keeps its nine stages. */
+    t = pj_matmul_fit_fp8(pj_matmul_fit_split(16, 4096, 32, 132), 16, 128, 256);
+    ck_assert(t && t->bn == 128 && t->splits == 4 && strstr(t->words, "stages=9"));
     /* A request that asks for another tile (bm=64: NULL from the fit) keeps it. */
     ck_assert_ptr_null(pj_matmul_fit_fp8(NULL, 256, 64, 256));
     ck_assert_ptr_null(pj_matmul_fit_fp8(NULL, 256, 128, 128));
@@ -912,6 +925,17 @@ START_TEST(matmul_plan_splits_k_for_few_tiles)
 }
 END_TEST
 
+/* The request with the fit's words added is a valid set of parameters. */
+static void expect_words_suit(ptxjit_context *context, const char *request,
+                              const pj_matmul_fit_tile *t)
+{
+    char params[256], *canonical = NULL;
+    snprintf(params, sizeof params, "%s %s", request, t->words);
+    ck_assert_msg(ptxjit_canonical_params(&canonical, context, "matmul", params) == PTXJIT_OK,
+                  "%s: %s", params, ptxjit_last_error());
+    free(canonical);
+}
+
 /* Each tile's words are a valid request for every wgmma type, output and epilogue: the fit
  * adds them to what the caller asked. */
 START_TEST(matmul_fit_tiles_suit_every_wgmma_request)
@@ -926,13 +950,21 @@ START_TEST(matmul_fit_tiles_suit_every_wgmma_request)
         for (size_t i = 0; i < PJ_ARRAY_SIZE(rows); i++) {
             const pj_matmul_fit_tile *t = pj_matmul_fit_choose(rows[i], 8192, 128, 256, 132);
             ck_assert_ptr_nonnull(t);
-            char params[256], *canonical = NULL;
-            snprintf(params, sizeof params, "%s %s", requests[r], t->words);
-            ck_assert_msg(ptxjit_canonical_params(&canonical, context, "matmul", params) ==
-                              PTXJIT_OK,
-                          "%s: %s", params, ptxjit_last_error());
-            free(canonical);
+            if (strstr(requests[r], "wgmma_fp8"))
+                t = pj_matmul_fit_fp8(t, rows[i], 128, 256);
+            expect_words_suit(context, requests[r], t);
         }
+    /* fp8's own: 128 x 128 for the default's rows, 64 x 64 of 13 stages in 2, 3 and 4 parts. */
+    const pj_matmul_fit_tile *fp8[] = {
+        pj_matmul_fit_fp8(NULL, 256, 128, 256),
+        pj_matmul_fit_fp8(pj_matmul_fit_split(1, 4096, 8, 132), 1, 128, 256),
+        pj_matmul_fit_fp8(pj_matmul_fit_split(1, 201, 64, 132), 1, 128, 256),
+        pj_matmul_fit_fp8(pj_matmul_fit_split(16, 1024, 64, 132), 16, 128, 256)};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(fp8); i++) {
+        ck_assert(fp8[i] && (i == 0 || (fp8[i]->bn == 64 && fp8[i]->splits == (int)i + 1)));
+        expect_words_suit(context, "variant=wgmma_fp8", fp8[i]);
+        expect_words_suit(context, "variant=wgmma_fp8 fp8=e5m2 out=f32", fp8[i]);
+    }
     ptxjit_close(context);
 }
 END_TEST

@@ -535,8 +535,8 @@ START_TEST(matmul_refuses_shapes_it_cannot_take)
 END_TEST
 
 /* Requests that leave the tile to the defaults get the smaller tile the shape needs (fit.c):
- * the op takes the tile pj_matmul_fit_choose names for this GPU, and the product is right for
- * each tile, type and output, on ragged shapes. */
+ * the op takes the tile pj_matmul_fit_choose names for this GPU (for fp8, as pj_matmul_fit_fp8
+ * maps it), and the product is right for each tile, type and output, on ragged shapes. */
 START_TEST(matmul_wgmma_tile_fits_the_shape)
 {
     ptxjit_context *context = test_gpu_context("matmul_wgmma_tile_fits_the_shape");
@@ -558,6 +558,8 @@ START_TEST(matmul_wgmma_tile_fits_the_shape)
             ck_assert_int_eq(pj_matmul_config_of(&config, kernel), PTXJIT_OK);
             const pj_matmul_fit_tile *want = pj_matmul_fit_choose(
                 shapes[i].m, shapes[i].n, config.bm, config.tile_n, context->sm_count);
+            if (config.variant == MATMUL_WGMMA_FP8) /* none of these shapes splits K */
+                want = pj_matmul_fit_fp8(want, shapes[i].m, config.bm, config.tile_n);
             const int bm = want ? want->bm : config.bm, bn = want ? want->bn : config.tile_n;
             ck_assert_int_eq(pj_matmul_fit(&kernel, &config, &chosen, context, requests[r],
                                            shapes[i].m, shapes[i].n, shapes[i].k),

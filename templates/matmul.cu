@@ -1180,8 +1180,6 @@ __device__ __forceinline__ unsigned pack_pair(float x, float y)
     return packed;
 }
 
-// store=direct: accumulator (row, col) pairs, row w*16 + l/4 (+8), column 8i + 2(l%4) (+1) of
-// the 64 x N tile, straight to C (rows ldc elements apart: an even number, as N is).
 // Elements (r, c) and (r, c + 1) of C: the epilogue on the pair of sums x, y, then one store.
 __device__ __forceinline__ void wg_store_pair(float x, float y, TO *C, int r, int c, int ldc,
                                               const matmul_epilogue &ep)
@@ -1193,6 +1191,8 @@ __device__ __forceinline__ void wg_store_pair(float x, float y, TO *C, int r, in
         *reinterpret_cast<unsigned *>(C + (size_t)r * ldc + c) = pack_pair(x, y);
 }
 
+// store=direct: accumulator (row, col) pairs, row w*16 + l/4 (+8), column 8i + 2(l%4) (+1) of
+// the 64 x N tile, straight to C (rows ldc elements apart: an even number, as N is).
 __device__ __forceinline__ void wg_store(float (&acc)[WG_MT][WG_ACC], TO *C, int M, int N,
                                          int ldc, int row0, int col0, int consumer,
                                          const matmul_epilogue &ep)

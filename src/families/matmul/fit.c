@@ -42,8 +42,8 @@ static const pj_matmul_fit_tile smaller_tiles[] = {
  * 0.873), where B is read from L2 by many row tiles and the wider tile's fewer loads win. On
  * shapes not used to set the rule (09:13) it won at 512 / 768 x 28672 x 4096 (0.815 -> 0.906,
  * 0.851 -> 0.890) and 1280 x 14336 x 4096 (0.817 -> 0.882); at 384 x 11008 x 4096 it was
- * 0.928 against 0.946, their spreads overlapping. bf16
- * keeps the default (0.986 against 1.014 at 256 x 14336 x 4096). */
+ * 0.928 against 0.946, their spreads overlapping. bf16 keeps the default (0.986 against 1.014
+ * at 256 x 14336 x 4096). */
 #define TILE_128x128_FP8 "mma=m64n128k16 stages=6"
 static const pj_matmul_fit_tile fp8_tile = {128, 128, TILE_128x128_FP8, 1};
 #define FP8_ROW_TILES_MIN 2
@@ -73,9 +73,9 @@ static const pj_matmul_fit_tile split_tiles[] = {
     SPLIT_COUNTS(SPLIT_WITH, 64, TILE_64x64)
 };
 /* fp8's 64 x 64 tile, unsplit and in parts, takes 13 stages (the most that fit beside
- * store=tma's tile of C) for bf16's 8:
- * the same reason as its 128 x 128 tile's six (a stage lasts half as long), measured on the
- * H200 in 7 rounds (docs/PERFORMANCE.md, 2026-11-29 09:00): 128 x 4096 x 4096 0.914 -> 0.983,
+ * store=tma's tile of C) for bf16's 8, for the same reason as its 128 x 128 tile's six (a stage
+ * lasts half as long), measured on the H200 in 7 rounds (docs/PERFORMANCE.md, 2026-11-29
+ * 09:00): 128 x 4096 x 4096 0.914 -> 0.983,
  * 64 x 8192 x 4096 0.951 -> 0.987, 96 x 4096 x 4096 0.844 -> 0.877, 128 x 1024 x 4096 in four
  * parts 0.836 -> 0.899 (0.914 -> 0.994 at 128 x 4096 x 4096 in a call before); bf16 at 13
  * stages 0.979 against 1.046, 0.880 against 0.933 at 128 and 96 x 4096 x 4096. */
@@ -193,10 +193,10 @@ const pj_matmul_fit_tile *pj_matmul_fit_fp8(const pj_matmul_fit_tile *chosen, ui
 {
     if (chosen && chosen->bm == 128 && chosen->bn == 128 && chosen->splits == 1)
         return &fp8_tile;
-    for (size_t i = 0; chosen && chosen->bm == 64 && chosen->bn == 64 &&
-                       i < PJ_ARRAY_SIZE(fp8_tiles_64x64); i++)
-        if (fp8_tiles_64x64[i].splits == chosen->splits)
-            return &fp8_tiles_64x64[i];
+    if (chosen && chosen->bm == 64 && chosen->bn == 64)
+        for (size_t i = 0; i < PJ_ARRAY_SIZE(fp8_tiles_64x64); i++)
+            if (fp8_tiles_64x64[i].splits == chosen->splits)
+                return &fp8_tiles_64x64[i];
     const uint64_t row_tiles = (m + 127) / 128, last_rows = m - (row_tiles - 1) * 128;
     if (!chosen && bm == 128 && bn == 256 && row_tiles >= FP8_ROW_TILES_MIN &&
         row_tiles <= FP8_ROW_TILES_MAX && last_rows > FP8_LAST_ROWS_MIN)

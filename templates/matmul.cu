@@ -28,7 +28,8 @@
 //@ptxjit param cluster int(1..2) default=1 when="variant >= wgmma" doc="thread-block cluster along M: 2 blocks on adjacent row tiles share each B tile, every block loading half of it and multicasting it to both (half the B traffic from L2)"
 //@ptxjit param group int(1..64) pow2 default=1 default_if="variant >= wgmma || variant == tensor_core => 8" doc="tile rows per raster group: blocks run down GROUP tiles of a column before the next, so the tiles in flight share rows of A and columns of B in L2"
 //@ptxjit param sched enum(grid,persistent) default=persistent when="variant >= wgmma" doc="grid: one block per tile of C; persistent (the default): a block per SM (clusters: as many as are resident), each taking every gridDim-th tile of the raster order, its producer loading the next tile's stages while its consumers store this one"
-//@ptxjit param store enum(direct,tma) default=direct default_if="8 * mma * bytes(out) % 128 == 0 && stages * ((bm + (8 * mma + 63) / 64 * 64) * 128 + 16) + bm * 8 * mma * bytes(out) + 1024 <= 232448 => tma" when="variant >= wgmma" doc="how C leaves the consumers: direct (each thread's accumulator pairs to global memory) or tma (through a swizzled tile of shared memory and TMA stores, which run on while the next tile is multiplied; the default where the tile fits beside the stages and N is a whole number of 128-byte boxes)"
+//@ptxjit param swap int(0..1) default=0 when="variant >= wgmma" doc="1: the kernel computes C's transpose, B^T A^T: B's rows (columns of C) fill wgmma's 64-row side and A's rows its N side (N of mma: 8 rows of A at m64n8k16), so a product of a few rows of A (a decoding's) does not multiply 64-row tiles of mostly zeros; bm x N is then a tile of C^T. Any b_layout (kn: wgmma reads B M-major); needs store=direct"
+//@ptxjit param store enum(direct,tma) default=direct default_if="swap == 0 && 8 * mma * bytes(out) % 128 == 0 && stages * ((bm + (8 * mma + 63) / 64 * 64) * 128 + 16) + bm * 8 * mma * bytes(out) + 1024 <= 232448 => tma" when="variant >= wgmma" doc="how C leaves the consumers: direct (each thread's accumulator pairs to global memory) or tma (through a swizzled tile of shared memory and TMA stores, which run on while the next tile is multiplied; the default where the tile fits beside the stages and N is a whole number of 128-byte boxes)"
 //@ptxjit param b_layout enum(kn,nk) default=kn default_if="variant == wgmma_tf32 || variant == wgmma_fp8 => nk" when="variant >= wgmma" doc="B in memory: kn (K x N row-major, C = A·B) or nk (given as its transpose, N x K row-major: K contiguous, which wgmma's tf32 and fp8 shapes need)"
 //@ptxjit param alpha enum(none,scaled) default=none when="variant >= wgmma" doc="scaled: C = alpha·A·B + ..., alpha a launch value (ptxjit_matmul_ex)"
 //@ptxjit param beta enum(none,scaled) default=none when="variant >= wgmma" doc="scaled: + beta·C, the values C holds before the call (read by the epilogue; beta a launch value)"
@@ -58,10 +59,11 @@
 //@ptxjit constraint "variant != tensor_core || load != tma || stages * (bm + bn) * bk * 4 + 1024 <= 232448" "tensor_core's pipeline must fit 227 KiB of shared memory: lower stages, bm, bn or bk"
 //@ptxjit constraint "variant < wgmma || bm == 64 * consumers || bm == 128 * consumers" "wgmma: each consumer warpgroup multiplies 64 or 128 rows: bm = 64 or 128 times consumers"
 //@ptxjit constraint "variant < wgmma || bm / (64 * consumers) * 4 * mma <= 128" "wgmma: at most 128 accumulators per thread (rows per consumer / 64 * N / 2): lower N or bm"
-//@ptxjit constraint "variant < wgmma || stages * ((bm + (8 * mma + 63) / 64 * 64) * 128 + 16) + (store == tma) * bm * 8 * mma * bytes(out) + 1024 <= 232448" "wgmma's pipeline (and store=tma's tile of C) must fit 227 KiB of shared memory: lower stages, bm or N"
+//@ptxjit constraint "variant < wgmma || stages * ((bm + (8 * mma + 63) / 64 * 64 - (b_layout == nk || swap == 1) * (mma < 8) * (64 - 8 * mma)) * 128 + 16) + (store == tma) * bm * 8 * mma * bytes(out) + 1024 <= 232448" "wgmma's pipeline (and store=tma's tile of C) must fit 227 KiB of shared memory: lower stages, bm or N"
 //@ptxjit constraint "variant < wgmma || variant == wgmma || b_layout == nk" "wgmma_tf32 and wgmma_fp8 read B K-major (wgmma transposes 16-bit operands only): give B as its transpose (N x K row-major) with b_layout=nk"
 //@ptxjit constraint "variant < wgmma || splits == 1 || cluster == 1" "split-K (splits > 1) runs without clusters: use cluster=1"
 //@ptxjit constraint "variant < wgmma || store != tma || 8 * mma * bytes(out) % 128 == 0" "store=tma writes C in boxes of 128 bytes: N of mma must be a multiple of 64 (16-bit out) or 32 (f32 out); use store=direct"
+//@ptxjit constraint "variant < wgmma || swap == 0 || store == direct" "swap=1 writes C transposed from the accumulators: use store=direct"
 //@ptxjit tune mma m16n8k8,m64n64k16,m64n128k16,m64n192k16,m64n256k16
 //@ptxjit tune bm 64,128,256
 //@ptxjit tune consumers 1,2
@@ -821,9 +823,15 @@ enum : int { WG_MT = BM >= 64 * WG_CONSUMERS ? BM / (64 * WG_CONSUMERS) : 1 }; /
 enum : int { IN_BYTES = VARIANT == VARIANT_WGMMA_TF32 ? 4 : VARIANT == VARIANT_WGMMA_FP8 ? 1 : 2 };
 enum : int { WG_BK = 128 / IN_BYTES, WG_K = 32 / IN_BYTES, B_BOXES = (WG_N + 63) / 64 };
 // B in a stage: b_layout=kn (N-major, 16-bit only) as boxes of 64 k rows x 64 columns; nk
-// (K-major) as boxes of 64 rows (columns of C) x 128 bytes of K, which stack up like A's rows.
-enum : int { B_K_MAJOR = WG_FAMILY && B_LAYOUT == B_LAYOUT_NK };
-enum : int { A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = B_BOXES * 64 * 128 };
+// (K-major) as boxes of 64 rows (columns of C) x 128 bytes of K, which stack up like A's rows,
+// or one box of N rows where N is less than 64 (swap=1's few rows of A: 8 rows, not 64).
+// swap=1 multiplies B^T A^T: its second operand, A, is K-major whatever b_layout says, and its
+// first, B, is N-major with b_layout=kn (16-bit only): stored as B is there, 64-column boxes of
+// 64 k rows, read through wgmma's transposed A.
+enum : int { B_K_MAJOR = WG_FAMILY && (B_LAYOUT == B_LAYOUT_NK || SWAP) };
+enum : int { A_MN_MAJOR = WG_FAMILY && SWAP && B_LAYOUT == B_LAYOUT_KN };
+enum : int { B_BOX_ROWS = B_K_MAJOR && WG_N < 64 ? WG_N : 64 };
+enum : int { A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = B_BOXES * B_BOX_ROWS * 128 };
 enum : int { STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES };
 enum : int { WG_ACC = WG_N / 2 };
 enum : int { WG_PERSISTENT = WG_FAMILY && SCHED == SCHED_PERSISTENT };
@@ -883,7 +891,8 @@ __device__ __forceinline__ unsigned long long smem_descriptor(unsigned address, 
 // ---- end of generated wrappers ----
 
 // The instruction of the variant: m64nNk16 for bf16/f16 (imm-trans-b 1 reads B N-major, 0
-// K-major), m64nNk8 for tf32 and m64nNk32 for fp8, whose operands are K-major only.
+// K-major; imm-trans-a 1 reads A M-major, swap=1's B given kn), m64nNk8 for tf32 and m64nNk32
+// for fp8, whose operands are K-major only.
 template <int N>
 __device__ __forceinline__ void wgmma(float *d, unsigned long long a, unsigned long long b)
 {
@@ -893,6 +902,10 @@ __device__ __forceinline__ void wgmma(float *d, unsigned long long a, unsigned l
         WGMMA_CASES("k32", "e5m2.e5m2", "1, 1")
     } else if constexpr (VARIANT == VARIANT_WGMMA_FP8) {
         WGMMA_CASES("k32", "e4m3.e4m3", "1, 1")
+    } else if constexpr (DTYPE_ID == DTYPE_BF16 && A_MN_MAJOR) {
+        WGMMA_CASES("k16", "bf16.bf16", "1, 1, 1, 0")
+    } else if constexpr (A_MN_MAJOR) {
+        WGMMA_CASES("k16", "f16.f16", "1, 1, 1, 0")
     } else if constexpr (DTYPE_ID == DTYPE_BF16 && B_K_MAJOR) {
         WGMMA_CASES("k16", "bf16.bf16", "1, 1, 0, 0")
     } else if constexpr (DTYPE_ID == DTYPE_BF16) {
@@ -995,10 +1008,16 @@ __device__ __forceinline__ void wg_produce(char *stages, unsigned full0, unsigne
             const unsigned full = full0 + 8 * ring.stage;
             const unsigned a = shared_address(stages + ring.stage * STAGE_BYTES);
             barrier_expect_bytes(full, STAGE_BYTES); // A, and all of B from whichever block loads it
-            tma_load_3d(a, a_map, kt * WG_BK, row0, za, full);
+            if constexpr (A_MN_MAJOR) {
+#pragma unroll
+                for (int j = 0; j < BM / 64; j++)
+                    tma_load_3d(a + j * 64 * 128, a_map, row0 + j * 64, kt * WG_BK, za, full);
+            } else {
+                tma_load_3d(a, a_map, kt * WG_BK, row0, za, full);
+            }
 #pragma unroll
             for (int j = 0; j < B_BOXES; j++) {
-                const unsigned b = a + A_STAGE_BYTES + j * 64 * 128;
+                const unsigned b = a + A_STAGE_BYTES + j * B_BOX_ROWS * 128;
                 const int x = B_K_MAJOR ? kt * WG_BK : col0 + j * 64;
                 const int y = B_K_MAJOR ? col0 + j * 64 : kt * WG_BK;
                 if constexpr (CLUSTER_SIZE == 1)
@@ -1039,7 +1058,8 @@ __device__ __forceinline__ void wg_fence_accumulators(float (&acc)[WG_MT][WG_ACC
 // A consumer's tile: its WG_MT row tiles of 64 times the stage's B, 4 wgmma k steps of 32 bytes
 // per stage. A tile rows are 128 bytes, 8-row swizzle atoms 1024 bytes apart. B N-major is
 // stored as 64-column boxes of 64 k rows (8 KiB each), so k atoms are 1024 bytes apart and
-// column atoms 8 KiB; B K-major as N rows of 128 bytes, like A. One group of wgmma stays in
+// column atoms 8 KiB; B K-major as N rows of 128 bytes, like A (swap=1 with b_layout=kn: A is
+// B, N-major, each 64-row tile one such box, and B is A, K-major). One group of wgmma stays in
 // flight while the next stage's are issued: the stage of the group before is released once
 // wgmma.wait_group 1 says that group is done.
 __device__ __forceinline__ void wg_consume(float (&acc)[WG_MT][WG_ACC], char *stages,
@@ -1067,7 +1087,11 @@ __device__ __forceinline__ void wg_consume(float (&acc)[WG_MT][WG_ACC], char *st
 #pragma unroll
             for (int m = 0; m < WG_MT; m++)
                 wgmma<WG_N>(acc[m],
-                            smem_descriptor(a + (consumer * WG_MT + m) * 64 * 128 + k * 32, 16, 1024),
+                            A_MN_MAJOR
+                                ? smem_descriptor(a + (consumer * WG_MT + m) * 64 * 128 + k * 16 * 128,
+                                                  64 * 128, 1024)
+                                : smem_descriptor(a + (consumer * WG_MT + m) * 64 * 128 + k * 32, 16,
+                                                  1024),
                             B_K_MAJOR ? smem_descriptor(b + k * 32, 16, 1024)
                                       : smem_descriptor(b + k * 16 * 128, 64 * 128, 1024));
         asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
@@ -1115,37 +1139,7 @@ __device__ __forceinline__ float2 load_c_pair(const TO *C, size_t at)
     }
 }
 
-// act(alpha x + beta old + bias[c]) for one output of column c, old the value C held there
-// (read only with beta).
-__device__ __forceinline__ float wg_terms(float x, float old, int c, const matmul_epilogue &ep)
-{
-    if constexpr (WG_SCALED)
-        x *= ep.alpha;
-    if constexpr (WG_BETA)
-        x = fmaf(ep.beta, old, x);
-    if constexpr (WG_BIAS)
-        x += __ldg(ep.bias + c);
-    if constexpr (WG_RELU)
-        x = fmaxf(x, 0.0f);
-    else if constexpr (WG_GELU)
-        x = gelu(x);
-    return x;
-}
-
-// The epilogue for the pair at row r, columns c and c + 1 (inside C, whose rows are ldc
-// elements apart), C's pair read in one load.
-__device__ __forceinline__ void wg_epilogue(float &x, float &y, const TO *C, int r, int c, int ldc,
-                                            const matmul_epilogue &ep)
-{
-    float2 old = make_float2(0.0f, 0.0f);
-    if constexpr (WG_BETA)
-        old = load_c_pair(C, (size_t)r * ldc + c);
-    x = wg_terms(x, old.x, c, ep);
-    y = wg_terms(y, old.y, c + 1, ep);
-}
-
-// The last column of an odd N, alone: the epilogue of one output, reading neither C nor the
-// bias past N.
+// C's element at as a float.
 __device__ __forceinline__ float load_c_one(const TO *C, size_t at)
 {
     if constexpr (OUT_ID == OUT_F32) {
@@ -1160,13 +1154,56 @@ __device__ __forceinline__ float load_c_one(const TO *C, size_t at)
     }
 }
 
+// swap=1: the kernel's product is C's transpose (its M is C's columns, its N C's rows).
+enum : int { WG_SWAP = WG_FAMILY && SWAP };
+
+// Where element (r, c) of the kernel's product lies in C, whose rows are ldc elements apart:
+// C's (r, c), or with swap=1 C's (c, r).
+__device__ __forceinline__ size_t c_index(int r, int c, int ldc)
+{
+    return WG_SWAP ? (size_t)c * ldc + r : (size_t)r * ldc + c;
+}
+
+// act(alpha x + beta old + bias[j]) for one output in column j of C, old the value C held
+// there (read only with beta).
+__device__ __forceinline__ float wg_terms(float x, float old, int j, const matmul_epilogue &ep)
+{
+    if constexpr (WG_SCALED)
+        x *= ep.alpha;
+    if constexpr (WG_BETA)
+        x = fmaf(ep.beta, old, x);
+    if constexpr (WG_BIAS)
+        x += __ldg(ep.bias + j);
+    if constexpr (WG_RELU)
+        x = fmaxf(x, 0.0f);
+    else if constexpr (WG_GELU)
+        x = gelu(x);
+    return x;
+}
+
+// The epilogue for the pair at (r, c) and (r, c + 1) of the kernel's product: C's pair read in
+// one load (swap=1: two, from two rows of C, both of C's column r).
+__device__ __forceinline__ void wg_epilogue(float &x, float &y, const TO *C, int r, int c, int ldc,
+                                            const matmul_epilogue &ep)
+{
+    float2 old = make_float2(0.0f, 0.0f);
+    if constexpr (WG_BETA && WG_SWAP)
+        old = make_float2(load_c_one(C, c_index(r, c, ldc)), load_c_one(C, c_index(r, c + 1, ldc)));
+    else if constexpr (WG_BETA)
+        old = load_c_pair(C, (size_t)r * ldc + c);
+    x = wg_terms(x, old.x, WG_SWAP ? r : c, ep);
+    y = wg_terms(y, old.y, WG_SWAP ? r : c + 1, ep);
+}
+
+// One output alone (an odd N's last column): its epilogue, reading neither C nor the bias
+// past N.
 __device__ __forceinline__ void wg_epilogue_one(float &x, const TO *C, int r, int c, int ldc,
                                                 const matmul_epilogue &ep)
 {
     float old = 0.0f;
     if constexpr (WG_BETA)
-        old = load_c_one(C, (size_t)r * ldc + c);
-    x = wg_terms(x, old, c, ep);
+        old = load_c_one(C, c_index(r, c, ldc));
+    x = wg_terms(x, old, WG_SWAP ? r : c, ep);
 }
 
 // Two outputs rounded to 16 bits in one register, the first in the lower half.
@@ -1180,19 +1217,42 @@ __device__ __forceinline__ unsigned pack_pair(float x, float y)
     return packed;
 }
 
-// Elements (r, c) and (r, c + 1) of C: the epilogue on the pair of sums x, y, then one store.
+// x into C's element at, rounded to C's type.
+__device__ __forceinline__ void put_one(TO *C, size_t at, float x)
+{
+    if constexpr (OUT_ID == OUT_F32)
+        *reinterpret_cast<float *>(C + at) = x;
+    else
+        *reinterpret_cast<unsigned short *>(C + at) = (unsigned short)(pack_pair(x, 0.0f) & 0xffffu);
+}
+
+// Elements (r, c) and (r, c + 1) of the kernel's product: the epilogue on the pair of sums x,
+// y, then one store (swap=1: one to each of C's rows c and c + 1).
 __device__ __forceinline__ void wg_store_pair(float x, float y, TO *C, int r, int c, int ldc,
                                               const matmul_epilogue &ep)
 {
     wg_epilogue(x, y, C, r, c, ldc, ep);
-    if constexpr (OUT_ID == OUT_F32)
+    if constexpr (WG_SWAP) {
+        put_one(C, c_index(r, c, ldc), x);
+        put_one(C, c_index(r, c + 1, ldc), y);
+    } else if constexpr (OUT_ID == OUT_F32) {
         *reinterpret_cast<float2 *>(C + (size_t)r * ldc + c) = make_float2(x, y);
-    else
+    } else {
         *reinterpret_cast<unsigned *>(C + (size_t)r * ldc + c) = pack_pair(x, y);
+    }
+}
+
+// Element (r, c) alone (an odd N's last column): its epilogue and store.
+__device__ __forceinline__ void wg_store_one(float x, TO *C, int r, int c, int ldc,
+                                             const matmul_epilogue &ep)
+{
+    wg_epilogue_one(x, C, r, c, ldc, ep);
+    put_one(C, c_index(r, c, ldc), x);
 }
 
 // store=direct: accumulator (row, col) pairs, row w*16 + l/4 (+8), column 8i + 2(l%4) (+1) of
-// the 64 x N tile, straight to C (rows ldc elements apart: an even number, as N is).
+// the 64 x N tile, straight to C. N is even (the op stages C where its rows are odd), except
+// with swap=1, where N is A's rows (any number) and each output is stored alone.
 __device__ __forceinline__ void wg_store(float (&acc)[WG_MT][WG_ACC], TO *C, int M, int N,
                                          int ldc, int row0, int col0, int consumer,
                                          const matmul_epilogue &ep)
@@ -1206,10 +1266,13 @@ __device__ __forceinline__ void wg_store(float (&acc)[WG_MT][WG_ACC], TO *C, int
             for (int h = 0; h < 2; h++) {
                 const int r = row0 + (consumer * WG_MT + m) * 64 + w * 16 + l / 4 + h * 8;
                 const int c = col0 + i * 8 + (l % 4) * 2;
-                if (r >= M || c >= N) // N is a multiple of 8: c + 1 < N too
+                if (r >= M || c >= N)
                     continue;
-                wg_store_pair(acc[m][i * 4 + h * 2], acc[m][i * 4 + h * 2 + 1], C, r, c, ldc,
-                              ep);
+                if (WG_SWAP && c + 1 >= N)
+                    wg_store_one(acc[m][i * 4 + h * 2], C, r, c, ldc, ep);
+                else
+                    wg_store_pair(acc[m][i * 4 + h * 2], acc[m][i * 4 + h * 2 + 1], C, r, c,
+                                  ldc, ep);
             }
 }
 
@@ -1280,18 +1343,6 @@ __device__ __forceinline__ void wg_store_tma(float (&acc)[WG_MT][WG_ACC], char *
         }
         asm volatile("cp.async.bulk.commit_group;" ::: "memory");
     }
-}
-
-// The last column of an odd N, alone, in the split-K adding below: its epilogue and store.
-__device__ __forceinline__ void wg_store_one(float x, TO *C, int r, int c, int ldc,
-                                             const matmul_epilogue &ep)
-{
-    wg_epilogue_one(x, C, r, c, ldc, ep);
-    if constexpr (OUT_ID == OUT_F32)
-        *reinterpret_cast<float *>(C + (size_t)r * ldc + c) = x;
-    else
-        *reinterpret_cast<unsigned short *>(C + (size_t)r * ldc + c) =
-            (unsigned short)(pack_pair(x, 0.0f) & 0xffffu);
 }
 
 // A pair of sums (x at column c, y at c + 1) with `left` columns of C from c on: stored with

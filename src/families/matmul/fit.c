@@ -84,6 +84,32 @@ static const pj_matmul_fit_tile fp8_tiles_64x64[] = {
     {64, 64, TILE_64x64_FP8, 1}, SPLIT_COUNTS(SPLIT_WITH, 64, TILE_64x64_FP8)
 };
 
+/* A decoding's product as C's transpose (swap=1, the template's): few rows of A make 64-row
+ * tiles of mostly zeros, and cuBLAS runs such products with the weights (B's rows) on wgmma's
+ * 64-row side and 8 or 16 rows of A on its N side (cuBLASLt's kernel at fp8 16 x 4096 x 4096: a
+ * 64 x 8 tile, 16 stages; docs/PERFORMANCE.md, 2026-11-29 01:55). The swapped tile holds all of
+ * A's rows up to 32 (8, 16 or 32 of them), 32 for up to 64, with 16 stages of 9 to 12 KiB,
+ * unsplit. On the H200 (2026-11-29 10:50-11:04, 3 rounds each, against the fit before):
+ *   fp8  1 x 4096 x 4096 1.075 (0.852), 16 x 4096 x 4096 1.057 (0.844), 64 x 4096 x 4096
+ *        0.896 (0.692), 1 x 8192 x 4096 1.062;
+ *   bf16 1 x 4096 x 4096 1.007 (0.922), 1 x 14336 x 4096 0.948 (0.921), 16 x 4096 x 4096 0.976
+ *        (0.907), 32 x 4096 x 4096 0.945 (0.896), 64 x 4096 x 4096 0.778 (0.734);
+ *   tf32 1 x 8192 x 4096 0.945 (0.829), 16 x 4096 x 4096 1.032 (1.015).
+ * Where fp8's swapped tiles are more than one wave they lost (1 x 14336 x 4096 0.932 against
+ * 0.968, 16 x 14336 x 4096 0.953 against 0.995: 224 tiles on 132 SMs), bf16's did not. Swapped
+ * tiles in parts lost everywhere (0.49-0.90), and at 128 x 1024 x 4096 bf16 lost (0.715 against
+ * split-K's 0.912) and fp8 tied (0.913 / 0.830 against 0.879): past 64 rows the fit keeps the
+ * others. */
+#define TILE_SWAP_8 "swap=1 bm=64 consumers=1 mma=m64n8k16 stages=16"
+#define TILE_SWAP_16 "swap=1 bm=64 consumers=1 mma=m64n16k16 stages=16"
+#define TILE_SWAP_32 "swap=1 bm=64 consumers=1 mma=m64n32k16 stages=16"
+static const pj_matmul_fit_tile swap_tiles[] = {
+    {64, 8, TILE_SWAP_8, 1},
+    {64, 16, TILE_SWAP_16, 1},
+    {64, 32, TILE_SWAP_32, 1},
+};
+#define SWAP_ROWS_MAX 64
+
 /* A part's K loop is at least this many k tiles (of 128 bytes of K): shorter ones spend more
  * on filling the pipeline and adding the parts than the parallelism gains. */
 #define MIN_PART_K_TILES 4
@@ -113,8 +139,9 @@ static const pj_matmul_fit_tile fp8_tiles_64x64[] = {
 
 /* The words that set the tile or its pipeline: a request that names any of them (or tunes
  * one: PARAM=auto) is taken as written. */
-static const char *const tile_words[] = {"mma",   "bm",      "consumers", "stages", "sched",
-                                         "group", "cluster", "store",     "splits"};
+static const char *const tile_words[] = {"mma",     "bm",    "consumers", "stages",
+                                         "sched",   "group", "cluster",   "store",
+                                         "splits",  "swap"};
 
 int pj_matmul_fit_names_tile(const char *params)
 {
@@ -188,6 +215,15 @@ const pj_matmul_fit_tile *pj_matmul_fit_split(uint64_t m, uint64_t n, uint64_t k
     return best;
 }
 
+const pj_matmul_fit_tile *pj_matmul_fit_swap(uint64_t m, uint64_t n, int sms, int one_wave)
+{
+    if (sms < 1 || !m || !n || m > SWAP_ROWS_MAX || n >= (1ull << 31))
+        return NULL;
+    const pj_matmul_fit_tile *t = &swap_tiles[m <= 8 ? 0 : m <= 16 ? 1 : 2];
+    const uint64_t tiles = (n + 63) / 64 * ((m + (uint64_t)t->bn - 1) / (uint64_t)t->bn);
+    return !one_wave || tiles <= (uint64_t)sms ? t : NULL;
+}
+
 const pj_matmul_fit_tile *pj_matmul_fit_fp8(const pj_matmul_fit_tile *chosen, uint64_t m,
                                             int bm, int bn)
 {
@@ -224,7 +260,13 @@ const char *pj_matmul_fit_words(const pj_request *request, const char *params,
         const pj_matmul_fit_tile *split = pj_matmul_fit_split(sizes[0], sizes[1], k_tiles, sms);
         tile = split ? split : tile;
     }
-    if (config.variant == MATMUL_WGMMA_FP8)
+    const int fp8 = config.variant == MATMUL_WGMMA_FP8;
+    const pj_matmul_fit_tile *swapped = !llvm && pj_read(&reader, "swap").present
+                                            ? pj_matmul_fit_swap(sizes[0], sizes[1], sms, fp8)
+                                            : NULL;
+    if (swapped)
+        return swapped->words;
+    if (fp8)
         tile = pj_matmul_fit_fp8(tile, sizes[0], config.bm, config.tile_n);
     return tile ? tile->words : NULL;
 }
@@ -242,5 +284,8 @@ const pj_matmul_fit_tile *pj_matmul_fit_tile_of(const char *words)
     for (size_t i = 0; words && i < PJ_ARRAY_SIZE(split_tiles); i++)
         if (split_tiles[i].words == words)
             return &split_tiles[i];
+    for (size_t i = 0; words && i < PJ_ARRAY_SIZE(swap_tiles); i++)
+        if (swap_tiles[i].words == words)
+            return &swap_tiles[i];
     return NULL;
 }

@@ -5,18 +5,23 @@
 #include "families/matmul/config.h"
 
 typedef struct {
-    int bm, bn;        /* the tile of C */
+    int bm, bn;        /* the tile of C (swap=1: of C's transpose, bn rows of A) */
     const char *words; /* the parameters that ask for it */
     int splits;        /* split-K's parts (1: none) */
 } pj_matmul_fit_tile;
 
 /* 1 when params names a parameter of the tile or its pipeline (mma, bm, consumers, stages,
- * sched, group, cluster, store, splits): the request is then taken as written. */
+ * sched, group, cluster, store, splits, swap): the request is then taken as written. */
 int pj_matmul_fit_names_tile(const char *params);
 
 /* The smaller tile predicted fastest for an m x n C on sms SMs, where it is predicted at most
  * 0.85 of the bm x bn tile's time; NULL to keep bm x bn. */
 const pj_matmul_fit_tile *pj_matmul_fit_choose(uint64_t m, uint64_t n, int bm, int bn, int sms);
+
+/* A decoding's swapped tile (swap=1: C's transpose, 64 rows of B by 8, 16 or 32 rows of A: all
+ * of m up to 32, else 32) for m x n on sms SMs, m at most 64; with one_wave (fp8) only where its
+ * tiles are one wave at most. NULL where none. */
+const pj_matmul_fit_tile *pj_matmul_fit_swap(uint64_t m, uint64_t n, int sms, int one_wave);
 
 /* fp8's tile, given what the fit chose for m rows (chosen, of pj_matmul_fit_choose or
  * pj_matmul_fit_split; NULL: the request's bm x bn): 128 x 128 with persistent blocks and six
@@ -36,9 +41,10 @@ const pj_matmul_fit_tile *pj_matmul_fit_split(uint64_t m, uint64_t n, uint64_t k
 
 /* The words of the smaller tile pj_matmul_fit_choose picks for request (params as written)
  * on the problem m, n, k (sizes) on sms SMs, or of split-K's tile and parts (pj_matmul_fit_split;
- * not for the llvm backend: llvm 1), then for fp8 as pj_matmul_fit_fp8 maps them, where the
- * request is for a wgmma variant without clusters and names no tile parameter; NULL to keep
- * the request's tile. The family's fit (pj_family.fit; request/plan.h adds the words). */
+ * not for the llvm backend: llvm 1), or pj_matmul_fit_swap's tile where it gives one (not for
+ * the llvm backend); for fp8 the first as pj_matmul_fit_fp8 maps it. Only where the request is for a wgmma variant without
+ * clusters and names no tile parameter; NULL to keep the request's tile. The family's fit
+ * (pj_family.fit; request/plan.h adds the words). */
 const char *pj_matmul_fit_words(const pj_request *request, const char *params,
                                 const uint64_t *sizes, int sms, int llvm);
 

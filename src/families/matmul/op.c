@@ -31,12 +31,14 @@ unsigned pj_matmul_parts(const matmul_config *config, size_t k)
     return (unsigned)((k_tiles + per_part - 1) / per_part);
 }
 
-/* Blocks of the grid: the tiles of C, row tiles rounded up to whole clusters. */
+/* Blocks of the grid: the tiles of C (swap=1: of its transpose, n x m, which the kernel
+ * computes), row tiles rounded up to whole clusters. */
 uint64_t pj_matmul_blocks(const matmul_config *config, size_t m, size_t n)
 {
-    uint64_t rows = (uint64_t)config->bm * (uint64_t)config->cluster;
-    return ((uint64_t)m + rows - 1) / rows * (uint64_t)config->cluster *
-           (((uint64_t)n + config->tile_n - 1) / config->tile_n);
+    const uint64_t rows = (uint64_t)config->bm * (uint64_t)config->cluster;
+    const uint64_t km = config->swap ? n : m, kn = config->swap ? m : n;
+    return (km + rows - 1) / rows * (uint64_t)config->cluster *
+           ((kn + (uint64_t)config->tile_n - 1) / (uint64_t)config->tile_n);
 }
 
 static ptxjit_status shape_error(const matmul_config *config, const char *rule, const char *fix)
@@ -146,24 +148,40 @@ static ptxjit_status encode_operand(CUtensorMap *map, const pj_driver *d, pj_dty
 
 /* The wgmma variants' maps of the product as staged (of product `product` where the kernel
  * takes one at a time): A in boxes of 128 bytes of k x bm rows; B N-major in boxes of 64
- * columns x 64 k rows, K-major (b_nk) in boxes of 128 bytes of k x 64 rows (columns of C); C
- * (store=tma) in boxes of 128 bytes x 64 rows. The maps have the true sizes: a padded row's
- * tail is read as zeros, and C's padding columns are not written. */
+ * columns x 64 k rows, K-major (b_nk) in boxes of 128 bytes of k x 64 rows (columns of C), or
+ * of N rows where the tile is narrower (the template's B_BOX_ROWS); C (store=tma) in boxes of
+ * 128 bytes x 64 rows. swap=1 trades A and B: the kernel's first operand is B (K-major: bm
+ * rows a box; N-major: as above), its second A (K-major, as B nk is). The maps have the true
+ * sizes: a padded row's tail is read as zeros, and C's padding columns are not written. */
 static ptxjit_status wgmma_maps(CUtensorMap maps[3], const pj_driver *d, const matmul_config *config,
                                 const pj_matmul_staged *s, pj_matmul_takes takes, size_t product)
 {
     const pj_matmul_layout *l = &s->layout;
     const uint32_t bk = (uint32_t)config->bk; /* 128 bytes of k */
+    const uint32_t narrow = config->tile_n < 64 ? (uint32_t)config->tile_n : 64;
     const uint64_t batch = l->batch;
-    ptxjit_status status = encode_operand(&maps[0], d, config->dtype, s->a, l->m, l->k, s->a_pitch,
-                                          s->a_stride, batch, takes, product, bk,
-                                          (uint32_t)config->bm);
-    if (status == PTXJIT_OK)
+    ptxjit_status status;
+    if (config->swap) {
         status = config->b_nk
-                     ? encode_operand(&maps[1], d, config->dtype, s->b, l->n, l->k, s->b_pitch,
-                                      s->b_stride, batch, takes, product, bk, 64)
-                     : encode_operand(&maps[1], d, config->dtype, s->b, l->k, l->n, s->b_pitch,
+                     ? encode_operand(&maps[0], d, config->dtype, s->b, l->n, l->k, s->b_pitch,
+                                      s->b_stride, batch, takes, product, bk,
+                                      (uint32_t)config->bm)
+                     : encode_operand(&maps[0], d, config->dtype, s->b, l->k, l->n, s->b_pitch,
                                       s->b_stride, batch, takes, product, 64, 64);
+        if (status == PTXJIT_OK)
+            status = encode_operand(&maps[1], d, config->dtype, s->a, l->m, l->k, s->a_pitch,
+                                    s->a_stride, batch, takes, product, bk, narrow);
+    } else {
+        status = encode_operand(&maps[0], d, config->dtype, s->a, l->m, l->k, s->a_pitch,
+                                s->a_stride, batch, takes, product, bk, (uint32_t)config->bm);
+        if (status == PTXJIT_OK)
+            status = config->b_nk
+                         ? encode_operand(&maps[1], d, config->dtype, s->b, l->n, l->k,
+                                          s->b_pitch, s->b_stride, batch, takes, product, bk,
+                                          narrow)
+                         : encode_operand(&maps[1], d, config->dtype, s->b, l->k, l->n,
+                                          s->b_pitch, s->b_stride, batch, takes, product, 64, 64);
+    }
     if (status == PTXJIT_OK && config->store_tma)
         status = encode_operand(&maps[2], d, config->out, s->c, l->m, l->n, s->c_pitch,
                                 s->c_stride, batch, takes, product,
@@ -256,9 +274,13 @@ static ptxjit_status launch(ptxjit_kernel *kernel, const matmul_config *config,
                    out = (uint64_t)pj_dtype_bytes(config->out);
     CUdeviceptr pa = s->a + first * s->a_stride * in, pb = s->b + first * s->b_stride * in,
                 pc = s->c + first * s->c_stride * out;
-    int im = (int)l->m, in_ = (int)s->n_kernel, ik = (int)l->k;
+    /* swap=1: the kernel computes C's transpose, B's rows by A's, its first operand B. */
+    const int swap = config->swap;
+    int im = (int)(swap ? s->n_kernel : l->m), in_ = (int)(swap ? l->m : s->n_kernel),
+        ik = (int)l->k;
     pj_matmul_layout_args layout = {(long long)s->c_stride, (int)s->c_pitch, (int)products,
-                                    s->a_stride != 0, s->b_stride != 0, 0, 0};
+                                    (swap ? s->b_stride : s->a_stride) != 0,
+                                    (swap ? s->a_stride : s->b_stride) != 0, 0, 0};
     void *args[] = {&pa, &pb, &pc, &im, &in_, &ik, &maps[0], &maps[1], &maps[2], values, &layout};
     const uint64_t tiles = pj_matmul_blocks(config, l->m, s->n_kernel) * (uint64_t)products;
     const unsigned parts = pj_matmul_parts(config, l->k);

@@ -54,6 +54,7 @@ typedef struct {
     int tma;            /* tensor_core: load=tma */
     int store_tma;      /* wgmma variants: store=tma (C through shared memory) */
     int out_bytes;      /* wgmma variants with store_tma: bytes of C's element */
+    int b_k_major;      /* wgmma variants: the kernel's B K-major (b_layout=nk, or swap=1's A) */
 } pj_matmul_tile;
 
 /* Threads per block; 0 for a tile that divides by zero (the schema refuses those). */
@@ -78,8 +79,8 @@ static inline int pj_matmul_threads(const pj_matmul_tile *t)
 
 /* Dynamic shared memory per block, as the template lays it out: tensor_core's padded stages
  * (load=cp_async) or swizzled ones plus 1 KiB of alignment (load=tma); the wgmma variants'
- * stages of 128-byte rows (B's columns rounded up to 64), store=tma's tile of C (bm x N), plus
- * 1 KiB of alignment; none for SIMT. */
+ * stages of 128-byte rows (B's columns rounded up to 64, but for a K-major B of fewer than 64
+ * columns), store=tma's tile of C (bm x N), plus 1 KiB of alignment; none for SIMT. */
 static inline unsigned pj_matmul_shared_bytes(const pj_matmul_tile *t)
 {
     if (t->variant == MATMUL_TENSOR_CORE && t->tma)
@@ -87,7 +88,7 @@ static inline unsigned pj_matmul_shared_bytes(const pj_matmul_tile *t)
     if (t->variant == MATMUL_TENSOR_CORE)
         return (unsigned)(t->stages * (t->bm * (t->bk + 4) + t->bk * (t->bn + 8)) * 4);
     if (pj_matmul_is_wgmma(t->variant)) {
-        int b_columns = (t->bn + 63) / 64 * 64;
+        int b_columns = t->b_k_major && t->bn < 64 ? t->bn : (t->bn + 63) / 64 * 64;
         int c_tile = t->store_tma ? t->bm * t->bn * t->out_bytes : 0;
         return (unsigned)(t->stages * (t->bm + b_columns) * 128 + c_tile + 1024);
     }
@@ -122,6 +123,7 @@ typedef struct {
     int b_nk;               /* b_layout=nk: B given as its transpose, N x K row-major */
     int alpha, beta, bias;  /* alpha=scaled, beta=scaled, bias=column */
     int splits;             /* split-K: at most this many parts of each tile's K loop */
+    int swap;               /* swap=1: the kernel computes C's transpose (B^T A^T) */
     int act;                /* 0 none, 1 relu, 2 gelu */
     /* The work inside a block, which the kernel's code depends on and the op's launch only
      * through threads (each as the request gives it, also where the variant ignores it): */
@@ -157,9 +159,10 @@ static inline void pj_matmul_decode_wgmma(matmul_config *out, const pj_param_rea
                          store = pj_read(r, "store"), b_layout = pj_read(r, "b_layout"),
                          alpha = pj_read(r, "alpha"), beta = pj_read(r, "beta"),
                          bias = pj_read(r, "bias"), act = pj_read(r, "act"),
-                         splits = pj_read(r, "splits");
+                         splits = pj_read(r, "splits"), swap = pj_read(r, "swap");
     out->cluster = cluster.present ? (int)cluster.value : 1;
     out->splits = splits.present ? (int)splits.value : 1;
+    out->swap = swap.present && swap.value == 1;
     out->persistent = pj_read_is(&sched, "persistent");
     out->store_tma = pj_read_is(&store, "tma");
     out->b_nk = pj_read_is(&b_layout, "nk");
@@ -198,7 +201,8 @@ static inline void pj_matmul_decode_tile(matmul_config *out, const pj_param_read
     out->group = (int)pj_read(r, "group").value;
     const pj_matmul_tile tile = {out->variant, out->bm, out->tile_n, out->bk, out->tm, out->tn,
                                  out->wm, out->wn, out->consumers, out->stages, out->tma,
-                                 out->store_tma, pj_matmul_element_bytes(out->out)};
+                                 out->store_tma, pj_matmul_element_bytes(out->out),
+                                 out->b_nk || out->swap};
     out->threads = pj_matmul_threads(&tile);
     out->shared_bytes = pj_matmul_shared_bytes(&tile);
 }

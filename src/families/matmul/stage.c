@@ -116,6 +116,7 @@ pj_matmul_stage_need pj_matmul_stage_needed(const matmul_config *config, pj_matm
      * the map's width should have clipped them. */
     need.c = config->store_tma ? !tma_rows(c, l->ldc, l->stride_c, out) ||
                                      (uint64_t)l->n * (uint64_t)out % 16 != 0
+             : config->swap    ? 0 /* its stores are of single elements */
                                : !pair_rows(c, l->n, l->ldc, l->stride_c, out);
     if (takes == PJ_MATMUL_TAKES_PITCH && l->ldc != l->n) {
         need.c_dense = !need.c; /* its kernels write C dense */

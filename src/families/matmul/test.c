@@ -49,29 +49,29 @@ START_TEST(matmul_defaults_follow_the_variant)
      * fastest on the H100, docs/PERFORMANCE.md). */
     expect_canonical(context, "", "act=none alpha=none b_layout=kn beta=none bias=none bm=128 "
                                   "cluster=1 consumers=2 dtype=bf16 group=8 mma=m64n256k16 "
-                                  "out=bf16 sched=persistent splits=1 stages=3 store=tma variant=wgmma");
+                                  "out=bf16 sched=persistent splits=1 stages=3 store=tma swap=0 variant=wgmma");
     expect_canonical(context, "dtype=f16", "act=none alpha=none b_layout=kn beta=none bias=none "
                                            "bm=128 cluster=1 consumers=2 dtype=f16 group=8 "
                                            "mma=m64n256k16 out=f16 sched=persistent splits=1 stages=3 "
-                                           "store=tma variant=wgmma");
+                                           "store=tma swap=0 variant=wgmma");
     expect_canonical(context, "out=f32", "act=none alpha=none b_layout=kn beta=none bias=none "
                                          "bm=128 cluster=1 consumers=2 dtype=bf16 group=8 "
                                          "mma=m64n256k16 out=f32 sched=persistent splits=1 stages=3 "
-                                         "store=direct variant=wgmma"); /* 128 KiB: no room */
+                                         "store=direct swap=0 variant=wgmma"); /* 128 KiB: no room */
     expect_canonical(context, "mma=m64n200k16", "act=none alpha=none b_layout=kn beta=none "
                                                 "bias=none bm=128 cluster=1 consumers=2 "
                                                 "dtype=bf16 group=8 mma=m64n200k16 out=bf16 "
                                                 "sched=persistent splits=1 stages=3 store=direct "
-                                                "variant=wgmma"); /* not whole boxes */
+                                                "swap=0 variant=wgmma"); /* not whole boxes */
     /* tf32 and fp8 through wgmma: B K-major by default (their only layout), fp8 out bf16. */
     expect_canonical(context, "variant=wgmma_tf32",
                      "act=none alpha=none b_layout=nk beta=none bias=none bm=128 cluster=1 "
                      "consumers=2 dtype=f32 group=8 mma=m64n256k16 out=f32 sched=persistent "
-                     "splits=1 stages=4 store=direct variant=wgmma_tf32");
+                     "splits=1 stages=4 store=direct swap=0 variant=wgmma_tf32");
     expect_canonical(context, "variant=wgmma_fp8",
                      "act=none alpha=none b_layout=nk beta=none bias=none bm=128 cluster=1 "
                      "consumers=2 fp8=e4m3 group=8 mma=m64n256k16 out=bf16 sched=persistent "
-                     "splits=1 stages=3 store=tma variant=wgmma_fp8");
+                     "splits=1 stages=3 store=tma swap=0 variant=wgmma_fp8");
     expect_canonical(context, "variant=block_tiled_vectorized",
                      "bk=16 bm=128 bn=128 dtype=f32 group=1 out=f32 tm=8 tn=8 "
                      "variant=block_tiled_vectorized");
@@ -864,6 +864,38 @@ START_TEST(matmul_fit_splits_k_where_tiles_are_few)
 }
 END_TEST
 
+/* A decoding's product swaps the operands (C's transpose, the weights on wgmma's 64-row side):
+ * 8 rows of A a tile up to 8 rows, 16 up to 16, else 32; not past 64 rows; fp8 only where the
+ * swapped tiles are one wave at most. */
+START_TEST(matmul_fit_swaps_a_decoding)
+{
+    static const struct {
+        uint64_t m, n;
+        int bn, fp8_bn; /* rows of A a tile, 16-bit and tf32 / fp8; 0: not swapped */
+    } cases[] = {
+        {1, 4096, 8, 8},     {8, 4096, 8, 8},       {9, 4096, 16, 16},   {16, 4096, 16, 16},
+        {17, 4096, 32, 32},  {32, 4096, 32, 32},    {64, 4096, 32, 32},  {65, 4096, 0, 0},
+        {1, 8448, 8, 8},     {1, 8449, 8, 0},       {1, 14336, 8, 0},    {16, 14336, 16, 0},
+        {64, 4224, 32, 32},  {64, 4225, 32, 0},     {5, 1000, 8, 8},     {1, 8, 8, 8},
+        {128, 1024, 0, 0},
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++)
+        for (int fp8 = 0; fp8 < 2; fp8++) {
+            const pj_matmul_fit_tile *t = pj_matmul_fit_swap(cases[i].m, cases[i].n, 132, fp8);
+            const int bn = fp8 ? cases[i].fp8_bn : cases[i].bn;
+            ck_assert_msg(bn ? t && t->bm == 64 && t->bn == bn && strstr(t->words, "swap=1")
+                             : !t,
+                          "%llu x %llu%s: %s", (unsigned long long)cases[i].m,
+                          (unsigned long long)cases[i].n, fp8 ? " fp8" : "",
+                          t ? t->words : "not swapped");
+            if (t)
+                ck_assert_ptr_eq(pj_matmul_fit_tile_of(t->words), t);
+        }
+    ck_assert_ptr_null(pj_matmul_fit_swap(1, 4096, 0, 0)); /* no SMs counted */
+    ck_assert_ptr_null(pj_matmul_fit_swap(0, 4096, 132, 0));
+}
+END_TEST
+
 /* The plan of a product of few tiles splits K (with NVRTC, not with the llvm backend, which
  * builds none), counts the parts as the kernel does (none empty), and leaves a named splits= and
  * a full product alone. */
@@ -885,12 +917,13 @@ START_TEST(matmul_plan_splits_k_for_few_tiles)
         uint64_t m, n, k;
         const char *want; /* in the plan's request; NULL: no splits= but splits=1 */
     } cases[] = {
-        {"", 1, 4096, 4096, "splits=4"},
-        {"", 16, 1024, 4096, "splits=4"},
+        {"", 1, 4096, 4096, "swap=1"}, /* a decoding's: swapped, not split */
+        {"", 100, 1024, 4096, "splits=4"},
         {"", 128, 1024, 4096, "splits=4"}, /* 32 tiles of 64 x 64: split */
         {"", 128, 4096, 4096, NULL},       /* 128 tiles fill a wave: not split */
         {"", 256, 1024, 4096, NULL},       /* more rows than split-K takes */
-        {"variant=wgmma_fp8", 16, 4096, 4096, "splits=4"},
+        {"variant=wgmma_fp8", 16, 4096, 4096, "swap=1"}, /* swapped, not split */
+        {"variant=wgmma_tf32", 64, 1024, 4096, "swap=1"},
         {"", 8192, 8192, 8192, NULL},
         {"backend=llvm", 1, 4096, 4096, NULL},
         {"splits=1", 1, 4096, 4096, NULL},
@@ -965,6 +998,15 @@ START_TEST(matmul_fit_tiles_suit_every_wgmma_request)
         expect_words_suit(context, "variant=wgmma_fp8", fp8[i]);
         expect_words_suit(context, "variant=wgmma_fp8 fp8=e5m2 out=f32", fp8[i]);
     }
+    /* The swapped tiles, with every epilogue term. */
+    const pj_matmul_fit_tile *swapped[] = {pj_matmul_fit_swap(1, 4096, 132, 0),
+                                           pj_matmul_fit_swap(16, 4096, 132, 0),
+                                           pj_matmul_fit_swap(64, 4096, 132, 0)};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(swapped); i++) {
+        ck_assert(swapped[i] && strstr(swapped[i]->words, "swap=1"));
+        for (size_t r = 0; r < PJ_ARRAY_SIZE(requests); r++)
+            expect_words_suit(context, requests[r], swapped[i]);
+    }
     ptxjit_close(context);
 }
 END_TEST
@@ -988,6 +1030,7 @@ Suite *suite_matmul(void)
     tcase_add_test(tc, matmul_reference_epilogue_applies_each_term);
     tcase_add_test(tc, matmul_reference_row_is_the_product);
     tcase_add_test(tc, matmul_fit_leaves_a_named_tile_alone);
+    tcase_add_test(tc, matmul_fit_swaps_a_decoding);
     tcase_add_test(tc, matmul_fit_chooses_by_shape);
     tcase_add_test(tc, matmul_fit_tiles_suit_every_wgmma_request);
     tcase_add_test(tc, matmul_fit_fp8_tile);

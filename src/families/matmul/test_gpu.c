@@ -558,7 +558,13 @@ START_TEST(matmul_wgmma_tile_fits_the_shape)
             ck_assert_int_eq(pj_matmul_config_of(&config, kernel), PTXJIT_OK);
             const pj_matmul_fit_tile *want = pj_matmul_fit_choose(
                 shapes[i].m, shapes[i].n, config.bm, config.tile_n, context->sm_count);
-            if (config.variant == MATMUL_WGMMA_FP8) /* none of these shapes splits K */
+            /* none of these shapes splits K; a decoding's operands swapped */
+            const pj_matmul_fit_tile *swapped =
+                pj_matmul_fit_swap(shapes[i].m, shapes[i].n, context->sm_count,
+                                   config.variant == MATMUL_WGMMA_FP8);
+            if (swapped)
+                want = swapped;
+            else if (config.variant == MATMUL_WGMMA_FP8)
                 want = pj_matmul_fit_fp8(want, shapes[i].m, config.bm, config.tile_n);
             const int bm = want ? want->bm : config.bm, bn = want ? want->bn : config.tile_n;
             ck_assert_int_eq(pj_matmul_fit(&kernel, &config, &chosen, context, requests[r],
@@ -846,6 +852,64 @@ START_TEST(matmul_wgmma_odd_n_in_aligned_rows)
 }
 END_TEST
 
+/* swap=1: the kernel computes C's transpose, A's rows on wgmma's N side: one row and odd row
+ * counts (a last column of the transposed tile stored alone), split-K's parts, every epilogue
+ * term (the bias runs along the kernel's rows), each wgmma type, and the layouts (C's rows at
+ * any pitch: its stores are single elements, nothing staged for them). */
+START_TEST(matmul_wgmma_swapped_operands)
+{
+    ptxjit_context *context = test_gpu_context("matmul_wgmma_swapped_operands");
+    if (!context)
+        return;
+    const epilogue_case full = {1.5f, 0.5f, 1.0f, 1.0f, 1};
+    static const struct {
+        const char *params;
+        shape s;
+        double tolerance;
+        int full_epilogue;
+    } cases[] = {
+        {"variant=wgmma_fp8 swap=1 bm=64 consumers=1 mma=m64n8k16 stages=16", {1, 4096, 4096},
+         1e-2, 0},
+        {"variant=wgmma_fp8 swap=1 bm=64 consumers=1 mma=m64n16k16 stages=16 splits=2",
+         {16, 4096, 4096}, 1e-2, 0},
+        {"variant=wgmma_fp8 swap=1 bm=64 consumers=1 mma=m64n8k16 splits=3 alpha=scaled "
+         "beta=scaled bias=column act=relu", {5, 1000, 1000}, 1e-2, 1},
+        {"variant=wgmma_fp8 swap=1 mma=m64n32k16 out=f32 alpha=scaled beta=scaled bias=column "
+         "act=gelu", {33, 264, 1024}, 1e-2, 1},
+        {"variant=wgmma_fp8 swap=1 bm=64 consumers=1 mma=m64n8k16 sched=grid splits=2",
+         {9, 520, 300}, 1e-2, 0},
+        {"variant=wgmma b_layout=nk swap=1 mma=m64n24k16 alpha=scaled beta=scaled bias=column",
+         {21, 200, 520}, 1e-2, 1},
+        {"variant=wgmma b_layout=nk swap=1 dtype=f16 out=f16 bm=64 consumers=1 mma=m64n64k16",
+         {100, 130, 264}, 1e-2, 0},
+        {"variant=wgmma_tf32 swap=1 bm=64 consumers=1 mma=m64n16k16 splits=2", {7, 300, 512},
+         2e-3, 0},
+        /* B given K x N: read M-major through wgmma's transposed A */
+        {"variant=wgmma swap=1 bm=64 consumers=1 mma=m64n16k16 stages=16", {16, 4096, 4096},
+         1e-2, 0},
+        {"variant=wgmma swap=1 bm=64 consumers=1 mma=m64n8k16 dtype=f16 out=f32 splits=3 "
+         "alpha=scaled beta=scaled bias=column act=gelu", {5, 1000, 1000}, 1e-2, 1},
+        {"variant=wgmma swap=1 mma=m64n32k16 stages=8", {33, 264, 520}, 1e-2, 0},
+        {"variant=wgmma swap=1 bm=64 consumers=1 mma=m64n32k16 sched=grid", {100, 130, 264},
+         1e-2, 0},
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++)
+        for (int run = 0; run < 2; run++)
+            check_epilogue(context, cases[i].params, cases[i].s, cases[i].tolerance,
+                           cases[i].full_epilogue ? full : plain);
+    check_layouts(context, "variant=wgmma_fp8 swap=1 bm=64 consumers=1 mma=m64n16k16 out=f32",
+                  (shape){16, 200, 520}, 1e-2, plain);
+    check_layouts(context, "variant=wgmma_fp8 swap=1 bm=64 consumers=1 mma=m64n8k16 splits=2 "
+                  "alpha=scaled beta=scaled bias=column", (shape){3, 136, 1000}, 1e-2, full);
+    check_layouts(context, "variant=wgmma swap=1 bm=64 consumers=1 mma=m64n16k16 splits=2",
+                  (shape){16, 200, 520}, 1e-2, plain);
+    check_in_rows(context, "variant=wgmma_fp8 swap=1 bm=64 consumers=1 mma=m64n8k16 "
+                  "alpha=scaled beta=scaled bias=column",
+                  (shape){3, 201, 1000}, 1000, 1000, 203);
+    ptxjit_close(context);
+}
+END_TEST
+
 /* The llvm backend's wgmma kernel, launched once per product, on the same layouts. */
 START_TEST(matmul_strided_batches_through_the_llvm_backend)
 {
@@ -889,6 +953,7 @@ Suite *suite_matmul_gpu(void)
     tcase_add_test(wgmma, matmul_strided_batches_through_the_llvm_backend);
     tcase_add_test(wgmma, matmul_wgmma_split_k_parts_add_up);
     tcase_add_test(wgmma, matmul_wgmma_odd_n_in_aligned_rows);
+    tcase_add_test(wgmma, matmul_wgmma_swapped_operands);
     suite_add_tcase(suite, wgmma);
     return suite;
 }

@@ -413,8 +413,22 @@ START_TEST(matmul_bound_counts_the_busiest_sms_tiles)
     ck_assert_msg(fabs(ms - 2.0 * 32 * 32 * 100 / (256.0 * 1980000)) < 1e-12, "%g", ms);
     ms = pj_matmul_tune_bound(&naive, big, 132, 1980000); /* 16384 tiles: 125 on the busiest */
     ck_assert_msg(fabs(ms - 125 * 2.0 * 32 * 32 * 64 / (256.0 * 1980000)) < 1e-12, "%g", ms);
+    /* swap=1: tiles of C's transpose. 8 x 8512: 133 whole 64 x 8 tiles of the 8512 x 8
+     * transpose, two on the busiest SM (unswapped, 8 rows hold no whole 64-row tile: an even
+     * share, half that); split-K: the parts of a tile run on several SMs, an even share alone */
+    pj_request swapped =
+        matmul_request(context, "variant=wgmma swap=1 bm=64 consumers=1 mma=m64n8k16");
+    const uint64_t decode[] = {8, 8512, 4096};
+    ms = pj_matmul_tune_bound(&swapped, decode, 132, 1980000);
+    ck_assert_msg(fabs(ms - 2 * 2.0 * 64 * 8 * 4096 / (4096.0 * 1980000)) < 1e-12, "%g", ms);
+    pj_request split = matmul_request(context, "variant=wgmma dtype=bf16 mma=m64n256k16 splits=4");
+    ms = pj_matmul_tune_bound(&split, skinny, 132, 1980000);
+    ck_assert_msg(fabs(ms - 2.0 * 128 * 8192 * 8192 / 132 / (4096.0 * 1980000)) < 1e-12, "%g",
+                  ms);
     /* unknown device: no bound */
     ck_assert(pj_matmul_tune_bound(&narrow, skinny, 0, 1980000) == 0);
+    pj_request_free(&swapped);
+    pj_request_free(&split);
     pj_request_free(&wide);
     pj_request_free(&narrow);
     pj_request_free(&fp8);

@@ -576,5 +576,6 @@ const cli_family cli_family_matmul = {
             "             clean; flush=write: by filling it, which leaves dirty lines written\n"
             "             back in the timed run; flush=none: not emptied; shapes= only); a row\n"
             "             says \"+ WORDS\" where the op fitted a smaller tile to the shape\n"
+            "             (swap=1: C computed as its transpose, for a few rows of A)\n"
             "             multigpu: m=M n=N k=K, random inputs (default 4096 each)",
 };

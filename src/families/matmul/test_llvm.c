@@ -599,6 +599,7 @@ START_TEST(llvm_refuses_the_wgmma_features_it_does_not_build)
         {"bias=column", "bias=column is not supported by the llvm backend"},
         {"act=gelu", "act=gelu is not supported by the llvm backend"},
         {"splits=4", "matmul variant=wgmma splits=4 is not supported by the llvm backend"},
+        {"swap=1", "matmul variant=wgmma swap=1 is not supported by the llvm backend"},
         {"out=f16", "not supported by the llvm backend"},
     };
     for (size_t i = 0; i < PJ_ARRAY_SIZE(refused); i++) {

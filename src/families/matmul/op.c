@@ -734,10 +734,22 @@ static void matmul_explain(char *out, size_t size, const pj_request *request,
         pj_error_clear();
         return;
     }
+    /* swap=1 first: which operand fills which side of the instruction. */
+    size_t used = 0;
+    if (config.swap && pj_matmul_is_wgmma(config.variant)) {
+        const int written = snprintf(out, size, "C is computed as its transpose (swap=1): B's "
+                                     "%zu row%s on wgmma's 64-row side, A's %zu row%s on its N "
+                                     "side in tiles of %d", l.n, l.n == 1 ? "" : "s", l.m,
+                                     l.m == 1 ? "" : "s", config.tile_n);
+        used = written > 0 && (size_t)written < size ? (size_t)written : 0;
+    }
     /* Dense rows: the llvm backend's kernels stage what the template's do. */
     const pj_matmul_takes takes = pj_matmul_takes_of(&config, PJ_BACKEND_NVRTC);
-    pj_matmul_stage_describe(out, size, &config,
+    char staged[768];
+    pj_matmul_stage_describe(staged, sizeof staged, &config,
                              pj_matmul_stage_needed(&config, takes, 256, 256, 256, &l), &l);
+    if (*staged)
+        snprintf(out + used, size - used, "%s%s", used ? ". " : "", staged);
 }
 
 const pj_family pj_family_matmul = {

@@ -941,6 +941,9 @@ START_TEST(matmul_plan_splits_k_for_few_tiles)
                                           has_word(plan.params, "splits=1"),
                       "%s on %llux%llux%llu: %s", cases[i].params, (unsigned long long)cases[i].m,
                       (unsigned long long)cases[i].n, (unsigned long long)cases[i].k, plan.params);
+        /* A swapped product says so in the plan's sentence. */
+        ck_assert(!has_word(plan.params, "swap=1") ||
+                  (plan.why && strstr(plan.why, "C is computed as its transpose (swap=1)")));
         pj_plan_free(&plan);
     }
     matmul_config config = {.variant = MATMUL_WGMMA, .bk = 64, .splits = 5};

@@ -1250,6 +1250,18 @@ __device__ __forceinline__ void wg_store_one(float x, TO *C, int r, int c, int l
     put_one(C, c_index(r, c, ldc), x);
 }
 
+// A pair of sums (x at column c, y at c + 1) with `left` columns of C from c on: stored with
+// the epilogue, x alone where only it lies inside C (an odd N's last column), neither where
+// both lie past it.
+__device__ __forceinline__ void wg_store_sums(float x, float y, TO *C, int r, int c, int left,
+                                              int ldc, const matmul_epilogue &ep)
+{
+    if (left >= 2)
+        wg_store_pair(x, y, C, r, c, ldc, ep);
+    else if (left == 1)
+        wg_store_one(x, C, r, c, ldc, ep);
+}
+
 // store=direct: accumulator (row, col) pairs, row w*16 + l/4 (+8), column 8i + 2(l%4) (+1) of
 // the 64 x N tile, straight to C. N is even (the op stages C where its rows are odd), except
 // with swap=1, where N is A's rows (any number) and each output is stored alone.
@@ -1268,8 +1280,9 @@ __device__ __forceinline__ void wg_store(float (&acc)[WG_MT][WG_ACC], TO *C, int
                 const int c = col0 + i * 8 + (l % 4) * 2;
                 if (r >= M || c >= N)
                     continue;
-                if (WG_SWAP && c + 1 >= N)
-                    wg_store_one(acc[m][i * 4 + h * 2], C, r, c, ldc, ep);
+                if (WG_SWAP)
+                    wg_store_sums(acc[m][i * 4 + h * 2], acc[m][i * 4 + h * 2 + 1], C, r, c,
+                                  N - c, ldc, ep);
                 else
                     wg_store_pair(acc[m][i * 4 + h * 2], acc[m][i * 4 + h * 2 + 1], C, r, c,
                                   ldc, ep);
@@ -1343,18 +1356,6 @@ __device__ __forceinline__ void wg_store_tma(float (&acc)[WG_MT][WG_ACC], char *
         }
         asm volatile("cp.async.bulk.commit_group;" ::: "memory");
     }
-}
-
-// A pair of sums (x at column c, y at c + 1) with `left` columns of C from c on: stored with
-// the epilogue, x alone where only it lies inside C (an odd N's last column), neither where
-// both lie past it.
-__device__ __forceinline__ void wg_store_sums(float x, float y, TO *C, int r, int c, int left,
-                                              int ldc, const matmul_epilogue &ep)
-{
-    if (left >= 2)
-        wg_store_pair(x, y, C, r, c, ldc, ep);
-    else if (left == 1)
-        wg_store_one(x, C, r, c, ldc, ep);
 }
 
 // The last part's adding, over its consumer's rows x cols of the tile: its threads take quads

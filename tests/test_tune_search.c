@@ -91,8 +91,9 @@ static void close_search(ptxjit_context *context)
     pj_tune_bound_override = NULL;
 }
 
-static ptxjit_tune_result *tune(ptxjit_context *context, const char *family, const char *problem,
-                                const char *fixed, const char *space, int exhaustive)
+/* A retuning's options (threads 0: a compile thread per core). */
+static ptxjit_tune_options options_of(const char *problem, const char *fixed, const char *space,
+                                      int exhaustive, int threads)
 {
     ptxjit_tune_options options;
     ptxjit_tune_options_init(&options);
@@ -101,10 +102,24 @@ static ptxjit_tune_result *tune(ptxjit_context *context, const char *family, con
     options.space = space;
     options.retune = 1;
     options.exhaustive = exhaustive;
+    options.threads = threads;
+    return options;
+}
+
+static ptxjit_tune_result *tune_with(ptxjit_context *context, const char *family,
+                                     const ptxjit_tune_options *options)
+{
     ptxjit_tune_result *result = NULL;
-    ck_assert_msg(ptxjit_tune(&result, context, family, &options) == PTXJIT_OK, "%s",
+    ck_assert_msg(ptxjit_tune(&result, context, family, options) == PTXJIT_OK, "%s",
                   ptxjit_last_error());
     return result;
+}
+
+static ptxjit_tune_result *tune(ptxjit_context *context, const char *family, const char *problem,
+                                const char *fixed, const char *space, int exhaustive)
+{
+    const ptxjit_tune_options options = options_of(problem, fixed, space, exhaustive, 0);
+    return tune_with(context, family, &options);
 }
 
 static ptxjit_tune_candidate candidate(const ptxjit_tune_result *result, int i)
@@ -271,17 +286,9 @@ static ptxjit_status no_run(void *user, ptxjit_kernel *kernel, void *stream)
 static ptxjit_tune_result *tune_spiller(ptxjit_context *context, const char *space,
                                         int exhaustive)
 {
-    ptxjit_tune_options options;
-    ptxjit_tune_options_init(&options);
-    options.problem = "synthetic";
-    options.space = space;
+    ptxjit_tune_options options = options_of("synthetic", NULL, space, exhaustive, 0);
     options.run = no_run;
-    options.retune = 1;
-    options.exhaustive = exhaustive;
-    ptxjit_tune_result *result = NULL;
-    ck_assert_msg(ptxjit_tune(&result, context, "spiller", &options) == PTXJIT_OK, "%s",
-                  ptxjit_last_error());
-    return result;
+    return tune_with(context, "spiller", &options);
 }
 
 START_TEST(spilling_candidates_are_pruned_only_where_others_do_not_spill)
@@ -340,15 +347,9 @@ START_TEST(a_lower_bound_above_a_measured_time_prunes)
      * three test processes sharing the H200 host's cores a tpb=1024 point arrived first and
      * was measured, with nothing yet to bound it against (2026-11-29). */
     pj_tune_bound_override = reduce_bound;
-    ptxjit_tune_options options;
-    ptxjit_tune_options_init(&options);
-    options.problem = "n=2^20";
-    options.space = "tpb=256,512,1024 batch=6,8";
-    options.retune = 1;
-    options.threads = 1;
-    ptxjit_tune_result *result = NULL;
-    ck_assert_msg(ptxjit_tune(&result, context, "reduce", &options) == PTXJIT_OK, "%s",
-                  ptxjit_last_error());
+    const ptxjit_tune_options serial =
+        options_of("n=2^20", NULL, "tpb=256,512,1024 batch=6,8", 0, 1);
+    ptxjit_tune_result *result = tune_with(context, "reduce", &serial);
     ptxjit_tune_info info = info_of(result);
     ck_assert_int_eq(info.candidates_pruned, 2);
     for (int i = 0; i < info.candidate_count; i++) {

@@ -251,21 +251,22 @@ const char *pj_matmul_fit_words(const pj_request *request, const char *params,
     if (!pj_matmul_is_wgmma(config.variant) || config.cluster != 1 ||
         pj_matmul_fit_names_tile(params))
         return NULL;
-    const pj_matmul_fit_tile *tile =
-        pj_matmul_fit_choose(sizes[0], sizes[1], config.bm, config.tile_n, sms);
-    /* The llvm backend's generator builds no split-K; nor does a template without it. */
+    /* The llvm backend's generator builds neither swapped operands nor split-K; nor does a
+     * template without them. */
     const pj_param_reader reader = pj_request_reader(request);
-    if (!llvm && pj_read(&reader, "splits").present) {
-        const uint64_t k_tiles = (sizes[2] + (uint64_t)config.bk - 1) / (uint64_t)config.bk;
-        const pj_matmul_fit_tile *split = pj_matmul_fit_split(sizes[0], sizes[1], k_tiles, sms);
-        tile = split ? split : tile;
-    }
     const int fp8 = config.variant == MATMUL_WGMMA_FP8;
     const pj_matmul_fit_tile *swapped = !llvm && pj_read(&reader, "swap").present
                                             ? pj_matmul_fit_swap(sizes[0], sizes[1], sms, fp8)
                                             : NULL;
     if (swapped)
         return swapped->words;
+    const pj_matmul_fit_tile *tile =
+        pj_matmul_fit_choose(sizes[0], sizes[1], config.bm, config.tile_n, sms);
+    if (!llvm && pj_read(&reader, "splits").present) {
+        const uint64_t k_tiles = (sizes[2] + (uint64_t)config.bk - 1) / (uint64_t)config.bk;
+        const pj_matmul_fit_tile *split = pj_matmul_fit_split(sizes[0], sizes[1], k_tiles, sms);
+        tile = split ? split : tile;
+    }
     if (fp8)
         tile = pj_matmul_fit_fp8(tile, sizes[0], config.bm, config.tile_n);
     return tile ? tile->words : NULL;

@@ -146,6 +146,21 @@ static ptxjit_status encode_operand(CUtensorMap *map, const pj_driver *d, pj_dty
                        box_cols, box_rows, 3);
 }
 
+/* A kernel operand's map of rows x k (its rows `pitch` elements apart, products `stride`
+ * apart): K-major in boxes of 128 bytes of k x box_rows rows, else given k x rows (B as kn)
+ * in boxes of 64 columns x 64 k rows. */
+static ptxjit_status operand_map(CUtensorMap *map, const pj_driver *d, const matmul_config *config,
+                                 const pj_matmul_staged *s, pj_matmul_takes takes, size_t product,
+                                 uint64_t address, uint64_t rows, size_t pitch, size_t stride,
+                                 int k_major, uint32_t box_rows)
+{
+    const pj_matmul_layout *l = &s->layout;
+    return k_major ? encode_operand(map, d, config->dtype, address, rows, l->k, pitch, stride,
+                                    l->batch, takes, product, (uint32_t)config->bk, box_rows)
+                   : encode_operand(map, d, config->dtype, address, l->k, rows, pitch, stride,
+                                    l->batch, takes, product, 64, 64);
+}
+
 /* The wgmma variants' maps of the product as staged (of product `product` where the kernel
  * takes one at a time): A in boxes of 128 bytes of k x bm rows; B N-major in boxes of 64
  * columns x 64 k rows, K-major (b_nk) in boxes of 128 bytes of k x 64 rows (columns of C), or
@@ -157,34 +172,20 @@ static ptxjit_status wgmma_maps(CUtensorMap maps[3], const pj_driver *d, const m
                                 const pj_matmul_staged *s, pj_matmul_takes takes, size_t product)
 {
     const pj_matmul_layout *l = &s->layout;
-    const uint32_t bk = (uint32_t)config->bk; /* 128 bytes of k */
     const uint32_t narrow = config->tile_n < 64 ? (uint32_t)config->tile_n : 64;
-    const uint64_t batch = l->batch;
-    ptxjit_status status;
-    if (config->swap) {
-        status = config->b_nk
-                     ? encode_operand(&maps[0], d, config->dtype, s->b, l->n, l->k, s->b_pitch,
-                                      s->b_stride, batch, takes, product, bk,
-                                      (uint32_t)config->bm)
-                     : encode_operand(&maps[0], d, config->dtype, s->b, l->k, l->n, s->b_pitch,
-                                      s->b_stride, batch, takes, product, 64, 64);
-        if (status == PTXJIT_OK)
-            status = encode_operand(&maps[1], d, config->dtype, s->a, l->m, l->k, s->a_pitch,
-                                    s->a_stride, batch, takes, product, bk, narrow);
-    } else {
-        status = encode_operand(&maps[0], d, config->dtype, s->a, l->m, l->k, s->a_pitch,
-                                s->a_stride, batch, takes, product, bk, (uint32_t)config->bm);
-        if (status == PTXJIT_OK)
-            status = config->b_nk
-                         ? encode_operand(&maps[1], d, config->dtype, s->b, l->n, l->k,
-                                          s->b_pitch, s->b_stride, batch, takes, product, bk,
-                                          narrow)
-                         : encode_operand(&maps[1], d, config->dtype, s->b, l->k, l->n,
-                                          s->b_pitch, s->b_stride, batch, takes, product, 64, 64);
-    }
+    const int swap = config->swap;
+    ptxjit_status status = operand_map(&maps[0], d, config, s, takes, product,
+                                       swap ? s->b : s->a, swap ? l->n : l->m,
+                                       swap ? s->b_pitch : s->a_pitch,
+                                       swap ? s->b_stride : s->a_stride, !swap || config->b_nk,
+                                       (uint32_t)config->bm);
+    if (status == PTXJIT_OK)
+        status = operand_map(&maps[1], d, config, s, takes, product, swap ? s->a : s->b,
+                             swap ? l->m : l->n, swap ? s->a_pitch : s->b_pitch,
+                             swap ? s->a_stride : s->b_stride, swap || config->b_nk, narrow);
     if (status == PTXJIT_OK && config->store_tma)
         status = encode_operand(&maps[2], d, config->out, s->c, l->m, l->n, s->c_pitch,
-                                s->c_stride, batch, takes, product,
+                                s->c_stride, l->batch, takes, product,
                                 128 / (uint32_t)pj_dtype_bytes(config->out), 64);
     return status;
 }

@@ -777,6 +777,24 @@ static void check_in_rows(ptxjit_context *context, const char *params, shape s, 
     check_layout(context, params, s, &l, 1e-2, full);
 }
 
+/* A product on random operands, its epilogue's values full (alpha, beta, bias) or plain. */
+typedef struct {
+    const char *params;
+    shape s;
+    double tolerance;
+    int full_epilogue;
+} epilogue_row;
+
+/* Each row run twice: split-K's arrival counts are left at zero for the next launch. */
+static void check_rows_twice(ptxjit_context *context, const epilogue_row *rows, size_t count)
+{
+    const epilogue_case full = {1.5f, 0.5f, 1.0f, 1.0f, 1};
+    for (size_t i = 0; i < count; i++)
+        for (int run = 0; run < 2; run++)
+            check_epilogue(context, rows[i].params, rows[i].s, rows[i].tolerance,
+                           rows[i].full_epilogue ? full : plain);
+}
+
 /* Split-K: a tile's K loop in parts whose fp32 sums the last part adds. Decoding's rows (the
  * fit's choice), parts of unequal length (16 k tiles in 5 parts run as 4 x 4), a ragged K,
  * every wgmma type, the full epilogue applied once on the added sums, both stores, a strided
@@ -786,13 +804,7 @@ START_TEST(matmul_wgmma_split_k_parts_add_up)
     ptxjit_context *context = test_gpu_context("matmul_wgmma_split_k_parts_add_up");
     if (!context)
         return;
-    const epilogue_case full = {1.5f, 0.5f, 1.0f, 1.0f, 1};
-    static const struct {
-        const char *params;
-        shape s;
-        double tolerance;
-        int full_epilogue;
-    } cases[] = {
+    static const epilogue_row cases[] = {
         {"", {1, 4096, 4096}, 1e-2, 0},
         {"", {16, 4096, 4096}, 1e-2, 0},
         {"splits=5", {3, 1000, 1000}, 1e-2, 0},
@@ -805,10 +817,7 @@ START_TEST(matmul_wgmma_split_k_parts_add_up)
         {"variant=wgmma_fp8 out=f32 splits=4", {7, 264, 1024}, 1e-2, 0},
         {"sched=grid splits=2", {33, 520, 300}, 1e-2, 0},
     };
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++)
-        for (int run = 0; run < 2; run++)
-            check_epilogue(context, cases[i].params, cases[i].s, cases[i].tolerance,
-                           cases[i].full_epilogue ? full : plain);
+    check_rows_twice(context, cases, PJ_ARRAY_SIZE(cases));
     check_layouts(context, "splits=3", (shape){16, 200, 520}, 1e-2, plain);
     /* An odd N in 16-byte rows of C (store=direct: its last column is added and stored alone;
      * store=tma: C staged in padded rows), every epilogue term included. */
@@ -862,12 +871,7 @@ START_TEST(matmul_wgmma_swapped_operands)
     if (!context)
         return;
     const epilogue_case full = {1.5f, 0.5f, 1.0f, 1.0f, 1};
-    static const struct {
-        const char *params;
-        shape s;
-        double tolerance;
-        int full_epilogue;
-    } cases[] = {
+    static const epilogue_row cases[] = {
         {"variant=wgmma_fp8 swap=1 bm=64 consumers=1 mma=m64n8k16 stages=16", {1, 4096, 4096},
          1e-2, 0},
         {"variant=wgmma_fp8 swap=1 bm=64 consumers=1 mma=m64n16k16 stages=16 splits=2",
@@ -893,10 +897,7 @@ START_TEST(matmul_wgmma_swapped_operands)
         {"variant=wgmma swap=1 bm=64 consumers=1 mma=m64n32k16 sched=grid", {100, 130, 264},
          1e-2, 0},
     };
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++)
-        for (int run = 0; run < 2; run++)
-            check_epilogue(context, cases[i].params, cases[i].s, cases[i].tolerance,
-                           cases[i].full_epilogue ? full : plain);
+    check_rows_twice(context, cases, PJ_ARRAY_SIZE(cases));
     check_layouts(context, "variant=wgmma_fp8 swap=1 bm=64 consumers=1 mma=m64n16k16 out=f32",
                   (shape){16, 200, 520}, 1e-2, plain);
     check_layouts(context, "variant=wgmma_fp8 swap=1 bm=64 consumers=1 mma=m64n8k16 splits=2 "

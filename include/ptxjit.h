@@ -776,8 +776,9 @@ ptxjit_status ptxjit_tune_clear(ptxjit_context *context, uint64_t *removed);
  * problem. With no such record (or one whose winner disagrees with the request's other
  * parameters) the auto parameters take their defaults, and an INFO log line says so: call
  * ptxjit_tune first to record one. The
- * family ops (ptxjit_reduce, ...) resolve auto the same way with the shape they are given. A
- * request without auto is ptxjit_get_kernel. */
+ * family ops (ptxjit_reduce, ...) resolve auto the same way with the shape they are given,
+ * and where no winner applies fit the defaults to that shape as for a request without the
+ * auto words (ptxjit_plan). A request without auto is ptxjit_get_kernel. */
 ptxjit_status ptxjit_get_kernel_tuned(ptxjit_kernel **out, ptxjit_context *context,
                                       const char *family, const char *params,
                                       const char *problem, ptxjit_origin *origin);
@@ -790,7 +791,9 @@ ptxjit_status ptxjit_get_kernel_tuned(ptxjit_kernel **out, ptxjit_context *conte
  * variant=block) — a request that names its variant is refused with that variant's reason,
  * as here; matmul's tile is fitted to the shape (on this GPU's SMs; 132 without a GPU), and
  * softmax's threads per row to the row (where the request names none of tpb, tpr, items).
- * PARAM=auto resolves as in ptxjit_get_kernel_tuned. problem as ptxjit_tune_options.problem
+ * PARAM=auto resolves as in ptxjit_get_kernel_tuned, except that auto words no winner
+ * applies to leave their parameters to the defaults, fitted like any left out (*why says
+ * which happened). problem as ptxjit_tune_options.problem
  * writes it ("rows=3344 cols=4859"; buffers taken as aligned). *request and *why are the
  * caller's (free()). */
 ptxjit_status ptxjit_plan(char **request, char **why, ptxjit_context *context,

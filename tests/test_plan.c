@@ -134,6 +134,13 @@ START_TEST(auto_without_a_record_plans_the_defaults)
     ptxjit_context *context = test_open_offline("sm_90a");
     expect_plan(context, "transpose", "block=auto", "rows=3344 cols=4859", "variant=smem",
                 "takes variant=smem");
+    expect_plan(context, "transpose", "block=auto", "rows=3344 cols=4859", "variant=smem",
+                "auto parameters are left to the defaults");
+    /* Auto words without a winner leave their parameters to the defaults, which the op fits
+     * to the shape like any left out: a decoding's product gets the swapped tile. */
+    expect_plan(context, "matmul", "mma=auto stages=auto", "m=1 n=4096 k=4096", "swap=1",
+                "left to the defaults. The kernel is fitted to the problem's shape");
+    expect_plan(context, "matmul", "bm=auto", "m=128 n=8192 k=8192", "bm=64", "fitted");
     ptxjit_close(context);
 }
 END_TEST

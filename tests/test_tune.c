@@ -495,6 +495,21 @@ START_TEST(tuner_picks_deterministically_and_records)
                                              "n=999", NULL),
                      PTXJIT_OK);
     ck_assert_str_eq(ptxjit_kernel_params(kernel), "batch=4 dtype=i32 tpb=512 variant=vectorized");
+    /* The op's plan says which: the winner's values, or the defaults. */
+    char *request = NULL, *why = NULL;
+    ck_assert_int_eq(ptxjit_plan(&request, &why, context, "reduce", "tpb=auto batch=auto",
+                                 "n=1048576"),
+                     PTXJIT_OK);
+    ck_assert_str_eq(request, "batch=8 dtype=i32 tpb=128 variant=vectorized");
+    ck_assert_msg(strstr(why, "take the values of the problem's tuned winner"), "%s", why);
+    free(request);
+    free(why);
+    ck_assert_int_eq(ptxjit_plan(&request, &why, context, "reduce", "tpb=auto batch=auto",
+                                 "n=999"),
+                     PTXJIT_OK);
+    ck_assert_msg(strstr(why, "No tuned winner applies"), "%s", why);
+    free(request);
+    free(why);
     /* plain get_kernel does not know the problem */
     ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "reduce", "tpb=auto", NULL),
                      PTXJIT_ERR_PARAM);
@@ -590,6 +605,45 @@ START_TEST(bucketed_records_serve_every_problem_of_the_bucket)
     pj_tune_device_override = NULL;
     test_rmtree(root);
     free(root);
+}
+END_TEST
+
+/* The op's untuned request (its fit, a shape fallback) is a tuning's extra point where it is
+ * not the plain defaults: a decoding's swapped matmul tile, transpose's smem variant for rows
+ * the TMA cannot stride; nothing for a square matmul or a reduce. */
+static char *plan_point(ptxjit_context *context, const char *family, const char *fixed,
+                        pj_backend backend, uint64_t a, uint64_t b, uint64_t c)
+{
+    const pj_schema *schema;
+    ck_assert_int_eq(pj_context_schema(&schema, context, family), PTXJIT_OK);
+    const uint64_t sizes[3] = {a, b, c};
+    char *point = (char *)"poison";
+    ck_assert_int_eq(pj_tune_plan_point(&point, context, schema, pj_family_find(family), fixed,
+                                        backend, sizes),
+                     PTXJIT_OK);
+    return point;
+}
+
+START_TEST(the_ops_untuned_request_is_a_point)
+{
+    ptxjit_context *context = test_open_offline("sm_90a");
+    char *point = plan_point(context, "matmul", "", PJ_BACKEND_NVRTC, 1, 4096, 4096);
+    ck_assert_ptr_nonnull(point);
+    ck_assert_msg(strstr(point, "mma=m64n8k16") && strstr(point, "stages=16") &&
+                      strstr(point, "swap=1"),
+                  "%s", point);
+    free(point);
+    point = plan_point(context, "matmul", "dtype=f16", PJ_BACKEND_NVRTC, 128, 8192, 8192);
+    ck_assert_msg(point && strstr(point, "bm=64") && strstr(point, "dtype=f16"), "%s", point);
+    free(point);
+    ck_assert_ptr_null(plan_point(context, "matmul", "", PJ_BACKEND_NVRTC, 8192, 8192, 8192));
+    /* Fixed tile words are taken as written: no fit. */
+    ck_assert_ptr_null(plan_point(context, "matmul", "stages=4", PJ_BACKEND_NVRTC, 1, 4096, 4096));
+    point = plan_point(context, "transpose", "", PJ_BACKEND_NVRTC, 3344, 4859, 0);
+    ck_assert_msg(point && strstr(point, "variant=smem"), "%s", point);
+    free(point);
+    ck_assert_ptr_null(plan_point(context, "reduce", "", PJ_BACKEND_NVRTC, 1000, 0, 0));
+    ptxjit_close(context);
 }
 END_TEST
 
@@ -720,6 +774,7 @@ Suite *suite_tune(void)
     tcase_add_test(tc, tuner_picks_deterministically_and_records);
     tcase_add_test(tc, problems_too_large_are_refused);
     tcase_add_test(tc, pick_rule_on_synthetic_rows);
+    tcase_add_test(tc, the_ops_untuned_request_is_a_point);
     tcase_add_test(tc, bucketed_records_serve_every_problem_of_the_bucket);
     suite_add_tcase(s, tc);
     TCase *many = test_many_compiles_case(s, 120);

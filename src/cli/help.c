@@ -350,7 +350,8 @@ static void write_tune(FILE *text)
           "halving (one run each, the close ones 3 more, the finalists the full runs); "
           "the table and the record's path on stderr, the winner's params on stdout. A record "
           "is reused (nothing timed) unless --retune; run and bench take PARAM=auto for the "
-          "tuned value. --compile-only: compile the space, no GPU needed (warms the cache). "
+          "tuned value (without a record, the defaults a request without it gets, fitted to "
+          "run's shape). --compile-only: compile the space, no GPU needed (warms the cache). "
           "--bucket pow2: keep the record for the problem's bucket (each size rounded up to a "
           "power of two), which auto uses for any problem in it without a record (--bucket "
           "exact, the default: the problem alone)", text);

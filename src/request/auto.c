@@ -249,8 +249,10 @@ static char *resolve(ptxjit_context *context, const pj_schema *schema, const cha
     if (!resolved) {
         resolved = substitute(params, NULL);
         pj_log(&context->logger, PTXJIT_LOG_INFO,
-               "%s %s: %s; the auto parameters take their defaults (call ptxjit_tune for the "
-               "problem '%s' with the fixed parameters '%s' first to record a winner)",
+               "%s %s: %s; the auto parameters are left to the defaults (a family op fits "
+               "them to the problem's shape as it fits a request without them; call "
+               "ptxjit_tune for the problem '%s' with the fixed parameters '%s' first to "
+               "record a winner)",
                schema->family, params, why ? why : "no tuning record for this problem, these "
                "fixed parameters and this device", problem, fixed);
     }
@@ -294,13 +296,22 @@ static ptxjit_status get_resolved(ptxjit_kernel **out, ptxjit_context *context,
     return status;
 }
 
+/* 1 when resolved took a winner's values: the auto words were not merely dropped (a winner
+ * always names its value of a parameter that applies to it). */
+static int winner_applied(const char *params, const char *resolved)
+{
+    char *dropped = substitute(params, NULL);
+    const int applied = !dropped || strcmp(dropped, resolved) != 0;
+    free(dropped);
+    return applied;
+}
+
 ptxjit_status pj_auto_resolve(char **out, int *tuned, ptxjit_context *context,
                               const pj_family *family, const char *params, const uint64_t *sizes)
 {
-    const int resolving = pj_auto_has(params);
     if (tuned)
-        *tuned = resolving;
-    if (!resolving) {
+        *tuned = 0;
+    if (!pj_auto_has(params)) {
         *out = pj_strdup(params ? params : "");
         return *out ? PTXJIT_OK : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     }
@@ -309,23 +320,8 @@ ptxjit_status pj_auto_resolve(char **out, int *tuned, ptxjit_context *context,
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     ptxjit_status status = resolve_text(out, context, family->name, params, problem);
     free(problem);
-    return status;
-}
-
-ptxjit_status pj_auto_get_kernel(ptxjit_kernel **out, int *tuned, ptxjit_context *context,
-                                 const pj_family *family, const char *params,
-                                 const uint64_t *sizes)
-{
-    const int resolving = pj_auto_has(params);
-    if (tuned)
-        *tuned = resolving;
-    if (!resolving)
-        return ptxjit_get_kernel(out, context, family->name, params, NULL);
-    char *problem = pj_tune_problem_text(family->tune->problem_names, sizes);
-    if (!problem)
-        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-    ptxjit_status status = get_resolved(out, context, family->name, params, problem, NULL);
-    free(problem);
+    if (status == PTXJIT_OK && tuned)
+        *tuned = winner_applied(params, *out);
     return status;
 }
 

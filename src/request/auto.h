@@ -10,18 +10,13 @@
 #include "request/context.h"
 #include "request/select.h"
 
-/* ptxjit_get_kernel for a built-in family's op on the problem of sizes (the values of the
- * family's problem_names, in order): each PARAM=auto word takes the value of the winner tuned
- * for that problem. *tuned (may be NULL): 1 when params had such words. A request without them
- * costs what ptxjit_get_kernel costs: the problem's text is made only to resolve them. */
-ptxjit_status pj_auto_get_kernel(ptxjit_kernel **out, int *tuned, ptxjit_context *context,
-                                 const pj_family *family, const char *params,
-                                 const uint64_t *sizes);
-
 /* 1 when params has a word PARAM=auto. */
 int pj_auto_has(const char *params);
-/* params with each PARAM=auto word resolved as pj_auto_get_kernel resolves it, without getting
- * the kernel (*out the caller's; a copy of params when it has none). */
+/* params with each PARAM=auto word resolved for the problem of sizes (the values of the
+ * family's problem_names, in order) to the value of the winner tuned for it, or dropped where
+ * no winner applies (*out the caller's; a copy of params when it has none). *tuned (may be
+ * NULL): 1 when a winner's values were taken; auto words dropped leave their parameters to the
+ * defaults, which a family op fits to the shape as for a request without them. */
 ptxjit_status pj_auto_resolve(char **out, int *tuned, ptxjit_context *context,
                               const pj_family *family, const char *params,
                               const uint64_t *sizes);

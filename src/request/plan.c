@@ -221,13 +221,23 @@ ptxjit_status pj_plan_make(pj_plan *out, ptxjit_context *context, const pj_famil
     memset(out, 0, sizeof *out);
     ptxjit_status status =
         pj_auto_resolve(&out->params, &out->tuned, context, family, params, sizes);
+    /* The request as its fit reads it: auto words that took no winner were dropped, so their
+     * parameters are left to the defaults and fitted like any other left out. */
+    char *written = NULL;
+    if (status == PTXJIT_OK && !(written = pj_strdup(out->tuned && params ? params : out->params)))
+        status = pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+    if (status == PTXJIT_OK && pj_auto_has(params))
+        status = say(out, "%s%s.", out->tuned ? "The auto parameters take the values of the "
+                     "problem's tuned winner" : "No tuned winner applies to this request on this "
+                     "problem: the auto parameters are left to the defaults", "");
     pj_request request;
     if (status == PTXJIT_OK)
-        status = settle_variant(out, &request, context, family, params ? params : "", sizes);
+        status = settle_variant(out, &request, context, family, written, sizes);
     if (status == PTXJIT_OK) {
-        (void)try_fit(out, &request, context, family, params ? params : "", sizes, 0, &status);
+        (void)try_fit(out, &request, context, family, written, sizes, 0, &status);
         pj_request_free(&request);
     }
+    free(written);
     if (status == PTXJIT_OK && family->explain)
         status = explain(out, context, family, sizes);
     if (status != PTXJIT_OK)

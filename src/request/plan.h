@@ -4,7 +4,8 @@
  * the op takes the first of the family's shape fallbacks (pj_family.shape_fallbacks) that
  * can. A request that names its variant is taken as written, and refused with that variant's
  * own reason. PARAM=auto is resolved first (request/auto.h): a tuned winner is taken as it
- * was timed. Then the family's fit (pj_family.fit: the matmul's tile for its shape,
+ * was timed; without one the auto words are dropped, their parameters left to the defaults
+ * like any other left out. Then the family's fit (pj_family.fit: the matmul's tile for its shape,
  * softmax's threads for its row) adds its words where the request leaves them to the
  * defaults — before any fallback, where the fitted request runs a shape the defaults cannot
  * (softmax's online rows of up to 4096 vectors). */
@@ -22,7 +23,7 @@ typedef struct {
     char *why;    /* why it is not the request as asked, in a sentence or two; NULL: it is */
     const char *fallback; /* the shape fallback's words taken, or NULL */
     const char *fitted;   /* the family's fit's words added, or NULL */
-    int tuned;            /* the request had PARAM=auto words */
+    int tuned;            /* a tuned winner's values were taken for its PARAM=auto words */
 } pj_plan;
 
 /* The plan for params on the problem of sizes (the family's problem_names' values), with no
@@ -37,7 +38,7 @@ int pj_plan_names_word(const char *params, const char *name);
 
 /* The kernel a family op launches for params on the problem: the plan's. A request the
  * context answered before whose kernel runs the problem costs no parse (two lookups where the
- * family fits it). *tuned (may be NULL): the request had PARAM=auto words. */
+ * family fits it). *tuned (may be NULL): a tuned winner's values were taken. */
 ptxjit_status pj_plan_get_kernel(ptxjit_kernel **out, int *tuned, ptxjit_context *context,
                                  const pj_family *family, const char *params,
                                  const uint64_t *sizes);

@@ -110,8 +110,10 @@ static char *space_text(const axis_set *set)
 
 /* ---- points ---- */
 
-static ptxjit_status add_point(pj_tune_space *space, char *canonical)
+ptxjit_status pj_tune_space_add(pj_tune_space *space, char *canonical)
 {
+    if (!canonical)
+        return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     for (int i = 0; i < space->count; i++)
         if (strcmp(space->points[i], canonical) == 0) {
             space->merged++;
@@ -167,7 +169,7 @@ static ptxjit_status visit_point(pj_tune_space *space, const axis_set *set, cons
     status = pj_route_of(backend)->check(&request);
     if (status == PTXJIT_OK) {
         char *canonical = pj_backend_canonical(pj_request_canonical(&request), backend);
-        status = canonical ? add_point(space, canonical)
+        status = canonical ? pj_tune_space_add(space, canonical)
                            : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     } else if (status != PTXJIT_ERR_OUT_OF_MEMORY) {
         note_refusal(space); /* the route does not build it: UNSUPPORTED, NO_COMPILER */

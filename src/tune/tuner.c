@@ -115,6 +115,24 @@ static ptxjit_status prune_by_problem(pj_tuning *t, const pj_schema *schema,
     return PTXJIT_OK;
 }
 
+/* The op's untuned request for the problem joins the template's space where it is not a
+ * point of it (plan_point.c): not with the caller's space (--space), the space asked for. */
+static ptxjit_status add_plan_point(pj_tuning *t, const pj_schema *schema,
+                                    const pj_family *builtin, pj_backend backend)
+{
+    if (t->options->space && *t->options->space)
+        return PTXJIT_OK;
+    char *canonical = NULL;
+    ptxjit_status status = pj_tune_plan_point(&canonical, t->context, schema, builtin,
+                                              t->space.fixed, backend, t->sizes);
+    for (int i = 0; canonical && i < t->space.count; i++)
+        if (strcmp(t->space.points[i], canonical) == 0) {
+            free(canonical);
+            return status;
+        }
+    return canonical ? pj_tune_space_add(&t->space, canonical) : status;
+}
+
 /* The compile list: the reference first, then the points. The reference runs first, its
  * result kept, whether or not it is a point too (its point's compile is then a memory hit):
  * the points are taken as their compiles finish, in no fixed order, and each must be checked
@@ -379,6 +397,8 @@ static ptxjit_status tune(ptxjit_tune_result **out, ptxjit_context *context, con
             status = fill_record_head(&t, problem, backend);
         if (status == PTXJIT_OK && builtin)
             status = prune_by_problem(&t, schema, builtin);
+        if (status == PTXJIT_OK && builtin)
+            status = add_plan_point(&t, schema, builtin, backend);
         if (status == PTXJIT_OK) {
             t.record.considered = t.space.considered;
             t.record.refused = t.space.refused;

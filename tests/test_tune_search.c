@@ -18,6 +18,7 @@
 /* ---- a synthetic bench ---- */
 
 static double (*time_of)(const char *params); /* a candidate's true time, ms */
+static double (*first_extra)(const char *params); /* a first launch's extra; NULL: 5 us */
 static pj_tune_limits bench_limits;
 static int runs_measured, runs_checked;
 static unsigned noise_seed; /* 0: no noise; else each sample within +-0.3% */
@@ -35,8 +36,9 @@ static ptxjit_status search_check(pj_tune_bench *bench, ptxjit_kernel *kernel, i
 {
     (void)bench, (void)reference;
     runs_checked++;
+    const char *params = ptxjit_kernel_params(kernel);
     if (ms) /* a first launch: a few microseconds more */
-        *ms = noisy(time_of(ptxjit_kernel_params(kernel))) + 0.005;
+        *ms = noisy(time_of(params)) + (first_extra ? first_extra(params) : 0.005);
     return PTXJIT_OK;
 }
 
@@ -78,6 +80,7 @@ static ptxjit_context *open_search(pj_tune_limits limits, double (*times)(const 
     time_of = times;
     runs_measured = runs_checked = 0;
     noise_seed = 0;
+    first_extra = NULL;
     pj_tune_bench_override = search_bench;
     pj_tune_device_override = "synthetic GPU";
     return test_open_offline(NULL);
@@ -517,6 +520,36 @@ START_TEST(five_noisy_tunings_pick_the_same_winner)
 }
 END_TEST
 
+/* Runs of microseconds: the best (tpb=256 batch=8, 10 us) pays 45 us on its first launch,
+ * the others (12 to 20 us) 5 us; the first cut (10% of the round's best plus 20 us, and the
+ * fastest eighth) would drop it on its checked run alone, so a run that short is timed once
+ * more, warm. */
+static int is_best(const char *params)
+{
+    return value_of(params, "tpb") == 256 && value_of(params, "batch") == 8;
+}
+
+static double tiny_times(const char *params)
+{
+    return is_best(params) ? 0.010 : 0.012 + 0.01 * (reduce_times(params) - 1.0);
+}
+
+static double late_first_launch(const char *params)
+{
+    return is_best(params) ? 0.045 : 0.005;
+}
+
+START_TEST(a_short_runs_first_launch_does_not_decide_the_first_cut)
+{
+    ptxjit_context *context = open_search(h100, tiny_times);
+    first_extra = late_first_launch;
+    ptxjit_tune_result *result = tune(context, "reduce", "n=2^20", NULL, NULL, 0);
+    ck_assert_str_eq(info_of(result).winner, "batch=8 dtype=i32 tpb=256 variant=vectorized");
+    ptxjit_tune_result_free(result);
+    close_search(context);
+}
+END_TEST
+
 /* A record keeps every row's pruning and rounds. */
 START_TEST(records_keep_pruned_and_rounds)
 {
@@ -621,6 +654,7 @@ Suite *suite_tune_search(void)
     tcase_add_test(tc, matmul_bound_counts_the_busiest_sms_tiles);
     tcase_add_test(tc, successive_halving_keeps_the_best_and_the_sweeps_winner);
     tcase_add_test(tc, five_noisy_tunings_pick_the_same_winner);
+    tcase_add_test(tc, a_short_runs_first_launch_does_not_decide_the_first_cut);
     tcase_add_test(tc, records_keep_pruned_and_rounds);
     tcase_add_test(tc, cli_tune_runs_the_rounds_on_the_fake_driver);
     suite_add_tcase(s, tc);

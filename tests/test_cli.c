@@ -1027,6 +1027,39 @@ START_TEST(cli_run_matmul_layout_on_a_driver_that_runs_nothing)
 }
 END_TEST
 
+/* `run` with auto words and no record launches what `run --plan` says (the defaults fitted to
+ * the shape: a decoding's swapped tile), on the fake driver, which runs no kernel (so the
+ * product is NaN: WRONG, exit 1); before, it ran the unfitted template defaults. */
+START_TEST(cli_run_with_auto_and_no_record_runs_the_plan)
+{
+    const char *cli = getenv("PTXJIT_CLI"), *slash = cli ? strrchr(cli, '/') : NULL;
+    char fake[4096], env[4200];
+    snprintf(fake, sizeof fake, "%.*sfake_cuda/libcuda.so.1", slash ? (int)(slash + 1 - cli) : 0,
+             cli ? cli : "");
+    if (!cli || access(fake, R_OK) != 0) {
+        printf("SKIP cli_run_with_auto_and_no_record_runs_the_plan: no %s (make test builds "
+               "it)\n", fake);
+        return;
+    }
+    snprintf(env, sizeof env, "PJ_FAKE_DEVICES=1 PTXJIT_CUDA_LIBRARY='%s'", fake);
+    char *dir = test_mkdtemp(), *out = NULL, *planned = NULL;
+    const char *request = "matmul m=1 n=4096 k=4096 mma=auto stages=auto";
+    char args[256];
+    snprintf(args, sizeof args, "run %s --plan", request);
+    ck_assert_int_eq(test_run_cli(&planned, dir, env, args, NULL), 0);
+    snprintf(args, sizeof args, "run %s runs=1", request);
+    ck_assert_int_eq(test_run_cli(&out, dir, env, args, NULL), 1);
+    *strchr(planned, '\n') = '\0'; /* the plan's request line: "matmul PARAMS" */
+    ck_assert_msg(strstr(planned, "swap=1") && strncmp(out, planned, strlen(planned)) == 0 &&
+                      out[strlen(planned)] == ',',
+                  "planned '%s', ran '%s'", planned, out);
+    free(out);
+    free(planned);
+    test_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_cli(void)
 {
     Suite *suite = suite_create("cli");
@@ -1060,6 +1093,7 @@ Suite *suite_cli(void)
     tcase_add_test(tc, cli_bench_multigpu_takes_every_family);
     tcase_add_test(tc, cli_command_options_belong_to_their_command);
     tcase_add_test(tc, cli_run_matmul_layout_on_a_driver_that_runs_nothing);
+    tcase_add_test(tc, cli_run_with_auto_and_no_record_runs_the_plan);
     suite_add_tcase(suite, tc);
     return suite;
 }

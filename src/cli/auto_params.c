@@ -1,5 +1,6 @@
-/* auto_params.c — PARAM=auto in `run` and `bench` sets: the family's size words become the
- * library's problem, whose tuning record (or the defaults) gives the value. */
+/* auto_params.c — PARAM=auto in `run`: the family's size words become the library's problem,
+ * and the request the family's op plans for it (the tuned winner, or the defaults fitted to
+ * the shape where no record answers) is what runs, so `run` launches what `run --plan` says. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +17,12 @@ char *cli_resolve_auto(ptxjit_context *context, const cli_family *f, const char 
     for (int i = 0; words && words[i] && f->sizes[i]; i++)
         used += (size_t)snprintf(problem + used, sizeof problem - used, "%s%s=%zu", i ? " " : "",
                                  words[i], sizes[i]);
-    ptxjit_kernel *kernel;
-    ptxjit_status status =
-        ptxjit_get_kernel_tuned(&kernel, context, f->name, params, problem, NULL);
+    char *request = NULL, *why = NULL;
+    ptxjit_status status = ptxjit_plan(&request, &why, context, f->name, params, problem);
+    free(why);
     if (status != PTXJIT_OK) {
         cli_fail(status);
         return NULL;
     }
-    return strdup(ptxjit_kernel_params(kernel));
+    return request;
 }

@@ -647,7 +647,8 @@ ptxjit_status ptxjit_softmax(ptxjit_context *context, const char *params, ptxjit
 /* ---- Autotuning (docs/TUNING.md) ----
  * A template declares which parameters are tuned and over which values (`//@ptxjit tune PARAM
  * VALUES`); ptxjit_tune compiles every point of that space that the schema accepts (in
- * parallel), runs each on the problem (built-in families: their op on random inputs of the
+ * parallel; with the template's space, plus the request a built-in family's op fits to the
+ * problem where its fit changes the defaults), runs each on the problem (built-in families: their op on random inputs of the
  * problem's shape; user families: the caller's run callback), checks its result against the
  * configuration of the fixed parameters alone, times it on the GPU and picks a winner. The
  * record is kept in the disk cache (and in the context): a later ptxjit_tune of the same
@@ -670,7 +671,8 @@ typedef struct {
     const char *fixed;     /* fixed parameters, "dtype=bf16 variant=wgmma" (backend= too); a
                               fixed parameter is not tuned. NULL: none */
     const char *space;     /* "tpb=128,256 batch=4..16": replaces the template's values of the
-                              parameters it names, and may tune others. NULL: the template's */
+                              parameters it names, and may tune others (the op's fitted request
+                              is then not added). NULL: the template's */
     ptxjit_tune_run_fn run;     /* required for user families; for a built-in family it
                                    replaces the family's own op */
     ptxjit_tune_check_fn check; /* optional, with run: NULL accepts every result that ran */

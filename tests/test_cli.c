@@ -1027,9 +1027,29 @@ START_TEST(cli_run_matmul_layout_on_a_driver_that_runs_nothing)
 }
 END_TEST
 
+/* `run REQUEST` on env's driver prints, before its first comma, the request line of `run
+ * REQUEST --plan`, which must hold want. */
+static void expect_run_as_planned(const char *env, const char *dir, const char *request,
+                                  const char *want)
+{
+    char args[256], *out = NULL, *planned = NULL;
+    snprintf(args, sizeof args, "run %s --plan", request);
+    ck_assert_int_eq(test_run_cli(&planned, dir, env, args, NULL), 0);
+    snprintf(args, sizeof args, "run %s runs=1", request);
+    ck_assert_int_eq(test_run_cli(&out, dir, env, args, NULL), 1); /* nothing ran: WRONG */
+    char *end = strchr(planned, '\n');
+    ck_assert_msg(end && strstr(planned, want), "%s: planned '%s'", request, planned);
+    *end = '\0'; /* the plan's request line: "FAMILY PARAMS" */
+    ck_assert_msg(strncmp(out, planned, strlen(planned)) == 0 && out[strlen(planned)] == ',',
+                  "%s: planned '%s', ran '%s'", request, planned, out);
+    free(out);
+    free(planned);
+}
+
 /* `run` with auto words and no record launches what `run --plan` says (the defaults fitted to
- * the shape: a decoding's swapped tile), on the fake driver, which runs no kernel (so the
- * product is NaN: WRONG, exit 1); before, it ran the unfitted template defaults. */
+ * the shape: a decoding's swapped tile; a layout's batch of rows; reduce, whose run read its
+ * kernel apart from the op), on the fake driver, which runs no kernel (so the result is
+ * WRONG, exit 1); before, run resolved auto to the unfitted template defaults. */
 START_TEST(cli_run_with_auto_and_no_record_runs_the_plan)
 {
     const char *cli = getenv("PTXJIT_CLI"), *slash = cli ? strrchr(cli, '/') : NULL;
@@ -1042,19 +1062,10 @@ START_TEST(cli_run_with_auto_and_no_record_runs_the_plan)
         return;
     }
     snprintf(env, sizeof env, "PJ_FAKE_DEVICES=1 PTXJIT_CUDA_LIBRARY='%s'", fake);
-    char *dir = test_mkdtemp(), *out = NULL, *planned = NULL;
-    const char *request = "matmul m=1 n=4096 k=4096 mma=auto stages=auto";
-    char args[256];
-    snprintf(args, sizeof args, "run %s --plan", request);
-    ck_assert_int_eq(test_run_cli(&planned, dir, env, args, NULL), 0);
-    snprintf(args, sizeof args, "run %s runs=1", request);
-    ck_assert_int_eq(test_run_cli(&out, dir, env, args, NULL), 1);
-    *strchr(planned, '\n') = '\0'; /* the plan's request line: "matmul PARAMS" */
-    ck_assert_msg(strstr(planned, "swap=1") && strncmp(out, planned, strlen(planned)) == 0 &&
-                      out[strlen(planned)] == ',',
-                  "planned '%s', ran '%s'", planned, out);
-    free(out);
-    free(planned);
+    char *dir = test_mkdtemp();
+    expect_run_as_planned(env, dir, "matmul m=1 n=4096 k=4096 mma=auto stages=auto", "swap=1");
+    expect_run_as_planned(env, dir, "matmul m=1 n=4096 k=4096 batch=2 mma=auto", "bm=64");
+    expect_run_as_planned(env, dir, "reduce n=1000 tpb=auto", "reduce batch=");
     test_rmtree(dir);
     free(dir);
 }

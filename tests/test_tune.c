@@ -608,9 +608,9 @@ START_TEST(bucketed_records_serve_every_problem_of_the_bucket)
 }
 END_TEST
 
-/* The op's untuned request (its fit, a shape fallback) is a tuning's extra point where it is
- * not the plain defaults: a decoding's swapped matmul tile, transpose's smem variant for rows
- * the TMA cannot stride; nothing for a square matmul or a reduce. */
+/* The op's fitted request is a tuning's extra point where the fit changed the defaults: a
+ * decoding's swapped matmul tile, softmax's threads for a row; nothing for a square matmul, a
+ * reduce, or transpose's shape fallback. */
 static char *plan_point(ptxjit_context *context, const char *family, const char *fixed,
                         pj_backend backend, uint64_t a, uint64_t b, uint64_t c)
 {
@@ -639,8 +639,15 @@ START_TEST(the_ops_untuned_request_is_a_point)
     ck_assert_ptr_null(plan_point(context, "matmul", "", PJ_BACKEND_NVRTC, 8192, 8192, 8192));
     /* Fixed tile words are taken as written: no fit. */
     ck_assert_ptr_null(plan_point(context, "matmul", "stages=4", PJ_BACKEND_NVRTC, 1, 4096, 4096));
-    point = plan_point(context, "transpose", "", PJ_BACKEND_NVRTC, 3344, 4859, 0);
-    ck_assert_msg(point && strstr(point, "variant=smem"), "%s", point);
+    /* A shape fallback is not a point: the tuning refuses such a space, naming the variant. */
+    ck_assert_ptr_null(plan_point(context, "transpose", "", PJ_BACKEND_NVRTC, 3344, 4859, 0));
+    point = plan_point(context, "softmax", "dtype=bf16", PJ_BACKEND_NVRTC, 65536, 1024, 0);
+    ck_assert_msg(point && strstr(point, "items=2 tpb=128 tpr=64"), "%s", point);
+    free(point);
+    /* The fit is the backend's: llvm builds no swapped tile. */
+    point = plan_point(context, "matmul", "", PJ_BACKEND_LLVM, 1, 4096, 4096);
+    ck_assert_msg(point && strstr(point, "backend=llvm") && strstr(point, "swap=0"), "%s",
+                  point);
     free(point);
     ck_assert_ptr_null(plan_point(context, "reduce", "", PJ_BACKEND_NVRTC, 1000, 0, 0));
     ptxjit_close(context);

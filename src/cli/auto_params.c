@@ -1,6 +1,6 @@
-/* auto_params.c — PARAM=auto in `run`: the family's size words become the library's problem,
- * and the request the family's op plans for it (the tuned winner, or the defaults fitted to
- * the shape where no record answers) is what runs, so `run` launches what `run --plan` says. */
+/* auto_params.c — PARAM=auto in `bench` sets: the family's size words become the library's
+ * problem, whose tuning record (or the template defaults) gives the value. (`run` leaves auto
+ * to the family's op, which plans it with the run's whole shape.) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,12 +17,12 @@ char *cli_resolve_auto(ptxjit_context *context, const cli_family *f, const char 
     for (int i = 0; words && words[i] && f->sizes[i]; i++)
         used += (size_t)snprintf(problem + used, sizeof problem - used, "%s%s=%zu", i ? " " : "",
                                  words[i], sizes[i]);
-    char *request = NULL, *why = NULL;
-    ptxjit_status status = ptxjit_plan(&request, &why, context, f->name, params, problem);
-    free(why);
+    ptxjit_kernel *kernel;
+    ptxjit_status status =
+        ptxjit_get_kernel_tuned(&kernel, context, f->name, params, problem, NULL);
     if (status != PTXJIT_OK) {
         cli_fail(status);
         return NULL;
     }
-    return request;
+    return strdup(ptxjit_kernel_params(kernel));
 }

@@ -144,12 +144,8 @@ int cmd_run(cli_args *args)
         free(params);
         return code;
     }
-    if (strstr(params, "=auto")) {
-        char *resolved = cli_resolve_auto(context, f, params, sizes);
-        free(params);
-        params = resolved;
-        code = params ? CLI_OK : CLI_USAGE;
-    }
+    /* PARAM=auto is the op's to resolve, with the whole problem (a layout's batch too): run
+     * then launches what --plan prints. */
     if (code == CLI_OK && words.any)
         code = f->run_with(context, params, sizes, &words, (int)sizes[count]);
     else if (code == CLI_OK)

@@ -115,9 +115,13 @@ static void table_text(const ptxjit_tune_result *result)
     ptxjit_tune_result_info(&info, result);
     fprintf(stderr, "%s %s%s%s: space %s\n", info.family, info.problem,
             *info.fixed ? ", fixed " : "", info.fixed, info.space);
-    fprintf(stderr, "%d points, %d refused, %d merged: %d candidates%s%s\n",
+    /* A candidate beyond the space's points: the op's fitted request (docs/TUNING.md). */
+    const int added = info.candidate_count -
+                      (info.points_considered - info.points_refused - info.points_merged);
+    fprintf(stderr, "%d points, %d refused, %d merged%s: %d candidates%s%s\n",
             info.points_considered, info.points_refused, info.points_merged,
-            info.candidate_count, *info.device ? " on " : "", info.device);
+            added > 0 ? ", + the op's fitted request" : "", info.candidate_count,
+            *info.device ? " on " : "", info.device);
     if (info.winner)
         fprintf(stderr, "%d pruned before running, %d timed in %d round%s\n",
                 info.candidates_pruned, info.candidates_timed, info.rounds,

@@ -190,10 +190,9 @@ const cli_tune_problem *cli_tune_cold(const cli_family **family);
 /* 1 when each role above has exactly one family; else 0 after saying what is wrong. */
 int cli_families_check(void);
 
-/* auto_params.c: PARAM=auto in params resolved for the problem of sizes (the family's size
- * words, in order) as the family's op plans it: the canonical params of the tuned winner, or
- * of the defaults (fitted to the shape) when no record answers (the library says so). Caller
- * frees; NULL after printing the error. */
+/* auto_params.c: PARAM=auto in a bench set resolved for the problem of sizes (the family's
+ * size words, in order): the canonical params of the tuned winner, or of the template defaults
+ * when no record exists (the library says so). Caller frees; NULL after printing the error. */
 char *cli_resolve_auto(ptxjit_context *context, const cli_family *f, const char *params,
                        const size_t *sizes);
 

@@ -297,7 +297,9 @@ static ptxjit_status get_resolved(ptxjit_kernel **out, ptxjit_context *context,
 }
 
 /* 1 when resolved took a winner's values: the auto words were not merely dropped (a winner
- * always names its value of a parameter that applies to it). */
+ * names its value of every parameter that applies to it). A winner to which none of the auto
+ * parameters applies counts as none: the resolved request is then the request without them,
+ * and is fitted like it. */
 static int winner_applied(const char *params, const char *resolved)
 {
     char *dropped = substitute(params, NULL);

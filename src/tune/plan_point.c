@@ -1,8 +1,11 @@
-/* plan_point.c — the request a family's op launches for a problem without a tuning record (the
- * defaults fitted to its shape, or a shape fallback), as a tuning's extra point: the tuner
- * times it beside the template's space, so a tuning never records a winner slower than what
- * the op runs untuned (matmul's fit takes swapped or split tiles and 16 stages, which its
- * tune lines lack). Where the op takes the plain defaults nothing is added. */
+/* plan_point.c — the request a family's op launches for a problem without a tuning record,
+ * where its fit changed it from the plain defaults (matmul's tile for the shape, softmax's
+ * threads for the row), as a tuning's extra point: the tuner times it beside the template's
+ * space, so a tuning never records a winner slower than what the op runs untuned (matmul's
+ * fit takes swapped or split tiles and 16 stages, which its tune lines lack). A shape
+ * fallback is not added: it replaces a variant the problem's shape refuses whatever the tuned
+ * values, so every point of such a space is refused, and the tuning says to fix the variant
+ * the fallback names. */
 #include <stdlib.h>
 
 #include "request/plan.h"
@@ -36,8 +39,8 @@ ptxjit_status pj_tune_plan_point(char **out, ptxjit_context *context, const pj_s
     *out = NULL;
     pj_strbuf sb;
     pj_sb_init(&sb);
-    pj_sb_appendf(&sb, "%s%s%s", fixed ? fixed : "", fixed && *fixed ? " " : "",
-                  backend == PJ_BACKEND_LLVM ? "backend=llvm" : "");
+    pj_sb_appendf(&sb, "%s%sbackend=%s", fixed ? fixed : "", fixed && *fixed ? " " : "",
+                  pj_backend_name(backend));
     char *request = pj_sb_take(&sb);
     if (!request)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
@@ -50,7 +53,7 @@ ptxjit_status pj_tune_plan_point(char **out, ptxjit_context *context, const pj_s
         pj_error_clear();
         return PTXJIT_OK;
     }
-    if (plan.fitted || plan.fallback)
+    if (plan.fitted)
         *out = runnable(schema, builtin, plan.params, backend, pj_context_sm(context), sizes);
     pj_plan_free(&plan);
     return PTXJIT_OK;

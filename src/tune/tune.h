@@ -150,9 +150,9 @@ typedef struct {
 } pj_tuning;
 
 /* plan_point.c: *out the canonical request (backend= where llvm) that builtin's op launches
- * for the problem of sizes with the fixed parameters alone and no record, where it is not
- * the plain defaults (the fit's words, a shape fallback) and runs the problem; else NULL.
- * Fails only when out of memory. */
+ * for the problem of sizes with the fixed parameters alone and no record, where the family's
+ * fit added words to the defaults and the request runs the problem; else NULL. Fails only
+ * when out of memory. */
 ptxjit_status pj_tune_plan_point(char **out, ptxjit_context *context, const pj_schema *schema,
                                  const pj_family *builtin, const char *fixed,
                                  pj_backend backend, const uint64_t *sizes);

@@ -115,7 +115,7 @@ static ptxjit_status prune_by_problem(pj_tuning *t, const pj_schema *schema,
     return PTXJIT_OK;
 }
 
-/* The op's untuned request for the problem joins the template's space where it is not a
+/* The op's fitted request for the problem joins the template's space where it is not a
  * point of it (plan_point.c): not with the caller's space (--space), the space asked for. */
 static ptxjit_status add_plan_point(pj_tuning *t, const pj_schema *schema,
                                     const pj_family *builtin, pj_backend backend)

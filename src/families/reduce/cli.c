@@ -13,6 +13,7 @@
 #include "cli/libcuda.h"
 #include "cli/timing.h"
 #include "families/reduce/op.h"
+#include "request/plan.h"
 
 typedef struct {
     ptxjit_context *context;
@@ -114,7 +115,9 @@ static int reduce_run(ptxjit_context *context, const char *params, size_t n, int
 {
     ptxjit_kernel *kernel;
     reduce_config config;
-    ptxjit_status status = ptxjit_get_kernel(&kernel, context, "reduce", params, NULL);
+    const uint64_t sizes[] = {n};
+    ptxjit_status status =
+        pj_plan_get_kernel(&kernel, NULL, context, &pj_family_reduce, params, sizes);
     if (status == PTXJIT_OK)
         status = pj_reduce_config_of(&config, kernel);
     if (status != PTXJIT_OK)

@@ -67,7 +67,7 @@ struct pj_tune_buffer {
  * compared with it). */
 typedef struct {
     const char *const *problem_names; /* the problem's words, in order, NULL-terminated */
-    int memory_bound;                 /* L2 flushed before each timed run */
+    int empty_l2;                     /* L2 emptied before each timed run */
     /* PTXJIT_OK when request can run the problem of sizes (problem_names' values) at all
      * (checked before compiling, so a point that cannot, such as a row longer than
      * variant=online holds, is pruned); else why not. */

@@ -225,7 +225,7 @@ ptxjit_status pj_tune_bench_gpu(pj_tune_bench *out, const pj_tune_bench_spec *sp
         status = pj_tune_scaffold_open(&g->scaffold, spec->context, spec->builtin, spec->sizes,
                                        spec->reference);
     /* User kernels may be memory-bound too: their L2 is flushed as well. */
-    if (status == PTXJIT_OK && (!spec->builtin || spec->builtin->tune->memory_bound))
+    if (status == PTXJIT_OK && (!spec->builtin || spec->builtin->tune->empty_l2))
         status = make_flush(g);
     if (status == PTXJIT_OK && g->flush)
         status = preheat(g);

@@ -648,8 +648,9 @@ ptxjit_status ptxjit_softmax(ptxjit_context *context, const char *params, ptxjit
  * A template declares which parameters are tuned and over which values (`//@ptxjit tune PARAM
  * VALUES`); ptxjit_tune compiles every point of that space that the schema accepts (in
  * parallel; with the template's space, plus the request a built-in family's op fits to the
- * problem where its fit changes the defaults), runs each on the problem (built-in families: their op on random inputs of the
- * problem's shape; user families: the caller's run callback), checks its result against the
+ * problem where its fit changes the defaults), runs each on the problem (built-in families:
+ * their op on random inputs of the problem's shape; user families: the caller's run
+ * callback), checks its result against the
  * configuration of the fixed parameters alone, times it on the GPU and picks a winner. The
  * record is kept in the disk cache (and in the context): a later ptxjit_tune of the same
  * problem, and a request's PARAM=auto, find it without timing anything. */

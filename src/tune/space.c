@@ -116,7 +116,6 @@ ptxjit_status pj_tune_space_add(pj_tune_space *space, char *canonical)
         return pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
     for (int i = 0; i < space->count; i++)
         if (strcmp(space->points[i], canonical) == 0) {
-            space->merged++;
             free(canonical);
             return PTXJIT_OK;
         }
@@ -128,6 +127,16 @@ ptxjit_status pj_tune_space_add(pj_tune_space *space, char *canonical)
     space->points = grown;
     grown[space->count++] = canonical;
     return PTXJIT_OK;
+}
+
+/* A point of the product: added, or counted as merged where an earlier point is the same
+ * request. */
+static ptxjit_status add_point(pj_tune_space *space, char *canonical)
+{
+    const int before = space->count;
+    ptxjit_status status = pj_tune_space_add(space, canonical);
+    space->merged += status == PTXJIT_OK && space->count == before;
+    return status;
 }
 
 static void note_refusal(pj_tune_space *space)
@@ -169,8 +178,7 @@ static ptxjit_status visit_point(pj_tune_space *space, const axis_set *set, cons
     status = pj_route_of(backend)->check(&request);
     if (status == PTXJIT_OK) {
         char *canonical = pj_backend_canonical(pj_request_canonical(&request), backend);
-        status = canonical ? pj_tune_space_add(space, canonical)
-                           : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+        status = add_point(space, canonical); /* NULL: out of memory */
     } else if (status != PTXJIT_ERR_OUT_OF_MEMORY) {
         note_refusal(space); /* the route does not build it: UNSUPPORTED, NO_COMPILER */
         status = PTXJIT_OK;

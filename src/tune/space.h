@@ -42,7 +42,8 @@ ptxjit_status pj_tune_space_build(pj_tune_space *out, const pj_schema *schema, c
 ptxjit_status pj_tune_space_describe(pj_tune_space *out, const pj_schema *schema,
                                      const char *fixed, const char *override, int sm,
                                      pj_backend default_backend);
-/* Adds a point given as its canonical params (taken: freed here), unless the space has it. */
+/* Adds a point given as its canonical params (taken: freed here; NULL: out of memory),
+ * unless the space has it. */
 ptxjit_status pj_tune_space_add(pj_tune_space *space, char *canonical);
 void pj_tune_space_free(pj_tune_space *space);
 

@@ -125,11 +125,6 @@ static ptxjit_status add_plan_point(pj_tuning *t, const pj_schema *schema,
     char *canonical = NULL;
     ptxjit_status status = pj_tune_plan_point(&canonical, t->context, schema, builtin,
                                               t->space.fixed, backend, t->sizes);
-    for (int i = 0; canonical && i < t->space.count; i++)
-        if (strcmp(t->space.points[i], canonical) == 0) {
-            free(canonical);
-            return status;
-        }
     return canonical ? pj_tune_space_add(&t->space, canonical) : status;
 }
 

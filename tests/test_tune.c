@@ -663,14 +663,17 @@ START_TEST(pick_rule_on_synthetic_rows)
         {"d", PTXJIT_ERR_CUDA, "x", 0.5, 0, 10, 0, 0, 3},
     };
     double noise;
-    ck_assert_int_eq(pj_tune_pick(rows, 4, &noise), 1);
+    ck_assert_int_eq(pj_tune_pick(rows, 4, 0, &noise), 1);
     ck_assert(noise == 0.01);
+    ck_assert_int_eq(pj_tune_pick(rows, 4, 0.03, &noise), 0); /* a family's 3% floor: a tied */
+    ck_assert(noise == 0.03);
+    ck_assert_int_eq(pj_tune_pick(rows, 4, 0.02, &noise), 1);
     rows[2].spread = 0.02; /* a noisy best widens the band to 4%: a is tied too */
-    ck_assert_int_eq(pj_tune_pick(rows, 4, &noise), 0);
+    ck_assert_int_eq(pj_tune_pick(rows, 4, 0, &noise), 0);
     rows[0].abandoned = rows[1].abandoned = 1;
-    ck_assert_int_eq(pj_tune_pick(rows, 4, &noise), 2);
+    ck_assert_int_eq(pj_tune_pick(rows, 4, 0, &noise), 2);
     rows[2].status = PTXJIT_ERR_CUDA;
-    ck_assert_int_eq(pj_tune_pick(rows, 4, &noise), -1);
+    ck_assert_int_eq(pj_tune_pick(rows, 4, 0, &noise), -1);
 }
 END_TEST
 

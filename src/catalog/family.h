@@ -68,6 +68,9 @@ struct pj_tune_buffer {
 typedef struct {
     const char *const *problem_names; /* the problem's words, in order, NULL-terminated */
     int empty_l2;                     /* L2 emptied before each timed run */
+    /* The pick rule's least tie band (tune/pick.c; 0: 1%): where candidates' times move
+     * against each other between tunings by more than 1%, a narrower band picks by noise. */
+    double tie_floor;
     /* PTXJIT_OK when request can run the problem of sizes (problem_names' values) at all
      * (checked before compiling, so a point that cannot, such as a row longer than
      * variant=online holds, is pruned); else why not. */

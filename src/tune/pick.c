@@ -7,10 +7,18 @@
 
 #include "tune/tune.h"
 
-double pj_tune_noise(const pj_tune_row *best)
+#define LEAST_BAND 0.01
+#define MOST_BAND 0.05
+
+double pj_tune_noise(const pj_tune_row *best, double floor)
 {
-    double band = 2 * best->spread;
-    return band < 0.01 ? 0.01 : band > 0.05 ? 0.05 : band;
+    const double least = floor > LEAST_BAND ? floor : LEAST_BAND, band = 2 * best->spread;
+    return band < least ? least : band > MOST_BAND ? MOST_BAND : band;
+}
+
+double pj_tune_floor(const pj_tuning *t)
+{
+    return t->builtin && t->builtin->tune ? t->builtin->tune->tie_floor : 0;
 }
 
 /* Timed to the end: not excluded, pruned or dropped by a round. */
@@ -20,7 +28,7 @@ static int eligible(const pj_tune_row *row)
            row->median_ms > 0;
 }
 
-int pj_tune_pick(const pj_tune_row *rows, int count, double *noise)
+int pj_tune_pick(const pj_tune_row *rows, int count, double floor, double *noise)
 {
     int best = -1;
     for (int i = 0; i < count; i++)
@@ -28,7 +36,7 @@ int pj_tune_pick(const pj_tune_row *rows, int count, double *noise)
             best = i;
     if (best < 0)
         return -1;
-    *noise = pj_tune_noise(&rows[best]);
+    *noise = pj_tune_noise(&rows[best], floor);
     for (int i = 0; i < count; i++)
         if (eligible(&rows[i]) && rows[i].median_ms <= rows[best].median_ms * (1 + *noise))
             return i;

@@ -132,7 +132,7 @@ static double middle_margin(const pj_tuning *t, const entrant *e, int n)
     for (int i = 1; i < n; i++)
         if (e[i].time < best->median_ms)
             best = &t->record.rows[e[i].index];
-    return pj_tune_noise(best) + MIDDLE_EXTRA;
+    return pj_tune_noise(best, pj_tune_floor(t)) + MIDDLE_EXTRA;
 }
 
 /* The final round: one warm run and t->runs timed runs of each finalist, taken in

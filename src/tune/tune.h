@@ -77,12 +77,12 @@ typedef ptxjit_status pj_tune_bench_factory(pj_tune_bench *out, const pj_tune_be
 extern pj_tune_bench_factory *pj_tune_bench_override;
 
 /* ---- the pick and the statistics (pick.c), exposed for the tests ---- */
-/* The noise band of the best row: max(1%, 2x its spread), at most 5%. */
-double pj_tune_noise(const pj_tune_row *best);
+/* The noise band of the best row: max(floor, 2x its spread), at most 5%; floor 0 means 1%. */
+double pj_tune_noise(const pj_tune_row *best, double floor);
 /* Index of the winner among rows (status OK, timed, neither abandoned nor pruned): the earliest
  * row whose median is within the best's median x (1 + noise); -1 when no row is eligible.
- * *noise gets the band. */
-int pj_tune_pick(const pj_tune_row *rows, int count, double *noise);
+ * *noise gets the band (floor: as pj_tune_noise's). */
+int pj_tune_pick(const pj_tune_row *rows, int count, double floor, double *noise);
 /* row's median and spread (median absolute deviation over the median) of count samples. */
 void pj_tune_summarize(pj_tune_row *row, const double *samples, int count);
 /* The median of count values (reordered). */
@@ -148,6 +148,9 @@ typedef struct {
     int spill_free;       /* points without spills that ran right */
     int rounds;           /* timing rounds done */
 } pj_tuning;
+
+/* The tuning's least tie band: its family's (pj_family_tune.tie_floor), 0 for user kernels. */
+double pj_tune_floor(const pj_tuning *t);
 
 /* plan_point.c: *out the canonical request (backend= where llvm) that builtin's op launches
  * for the problem of sizes with the fixed parameters alone and no record, where the family's

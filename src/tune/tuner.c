@@ -233,7 +233,7 @@ static char *keep_record(pj_tuning *t, const char *key, const char *latest_key)
 static ptxjit_status finish_tuning(pj_tuning *t, double started)
 {
     double noise = 0;
-    int winner = pj_tune_pick(t->record.rows, t->record.row_count, &noise);
+    int winner = pj_tune_pick(t->record.rows, t->record.row_count, pj_tune_floor(t), &noise);
     if (winner < 0) {
         const char *why = t->record.row_count ? t->record.rows[0].message : "no candidate";
         return pj_error(PTXJIT_ERR_CUDA,

@@ -29,7 +29,7 @@
 //@ptxjit param group int(1..64) pow2 default=1 default_if="variant >= wgmma || variant == tensor_core => 8" doc="tile rows per raster group: blocks run down GROUP tiles of a column before the next, so the tiles in flight share rows of A and columns of B in L2"
 //@ptxjit param sched enum(grid,persistent) default=persistent when="variant >= wgmma" doc="grid: one block per tile of C; persistent (the default): a block per SM (clusters: as many as are resident), each taking every gridDim-th tile of the raster order, its producer loading the next tile's stages while its consumers store this one"
 //@ptxjit param swap int(0..1) default=0 when="variant >= wgmma" doc="1: the kernel computes C's transpose, B^T A^T: B's rows (columns of C) fill wgmma's 64-row side and A's rows its N side (N of mma: 8 rows of A at m64n8k16), so a product of a few rows of A (a decoding's) does not multiply 64-row tiles of mostly zeros; bm x N is then a tile of C^T. Any b_layout (kn: wgmma reads B M-major); needs store=direct"
-//@ptxjit param store enum(direct,tma) default=direct default_if="swap == 0 && 8 * mma * bytes(out) % 128 == 0 && stages * ((bm + (8 * mma + 63) / 64 * 64) * 128 + 16) + bm * 8 * mma * bytes(out) + 1024 <= 232448 => tma" when="variant >= wgmma" doc="how C leaves the consumers: direct (each thread's accumulator pairs to global memory) or tma (through a swizzled tile of shared memory and TMA stores, which run on while the next tile is multiplied; the default where the tile fits beside the stages and N is a whole number of 128-byte boxes)"
+//@ptxjit param store enum(direct,tma) default=direct default_if="swap == 0 && 8 * mma * bytes(out) % 32 == 0 && stages * ((bm + (8 * mma + 63) / 64 * 64) * 128 + 16) + bm * 8 * mma * bytes(out) + 1024 <= 232448 => tma" when="variant >= wgmma" doc="how C leaves the consumers: direct (each thread's accumulator pairs to global memory) or tma (through a swizzled tile of shared memory and TMA stores, which run on while the next tile is multiplied; the default where the tile fits beside the stages and its rows are whole 32-byte boxes)"
 //@ptxjit param b_layout enum(kn,nk) default=kn default_if="variant == wgmma_tf32 || variant == wgmma_fp8 => nk" when="variant >= wgmma" doc="B in memory: kn (K x N row-major, C = A·B) or nk (given as its transpose, N x K row-major: K contiguous, which wgmma's tf32 and fp8 shapes need)"
 //@ptxjit param alpha enum(none,scaled) default=none when="variant >= wgmma" doc="scaled: C = alpha·A·B + ..., alpha a launch value (ptxjit_matmul_ex)"
 //@ptxjit param beta enum(none,scaled) default=none when="variant >= wgmma" doc="scaled: + beta·C, the values C holds before the call (read by the epilogue; beta a launch value)"
@@ -62,7 +62,7 @@
 //@ptxjit constraint "variant < wgmma || stages * ((bm + (8 * mma + 63) / 64 * 64 - (b_layout == nk || swap == 1) * (mma < 8) * (64 - 8 * mma)) * 128 + 16) + (store == tma) * bm * 8 * mma * bytes(out) + 1024 <= 232448" "wgmma's pipeline (and store=tma's tile of C) must fit 227 KiB of shared memory: lower stages, bm or N"
 //@ptxjit constraint "variant < wgmma || variant == wgmma || b_layout == nk" "wgmma_tf32 and wgmma_fp8 read B K-major (wgmma transposes 16-bit operands only): give B as its transpose (N x K row-major) with b_layout=nk"
 //@ptxjit constraint "variant < wgmma || splits == 1 || cluster == 1" "split-K (splits > 1) runs without clusters: use cluster=1"
-//@ptxjit constraint "variant < wgmma || store != tma || 8 * mma * bytes(out) % 128 == 0" "store=tma writes C in boxes of 128 bytes: N of mma must be a multiple of 64 (16-bit out) or 32 (f32 out); use store=direct"
+//@ptxjit constraint "variant < wgmma || store != tma || 8 * mma * bytes(out) % 32 == 0" "store=tma writes C in boxes of 32, 64 or 128 bytes: N of mma must be a multiple of 16 (16-bit out) or 8 (f32 out); use store=direct"
 //@ptxjit constraint "variant < wgmma || swap == 0 || store == direct" "swap=1 writes C transposed from the accumulators: use store=direct"
 //@ptxjit tune mma m16n8k8,m64n64k16,m64n128k16,m64n192k16,m64n256k16
 //@ptxjit tune bm 64,128,256
@@ -839,11 +839,15 @@ enum : int { STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES };
 enum : int { WG_ACC = WG_N / 2 };
 enum : int { WG_PERSISTENT = WG_FAMILY && SCHED == SCHED_PERSISTENT };
 // store=tma: a consumer's rows of C wait in shared memory (after the stages) as boxes of 64 rows
-// x 128 bytes, 128-byte swizzled, for the TMA to store.
+// x C_SPAN bytes, swizzled over that span, for the TMA to store: 128 bytes where the tile's row
+// is a whole number of them, else 64 or 32 (N = 112 of bf16: seven boxes of 32 bytes), as the
+// op's map of C has them (pj_matmul_c_span).
 enum : int { WG_TMA_STORE = WG_FAMILY && STORE == STORE_TMA };
-enum : int { OUT_BYTES = OUT_ID == OUT_F32 ? 4 : 2, C_BOX_COLS = 128 / OUT_BYTES };
+enum : int { OUT_BYTES = OUT_ID == OUT_F32 ? 4 : 2 };
+enum : int { C_SPAN = WG_N * OUT_BYTES % 128 == 0 ? 128 : WG_N * OUT_BYTES % 64 == 0 ? 64 : 32 };
+enum : int { C_BOX_COLS = C_SPAN / OUT_BYTES, C_BOX_BYTES = 64 * C_SPAN };
 enum : int { C_BOXES = WG_N % C_BOX_COLS == 0 ? WG_N / C_BOX_COLS : 1 };
-enum : int { C_TILE_BYTES = WG_MT * C_BOXES * 8192 }; // one consumer's
+enum : int { C_TILE_BYTES = WG_MT * C_BOXES * C_BOX_BYTES }; // one consumer's
 
 // A shared-memory matrix descriptor with the 128-byte swizzle: start address, leading and
 // stride byte offsets (each in units of 16 bytes).
@@ -1307,9 +1311,10 @@ __device__ __forceinline__ void warpgroup_barrier(int id)
 }
 
 // store=tma: the consumer's rows of C into its shared tile (element (row, col) of a 64-row box
-// at row * 128 + its byte in the row, the 16-byte chunk flipped by row % 8: the 128-byte
-// swizzle, which also spreads a warp's stores over all banks), then one thread has the TMA store
-// the boxes and goes on. The tile is written again only after those stores have read it.
+// at row * C_SPAN + its byte in the row, the 16-byte chunk flipped by the bits of the offset
+// above 128 bytes: the swizzle over the box's span, which also spreads a warp's stores over
+// all banks), then one thread has the TMA store the boxes and goes on. The tile is written
+// again only after those stores have read it.
 __device__ __forceinline__ void wg_store_tma(float (&acc)[WG_MT][WG_ACC], char *c_tiles,
                                              const tensor_map *c_map, const TO *C, int M, int N,
                                              int ldc, int row0, int col0, int product,
@@ -1335,8 +1340,9 @@ __device__ __forceinline__ void wg_store_tma(float (&acc)[WG_MT][WG_ACC], char *
                     wg_epilogue(x, y, C, r, c, ldc, ep);
                 else if (r < M && c < N)
                     wg_epilogue_one(x, C, r, c, ldc, ep);
-                const unsigned at = base + (m * C_BOXES + lc / C_BOX_COLS) * 8192 + lr * 128 +
-                                    ((lc % C_BOX_COLS * OUT_BYTES) ^ (lr & 7) << 4);
+                const unsigned at = base + (m * C_BOXES + lc / C_BOX_COLS) * C_BOX_BYTES +
+                                    lr * C_SPAN + ((lc % C_BOX_COLS * OUT_BYTES) ^
+                                                   (lr * C_SPAN >> 7 & (C_SPAN / 16 - 1)) << 4);
                 if constexpr (OUT_ID == OUT_F32)
                     asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(at), "f"(x), "f"(y)
                                  : "memory");
@@ -1355,7 +1361,7 @@ __device__ __forceinline__ void wg_store_tma(float (&acc)[WG_MT][WG_ACC], char *
             for (int j = 0; j < C_BOXES; j++)
                 if (r < M && col0 + j * C_BOX_COLS < N)
                     tma_store(c_map, col0 + j * C_BOX_COLS, r, product,
-                              base + (m * C_BOXES + j) * 8192);
+                              base + (m * C_BOXES + j) * C_BOX_BYTES);
         }
         asm volatile("cp.async.bulk.commit_group;" ::: "memory");
     }

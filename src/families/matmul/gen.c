@@ -1052,7 +1052,7 @@ typedef struct {
     LLVMValueRef stage, phase;  /* the ring: the next stage and its barriers' phase parity (vars) */
     LLVMValueRef acc[2][MAX_ACC / 2]; /* [m64 tile][accumulator] */
     int mt, b_boxes, a_stage_bytes, stage_bytes, accumulators;
-    int c_box_cols, c_boxes, c_tile_bytes; /* store=tma: C's boxes of 128 bytes x 64 rows */
+    int c_span, c_box_cols, c_boxes, c_tile_bytes; /* store=tma: C's boxes of c_span bytes x 64 rows */
 } wg_state;
 
 enum { WG_BK = 64, WG_BOX_BYTES = 64 * 128 };
@@ -1244,9 +1244,10 @@ static void warpgroup_barrier(matmul_gen *g, LLVMValueRef id)
 }
 
 /* store=tma: the consumer's rows of C into its shared tile (element (row, col) of a 64-row box
- * at row * 128 + its byte in the row, the 16-byte chunk flipped by row % 8, which is l / 4
- * here: the 128-byte swizzle), then one thread has the TMA store the boxes and goes on. The
- * tile is written again only after those stores have read it. */
+ * at row * span + its byte in the row, the 16-byte chunk flipped by the offset's bits above 128
+ * bytes: the swizzle over the box's span; row * span >> 7 depends on the lane's l / 4 only, the
+ * warp's 16 rows and h's 8 being whole swizzle atoms), then one thread has the TMA store the
+ * boxes and goes on. The tile is written again only after those stores have read it. */
 static void wg_store_tma(matmul_gen *g, wg_state *w, LLVMValueRef consumer, LLVMValueRef row0,
                          LLVMValueRef col0)
 {
@@ -1256,7 +1257,11 @@ static void wg_store_tma(matmul_gen *g, wg_state *w, LLVMValueRef consumer, LLVM
     LLVMValueRef lane_row = mad(g, warp, 16, ir_udiv(ir, lane, i32c(g, 4)));
     LLVMValueRef lane_byte = ir_mul_nw(ir, ir_urem(ir, lane, i32c(g, 4)),
                                        i32c(g, 2 * (g->out == ir->f32 ? 4 : 2)));
-    LLVMValueRef flip = ir_shl(ir, ir_udiv(ir, lane, i32c(g, 4)), i32c(g, 4));
+    LLVMValueRef flip = ir_shl(ir, ir_and(ir, ir_lshr(ir, ir_mul_nw(ir, ir_udiv(ir, lane, i32c(g, 4)),
+                                                                      i32c(g, w->c_span)),
+                                                      i32c(g, 7)),
+                                          i32c(g, w->c_span / 16 - 1)),
+                               i32c(g, 4));
     LLVMValueRef tiles = ir_byte_offset(ir, w->stages,
                                         mad(g, consumer, w->c_tile_bytes,
                                             i32c(g, g->stages * w->stage_bytes)));
@@ -1274,7 +1279,8 @@ static void wg_store_tma(matmul_gen *g, wg_state *w, LLVMValueRef consumer, LLVM
                 const int col = i * 8 % w->c_box_cols, box = m * w->c_boxes + i * 8 / w->c_box_cols;
                 LLVMValueRef row = plus(g, lane_row, h * 8);
                 LLVMValueRef in_row = ir_xor(ir, plus(g, lane_byte, col * bytes), flip);
-                LLVMValueRef at = ir_add(ir, mad(g, row, 128, in_row), i32c(g, box * 8192));
+                LLVMValueRef at = ir_add(ir, mad(g, row, w->c_span, in_row),
+                                         i32c(g, box * 64 * w->c_span));
                 LLVMValueRef x = ir_get(ir, w->acc[m][i * 4 + h * 2]);
                 LLVMValueRef y = ir_get(ir, w->acc[m][i * 4 + h * 2 + 1]);
                 LLVMValueRef p = ir_byte_offset(ir, tiles, at);
@@ -1296,7 +1302,8 @@ static void wg_store_tma(matmul_gen *g, wg_state *w, LLVMValueRef consumer, LLVM
             LLVMValueRef c = ir_add(ir, col0, i32c(g, j * w->c_box_cols));
             ir_if_state in;
             ir_if(ir, &in, inside(g, r, g->m, c, g->n));
-            ir_tma_store_2d(ir, map_c, c, r, ir_add(ir, base, i32c(g, (m * w->c_boxes + j) * 8192)));
+            ir_tma_store_2d(ir, map_c, c, r,
+                            ir_add(ir, base, i32c(g, (m * w->c_boxes + j) * 64 * w->c_span)));
             ir_end_if(ir, &in);
         }
     }
@@ -1367,10 +1374,11 @@ static void matmul_wgmma(matmul_gen *g)
     const int out_bytes = g->out == ir->f32 ? 4 : 2;
     wg_state w = {.mt = g->bm / (64 * g->consumers), .b_boxes = (g->tile_n + 63) / 64,
                   .a_stage_bytes = g->bm * 128, .accumulators = g->tile_n / 2,
-                  .c_box_cols = 128 / out_bytes};
+                  .c_span = pj_matmul_c_span(g->tile_n, out_bytes)};
+    w.c_box_cols = w.c_span / out_bytes;
     w.stage_bytes = w.a_stage_bytes + w.b_boxes * WG_BOX_BYTES;
     w.c_boxes = g->tile_n / w.c_box_cols > 0 ? g->tile_n / w.c_box_cols : 1;
-    w.c_tile_bytes = w.mt * w.c_boxes * 8192;
+    w.c_tile_bytes = w.mt * w.c_boxes * 64 * w.c_span;
     wg_setup(g, &w);
     w.stage = ir_var(ir, ir->i32, i32c(g, 0), "stage");
     w.phase = ir_var(ir, ir->i32, i32c(g, 0), "phase");

@@ -165,9 +165,10 @@ static ptxjit_status operand_map(CUtensorMap *map, const pj_driver *d, const mat
  * takes one at a time): A in boxes of 128 bytes of k x bm rows; B N-major in boxes of 64
  * columns x 64 k rows, K-major (b_nk) in boxes of 128 bytes of k x 64 rows (columns of C), or
  * of N rows where the tile is narrower (the template's B_BOX_ROWS); C (store=tma) in boxes of
- * 128 bytes x 64 rows. swap=1 trades A and B: the kernel's first operand is B (K-major: bm
- * rows a box; N-major: as above), its second A (K-major, as B nk is). The maps have the true
- * sizes: a padded row's tail is read as zeros, and C's padding columns are not written. */
+ * 128, 64 or 32 bytes (pj_matmul_c_span) x 64 rows. swap=1 trades A and B: the kernel's first
+ * operand is B (K-major: bm rows a box; N-major: as above), its second A (K-major, as B nk is).
+ * The maps have the true sizes: a padded row's tail is read as zeros, and C's padding columns
+ * are not written. */
 static ptxjit_status wgmma_maps(CUtensorMap maps[3], const pj_driver *d, const matmul_config *config,
                                 const pj_matmul_staged *s, pj_matmul_takes takes, size_t product)
 {
@@ -183,10 +184,12 @@ static ptxjit_status wgmma_maps(CUtensorMap maps[3], const pj_driver *d, const m
         status = operand_map(&maps[1], d, config, s, takes, product, swap ? s->a : s->b,
                              swap ? l->m : l->n, swap ? s->a_pitch : s->b_pitch,
                              swap ? s->a_stride : s->b_stride, swap || config->b_nk, narrow);
+    const int out_bytes = pj_dtype_bytes(config->out);
     if (status == PTXJIT_OK && config->store_tma)
         status = encode_operand(&maps[2], d, config->out, s->c, l->m, l->n, s->c_pitch,
                                 s->c_stride, l->batch, takes, product,
-                                128 / (uint32_t)pj_dtype_bytes(config->out), 64);
+                                (uint32_t)(pj_matmul_c_span(config->tile_n, out_bytes) / out_bytes),
+                                64);
     return status;
 }
 

@@ -40,7 +40,7 @@ static inline int pj_matmul_is_wgmma(matmul_variant v)
     return v == MATMUL_WGMMA || v == MATMUL_WGMMA_TF32 || v == MATMUL_WGMMA_FP8;
 }
 
-#define PJ_MATMUL_LLVM_VERSION 6
+#define PJ_MATMUL_LLVM_VERSION 7
 #define PJ_MATMUL_LLVM_VARIANTS PJ_VARIANT_LIST_TEXT(PJ_MATMUL_LLVM_LIST)
 
 /* The tile parameters that decide a block's size (those a variant lacks are ignored). */
@@ -56,6 +56,15 @@ typedef struct {
     int out_bytes;      /* wgmma variants with store_tma: bytes of C's element */
     int b_k_major;      /* wgmma variants: the kernel's B K-major (b_layout=nk, or swap=1's A) */
 } pj_matmul_tile;
+
+/* store=tma: the bytes of a row of C's boxes (of 64 rows), swizzled over that span: 128 where a
+ * tile's row of tile_n outputs is a whole number of them, else 64, else 32 (the schema asks for
+ * a multiple of 32). templates/matmul.cu's C_SPAN and the llvm backend's boxes are the same. */
+static inline int pj_matmul_c_span(int tile_n, int out_bytes)
+{
+    const int row = tile_n * out_bytes;
+    return row % 128 == 0 ? 128 : row % 64 == 0 ? 64 : 32;
+}
 
 /* Threads per block; 0 for a tile that divides by zero (the schema refuses those). */
 static inline int pj_matmul_threads(const pj_matmul_tile *t)

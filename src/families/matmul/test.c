@@ -120,8 +120,9 @@ START_TEST(matmul_constraints_fail_early_with_the_fix)
     expect_refused("fp8=e5m2", "does not apply", NULL);
     expect_refused("variant=tensor_core sched=persistent", "does not apply", NULL);
     expect_refused("variant=naive act=relu", "does not apply", NULL);
-    expect_refused("store=tma mma=m64n200k16", "boxes of 128 bytes", NULL);
-    expect_refused("store=tma out=f32 mma=m64n48k16 consumers=1 bm=64", "boxes of 128 bytes", NULL);
+    expect_refused("store=tma mma=m64n200k16", "boxes of 32, 64 or 128 bytes", NULL);
+    expect_refused("store=tma mma=m64n24k16 consumers=1 bm=64", "boxes of 32, 64 or 128 bytes",
+                   NULL);
     expect_refused("store=tma stages=4", "227 KiB", NULL);
     expect_refused("store=tma out=f32", "227 KiB", NULL); /* named: no fallback to direct */
     expect_refused("store=tma out=f32 stages=3", "227 KiB", NULL);
@@ -134,7 +135,9 @@ START_TEST(matmul_constraints_fail_early_with_the_fix)
                                        "out=f16", "dtype=f16 out=bf16 b_layout=nk",
                                        "variant=wgmma_fp8 fp8=e5m2 out=f32",
                                        "variant=wgmma_tf32 out=bf16 sched=persistent",
-                                       "sched=persistent cluster=2 store=tma mma=m64n128k16"};
+                                       "sched=persistent cluster=2 store=tma mma=m64n128k16",
+                                       "store=tma mma=m64n112k16", /* 32-byte boxes of C */
+                                       "store=tma out=f32 mma=m64n48k16 consumers=1 bm=64"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(fine); i++) {
         char *canonical = NULL;
         ck_assert_msg(ptxjit_canonical_params(&canonical, context, "matmul", fine[i]) == PTXJIT_OK,
@@ -787,19 +790,24 @@ START_TEST(matmul_fit_fp8_tile)
 {
     static const struct {
         uint64_t m, n;
-        int bm, bn; /* 0: the default; else 128 x 128 persistent, no sched= in its words */
+        int bm, bn; /* 0: the default; else 128 x 128 (or 112) persistent, no sched= */
     } cases[] = {
-        {256, 14336, 128, 128},  {129, 14336, 0, 0},  {1536, 14336, 128, 128},
+        {256, 14336, 128, 112},  {129, 14336, 0, 0},  {1536, 14336, 128, 128},
         {1537, 14336, 0, 0},     {4096, 14336, 0, 0}, {128, 32000, 0, 0},
         {200, 14336, 128, 128},  {192, 14336, 0, 0},  {160, 14336, 0, 0},
+        {224, 14336, 128, 128},  /* the last row tile of 96 rows: 128 x 128; of 97: 112 */
+        {225, 14336, 128, 112},
+        {512, 14336, 128, 112},  /* 512 tiles of 128 x 112 fill 4 waves, 448 of 128 x 128 too */
+        {1024, 14336, 128, 128}, /* 1024 would make 8 waves where 896 make 7 */
         {1500, 14336, 128, 128}, /* 12 row tiles, the last of 92 rows: taken */
         {1430, 14336, 0, 0},     /* ... the last of 22: not */
         {256, 8192, 128, 128},   /* the fit's 128 x 128, persistent for fp8 */
         {128, 14336, 128, 128},  {320, 8192, 128, 192}, {256, 4096, 64, 128},
     };
     for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
-        const pj_matmul_fit_tile *t = pj_matmul_fit_fp8(
-            pj_matmul_fit_choose(cases[i].m, cases[i].n, 128, 256, 132), cases[i].m, 128, 256);
+        const pj_matmul_fit_tile *t =
+            pj_matmul_fit_fp8(pj_matmul_fit_choose(cases[i].m, cases[i].n, 128, 256, 132),
+                              cases[i].m, cases[i].n, 128, 256, 132);
         ck_assert_msg(cases[i].bm ? t && t->bm == cases[i].bm && t->bn == cases[i].bn &&
                                         !strstr(t->words, "sched=")
                                   : !t,
@@ -811,19 +819,19 @@ START_TEST(matmul_fit_fp8_tile)
     /* 64 x 64, unsplit (128 x 4096) and in 4 parts (128 x 1024, K = 4096: 32 k tiles): 13
      * stages. */
     const pj_matmul_fit_tile *t = pj_matmul_fit_fp8(pj_matmul_fit_choose(128, 4096, 128, 256, 132),
-                                                    128, 128, 256);
+                                                    128, 4096, 128, 256, 132);
     ck_assert(t && t->bm == 64 && t->bn == 64 && t->splits == 1 && strstr(t->words, "stages=13"));
     ck_assert_ptr_eq(pj_matmul_fit_tile_of(t->words), t);
-    t = pj_matmul_fit_fp8(pj_matmul_fit_split(128, 1024, 32, 132), 128, 128, 256);
+    t = pj_matmul_fit_fp8(pj_matmul_fit_split(128, 1024, 32, 132), 128, 1024, 128, 256, 132);
     ck_assert(t && t->bm == 64 && t->bn == 64 && t->splits == 4 &&
               strstr(t->words, "stages=13 splits=4"));
     ck_assert_ptr_eq(pj_matmul_fit_tile_of(t->words), t);
     /* 64 x 128 in parts keeps its nine stages. */
-    t = pj_matmul_fit_fp8(pj_matmul_fit_split(16, 4096, 32, 132), 16, 128, 256);
+    t = pj_matmul_fit_fp8(pj_matmul_fit_split(16, 4096, 32, 132), 16, 4096, 128, 256, 132);
     ck_assert(t && t->bn == 128 && t->splits == 4 && strstr(t->words, "stages=9"));
     /* A request that asks for another tile (bm=64: NULL from the fit) keeps it. */
-    ck_assert_ptr_null(pj_matmul_fit_fp8(NULL, 256, 64, 256));
-    ck_assert_ptr_null(pj_matmul_fit_fp8(NULL, 256, 128, 128));
+    ck_assert_ptr_null(pj_matmul_fit_fp8(NULL, 256, 14336, 64, 256, 132));
+    ck_assert_ptr_null(pj_matmul_fit_fp8(NULL, 256, 14336, 128, 128, 132));
 }
 END_TEST
 
@@ -987,15 +995,15 @@ START_TEST(matmul_fit_tiles_suit_every_wgmma_request)
             const pj_matmul_fit_tile *t = pj_matmul_fit_choose(rows[i], 8192, 128, 256, 132);
             ck_assert_ptr_nonnull(t);
             if (strstr(requests[r], "wgmma_fp8"))
-                t = pj_matmul_fit_fp8(t, rows[i], 128, 256);
+                t = pj_matmul_fit_fp8(t, rows[i], 8192, 128, 256, 132);
             expect_words_suit(context, requests[r], t);
         }
     /* fp8's own: 128 x 128 for the default's rows, 64 x 64 of 13 stages in 2, 3 and 4 parts. */
     const pj_matmul_fit_tile *fp8[] = {
-        pj_matmul_fit_fp8(NULL, 256, 128, 256),
-        pj_matmul_fit_fp8(pj_matmul_fit_split(1, 4096, 8, 132), 1, 128, 256),
-        pj_matmul_fit_fp8(pj_matmul_fit_split(1, 201, 64, 132), 1, 128, 256),
-        pj_matmul_fit_fp8(pj_matmul_fit_split(16, 1024, 64, 132), 16, 128, 256)};
+        pj_matmul_fit_fp8(NULL, 256, 8192, 128, 256, 132),
+        pj_matmul_fit_fp8(pj_matmul_fit_split(1, 4096, 8, 132), 1, 4096, 128, 256, 132),
+        pj_matmul_fit_fp8(pj_matmul_fit_split(1, 201, 64, 132), 1, 201, 128, 256, 132),
+        pj_matmul_fit_fp8(pj_matmul_fit_split(16, 1024, 64, 132), 16, 1024, 128, 256, 132)};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(fp8); i++) {
         ck_assert(fp8[i] && (i == 0 || (fp8[i]->bn == 64 && fp8[i]->splits == (int)i + 1)));
         expect_words_suit(context, "variant=wgmma_fp8", fp8[i]);

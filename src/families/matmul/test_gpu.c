@@ -271,7 +271,10 @@ START_TEST(matmul_wgmma_persistent_and_tma_stores)
         "sched=persistent store=tma dtype=f16 mma=m64n128k16 bm=256",
         "sched=persistent store=tma out=f16", "b_layout=nk",
         "b_layout=nk sched=persistent store=tma dtype=f16 out=f32 stages=2",
-        "sched=persistent mma=m64n200k16 out=f32"};
+        "sched=persistent mma=m64n200k16 out=f32",
+        /* C's boxes of 32 bytes (N = 112 of bf16) and 64 (N = 48 of f32, 96 of f16) */
+        "store=tma mma=m64n112k16", "store=tma mma=m64n48k16 consumers=1 bm=64 out=f32",
+        "store=tma mma=m64n96k16 out=f16 cluster=2"};
     for (size_t t = 0; t < PJ_ARRAY_SIZE(configs); t++)
         for (size_t i = 0; i < PJ_ARRAY_SIZE(shapes); i++) {
             char params[160];
@@ -293,7 +296,8 @@ START_TEST(matmul_wgmma_tf32_shapes_and_tiles)
     static const char *const configs[] = {
         "", "sched=persistent store=tma mma=m64n128k16", "mma=m64n128k16 stages=4", "out=bf16",
         "sched=persistent cluster=2 store=tma out=f16 mma=m64n128k16",
-        "mma=m64n64k16 consumers=1 bm=64 stages=6 sched=persistent"};
+        "mma=m64n64k16 consumers=1 bm=64 stages=6 sched=persistent",
+        "mma=m64n40k16 consumers=1 bm=64 store=tma"}; /* f32 C in 32-byte boxes */
     for (size_t t = 0; t < PJ_ARRAY_SIZE(configs); t++)
         for (size_t i = 0; i < PJ_ARRAY_SIZE(shapes); i++) {
             char params[160];
@@ -315,7 +319,9 @@ START_TEST(matmul_wgmma_fp8_types_scales_and_tiles)
     static const char *const configs[] = {
         "", "fp8=e5m2", "out=f32", "out=f16 fp8=e5m2", "sched=persistent store=tma",
         "sched=persistent store=tma out=f32 stages=2 cluster=2",
-        "mma=m64n128k16 stages=5 sched=persistent", "mma=m64n64k16 consumers=1 bm=64"};
+        "mma=m64n128k16 stages=5 sched=persistent", "mma=m64n64k16 consumers=1 bm=64",
+        "mma=m64n112k16 stages=6 store=tma", /* the fit's 128 x 112: C in 32-byte boxes */
+        "mma=m64n224k16 stages=3 store=tma"};
     const epilogue_case scaled = {1.0f, 0.0f, 0.5f, 4.0f, 0};
     for (size_t t = 0; t < PJ_ARRAY_SIZE(configs); t++)
         for (size_t i = 0; i < PJ_ARRAY_SIZE(shapes); i++) {
@@ -565,7 +571,8 @@ START_TEST(matmul_wgmma_tile_fits_the_shape)
             if (swapped)
                 want = swapped;
             else if (config.variant == MATMUL_WGMMA_FP8)
-                want = pj_matmul_fit_fp8(want, shapes[i].m, config.bm, config.tile_n);
+                want = pj_matmul_fit_fp8(want, shapes[i].m, shapes[i].n, config.bm,
+                                         config.tile_n, context->sm_count);
             const int bm = want ? want->bm : config.bm, bn = want ? want->bn : config.tile_n;
             ck_assert_int_eq(pj_matmul_fit(&kernel, &config, &chosen, context, requests[r],
                                            shapes[i].m, shapes[i].n, shapes[i].k),

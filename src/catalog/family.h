@@ -61,13 +61,17 @@ struct pj_tune_buffer {
 
 #define PJ_TUNE_MAX_BUFFERS 4
 
+enum { PJ_TUNE_EMPTY_ALWAYS = 1, PJ_TUNE_EMPTY_IF_FITS = 2 };
+
 /* What ptxjit_tune needs of a built-in family to run its op on a problem (tune/tuner.c): the
  * problem's words, its buffers, one run of a candidate; the scaffold does the rest (random
  * inputs, poisoned outputs, the reference configuration's result kept and every candidate's
  * compared with it). */
 typedef struct {
     const char *const *problem_names; /* the problem's words, in order, NULL-terminated */
-    int empty_l2;                     /* L2 emptied before each timed run */
+    /* L2 emptied before each timed run: PJ_TUNE_EMPTY_ALWAYS, or PJ_TUNE_EMPTY_IF_FITS where
+     * the problem's buffers fit in twice the L2 (tune/runner.c); 0 never. */
+    int empty_l2;
     /* The pick rule's least tie band (tune/pick.c; 0: 1%): where candidates' times move
      * against each other between tunings by more than 1%, a narrower band picks by noise. */
     double tie_floor;

@@ -18,6 +18,7 @@ typedef struct {
     pj_tune_scaffold *scaffold; /* a built-in family's problem; NULL with user callbacks */
     CUdeviceptr flush; /* flush_bytes to read, then the read's 16-byte sink */
     size_t flush_bytes;
+    int empty;         /* L2 emptied before each timed run (else only the preheat reads) */
     /* The module of the tuner's kernels whose read empties L2: the scaffold's checker, or
      * own_checker, opened for user kernels. */
     pj_tune_checker *checker, *own_checker;
@@ -56,6 +57,12 @@ static ptxjit_status flush_l2(gpu_bench *g, unsigned sample)
                         g->flush + g->flush_bytes);
 }
 
+/* Before a timed run, where the tuning empties L2. */
+static ptxjit_status empty_l2(gpu_bench *g, unsigned sample)
+{
+    return g->empty ? flush_l2(g, sample) : PTXJIT_OK;
+}
+
 /* The checked run, between the events around[] when its time is asked for: poisoned outputs
  * and the flush come before the first event, so the time is the run's alone. */
 static ptxjit_status checked_run(gpu_bench *g, ptxjit_kernel *kernel, double *ms)
@@ -63,7 +70,7 @@ static ptxjit_status checked_run(gpu_bench *g, ptxjit_kernel *kernel, double *ms
     const pj_driver *d = g->context->driver;
     ptxjit_status status = g->scaffold ? pj_tune_scaffold_poison(g->scaffold) : PTXJIT_OK;
     if (status == PTXJIT_OK && ms)
-        status = flush_l2(g, 0);
+        status = empty_l2(g, 0);
     if (status == PTXJIT_OK && ms)
         status = PJ_CU(d->cuEventRecord(g->around[0], NULL), "cuEventRecord");
     if (status == PTXJIT_OK)
@@ -107,7 +114,7 @@ static ptxjit_status gpu_measure(pj_tune_bench *bench, ptxjit_kernel *kernel, do
     if (status == PTXJIT_OK && warm)
         status = run_once(g, kernel);
     for (int i = 0; i < count && status == PTXJIT_OK; i++) {
-        status = flush_l2(g, (unsigned)i + 1);
+        status = empty_l2(g, (unsigned)i + 1);
         if (status == PTXJIT_OK)
             status = PJ_CU(d->cuEventRecord(events[2 * i], NULL), "cuEventRecord");
         if (status == PTXJIT_OK)
@@ -202,6 +209,21 @@ static ptxjit_status make_flush(gpu_bench *g)
     return status;
 }
 
+/* Whether the tuning empties L2 before each timed run: user kernels (which may be memory-
+ * bound) always; a built-in family as its tuning ops say, PJ_TUNE_EMPTY_IF_FITS where the
+ * problem's buffers fit in the flush (twice the L2). Past that a run leaves in L2 only the
+ * last of what it touched, which the next reads last or not at all, and the flush only
+ * spaces the runs: five tunings of bf16 8192^3 (384 MiB) picked two and three winners with
+ * it, one and two without (H200, docs/PERFORMANCE.md, 2026-11-29 16:04-16:08). */
+static int empties_l2(const gpu_bench *g, const pj_family *builtin)
+{
+    if (!builtin)
+        return 1;
+    if (builtin->tune->empty_l2 == PJ_TUNE_EMPTY_IF_FITS)
+        return g->scaffold && pj_tune_scaffold_bytes(g->scaffold) <= g->flush_bytes;
+    return builtin->tune->empty_l2 == PJ_TUNE_EMPTY_ALWAYS;
+}
+
 ptxjit_status pj_tune_bench_gpu(pj_tune_bench *out, const pj_tune_bench_spec *spec)
 {
     memset(out, 0, sizeof *out);
@@ -224,10 +246,12 @@ ptxjit_status pj_tune_bench_gpu(pj_tune_bench *out, const pj_tune_bench_spec *sp
     if (status == PTXJIT_OK && spec->builtin)
         status = pj_tune_scaffold_open(&g->scaffold, spec->context, spec->builtin, spec->sizes,
                                        spec->reference);
-    /* User kernels may be memory-bound too: their L2 is flushed as well. */
-    if (status == PTXJIT_OK && (!spec->builtin || spec->builtin->tune->empty_l2))
+    /* The flush buffer serves the preheat too, so every tuning makes it. */
+    if (status == PTXJIT_OK)
         status = make_flush(g);
-    if (status == PTXJIT_OK && g->flush)
+    if (status == PTXJIT_OK)
+        g->empty = empties_l2(g, spec->builtin);
+    if (status == PTXJIT_OK)
         status = preheat(g);
     if (status != PTXJIT_OK) {
         gpu_release(out);

@@ -187,6 +187,14 @@ ptxjit_status pj_tune_scaffold_check(pj_tune_scaffold *s, ptxjit_kernel *kernel,
     return status;
 }
 
+size_t pj_tune_scaffold_bytes(const pj_tune_scaffold *scaffold)
+{
+    size_t bytes = 0;
+    for (int i = 0; i < scaffold->count; i++)
+        bytes += scaffold->slots[i].spec.bytes;
+    return bytes;
+}
+
 pj_tune_checker *pj_tune_scaffold_checker(pj_tune_scaffold *s)
 {
     return s->checker;

@@ -28,6 +28,8 @@ ptxjit_status pj_tune_scaffold_poison(pj_tune_scaffold *scaffold);
  * for a candidate whose results are of other types. */
 ptxjit_status pj_tune_scaffold_check(pj_tune_scaffold *scaffold, ptxjit_kernel *kernel,
                                      int reference);
+/* The bytes of the problem's buffers, all together. */
+size_t pj_tune_scaffold_bytes(const pj_tune_scaffold *scaffold);
 /* The scaffold's checker (its module of the tuner's kernels), which the runner's L2 flush shares. */
 pj_tune_checker *pj_tune_scaffold_checker(pj_tune_scaffold *scaffold);
 void pj_tune_scaffold_close(pj_tune_scaffold *scaffold);

@@ -715,11 +715,13 @@ static const pj_family_tune tune_ops = {
     .problem_names = problem_names,
     /* A decoding's product streams its weights, which fit in L2 (B of 1 x 4096 x 4096 fp8 is
      * 16 MiB): timed warm, 64 x 64 tiles beat the swapped tile by 5-10%, emptied (as `bench
-     * matmul` times every row) they ran at 0.72-0.81 of cuBLASLt against its 0.95-0.98. */
-    .empty_l2 = 1,
+     * matmul` times every row) they ran at 0.72-0.81 of cuBLASLt against its 0.95-0.98.
+     * Products larger than twice L2 are timed as they come (tune/runner.c). */
+    .empty_l2 = PJ_TUNE_EMPTY_IF_FITS,
     /* Ten tunings of bf16 8192^3 on the H200 timed the same tile 0-2.8% behind each one's
      * fastest (other tiles, each a lucky median of a bimodal 2% spread): a 1% band let five
-     * tunings pick three winners; 3% picked the same tile in all ten, the sweep's own best. */
+     * tunings pick three winners; replayed on their rows, 3% picks the sweep's own best in all
+     * ten (measured with the L2 rule of empty_l2: 5 of 5). */
     .tie_floor = 0.03,
     .admits = tune_admits,
     .buffers = tune_buffers,

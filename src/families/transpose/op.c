@@ -313,7 +313,7 @@ static ptxjit_status tune_types(char out[64], const pj_request *request)
 
 static const pj_family_tune tune_ops = {
     .problem_names = problem_names,
-    .empty_l2 = 1,
+    .empty_l2 = PJ_TUNE_EMPTY_ALWAYS,
     .admits = tune_admits,
     .buffers = tune_buffers,
     .run = tune_run,

@@ -657,7 +657,7 @@ END_TEST
 START_TEST(pick_rule_on_synthetic_rows)
 {
     pj_tune_row rows[4] = {
-        {"a", PTXJIT_OK, "", 1.030, 0.001, 10, 0, 0, 3}, /* outside 1% of the best */
+        {"a", PTXJIT_OK, "", 1.025, 0.001, 10, 0, 0, 3}, /* outside 1% of the best */
         {"b", PTXJIT_OK, "", 1.008, 0.001, 10, 0, 0, 3}, /* inside: the earliest tied, wins */
         {"c", PTXJIT_OK, "", 1.000, 0.001, 10, 0, 0, 3}, /* the fastest */
         {"d", PTXJIT_ERR_CUDA, "x", 0.5, 0, 10, 0, 0, 3},
@@ -668,6 +668,8 @@ START_TEST(pick_rule_on_synthetic_rows)
     ck_assert_int_eq(pj_tune_pick(rows, 4, 0.03, &noise), 0); /* a family's 3% floor: a tied */
     ck_assert(noise == 0.03);
     ck_assert_int_eq(pj_tune_pick(rows, 4, 0.02, &noise), 1);
+    ck_assert_int_eq(pj_tune_pick(rows, 4, 0.5, &noise), 0); /* a floor past 5% is 5% */
+    ck_assert(noise == 0.05);
     rows[2].spread = 0.02; /* a noisy best widens the band to 4%: a is tied too */
     ck_assert_int_eq(pj_tune_pick(rows, 4, 0, &noise), 0);
     rows[0].abandoned = rows[1].abandoned = 1;

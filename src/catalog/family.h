@@ -72,8 +72,9 @@ typedef struct {
     /* L2 emptied before each timed run: PJ_TUNE_EMPTY_ALWAYS, or PJ_TUNE_EMPTY_IF_FITS where
      * the problem's buffers fit in twice the L2 (tune/runner.c); 0 never. */
     int empty_l2;
-    /* The pick rule's least tie band (tune/pick.c; 0: 1%): where candidates' times move
-     * against each other between tunings by more than 1%, a narrower band picks by noise. */
+    /* The pick rule's least tie band (tune/pick.c; taken within 1% to 5%, so 0 means 1%):
+     * where candidates' times move against each other between tunings by more than 1%, a
+     * narrower band picks by noise. */
     double tie_floor;
     /* PTXJIT_OK when request can run the problem of sizes (problem_names' values) at all
      * (checked before compiling, so a point that cannot, such as a row longer than

@@ -12,7 +12,8 @@
 
 double pj_tune_noise(const pj_tune_row *best, double floor)
 {
-    const double least = floor > LEAST_BAND ? floor : LEAST_BAND, band = 2 * best->spread;
+    const double least = floor > MOST_BAND ? MOST_BAND : floor > LEAST_BAND ? floor : LEAST_BAND;
+    const double band = 2 * best->spread;
     return band < least ? least : band > MOST_BAND ? MOST_BAND : band;
 }
 

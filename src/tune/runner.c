@@ -64,13 +64,15 @@ static ptxjit_status empty_l2(gpu_bench *g, unsigned sample)
 }
 
 /* The checked run, between the events around[] when its time is asked for: poisoned outputs
- * and the flush come before the first event, so the time is the run's alone. */
+ * and a flush come before the first event, so the time is the run's alone — the flush also
+ * where the timed runs are not flushed, since the poison leaves up to an L2 of dirty lines
+ * whose write-back would fall inside the run. */
 static ptxjit_status checked_run(gpu_bench *g, ptxjit_kernel *kernel, double *ms)
 {
     const pj_driver *d = g->context->driver;
     ptxjit_status status = g->scaffold ? pj_tune_scaffold_poison(g->scaffold) : PTXJIT_OK;
     if (status == PTXJIT_OK && ms)
-        status = empty_l2(g, 0);
+        status = flush_l2(g, 0);
     if (status == PTXJIT_OK && ms)
         status = PJ_CU(d->cuEventRecord(g->around[0], NULL), "cuEventRecord");
     if (status == PTXJIT_OK)

@@ -77,7 +77,7 @@ typedef ptxjit_status pj_tune_bench_factory(pj_tune_bench *out, const pj_tune_be
 extern pj_tune_bench_factory *pj_tune_bench_override;
 
 /* ---- the pick and the statistics (pick.c), exposed for the tests ---- */
-/* The noise band of the best row: max(floor, 2x its spread), at most 5%; floor 0 means 1%. */
+/* The noise band of the best row: max(floor, 2x its spread), within 1% to 5% (floor 0: 1%). */
 double pj_tune_noise(const pj_tune_row *best, double floor);
 /* Index of the winner among rows (status OK, timed, neither abandoned nor pruned): the earliest
  * row whose median is within the best's median x (1 + noise); -1 when no row is eligible.

@@ -52,8 +52,10 @@ static const pj_matmul_fit_tile fp8_tile = {128, 128, TILE_128x128_FP8, 1};
  * emptied by a read, 5 rounds against cuBLASLt; docs/PERFORMANCE.md, 2026-11-29 16:24-16:36):
  * 256 x 14336 x 4096 0.953 against 0.859, 512 x 14336 x 4096 0.949 against 0.871, and held out
  * 768 x 14336 x 4096 0.902 against 0.844, 256 x 28672 x 4096 0.944 against 0.901; at 200 x
- * 14336 x 4096 (a last row tile of 72) it lost, 0.716 against 0.779. Its C leaves through seven
- * 32-byte boxes per 64 rows (with 128-byte boxes only it was stored directly, and lost). */
+ * 14336 x 4096 (a last row tile of 72) it lost, 0.716 against 0.779. (In the twelve LLM shapes'
+ * run of 16:31, 256 x 14336 x 4096 was 0.902, rounds 0.899-0.955.) Its C leaves through seven
+ * 32-byte boxes per 64 rows (with 128-byte boxes only it was stored directly, and lost), so
+ * only a 16-bit C takes it: an f32 tile of C does not fit beside the six stages. */
 #define TILE_128x112_FP8 "mma=m64n112k16 stages=6"
 static const pj_matmul_fit_tile fp8_tile_112 = {128, 112, TILE_128x112_FP8, 1};
 #define FP8_112_LAST_ROWS_MIN 96
@@ -241,13 +243,13 @@ static uint64_t waves_of(uint64_t tiles, int sms)
     return (tiles + (uint64_t)sms - 1) / (uint64_t)sms;
 }
 
-/* fp8's 128 x 128 tile, or 128 x 112 where more of them fill the same waves (past one) and its
- * last row tile is more than 3/4 full. */
-static const pj_matmul_fit_tile *fp8_128(uint64_t m, uint64_t n, int sms)
+/* fp8's 128 x 128 tile, or 128 x 112 where more of them fill the same waves (past one), its
+ * last row tile is more than 3/4 full and C's elements are 16-bit (out_bytes 2). */
+static const pj_matmul_fit_tile *fp8_128(uint64_t m, uint64_t n, int out_bytes, int sms)
 {
     const uint64_t rows = (m + 127) / 128, wide = rows * ((n + 127) / 128),
                    narrow = rows * ((n + 111) / 112), last_rows = m - (rows - 1) * 128;
-    return sms > 0 && wide > (uint64_t)sms && narrow > wide &&
+    return out_bytes == 2 && sms > 0 && wide > (uint64_t)sms && narrow > wide &&
                    waves_of(narrow, sms) == waves_of(wide, sms) &&
                    last_rows > FP8_112_LAST_ROWS_MIN
                ? &fp8_tile_112
@@ -255,10 +257,10 @@ static const pj_matmul_fit_tile *fp8_128(uint64_t m, uint64_t n, int sms)
 }
 
 const pj_matmul_fit_tile *pj_matmul_fit_fp8(const pj_matmul_fit_tile *chosen, uint64_t m,
-                                            uint64_t n, int bm, int bn, int sms)
+                                            uint64_t n, int bm, int bn, int out_bytes, int sms)
 {
     if (chosen && chosen->bm == 128 && chosen->bn == 128 && chosen->splits == 1)
-        return fp8_128(m, n, sms);
+        return fp8_128(m, n, out_bytes, sms);
     if (chosen && chosen->bm == 64 && chosen->bn == 64)
         for (size_t i = 0; i < PJ_ARRAY_SIZE(fp8_tiles_64x64); i++)
             if (fp8_tiles_64x64[i].splits == chosen->splits)
@@ -266,7 +268,7 @@ const pj_matmul_fit_tile *pj_matmul_fit_fp8(const pj_matmul_fit_tile *chosen, ui
     const uint64_t row_tiles = (m + 127) / 128, last_rows = m - (row_tiles - 1) * 128;
     if (!chosen && bm == 128 && bn == 256 && row_tiles >= FP8_ROW_TILES_MIN &&
         row_tiles <= FP8_ROW_TILES_MAX && last_rows > FP8_LAST_ROWS_MIN)
-        return fp8_128(m, n, sms);
+        return fp8_128(m, n, out_bytes, sms);
     return chosen;
 }
 
@@ -298,7 +300,8 @@ const char *pj_matmul_fit_words(const pj_request *request, const char *params,
         tile = split ? split : tile;
     }
     if (fp8)
-        tile = pj_matmul_fit_fp8(tile, sizes[0], sizes[1], config.bm, config.tile_n, sms);
+        tile = pj_matmul_fit_fp8(tile, sizes[0], sizes[1], config.bm, config.tile_n,
+                                 pj_dtype_bytes(config.out), sms);
     return tile ? tile->words : NULL;
 }
 

@@ -26,12 +26,12 @@ const pj_matmul_fit_tile *pj_matmul_fit_swap(uint64_t m, uint64_t n, int sms, in
 /* fp8's tile, given what the fit chose for m x n (chosen, of pj_matmul_fit_choose or
  * pj_matmul_fit_split; NULL: the request's bm x bn) on sms SMs: 128 x 128 with persistent blocks
  * and six stages in place of the 128 x 128 tile, and in place of the default 128 x 256 for 2 to
- * 12 row tiles of 128 whose last holds more than 64 rows — or 128 x 112 there, where its tiles
- * fill the same number of waves (more than one) fuller and the last row tile holds more than
- * 96 rows; 64 x 64 (in as many parts) with 13
+ * 12 row tiles of 128 whose last holds more than 64 rows — either 128 x 128 becoming 128 x 112
+ * where its tiles fill the same number of waves (more than one) fuller, the last row tile holds
+ * more than 96 rows and C's elements are of out_bytes 2; 64 x 64 (in as many parts) with 13
  * stages in place of 64 x 64; else chosen. */
 const pj_matmul_fit_tile *pj_matmul_fit_fp8(const pj_matmul_fit_tile *chosen, uint64_t m,
-                                            uint64_t n, int bm, int bn, int sms);
+                                            uint64_t n, int bm, int bn, int out_bytes, int sms);
 
 /* Split-K for a product of few tiles (m at most 32 rows, a decoding's; or at most 128 where
  * 64 x 64 tiles would leave more than half the SMs idle) of k_tiles k tiles on sms SMs: the

@@ -807,7 +807,7 @@ START_TEST(matmul_fit_fp8_tile)
     for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
         const pj_matmul_fit_tile *t =
             pj_matmul_fit_fp8(pj_matmul_fit_choose(cases[i].m, cases[i].n, 128, 256, 132),
-                              cases[i].m, cases[i].n, 128, 256, 132);
+                              cases[i].m, cases[i].n, 128, 256, 2, 132);
         ck_assert_msg(cases[i].bm ? t && t->bm == cases[i].bm && t->bn == cases[i].bn &&
                                         !strstr(t->words, "sched=")
                                   : !t,
@@ -819,19 +819,29 @@ START_TEST(matmul_fit_fp8_tile)
     /* 64 x 64, unsplit (128 x 4096) and in 4 parts (128 x 1024, K = 4096: 32 k tiles): 13
      * stages. */
     const pj_matmul_fit_tile *t = pj_matmul_fit_fp8(pj_matmul_fit_choose(128, 4096, 128, 256, 132),
-                                                    128, 4096, 128, 256, 132);
+                                                    128, 4096, 128, 256, 2, 132);
     ck_assert(t && t->bm == 64 && t->bn == 64 && t->splits == 1 && strstr(t->words, "stages=13"));
     ck_assert_ptr_eq(pj_matmul_fit_tile_of(t->words), t);
-    t = pj_matmul_fit_fp8(pj_matmul_fit_split(128, 1024, 32, 132), 128, 1024, 128, 256, 132);
+    t = pj_matmul_fit_fp8(pj_matmul_fit_split(128, 1024, 32, 132), 128, 1024, 128, 256, 2, 132);
     ck_assert(t && t->bm == 64 && t->bn == 64 && t->splits == 4 &&
               strstr(t->words, "stages=13 splits=4"));
     ck_assert_ptr_eq(pj_matmul_fit_tile_of(t->words), t);
     /* 64 x 128 in parts keeps its nine stages. */
-    t = pj_matmul_fit_fp8(pj_matmul_fit_split(16, 4096, 32, 132), 16, 4096, 128, 256, 132);
+    t = pj_matmul_fit_fp8(pj_matmul_fit_split(16, 4096, 32, 132), 16, 4096, 128, 256, 2, 132);
     ck_assert(t && t->bn == 128 && t->splits == 4 && strstr(t->words, "stages=9"));
+    /* 128 x 112 only for a 16-bit C (an f32 tile of C leaves no room for its six stages), past
+     * one wave of 128 x 128 tiles (3 x 41 = 123 on 123 SMs: one wave, kept), and with SMs. */
+    t = pj_matmul_fit_fp8(NULL, 256, 14336, 128, 256, 4, 132);
+    ck_assert(t && t->bn == 128);
+    t = pj_matmul_fit_fp8(NULL, 384, 5248, 128, 256, 2, 123);
+    ck_assert(t && t->bn == 128);
+    t = pj_matmul_fit_fp8(NULL, 384, 5248, 128, 256, 2, 122);
+    ck_assert(t && t->bn == 112); /* 123 tiles on 122 SMs: 2 waves, 141 of 128 x 112 too */
+    t = pj_matmul_fit_fp8(NULL, 256, 14336, 128, 256, 2, 0);
+    ck_assert(t && t->bn == 128);
     /* A request that asks for another tile (bm=64: NULL from the fit) keeps it. */
-    ck_assert_ptr_null(pj_matmul_fit_fp8(NULL, 256, 14336, 64, 256, 132));
-    ck_assert_ptr_null(pj_matmul_fit_fp8(NULL, 256, 14336, 128, 128, 132));
+    ck_assert_ptr_null(pj_matmul_fit_fp8(NULL, 256, 14336, 64, 256, 2, 132));
+    ck_assert_ptr_null(pj_matmul_fit_fp8(NULL, 256, 14336, 128, 128, 2, 132));
 }
 END_TEST
 
@@ -995,17 +1005,20 @@ START_TEST(matmul_fit_tiles_suit_every_wgmma_request)
             const pj_matmul_fit_tile *t = pj_matmul_fit_choose(rows[i], 8192, 128, 256, 132);
             ck_assert_ptr_nonnull(t);
             if (strstr(requests[r], "wgmma_fp8"))
-                t = pj_matmul_fit_fp8(t, rows[i], 8192, 128, 256, 132);
+                t = pj_matmul_fit_fp8(t, rows[i], 8192, 128, 256, 2, 132);
             expect_words_suit(context, requests[r], t);
         }
-    /* fp8's own: 128 x 128 for the default's rows, 64 x 64 of 13 stages in 2, 3 and 4 parts. */
+    /* fp8's own: 128 x 128 for the default's rows, 128 x 112 where it fills the waves, 64 x 64
+     * of 13 stages in 2, 3 and 4 parts. */
     const pj_matmul_fit_tile *fp8[] = {
-        pj_matmul_fit_fp8(NULL, 256, 8192, 128, 256, 132),
-        pj_matmul_fit_fp8(pj_matmul_fit_split(1, 4096, 8, 132), 1, 4096, 128, 256, 132),
-        pj_matmul_fit_fp8(pj_matmul_fit_split(1, 201, 64, 132), 1, 201, 128, 256, 132),
-        pj_matmul_fit_fp8(pj_matmul_fit_split(16, 1024, 64, 132), 16, 1024, 128, 256, 132)};
+        pj_matmul_fit_fp8(NULL, 256, 8192, 128, 256, 2, 132),
+        pj_matmul_fit_fp8(NULL, 256, 14336, 128, 256, 2, 132),
+        pj_matmul_fit_fp8(pj_matmul_fit_split(1, 4096, 8, 132), 1, 4096, 128, 256, 2, 132),
+        pj_matmul_fit_fp8(pj_matmul_fit_split(1, 201, 64, 132), 1, 201, 128, 256, 2, 132),
+        pj_matmul_fit_fp8(pj_matmul_fit_split(16, 1024, 64, 132), 16, 1024, 128, 256, 2, 132)};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(fp8); i++) {
-        ck_assert(fp8[i] && (i == 0 || (fp8[i]->bn == 64 && fp8[i]->splits == (int)i + 1)));
+        ck_assert(fp8[i] && (i == 0 || (i == 1 && fp8[i]->bn == 112) ||
+                             (fp8[i]->bn == 64 && fp8[i]->splits == (int)i)));
         expect_words_suit(context, "variant=wgmma_fp8", fp8[i]);
         expect_words_suit(context, "variant=wgmma_fp8 fp8=e5m2 out=f32", fp8[i]);
     }

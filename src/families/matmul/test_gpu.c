@@ -572,7 +572,8 @@ START_TEST(matmul_wgmma_tile_fits_the_shape)
                 want = swapped;
             else if (config.variant == MATMUL_WGMMA_FP8)
                 want = pj_matmul_fit_fp8(want, shapes[i].m, shapes[i].n, config.bm,
-                                         config.tile_n, context->sm_count);
+                                         config.tile_n, pj_dtype_bytes(config.out),
+                                         context->sm_count);
             const int bm = want ? want->bm : config.bm, bn = want ? want->bn : config.tile_n;
             ck_assert_int_eq(pj_matmul_fit(&kernel, &config, &chosen, context, requests[r],
                                            shapes[i].m, shapes[i].n, shapes[i].k),

@@ -254,7 +254,8 @@ START_TEST(llvm_wgmma_bf16_matmuls_match_nvrtc_and_float64)
         "variant=wgmma stages=2 group=1", "variant=wgmma mma=m64n96k16 consumers=1 bm=64 stages=8",
         /* store=tma with C's boxes of 32 and 64 bytes */
         "variant=wgmma mma=m64n112k16 store=tma",
-        "variant=wgmma mma=m64n48k16 consumers=1 bm=64 out=f32 store=tma"};
+        "variant=wgmma mma=m64n48k16 consumers=1 bm=64 out=f32 store=tma",
+        "variant=wgmma mma=m64n40k16 consumers=1 bm=64 out=f32 store=tma"};
     compare_all("llvm matmul wgmma bf16", configs, PJ_ARRAY_SIZE(configs), wgmma_shapes,
                 PJ_ARRAY_SIZE(wgmma_shapes), PJ_DTYPE_bf16);
 }

@@ -786,6 +786,21 @@ END_TEST
 /* fp8 takes 128 x 128 with persistent blocks where the fit takes 128 x 128, and in place of the
  * default 128 x 256 for 2 to 12 row tiles of 128 whose last holds more than 64 rows; 64 x 64
  * (unsplit or in parts) with 13 stages; other choices, and other tiles asked for, stand. */
+/* store=tma's boxes of C: the widest of 128, 64 and 32 bytes that a tile's row divides into
+ * (the template's C_SPAN and the llvm generator's use the same rule). */
+START_TEST(matmul_c_boxes_are_the_widest_span_the_row_divides_into)
+{
+    static const struct {
+        int tile_n, out_bytes, span;
+    } cases[] = {{256, 2, 128}, {64, 2, 128}, {192, 2, 128}, {96, 2, 64},  {224, 2, 64},
+                 {112, 2, 32},  {16, 2, 32},  {32, 4, 128},  {48, 4, 64},  {40, 4, 32},
+                 {8, 4, 32},    {200, 4, 32}, {256, 4, 128}, {80, 2, 32},  {160, 4, 128}};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++)
+        ck_assert_msg(pj_matmul_c_span(cases[i].tile_n, cases[i].out_bytes) == cases[i].span,
+                      "N = %d of %d bytes", cases[i].tile_n, cases[i].out_bytes);
+}
+END_TEST
+
 START_TEST(matmul_fit_fp8_tile)
 {
     static const struct {
@@ -1057,6 +1072,7 @@ Suite *suite_matmul(void)
     tcase_add_test(tc, matmul_fit_swaps_a_decoding);
     tcase_add_test(tc, matmul_fit_chooses_by_shape);
     tcase_add_test(tc, matmul_fit_tiles_suit_every_wgmma_request);
+    tcase_add_test(tc, matmul_c_boxes_are_the_widest_span_the_row_divides_into);
     tcase_add_test(tc, matmul_fit_fp8_tile);
     tcase_add_test(tc, matmul_fit_splits_k_where_tiles_are_few);
     tcase_add_test(tc, matmul_plan_splits_k_for_few_tiles);

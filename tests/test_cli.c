@@ -998,22 +998,6 @@ START_TEST(cli_a_user_family_is_told_what_the_commands_do)
 }
 END_TEST
 
-/* The environment that puts the fake driver (tests/fake_cuda, beside $PTXJIT_CLI) under the
- * CLI, one device; 0 after printing test's SKIP line where make test has not built it. */
-static int fake_driver_env(char *env, size_t size, const char *test)
-{
-    const char *cli = getenv("PTXJIT_CLI"), *slash = cli ? strrchr(cli, '/') : NULL;
-    char fake[4096];
-    snprintf(fake, sizeof fake, "%.*sfake_cuda/libcuda.so.1", slash ? (int)(slash + 1 - cli) : 0,
-             cli ? cli : "");
-    if (!cli || access(fake, R_OK) != 0) {
-        printf("SKIP %s: no %s (make test builds it)\n", test, fake);
-        return 0;
-    }
-    snprintf(env, size, "PJ_FAKE_DEVICES=1 PTXJIT_CUDA_LIBRARY='%s'", fake);
-    return 1;
-}
-
 /* `run matmul` with a layout on the fake driver (tests/fake_cuda: host memory, no kernel
  * runs): the whole run but the kernel — the layout's buffers, C poisoned, the op's launch per
  * product, the checks — without a GPU. Nothing writes C, so the products are NaN (WRONG, exit
@@ -1021,7 +1005,8 @@ static int fake_driver_env(char *env, size_t size, const char *test)
 START_TEST(cli_run_matmul_layout_on_a_driver_that_runs_nothing)
 {
     char env[4200];
-    if (!fake_driver_env(env, sizeof env, "cli_run_matmul_layout_on_a_driver_that_runs_nothing"))
+    if (!test_fake_driver_env(env, sizeof env,
+                              "cli_run_matmul_layout_on_a_driver_that_runs_nothing"))
         return;
     char *dir = test_mkdtemp(), *out = NULL;
     ck_assert_int_eq(test_run_cli(&out, dir, env, "run matmul variant=naive m=9 n=8 k=5 batch=3 "
@@ -1062,7 +1047,7 @@ static void expect_run_as_planned(const char *env, const char *dir, const char *
 START_TEST(cli_run_with_auto_and_no_record_runs_the_plan)
 {
     char env[4200];
-    if (!fake_driver_env(env, sizeof env, "cli_run_with_auto_and_no_record_runs_the_plan"))
+    if (!test_fake_driver_env(env, sizeof env, "cli_run_with_auto_and_no_record_runs_the_plan"))
         return;
     char *dir = test_mkdtemp();
     expect_run_as_planned(env, dir, "matmul m=1 n=4096 k=4096 mma=auto stages=auto", "swap=1");

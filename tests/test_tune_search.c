@@ -590,29 +590,13 @@ END_TEST
 
 /* ---- the command line, through the fake driver ---- */
 
-/* "PJ_FAKE_DEVICES=1 PTXJIT_CUDA_LIBRARY=<the fake>" for test_run_cli, or NULL after saying
- * why the test is skipped. */
-static const char *fake_driver_env(const char *test, char *env, size_t size)
-{
-    const char *cli = getenv("PTXJIT_CLI"), *slash = cli ? strrchr(cli, '/') : NULL;
-    char path[4096];
-    snprintf(path, sizeof path, "%.*sfake_cuda/libcuda.so.1", slash ? (int)(slash + 1 - cli) : 0,
-             cli ? cli : "");
-    if (!cli || access(path, R_OK) != 0) {
-        printf("SKIP %s: no %s (make test builds it)\n", test, path);
-        return NULL;
-    }
-    snprintf(env, size, "PJ_FAKE_DEVICES=1 PTXJIT_CUDA_LIBRARY='%s'", path);
-    return env;
-}
-
 /* ptxjit tune on the fake driver: the GPU bench (limits, scaffold, checked and timed runs,
  * events) with the fake's simulated times, which a cubin's bytes decide: every tuning of the
  * same kernels picks the same winner, and the table and JSON tell the rounds. */
 START_TEST(cli_tune_runs_the_rounds_on_the_fake_driver)
 {
     char env[4300], *out, *err = NULL;
-    if (!fake_driver_env("cli_tune_runs_the_rounds_on_the_fake_driver", env, sizeof env))
+    if (!test_fake_driver_env(env, sizeof env, "cli_tune_runs_the_rounds_on_the_fake_driver"))
         return;
     char *dir = test_mkdtemp(), errors[4200];
     snprintf(errors, sizeof errors, "%s/stderr", dir);

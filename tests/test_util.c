@@ -89,6 +89,20 @@ int test_llvm_or_skip(const char *test)
     return 0;
 }
 
+int test_fake_driver_env(char *env, size_t size, const char *test)
+{
+    const char *cli = getenv("PTXJIT_CLI"), *slash = cli ? strrchr(cli, '/') : NULL;
+    char fake[4096];
+    snprintf(fake, sizeof fake, "%.*sfake_cuda/libcuda.so.1", slash ? (int)(slash + 1 - cli) : 0,
+             cli ? cli : "");
+    if (!cli || access(fake, R_OK) != 0) {
+        printf("SKIP %s: no %s (make test builds it)\n", test, fake);
+        return 0;
+    }
+    snprintf(env, size, "PJ_FAKE_DEVICES=1 PTXJIT_CUDA_LIBRARY='%s'", fake);
+    return 1;
+}
+
 ptxjit_context *test_open_offline(const char *arch)
 {
     ptxjit_options options;

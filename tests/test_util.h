@@ -50,6 +50,10 @@ TCase *test_many_compiles_case(Suite *suite, int timeout_seconds);
 /* 1 when this build has the llvm route; else 0 after printing that test is skipped (a build
  * without LLVM: `make LLVM_CONFIG=none test`). */
 int test_llvm_or_skip(const char *test);
+/* The environment assignments for test_run_cli that put the fake driver (tests/fake_cuda,
+ * built beside $PTXJIT_CLI) under the CLI with one device, written into env; 0 after printing
+ * test's SKIP line where make test has not built it. */
+int test_fake_driver_env(char *env, size_t size, const char *test);
 
 /* Runs fn(arg) in a child process bounded to seconds of wall time (an alarm) and to 1 GiB of
  * memory more than this process maps now (RLIMIT_DATA over /proc's VmData, so that it holds

@@ -169,14 +169,19 @@ int pj_matmul_fit_names_tile(const char *params)
     return 0;
 }
 
+/* Waves of tiles on sms SMs. */
+static uint64_t waves_of(uint64_t tiles, int sms)
+{
+    return (tiles + (uint64_t)sms - 1) / (uint64_t)sms;
+}
+
 /* Waves of bm x bn tiles over an m x n C on sms SMs, times a tile's time relative to one of
  * area_1 (the default's). */
 static double predicted_time(uint64_t m, uint64_t n, int bm, int bn, int sms, double area_1)
 {
     const uint64_t tiles =
         (m + (uint64_t)bm - 1) / (uint64_t)bm * ((n + (uint64_t)bn - 1) / (uint64_t)bn);
-    const uint64_t waves = (tiles + (uint64_t)sms - 1) / (uint64_t)sms;
-    return (double)waves * pow((double)bm * bn / area_1, TILE_TIME_EXPONENT);
+    return (double)waves_of(tiles, sms) * pow((double)bm * bn / area_1, TILE_TIME_EXPONENT);
 }
 
 const pj_matmul_fit_tile *pj_matmul_fit_choose(uint64_t m, uint64_t n, int bm, int bn, int sms)
@@ -235,12 +240,6 @@ const pj_matmul_fit_tile *pj_matmul_fit_swap(uint64_t m, uint64_t n, int sms, in
     const pj_matmul_fit_tile *t = &swap_tiles[m <= 8 ? 0 : m <= 16 ? 1 : 2];
     const uint64_t tiles = (n + 63) / 64 * ((m + (uint64_t)t->bn - 1) / (uint64_t)t->bn);
     return !one_wave || tiles <= (uint64_t)sms ? t : NULL;
-}
-
-/* Waves of tiles on sms SMs. */
-static uint64_t waves_of(uint64_t tiles, int sms)
-{
-    return (tiles + (uint64_t)sms - 1) / (uint64_t)sms;
 }
 
 /* fp8's 128 x 128 tile, or 128 x 112 where more of them fill the same waves (past one), its

@@ -93,8 +93,20 @@ static const pj_matmul_fit_tile split_tiles[] = {
  * parts 0.836 -> 0.899 (0.914 -> 0.994 at 128 x 4096 x 4096 in a call before); bf16 at 13
  * stages 0.979 against 1.046, 0.880 against 0.933 at 128 and 96 x 4096 x 4096. */
 #define TILE_64x64_FP8 "bm=64 consumers=1 mma=m64n64k16 stages=13"
-static const pj_matmul_fit_tile fp8_tiles_64x64[] = {
-    {64, 64, TILE_64x64_FP8, 1}, SPLIT_COUNTS(SPLIT_WITH, 64, TILE_64x64_FP8)
+static const pj_matmul_fit_tile fp8_tile_64x64 = {64, 64, TILE_64x64_FP8, 1};
+/* fp8's split-K also has a 64 x 32 tile (16 stages), and takes the fewest parts before the
+ * widest tile: an fp8 part's K loop runs twice as fast over the same bytes, so adding the parts
+ * weighs twice as much. On the H200 (docs/PERFORMANCE.md, 2026-11-29 18:33-19:02, 7 and 9
+ * rounds against the searched cuBLASLt, TFLOP/s against the widest-first pick's): 128 x 1024 x
+ * 4096 64 x 32 in 2 parts 116.9-117.3 against 64 x 64 in 4 106.2-110.7, 128 x 768 x 4096 89.9
+ * against 81.6-86.0, 80 x 2048 x 4096 64 x 64 in 2 123.7 against 64 x 128 in 4 113.7-114.1;
+ * 96 x 1024 x 4096 tied (81.3 against 80.4-83.9), 128 x 1024 x 8192 191.7 against 196.2. bf16
+ * lost with either (64 x 32 in 2: 94.5 against 100.5-101.4 at 128 x 1024 x 4096). */
+#define TILE_64x32_FP8 "bm=64 consumers=1 mma=m64n32k16 stages=16"
+static const pj_matmul_fit_tile fp8_split_tiles[] = {
+    SPLIT_COUNTS(SPLIT_WITH, 128, TILE_64x128)
+    SPLIT_COUNTS(SPLIT_WITH, 64, TILE_64x64_FP8)
+    SPLIT_COUNTS(SPLIT_WITH, 32, TILE_64x32_FP8)
 };
 
 /* A decoding's product as C's transpose (swap=1, the template's): few rows of A make 64-row
@@ -205,32 +217,67 @@ const pj_matmul_fit_tile *pj_matmul_fit_choose(uint64_t m, uint64_t n, int bm, i
     return best;
 }
 
-const pj_matmul_fit_tile *pj_matmul_fit_split(uint64_t m, uint64_t n, uint64_t k_tiles, int sms)
+/* The share of sms SMs that t's units (tiles of m x n times parts) keep busy, or 0 where they
+ * are more than one wave (parts of a tile run side by side, never after each other) or a part
+ * would be shorter than MIN_PART_K_TILES of the k_tiles. */
+static double split_fill(const pj_matmul_fit_tile *t, uint64_t m, uint64_t n, uint64_t k_tiles,
+                         int sms)
+{
+    const uint64_t units =
+        (m + 63) / 64 * ((n + (uint64_t)t->bn - 1) / (uint64_t)t->bn) * (uint64_t)t->splits;
+    return (uint64_t)t->splits * MIN_PART_K_TILES <= k_tiles && units <= (uint64_t)sms
+               ? (double)units / sms
+               : 0;
+}
+
+/* Whether t goes before best (NULL: nothing yet) among equally full splits: the wider tile, then
+ * the fewer parts (the least to add); with fewest_first the fewer parts, then the wider tile. */
+static int split_prefers(const pj_matmul_fit_tile *t, const pj_matmul_fit_tile *best,
+                         int fewest_first)
+{
+    if (!best)
+        return 1;
+    if (fewest_first && t->splits != best->splits)
+        return t->splits < best->splits;
+    return t->bn != best->bn ? t->bn > best->bn : t->splits < best->splits;
+}
+
+/* Of tiles (count of them), the tile and parts for split-K whose units (tiles x parts, one
+ * wave at most, parts of MIN_PART_K_TILES or more) fill the sms SMs best; of the fills within
+ * SPLIT_TIE of that, the widest tile and then the fewest parts, or with fewest_first the fewest
+ * parts and then the widest tile. */
+static const pj_matmul_fit_tile *split_of(const pj_matmul_fit_tile *tiles, size_t count,
+                                          uint64_t m, uint64_t n, uint64_t k_tiles, int sms,
+                                          int fewest_first)
 {
     if (sms < 1 || !m || !n || m > SPLIT_ROWS_MAX || m >= (1ull << 31) || n >= (1ull << 31))
         return NULL;
     if (m > DECODE_ROWS && (m + 63) / 64 * ((n + 63) / 64) * 2 >= (uint64_t)sms)
         return NULL; /* 64 x 64 tiles fill half the SMs or more */
-    double fill[PJ_ARRAY_SIZE(split_tiles)], most = 0;
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(split_tiles); i++) {
-        const pj_matmul_fit_tile *t = &split_tiles[i];
-        const uint64_t units = (m + 63) / 64 * ((n + (uint64_t)t->bn - 1) / (uint64_t)t->bn) *
-                               (uint64_t)t->splits;
-        /* One wave at most: parts of a tile run side by side, never after each other. */
-        fill[i] = (uint64_t)t->splits * MIN_PART_K_TILES <= k_tiles && units <= (uint64_t)sms
-                      ? (double)units / sms : 0;
-        most = fmax(most, fill[i]);
-    }
-    /* Of the fullest (within SPLIT_TIE), the widest tile, then the fewest parts (the least to
-     * add). */
+    double most = 0;
+    for (size_t i = 0; i < count; i++)
+        most = fmax(most, split_fill(&tiles[i], m, n, k_tiles, sms));
     const pj_matmul_fit_tile *best = NULL;
-    for (size_t i = 0; i < PJ_ARRAY_SIZE(split_tiles); i++) {
-        const pj_matmul_fit_tile *t = &split_tiles[i];
-        if (fill[i] > 0 && fill[i] >= most - SPLIT_TIE &&
-            (!best || t->bn > best->bn || (t->bn == best->bn && t->splits < best->splits)))
+    for (size_t i = 0; i < count; i++) {
+        const pj_matmul_fit_tile *t = &tiles[i];
+        const double fill = split_fill(t, m, n, k_tiles, sms);
+        if (fill <= 0 || fill < most - SPLIT_TIE)
+            continue;
+        if (split_prefers(t, best, fewest_first))
             best = t;
     }
     return best;
+}
+
+const pj_matmul_fit_tile *pj_matmul_fit_split(uint64_t m, uint64_t n, uint64_t k_tiles, int sms)
+{
+    return split_of(split_tiles, PJ_ARRAY_SIZE(split_tiles), m, n, k_tiles, sms, 0);
+}
+
+const pj_matmul_fit_tile *pj_matmul_fit_split_fp8(uint64_t m, uint64_t n, uint64_t k_tiles,
+                                                  int sms)
+{
+    return split_of(fp8_split_tiles, PJ_ARRAY_SIZE(fp8_split_tiles), m, n, k_tiles, sms, 1);
 }
 
 const pj_matmul_fit_tile *pj_matmul_fit_swap(uint64_t m, uint64_t n, int sms, int one_wave)
@@ -260,10 +307,8 @@ const pj_matmul_fit_tile *pj_matmul_fit_fp8(const pj_matmul_fit_tile *chosen, ui
 {
     if (chosen && chosen->bm == 128 && chosen->bn == 128 && chosen->splits == 1)
         return fp8_128(m, n, out_bytes, sms);
-    if (chosen && chosen->bm == 64 && chosen->bn == 64)
-        for (size_t i = 0; i < PJ_ARRAY_SIZE(fp8_tiles_64x64); i++)
-            if (fp8_tiles_64x64[i].splits == chosen->splits)
-                return &fp8_tiles_64x64[i];
+    if (chosen && chosen->bm == 64 && chosen->bn == 64 && chosen->splits == 1)
+        return &fp8_tile_64x64;
     const uint64_t row_tiles = (m + 127) / 128, last_rows = m - (row_tiles - 1) * 128;
     if (!chosen && bm == 128 && bn == 256 && row_tiles >= FP8_ROW_TILES_MIN &&
         row_tiles <= FP8_ROW_TILES_MAX && last_rows > FP8_LAST_ROWS_MIN)
@@ -295,7 +340,9 @@ const char *pj_matmul_fit_words(const pj_request *request, const char *params,
         pj_matmul_fit_choose(sizes[0], sizes[1], config.bm, config.tile_n, sms);
     if (!llvm && pj_read(&reader, "splits").present) {
         const uint64_t k_tiles = (sizes[2] + (uint64_t)config.bk - 1) / (uint64_t)config.bk;
-        const pj_matmul_fit_tile *split = pj_matmul_fit_split(sizes[0], sizes[1], k_tiles, sms);
+        const pj_matmul_fit_tile *split =
+            fp8 ? pj_matmul_fit_split_fp8(sizes[0], sizes[1], k_tiles, sms)
+                : pj_matmul_fit_split(sizes[0], sizes[1], k_tiles, sms);
         tile = split ? split : tile;
     }
     if (fp8)
@@ -313,9 +360,11 @@ const pj_matmul_fit_tile *pj_matmul_fit_tile_of(const char *words)
         return &fp8_tile;
     if (words && words == fp8_tile_112.words)
         return &fp8_tile_112;
-    for (size_t i = 0; words && i < PJ_ARRAY_SIZE(fp8_tiles_64x64); i++)
-        if (fp8_tiles_64x64[i].words == words)
-            return &fp8_tiles_64x64[i];
+    if (words && words == fp8_tile_64x64.words)
+        return &fp8_tile_64x64;
+    for (size_t i = 0; words && i < PJ_ARRAY_SIZE(fp8_split_tiles); i++)
+        if (fp8_split_tiles[i].words == words)
+            return &fp8_split_tiles[i];
     for (size_t i = 0; words && i < PJ_ARRAY_SIZE(split_tiles); i++)
         if (split_tiles[i].words == words)
             return &split_tiles[i];

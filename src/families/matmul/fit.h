@@ -24,12 +24,12 @@ const pj_matmul_fit_tile *pj_matmul_fit_choose(uint64_t m, uint64_t n, int bm, i
 const pj_matmul_fit_tile *pj_matmul_fit_swap(uint64_t m, uint64_t n, int sms, int one_wave);
 
 /* fp8's tile, given what the fit chose for m x n (chosen, of pj_matmul_fit_choose or
- * pj_matmul_fit_split; NULL: the request's bm x bn) on sms SMs: 128 x 128 with persistent blocks
- * and six stages in place of the 128 x 128 tile, and in place of the default 128 x 256 for 2 to
- * 12 row tiles of 128 whose last holds more than 64 rows — either 128 x 128 becoming 128 x 112
- * where its tiles fill the same number of waves (more than one) fuller, the last row tile holds
- * more than 96 rows and C's elements are of out_bytes 2; 64 x 64 (in as many parts) with 13
- * stages in place of 64 x 64; else chosen. */
+ * pj_matmul_fit_split_fp8; NULL: the request's bm x bn) on sms SMs: 128 x 128 with persistent
+ * blocks and six stages in place of the 128 x 128 tile, and in place of the default 128 x 256
+ * for 2 to 12 row tiles of 128 whose last holds more than 64 rows — either 128 x 128 becoming
+ * 128 x 112 where its tiles fill the same number of waves (more than one) fuller, the last row
+ * tile holds more than 96 rows and C's elements are of out_bytes 2; 64 x 64 with 13 stages in
+ * place of the unsplit 64 x 64; else chosen. */
 const pj_matmul_fit_tile *pj_matmul_fit_fp8(const pj_matmul_fit_tile *chosen, uint64_t m,
                                             uint64_t n, int bm, int bn, int out_bytes, int sms);
 
@@ -41,12 +41,18 @@ const pj_matmul_fit_tile *pj_matmul_fit_fp8(const pj_matmul_fit_tile *chosen, ui
  * other products. */
 const pj_matmul_fit_tile *pj_matmul_fit_split(uint64_t m, uint64_t n, uint64_t k_tiles, int sms);
 
+/* The same for fp8 (k_tiles of 128 fp8 elements): 64 x 128, 64 x 64 (13 stages) or 64 x 32 (16
+ * stages), and of the fills within 0.05 the fewest parts, then the wider tile. */
+const pj_matmul_fit_tile *pj_matmul_fit_split_fp8(uint64_t m, uint64_t n, uint64_t k_tiles,
+                                                  int sms);
+
 /* The words of the smaller tile pj_matmul_fit_choose picks for request (params as written)
- * on the problem m, n, k (sizes) on sms SMs, or of split-K's tile and parts (pj_matmul_fit_split;
- * not for the llvm backend: llvm 1), or pj_matmul_fit_swap's tile where it gives one (not for
- * the llvm backend); for fp8 the first as pj_matmul_fit_fp8 maps it. Only where the request is for a wgmma variant without
- * clusters and names no tile parameter; NULL to keep the request's tile. The family's fit
- * (pj_family.fit; request/plan.h adds the words). */
+ * on the problem m, n, k (sizes) on sms SMs, or of split-K's tile and parts (pj_matmul_fit_split,
+ * for fp8 pj_matmul_fit_split_fp8; not for the llvm backend: llvm 1), or pj_matmul_fit_swap's
+ * tile where it gives one (not for the llvm backend); for fp8 the first as pj_matmul_fit_fp8
+ * maps it. Only where the request is for a wgmma variant without clusters and names no tile
+ * parameter; NULL to keep the request's tile. The family's fit (pj_family.fit; request/plan.h
+ * adds the words). */
 const char *pj_matmul_fit_words(const pj_request *request, const char *params,
                                 const uint64_t *sizes, int sms, int llvm);
 

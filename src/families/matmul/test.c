@@ -837,13 +837,12 @@ START_TEST(matmul_fit_fp8_tile)
                                                     128, 4096, 128, 256, 2, 132);
     ck_assert(t && t->bm == 64 && t->bn == 64 && t->splits == 1 && strstr(t->words, "stages=13"));
     ck_assert_ptr_eq(pj_matmul_fit_tile_of(t->words), t);
-    t = pj_matmul_fit_fp8(pj_matmul_fit_split(128, 1024, 32, 132), 128, 1024, 128, 256, 2, 132);
-    ck_assert(t && t->bm == 64 && t->bn == 64 && t->splits == 4 &&
-              strstr(t->words, "stages=13 splits=4"));
+    /* fp8's split-K tiles pass through unchanged. */
+    t = pj_matmul_fit_fp8(pj_matmul_fit_split_fp8(128, 1024, 32, 132), 128, 1024, 128, 256, 2,
+                          132);
+    ck_assert(t && t->bm == 64 && t->bn == 32 && t->splits == 2 &&
+              strstr(t->words, "stages=16 splits=2"));
     ck_assert_ptr_eq(pj_matmul_fit_tile_of(t->words), t);
-    /* 64 x 128 in parts keeps its nine stages. */
-    t = pj_matmul_fit_fp8(pj_matmul_fit_split(16, 4096, 32, 132), 16, 4096, 128, 256, 2, 132);
-    ck_assert(t && t->bn == 128 && t->splits == 4 && strstr(t->words, "stages=9"));
     /* 128 x 112 only for a 16-bit C (an f32 tile of C leaves no room for its six stages), past
      * one wave of 128 x 128 tiles (3 x 41 = 123 on 123 SMs: one wave, kept), and with SMs. */
     t = pj_matmul_fit_fp8(NULL, 256, 14336, 128, 256, 4, 132);
@@ -893,6 +892,44 @@ START_TEST(matmul_fit_splits_k_where_tiles_are_few)
                       "%llux%llu, %llu k tiles on %d SMs: %s", (unsigned long long)cases[i].m,
                       (unsigned long long)cases[i].n, (unsigned long long)cases[i].k_tiles,
                       cases[i].sms, t ? t->words : "no split");
+    }
+}
+END_TEST
+
+/* fp8's split-K: 64 x 32 (16 stages), 64 x 64 (13) and 64 x 128 (9) tiles, the fullest fill
+ * within 0.05 and then the fewest parts before the widest tile. */
+START_TEST(matmul_fit_fp8_splits_into_fewest_parts)
+{
+    static const struct {
+        uint64_t m, n, k_tiles;
+        int bn, parts; /* parts 0: no split */
+        const char *stages;
+    } cases[] = {
+        {128, 1024, 32, 32, 2, "stages=16"}, /* 64 x 32 in 2 (128) before 64 x 64 in 4 (128) */
+        {128, 768, 32, 32, 2, "stages=16"},  /* 96 either way */
+        {80, 2048, 32, 64, 2, "stages=13"},  /* 64 x 64 in 2 before 64 x 128 in 4 */
+        {16, 6144, 32, 128, 2, "stages=9"},  /* only 64 x 128 fits one wave */
+        {128, 640, 32, 32, 3, "stages=16"},  /* 40 x 3 = 120 */
+        {1, 201, 64, 32, 4, "stages=16"},    /* 28 units in 4 parts; 21 in 3 is past the tie */
+        {1, 4480, 32, 128, 3, "stages=9"},   /* 105; 64 x 64 in 2 would be 140 */
+        {1, 4096, 8, 64, 2, "stages=13"},    /* parts of 4 k tiles at least: 2 */
+        {128, 4096, 32, 0, 0, NULL},         /* 64 x 64 tiles fill a wave */
+        {1, 14336, 32, 0, 0, NULL},          /* nothing fits one wave */
+        {129, 1024, 32, 0, 0, NULL},         /* more rows than split-K takes */
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
+        const pj_matmul_fit_tile *t =
+            pj_matmul_fit_split_fp8(cases[i].m, cases[i].n, cases[i].k_tiles, 132);
+        ck_assert_msg(cases[i].parts ? t && t->bm == 64 && t->bn == cases[i].bn &&
+                                           t->splits == cases[i].parts &&
+                                           strstr(t->words, cases[i].stages)
+                                     : t == NULL,
+                      "%llux%llu, %llu k tiles: %s", (unsigned long long)cases[i].m,
+                      (unsigned long long)cases[i].n, (unsigned long long)cases[i].k_tiles,
+                      t ? t->words : "no split");
+        if (t)
+            ck_assert(pj_matmul_fit_tile_of(t->words) &&
+                      pj_matmul_fit_tile_of(t->words)->splits == t->splits);
     }
 }
 END_TEST
@@ -1023,17 +1060,23 @@ START_TEST(matmul_fit_tiles_suit_every_wgmma_request)
                 t = pj_matmul_fit_fp8(t, rows[i], 8192, 128, 256, 2, 132);
             expect_words_suit(context, requests[r], t);
         }
-    /* fp8's own: 128 x 128 for the default's rows, 128 x 112 where it fills the waves, 64 x 64
-     * of 13 stages in 2, 3 and 4 parts. */
+    /* fp8's own: 128 x 128 for the default's rows, 128 x 112 where it fills the waves, split-K's
+     * 64 x 32, 64 x 64 and 64 x 128 in 2, 3 and 4 parts. */
     const pj_matmul_fit_tile *fp8[] = {
         pj_matmul_fit_fp8(NULL, 256, 8192, 128, 256, 2, 132),
         pj_matmul_fit_fp8(NULL, 256, 14336, 128, 256, 2, 132),
-        pj_matmul_fit_fp8(pj_matmul_fit_split(1, 4096, 8, 132), 1, 4096, 128, 256, 2, 132),
-        pj_matmul_fit_fp8(pj_matmul_fit_split(1, 201, 64, 132), 1, 201, 128, 256, 2, 132),
-        pj_matmul_fit_fp8(pj_matmul_fit_split(16, 1024, 64, 132), 16, 1024, 128, 256, 2, 132)};
+        pj_matmul_fit_split_fp8(128, 1024, 32, 132), /* 64 x 32 in 2 */
+        pj_matmul_fit_split_fp8(128, 640, 32, 132),  /* 64 x 32 in 3 */
+        pj_matmul_fit_split_fp8(16, 1024, 64, 132),  /* 64 x 32 in 4 */
+        pj_matmul_fit_split_fp8(1, 4096, 8, 132),    /* 64 x 64 in 2 */
+        pj_matmul_fit_split_fp8(1, 2816, 64, 132),   /* 64 x 64 in 3 */
+        pj_matmul_fit_split_fp8(16, 6144, 32, 132),  /* 64 x 128 in 2 */
+        pj_matmul_fit_split_fp8(1, 4480, 32, 132)};  /* 64 x 128 in 3 */
+    static const int bn[] = {128, 112, 32, 32, 32, 64, 64, 128, 128},
+                     parts[] = {1, 1, 2, 3, 4, 2, 3, 2, 3};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(fp8); i++) {
-        ck_assert(fp8[i] && (i == 0 || (i == 1 && fp8[i]->bn == 112) ||
-                             (fp8[i]->bn == 64 && fp8[i]->splits == (int)i)));
+        ck_assert_msg(fp8[i] && fp8[i]->bn == bn[i] && fp8[i]->splits == parts[i], "fp8 tile %zu",
+                      i);
         expect_words_suit(context, "variant=wgmma_fp8", fp8[i]);
         expect_words_suit(context, "variant=wgmma_fp8 fp8=e5m2 out=f32", fp8[i]);
     }
@@ -1075,6 +1118,7 @@ Suite *suite_matmul(void)
     tcase_add_test(tc, matmul_c_boxes_are_the_widest_span_the_row_divides_into);
     tcase_add_test(tc, matmul_fit_fp8_tile);
     tcase_add_test(tc, matmul_fit_splits_k_where_tiles_are_few);
+    tcase_add_test(tc, matmul_fit_fp8_splits_into_fewest_parts);
     tcase_add_test(tc, matmul_plan_splits_k_for_few_tiles);
     suite_add_tcase(suite, tc);
     /* What each variant's PTX holds: some forty compiles of the matmul template, seconds each

@@ -803,10 +803,11 @@ static void check_rows_twice(ptxjit_context *context, const epilogue_row *rows, 
                            rows[i].full_epilogue ? full : plain);
 }
 
-/* Split-K: a tile's K loop in parts whose fp32 sums the last part adds. Decoding's rows (the
- * fit's choice), parts of unequal length (16 k tiles in 5 parts run as 4 x 4), a ragged K,
- * every wgmma type, the full epilogue applied once on the added sums, both stores, a strided
- * batch, and each product run twice (the arrival counts left at zero for the next launch). */
+/* Split-K: a tile's K loop in parts whose fp32 sums the last part adds. Decoding's rows and
+ * fp8's 64 x 32 tiles (the fit's choices), parts of unequal length (16 k tiles in 5 parts run
+ * as 4 x 4), a ragged K, every wgmma type, the full epilogue applied once on the added sums,
+ * both stores, a strided batch, and each product run twice (the arrival counts left at zero
+ * for the next launch). */
 START_TEST(matmul_wgmma_split_k_parts_add_up)
 {
     ptxjit_context *context = test_gpu_context("matmul_wgmma_split_k_parts_add_up");
@@ -823,6 +824,11 @@ START_TEST(matmul_wgmma_split_k_parts_add_up)
          {70, 136, 2000}, 1e-2, 1},
         {"variant=wgmma_tf32 splits=4", {5, 300, 512}, 2e-3, 0},
         {"variant=wgmma_fp8 out=f32 splits=4", {7, 264, 1024}, 1e-2, 0},
+        /* fp8's fit: 64 x 32 in 2 parts (ragged M, N and K); 64 x 32 in 3, f32 C */
+        {"variant=wgmma_fp8", {100, 1000, 2000}, 1e-2, 0},
+        {"variant=wgmma_fp8 bm=64 consumers=1 mma=m64n32k16 stages=16 splits=3 store=direct "
+         "out=f32 alpha=scaled beta=scaled bias=column",
+         {96, 200, 1552}, 1e-2, 1},
         {"sched=grid splits=2", {33, 520, 300}, 1e-2, 0},
     };
     check_rows_twice(context, cases, PJ_ARRAY_SIZE(cases));

@@ -193,11 +193,17 @@ typedef int (*lt_heuristic_fn)(void *, void *, void *, void *, void *, void *, v
 typedef int (*lt_matmul_fn)(void *, void *, const void *, const void *, void *, const void *,
                             void *, const void *, const void *, void *, void *, void *,
                             const lt_algo *, void *, size_t, void *);
+typedef int (*lt_algo_get_fn)(const lt_algo *, int, void *, size_t, size_t *);
 
 enum { CUDA_R_8F_E4M3 = 28, CUDA_R_8F_E5M2 = 29 };
 enum { LT_TRANSA = 3, LT_TRANSB = 4, LT_FAST_ACCUM = 25, LT_PREF_MAX_WORKSPACE = 1 };
 /* cublasLtMatrixLayoutAttribute_t: int32_t count, int64_t stride in elements. */
 enum { LT_LAYOUT_BATCH_COUNT = 5, LT_LAYOUT_STRIDED_BATCH_OFFSET = 6 };
+/* cublasLtMatmulAlgoConfigAttributes_t: the algorithm's index (int32_t), tile (uint32_t, a
+ * cublasLtMatmulTile_t), K splits (int32_t), stages (uint32_t, a cublasLtMatmulStages_t) and
+ * cluster shape (uint16_t, a cublasLtClusterShape_t). */
+enum { LT_ALGO_ID = 0, LT_ALGO_TILE = 1, LT_ALGO_SPLITS = 2, LT_ALGO_STAGES = 6,
+       LT_ALGO_CLUSTER = 8 };
 
 static struct {
     pj_dynlib lib;
@@ -210,6 +216,7 @@ static struct {
     lt_pref_create_fn pref_create;
     lt_heuristic_fn heuristic;
     lt_matmul_fn matmul;
+    lt_algo_get_fn algo_get; /* optional: only to name an algorithm */
     const char *why;
     char error[PJ_DYNLIB_ERROR_MAX];
 } lt;
@@ -251,6 +258,10 @@ static void lt_load_once(void)
                  missing);
         return;
     }
+    const pj_dynlib_symbol naming[] = {
+        {"cublasLtMatmulAlgoConfigGetAttribute", (void **)&lt.algo_get}};
+    if (pj_dynlib_resolve(lt.lib.handle, naming, CLI_LENGTH(naming)))
+        lt.algo_get = NULL;
     lt.why = NULL;
 }
 
@@ -372,6 +383,38 @@ const char *cublas_lt_product_make(cublas_lt_product **out, cublas_peer *peer,
 int cublas_lt_product_count(const cublas_lt_product *p)
 {
     return p->count;
+}
+
+/* One attribute of algo as an unsigned value of `bytes` bytes; 0 where cuBLASLt cannot say. */
+static int lt_algo_value(unsigned *value, const lt_algo *algo, int attribute, size_t bytes)
+{
+    uint32_t word = 0;
+    uint16_t half = 0;
+    size_t written = 0;
+    void *buf = bytes == 2 ? (void *)&half : (void *)&word;
+    if (!lt.algo_get || lt.algo_get(algo, attribute, buf, bytes, &written) || written != bytes)
+        return 0;
+    *value = bytes == 2 ? half : word;
+    return 1;
+}
+
+int cublas_lt_product_describe(const cublas_lt_product *p, int algorithm, char *text,
+                               size_t size)
+{
+    unsigned id, tile, splits, stages, cluster;
+    if (!size || algorithm < 0 || algorithm >= p->count)
+        return 0;
+    const lt_algo *algo = &p->choices[algorithm].algo;
+    if (!lt_algo_value(&id, algo, LT_ALGO_ID, 4) || !lt_algo_value(&tile, algo, LT_ALGO_TILE, 4) ||
+        !lt_algo_value(&splits, algo, LT_ALGO_SPLITS, 4) ||
+        !lt_algo_value(&stages, algo, LT_ALGO_STAGES, 4) ||
+        !lt_algo_value(&cluster, algo, LT_ALGO_CLUSTER, 2)) {
+        *text = '\0';
+        return 0;
+    }
+    snprintf(text, size, "id %u, tile %u, stages %u, cluster %u, splits %u", id, tile, stages,
+             cluster, splits);
+    return 1;
 }
 
 const char *cublas_lt_product_run(cublas_lt_product *p, int algorithm, ptxjit_devptr c,

@@ -65,6 +65,11 @@ int cublas_lt_product_count(const cublas_lt_product *p);
 const char *cublas_lt_product_run(cublas_lt_product *p, int algorithm, ptxjit_devptr c,
                                   ptxjit_devptr a, ptxjit_devptr b, ptxjit_devptr workspace,
                                   size_t workspace_bytes);
+/* What algorithm is, as cuBLASLt's header numbers it: its index, tile (cublasLtMatmulTile_t),
+ * stages (cublasLtMatmulStages_t), cluster shape (cublasLtClusterShape_t) and K splits, into
+ * text; 1 where cuBLASLt says, 0 (text empty) where it cannot. */
+int cublas_lt_product_describe(const cublas_lt_product *p, int algorithm, char *text,
+                               size_t size);
 void cublas_lt_product_free(cublas_lt_product *p);
 
 #endif

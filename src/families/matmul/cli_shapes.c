@@ -70,6 +70,7 @@ typedef struct {
     matmul_job job;
     double tflops;
     char name[96];
+    char config[96]; /* cuBLASLt's numbering of its tile, stages and cluster, or empty */
     cublas_lt_product *lt[2]; /* one per B layout searched */
 } peer_choice;
 
@@ -99,7 +100,7 @@ static int peer_types(cublas_gemm *gemm, int *has_gemm, cublas_lt_input *lt, int
 
 /* Times one candidate (checked); keeps it where it is the fastest so far. */
 static ptxjit_status try_candidate(peer_choice *best, matmul_job job, const char *name,
-                                   pj_dtype out, double tolerance, int runs)
+                                   const char *config, pj_dtype out, double tolerance, int runs)
 {
     measurement r;
     ptxjit_status status = cli_matmul_measure(&r, &job, out, tolerance, runs);
@@ -111,6 +112,7 @@ static ptxjit_status try_candidate(peer_choice *best, matmul_job job, const char
         best->job = job;
         best->tflops = r.tflops;
         snprintf(best->name, sizeof best->name, "%s", name);
+        snprintf(best->config, sizeof best->config, "%s", config);
     }
     return PTXJIT_OK;
 }
@@ -136,13 +138,13 @@ static ptxjit_status search_peer(peer_choice *best, matmul_data *d, cublas_peer 
         const int nk = layout ? !b_nk : b_nk;
         if (layout && !f32)
             break; /* the inputs' layout is the sets': only tf32 compares both */
-        char name[96];
+        char name[96], config[96];
         if (has_gemm) {
             snprintf(name, sizeof name, "%s%s",
                      l->batch > 1 ? "cublasGemmStridedBatchedEx" : "cublasGemmEx",
                      nk ? " TN" : "");
             matmul_job job = {.data = d, .cublas = cublas, .kind = gemm, .b_nk = nk};
-            try_candidate(best, job, name, out, tolerance, runs);
+            try_candidate(best, job, name, "", out, tolerance, runs);
             timed++;
         }
         const char *why = cublas_lt_product_make(&best->lt[layout], cublas, lt_input, lt_out,
@@ -157,14 +159,19 @@ static ptxjit_status search_peer(peer_choice *best, matmul_data *d, cublas_peer 
         for (int a = 0; a < cublas_lt_product_count(best->lt[layout]); a++, timed++) {
             snprintf(name, sizeof name, "cuBLASLt%s algorithm %d of %d", nk ? " TN" : "", a + 1,
                      cublas_lt_product_count(best->lt[layout]));
+            cublas_lt_product_describe(best->lt[layout], a, config, sizeof config);
             matmul_job job = {.data = d, .cublas = cublas, .b_nk = nk, .workspace = workspace,
                               .lt = best->lt[layout], .lt_algorithm = a};
-            try_candidate(best, job, name, out, tolerance, runs);
+            try_candidate(best, job, name, config, out, tolerance, runs);
         }
     }
     if (best->tflops > 0)
         printf("peer: %s, %.1f GFLOP/s in its search (the fastest of %d cuBLAS candidates; "
                "/peer: each round's pair)\n", best->name, best->tflops * 1e3, timed);
+    /* cuBLASLt's numbering names the kernel the figures are against (cublasLt.h decodes it). */
+    if (best->tflops > 0 && *best->config)
+        printf("peer's algorithm: %s (cublasLt.h's cublasLtMatmulTile_t, cublasLtMatmulStages_t, "
+               "cublasLtClusterShape_t)\n", best->config);
     return PTXJIT_OK;
 }
 

@@ -2,6 +2,8 @@
 # lt_names.sh — the names of the numbers `bench matmul shapes=` prints for the peer's cuBLASLt
 # algorithm ("peer's algorithm: id I, tile T, stages S, cluster C, splits K"), read from the
 # toolkit's cublasLt.h: cublasLtMatmulTile_t, cublasLtMatmulStages_t, cublasLtClusterShape_t.
+# The names are this header's: where the bench loaded another version of the library
+# (libcublasLt.so.12 against a 13 toolkit), read them from that version's header instead.
 # Usage: bash bench/experiments/lt_names.sh TILE STAGES CLUSTER, or pipe bench output in
 # (every "peer's algorithm:" line is decoded).
 set -uo pipefail

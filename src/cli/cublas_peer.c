@@ -402,16 +402,17 @@ int cublas_lt_product_describe(const cublas_lt_product *p, int algorithm, char *
                                size_t size)
 {
     unsigned id, tile, splits, stages, cluster;
-    if (!size || algorithm < 0 || algorithm >= p->count)
+    if (!size)
+        return 0;
+    *text = '\0';
+    if (algorithm < 0 || algorithm >= p->count)
         return 0;
     const lt_algo *algo = &p->choices[algorithm].algo;
     if (!lt_algo_value(&id, algo, LT_ALGO_ID, 4) || !lt_algo_value(&tile, algo, LT_ALGO_TILE, 4) ||
         !lt_algo_value(&splits, algo, LT_ALGO_SPLITS, 4) ||
         !lt_algo_value(&stages, algo, LT_ALGO_STAGES, 4) ||
-        !lt_algo_value(&cluster, algo, LT_ALGO_CLUSTER, 2)) {
-        *text = '\0';
+        !lt_algo_value(&cluster, algo, LT_ALGO_CLUSTER, 2))
         return 0;
-    }
     snprintf(text, size, "id %u, tile %u, stages %u, cluster %u, splits %u", id, tile, stages,
              cluster, splits);
     return 1;

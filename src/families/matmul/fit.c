@@ -98,7 +98,7 @@ static const pj_matmul_fit_tile fp8_tile_64x64 = {64, 64, TILE_64x64_FP8, 1};
  * widest tile: an fp8 part's K loop runs twice as fast over the same bytes, so adding the parts
  * weighs twice as much. On the H200 (docs/PERFORMANCE.md, 2026-11-29 18:33-19:02, 7 and 9
  * rounds against the searched cuBLASLt, TFLOP/s against the widest-first pick's): 128 x 1024 x
- * 4096 64 x 32 in 2 parts 116.9-117.3 against 64 x 64 in 4 106.2-110.7, 128 x 768 x 4096 89.9
+ * 4096 64 x 32 in 2 parts 116.9-118.1 against 64 x 64 in 4 106.2-110.7, 128 x 768 x 4096 89.9
  * against 81.6-86.0, 80 x 2048 x 4096 64 x 64 in 2 123.7 against 64 x 128 in 4 113.7-114.1;
  * 96 x 1024 x 4096 tied (81.3 against 80.4-83.9), 128 x 1024 x 8192 191.7 against 196.2. bf16
  * lost with either (64 x 32 in 2: 94.5 against 100.5-101.4 at 128 x 1024 x 4096). */
@@ -139,7 +139,7 @@ static const pj_matmul_fit_tile swap_tiles[] = {
  * on filling the pipeline and adding the parts than the parallelism gains. */
 #define MIN_PART_K_TILES 4
 /* Split only products of this many rows at most; past a decoding's DECODE_ROWS, only where
- * even the smallest tile (64 x 64) leaves more than half the SMs without a tile, where the
+ * even 64 x 64 tiles leave more than half the SMs without a tile, where the
  * parts' blocks put idle SMs to work. Where the tiles already fill a wave the parts only add
  * work: on the H200 (L2 emptied by a read; docs/PERFORMANCE.md, 2026-11-29 04:40) 128 x 1024 x
  * 4096 (32 tiles) ran at 0.893 of cuBLAS in four parts against 0.695 unsplit, 128 x 4096 x 4096
@@ -148,7 +148,8 @@ static const pj_matmul_fit_tile swap_tiles[] = {
  * splits stopped at 32 rows. */
 #define SPLIT_ROWS_MAX 128
 #define DECODE_ROWS 32
-/* Fills within SPLIT_TIE of the fullest count as equal (the wider tile, then fewer parts win). */
+/* Fills within SPLIT_TIE of the fullest count as equal (bf16 and the others: the wider tile,
+ * then fewer parts win; fp8: fewer parts, then the wider tile). */
 #define SPLIT_TIE 0.05
 
 /* The time of a product, in units of one wave of default tiles: its waves of tiles (a wave:
@@ -362,12 +363,14 @@ const pj_matmul_fit_tile *pj_matmul_fit_tile_of(const char *words)
         return &fp8_tile_112;
     if (words && words == fp8_tile_64x64.words)
         return &fp8_tile_64x64;
-    for (size_t i = 0; words && i < PJ_ARRAY_SIZE(fp8_split_tiles); i++)
-        if (fp8_split_tiles[i].words == words)
-            return &fp8_split_tiles[i];
+    /* bf16's split tiles before fp8's: their 64 x 128 words are the same literals, which the
+     * compiler may merge (either entry then describes the same tile). */
     for (size_t i = 0; words && i < PJ_ARRAY_SIZE(split_tiles); i++)
         if (split_tiles[i].words == words)
             return &split_tiles[i];
+    for (size_t i = 0; words && i < PJ_ARRAY_SIZE(fp8_split_tiles); i++)
+        if (fp8_split_tiles[i].words == words)
+            return &fp8_split_tiles[i];
     for (size_t i = 0; words && i < PJ_ARRAY_SIZE(swap_tiles); i++)
         if (swap_tiles[i].words == words)
             return &swap_tiles[i];

@@ -831,8 +831,7 @@ START_TEST(matmul_fit_fp8_tile)
         if (t)
             ck_assert_ptr_eq(pj_matmul_fit_tile_of(t->words), t);
     }
-    /* 64 x 64, unsplit (128 x 4096) and in 4 parts (128 x 1024, K = 4096: 32 k tiles): 13
-     * stages. */
+    /* 64 x 64 unsplit (128 x 4096): 13 stages. */
     const pj_matmul_fit_tile *t = pj_matmul_fit_fp8(pj_matmul_fit_choose(128, 4096, 128, 256, 132),
                                                     128, 4096, 128, 256, 2, 132);
     ck_assert(t && t->bm == 64 && t->bn == 64 && t->splits == 1 && strstr(t->words, "stages=13"));
@@ -993,6 +992,9 @@ START_TEST(matmul_plan_splits_k_for_few_tiles)
         {"", 128, 4096, 4096, NULL},       /* 128 tiles fill a wave: not split */
         {"", 256, 1024, 4096, NULL},       /* more rows than split-K takes */
         {"variant=wgmma_fp8", 16, 4096, 4096, "swap=1"}, /* swapped, not split */
+        /* fp8: the fewest parts first, 64 x 32 in 2 */
+        {"variant=wgmma_fp8", 128, 1024, 4096, "mma=m64n32k16"},
+        {"variant=wgmma_fp8", 128, 1024, 4096, "splits=2"},
         {"variant=wgmma_tf32", 64, 1024, 4096, "swap=1"},
         {"", 8192, 8192, 8192, NULL},
         {"backend=llvm", 1, 4096, 4096, NULL},
@@ -1061,7 +1063,8 @@ START_TEST(matmul_fit_tiles_suit_every_wgmma_request)
             expect_words_suit(context, requests[r], t);
         }
     /* fp8's own: 128 x 128 for the default's rows, 128 x 112 where it fills the waves, split-K's
-     * 64 x 32, 64 x 64 and 64 x 128 in 2, 3 and 4 parts. */
+     * 64 x 32, 64 x 64 and 64 x 128 in 2, 3 and 4 parts (4 parts of the wider two only on fewer
+     * SMs: 78, an H20's). */
     const pj_matmul_fit_tile *fp8[] = {
         pj_matmul_fit_fp8(NULL, 256, 8192, 128, 256, 2, 132),
         pj_matmul_fit_fp8(NULL, 256, 14336, 128, 256, 2, 132),
@@ -1071,9 +1074,11 @@ START_TEST(matmul_fit_tiles_suit_every_wgmma_request)
         pj_matmul_fit_split_fp8(1, 4096, 8, 132),    /* 64 x 64 in 2 */
         pj_matmul_fit_split_fp8(1, 2816, 64, 132),   /* 64 x 64 in 3 */
         pj_matmul_fit_split_fp8(16, 6144, 32, 132),  /* 64 x 128 in 2 */
-        pj_matmul_fit_split_fp8(1, 4480, 32, 132)};  /* 64 x 128 in 3 */
-    static const int bn[] = {128, 112, 32, 32, 32, 64, 64, 128, 128},
-                     parts[] = {1, 1, 2, 3, 4, 2, 3, 2, 3};
+        pj_matmul_fit_split_fp8(1, 4480, 32, 132),   /* 64 x 128 in 3 */
+        pj_matmul_fit_split_fp8(65, 456, 32, 78),    /* 64 x 64 in 4 */
+        pj_matmul_fit_split_fp8(80, 960, 32, 78)};   /* 64 x 128 in 4 */
+    static const int bn[] = {128, 112, 32, 32, 32, 64, 64, 128, 128, 64, 128},
+                     parts[] = {1, 1, 2, 3, 4, 2, 3, 2, 3, 4, 4};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(fp8); i++) {
         ck_assert_msg(fp8[i] && fp8[i]->bn == bn[i] && fp8[i]->splits == parts[i], "fp8 tile %zu",
                       i);

@@ -1052,7 +1052,8 @@ typedef struct {
     LLVMValueRef stage, phase;  /* the ring: the next stage and its barriers' phase parity (vars) */
     LLVMValueRef acc[2][MAX_ACC / 2]; /* [m64 tile][accumulator] */
     int mt, b_boxes, a_stage_bytes, stage_bytes, accumulators;
-    int c_span, c_box_cols, c_boxes, c_tile_bytes; /* store=tma: C's boxes of c_span bytes x 64 rows */
+    /* store=tma: C's boxes of c_span bytes x 64 rows */
+    int c_span, c_box_cols, c_boxes, c_tile_bytes;
 } wg_state;
 
 enum { WG_BK = 64, WG_BOX_BYTES = 64 * 128 };
@@ -1254,14 +1255,14 @@ static void wg_store_tma(matmul_gen *g, wg_state *w, LLVMValueRef consumer, LLVM
     ir_builder *ir = g->ir;
     LLVMValueRef t = ir_urem(ir, g->tid, i32c(g, 128));
     LLVMValueRef warp = ir_udiv(ir, t, i32c(g, 32)), lane = ir_urem(ir, t, i32c(g, 32));
-    LLVMValueRef lane_row = mad(g, warp, 16, ir_udiv(ir, lane, i32c(g, 4)));
+    LLVMValueRef quad = ir_udiv(ir, lane, i32c(g, 4)); /* the lane's row in its warp's 8 */
+    LLVMValueRef lane_row = mad(g, warp, 16, quad);
     LLVMValueRef lane_byte = ir_mul_nw(ir, ir_urem(ir, lane, i32c(g, 4)),
                                        i32c(g, 2 * (g->out == ir->f32 ? 4 : 2)));
-    LLVMValueRef flip = ir_shl(ir, ir_and(ir, ir_lshr(ir, ir_mul_nw(ir, ir_udiv(ir, lane, i32c(g, 4)),
-                                                                      i32c(g, w->c_span)),
-                                                      i32c(g, 7)),
-                                          i32c(g, w->c_span / 16 - 1)),
-                               i32c(g, 4));
+    /* (quad * span >> 7 & (span / 16 - 1)) << 4: the 16-byte chunks the swizzle flips */
+    LLVMValueRef atoms = ir_lshr(ir, ir_mul_nw(ir, quad, i32c(g, w->c_span)), i32c(g, 7));
+    LLVMValueRef flip =
+        ir_shl(ir, ir_and(ir, atoms, i32c(g, w->c_span / 16 - 1)), i32c(g, 4));
     LLVMValueRef tiles = ir_byte_offset(ir, w->stages,
                                         mad(g, consumer, w->c_tile_bytes,
                                             i32c(g, g->stages * w->stage_bytes)));

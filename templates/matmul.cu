@@ -27,9 +27,9 @@
 //@ptxjit param consumers int(1..2) default=2 when="variant >= wgmma" doc="consumer warpgroups, each multiplying bm / consumers rows (plus one producer warpgroup issuing the TMA loads)"
 //@ptxjit param cluster int(1..2) default=1 when="variant >= wgmma" doc="thread-block cluster along M: 2 blocks on adjacent row tiles share each B tile, every block loading half of it and multicasting it to both (half the B traffic from L2; with swap=1, adjacent tiles of B's rows sharing A's)"
 //@ptxjit param group int(1..64) pow2 default=1 default_if="variant >= wgmma || variant == tensor_core => 8" doc="tile rows per raster group: blocks run down GROUP tiles of a column before the next, so the tiles in flight share rows of A and columns of B in L2"
-//@ptxjit param sched enum(grid,persistent) default=persistent when="variant >= wgmma" doc="grid: one block per tile of C; persistent (the default): a block per SM (clusters: as many as are resident), each taking every gridDim-th tile of the raster order, its producer loading the next tile's stages while its consumers store this one"
+//@ptxjit param sched enum(grid,persistent,pingpong) default=persistent when="variant >= wgmma" doc="grid: one block per tile of C; persistent (the default): a block per SM (clusters: as many as are resident), each taking every gridDim-th tile of the raster order, its producer loading the next tile's stages while its consumers store this one; pingpong: persistent, but the two consumers take whole 128-row tiles in turn, so one stores its tile while the other multiplies the next, through one buffer of 64 rows of C (bm=128 consumers=2, N up to 176)"
 //@ptxjit param swap int(0..1) default=0 when="variant >= wgmma" doc="1: the kernel computes C's transpose, B^T A^T: B's rows (columns of C) fill wgmma's 64-row side and A's rows its N side (N of mma: 8 rows of A at m64n8k16), so a product of a few rows of A (a decoding's) does not multiply 64-row tiles of mostly zeros; bm x N is then a tile of C^T. Any b_layout (kn: wgmma reads B M-major); needs store=direct"
-//@ptxjit param store enum(direct,tma) default=direct default_if="swap == 0 && 8 * mma * bytes(out) % 32 == 0 && stages * ((bm + (8 * mma + 63) / 64 * 64) * 128 + 16) + bm * 8 * mma * bytes(out) + 1024 <= 232448 => tma" when="variant >= wgmma" doc="how C leaves the consumers: direct (each thread's accumulator pairs to global memory) or tma (through a swizzled tile of shared memory and TMA stores, which run on while the next tile is multiplied; the default where the tile fits beside the stages and its rows are whole 32-byte boxes)"
+//@ptxjit param store enum(direct,tma) default=direct default_if="swap == 0 && 8 * mma * bytes(out) % 32 == 0 && stages * ((bm + (8 * mma + 63) / 64 * 64) * 128 + 16) + (bm - (sched == pingpong) * (bm - 64)) * 8 * mma * bytes(out) + 1024 <= 232448 => tma" when="variant >= wgmma" doc="how C leaves the consumers: direct (each thread's accumulator pairs to global memory) or tma (through a swizzled tile of shared memory and TMA stores, which run on while the next tile is multiplied; the default where the tile fits beside the stages and its rows are whole 32-byte boxes)"
 //@ptxjit param b_layout enum(kn,nk) default=kn default_if="variant == wgmma_tf32 || variant == wgmma_fp8 => nk" when="variant >= wgmma" doc="B in memory: kn (K x N row-major, C = A·B) or nk (given as its transpose, N x K row-major: K contiguous, which wgmma's tf32 and fp8 shapes need)"
 //@ptxjit param alpha enum(none,scaled) default=none when="variant >= wgmma" doc="scaled: C = alpha·A·B + ..., alpha a launch value (ptxjit_matmul_ex)"
 //@ptxjit param beta enum(none,scaled) default=none when="variant >= wgmma" doc="scaled: + beta·C, the values C holds before the call (read by the epilogue; beta a launch value)"
@@ -58,8 +58,10 @@
 //@ptxjit constraint "variant != tensor_core || load == tma || stages * (bm * (bk + 4) + bk * (bn + 8)) * 4 <= 232448" "tensor_core's pipeline must fit 227 KiB of shared memory: lower stages, bm, bn or bk"
 //@ptxjit constraint "variant != tensor_core || load != tma || stages * (bm + bn) * bk * 4 + 1024 <= 232448" "tensor_core's pipeline must fit 227 KiB of shared memory: lower stages, bm, bn or bk"
 //@ptxjit constraint "variant < wgmma || bm == 64 * consumers || bm == 128 * consumers" "wgmma: each consumer warpgroup multiplies 64 or 128 rows: bm = 64 or 128 times consumers"
-//@ptxjit constraint "variant < wgmma || bm / (64 * consumers) * 4 * mma <= 128" "wgmma: at most 128 accumulators per thread (rows per consumer / 64 * N / 2): lower N or bm"
-//@ptxjit constraint "variant < wgmma || stages * ((bm + (8 * mma + 63) / 64 * 64 - (b_layout == nk || swap == 1) * (mma < 8) * (64 - 8 * mma)) * 128 + 16) + (store == tma) * bm * 8 * mma * bytes(out) + 1024 <= 232448" "wgmma's pipeline (and store=tma's tile of C) must fit 227 KiB of shared memory: lower stages, bm or N"
+//@ptxjit constraint "variant < wgmma || sched == pingpong || bm / (64 * consumers) * 4 * mma <= 128" "wgmma: at most 128 accumulators per thread (rows per consumer / 64 * N / 2): lower N or bm"
+//@ptxjit constraint "variant < wgmma || sched != pingpong || bm == 128 && consumers == 2 && splits == 1 && swap == 0" "sched=pingpong: two consumers taking whole tiles of 128 rows in turn (bm=128 consumers=2), without split-K or swapped operands"
+//@ptxjit constraint "variant < wgmma || sched != pingpong || mma <= 22" "sched=pingpong: a consumer holds a whole 128-row tile, at most 176 accumulators per thread: N of mma at most 176"
+//@ptxjit constraint "variant < wgmma || stages * ((bm + (8 * mma + 63) / 64 * 64 - (b_layout == nk || swap == 1) * (mma < 8) * (64 - 8 * mma)) * 128 + 16) + (store == tma) * (bm - (sched == pingpong) * (bm - 64)) * 8 * mma * bytes(out) + 1024 <= 232448" "wgmma's pipeline (and store=tma's tile of C: 64 rows of it with sched=pingpong) must fit 227 KiB of shared memory: lower stages, bm or N"
 //@ptxjit constraint "variant < wgmma || variant == wgmma || b_layout == nk" "wgmma_tf32 and wgmma_fp8 read B K-major (wgmma transposes 16-bit operands only): give B as its transpose (N x K row-major) with b_layout=nk"
 //@ptxjit constraint "variant < wgmma || splits == 1 || cluster == 1" "split-K (splits > 1) runs without clusters: use cluster=1"
 //@ptxjit constraint "variant < wgmma || store != tma || 8 * mma * bytes(out) % 32 == 0" "store=tma writes C in boxes of 32, 64 or 128 bytes: N of mma must be a multiple of 16 (16-bit out) or 8 (f32 out); use store=direct"
@@ -817,10 +819,13 @@ __device__ __forceinline__ void matmul_tensor_core(const float *A, const float *
 // needs few, the accumulators many (setmaxnreg). With sched=persistent a block per SM loops
 // over tiles: its producer runs on into the next tile's stages while the consumers store this
 // one, and with store=tma the TMA writes C out of shared memory while the next tile is
-// multiplied.
+// multiplied. With sched=pingpong the two consumers take whole tiles in turn instead of
+// splitting each, so one stores while the other multiplies (wg_turn_*).
 enum : int { WG_CONSUMERS = WG_FAMILY ? CONSUMERS : 1 };
 enum : int { WG_THREADS = 128 * (WG_CONSUMERS + 1) };
-enum : int { WG_MT = BM >= 64 * WG_CONSUMERS ? BM / (64 * WG_CONSUMERS) : 1 }; // m64 tiles each
+// sched=pingpong: each consumer takes every other tile of the block's sequence whole (BM rows).
+enum : int { WG_PINGPONG = WG_FAMILY && SCHED == SCHED_PINGPONG };
+enum : int { WG_MT = WG_PINGPONG ? BM / 64 : BM >= 64 * WG_CONSUMERS ? BM / (64 * WG_CONSUMERS) : 1 }; // m64 tiles each
 // An input element's bytes: tf32 4, bf16/f16 2, fp8 1. A stage holds one 128-byte swizzle span
 // of K per row (WG_BK elements), one wgmma instruction 32 bytes of it (WG_K: k8, k16 or k32).
 enum : int { IN_BYTES = VARIANT == VARIANT_WGMMA_TF32 ? 4 : VARIANT == VARIANT_WGMMA_FP8 ? 1 : 2 };
@@ -837,7 +842,7 @@ enum : int { B_BOX_ROWS = B_K_MAJOR && WG_N < 64 ? WG_N : 64 };
 enum : int { A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = B_BOXES * B_BOX_ROWS * 128 };
 enum : int { STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES };
 enum : int { WG_ACC = WG_N / 2 };
-enum : int { WG_PERSISTENT = WG_FAMILY && SCHED == SCHED_PERSISTENT };
+enum : int { WG_PERSISTENT = WG_FAMILY && SCHED != SCHED_GRID };
 // store=tma: a consumer's rows of C wait in shared memory (after the stages) as boxes of 64 rows
 // x C_SPAN bytes, swizzled over that span, for the TMA to store: 128 bytes where the tile's row
 // is a whole number of them, else 64 or 32 (N = 112 of bf16: seven boxes of 32 bytes), as the
@@ -847,7 +852,13 @@ enum : int { OUT_BYTES = OUT_ID == OUT_F32 ? 4 : 2 };
 enum : int { C_SPAN = WG_N * OUT_BYTES % 128 == 0 ? 128 : WG_N * OUT_BYTES % 64 == 0 ? 64 : 32 };
 enum : int { C_BOX_COLS = C_SPAN / OUT_BYTES, C_BOX_BYTES = 64 * C_SPAN };
 enum : int { C_BOXES = WG_N % C_BOX_COLS == 0 ? WG_N / C_BOX_COLS : 1 };
-enum : int { C_TILE_BYTES = WG_MT * C_BOXES * C_BOX_BYTES }; // one consumer's
+// Ping-pong consumers store their tiles in turn through one buffer of 64 rows, a part of the
+// tile at a time (each store overlaps the other consumer's k loop, so waiting for the TMA to
+// read a part costs little, and the stages get the room: 128 x 176 holds five); cooperative
+// consumers each have a buffer for all their rows.
+enum : int { C_PARTS = WG_PINGPONG ? WG_MT : 1 };
+enum : int { C_TILE_BYTES = WG_MT / C_PARTS * C_BOXES * C_BOX_BYTES }; // one consumer's
+enum : int { C_BUFFERS = WG_PINGPONG ? 1 : WG_CONSUMERS };
 
 // A shared-memory matrix descriptor with the 128-byte swizzle: start address, leading and
 // stride byte offsets (each in units of 16 bytes).
@@ -934,6 +945,14 @@ struct wg_ring {
             stage = 0;
             phase ^= 1;
         }
+    }
+    // n places on at once (a ping-pong consumer passing over the other's tile): the phase
+    // flips once per lap of the ring.
+    __device__ __forceinline__ void skip(unsigned n)
+    {
+        const unsigned at = stage + n;
+        stage = at % STAGES;
+        phase ^= at / STAGES & 1;
     }
 };
 
@@ -1051,6 +1070,13 @@ __device__ __forceinline__ void wg_release(unsigned empty0, unsigned stage)
     }
 }
 
+// A consumer's m-th tile of 64 rows within the block's tile: cooperative consumers split the
+// rows, a ping-pong one has them all.
+__device__ __forceinline__ int wg_row_tile(int consumer, int m)
+{
+    return WG_PINGPONG ? m : consumer * WG_MT + m;
+}
+
 // The wgmma writes the accumulators asynchronously, until wgmma.wait_group says it is done:
 // this keeps the compiler from moving other accesses to them across that point.
 __device__ __forceinline__ void wg_fence_accumulators(float (&acc)[WG_MT][WG_ACC])
@@ -1068,10 +1094,11 @@ __device__ __forceinline__ void wg_fence_accumulators(float (&acc)[WG_MT][WG_ACC
 // column atoms 8 KiB; B K-major as N rows of 128 bytes, like A (swap=1 with b_layout=kn: A is
 // B, N-major, each 64-row tile one such box, and B is A, K-major). One group of wgmma stays in
 // flight while the next stage's are issued: the stage of the group before is released once
-// wgmma.wait_group 1 says that group is done.
-__device__ __forceinline__ void wg_consume(float (&acc)[WG_MT][WG_ACC], char *stages,
-                                           unsigned full0, unsigned empty0, int consumer,
-                                           int k_tiles, wg_ring &ring)
+// wgmma.wait_group 1 says that group is done. Returns the stage of the last group, still in
+// flight (wg_drain waits for it).
+__device__ __forceinline__ unsigned wg_consume(float (&acc)[WG_MT][WG_ACC], char *stages,
+                                               unsigned full0, unsigned empty0, int consumer,
+                                               int k_tiles, wg_ring &ring)
 {
 #pragma unroll
     for (int m = 0; m < WG_MT; m++)
@@ -1095,9 +1122,9 @@ __device__ __forceinline__ void wg_consume(float (&acc)[WG_MT][WG_ACC], char *st
             for (int m = 0; m < WG_MT; m++)
                 wgmma<WG_N>(acc[m],
                             A_MN_MAJOR
-                                ? smem_descriptor(a + (consumer * WG_MT + m) * 64 * 128 + k * 16 * 128,
+                                ? smem_descriptor(a + wg_row_tile(consumer, m) * 64 * 128 + k * 16 * 128,
                                                   64 * 128, 1024)
-                                : smem_descriptor(a + (consumer * WG_MT + m) * 64 * 128 + k * 32, 16,
+                                : smem_descriptor(a + wg_row_tile(consumer, m) * 64 * 128 + k * 32, 16,
                                                   1024),
                             B_K_MAJOR ? smem_descriptor(b + k * 32, 16, 1024)
                                       : smem_descriptor(b + k * 16 * 128, 64 * 128, 1024));
@@ -1108,6 +1135,13 @@ __device__ __forceinline__ void wg_consume(float (&acc)[WG_MT][WG_ACC], char *st
         held = ring.stage;
         ring.advance();
     }
+    return held;
+}
+
+// The last group of a tile done, its stage released: the accumulators hold the tile's sums.
+__device__ __forceinline__ void wg_drain(float (&acc)[WG_MT][WG_ACC], unsigned empty0,
+                                         unsigned held)
+{
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
     wg_fence_accumulators(acc);
     wg_release(empty0, held);
@@ -1283,7 +1317,7 @@ __device__ __forceinline__ void wg_store(float (&acc)[WG_MT][WG_ACC], TO *C, int
         for (int i = 0; i < WG_N / 8; i++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const int r = row0 + (consumer * WG_MT + m) * 64 + w * 16 + l / 4 + h * 8;
+                const int r = row0 + wg_row_tile(consumer, m) * 64 + w * 16 + l / 4 + h * 8;
                 const int c = col0 + i * 8 + (l % 4) * 2;
                 if (r >= M || c >= N)
                     continue;
@@ -1314,57 +1348,68 @@ __device__ __forceinline__ void warpgroup_barrier(int id)
 // at row * C_SPAN + its byte in the row, the 16-byte chunk flipped by the bits of the offset
 // above 128 bytes: the swizzle over the box's span, which also spreads a warp's stores over
 // all banks), then one thread has the TMA store the boxes and goes on. The tile is written
-// again only after those stores have read it.
+// again only after those stores have read it. A ping-pong consumer does so once per part of
+// 64 rows (C_PARTS), through the buffer the two share, and waits for the TMA to have read its
+// last part before the other's turn (wg_turn_*: the TMA's reads are known only to the thread
+// that issued the stores).
 __device__ __forceinline__ void wg_store_tma(float (&acc)[WG_MT][WG_ACC], char *c_tiles,
                                              const tensor_map *c_map, const TO *C, int M, int N,
                                              int ldc, int row0, int col0, int product,
                                              int consumer, const matmul_epilogue &ep)
 {
+    enum : int { PART_MT = WG_MT / C_PARTS };
     const int t = threadIdx.x % 128, w = t / 32, l = t % 32;
-    const unsigned base = shared_address(c_tiles + consumer * C_TILE_BYTES);
-    if (t == 0)
-        asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-    warpgroup_barrier(1 + consumer);
+    const unsigned base = shared_address(c_tiles + (C_BUFFERS > 1) * consumer * C_TILE_BYTES);
 #pragma unroll
-    for (int m = 0; m < WG_MT; m++)
+    for (int part = 0; part < C_PARTS; part++) {
+        if (t == 0)
+            asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+        warpgroup_barrier(1 + consumer);
 #pragma unroll
-        for (int i = 0; i < WG_N / 8; i++)
+        for (int m = part * PART_MT; m < (part + 1) * PART_MT; m++)
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int lr = w * 16 + l / 4 + h * 8, lc = i * 8 + (l % 4) * 2;
-                const int r = row0 + (consumer * WG_MT + m) * 64 + lr, c = col0 + lc;
-                float x = acc[m][i * 4 + h * 2], y = acc[m][i * 4 + h * 2 + 1];
-                // An odd N's last column: y lies past C. (The TMA wrote such a y past its row
-                // on the H200, so the op stages C where N is not whole 16-byte units.)
-                if (r < M && c + 1 < N)
-                    wg_epilogue(x, y, C, r, c, ldc, ep);
-                else if (r < M && c < N)
-                    wg_epilogue_one(x, C, r, c, ldc, ep);
-                const unsigned at = base + (m * C_BOXES + lc / C_BOX_COLS) * C_BOX_BYTES +
-                                    lr * C_SPAN + ((lc % C_BOX_COLS * OUT_BYTES) ^
-                                                   (lr * C_SPAN >> 7 & (C_SPAN / 16 - 1)) << 4);
-                if constexpr (OUT_ID == OUT_F32)
-                    asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(at), "f"(x), "f"(y)
-                                 : "memory");
-                else
-                    asm volatile("st.shared.b32 [%0], %1;" ::"r"(at), "r"(pack_pair(x, y))
-                                 : "memory");
+            for (int i = 0; i < WG_N / 8; i++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const int lr = w * 16 + l / 4 + h * 8, lc = i * 8 + (l % 4) * 2;
+                    const int r = row0 + wg_row_tile(consumer, m) * 64 + lr, c = col0 + lc;
+                    float x = acc[m][i * 4 + h * 2], y = acc[m][i * 4 + h * 2 + 1];
+                    // An odd N's last column: y lies past C. (The TMA wrote such a y past its
+                    // row on the H200, so the op stages C where N is not whole 16-byte units.)
+                    if (r < M && c + 1 < N)
+                        wg_epilogue(x, y, C, r, c, ldc, ep);
+                    else if (r < M && c < N)
+                        wg_epilogue_one(x, C, r, c, ldc, ep);
+                    const unsigned at = base +
+                                        ((m - part * PART_MT) * C_BOXES + lc / C_BOX_COLS) *
+                                            C_BOX_BYTES +
+                                        lr * C_SPAN + ((lc % C_BOX_COLS * OUT_BYTES) ^
+                                                       (lr * C_SPAN >> 7 & (C_SPAN / 16 - 1)) << 4);
+                    if constexpr (OUT_ID == OUT_F32)
+                        asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(at), "f"(x), "f"(y)
+                                     : "memory");
+                    else
+                        asm volatile("st.shared.b32 [%0], %1;" ::"r"(at), "r"(pack_pair(x, y))
+                                     : "memory");
+                }
+        // The generic proxy's writes, made visible to the TMA's (async proxy) reads.
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        warpgroup_barrier(1 + consumer);
+        if (t == 0) {
+#pragma unroll
+            for (int m = part * PART_MT; m < (part + 1) * PART_MT; m++) {
+                const int r = row0 + wg_row_tile(consumer, m) * 64;
+#pragma unroll
+                for (int j = 0; j < C_BOXES; j++)
+                    if (r < M && col0 + j * C_BOX_COLS < N)
+                        tma_store(c_map, col0 + j * C_BOX_COLS, r, product,
+                                  base + ((m - part * PART_MT) * C_BOXES + j) * C_BOX_BYTES);
             }
-    // The generic proxy's writes, made visible to the TMA's (async proxy) reads.
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    warpgroup_barrier(1 + consumer);
-    if (t == 0) {
-#pragma unroll
-        for (int m = 0; m < WG_MT; m++) {
-            const int r = row0 + (consumer * WG_MT + m) * 64;
-#pragma unroll
-            for (int j = 0; j < C_BOXES; j++)
-                if (r < M && col0 + j * C_BOX_COLS < N)
-                    tma_store(c_map, col0 + j * C_BOX_COLS, r, product,
-                              base + (m * C_BOXES + j) * C_BOX_BYTES);
+            asm volatile("cp.async.bulk.commit_group;" ::: "memory");
         }
-        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
     }
+    if (WG_PINGPONG && t == 0) // the buffer is free for the other consumer's turn
+        asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
 }
 
 // The last part's adding, over its consumer's rows x cols of the tile: its threads take quads
@@ -1460,6 +1505,24 @@ __device__ __forceinline__ void wg_add_parts(const float (&acc)[WG_MT][WG_ACC],
                  tiles.parts, ldc, ep);
 }
 
+// Ping-pong turns: a consumer's k loop starts once the other's has issued its last group, so
+// the two take the tensor cores in turn while each stores its tile in the other's k loop. The
+// turn also keeps a consumer from waiting on a stage's barrier more than one phase ahead of it
+// (a barrier tells phases by their parity only). With store=tma their stores take turns too,
+// through the one buffer of C. A turn is a named barrier per consumer and kind (the k loop:
+// 3 and 4, the store: 5 and 6), where the consumer's 128 threads wait for the other's 128 to
+// arrive; each tile's pass has its wait, so none is left behind at the end.
+enum : int { TURN_K_LOOP = 3, TURN_STORE = 5 };
+__device__ __forceinline__ void wg_turn_wait(int kind, int consumer)
+{
+    asm volatile("bar.sync %0, 256;" ::"r"(kind + consumer) : "memory");
+}
+
+__device__ __forceinline__ void wg_turn_pass(int kind, int consumer)
+{
+    asm volatile("bar.arrive %0, 256;" ::"r"(kind + 1 - consumer) : "memory");
+}
+
 __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const tensor_map *a_map,
                                              const tensor_map *b_map, const tensor_map *c_map,
                                              const matmul_epilogue &ep,
@@ -1482,7 +1545,8 @@ __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const t
             prefetch_tensor_map(c_map);
         for (int s = 0; s < STAGES; s++) {
             barrier_init(full0 + 8 * s, 1);
-            barrier_init(empty0 + 8 * s, WG_CONSUMERS * 4 * CLUSTER_SIZE); // per consumer warp
+            // per consumer warp that multiplies the stage (ping-pong: one consumer's)
+            barrier_init(empty0 + 8 * s, (WG_PINGPONG ? 1 : WG_CONSUMERS) * 4 * CLUSTER_SIZE);
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
@@ -1501,11 +1565,29 @@ __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const t
         const wg_tiles tiles = wg_tiles_of(M, N, layout.batch, k_tiles);
         wg_ring ring = {0, 0};
         float acc[WG_MT][WG_ACC];
-        for (unsigned t = tiles.first; t < tiles.count; t += tiles.step) {
+        // Ping-pong: consumer c takes tiles c, c + 2, ... of the block's sequence, passing over
+        // the other's stages in the ring, and their k loops take turns (wg_turn_*).
+        const unsigned first = tiles.first + (WG_PINGPONG ? consumer * tiles.step : 0);
+        const unsigned step = WG_PINGPONG ? 2 * tiles.step : tiles.step;
+        if (WG_PINGPONG && consumer == 1)
+            ring.skip(k_tiles);
+        for (unsigned t = first; t < tiles.count; t += step) {
             const wg_unit u = wg_unit_of(tiles, t, M, N, k_tiles);
             const int row0 = u.row0, col0 = u.col0, product = u.product;
             TO *c = C + product * layout.c_stride;
-            wg_consume(acc, stages, full0, empty0, consumer, u.k_end - u.k_begin, ring);
+            // The other consumer's turn came before this tile's (ping-pong), and its next tile
+            // comes after it.
+            const bool after = WG_PINGPONG && (consumer == 1 || t != first);
+            const bool before = WG_PINGPONG && t + tiles.step < tiles.count;
+            if (after)
+                wg_turn_wait(TURN_K_LOOP, consumer);
+            const unsigned held =
+                wg_consume(acc, stages, full0, empty0, consumer, u.k_end - u.k_begin, ring);
+            if (before)
+                wg_turn_pass(TURN_K_LOOP, consumer);
+            if constexpr (WG_PINGPONG)
+                ring.skip(k_tiles);
+            wg_drain(acc, empty0, held);
             if constexpr (WG_SPLITS > 1) {
                 if (tiles.parts > 1) { // the tile's last part stores it
                     wg_add_parts(acc, tiles, u, c, M, N, layout.ldc, consumer, layout, ep,
@@ -1513,10 +1595,14 @@ __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const t
                     continue;
                 }
             }
-            if constexpr (WG_TMA_STORE)
+            if constexpr (WG_TMA_STORE) {
+                if (after)
+                    wg_turn_wait(TURN_STORE, consumer);
                 wg_store_tma(acc, stages + STAGES * STAGE_BYTES, c_map, c, M, N, layout.ldc, row0,
                              col0, product, consumer, ep);
-            else
+                if (before)
+                    wg_turn_pass(TURN_STORE, consumer);
+            } else
                 wg_store(acc, c, M, N, layout.ldc, row0, col0, consumer, ep);
         }
         if constexpr (WG_TMA_STORE) // the last stores are done before the block's memory goes

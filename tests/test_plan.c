@@ -114,7 +114,16 @@ START_TEST(matmul_tile_is_fitted_to_the_shape)
     /* 128 x 8192: 32 default tiles for 132 SMs; a smaller one fills them. */
     expect_plan(context, "matmul", "", "m=128 n=8192 k=8192", "bm=64",
                 "132 SMs, assumed: no GPU here");
-    expect_plan(context, "matmul", "", "m=8192 n=8192 k=8192", "bm=128", NULL);
+    /* Many tiles: ping-pong consumers, each taking whole 128 x 128 tiles in turn. */
+    expect_plan(context, "matmul", "", "m=8192 n=8192 k=8192", "sched=pingpong",
+                "mma=m64n128k16 stages=6 sched=pingpong");
+    expect_plan(context, "matmul", "variant=wgmma_fp8", "m=4096 n=14336 k=4096",
+                "mma=m64n176k16", "mma=m64n176k16 stages=4 sched=pingpong");
+    /* ... not for an f32 C, nor the llvm backend: the default tile. */
+    expect_plan(context, "matmul", "out=f32", "m=8192 n=8192 k=8192", "sched=persistent", NULL);
+    expect_plan(context, "matmul", "backend=llvm", "m=8192 n=8192 k=8192", "sched=persistent",
+                NULL);
+    expect_plan(context, "matmul", "", "m=128 n=32000 k=4096", "bm=128", NULL);
     /* A request that names its tile is taken as written. */
     expect_plan(context, "matmul", "stages=3", "m=128 n=8192 k=8192", "bm=128", NULL);
     /* Rows the TMA cannot read are staged, and the plan says so. */

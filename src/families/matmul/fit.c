@@ -65,6 +65,38 @@ static const pj_matmul_fit_tile fp8_tile_112 = {128, 112, TILE_128x112_FP8, 1};
  * lost, 0.680 -> 0.610, at 192 (64) 0.737 -> 0.715, at 200 (72) it won, 0.724 -> 0.772. */
 #define FP8_LAST_ROWS_MIN 64
 
+/* Ping-pong consumers (sched=pingpong): each of the two consumer warpgroups takes whole tiles
+ * of 128 rows in turn, so one stores its tile while the other multiplies, where the default's
+ * two consumers split one tile and the tensor cores wait while they store it together. Under
+ * Nsight Compute at fp8 4096 x 14336 x 4096 (H200, docs/PERFORMANCE.md, 2026-11-29 21:03) the
+ * default kept the tensor pipe busy 85.7% of the kernel's time, the searched cuBLASLt's kernel
+ * (nvjet 176x128, 5 stages, clusters of 2) 96.1%. A consumer's tile is 128 x 128 with six
+ * stages or, for fp8, 128 x 176 with four (176 accumulators a thread); the fit takes ping-pong
+ * where each block has two tiles or more (a lone tile has nothing to overlap: fp8 256 x 14336 x
+ * 4096, 164 tiles of 128 x 176 on 132 SMs, ran at 0.700 against the fit's 0.897), C is 16-bit
+ * (an f32 tile of C leaves too few stages) and the fit would otherwise keep the default or,
+ * for fp8, its 128-row tiles. Measured against the searched cuBLASLt / cuBLAS in 3 rounds on the
+ * H200 (21:20-21:30; the fit before in brackets): fp8 4096 x 14336 x 4096 0.964 (0.914),
+ * 2048 x 14336 x 4096 0.966 (0.916), 1024 x 14336 x 4096 0.971 (0.900), 8192^3 1.035 (0.984),
+ * 4096^3 0.964 with 128 x 128 (0.953), 2048 x 4096 x 4096 0.962 (0.951); 3072 x 8192 x 8192 lost
+ * (0.945 against 0.959); bf16 with 128 x 128: 1024 x 14336 x 4096 0.992 (0.887), 4096 x 14336
+ * x 4096 1.012 (0.991), 8192^3 1.008 (0.998), 2048 x 4096 x 4096 0.982 (0.991). bf16's 128 x
+ * 176 lost (0.964 at 4096 x 14336 x 4096). fp8 takes 128 x 176 where it is predicted at most
+ * PINGPONG_WIDE_TAKING of 128 x 128's time: waves of tiles times a tile's time, PINGPONG_WIDE_
+ * EXPONENT of the area ratio (the wider tile loads fewer bytes a flop: at 4096 x 14336 x 4096 its
+ * 20 waves ran 4.5% faster than 128 x 128's 28 at 128 / 176 of its area each). It won where N
+ * = 14336 (82 columns of tiles, 99% full) and lost 1-3% at N = 4096 and 8192 (24 and 47
+ * columns, the last 33% and 55% full). */
+#define TILE_PINGPONG_128 "mma=m64n128k16 stages=6 sched=pingpong"
+#define TILE_PINGPONG_176 "mma=m64n176k16 stages=4 sched=pingpong"
+static const pj_matmul_fit_tile pingpong_tiles[] = {
+    {128, 128, TILE_PINGPONG_128, 1},
+    {128, 176, TILE_PINGPONG_176, 1},
+};
+#define PINGPONG_TILES_PER_SM 2
+#define PINGPONG_WIDE_EXPONENT 0.89
+#define PINGPONG_WIDE_TAKING 0.97
+
 /* Split-K (the template's splits=): where few rows make few tiles (a decoding's, or up to 128
  * rows: SPLIT_ROWS_MAX below), each tile's K loop is cut into parts run by different blocks.
  * The tiles and counts a fit takes, as literal words (the fit hands out words that live as
@@ -290,6 +322,34 @@ const pj_matmul_fit_tile *pj_matmul_fit_swap(uint64_t m, uint64_t n, int sms, in
     return !one_wave || tiles <= (uint64_t)sms ? t : NULL;
 }
 
+const pj_matmul_fit_tile *pj_matmul_fit_pingpong(uint64_t m, uint64_t n, int fp8, int sms)
+{
+    if (sms < 1 || !m || !n)
+        return NULL;
+    const uint64_t rows = (m + 127) / 128, narrow = rows * ((n + 127) / 128),
+                   wide = rows * ((n + 175) / 176),
+                   least = (uint64_t)PINGPONG_TILES_PER_SM * (uint64_t)sms;
+    if (narrow < least)
+        return NULL;
+    const double wide_time = (double)waves_of(wide, sms) *
+                             pow(176.0 / 128.0, PINGPONG_WIDE_EXPONENT);
+    return fp8 && wide >= least &&
+                   wide_time <= PINGPONG_WIDE_TAKING * (double)waves_of(narrow, sms)
+               ? &pingpong_tiles[1]
+               : &pingpong_tiles[0];
+}
+
+/* Whether the request's template has sched=pingpong (an older one has not). */
+static int has_pingpong(const pj_request *request)
+{
+    const int at = pj_schema_param_index(request->schema, "sched");
+    const pj_param *sched = at < 0 ? NULL : &request->schema->params[at];
+    for (int v = 0; sched && sched->kind == PJ_PARAM_ENUM && v < sched->value_count; v++)
+        if (strcmp(sched->values[v], "pingpong") == 0)
+            return 1;
+    return 0;
+}
+
 /* fp8's 128 x 128 tile, or 128 x 112 where more of them fill the same waves (past one), its
  * last row tile is more than 3/4 full and C's elements are 16-bit (out_bytes 2). */
 static const pj_matmul_fit_tile *fp8_128(uint64_t m, uint64_t n, int out_bytes, int sms)
@@ -349,6 +409,15 @@ const char *pj_matmul_fit_words(const pj_request *request, const char *params,
     if (fp8)
         tile = pj_matmul_fit_fp8(tile, sizes[0], sizes[1], config.bm, config.tile_n,
                                  pj_dtype_bytes(config.out), sms);
+    /* Ping-pong in place of the default or fp8's 128-row tiles (not for the llvm backend). */
+    const int rows_128 = !tile || tile == &fp8_tile || tile == &fp8_tile_112;
+    if (!llvm && rows_128 && config.bm == 128 && config.tile_n == 256 &&
+        pj_dtype_bytes(config.out) == 2 && config.variant != MATMUL_WGMMA_TF32 &&
+        has_pingpong(request)) {
+        const pj_matmul_fit_tile *pingpong =
+            pj_matmul_fit_pingpong(sizes[0], sizes[1], fp8, sms);
+        tile = pingpong ? pingpong : tile;
+    }
     return tile ? tile->words : NULL;
 }
 
@@ -363,6 +432,9 @@ const pj_matmul_fit_tile *pj_matmul_fit_tile_of(const char *words)
         return &fp8_tile_112;
     if (words && words == fp8_tile_64x64.words)
         return &fp8_tile_64x64;
+    for (size_t i = 0; words && i < PJ_ARRAY_SIZE(pingpong_tiles); i++)
+        if (pingpong_tiles[i].words == words)
+            return &pingpong_tiles[i];
     /* bf16's split tiles before fp8's: their 64 x 128 words are the same literals, which the
      * compiler may merge (either entry then describes the same tile). */
     for (size_t i = 0; words && i < PJ_ARRAY_SIZE(split_tiles); i++)

@@ -33,6 +33,12 @@ const pj_matmul_fit_tile *pj_matmul_fit_swap(uint64_t m, uint64_t n, int sms, in
 const pj_matmul_fit_tile *pj_matmul_fit_fp8(const pj_matmul_fit_tile *chosen, uint64_t m,
                                             uint64_t n, int bm, int bn, int out_bytes, int sms);
 
+/* Ping-pong consumers (sched=pingpong) for an m x n C on sms SMs, where their 128-row tiles
+ * give every block two or more: 128 x 128 with six stages, or for fp8 (fp8 1) 128 x 176 with
+ * four where its waves are predicted at most 0.97 of 128 x 128's time (a tile's time growing as
+ * its area to the power 0.89); NULL for fewer tiles. */
+const pj_matmul_fit_tile *pj_matmul_fit_pingpong(uint64_t m, uint64_t n, int fp8, int sms);
+
 /* Split-K for a product of few tiles (m at most 32 rows, a decoding's; or at most 128 where
  * 64 x 64 tiles would leave more than half the SMs idle) of k_tiles k tiles on sms SMs: the
  * 64-row tile (64 x 128 or 64 x 64) and parts (2 to 4, each at least 4 k tiles) whose units
@@ -50,7 +56,9 @@ const pj_matmul_fit_tile *pj_matmul_fit_split_fp8(uint64_t m, uint64_t n, uint64
  * on the problem m, n, k (sizes) on sms SMs, or of split-K's tile and parts (pj_matmul_fit_split,
  * for fp8 pj_matmul_fit_split_fp8; not for the llvm backend: llvm 1), or pj_matmul_fit_swap's
  * tile where it gives one (not for the llvm backend); for fp8 the first as pj_matmul_fit_fp8
- * maps it. Only where the request is for a wgmma variant without clusters and names no tile
+ * maps it; then, where that keeps the default tile or fp8's 128-row ones, C is 16-bit and the
+ * template has sched=pingpong, pj_matmul_fit_pingpong's tile (not for the llvm backend, nor
+ * tf32). Only where the request is for a wgmma variant without clusters and names no tile
  * parameter; NULL to keep the request's tile. The family's fit (pj_family.fit; request/plan.h
  * adds the words). */
 const char *pj_matmul_fit_words(const pj_request *request, const char *params,

@@ -1511,11 +1511,13 @@ static int read_types(matmul_gen *g, const matmul_config *c)
 }
 
 /* The wgmma parameter that the generator does not build (B's transpose, the fused epilogue,
- * split-K, swapped operands) that the request sets away from its default, or NULL. */
+ * split-K, swapped operands, ping-pong consumers) that the request sets away from its default,
+ * or NULL. */
 static const char *unbuilt_wgmma_param(const matmul_config *c)
 {
     return c->b_nk ? "b_layout" : c->alpha ? "alpha" : c->beta ? "beta" : c->bias ? "bias"
-           : c->act ? "act" : c->splits > 1 ? "splits" : c->swap ? "swap" : NULL;
+           : c->act ? "act" : c->splits > 1 ? "splits" : c->swap ? "swap"
+           : c->pingpong ? "sched" : NULL;
 }
 
 static int read_request(matmul_gen *g, const pj_llvm_request *request, char *error,

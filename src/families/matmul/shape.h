@@ -55,6 +55,7 @@ typedef struct {
     int store_tma;      /* wgmma variants: store=tma (C through shared memory) */
     int out_bytes;      /* wgmma variants with store_tma: bytes of C's element */
     int b_k_major;      /* wgmma variants: the kernel's B K-major (b_layout=nk, or swap=1's A) */
+    int pingpong;       /* wgmma variants: sched=pingpong (C leaves through 64 of its rows) */
 } pj_matmul_tile;
 
 /* store=tma: the bytes of a row of C's boxes (of 64 rows), swizzled over that span: 128 where a
@@ -89,7 +90,8 @@ static inline int pj_matmul_threads(const pj_matmul_tile *t)
 /* Dynamic shared memory per block, as the template lays it out: tensor_core's padded stages
  * (load=cp_async) or swizzled ones plus 1 KiB of alignment (load=tma); the wgmma variants'
  * stages of 128-byte rows (B's columns rounded up to 64, but for a K-major B of fewer than 64
- * columns), store=tma's tile of C (bm x N), plus 1 KiB of alignment; none for SIMT. */
+ * columns), store=tma's tile of C (bm x N; 64 x N for sched=pingpong's consumers, which store
+ * their tiles in turn and in parts), plus 1 KiB of alignment; none for SIMT. */
 static inline unsigned pj_matmul_shared_bytes(const pj_matmul_tile *t)
 {
     if (t->variant == MATMUL_TENSOR_CORE && t->tma)
@@ -98,7 +100,8 @@ static inline unsigned pj_matmul_shared_bytes(const pj_matmul_tile *t)
         return (unsigned)(t->stages * (t->bm * (t->bk + 4) + t->bk * (t->bn + 8)) * 4);
     if (pj_matmul_is_wgmma(t->variant)) {
         int b_columns = t->b_k_major && t->bn < 64 ? t->bn : (t->bn + 63) / 64 * 64;
-        int c_tile = t->store_tma ? t->bm * t->bn * t->out_bytes : 0;
+        int c_rows = t->pingpong ? 64 : t->bm;
+        int c_tile = t->store_tma ? c_rows * t->bn * t->out_bytes : 0;
         return (unsigned)(t->stages * (t->bm + b_columns) * 128 + c_tile + 1024);
     }
     return 0;
@@ -127,7 +130,8 @@ typedef struct {
     int cluster;            /* blocks per thread-block cluster (wgmma's cluster=), else 1 */
     unsigned shared_bytes;  /* dynamic shared memory per block */
     /* The wgmma variants' (0 elsewhere): */
-    int persistent;         /* sched=persistent: a grid of resident blocks looping over tiles */
+    int persistent;         /* sched=persistent or pingpong: resident blocks looping over tiles */
+    int pingpong;           /* sched=pingpong: the consumers take whole tiles in turn */
     int store_tma;          /* store=tma: C through shared memory and a third tensor map */
     int b_nk;               /* b_layout=nk: B given as its transpose, N x K row-major */
     int alpha, beta, bias;  /* alpha=scaled, beta=scaled, bias=column */
@@ -172,7 +176,8 @@ static inline void pj_matmul_decode_wgmma(matmul_config *out, const pj_param_rea
     out->cluster = cluster.present ? (int)cluster.value : 1;
     out->splits = splits.present ? (int)splits.value : 1;
     out->swap = swap.present && swap.value == 1;
-    out->persistent = pj_read_is(&sched, "persistent");
+    out->pingpong = pj_read_is(&sched, "pingpong");
+    out->persistent = pj_read_is(&sched, "persistent") || out->pingpong;
     out->store_tma = pj_read_is(&store, "tma");
     out->b_nk = pj_read_is(&b_layout, "nk");
     out->alpha = pj_read_is(&alpha, "scaled");
@@ -211,7 +216,7 @@ static inline void pj_matmul_decode_tile(matmul_config *out, const pj_param_read
     const pj_matmul_tile tile = {out->variant, out->bm, out->tile_n, out->bk, out->tm, out->tn,
                                  out->wm, out->wn, out->consumers, out->stages, out->tma,
                                  out->store_tma, pj_matmul_element_bytes(out->out),
-                                 out->b_nk || out->swap};
+                                 out->b_nk || out->swap, out->pingpong};
     out->threads = pj_matmul_threads(&tile);
     out->shared_bytes = pj_matmul_shared_bytes(&tile);
 }

@@ -559,9 +559,9 @@ START_TEST(matmul_layout_plan_says_how_a_batch_runs)
     ptxjit_matmul_layout_init(&dense);
     pj_matmul_layout_plan plan;
     char *why = (char *)"poison";
-    ck_assert_int_eq(pj_matmul_layout_plan_make(&plan, context, "", 8192, 8192, 8192, 1),
+    ck_assert_int_eq(pj_matmul_layout_plan_make(&plan, context, "", 128, 32000, 4096, 1),
                      PTXJIT_OK);
-    ck_assert_int_eq(pj_matmul_layout_plan_why(&why, &plan, &dense, 8192, 8192, 8192),
+    ck_assert_int_eq(pj_matmul_layout_plan_why(&why, &plan, &dense, 128, 32000, 4096),
                      PTXJIT_OK);
     ck_assert_ptr_null(why);
     pj_matmul_layout_plan_free(&plan);
@@ -933,6 +933,37 @@ START_TEST(matmul_fit_fp8_splits_into_fewest_parts)
 }
 END_TEST
 
+/* Ping-pong consumers where their 128-row tiles give each block two or more: 128 x 128, or for
+ * fp8 128 x 176 where its waves are predicted shorter (N = 14336: 82 columns of tiles, 99%
+ * full); none for fewer tiles, no shape or no GPU. */
+START_TEST(matmul_fit_takes_pingpong_where_blocks_have_two_tiles)
+{
+    static const struct {
+        uint64_t m, n;
+        int fp8, bn; /* bn 0: none */
+    } cases[] = {
+        {4096, 14336, 1, 176}, {1024, 14336, 1, 176}, {2048, 14336, 1, 176}, {8192, 8192, 1, 176},
+        {2048, 4096, 1, 128},  {4096, 4096, 1, 128},  {1792, 4096, 1, 128},  {3072, 8192, 1, 128},
+        {4096, 14336, 0, 128}, {8192, 8192, 0, 128},  {1024, 14336, 0, 128}, {256, 14336, 1, 0},
+        {256, 14336, 0, 0},    {500, 4096, 1, 0},     {128, 32000, 1, 0},    {384, 11008, 1, 0},
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
+        const pj_matmul_fit_tile *t =
+            pj_matmul_fit_pingpong(cases[i].m, cases[i].n, cases[i].fp8, 132);
+        ck_assert_msg(cases[i].bn ? t && t->bm == 128 && t->bn == cases[i].bn &&
+                                        strstr(t->words, "sched=pingpong")
+                                  : t == NULL,
+                      "%s %llu x %llu: %s", cases[i].fp8 ? "fp8" : "bf16",
+                      (unsigned long long)cases[i].m, (unsigned long long)cases[i].n,
+                      t ? t->words : "none");
+        if (t)
+            ck_assert_ptr_eq(pj_matmul_fit_tile_of(t->words), t);
+    }
+    ck_assert_ptr_null(pj_matmul_fit_pingpong(0, 4096, 1, 132));
+    ck_assert_ptr_null(pj_matmul_fit_pingpong(4096, 4096, 1, 0));
+}
+END_TEST
+
 /* A decoding's product swaps the operands (C's transpose, the weights on wgmma's 64-row side):
  * 8 rows of A a tile up to 8 rows, 16 up to 16, else 32; not past 64 rows; fp8 only where the
  * swapped tiles are one wave at most. */
@@ -1085,6 +1116,15 @@ START_TEST(matmul_fit_tiles_suit_every_wgmma_request)
         expect_words_suit(context, "variant=wgmma_fp8", fp8[i]);
         expect_words_suit(context, "variant=wgmma_fp8 fp8=e5m2 out=f32", fp8[i]);
     }
+    /* The ping-pong tiles, for the 16-bit outputs the fit gives them. */
+    static const char *const sixteen[] = {"", "dtype=f16", "b_layout=nk", "variant=wgmma_fp8",
+                                          "variant=wgmma_fp8 fp8=e5m2 out=f16",
+                                          "alpha=scaled beta=scaled bias=column act=gelu"};
+    const pj_matmul_fit_tile *pingpong[] = {pj_matmul_fit_pingpong(4096, 4096, 0, 132),
+                                            pj_matmul_fit_pingpong(4096, 14336, 1, 132)};
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(pingpong); i++)
+        for (size_t r = 0; r < PJ_ARRAY_SIZE(sixteen); r++)
+            expect_words_suit(context, sixteen[r], pingpong[i]);
     /* The swapped tiles, with every epilogue term. */
     const pj_matmul_fit_tile *swapped[] = {pj_matmul_fit_swap(1, 4096, 132, 0),
                                            pj_matmul_fit_swap(16, 4096, 132, 0),
@@ -1119,6 +1159,7 @@ Suite *suite_matmul(void)
     tcase_add_test(tc, matmul_fit_leaves_a_named_tile_alone);
     tcase_add_test(tc, matmul_fit_swaps_a_decoding);
     tcase_add_test(tc, matmul_fit_chooses_by_shape);
+    tcase_add_test(tc, matmul_fit_takes_pingpong_where_blocks_have_two_tiles);
     tcase_add_test(tc, matmul_fit_tiles_suit_every_wgmma_request);
     tcase_add_test(tc, matmul_c_boxes_are_the_widest_span_the_row_divides_into);
     tcase_add_test(tc, matmul_fit_fp8_tile);

@@ -285,6 +285,44 @@ START_TEST(matmul_wgmma_persistent_and_tma_stores)
 }
 END_TEST
 
+/* Ping-pong consumers (sched=pingpong): a block of one tile (the second consumer has none), of
+ * an odd and an even count, ragged edges, every input type, both stores, a cluster, f32 C and
+ * the full epilogue; each consumer passes over the other's stages in the ring. */
+START_TEST(matmul_wgmma_pingpong_consumers)
+{
+    ptxjit_context *context = test_gpu_context("matmul_wgmma_pingpong_consumers");
+    if (!context)
+        return;
+    static const shape shapes[] = {{1, 8, 16}, {127, 136, 80}, {300, 264, 1008},
+                                   {4096, 2048, 160}, {1000, 3000, 2000}};
+    static const struct {
+        const char *params;
+        epilogue_case values;
+        double tolerance;
+    } cases[] = {
+        {"variant=wgmma_fp8 sched=pingpong mma=m64n176k16 stages=4", {1, 0, 0.5f, 4, 0}, 1e-2},
+        {"variant=wgmma_fp8 sched=pingpong fp8=e5m2 out=f16 mma=m64n128k16 stages=6",
+         {1, 0, 1, 1, 0}, 1e-2},
+        {"variant=wgmma sched=pingpong mma=m64n128k16 stages=6", {1, 0, 1, 1, 0}, 1e-2},
+        {"variant=wgmma sched=pingpong b_layout=nk dtype=f16 mma=m64n176k16 stages=4",
+         {1, 0, 1, 1, 0}, 1e-2},
+        {"variant=wgmma sched=pingpong out=f32 mma=m64n128k16 stages=3", {1, 0, 1, 1, 0}, 1e-2},
+        {"variant=wgmma_fp8 sched=pingpong store=direct mma=m64n176k16 stages=5",
+         {1, 0, 1, 1, 0}, 1e-2},
+        {"variant=wgmma sched=pingpong cluster=2 mma=m64n128k16 stages=5", {1, 0, 1, 1, 0}, 1e-2},
+        {"variant=wgmma_tf32 sched=pingpong mma=m64n128k16 stages=4", {1, 0, 1, 1, 0}, 2e-3},
+        {"variant=wgmma_fp8 sched=pingpong alpha=scaled beta=scaled bias=column act=gelu "
+         "mma=m64n176k16 stages=4",
+         {0.5f, -2.0f, 0.5f, 0.25f, 1}, 1e-2},
+    };
+    for (size_t t = 0; t < PJ_ARRAY_SIZE(cases); t++)
+        for (size_t i = 0; i < PJ_ARRAY_SIZE(shapes); i++)
+            check_epilogue(context, cases[t].params, shapes[i], cases[t].tolerance,
+                           cases[t].values);
+    ptxjit_close(context);
+}
+END_TEST
+
 /* tf32 through wgmma: f32 A and B (B given as its transpose), the tensor core's truncation to
  * tf32 (2e-3 of the float64 product), any output type, both schedules and stores. */
 START_TEST(matmul_wgmma_tf32_shapes_and_tiles)
@@ -757,7 +795,8 @@ START_TEST(matmul_strided_batches_and_leading_dimensions)
     static const char *const requests[] = {
         "", "store=direct", "variant=wgmma b_layout=nk", "variant=wgmma_tf32",
         "variant=wgmma_fp8 out=f32", "alpha=scaled beta=scaled bias=column act=relu",
-        "variant=block_tiled_vectorized", "variant=tensor_core load=tma"};
+        "variant=block_tiled_vectorized", "variant=tensor_core load=tma",
+        "variant=wgmma_fp8 sched=pingpong mma=m64n176k16 stages=4"};
     const epilogue_case full = {1.5f, 0.5f, 1.0f, 1.0f, 1};
     for (size_t r = 0; r < PJ_ARRAY_SIZE(requests); r++) {
         const double tolerance = strstr(requests[r], "tf32") || strstr(requests[r], "tensor_core")
@@ -959,6 +998,7 @@ Suite *suite_matmul_gpu(void)
     TCase *wgmma = tcase_create("wgmma");
     tcase_set_timeout(wgmma, 300);
     tcase_add_test(wgmma, matmul_wgmma_persistent_and_tma_stores);
+    tcase_add_test(wgmma, matmul_wgmma_pingpong_consumers);
     tcase_add_test(wgmma, matmul_wgmma_tf32_shapes_and_tiles);
     tcase_add_test(wgmma, matmul_wgmma_fp8_types_scales_and_tiles);
     tcase_add_test(wgmma, matmul_wgmma_epilogue_terms);

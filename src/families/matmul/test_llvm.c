@@ -600,6 +600,8 @@ START_TEST(llvm_refuses_the_wgmma_features_it_does_not_build)
         {"act=gelu", "act=gelu is not supported by the llvm backend"},
         {"splits=4", "matmul variant=wgmma splits=4 is not supported by the llvm backend"},
         {"swap=1", "matmul variant=wgmma swap=1 is not supported by the llvm backend"},
+        {"sched=pingpong mma=m64n128k16",
+         "matmul variant=wgmma sched=pingpong is not supported by the llvm backend"},
         {"out=f16", "not supported by the llvm backend"},
     };
     for (size_t i = 0; i < PJ_ARRAY_SIZE(refused); i++) {

@@ -86,7 +86,8 @@ static const pj_matmul_fit_tile fp8_tile_112 = {128, 112, TILE_128x112_FP8, 1};
  * EXPONENT of the area ratio (the wider tile loads fewer bytes a flop: at 4096 x 14336 x 4096 its
  * 20 waves ran 4.5% faster than 128 x 128's 28 at 128 / 176 of its area each). It won where N
  * = 14336 (82 columns of tiles, 99% full) and lost 1-3% at N = 4096 and 8192 (24 and 47
- * columns, the last 33% and 55% full). */
+ * columns, the last 27% and 55% full). Not with a bias: its loads push 128 x 176's epilogue
+ * past the consumers' 232 registers (36-72 bytes spilled, never measured), 128 x 128's not. */
 #define TILE_PINGPONG_128 "mma=m64n128k16 stages=6 sched=pingpong"
 #define TILE_PINGPONG_176 "mma=m64n176k16 stages=4 sched=pingpong"
 static const pj_matmul_fit_tile pingpong_tiles[] = {
@@ -322,18 +323,18 @@ const pj_matmul_fit_tile *pj_matmul_fit_swap(uint64_t m, uint64_t n, int sms, in
     return !one_wave || tiles <= (uint64_t)sms ? t : NULL;
 }
 
-const pj_matmul_fit_tile *pj_matmul_fit_pingpong(uint64_t m, uint64_t n, int fp8, int sms)
+const pj_matmul_fit_tile *pj_matmul_fit_pingpong(uint64_t m, uint64_t n, int wide, int sms)
 {
     if (sms < 1 || !m || !n)
         return NULL;
     const uint64_t rows = (m + 127) / 128, narrow = rows * ((n + 127) / 128),
-                   wide = rows * ((n + 175) / 176),
+                   wide_tiles = rows * ((n + 175) / 176),
                    least = (uint64_t)PINGPONG_TILES_PER_SM * (uint64_t)sms;
     if (narrow < least)
         return NULL;
-    const double wide_time = (double)waves_of(wide, sms) *
+    const double wide_time = (double)waves_of(wide_tiles, sms) *
                              pow(176.0 / 128.0, PINGPONG_WIDE_EXPONENT);
-    return fp8 && wide >= least &&
+    return wide && wide_tiles >= least &&
                    wide_time <= PINGPONG_WIDE_TAKING * (double)waves_of(narrow, sms)
                ? &pingpong_tiles[1]
                : &pingpong_tiles[0];
@@ -415,7 +416,7 @@ const char *pj_matmul_fit_words(const pj_request *request, const char *params,
         pj_dtype_bytes(config.out) == 2 && config.variant != MATMUL_WGMMA_TF32 &&
         has_pingpong(request)) {
         const pj_matmul_fit_tile *pingpong =
-            pj_matmul_fit_pingpong(sizes[0], sizes[1], fp8, sms);
+            pj_matmul_fit_pingpong(sizes[0], sizes[1], fp8 && !config.bias, sms);
         tile = pingpong ? pingpong : tile;
     }
     return tile ? tile->words : NULL;

@@ -34,10 +34,10 @@ const pj_matmul_fit_tile *pj_matmul_fit_fp8(const pj_matmul_fit_tile *chosen, ui
                                             uint64_t n, int bm, int bn, int out_bytes, int sms);
 
 /* Ping-pong consumers (sched=pingpong) for an m x n C on sms SMs, where their 128-row tiles
- * give every block two or more: 128 x 128 with six stages, or for fp8 (fp8 1) 128 x 176 with
- * four where its waves are predicted at most 0.97 of 128 x 128's time (a tile's time growing as
- * its area to the power 0.89); NULL for fewer tiles. */
-const pj_matmul_fit_tile *pj_matmul_fit_pingpong(uint64_t m, uint64_t n, int fp8, int sms);
+ * give every block two or more: 128 x 128 with six stages, or where wide (fp8 without a bias:
+ * 1) 128 x 176 with four where its waves are predicted at most 0.97 of 128 x 128's time (a
+ * tile's time growing as its area to the power 0.89); NULL for fewer tiles. */
+const pj_matmul_fit_tile *pj_matmul_fit_pingpong(uint64_t m, uint64_t n, int wide, int sms);
 
 /* Split-K for a product of few tiles (m at most 32 rows, a decoding's; or at most 128 where
  * 64 x 64 tiles would leave more than half the SMs idle) of k_tiles k tiles on sms SMs: the

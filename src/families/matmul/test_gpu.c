@@ -128,6 +128,23 @@ static void check(ptxjit_context *context, const char *params, shape s, double t
     check_epilogue(context, params, s, tolerance, plain);
 }
 
+/* A request with its epilogue's values and tolerance. */
+typedef struct {
+    const char *params;
+    epilogue_case values;
+    double tolerance;
+} epilogue_request;
+
+/* Every request on every shape. */
+static void check_requests(ptxjit_context *context, const epilogue_request *requests,
+                           size_t count, const shape *shapes, size_t shape_count)
+{
+    for (size_t t = 0; t < count; t++)
+        for (size_t i = 0; i < shape_count; i++)
+            check_epilogue(context, requests[t].params, shapes[i], requests[t].tolerance,
+                           requests[t].values);
+}
+
 static const char *const simt[] = {"variant=naive", "variant=coalescing", "variant=tiled",
                                    "variant=tiled_register", "variant=block_tiled",
                                    "variant=block_tiled_vectorized"};
@@ -295,11 +312,7 @@ START_TEST(matmul_wgmma_pingpong_consumers)
         return;
     static const shape shapes[] = {{1, 8, 16}, {127, 136, 80}, {300, 264, 1008},
                                    {4096, 2048, 160}, {1000, 3000, 2000}};
-    static const struct {
-        const char *params;
-        epilogue_case values;
-        double tolerance;
-    } cases[] = {
+    static const epilogue_request cases[] = {
         {"variant=wgmma_fp8 sched=pingpong mma=m64n176k16 stages=4", {1, 0, 0.5f, 4, 0}, 1e-2},
         {"variant=wgmma_fp8 sched=pingpong fp8=e5m2 out=f16 mma=m64n128k16 stages=6",
          {1, 0, 1, 1, 0}, 1e-2},
@@ -315,10 +328,7 @@ START_TEST(matmul_wgmma_pingpong_consumers)
          "mma=m64n176k16 stages=4",
          {0.5f, -2.0f, 0.5f, 0.25f, 1}, 1e-2},
     };
-    for (size_t t = 0; t < PJ_ARRAY_SIZE(cases); t++)
-        for (size_t i = 0; i < PJ_ARRAY_SIZE(shapes); i++)
-            check_epilogue(context, cases[t].params, shapes[i], cases[t].tolerance,
-                           cases[t].values);
+    check_requests(context, cases, PJ_ARRAY_SIZE(cases), shapes, PJ_ARRAY_SIZE(shapes));
     ptxjit_close(context);
 }
 END_TEST
@@ -379,11 +389,7 @@ START_TEST(matmul_wgmma_epilogue_terms)
     if (!context)
         return;
     static const shape shapes[] = {{127, 136, 80}, {300, 264, 1008}}; /* k: fp8's 16 too */
-    static const struct {
-        const char *params;
-        epilogue_case values;
-        double tolerance;
-    } cases[] = {
+    static const epilogue_request cases[] = {
         {"variant=wgmma alpha=scaled", {-1.5f, 0.0f, 1.0f, 1.0f, 0}, 1e-2},
         {"variant=wgmma beta=scaled out=f32", {1.0f, 0.75f, 1.0f, 1.0f, 0}, 1e-2},
         {"variant=wgmma bias=column store=tma", {1.0f, 0.0f, 1.0f, 1.0f, 1}, 1e-2},
@@ -401,10 +407,7 @@ START_TEST(matmul_wgmma_epilogue_terms)
          "stages=2",
          {2.0f, -1.0f, 0.5f, 0.25f, 1}, 1e-2},
     };
-    for (size_t t = 0; t < PJ_ARRAY_SIZE(cases); t++)
-        for (size_t i = 0; i < PJ_ARRAY_SIZE(shapes); i++)
-            check_epilogue(context, cases[t].params, shapes[i], cases[t].tolerance,
-                           cases[t].values);
+    check_requests(context, cases, PJ_ARRAY_SIZE(cases), shapes, PJ_ARRAY_SIZE(shapes));
     ptxjit_close(context);
 }
 END_TEST

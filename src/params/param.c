@@ -13,6 +13,14 @@ int pj_schema_param_index(const pj_schema *schema, const char *name)
     return -1;
 }
 
+int pj_param_value_index(const pj_param *param, const char *text)
+{
+    for (int i = 0; i < param->value_count; i++)
+        if (strcmp(param->values[i], text) == 0)
+            return i;
+    return -1;
+}
+
 /* "a power of two in 32..1024", "one of a, b": the allowed values, as error messages and
  * pj_schema_describe show them. */
 void pj_schema_describe_allowed(pj_strbuf *sb, const pj_param *param)

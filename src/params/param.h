@@ -81,6 +81,8 @@ static inline int pj_is_power_of_two(int64_t value)
 }
 
 int pj_schema_param_index(const pj_schema *schema, const char *name); /* -1 if none */
+/* The index of text among an enum or dtype parameter's allowed names; -1 if none. */
+int pj_param_value_index(const pj_param *param, const char *text);
 /* The allowed values of one parameter, as error messages name them. */
 void pj_schema_describe_allowed(pj_strbuf *sb, const pj_param *param);
 

@@ -32,11 +32,11 @@ static ptxjit_status parse_value(int64_t *out, const pj_schema *schema, const pj
                         "or a family op (ptxjit_reduce, ...), or give a value",
                         schema->family, param->name);
     if (param->kind != PJ_PARAM_INT) {
-        for (int v = 0; v < param->value_count; v++)
-            if (strcmp(param->values[v], text) == 0) {
-                *out = v;
-                return PTXJIT_OK;
-            }
+        const int v = pj_param_value_index(param, text);
+        if (v >= 0) {
+            *out = v;
+            return PTXJIT_OK;
+        }
         return param_error(schema, param, text, NULL);
     }
     char *end;

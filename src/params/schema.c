@@ -170,14 +170,6 @@ static ptxjit_status parse_type(pj_param *param, const char *type, const where *
     return PTXJIT_OK;
 }
 
-static int value_index(const pj_param *param, const char *text)
-{
-    for (int i = 0; i < param->value_count; i++)
-        if (strcmp(param->values[i], text) == 0)
-            return i;
-    return -1;
-}
-
 /* A value of param written in a template (default= or default_if=), as its stored form. */
 static ptxjit_status parse_default(const pj_param *param, const char *text, int64_t *out,
                                    const where *at)
@@ -190,7 +182,7 @@ static ptxjit_status parse_default(const pj_param *param, const char *text, int6
         *out = v;
         return PTXJIT_OK;
     }
-    int index = value_index(param, text);
+    int index = pj_param_value_index(param, text);
     if (index < 0)
         return bad(at, "default '%s' is not one of the listed values", text);
     *out = index;

@@ -344,11 +344,8 @@ const pj_matmul_fit_tile *pj_matmul_fit_pingpong(uint64_t m, uint64_t n, int wid
 static int has_pingpong(const pj_request *request)
 {
     const int at = pj_schema_param_index(request->schema, "sched");
-    const pj_param *sched = at < 0 ? NULL : &request->schema->params[at];
-    for (int v = 0; sched && sched->kind == PJ_PARAM_ENUM && v < sched->value_count; v++)
-        if (strcmp(sched->values[v], "pingpong") == 0)
-            return 1;
-    return 0;
+    return at >= 0 && request->schema->params[at].kind == PJ_PARAM_ENUM &&
+           pj_param_value_index(&request->schema->params[at], "pingpong") >= 0;
 }
 
 /* fp8's 128 x 128 tile, or 128 x 112 where more of them fill the same waves (past one), its

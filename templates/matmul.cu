@@ -61,7 +61,7 @@
 //@ptxjit constraint "variant < wgmma || sched == pingpong || bm / (64 * consumers) * 4 * mma <= 128" "wgmma: at most 128 accumulators per thread (rows per consumer / 64 * N / 2): lower N or bm"
 //@ptxjit constraint "variant < wgmma || sched != pingpong || bm == 128 && consumers == 2 && splits == 1 && swap == 0" "sched=pingpong: two consumers taking whole tiles of 128 rows in turn (bm=128 consumers=2), without split-K or swapped operands"
 //@ptxjit constraint "variant < wgmma || sched != pingpong || mma <= 22" "sched=pingpong: a consumer holds a whole 128-row tile, at most 176 accumulators per thread: N of mma at most 176"
-//@ptxjit constraint "variant < wgmma || stages * ((bm + (8 * mma + 63) / 64 * 64 - (b_layout == nk || swap == 1) * (mma < 8) * (64 - 8 * mma)) * 128 + 16) + (store == tma) * (bm - (sched == pingpong) * (bm - 64)) * 8 * mma * bytes(out) + 1024 <= 232448" "wgmma's pipeline (and store=tma's tile of C: 64 rows of it with sched=pingpong) must fit 227 KiB of shared memory: lower stages, bm or N"
+//@ptxjit constraint "variant < wgmma || stages * ((bm + (8 * mma + 63) / 64 * 64 - (b_layout == nk || swap == 1) * (mma < 8 || mma % cluster == 0) * ((8 * mma + 63) / 64 * 64 - 8 * mma)) * 128 + 16) + (store == tma) * (bm - (sched == pingpong) * (bm - 64)) * 8 * mma * bytes(out) + 1024 <= 232448" "wgmma's pipeline (and store=tma's tile of C: 64 rows of it with sched=pingpong) must fit 227 KiB of shared memory: lower stages, bm or N"
 //@ptxjit constraint "variant < wgmma || variant == wgmma || b_layout == nk" "wgmma_tf32 and wgmma_fp8 read B K-major (wgmma transposes 16-bit operands only): give B as its transpose (N x K row-major) with b_layout=nk"
 //@ptxjit constraint "variant < wgmma || splits == 1 || cluster == 1" "split-K (splits > 1) runs without clusters: use cluster=1"
 //@ptxjit constraint "variant < wgmma || store != tma || 8 * mma * bytes(out) % 32 == 0" "store=tma writes C in boxes of 32, 64 or 128 bytes: N of mma must be a multiple of 16 (16-bit out) or 8 (f32 out); use store=direct"
@@ -831,15 +831,22 @@ enum : int { WG_MT = WG_PINGPONG ? BM / 64 : BM >= 64 * WG_CONSUMERS ? BM / (64 
 enum : int { IN_BYTES = VARIANT == VARIANT_WGMMA_TF32 ? 4 : VARIANT == VARIANT_WGMMA_FP8 ? 1 : 2 };
 enum : int { WG_BK = 128 / IN_BYTES, WG_K = 32 / IN_BYTES, B_BOXES = (WG_N + 63) / 64 };
 // B in a stage: b_layout=kn (N-major, 16-bit only) as boxes of 64 k rows x 64 columns; nk
-// (K-major) as boxes of 64 rows (columns of C) x 128 bytes of K, which stack up like A's rows,
-// or one box of N rows where N is less than 64 (swap=1's few rows of A: 8 rows, not 64).
+// (K-major) as N rows (columns of C) x 128 bytes of K, which stack up like A's rows: a box per
+// block of the cluster, N / CLUSTER rows each (N = 176 alone loads 176 rows, not three 64-row
+// boxes' 192; in a cluster of two each block 88 and multicasts them), where that is whole
+// 8-row swizzle atoms; else one box of N rows where N is less than 64 (swap=1's few rows of A:
+// 8, not 64), or boxes of 64 rows. A cluster's blocks load box j where j % CLUSTER is their rank.
 // swap=1 multiplies B^T A^T: its second operand, A, is K-major whatever b_layout says, and its
 // first, B, is N-major with b_layout=kn (16-bit only): stored as B is there, 64-column boxes of
 // 64 k rows, read through wgmma's transposed A.
 enum : int { B_K_MAJOR = WG_FAMILY && (B_LAYOUT == B_LAYOUT_NK || SWAP) };
 enum : int { A_MN_MAJOR = WG_FAMILY && SWAP && B_LAYOUT == B_LAYOUT_KN };
-enum : int { B_BOX_ROWS = B_K_MAJOR && WG_N < 64 ? WG_N : 64 };
-enum : int { A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = B_BOXES * B_BOX_ROWS * 128 };
+enum : int { B_SHARED_OUT = B_K_MAJOR && WG_N % (8 * CLUSTER_SIZE) == 0 };
+enum : int {
+    B_BOX_ROWS = B_SHARED_OUT ? WG_N / CLUSTER_SIZE : B_K_MAJOR && WG_N < 64 ? WG_N : 64,
+    B_LOADS = B_SHARED_OUT ? CLUSTER_SIZE : B_K_MAJOR && WG_N < 64 ? 1 : B_BOXES
+};
+enum : int { A_STAGE_BYTES = BM * 128, B_STAGE_BYTES = B_LOADS * B_BOX_ROWS * 128 };
 enum : int { STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES };
 enum : int { WG_ACC = WG_N / 2 };
 enum : int { WG_PERSISTENT = WG_FAMILY && SCHED != SCHED_GRID };
@@ -860,14 +867,18 @@ enum : int { C_PARTS = WG_PINGPONG ? WG_MT : 1 };
 enum : int { C_TILE_BYTES = WG_MT / C_PARTS * C_BOXES * C_BOX_BYTES }; // one consumer's
 enum : int { C_BUFFERS = WG_PINGPONG ? 1 : WG_CONSUMERS };
 
-// A shared-memory matrix descriptor with the 128-byte swizzle: start address, leading and
-// stride byte offsets (each in units of 16 bytes).
-__device__ __forceinline__ unsigned long long smem_descriptor(unsigned address, unsigned leading,
-                                                              unsigned stride)
+// A shared-memory matrix descriptor with the 128-byte swizzle, as two words: the low one, the
+// start address and the leading byte offset (each in units of 16 bytes), which the k loop adds
+// to; the high one, the stride (1024 bytes: an 8-row swizzle atom, for every operand here) and
+// the swizzle.
+__device__ __forceinline__ unsigned descriptor_low(unsigned address, unsigned leading)
 {
-    return (unsigned long long)((address & 0x3ffff) >> 4) |
-           (unsigned long long)(leading >> 4) << 16 | (unsigned long long)(stride >> 4) << 32 |
-           1ull << 62;
+    return (address & 0x3ffff) >> 4 | (leading >> 4) << 16;
+}
+
+__device__ __forceinline__ unsigned long long descriptor_of(unsigned low)
+{
+    return (unsigned long long)((1024 >> 4) | 1u << 30) << 32 | low;
 }
 
 // ---- generated by src/tools/wgmma_table.py: do not edit by hand ----
@@ -1042,10 +1053,10 @@ __device__ __forceinline__ void wg_produce(char *stages, unsigned full0, unsigne
                 tma_load_3d(a, a_map, kt * WG_BK, row0, za, full);
             }
 #pragma unroll
-            for (int j = 0; j < B_BOXES; j++) {
+            for (int j = 0; j < B_LOADS; j++) {
                 const unsigned b = a + A_STAGE_BYTES + j * B_BOX_ROWS * 128;
                 const int x = B_K_MAJOR ? kt * WG_BK : col0 + j * 64;
-                const int y = B_K_MAJOR ? col0 + j * 64 : kt * WG_BK;
+                const int y = B_K_MAJOR ? col0 + j * B_BOX_ROWS : kt * WG_BK;
                 if constexpr (CLUSTER_SIZE == 1)
                     tma_load_3d(b, b_map, x, y, zb, full);
                 else if (j % CLUSTER_SIZE == (int)rank)
@@ -1111,23 +1122,26 @@ __device__ __forceinline__ unsigned wg_consume(float (&acc)[WG_MT][WG_ACC], char
     // kernel (1320 SASS instructions against 736) and NVRTC's compile (475 -> 260 ms on the dev
     // machine) for no speed: the loop waits on barriers and wgmma groups, not on its own
     // instructions (H100, 3 machines, 7 shapes and tf32/fp8: the same GFLOP/s within noise).
+    // The descriptors' low words at the first stage: a stage's, and each instruction's in it,
+    // are those plus the byte offset / 16 (shared memory lies below 256 KiB, so the sum never
+    // carries out of the address field). Built afresh for each instruction, descriptors took
+    // about 15 SASS instructions between two wgmma (128 x 176 fp8), now about 7.
+    const unsigned first = shared_address(stages);
+    const unsigned a0 = descriptor_low(first, A_MN_MAJOR ? 64 * 128 : 16);
+    const unsigned b0 = descriptor_low(first + A_STAGE_BYTES, B_K_MAJOR ? 16 : 64 * 128);
 #pragma unroll 1
     for (int kt = 0; kt < k_tiles; kt++) {
         barrier_wait(full0 + 8 * ring.stage, ring.phase);
-        const unsigned a = shared_address(stages + ring.stage * STAGE_BYTES), b = a + A_STAGE_BYTES;
+        const unsigned stage = ring.stage * (STAGE_BYTES / 16);
         asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
         for (int k = 0; k < WG_BK / WG_K; k++)
 #pragma unroll
             for (int m = 0; m < WG_MT; m++)
                 wgmma<WG_N>(acc[m],
-                            A_MN_MAJOR
-                                ? smem_descriptor(a + wg_row_tile(consumer, m) * 64 * 128 + k * 16 * 128,
-                                                  64 * 128, 1024)
-                                : smem_descriptor(a + wg_row_tile(consumer, m) * 64 * 128 + k * 32, 16,
-                                                  1024),
-                            B_K_MAJOR ? smem_descriptor(b + k * 32, 16, 1024)
-                                      : smem_descriptor(b + k * 16 * 128, 64 * 128, 1024));
+                            descriptor_of(a0 + stage + (wg_row_tile(consumer, m) * 64 * 128 +
+                                                        (A_MN_MAJOR ? k * 16 * 128 : k * 32)) / 16),
+                            descriptor_of(b0 + stage + (B_K_MAJOR ? k * 32 : k * 16 * 128) / 16));
         asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
         asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
         if (kt > 0)

@@ -163,8 +163,8 @@ static ptxjit_status operand_map(CUtensorMap *map, const pj_driver *d, const mat
 
 /* The wgmma variants' maps of the product as staged (of product `product` where the kernel
  * takes one at a time): A in boxes of 128 bytes of k x bm rows; B N-major in boxes of 64
- * columns x 64 k rows, K-major (b_nk) in boxes of 128 bytes of k x 64 rows (columns of C), or
- * of N rows where the tile is narrower (the template's B_BOX_ROWS); C (store=tma) in boxes of
+ * columns x 64 k rows, K-major (b_nk) in boxes of 128 bytes of k x the rows (columns of C)
+ * pj_matmul_b_box_rows gives (a cluster's share of the tile's N); C (store=tma) in boxes of
  * 128, 64 or 32 bytes (pj_matmul_c_span) x 64 rows. swap=1 trades A and B: the kernel's first
  * operand is B (K-major: bm rows a box; N-major: as above), its second A (K-major, as B nk is).
  * The maps have the true sizes: a padded row's tail is read as zeros, and C's padding columns
@@ -173,8 +173,9 @@ static ptxjit_status wgmma_maps(CUtensorMap maps[3], const pj_driver *d, const m
                                 const pj_matmul_staged *s, pj_matmul_takes takes, size_t product)
 {
     const pj_matmul_layout *l = &s->layout;
-    const uint32_t narrow = config->tile_n < 64 ? (uint32_t)config->tile_n : 64;
     const int swap = config->swap;
+    const uint32_t b_rows =
+        (uint32_t)pj_matmul_b_box_rows(swap || config->b_nk, config->tile_n, config->cluster);
     ptxjit_status status = operand_map(&maps[0], d, config, s, takes, product,
                                        swap ? s->b : s->a, swap ? l->n : l->m,
                                        swap ? s->b_pitch : s->a_pitch,
@@ -183,7 +184,7 @@ static ptxjit_status wgmma_maps(CUtensorMap maps[3], const pj_driver *d, const m
     if (status == PTXJIT_OK)
         status = operand_map(&maps[1], d, config, s, takes, product, swap ? s->a : s->b,
                              swap ? l->m : l->n, swap ? s->a_pitch : s->b_pitch,
-                             swap ? s->a_stride : s->b_stride, swap || config->b_nk, narrow);
+                             swap ? s->a_stride : s->b_stride, swap || config->b_nk, b_rows);
     const int out_bytes = pj_dtype_bytes(config->out);
     if (status == PTXJIT_OK && config->store_tma)
         status = encode_operand(&maps[2], d, config->out, s->c, l->m, l->n, s->c_pitch,

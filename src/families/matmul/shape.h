@@ -56,6 +56,7 @@ typedef struct {
     int out_bytes;      /* wgmma variants with store_tma: bytes of C's element */
     int b_k_major;      /* wgmma variants: the kernel's B K-major (b_layout=nk, or swap=1's A) */
     int pingpong;       /* wgmma variants: sched=pingpong (C leaves through 64 of its rows) */
+    int cluster;        /* wgmma variants: blocks per cluster (their shares of K-major B) */
 } pj_matmul_tile;
 
 /* store=tma: the bytes of a row of C's boxes (of 64 rows), swizzled over that span: 128 where a
@@ -92,6 +93,18 @@ static inline int pj_matmul_threads(const pj_matmul_tile *t)
  * stages of 128-byte rows (B's columns rounded up to 64, but for a K-major B of fewer than 64
  * columns), store=tma's tile of C (bm x N; 64 x N for sched=pingpong's consumers, which store
  * their tiles in turn and in parts), plus 1 KiB of alignment; none for SIMT. */
+/* The rows of the TMA boxes in which the wgmma kernels load a stage's B, which stack up to
+ * tile_n rows, or 64 (more than tile_n where it is not a multiple of 64): K-major B as a box
+ * per block of the cluster, tile_n / cluster rows each, where those are whole 8-row swizzle
+ * atoms; else one box of tile_n rows where tile_n is under 64; else 64. N-major B: boxes of 64
+ * columns. templates/matmul.cu's B_BOX_ROWS. */
+static inline int pj_matmul_b_box_rows(int b_k_major, int tile_n, int cluster)
+{
+    if (b_k_major && tile_n % (8 * cluster) == 0)
+        return tile_n / cluster;
+    return b_k_major && tile_n < 64 ? tile_n : 64;
+}
+
 static inline unsigned pj_matmul_shared_bytes(const pj_matmul_tile *t)
 {
     if (t->variant == MATMUL_TENSOR_CORE && t->tma)
@@ -99,7 +112,8 @@ static inline unsigned pj_matmul_shared_bytes(const pj_matmul_tile *t)
     if (t->variant == MATMUL_TENSOR_CORE)
         return (unsigned)(t->stages * (t->bm * (t->bk + 4) + t->bk * (t->bn + 8)) * 4);
     if (pj_matmul_is_wgmma(t->variant)) {
-        int b_columns = t->b_k_major && t->bn < 64 ? t->bn : (t->bn + 63) / 64 * 64;
+        int box = pj_matmul_b_box_rows(t->b_k_major, t->bn, t->cluster);
+        int b_columns = (t->bn + box - 1) / box * box;
         int c_rows = t->pingpong ? 64 : t->bm;
         int c_tile = t->store_tma ? c_rows * t->bn * t->out_bytes : 0;
         return (unsigned)(t->stages * (t->bm + b_columns) * 128 + c_tile + 1024);
@@ -216,7 +230,7 @@ static inline void pj_matmul_decode_tile(matmul_config *out, const pj_param_read
     const pj_matmul_tile tile = {out->variant, out->bm, out->tile_n, out->bk, out->tm, out->tn,
                                  out->wm, out->wn, out->consumers, out->stages, out->tma,
                                  out->store_tma, pj_matmul_element_bytes(out->out),
-                                 out->b_nk || out->swap, out->pingpong};
+                                 out->b_nk || out->swap, out->pingpong, out->cluster};
     out->threads = pj_matmul_threads(&tile);
     out->shared_bytes = pj_matmul_shared_bytes(&tile);
 }

@@ -328,6 +328,19 @@ START_TEST(matmul_launch_geometry_follows_the_params)
     ck_assert_int_eq(c.dtype, PJ_DTYPE_f32);
     ck_assert_int_eq(c.b_nk, 1);
     ck_assert_uint_eq(c.shared_bytes, 4 * (128 + 256) * 128 + 1024); /* 4 stages by default */
+    /* K-major B: its N rows exactly, one box alone or a share per block of a cluster, where the
+     * shares are whole 8-row atoms; else 64-row boxes. */
+    c = config_of("variant=wgmma_fp8 out=bf16 mma=m64n176k16 sched=pingpong store=tma stages=4");
+    ck_assert_uint_eq(c.shared_bytes, 4 * (128 + 176) * 128 + 64 * 176 * 2 + 1024);
+    c = config_of("variant=wgmma_fp8 out=bf16 mma=m64n176k16 sched=pingpong store=tma stages=4 cluster=2");
+    ck_assert_uint_eq(c.shared_bytes, 4 * (128 + 176) * 128 + 64 * 176 * 2 + 1024);
+    c = config_of("variant=wgmma_fp8 mma=m64n72k16 store=direct stages=4 cluster=2");
+    ck_assert_uint_eq(c.shared_bytes, 4 * (128 + 128) * 128 + 1024);
+    c = config_of("variant=wgmma_fp8 mma=m64n72k16 store=direct stages=4");
+    ck_assert_uint_eq(c.shared_bytes, 4 * (128 + 72) * 128 + 1024);
+    ck_assert_int_eq(pj_matmul_b_box_rows(1, 176, 2), 88);
+    ck_assert_int_eq(pj_matmul_b_box_rows(1, 8, 2), 8);
+    ck_assert_int_eq(pj_matmul_b_box_rows(0, 176, 1), 64);
     c = config_of("variant=wgmma_fp8 fp8=e5m2 alpha=scaled beta=scaled bias=column act=gelu");
     ck_assert_int_eq(c.bk, 128);
     ck_assert_int_eq(c.dtype, PJ_MATMUL_E5M2);

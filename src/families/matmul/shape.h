@@ -88,16 +88,11 @@ static inline int pj_matmul_threads(const pj_matmul_tile *t)
     }
 }
 
-/* Dynamic shared memory per block, as the template lays it out: tensor_core's padded stages
- * (load=cp_async) or swizzled ones plus 1 KiB of alignment (load=tma); the wgmma variants'
- * stages of 128-byte rows (B's columns rounded up to 64, but for a K-major B of fewer than 64
- * columns), store=tma's tile of C (bm x N; 64 x N for sched=pingpong's consumers, which store
- * their tiles in turn and in parts), plus 1 KiB of alignment; none for SIMT. */
-/* The rows of the TMA boxes in which the wgmma kernels load a stage's B, which stack up to
- * tile_n rows, or 64 (more than tile_n where it is not a multiple of 64): K-major B as a box
- * per block of the cluster, tile_n / cluster rows each, where those are whole 8-row swizzle
- * atoms; else one box of tile_n rows where tile_n is under 64; else 64. N-major B: boxes of 64
- * columns. templates/matmul.cu's B_BOX_ROWS. */
+/* The rows of the TMA boxes in which the wgmma kernels load a stage's B; the boxes stack up to
+ * a whole number of them, tile_n rows or the next multiple of 64. K-major B: a box per block of
+ * the cluster, tile_n / cluster rows each, where those are whole 8-row swizzle atoms (one box
+ * of tile_n rows alone); else one box of tile_n rows where tile_n is under 64; else 64.
+ * N-major B: boxes of 64 columns. templates/matmul.cu's B_BOX_ROWS. */
 static inline int pj_matmul_b_box_rows(int b_k_major, int tile_n, int cluster)
 {
     if (b_k_major && tile_n % (8 * cluster) == 0)
@@ -105,6 +100,11 @@ static inline int pj_matmul_b_box_rows(int b_k_major, int tile_n, int cluster)
     return b_k_major && tile_n < 64 ? tile_n : 64;
 }
 
+/* Dynamic shared memory per block, as the template lays it out: tensor_core's padded stages
+ * (load=cp_async) or swizzled ones plus 1 KiB of alignment (load=tma); the wgmma variants'
+ * stages of 128-byte rows (A's bm, B's boxes of pj_matmul_b_box_rows), store=tma's tile of C
+ * (bm x N; 64 x N for sched=pingpong's consumers, which store their tiles in turn and in
+ * parts), plus 1 KiB of alignment; none for SIMT. */
 static inline unsigned pj_matmul_shared_bytes(const pj_matmul_tile *t)
 {
     if (t->variant == MATMUL_TENSOR_CORE && t->tma)

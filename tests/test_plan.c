@@ -122,6 +122,12 @@ START_TEST(matmul_tile_is_fitted_to_the_shape)
     /* ... 128 x 128 with a bias, whose loads would spill 128 x 176's registers. */
     expect_plan(context, "matmul", "variant=wgmma_fp8 bias=column", "m=4096 n=14336 k=4096",
                 "mma=m64n128k16", "mma=m64n128k16 stages=6 sched=pingpong");
+    /* ... fp8's cooperative 128 x 224 where its tiles make two waves and ping-pong's four; not
+     * with a bias. */
+    expect_plan(context, "matmul", "variant=wgmma_fp8", "m=512 n=14336 k=4096", "mma=m64n224k16",
+                "mma=m64n224k16 stages=3");
+    expect_plan(context, "matmul", "variant=wgmma_fp8 bias=column", "m=512 n=14336 k=4096",
+                "mma=m64n128k16", "mma=m64n128k16 stages=6 sched=pingpong");
     /* ... not for an f32 C, nor the llvm backend: the default tile. */
     expect_plan(context, "matmul", "out=f32", "m=8192 n=8192 k=8192", "sched=persistent", NULL);
     expect_plan(context, "matmul", "backend=llvm", "m=8192 n=8192 k=8192", "sched=persistent",

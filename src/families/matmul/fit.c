@@ -98,6 +98,24 @@ static const pj_matmul_fit_tile pingpong_tiles[] = {
 #define PINGPONG_WIDE_EXPONENT 0.89
 #define PINGPONG_WIDE_TAKING 0.97
 
+/* ... and for fp8 the cooperative 128 x 224 (three stages, C through the TMA) in ping-pong's
+ * place where its tiles make two waves and ping-pong's four: 512 x 14336 x 4096 is 448 tiles of
+ * 128 x 128 on 132 SMs (a fourth wave 39% full, and 128 x 176's third 48%) and 256 of 128 x 224
+ * (a second wave 94% full). Against the searched cuBLASLt on the H200 (3 rounds, L2 emptied; docs/PERFORMANCE.md,
+ * 2026-11-29 22:38-23:33), 128 x 224 against ping-pong 128 x 128: 512 x 14336 x 4096 0.964 /
+ * 0.973 against 0.924 / 0.913, 1024 x 7168 x 4096 0.949 (0.906), 768 x 9216 x 4096 0.923
+ * (0.863), 2048 x 3584 x 4096 0.949 (0.910); it lost at 256 x 28672 x 4096 (0.869 against
+ * 0.917: two row tiles, each wave reading half of B's 117 MB at once) and at one wave (256 x
+ * 14336 x 4096, 0.821 against 128 x 112's 0.907). So it is taken for four row tiles or more
+ * where its two waves are predicted at most FP8_224_TAKING of ping-pong's time (the same model:
+ * all four wins were predicted at 0.823). On shapes not used to set it: 1664 x 4096 x 4096
+ * 0.928 against 0.874, 1152 x 6144 x 4096 0.946 (0.900), 896 x 8192 x 4096 0.964 (0.912), 640 x
+ * 11008 x 4096 0.931 (0.883), 1280 x 5120 x 4096 0.928 (0.874). Not with a bias (unmeasured). */
+#define TILE_128x224_FP8 "mma=m64n224k16 stages=3"
+static const pj_matmul_fit_tile fp8_tile_224 = {128, 224, TILE_128x224_FP8, 1};
+#define FP8_224_ROW_TILES_MIN 4
+#define FP8_224_TAKING 0.85
+
 /* Split-K (the template's splits=): where few rows make few tiles (a decoding's, or up to 128
  * rows: SPLIT_ROWS_MAX below), each tile's K loop is cut into parts run by different blocks.
  * The tiles and counts a fit takes, as literal words (the fit hands out words that live as
@@ -323,6 +341,28 @@ const pj_matmul_fit_tile *pj_matmul_fit_swap(uint64_t m, uint64_t n, int sms, in
     return !one_wave || tiles <= (uint64_t)sms ? t : NULL;
 }
 
+/* Waves of 128 x bn tiles over an m x n C on sms SMs times a tile's time, that of a 128 x 128
+ * tile the unit (ping-pong's model). */
+static double pingpong_time(uint64_t m, uint64_t n, int bn, int sms)
+{
+    const uint64_t tiles = (m + 127) / 128 * ((n + (uint64_t)bn - 1) / (uint64_t)bn);
+    return (double)waves_of(tiles, sms) * pow(bn / 128.0, PINGPONG_WIDE_EXPONENT);
+}
+
+const pj_matmul_fit_tile *pj_matmul_fit_two_waves(const pj_matmul_fit_tile *pingpong,
+                                                  uint64_t m, uint64_t n, int sms)
+{
+    if (!pingpong || sms < 1)
+        return pingpong;
+    const uint64_t rows = (m + 127) / 128, tiles = rows * ((n + 223) / 224);
+    if (rows < FP8_224_ROW_TILES_MIN || tiles <= (uint64_t)sms || tiles > 2 * (uint64_t)sms)
+        return pingpong;
+    return pingpong_time(m, n, 224, sms) <=
+                   FP8_224_TAKING * pingpong_time(m, n, pingpong->bn, sms)
+               ? &fp8_tile_224
+               : pingpong;
+}
+
 const pj_matmul_fit_tile *pj_matmul_fit_pingpong(uint64_t m, uint64_t n, int wide, int sms)
 {
     if (sms < 1 || !m || !n)
@@ -412,8 +452,10 @@ const char *pj_matmul_fit_words(const pj_request *request, const char *params,
     if (!llvm && rows_128 && config.bm == 128 && config.tile_n == 256 &&
         pj_dtype_bytes(config.out) == 2 && config.variant != MATMUL_WGMMA_TF32 &&
         has_pingpong(request)) {
-        const pj_matmul_fit_tile *pingpong =
-            pj_matmul_fit_pingpong(sizes[0], sizes[1], fp8 && !config.bias, sms);
+        const int wide = fp8 && !config.bias;
+        const pj_matmul_fit_tile *pingpong = pj_matmul_fit_pingpong(sizes[0], sizes[1], wide, sms);
+        if (wide)
+            pingpong = pj_matmul_fit_two_waves(pingpong, sizes[0], sizes[1], sms);
         tile = pingpong ? pingpong : tile;
     }
     return tile ? tile->words : NULL;
@@ -430,6 +472,8 @@ const pj_matmul_fit_tile *pj_matmul_fit_tile_of(const char *words)
         return &fp8_tile_112;
     if (words && words == fp8_tile_64x64.words)
         return &fp8_tile_64x64;
+    if (words && words == fp8_tile_224.words)
+        return &fp8_tile_224;
     for (size_t i = 0; words && i < PJ_ARRAY_SIZE(pingpong_tiles); i++)
         if (pingpong_tiles[i].words == words)
             return &pingpong_tiles[i];

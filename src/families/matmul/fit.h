@@ -39,6 +39,13 @@ const pj_matmul_fit_tile *pj_matmul_fit_fp8(const pj_matmul_fit_tile *chosen, ui
  * tile's time growing as its area to the power 0.89); NULL for fewer tiles. */
 const pj_matmul_fit_tile *pj_matmul_fit_pingpong(uint64_t m, uint64_t n, int wide, int sms);
 
+/* fp8 without a bias: the cooperative 128 x 224 (three stages) in place of pingpong (the tile
+ * of pj_matmul_fit_pingpong; NULL stays NULL) where m makes four row tiles or more, its tiles
+ * more than one wave and at most two, and those waves are predicted at most 0.85 of pingpong's
+ * time (the same model); else pingpong. */
+const pj_matmul_fit_tile *pj_matmul_fit_two_waves(const pj_matmul_fit_tile *pingpong,
+                                                  uint64_t m, uint64_t n, int sms);
+
 /* Split-K for a product of few tiles (m at most 32 rows, a decoding's; or at most 128 where
  * 64 x 64 tiles would leave more than half the SMs idle) of k_tiles k tiles on sms SMs: the
  * 64-row tile (64 x 128 or 64 x 64) and parts (2 to 4, each at least 4 k tiles) whose units
@@ -58,8 +65,9 @@ const pj_matmul_fit_tile *pj_matmul_fit_split_fp8(uint64_t m, uint64_t n, uint64
  * tile where it gives one (not for the llvm backend); for fp8 the first as pj_matmul_fit_fp8
  * maps it; then, where that keeps the default tile or fp8's 128-row ones, C is 16-bit and the
  * template has sched=pingpong, pj_matmul_fit_pingpong's tile (not for the llvm backend, nor
- * tf32). Only where the request is for a wgmma variant without clusters and names no tile
- * parameter; NULL to keep the request's tile. The family's fit (pj_family.fit; request/plan.h
+ * tf32), for fp8 without a bias as pj_matmul_fit_two_waves maps it. Only where the request
+ * is for a wgmma variant without clusters and names no tile parameter; NULL to keep the
+ * request's tile. The family's fit (pj_family.fit; request/plan.h
  * adds the words). */
 const char *pj_matmul_fit_words(const pj_request *request, const char *params,
                                 const uint64_t *sizes, int sms, int llvm);

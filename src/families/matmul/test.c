@@ -977,6 +977,35 @@ START_TEST(matmul_fit_takes_pingpong_where_blocks_have_two_tiles)
 }
 END_TEST
 
+/* fp8's cooperative 128 x 224 in ping-pong's place where its tiles make two waves and
+ * ping-pong's four, for four row tiles or more; ping-pong's tile elsewhere. */
+START_TEST(matmul_fit_takes_128x224_for_two_waves)
+{
+    static const struct {
+        uint64_t m, n;
+        int bn; /* 0: no ping-pong tile to map */
+    } cases[] = {
+        {512, 14336, 224},  {1024, 7168, 224}, {768, 9216, 224},  {2048, 3584, 224},
+        {640, 11008, 224},  {256, 28672, 128}, {4096, 14336, 176}, {2048, 4096, 128},
+        {1536, 4096, 128},  {1024, 14336, 176}, {256, 14336, 0},   {500, 4096, 0},
+    };
+    for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
+        const pj_matmul_fit_tile *t = pj_matmul_fit_two_waves(
+            pj_matmul_fit_pingpong(cases[i].m, cases[i].n, 1, 132), cases[i].m, cases[i].n, 132);
+        ck_assert_msg(cases[i].bn ? t && t->bm == 128 && t->bn == cases[i].bn : t == NULL,
+                      "%llu x %llu: %s", (unsigned long long)cases[i].m,
+                      (unsigned long long)cases[i].n, t ? t->words : "none");
+        if (t) {
+            ck_assert_ptr_eq(pj_matmul_fit_tile_of(t->words), t);
+            ck_assert_int_eq(strstr(t->words, "sched=pingpong") != NULL, t->bn != 224);
+        }
+    }
+    ck_assert_ptr_null(pj_matmul_fit_two_waves(NULL, 512, 14336, 132));
+    const pj_matmul_fit_tile *pp = pj_matmul_fit_pingpong(512, 14336, 1, 132);
+    ck_assert_ptr_eq(pj_matmul_fit_two_waves(pp, 512, 14336, 0), pp);
+}
+END_TEST
+
 /* A decoding's product swaps the operands (C's transpose, the weights on wgmma's 64-row side):
  * 8 rows of A a tile up to 8 rows, 16 up to 16, else 32; not past 64 rows; fp8 only where the
  * swapped tiles are one wave at most. */
@@ -1138,6 +1167,11 @@ START_TEST(matmul_fit_tiles_suit_every_wgmma_request)
     for (size_t i = 0; i < PJ_ARRAY_SIZE(pingpong); i++)
         for (size_t r = 0; r < PJ_ARRAY_SIZE(sixteen); r++)
             expect_words_suit(context, sixteen[r], pingpong[i]);
+    /* fp8's 128 x 224 for two waves, with either fp8 format and 16-bit C. */
+    const pj_matmul_fit_tile *two_waves =
+        pj_matmul_fit_two_waves(pj_matmul_fit_pingpong(512, 14336, 1, 132), 512, 14336, 132);
+    expect_words_suit(context, "variant=wgmma_fp8", two_waves);
+    expect_words_suit(context, "variant=wgmma_fp8 fp8=e5m2 out=f16", two_waves);
     /* The swapped tiles, with every epilogue term. */
     const pj_matmul_fit_tile *swapped[] = {pj_matmul_fit_swap(1, 4096, 132, 0),
                                            pj_matmul_fit_swap(16, 4096, 132, 0),
@@ -1173,6 +1207,7 @@ Suite *suite_matmul(void)
     tcase_add_test(tc, matmul_fit_swaps_a_decoding);
     tcase_add_test(tc, matmul_fit_chooses_by_shape);
     tcase_add_test(tc, matmul_fit_takes_pingpong_where_blocks_have_two_tiles);
+    tcase_add_test(tc, matmul_fit_takes_128x224_for_two_waves);
     tcase_add_test(tc, matmul_fit_tiles_suit_every_wgmma_request);
     tcase_add_test(tc, matmul_c_boxes_are_the_widest_span_the_row_divides_into);
     tcase_add_test(tc, matmul_fit_fp8_tile);

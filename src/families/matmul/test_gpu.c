@@ -333,6 +333,34 @@ START_TEST(matmul_wgmma_pingpong_consumers)
 }
 END_TEST
 
+/* fp8's fit on a product whose 128-row tiles make four waves of ping-pong and two of the
+ * cooperative 128 x 224 on 132 SMs (pj_matmul_fit_two_waves; whatever it picks on this GPU's
+ * SMs), ragged M and N, with either fp8 format: the tile the fit functions name, right. */
+START_TEST(matmul_wgmma_fp8_fit_for_two_waves)
+{
+    ptxjit_context *context = test_gpu_context("matmul_wgmma_fp8_fit_for_two_waves");
+    if (!context)
+        return;
+    const shape shape = {1900, 3580, 160};
+    static const char *const requests[] = {"variant=wgmma_fp8",
+                                           "variant=wgmma_fp8 fp8=e5m2 out=f16"};
+    const pj_matmul_fit_tile *want = pj_matmul_fit_two_waves(
+        pj_matmul_fit_pingpong(shape.m, shape.n, 1, context->sm_count), shape.m, shape.n,
+        context->sm_count);
+    for (size_t r = 0; r < PJ_ARRAY_SIZE(requests); r++) {
+        ptxjit_kernel *kernel;
+        matmul_config config;
+        const pj_matmul_fit_tile *chosen;
+        ck_assert_int_eq(pj_matmul_fit(&kernel, &config, &chosen, context, requests[r], shape.m,
+                                       shape.n, shape.k),
+                         PTXJIT_OK);
+        ck_assert_ptr_eq(chosen, want);
+        check_epilogue(context, requests[r], shape, 1e-2, plain);
+    }
+    ptxjit_close(context);
+}
+END_TEST
+
 /* tf32 through wgmma: f32 A and B (B given as its transpose), the tensor core's truncation to
  * tf32 (2e-3 of the float64 product), any output type, both schedules and stores. */
 START_TEST(matmul_wgmma_tf32_shapes_and_tiles)
@@ -1002,6 +1030,7 @@ Suite *suite_matmul_gpu(void)
     tcase_set_timeout(wgmma, 300);
     tcase_add_test(wgmma, matmul_wgmma_persistent_and_tma_stores);
     tcase_add_test(wgmma, matmul_wgmma_pingpong_consumers);
+    tcase_add_test(wgmma, matmul_wgmma_fp8_fit_for_two_waves);
     tcase_add_test(wgmma, matmul_wgmma_tf32_shapes_and_tiles);
     tcase_add_test(wgmma, matmul_wgmma_fp8_types_scales_and_tiles);
     tcase_add_test(wgmma, matmul_wgmma_epilogue_terms);

@@ -240,12 +240,19 @@ static uint64_t waves_of(uint64_t tiles, int sms)
 }
 
 /* Waves of bm x bn tiles over an m x n C on sms SMs, times a tile's time relative to one of
- * area_1 (the default's). */
-static double predicted_time(uint64_t m, uint64_t n, int bm, int bn, int sms, double area_1)
+ * area_1: the area ratio to the power exponent. */
+static double waves_time(uint64_t m, uint64_t n, int bm, int bn, int sms, double area_1,
+                         double exponent)
 {
     const uint64_t tiles =
         (m + (uint64_t)bm - 1) / (uint64_t)bm * ((n + (uint64_t)bn - 1) / (uint64_t)bn);
-    return (double)waves_of(tiles, sms) * pow((double)bm * bn / area_1, TILE_TIME_EXPONENT);
+    return (double)waves_of(tiles, sms) * pow((double)bm * bn / area_1, exponent);
+}
+
+/* The smaller tiles' model: area_1 the default's. */
+static double predicted_time(uint64_t m, uint64_t n, int bm, int bn, int sms, double area_1)
+{
+    return waves_time(m, n, bm, bn, sms, area_1, TILE_TIME_EXPONENT);
 }
 
 const pj_matmul_fit_tile *pj_matmul_fit_choose(uint64_t m, uint64_t n, int bm, int bn, int sms)
@@ -345,8 +352,7 @@ const pj_matmul_fit_tile *pj_matmul_fit_swap(uint64_t m, uint64_t n, int sms, in
  * tile the unit (ping-pong's model). */
 static double pingpong_time(uint64_t m, uint64_t n, int bn, int sms)
 {
-    const uint64_t tiles = (m + 127) / 128 * ((n + (uint64_t)bn - 1) / (uint64_t)bn);
-    return (double)waves_of(tiles, sms) * pow(bn / 128.0, PINGPONG_WIDE_EXPONENT);
+    return waves_time(m, n, 128, bn, sms, 128.0 * 128.0, PINGPONG_WIDE_EXPONENT);
 }
 
 const pj_matmul_fit_tile *pj_matmul_fit_two_waves(const pj_matmul_fit_tile *pingpong,
@@ -372,10 +378,9 @@ const pj_matmul_fit_tile *pj_matmul_fit_pingpong(uint64_t m, uint64_t n, int wid
                    least = (uint64_t)PINGPONG_TILES_PER_SM * (uint64_t)sms;
     if (narrow < least)
         return NULL;
-    const double wide_time = (double)waves_of(wide_tiles, sms) *
-                             pow(176.0 / 128.0, PINGPONG_WIDE_EXPONENT);
     return wide && wide_tiles >= least &&
-                   wide_time <= PINGPONG_WIDE_TAKING * (double)waves_of(narrow, sms)
+                   pingpong_time(m, n, 176, sms) <=
+                       PINGPONG_WIDE_TAKING * pingpong_time(m, n, 128, sms)
                ? &pingpong_tiles[1]
                : &pingpong_tiles[0];
 }

@@ -1142,7 +1142,8 @@ __device__ __forceinline__ void wg_issue_stage(float (&acc)[WG_MT][WG_ACC], unsi
 // B, N-major, each 64-row tile one such box, and B is A, K-major). One group of wgmma stays in
 // flight while the next stage's are issued: the stage of the group before is released once
 // wgmma.wait_group 1 says that group is done. Returns the stage of the last group, still in
-// flight (wg_drain waits for it).
+// flight (wg_drain waits for it). k_tiles is at least 1 (the host refuses K = 0, and a split's
+// parts are never empty): the first stage is issued whatever it is.
 __device__ __forceinline__ unsigned wg_consume(float (&acc)[WG_MT][WG_ACC], char *stages,
                                                unsigned full0, unsigned empty0, int consumer,
                                                int k_tiles, wg_ring &ring)
@@ -1151,7 +1152,7 @@ __device__ __forceinline__ unsigned wg_consume(float (&acc)[WG_MT][WG_ACC], char
     // are those plus the byte offset / 16 (shared memory lies below 256 KiB, so the sum never
     // carries out of the address field). Built afresh for each instruction, descriptors took
     // about 15 SASS instructions between two wgmma (128 x 176 fp8); added to, with the
-    // warpgroup warp-uniform (matmul_kernel), 2 to 4 uniform adds and moves.
+    // warpgroup warp-uniform (matmul_wgmma), 2 to 4 uniform adds and moves.
     const unsigned first = shared_address(stages);
     const unsigned a0 = descriptor_low(first, A_MN_MAJOR ? 64 * 128 : 16);
     const unsigned b0 = descriptor_low(first + A_STAGE_BYTES, B_K_MAJOR ? 16 : 64 * 128);

@@ -4,10 +4,11 @@
 Inline PTX needs a literal operand list, and m64nNkK has N/2 accumulator registers, so each
 of the 32 shapes (N = 8, 16, ..., 256) gets its own asm statement, in one macro that takes the
 instruction's K ("k16": bf16/f16, "k8": tf32, "k32": fp8), the input types ("bf16.bf16",
-"tf32.tf32", "e4m3.e4m3", ...), scale-d ("1": D = A B + D; "0": D = A B, a tile's first wgmma, so the
-accumulators need no zeroing) and the immediates after it ("1, 1, 0, 1": scale-a, scale-b,
-then for 16-bit inputs only imm-trans-a and imm-trans-b; tf32 and fp8 take "1, 1"). Run it and replace the lines between the
-markers in templates/matmul.cu when the wrapper changes:
+"tf32.tf32", "e4m3.e4m3", ...), scale-d ("1": D = A B + D; "0": D = A B, a tile's first
+wgmma, so the accumulators need no zeroing) and the immediates after it ("1, 1, 0, 1":
+scale-a, scale-b, then for 16-bit inputs only imm-trans-a and imm-trans-b; tf32 and fp8 take
+"1, 1"). Run it and replace the lines between the markers in templates/matmul.cu when the
+wrapper changes:
     python3 src/tools/wgmma_table.py
 """
 

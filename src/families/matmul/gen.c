@@ -4,7 +4,10 @@
  * (padded rows, A transposed, double buffers, cp.async and swizzled TMA stages), clusters,
  * fragment order and edge guards, so that src/ops/matmul.c launches it unchanged. Tile shapes
  * are C ints here: k steps, thread tiles and mma tiles are unrolled as they are emitted; K (and
- * tile loads of more than 4 elements a thread) is walked at run time. */
+ * tile loads of more than 4 elements a thread) is walked at run time. Where the template's
+ * wgmma k loop was since made leaner, this one is not yet: it zeroes the accumulators (the
+ * template's first k step overwrites them, scale-d 0) and builds each wgmma's descriptors
+ * afresh from a warpgroup index the compiler cannot see is warp-uniform. */
 #include <stdio.h>
 #include <string.h>
 

@@ -1109,14 +1109,15 @@ __device__ __forceinline__ void wg_fence_accumulators(float (&acc)[WG_MT][WG_ACC
 
 // One stage's wgmma, issued once its data is in and committed as one group: the WG_BK / WG_K
 // k steps of each of the consumer's row tiles. ADD false: the tile's first stage, whose first
-// k step overwrites the accumulators (scale-d 0), so they need no zeroing. a and b are the
-// descriptors' low words at the stage.
+// k step overwrites the accumulators (scale-d 0), so they need no zeroing. a0 and b0 are the
+// descriptors' low words at the first stage (wg_consume).
 template <bool ADD>
-__device__ __forceinline__ void wg_issue_stage(float (&acc)[WG_MT][WG_ACC], unsigned a,
-                                               unsigned b, unsigned full0, int consumer,
+__device__ __forceinline__ void wg_issue_stage(float (&acc)[WG_MT][WG_ACC], unsigned a0,
+                                               unsigned b0, unsigned full0, int consumer,
                                                const wg_ring &ring)
 {
     barrier_wait(full0 + 8 * ring.stage, ring.phase);
+    const unsigned stage = ring.stage * (STAGE_BYTES / 16), a = a0 + stage, b = b0 + stage;
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
     for (int k = 0; k < WG_BK / WG_K; k++)
@@ -1161,8 +1162,7 @@ __device__ __forceinline__ unsigned wg_consume(float (&acc)[WG_MT][WG_ACC], char
     // the loop instead would make ptxas close each group with an extra wgmma.
     wg_fence_accumulators(acc);
     unsigned held = ring.stage; // the stage of the group in flight
-    wg_issue_stage<false>(acc, a0 + held * (STAGE_BYTES / 16), b0 + held * (STAGE_BYTES / 16),
-                          full0, consumer, ring);
+    wg_issue_stage<false>(acc, a0, b0, full0, consumer, ring);
     ring.advance();
     // Not unrolled (nor the producer's loop): NVVM unrolled both by 2 to 4, which doubled the
     // kernel (1320 SASS instructions against 736) and NVRTC's compile (475 -> 260 ms on the dev
@@ -1170,8 +1170,7 @@ __device__ __forceinline__ unsigned wg_consume(float (&acc)[WG_MT][WG_ACC], char
     // instructions (H100, 3 machines, 7 shapes and tf32/fp8: the same GFLOP/s within noise).
 #pragma unroll 1
     for (int kt = 1; kt < k_tiles; kt++) {
-        const unsigned stage = ring.stage * (STAGE_BYTES / 16);
-        wg_issue_stage<true>(acc, a0 + stage, b0 + stage, full0, consumer, ring);
+        wg_issue_stage<true>(acc, a0, b0, full0, consumer, ring);
         asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
         wg_release(empty0, held);
         held = ring.stage;

@@ -1473,7 +1473,12 @@ __device__ __forceinline__ void wg_add_quads(const float *parts, TO *C, int row0
     enum : int { PER_THREAD = (ROWS * QUADS + 127) / 128, WANT = 16 / WG_SPLITS };
     enum : int { BATCH = PER_THREAD < WANT ? PER_THREAD : WANT > 1 ? WANT : 1 };
     const int t = threadIdx.x % 128, total = rows * QUADS;
-    for (int q0 = t; q0 < total; q0 += 128 * BATCH) {
+    // The loop's count is the warpgroup's, not each thread's (the loads clamp q, the stores
+    // check it): a loop whose trip count depends on the thread made ptxas treat the whole
+    // persistent loop as divergent, the k loop's ring and descriptors built in registers and
+    // copied into uniform ones before each wgmma (38 R2UR in fp8 64 x 32 in 2 parts, now 13).
+    for (int first = 0; first < total; first += 128 * BATCH) {
+        const int q0 = first + t;
         float4 s[BATCH];
 #pragma unroll
         for (int j = 0; j < BATCH; j++) {

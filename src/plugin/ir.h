@@ -143,6 +143,9 @@ LLVMValueRef ir_shfl_down(ir_builder *ir, LLVMValueRef value, int offset);
 /* __shfl_xor_sync(0xffffffff, value, mask): the value of lane (this lane ^ mask), i32 or f32
  * (shfl.sync.bfly); with mask below 2^k it stays within aligned groups of 2^k lanes. */
 LLVMValueRef ir_shfl_xor(ir_builder *ir, LLVMValueRef value, int mask);
+/* Lane `lane`'s i32 value, for the whole warp: a value every lane holds alike becomes one the
+ * compiler knows is warp-uniform (it may then keep it in uniform registers). */
+LLVMValueRef ir_shfl_idx(ir_builder *ir, LLVMValueRef value, int lane);
 /* atomicAdd(pointer, value) with no result (red.global.add: relaxed, gpu scope), i32
  * (wrapping) or f32; pointer in the global address space. */
 void ir_atomic_add(ir_builder *ir, LLVMValueRef pointer, LLVMValueRef value);
@@ -244,9 +247,10 @@ void ir_mma_tf32(ir_builder *ir, LLVMValueRef acc[4], const LLVMValueRef a[4],
                  const LLVMValueRef b[2]);
 /* wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{types} over n / 2 accumulators (f32, in and
  * out), A and B from shared memory through descriptors (i64), B transposed (N-major):
- * types is "bf16.bf16" or "f16.f16"; n a multiple of 8 up to 256 (else nothing is emitted). */
+ * types is "bf16.bf16" or "f16.f16"; n a multiple of 8 up to 256 (else nothing is emitted).
+ * accumulate 1: D = A B + D; 0: D = A B (scale-d 0; the accumulators' values are not read). */
 void ir_wgmma(ir_builder *ir, int n, const char *types, LLVMValueRef *acc, LLVMValueRef a_desc,
-              LLVMValueRef b_desc);
+              LLVMValueRef b_desc, int accumulate);
 /* wgmma.fence / commit_group / wait_group pending, all .sync.aligned. */
 void ir_wgmma_fence(ir_builder *ir);
 void ir_wgmma_commit(ir_builder *ir);

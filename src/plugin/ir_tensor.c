@@ -46,9 +46,9 @@ void ir_mma_tf32(ir_builder *ir, LLVMValueRef acc[4], const LLVMValueRef a[4],
 }
 
 /* {$0, ..., $(n/2 - 1)}, $(n/2), $(n/2 + 1): the accumulators are outputs tied to inputs
- * (C's "+f"); scale-d 1 (accumulate), A and B unscaled, A K-major, B transposed. */
+ * (C's "+f"); scale-d `accumulate`, A and B unscaled, A K-major, B transposed. */
 void ir_wgmma(ir_builder *ir, int n, const char *types, LLVMValueRef *acc, LLVMValueRef a_desc,
-              LLVMValueRef b_desc)
+              LLVMValueRef b_desc, int accumulate)
 {
     const int count = n / 2;
     char text[2048], constraints[1024];
@@ -65,7 +65,8 @@ void ir_wgmma(ir_builder *ir, int n, const char *types, LLVMValueRef *acc, LLVMV
         fields[i] = ir->f32;
         args[i + 2] = acc[i];
     }
-    snprintf(text + t, sizeof text - (size_t)t, "}, $%d, $%d, 1, 1, 1, 0, 1;", count, count + 1);
+    snprintf(text + t, sizeof text - (size_t)t, "}, $%d, $%d, %d, 1, 1, 0, 1;", count, count + 1,
+             accumulate ? 1 : 0);
     c += snprintf(constraints + c, sizeof constraints - (size_t)c, "l,l");
     for (int i = 0; i < count; i++)
         c += snprintf(constraints + c, sizeof constraints - (size_t)c, ",%d", i);

@@ -41,6 +41,12 @@ LLVMValueRef ir_shfl_xor(ir_builder *ir, LLVMValueRef value, int mask)
                         NULL, 0, args, 4);
 }
 
+LLVMValueRef ir_shfl_idx(ir_builder *ir, LLVMValueRef value, int lane)
+{
+    LLVMValueRef args[] = {ir_i32(ir, -1), value, ir_i32(ir, lane), ir_i32(ir, 0x1f)};
+    return ir_intrinsic(ir, "llvm.nvvm.shfl.sync.idx.i32", NULL, 0, args, 4);
+}
+
 /* An atomicrmw whose result is unused becomes PTX atom, which ptxas turns into the cheaper
  * RED (no reply) only when it compiles the whole program, as NVRTC's cubin does; nvJitLink's
  * relocatable compile keeps ATOMG, which cut reduce one_pass i32 to 0.83x the template's

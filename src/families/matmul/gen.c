@@ -4,10 +4,7 @@
  * (padded rows, A transposed, double buffers, cp.async and swizzled TMA stages), clusters,
  * fragment order and edge guards, so that src/ops/matmul.c launches it unchanged. Tile shapes
  * are C ints here: k steps, thread tiles and mma tiles are unrolled as they are emitted; K (and
- * tile loads of more than 4 elements a thread) is walked at run time. Where the template's
- * wgmma k loop was since made leaner, this one is not yet: it zeroes the accumulators (the
- * template's first k step overwrites them, scale-d 0) and builds each wgmma's descriptors
- * afresh from a warpgroup index the compiler cannot see is warp-uniform. */
+ * tile loads of more than 4 elements a thread) is walked at run time. */
 #include <stdio.h>
 #include <string.h>
 
@@ -1061,16 +1058,22 @@ typedef struct {
 
 enum { WG_BK = 64, WG_BOX_BYTES = 64 * 128 };
 
-/* A shared-memory matrix descriptor with the 128-byte swizzle: start address, leading and
- * stride byte offsets, each in units of 16 bytes. */
-static LLVMValueRef smem_descriptor(matmul_gen *g, LLVMValueRef address, unsigned leading,
-                                    unsigned stride)
+/* A shared-memory matrix descriptor with the 128-byte swizzle, as two words: the low one
+ * (i32), the start address and the leading byte offset, each in units of 16 bytes, which the k
+ * loop adds to; the high one, the stride (1024 bytes: an 8-row swizzle atom, for A and B
+ * alike) and the swizzle. */
+static LLVMValueRef descriptor_low(matmul_gen *g, LLVMValueRef address, unsigned leading)
 {
     ir_builder *ir = g->ir;
     LLVMValueRef start = ir_lshr(ir, ir_and(ir, address, i32c(g, 0x3ffff)), i32c(g, 4));
-    unsigned long long fixed = (unsigned long long)(leading >> 4) << 16 |
-                               (unsigned long long)(stride >> 4) << 32 | 1ull << 62;
-    return ir_or(ir, ir_zext(ir, start, ir->i64), ir_i64(ir, (long long)fixed));
+    return ir_or(ir, start, i32c(g, (long long)(leading >> 4) << 16));
+}
+
+static LLVMValueRef descriptor_of(matmul_gen *g, LLVMValueRef low)
+{
+    ir_builder *ir = g->ir;
+    const unsigned long long high = (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
+    return ir_or(ir, ir_zext(ir, low, ir->i64), ir_i64(ir, (long long)high));
 }
 
 /* The shared address (i32) of stage `stage`. */
@@ -1153,44 +1156,62 @@ static void wg_release(matmul_gen *g, wg_state *w, LLVMValueRef stage)
     ir_end_if(ir, &lane0);
 }
 
-/* A consumer's tile: its MT row tiles of 64 times the stage's B, 4 wgmma k steps of 16 per
- * stage. A tile rows are 128 bytes, 8-row swizzle atoms 1024 bytes apart; B is stored as
- * 64-column boxes of 64 k rows (8 KiB each), so k atoms are 1024 bytes apart and column atoms
- * 8 KiB. One group stays in flight while the next stage's is issued; the stage of the group
- * before is released once wgmma.wait_group 1 says it is done. */
-static void wg_consume(matmul_gen *g, wg_state *w, LLVMValueRef consumer, LLVMValueRef tiles)
+/* One stage's wgmma, issued once its data is in and committed as one group: the WG_BK / 16
+ * k steps of each of the consumer's MT row tiles (from first_tile). a0 and b0 are the
+ * descriptors' low words at the first stage; a stage's, and each instruction's, are those plus
+ * the byte offset / 16 (shared memory lies below 256 KiB, so the sum never carries out of the
+ * address field). accumulate 0: a tile's first stage, whose first k step overwrites the
+ * accumulators (scale-d 0), so they are never zeroed. */
+static void wg_issue_stage(matmul_gen *g, wg_state *w, LLVMValueRef a0, LLVMValueRef b0,
+                           LLVMValueRef first_tile, int accumulate)
 {
     ir_builder *ir = g->ir;
-    LLVMValueRef kt = ir_var(ir, ir->i32, i32c(g, 0), "kt");
-    LLVMValueRef held = ir_var(ir, ir->i32, i32c(g, 0), "held");
-    LLVMValueRef first_tile = ir_mul_nw(ir, consumer, i32c(g, w->mt));
-    ir_loop_state loop;
-    ir_while(ir, &loop);
-    ir_do(ir, &loop, ir_ult(ir, ir_get(ir, kt), tiles));
     LLVMValueRef s = ir_get(ir, w->stage);
     ir_mbarrier_wait(ir, stage_barrier(g, w->full0, s), ir_get(ir, w->phase));
-    LLVMValueRef a = wg_stage(g, w, s), b = ir_add(ir, a, i32c(g, w->a_stage_bytes));
+    LLVMValueRef at = ir_mul_nw(ir, s, i32c(g, w->stage_bytes / 16));
+    LLVMValueRef a = ir_add(ir, a0, at), b = ir_add(ir, b0, at);
     ir_wgmma_fence(ir);
     LLVMValueRef d[MAX_ACC / 2];
     for (int k = 0; k < WG_BK / 16; k++)
         for (int m = 0; m < w->mt; m++) {
-            LLVMValueRef a_at = ir_add(ir, a, mad(g, plus(g, first_tile, m), WG_BOX_BYTES,
-                                                  i32c(g, k * 32)));
-            LLVMValueRef b_at = ir_add(ir, b, i32c(g, k * 16 * 128));
+            LLVMValueRef a_at =
+                ir_add(ir, a, mad(g, plus(g, first_tile, m), WG_BOX_BYTES / 16, i32c(g, k * 2)));
+            LLVMValueRef b_at = ir_add(ir, b, i32c(g, k * 16 * 128 / 16));
             for (int i = 0; i < w->accumulators; i++)
                 d[i] = ir_get(ir, w->acc[m][i]);
-            ir_wgmma(ir, g->tile_n, g->wgmma_types, d, smem_descriptor(g, a_at, 16, 1024),
-                     smem_descriptor(g, b_at, WG_BOX_BYTES, 1024));
+            ir_wgmma(ir, g->tile_n, g->wgmma_types, d, descriptor_of(g, a_at),
+                     descriptor_of(g, b_at), accumulate || k > 0);
             for (int i = 0; i < w->accumulators; i++)
                 ir_set(ir, w->acc[m][i], d[i]);
         }
     ir_wgmma_commit(ir);
+}
+
+/* A consumer's tile: its MT row tiles of 64 times the stage's B, 4 wgmma k steps of 16 per
+ * stage. A tile rows are 128 bytes, 8-row swizzle atoms 1024 bytes apart; B is stored as
+ * 64-column boxes of 64 k rows (8 KiB each), so k atoms are 1024 bytes apart and column atoms
+ * 8 KiB. One group stays in flight while the next stage's is issued; the stage of the group
+ * before is released once wgmma.wait_group 1 says it is done. The first stage is issued apart
+ * (tiles is at least 1: the host refuses K = 0), as the template's k loop does. */
+static void wg_consume(matmul_gen *g, wg_state *w, LLVMValueRef consumer, LLVMValueRef tiles)
+{
+    ir_builder *ir = g->ir;
+    LLVMValueRef first_tile = ir_mul_nw(ir, consumer, i32c(g, w->mt));
+    LLVMValueRef shared = ir_shared_address(ir, w->stages);
+    LLVMValueRef a0 = descriptor_low(g, shared, 16);
+    LLVMValueRef b0 = descriptor_low(g, ir_add(ir, shared, i32c(g, w->a_stage_bytes)),
+                                     WG_BOX_BYTES);
+    LLVMValueRef held = ir_var(ir, ir->i32, ir_get(ir, w->stage), "held");
+    wg_issue_stage(g, w, a0, b0, first_tile, 0);
+    wg_advance(g, w);
+    LLVMValueRef kt = ir_var(ir, ir->i32, i32c(g, 1), "kt");
+    ir_loop_state loop;
+    ir_while(ir, &loop);
+    ir_do(ir, &loop, ir_ult(ir, ir_get(ir, kt), tiles));
+    wg_issue_stage(g, w, a0, b0, first_tile, 1);
     ir_wgmma_wait(ir, 1);
-    ir_if_state before;
-    ir_if(ir, &before, ir_ult(ir, i32c(g, 0), ir_get(ir, kt)));
     wg_release(g, w, ir_get(ir, held));
-    ir_end_if(ir, &before);
-    ir_set(ir, held, s);
+    ir_set(ir, held, ir_get(ir, w->stage));
     wg_advance(g, w);
     ir_set(ir, kt, plus(g, ir_get(ir, kt), 1));
     ir_end_while(ir, &loop);
@@ -1387,7 +1408,9 @@ static void matmul_wgmma(matmul_gen *g)
     w.stage = ir_var(ir, ir->i32, i32c(g, 0), "stage");
     w.phase = ir_var(ir, ir->i32, i32c(g, 0), "phase");
     ir_if_state role, first;
-    LLVMValueRef warpgroup = ir_udiv(ir, g->tid, i32c(g, 128));
+    /* Broadcast from lane 0, the warpgroup is warp-uniform to the compiler too: the consumers'
+     * ring and descriptor arithmetic then stays in uniform registers. */
+    LLVMValueRef warpgroup = ir_shfl_idx(ir, ir_udiv(ir, g->tid, i32c(g, 128)), 0);
     LLVMValueRef tiles = ir_add(ir, ir_udiv(ir, ir_sub(ir, g->k, i32c(g, 1)), i32c(g, WG_BK)), i32c(g, 1));
     LLVMValueRef row0, col0;
     wg_tile_loop loop;
@@ -1402,9 +1425,11 @@ static void matmul_wgmma(matmul_gen *g)
     ir_else(ir, &role);
     ir_setmaxnreg(ir, 1, 232);
     LLVMValueRef consumer = ir_sub(ir, warpgroup, i32c(g, 1));
-    wg_tiles_begin(g, &loop, &row0, &col0);
+    /* Never zeroed: each tile's first k step overwrites them. */
     for (int m = 0; m < w.mt; m++)
-        zero_accumulators(g, w.acc[m], w.accumulators);
+        for (int i = 0; i < w.accumulators; i++)
+            w.acc[m][i] = ir_var(ir, ir->f32, NULL, "acc");
+    wg_tiles_begin(g, &loop, &row0, &col0);
     wg_consume(g, &w, consumer, tiles);
     if (g->store_tma)
         wg_store_tma(g, &w, consumer, row0, col0);

@@ -8,6 +8,7 @@
 //@ptxjit family matmul
 //@ptxjit doc C = A·B, row-major: the seven steps of the matmul write-up (fp32, tf32 tensor cores), then Hopper wgmma (bf16/f16, tf32 or fp8 in, fp32 accumulation, fused epilogue).
 //@ptxjit entry matmul_kernel
+//@ptxjit entry matmul_stage_rows
 //@ptxjit nvrtc minimal half_storage
 //@ptxjit param variant enum(naive,coalescing,tiled,tiled_register,block_tiled,block_tiled_vectorized,tensor_core,wgmma,wgmma_tf32,wgmma_fp8) default=wgmma doc="step of the progression (each adds one idea to the one before); wgmma_tf32 and wgmma_fp8: wgmma on f32 (as tf32) and fp8 inputs"
 //@ptxjit param dtype dtype(f32,bf16,f16) default=f32 default_if="variant == wgmma => bf16" when="variant != wgmma_fp8" doc="A and B: f32 (the SIMT variants; tensor_core rounds it to tf32, wgmma_tf32 truncates it) or bf16/f16 (wgmma)"
@@ -1712,4 +1713,64 @@ matmul_kernel(const TI *__restrict__ A, const TI *__restrict__ B, TO *__restrict
         else
             matmul_tensor_core(a, b, c, M, N, K, &a_map, &b_map);
     }
+}
+
+// The op's staging copies (src/families/matmul/stage.h): `count` matrices of `rows` rows of
+// `width` bytes, between row pitches and matrix strides in bytes that the TMA cannot take
+// (k = 4095 e4m3 is rows of 4095 bytes). The driver's pitched copy moves such rows at about a
+// quarter of the copy's bandwidth (2026-11-30: 120 us of a 214 us fp8 4093 x 4097 x 4095).
+// Here each thread writes one 16-byte aligned piece of a destination row: its bytes gathered
+// from the one or two aligned 16-byte pieces of the source that hold them, shifted into place;
+// pieces at a row's ends, where those would reach outside either row, go byte by byte, so no
+// byte outside the rows is read or written. Blocks run along a row (x) and down its matrix (y).
+__device__ __forceinline__ unsigned stage_word(const unsigned (&w)[8], unsigned first, int i)
+{
+    return first == 0 ? w[i] : first == 1 ? w[i + 1] : first == 2 ? w[i + 2] : w[i + 3];
+}
+
+__device__ __forceinline__ void stage_piece(unsigned long long at, unsigned long long d0,
+                                            unsigned long long s0, unsigned long long width)
+{
+    const unsigned long long from = s0 + (at - d0); /* wraps where at < d0, as it should */
+    const unsigned long long low = from & ~15ull;
+    const unsigned shift = (unsigned)(from & 15);
+    if (at >= d0 && at + 16 <= d0 + width && low >= s0 && low + (shift ? 32 : 16) <= s0 + width) {
+        const uint4 a = __ldg(reinterpret_cast<const uint4 *>(low));
+        uint4 out = a;
+        if (shift) {
+            const uint4 b = __ldg(reinterpret_cast<const uint4 *>(low + 16));
+            const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+            const unsigned first = shift / 4, bits = 8 * (shift % 4);
+            unsigned o[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                o[i] = __funnelshift_r(stage_word(w, first, i), stage_word(w, first, i + 1), bits);
+            out = make_uint4(o[0], o[1], o[2], o[3]);
+        }
+        *reinterpret_cast<uint4 *>(at) = out;
+        return;
+    }
+    for (unsigned i = 0; i < 16; i++)
+        if (at + i >= d0 && at + i < d0 + width)
+            *reinterpret_cast<unsigned char *>(at + i) =
+                *reinterpret_cast<const unsigned char *>(from + i);
+}
+
+extern "C" __global__ void __launch_bounds__(128)
+matmul_stage_rows(unsigned char *__restrict__ dst, const unsigned char *__restrict__ src,
+                  unsigned long long width, unsigned long long rows, unsigned long long count,
+                  unsigned long long dst_pitch, unsigned long long dst_stride,
+                  unsigned long long src_pitch, unsigned long long src_stride)
+{
+    const unsigned long long piece = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    for (unsigned long long matrix = 0; matrix < count; matrix++)
+        for (unsigned long long r = blockIdx.y; r < rows; r += gridDim.y) {
+            const unsigned long long d0 = (unsigned long long)dst + matrix * dst_stride +
+                                          r * dst_pitch;
+            const unsigned long long s0 = (unsigned long long)src + matrix * src_stride +
+                                          r * src_pitch;
+            const unsigned long long at = (d0 & ~15ull) + 16 * piece;
+            if (at < d0 + width)
+                stage_piece(at, d0, s0, width);
+        }
 }

@@ -10,6 +10,7 @@
 
 #include "plugin/gen.h"
 
+#include "families/matmul/gen_stage.h"
 #include "families/matmul/shape.h"
 
 typedef matmul_variant variant;
@@ -1628,6 +1629,7 @@ static int gen_matmul(ir_builder *ir, const pj_llvm_request *request, char *erro
         break;
     }
     ir_kernel_end(ir);
+    gen_matmul_stage_rows(ir);
     return PJ_LLVM_OK;
 }
 

@@ -378,7 +378,6 @@ static ptxjit_status matmul_entered(ptxjit_kernel *kernel, const matmul_config *
                                     const pj_matmul_layout *l,
                                     const ptxjit_matmul_epilogue *epilogue, void *stream)
 {
-    const pj_driver *d = kernel->context->driver;
     const pj_matmul_takes takes = pj_matmul_takes_of(config, kernel->backend);
     pj_matmul_epilogue_args values;
     ptxjit_status status = pj_matmul_check_shape(config, a, b, c, l->m, l->n, l->k);
@@ -389,10 +388,10 @@ static ptxjit_status matmul_entered(ptxjit_kernel *kernel, const matmul_config *
     if (status != PTXJIT_OK)
         return status;
     pj_matmul_staged staged;
-    status = pj_matmul_stage_in(&staged, d, config, takes, a, b, c, &values.bias, l, stream);
+    status = pj_matmul_stage_in(&staged, kernel, config, takes, a, b, c, &values.bias, l, stream);
     if (status == PTXJIT_OK)
         status = launch_products(kernel, config, takes, &staged, &values, stream);
-    return pj_matmul_stage_out(&staged, d, status, stream);
+    return pj_matmul_stage_out(&staged, kernel, status, stream);
 }
 
 void ptxjit_matmul_epilogue_init(ptxjit_matmul_epilogue *epilogue)

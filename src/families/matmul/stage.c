@@ -184,9 +184,24 @@ void pj_matmul_stage_describe(char *out, size_t size, const matmul_config *confi
                    "and the copies on the stream make them so");
 }
 
-/* A pitched copy of rows x width_bytes on stream. */
-static ptxjit_status copy_rows(const pj_driver *d, uint64_t dst, size_t dst_pitch, uint64_t src,
-                               size_t src_pitch, size_t width_bytes, size_t rows, void *stream)
+/* The kernel's module's staging copy (templates/matmul.cu, matmul_stage_rows): every matmul
+ * module this version builds has it; a module from elsewhere (an older AOT table) may not. */
+static const char stage_entry[] = "matmul_stage_rows";
+
+static int has_stage_entry(const ptxjit_kernel *kernel)
+{
+    for (int i = 0; i < kernel->artifact.entry_count; i++)
+        if (strcmp(kernel->artifact.entries[i], stage_entry) == 0)
+            return 1;
+    return 0;
+}
+
+/* The driver's pitched copy of rows x width_bytes on stream: about a quarter of the copy's
+ * bandwidth where pitches are not whole 16-byte units, so only where the module lacks its
+ * own. */
+static ptxjit_status driver_copy_rows(const pj_driver *d, uint64_t dst, size_t dst_pitch,
+                                      uint64_t src, size_t src_pitch, size_t width_bytes,
+                                      size_t rows, void *stream)
 {
     if (!d->cuMemcpy2DAsync)
         return pj_error(PTXJIT_ERR_CUDA, "matmul: this driver lacks cuMemcpy2DAsync, which "
@@ -202,6 +217,26 @@ static ptxjit_status copy_rows(const pj_driver *d, uint64_t dst, size_t dst_pitc
     copy.WidthInBytes = width_bytes;
     copy.Height = rows;
     return PJ_CU(d->cuMemcpy2DAsync(&copy, (CUstream)stream), "cuMemcpy2DAsync");
+}
+
+/* One launch of the module's copy for `count` matrices: a thread per 16 destination bytes of
+ * a row (a row's pieces: width / 16, and one more at each end where it is not aligned). */
+static ptxjit_status kernel_copy_rows(ptxjit_kernel *kernel, uint64_t dst, size_t dst_pitch,
+                                      size_t dst_stride, uint64_t src, size_t src_pitch,
+                                      size_t src_stride, size_t count, size_t rows,
+                                      size_t width, void *stream)
+{
+    enum { THREADS = 128, MAX_GRID_Y = 65535 };
+    unsigned long long values[9] = {dst, src, width, rows, count, dst_pitch, dst_stride,
+                                    src_pitch, src_stride};
+    void *args[9];
+    for (int i = 0; i < 9; i++)
+        args[i] = &values[i];
+    const size_t pieces = width / 16 + 2;
+    const ptxjit_dim3 grid = {(unsigned)((pieces + THREADS - 1) / THREADS),
+                              (unsigned)(rows < MAX_GRID_Y ? rows : MAX_GRID_Y), 1};
+    const ptxjit_dim3 block = {THREADS, 1, 1};
+    return ptxjit_launch(kernel, stage_entry, grid, block, 0, stream, args);
 }
 
 /* Scratch of bytes on stream, noted for pj_matmul_stage_out. */
@@ -220,22 +255,27 @@ static ptxjit_status scratch(uint64_t *out, pj_matmul_staged *s, const pj_driver
 }
 
 /* `count` matrices of rows x cols e-byte elements copied between src (rows src_ld apart,
- * matrices src_stride apart) and dst (dst_ld, dst_stride): one pitched copy where both sides'
- * matrices follow each other row after row, else one per matrix. */
-static ptxjit_status copy_matrices(const pj_driver *d, uint64_t dst, size_t dst_ld,
+ * matrices src_stride apart) and dst (dst_ld, dst_stride), on stream: one launch of the
+ * module's copy; else the driver's, one pitched copy where both sides' matrices follow each
+ * other row after row, else one per matrix. */
+static ptxjit_status copy_matrices(ptxjit_kernel *kernel, uint64_t dst, size_t dst_ld,
                                    size_t dst_stride, uint64_t src, size_t src_ld,
                                    size_t src_stride, size_t count, size_t rows, size_t cols,
                                    int e, void *stream)
 {
-    const size_t width = cols * (size_t)e;
+    const size_t width = cols * (size_t)e, b = (size_t)e;
+    if (has_stage_entry(kernel) && width / 16 / 128 < 0x7fffffff)
+        return kernel_copy_rows(kernel, dst, dst_ld * b, dst_stride * b, src, src_ld * b,
+                                src_stride * b, count, rows, width, stream);
+    const pj_driver *d = kernel->context->driver;
     if (count == 1 || (src_stride == rows * src_ld && dst_stride == rows * dst_ld))
-        return copy_rows(d, dst, dst_ld * (size_t)e, src, src_ld * (size_t)e, width,
-                         count * rows, stream);
+        return driver_copy_rows(d, dst, dst_ld * b, src, src_ld * b, width, count * rows,
+                                stream);
     ptxjit_status status = PTXJIT_OK;
     for (size_t i = 0; i < count && status == PTXJIT_OK; i++)
-        status = copy_rows(d, dst + i * dst_stride * (uint64_t)e, dst_ld * (size_t)e,
-                           src + i * src_stride * (uint64_t)e, src_ld * (size_t)e, width, rows,
-                           stream);
+        status = driver_copy_rows(d, dst + i * dst_stride * (uint64_t)e, dst_ld * b,
+                                  src + i * src_stride * (uint64_t)e, src_ld * b, width, rows,
+                                  stream);
     return status;
 }
 
@@ -243,27 +283,29 @@ static ptxjit_status copy_matrices(const pj_driver *d, uint64_t dst, size_t dst_
  * (dense: the row's length; else padded to 16 bytes); *address, *pitch and *stride become
  * the copy's. */
 static ptxjit_status stage_operand(uint64_t *address, size_t *pitch, size_t *stride,
-                                   pj_matmul_staged *s, const pj_driver *d, int dense,
+                                   pj_matmul_staged *s, ptxjit_kernel *kernel, int dense,
                                    size_t batch, size_t rows, size_t cols, int e,
                                    const char *what, void *stream)
 {
     const size_t count = *stride ? batch : 1, to = dense ? cols : padded(cols, e);
     uint64_t copy;
-    ptxjit_status status = scratch(&copy, s, d, count * rows * to * (size_t)e, what, stream);
+    ptxjit_status status = scratch(&copy, s, kernel->context->driver,
+                                   count * rows * to * (size_t)e, what, stream);
     if (status == PTXJIT_OK)
-        status = copy_matrices(d, copy, to, rows * to, *address, *pitch, *stride, count, rows,
-                               cols, e, stream);
+        status = copy_matrices(kernel, copy, to, rows * to, *address, *pitch, *stride, count,
+                               rows, cols, e, stream);
     *address = copy, *pitch = to, *stride = count > 1 ? rows * to : 0;
     return status;
 }
 
-ptxjit_status pj_matmul_stage_in(pj_matmul_staged *s, const pj_driver *d,
+ptxjit_status pj_matmul_stage_in(pj_matmul_staged *s, ptxjit_kernel *kernel,
                                  const matmul_config *config, pj_matmul_takes takes, uint64_t a,
                                  uint64_t b, uint64_t c, uint64_t *bias,
                                  const pj_matmul_layout *l, void *stream)
 {
     const int in = pj_matmul_type_bytes(config->dtype), out = pj_dtype_bytes(config->out);
     const int dense = takes == PJ_MATMUL_TAKES_DENSE;
+    const pj_driver *d = kernel->context->driver;
     const size_t b_rows = config->b_nk ? l->n : l->k, b_cols = config->b_nk ? l->k : l->n;
     memset(s, 0, sizeof *s);
     s->layout = *l;
@@ -274,11 +316,11 @@ ptxjit_status pj_matmul_stage_in(pj_matmul_staged *s, const pj_driver *d,
     s->out_bytes = out;
     ptxjit_status status = PTXJIT_OK;
     if (s->need.a)
-        status = stage_operand(&s->a, &s->a_pitch, &s->a_stride, s, d, dense, l->batch, l->m,
-                               l->k, in, "A", stream);
+        status = stage_operand(&s->a, &s->a_pitch, &s->a_stride, s, kernel, dense, l->batch,
+                               l->m, l->k, in, "A", stream);
     if (status == PTXJIT_OK && s->need.b)
-        status = stage_operand(&s->b, &s->b_pitch, &s->b_stride, s, d, dense, l->batch, b_rows,
-                               b_cols, in, "B", stream);
+        status = stage_operand(&s->b, &s->b_pitch, &s->b_stride, s, kernel, dense, l->batch,
+                               b_rows, b_cols, in, "B", stream);
     if (status == PTXJIT_OK && s->need.c) {
         s->user_c = c;
         s->c_pitch = s->need.c_pitch;
@@ -286,7 +328,7 @@ ptxjit_status pj_matmul_stage_in(pj_matmul_staged *s, const pj_driver *d,
         status = scratch(&s->c, s, d, l->batch * l->m * s->c_pitch * (size_t)out, "C", stream);
         /* beta reads C: its values go in first; the padding columns are never copied back. */
         if (status == PTXJIT_OK && config->beta)
-            status = copy_matrices(d, s->c, s->c_pitch, s->c_stride, c, l->ldc, l->stride_c,
+            status = copy_matrices(kernel, s->c, s->c_pitch, s->c_stride, c, l->ldc, l->stride_c,
                                    l->batch, l->m, l->n, out, stream);
         /* The kernel reads bias[j] for every column it writes, padding included. */
         if (status == PTXJIT_OK && config->bias && s->c_pitch > l->n) {
@@ -308,14 +350,15 @@ ptxjit_status pj_matmul_stage_in(pj_matmul_staged *s, const pj_driver *d,
     return status;
 }
 
-ptxjit_status pj_matmul_stage_out(pj_matmul_staged *s, const pj_driver *d,
+ptxjit_status pj_matmul_stage_out(pj_matmul_staged *s, ptxjit_kernel *kernel,
                                   ptxjit_status launched, void *stream)
 {
+    const pj_driver *d = kernel->context->driver;
     ptxjit_status status = launched;
     const pj_matmul_layout *l = &s->layout;
     if (launched == PTXJIT_OK && s->need.c)
-        status = copy_matrices(d, s->user_c, l->ldc, l->stride_c, s->c, s->c_pitch, s->c_stride,
-                               l->batch, l->m, l->n, s->out_bytes, stream);
+        status = copy_matrices(kernel, s->user_c, l->ldc, l->stride_c, s->c, s->c_pitch,
+                               s->c_stride, l->batch, l->m, l->n, s->out_bytes, stream);
     for (int i = 0; i < s->scratch_count; i++)
         (void)d->cuMemFreeAsync((CUdeviceptr)s->scratch[i], (CUstream)stream);
     s->scratch_count = 0;

@@ -4,9 +4,9 @@
  * units from 16-byte aligned buffers (k = 4095 bf16, a matrix inside a larger one at an odd
  * offset); the llvm backend's wgmma kernels take such pitches for A and B but write C dense;
  * the SIMT and tensor_core kernels read and write dense rows only. The op copies each operand
- * its kernel cannot take into scratch (a pitched copy per product on the caller's stream, in
- * memory the stream allocates and frees in order), runs the product on the copies, and copies
- * C back. Padded rows' tails are never read: the tensor maps give the true sizes, and the TMA
+ * its kernel cannot take into scratch (one launch of the module's matmul_stage_rows for all its
+ * products on the caller's stream, in memory the stream allocates and frees in order), runs
+ * the product on the copies, and copies C back. Padded rows' tails are never read: the tensor maps give the true sizes, and the TMA
  * fills what lies outside a map with zeros. */
 #ifndef PTXJIT_MATMUL_STAGE_H
 #define PTXJIT_MATMUL_STAGE_H
@@ -68,14 +68,14 @@ typedef struct {
 
 /* Stages what the product needs on stream: A and B copied in, C copied in when beta reads it,
  * bias padded when C is. *bias becomes the staged one. */
-ptxjit_status pj_matmul_stage_in(pj_matmul_staged *out, const pj_driver *d,
+ptxjit_status pj_matmul_stage_in(pj_matmul_staged *out, ptxjit_kernel *kernel,
                                  const matmul_config *config, pj_matmul_takes takes, uint64_t a,
                                  uint64_t b, uint64_t c, uint64_t *bias,
                                  const pj_matmul_layout *l, void *stream);
 /* After the launches (launched: their status): C copied back when it was staged and they
  * went; the scratch freed on stream whatever happened. Returns launched, or the copy's
  * failure. */
-ptxjit_status pj_matmul_stage_out(pj_matmul_staged *staged, const pj_driver *d,
+ptxjit_status pj_matmul_stage_out(pj_matmul_staged *staged, ptxjit_kernel *kernel,
                                   ptxjit_status launched, void *stream);
 
 #endif

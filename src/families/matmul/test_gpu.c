@@ -1009,6 +1009,76 @@ START_TEST(matmul_strided_batches_through_the_llvm_backend)
 }
 END_TEST
 
+/* The op's staging copy (matmul_stage_rows, in every matmul module) on its own: every pair of
+ * source and destination offsets within 16 bytes, widths below, at and past 16-byte units,
+ * two matrices a stride apart; each destination byte outside the rows keeps its poison. */
+static void check_stage_rows(ptxjit_context *context, const char *params)
+{
+    enum { BYTES = 1 << 16 };
+    static const size_t widths[] = {1, 3, 15, 16, 17, 31, 48, 95, 200, 1021};
+    ptxjit_kernel *kernel = NULL;
+    ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "matmul", params, NULL), PTXJIT_OK);
+    unsigned char *src = malloc(BYTES), *want = malloc(BYTES), *got = malloc(BYTES);
+    ck_assert(src && want && got);
+    ptxjit_devptr d_src = 0, d_dst = 0;
+    ck_assert_int_eq(ptxjit_alloc(&d_src, context, BYTES), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_alloc(&d_dst, context, BYTES), PTXJIT_OK);
+    for (size_t i = 0; i < BYTES; i++)
+        src[i] = (unsigned char)(next_uniform() * 127 + 128);
+    ck_assert_int_eq(ptxjit_copy_to_device(context, d_src, src, BYTES), PTXJIT_OK);
+    int cases = 0;
+    for (unsigned long long to = 0; to < 16; to++)
+        for (unsigned long long from = 0; from < 16; from++, cases++) {
+            const unsigned long long width = widths[(to * 16 + from) % PJ_ARRAY_SIZE(widths)];
+            const unsigned long long rows = 3 + from % 2, count = 2;
+            const unsigned long long dst_pitch = width + (to * 7 + from) % 19;
+            const unsigned long long src_pitch = width + (from * 5 + to) % 23;
+            const unsigned long long dst_stride = rows * dst_pitch + to;
+            const unsigned long long src_stride = rows * src_pitch + 3 * from;
+            memset(want, 0xa5, BYTES);
+            for (size_t m = 0; m < count; m++)
+                for (size_t r = 0; r < rows; r++)
+                    memcpy(want + to + m * dst_stride + r * dst_pitch,
+                           src + from + m * src_stride + r * src_pitch, width);
+            memset(got, 0xa5, BYTES);
+            ck_assert_int_eq(ptxjit_copy_to_device(context, d_dst, got, BYTES), PTXJIT_OK);
+            unsigned long long values[9] = {d_dst + to, d_src + from, width, rows, count,
+                                            dst_pitch, dst_stride, src_pitch, src_stride};
+            void *args[9];
+            for (int i = 0; i < 9; i++)
+                args[i] = &values[i];
+            const ptxjit_dim3 grid = {(unsigned)((width / 16 + 2 + 127) / 128), 2, 1};
+            ck_assert_int_eq(ptxjit_launch(kernel, "matmul_stage_rows", grid,
+                                           (ptxjit_dim3){128, 1, 1}, 0, NULL, args),
+                             PTXJIT_OK);
+            ck_assert_int_eq(ptxjit_copy_to_host(context, got, d_dst, BYTES), PTXJIT_OK);
+            for (size_t i = 0; i < BYTES; i++)
+                ck_assert_msg(got[i] == want[i], "%s: stage_rows offsets %llu <- %llu, width "
+                              "%llu: byte %zu is %u, not %u", params, to, from, width, i,
+                              got[i], want[i]);
+        }
+    printf("%s: matmul_stage_rows right in %d cases of offsets and widths\n", params, cases);
+    ck_assert_int_eq(ptxjit_free(context, d_src), PTXJIT_OK);
+    ck_assert_int_eq(ptxjit_free(context, d_dst), PTXJIT_OK);
+    free(src);
+    free(want);
+    free(got);
+}
+
+START_TEST(matmul_stage_rows_copies_any_alignment)
+{
+    ptxjit_context *context = test_gpu_context("matmul_stage_rows_copies_any_alignment");
+    if (!context)
+        return;
+    state ^= (uint64_t)time(NULL);
+    check_stage_rows(context, "variant=naive");
+    check_stage_rows(context, "variant=wgmma_fp8");
+    if (test_llvm_or_skip("matmul_stage_rows_copies_any_alignment (llvm)"))
+        check_stage_rows(context, "variant=naive backend=llvm");
+    ptxjit_close(context);
+}
+END_TEST
+
 Suite *suite_matmul_gpu(void)
 {
     Suite *suite = suite_create("matmul_gpu");
@@ -1024,6 +1094,7 @@ Suite *suite_matmul_gpu(void)
     tcase_add_test(tc, cli_run_matmul_takes_a_layout_and_a_bias);
     tcase_add_test(tc, cli_bench_matmul_shapes_takes_a_strided_batch);
     tcase_add_test(tc, matmul_refuses_shapes_it_cannot_take);
+    tcase_add_test(tc, matmul_stage_rows_copies_any_alignment);
     suite_add_tcase(suite, tc);
     /* The wgmma variants beyond the write-up's kernel (CK_RUN_CASE=wgmma runs them alone). */
     TCase *wgmma = tcase_create("wgmma");

@@ -16,11 +16,51 @@
 #include "families/matmul/cli_product.h"
 #include "families/matmul/stage.h"
 
+/* rows x width bytes from src (rows src_pitch bytes apart) to dst, by the copy of pad's
+ * module (templates/matmul.cu, matmul_stage_rows), on the default stream. */
+static ptxjit_status pad_copy(const matmul_padding *pad, ptxjit_devptr dst, size_t dst_pitch,
+                              ptxjit_devptr src, size_t src_pitch, size_t width, size_t rows)
+{
+    unsigned long long values[9] = {dst, src, width, rows, 1, dst_pitch, 0, src_pitch, 0};
+    void *args[9];
+    for (int i = 0; i < 9; i++)
+        args[i] = &values[i];
+    const ptxjit_dim3 grid = {(unsigned)((width / 16 + 2 + 127) / 128),
+                              (unsigned)(rows < 65535 ? rows : 65535), 1};
+    return ptxjit_launch(pad->copy, "matmul_stage_rows", grid, (ptxjit_dim3){128, 1, 1}, 0,
+                         NULL, args);
+}
+
+/* The cuBLASLt peer of a product it takes only padded: A and B copied into the padding's
+ * rows, the product, C copied back. */
+static ptxjit_status padded_lt_once(matmul_job *job)
+{
+    const matmul_data *d = job->data;
+    const matmul_padding *p = job->pad;
+    const size_t in = (size_t)p->in_bytes, out = (size_t)p->out_bytes;
+    const size_t b_rows = job->b_nk ? d->n : d->k, b_cols = job->b_nk ? d->k : d->n;
+    const size_t b_pitch = job->b_nk ? p->kp : p->np;
+    ptxjit_status status = pad_copy(p, p->a, p->kp * in, d->da, d->k * in, d->k * in, d->m);
+    if (status == PTXJIT_OK)
+        status = pad_copy(p, p->b, b_pitch * in, d->db, b_cols * in, b_cols * in, b_rows);
+    if (status == PTXJIT_OK) {
+        const char *why = cublas_lt_product_run(job->lt, job->lt_algorithm, p->c, p->a, p->b,
+                                                job->workspace, CLI_MATMUL_LT_WORKSPACE);
+        if (why)
+            return pj_error(PTXJIT_ERR_CUDA, "cuBLASLt: %s", why);
+    }
+    return status == PTXJIT_OK
+               ? pad_copy(p, d->dc, d->n * out, p->c, p->np * out, d->n * out, d->m)
+               : status;
+}
+
 ptxjit_status cli_matmul_once(void *arg)
 {
     matmul_job *job = arg;
     matmul_data *d = job->data;
     const ptxjit_matmul_layout *l = &d->layout;
+    if (job->lt && job->pad)
+        return padded_lt_once(job);
     if (job->lt) {
         const char *why = cublas_lt_product_run(job->lt, job->lt_algorithm, d->dc, d->da, d->db,
                                                 job->workspace, CLI_MATMUL_LT_WORKSPACE);

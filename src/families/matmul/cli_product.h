@@ -40,6 +40,18 @@ typedef struct {
     const cli_l2_flush *flush;
 } matmul_data;
 
+/* A peer's padded operands, for the products cuBLASLt's fp8 kernels refuse (k or n not a
+ * multiple of 16): A, B and C in dense rows of whole 16-element units, zeros past the
+ * product's own. Each run copies A and B in and C out with the copy ptxjit stages its own
+ * operands with (matmul_stage_rows of `copy`), timed with the product, as a caller of
+ * cuBLASLt with such a problem would have to. */
+typedef struct {
+    size_t np, kp;               /* n and k rounded up to 16 */
+    int in_bytes, out_bytes;
+    ptxjit_devptr a, b, c;
+    ptxjit_kernel *copy;         /* any matmul kernel: every module has the copy */
+} matmul_padding;
+
 typedef struct {
     matmul_data *data;
     const char *params;
@@ -50,6 +62,7 @@ typedef struct {
     const matmul_config *config; /* ptxjit's rows: the params' epilogue, for the reference */
     cublas_lt_product *lt; /* set: time this cuBLASLt product's algorithm lt_algorithm */
     int lt_algorithm;
+    const matmul_padding *pad; /* set with lt: the product runs on these padded copies */
 } matmul_job;
 
 /* cuBLASLt's workspace: what cuBLAS's documentation advises on Hopper. */

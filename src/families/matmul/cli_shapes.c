@@ -72,6 +72,8 @@ typedef struct {
     char name[96];
     char config[96]; /* cuBLASLt's numbering of its tile, stages and cluster, or empty */
     cublas_lt_product *lt[2]; /* one per B layout searched */
+    cublas_lt_product *lt_padded; /* fp8 cuBLASLt takes only padded: the padded product */
+    matmul_padding pad;           /* its copies */
 } peer_choice;
 
 /* cuBLAS's input and output of a type, for GemmEx (0: none) and cuBLASLt. */
@@ -117,8 +119,89 @@ static ptxjit_status try_candidate(peer_choice *best, matmul_job job, const char
     return PTXJIT_OK;
 }
 
+/* n and k padded for cuBLASLt's fp8 kernels, which take rows of whole 16-element units. */
+static size_t to16(size_t x)
+{
+    return (x + 15) / 16 * 16;
+}
+
+/* A, B and C of d padded to rows of whole 16-element units, zeros past d's (matmul_padding),
+ * and the copy that fills them: any matmul module's. */
+static ptxjit_status padding_make(matmul_padding *p, const matmul_data *d, int b_nk,
+                                  int out_bytes)
+{
+    memset(p, 0, sizeof *p);
+    p->np = to16(d->n), p->kp = to16(d->k), p->in_bytes = 1, p->out_bytes = out_bytes;
+    const size_t bytes[3] = {d->m * p->kp, (b_nk ? p->np * p->kp : p->kp * p->np),
+                             d->m * p->np * (size_t)out_bytes};
+    ptxjit_devptr *where[3] = {&p->a, &p->b, &p->c};
+    ptxjit_status status = ptxjit_get_kernel(&p->copy, d->context, "matmul", "variant=naive",
+                                             NULL);
+    for (int i = 0; i < 3 && status == PTXJIT_OK; i++) {
+        void *zeros = calloc(1, bytes[i]);
+        status = zeros ? ptxjit_alloc(where[i], d->context, bytes[i])
+                       : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
+        if (status == PTXJIT_OK)
+            status = ptxjit_copy_to_device(d->context, *where[i], zeros, bytes[i]);
+        free(zeros);
+    }
+    return status;
+}
+
+static void padding_free(matmul_padding *p, ptxjit_context *context)
+{
+    if (p->a)
+        ptxjit_free(context, p->a);
+    if (p->b)
+        ptxjit_free(context, p->b);
+    if (p->c)
+        ptxjit_free(context, p->c);
+    memset(p, 0, sizeof *p);
+}
+
+/* fp8 whose k or n cuBLASLt's kernels refuse: its ranked algorithms on the product padded to
+ * rows of whole 16-element units, the copies in and out timed with each (matmul_padding). */
+static void search_padded(peer_choice *best, matmul_data *d, cublas_peer *cublas,
+                          ptxjit_devptr workspace, int nk, cublas_lt_input input, int lt_out,
+                          double tolerance, int runs, int *timed)
+{
+    matmul_padding pad;
+    const pj_dtype out = lt_out == 1 ? PJ_DTYPE_bf16 : PJ_DTYPE_f16;
+    if (padding_make(&pad, d, nk, pj_dtype_bytes(out)) != PTXJIT_OK) {
+        printf("cuBLASLt padded: not searched (%s)\n", ptxjit_last_error());
+        pj_error_clear();
+        padding_free(&pad, d->context);
+        return;
+    }
+    const char *why = cublas_lt_product_make(&best->lt_padded, cublas, input, lt_out, d->m, pad.np,
+                                             pad.kp, nk, 1, NULL, CLI_MATMUL_LT_WORKSPACE,
+                                             CUBLAS_LT_MAX_ALGORITHMS);
+    if (why) {
+        printf("cuBLASLt padded to %zu x %zu x %zu: not searched (%s)\n", d->m, pad.np, pad.kp,
+               why);
+        padding_free(&pad, d->context);
+        return;
+    }
+    best->pad = pad;
+    const double before = best->tflops;
+    for (int a = 0; a < cublas_lt_product_count(best->lt_padded); a++, (*timed)++) {
+        char name[96], config[96];
+        snprintf(name, sizeof name, "cuBLASLt%s algorithm %d of %d on %zu x %zu x %zu padded",
+                 nk ? " TN" : "", a + 1, cublas_lt_product_count(best->lt_padded), d->m, pad.np,
+                 pad.kp);
+        cublas_lt_product_describe(best->lt_padded, a, config, sizeof config);
+        matmul_job job = {.data = d, .cublas = cublas, .b_nk = nk, .workspace = workspace,
+                          .lt = best->lt_padded, .lt_algorithm = a, .pad = &best->pad};
+        try_candidate(best, job, name, config, out, tolerance, runs);
+    }
+    if (best->tflops > before)
+        printf("peer's padding: A, B and C copied into rows of %zu and %zu elements and C "
+               "back, by ptxjit's staging copy, in every timed run\n", pad.kp, pad.np);
+}
+
 /* The fastest peer of d's type: GemmEx and cuBLASLt's ranked algorithms, in the layout of our
- * sets (and, for tf32, the other too). */
+ * sets (and, for tf32, the other too); for fp8 that cuBLASLt takes only padded, its
+ * algorithms on the padded product with the copies timed. */
 static ptxjit_status search_peer(peer_choice *best, matmul_data *d, cublas_peer *cublas,
                                  ptxjit_devptr workspace, int b_nk, int runs)
 {
@@ -154,6 +237,9 @@ static ptxjit_status search_peer(peer_choice *best, matmul_data *d, cublas_peer 
                                                  CUBLAS_LT_MAX_ALGORITHMS);
         if (why) {
             printf("cuBLASLt%s: not searched (%s)\n", nk ? " TN" : "", why);
+            if (!has_gemm && l->batch == 1 && (d->k % 16 || d->n % 16))
+                search_padded(best, d, cublas, workspace, nk, lt_input, lt_out, tolerance,
+                              runs, &timed);
             continue;
         }
         for (int a = 0; a < cublas_lt_product_count(best->lt[layout]); a++, timed++) {
@@ -175,10 +261,12 @@ static ptxjit_status search_peer(peer_choice *best, matmul_data *d, cublas_peer 
     return PTXJIT_OK;
 }
 
-static void peer_free(peer_choice *p)
+static void peer_free(peer_choice *p, ptxjit_context *context)
 {
     cublas_lt_product_free(p->lt[0]);
     cublas_lt_product_free(p->lt[1]);
+    cublas_lt_product_free(p->lt_padded);
+    padding_free(&p->pad, context);
 }
 
 static ptxjit_status timed(double *ms, matmul_job *job, int runs)
@@ -310,7 +398,7 @@ static ptxjit_status shape_rows(ptxjit_context *context, cublas_peer *cublas,
             status = set_rounds(&d, &peer, sets[j], runs, rounds, all_ok);
             done[j] = 1;
         }
-        peer_free(&peer);
+        peer_free(&peer, context);
         cli_matmul_data_free(&d);
     }
     return status;

@@ -1722,7 +1722,8 @@ matmul_kernel(const TI *__restrict__ A, const TI *__restrict__ B, TO *__restrict
 // Here each thread writes one 16-byte aligned piece of a destination row: its bytes gathered
 // from the one or two aligned 16-byte pieces of the source that hold them, shifted into place;
 // pieces at a row's ends, where those would reach outside either row, go byte by byte, so no
-// byte outside the rows is read or written. Blocks run along a row (x) and down its matrix (y).
+// byte outside the rows is read or written. Blocks run along a row (x), down its matrix (y)
+// and across the matrices (z), so a batch of few-row matrices runs as wide as one tall one.
 __device__ __forceinline__ unsigned stage_word(const unsigned (&w)[8], unsigned first, int i)
 {
     return first == 0 ? w[i] : first == 1 ? w[i + 1] : first == 2 ? w[i + 2] : w[i + 3];
@@ -1763,7 +1764,7 @@ matmul_stage_rows(unsigned char *__restrict__ dst, const unsigned char *__restri
                   unsigned long long src_pitch, unsigned long long src_stride)
 {
     const unsigned long long piece = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    for (unsigned long long matrix = 0; matrix < count; matrix++)
+    for (unsigned long long matrix = blockIdx.z; matrix < count; matrix += gridDim.z)
         for (unsigned long long r = blockIdx.y; r < rows; r += gridDim.y) {
             const unsigned long long d0 = (unsigned long long)dst + matrix * dst_stride +
                                           r * dst_pitch;

@@ -132,7 +132,8 @@ void ir_end_while(ir_builder *ir, ir_loop_state *state);
 
 /* ---- ir_thread.c: the thread's place, barriers, warp shuffles, atomics ---- */
 typedef enum {
-    IR_TID_X, IR_TID_Y, IR_CTAID_X, IR_CTAID_Y, IR_NCTAID_X, IR_NCTAID_Y, IR_NTID_X
+    IR_TID_X, IR_TID_Y, IR_CTAID_X, IR_CTAID_Y, IR_CTAID_Z, IR_NCTAID_X, IR_NCTAID_Y,
+    IR_NCTAID_Z, IR_NTID_X
 } ir_sreg_kind;
 /* The special register as an i32. */
 LLVMValueRef ir_sreg(ir_builder *ir, ir_sreg_kind which);

@@ -9,8 +9,10 @@ LLVMValueRef ir_sreg(ir_builder *ir, ir_sreg_kind which)
         [IR_TID_Y] = "llvm.nvvm.read.ptx.sreg.tid.y",
         [IR_CTAID_X] = "llvm.nvvm.read.ptx.sreg.ctaid.x",
         [IR_CTAID_Y] = "llvm.nvvm.read.ptx.sreg.ctaid.y",
+        [IR_CTAID_Z] = "llvm.nvvm.read.ptx.sreg.ctaid.z",
         [IR_NCTAID_X] = "llvm.nvvm.read.ptx.sreg.nctaid.x",
         [IR_NCTAID_Y] = "llvm.nvvm.read.ptx.sreg.nctaid.y",
+        [IR_NCTAID_Z] = "llvm.nvvm.read.ptx.sreg.nctaid.z",
         [IR_NTID_X] = "llvm.nvvm.read.ptx.sreg.ntid.x",
     };
     return ir_intrinsic(ir, names[which], NULL, 0, NULL, 0);

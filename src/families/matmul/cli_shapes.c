@@ -160,7 +160,8 @@ static void padding_free(matmul_padding *p, ptxjit_context *context)
 }
 
 /* fp8 whose k or n cuBLASLt's kernels refuse: its ranked algorithms on the product padded to
- * rows of whole 16-element units, the copies in and out timed with each (matmul_padding). */
+ * rows of whole 16-element units, the copies in and out timed with each (matmul_padding).
+ * Only B K-major (TN), the one layout its fp8 kernels take. */
 static void search_padded(peer_choice *best, matmul_data *d, cublas_peer *cublas,
                           ptxjit_devptr workspace, int nk, cublas_lt_input input, int lt_out,
                           double tolerance, int runs, int *timed)
@@ -237,7 +238,7 @@ static ptxjit_status search_peer(peer_choice *best, matmul_data *d, cublas_peer 
                                                  CUBLAS_LT_MAX_ALGORITHMS);
         if (why) {
             printf("cuBLASLt%s: not searched (%s)\n", nk ? " TN" : "", why);
-            if (!has_gemm && l->batch == 1 && (d->k % 16 || d->n % 16))
+            if (!has_gemm && nk && l->batch == 1 && (d->k % 16 || d->n % 16))
                 search_padded(best, d, cublas, workspace, nk, lt_input, lt_out, tolerance,
                               runs, &timed);
             continue;

@@ -1,8 +1,8 @@
 /* gen_stage.c — matmul_stage_rows as LLVM IR, the op's staging copy as templates/matmul.cu
  * writes it (the reasons are there): each thread one 16-byte aligned piece of a destination
  * row, gathered from the source's aligned 16-byte pieces and shifted into place, byte by
- * byte where those would reach outside either row; blocks along a row (x) and down its
- * matrix (y), the matrices one after another. */
+ * byte where those would reach outside either row; blocks along a row (x), down its matrix
+ * (y) and across the matrices (z). */
 #include "families/matmul/gen_stage.h"
 
 static LLVMValueRef sreg64(ir_builder *ir, ir_sreg_kind which)
@@ -125,7 +125,7 @@ void gen_matmul_stage_rows(ir_builder *ir)
     LLVMValueRef rows = ir_param(ir, 3), count = ir_param(ir, 4);
     LLVMValueRef piece = ir_add(ir, ir_mul(ir, sreg64(ir, IR_CTAID_X), sreg64(ir, IR_NTID_X)),
                                 sreg64(ir, IR_TID_X));
-    LLVMValueRef matrix = ir_var(ir, ir->i64, ir_i64(ir, 0), "matrix");
+    LLVMValueRef matrix = ir_var(ir, ir->i64, sreg64(ir, IR_CTAID_Z), "matrix");
     LLVMValueRef r = ir_var(ir, ir->i64, NULL, "row");
     ir_loop_state matrices, down;
     ir_while(ir, &matrices);
@@ -147,7 +147,7 @@ void gen_matmul_stage_rows(ir_builder *ir)
     ir_end_if(ir, &in_row);
     ir_set(ir, r, ir_add(ir, ir_get(ir, r), sreg64(ir, IR_NCTAID_Y)));
     ir_end_while(ir, &down);
-    ir_set(ir, matrix, ir_add(ir, ir_get(ir, matrix), ir_i64(ir, 1)));
+    ir_set(ir, matrix, ir_add(ir, ir_get(ir, matrix), sreg64(ir, IR_NCTAID_Z)));
     ir_end_while(ir, &matrices);
     ir_kernel_end(ir);
 }

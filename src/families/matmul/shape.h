@@ -40,7 +40,7 @@ static inline int pj_matmul_is_wgmma(matmul_variant v)
     return v == MATMUL_WGMMA || v == MATMUL_WGMMA_TF32 || v == MATMUL_WGMMA_FP8;
 }
 
-#define PJ_MATMUL_LLVM_VERSION 8
+#define PJ_MATMUL_LLVM_VERSION 9
 #define PJ_MATMUL_LLVM_VARIANTS PJ_VARIANT_LIST_TEXT(PJ_MATMUL_LLVM_LIST)
 
 /* The tile parameters that decide a block's size (those a variant lacks are ignored). */

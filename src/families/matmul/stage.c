@@ -184,8 +184,9 @@ void pj_matmul_stage_describe(char *out, size_t size, const matmul_config *confi
                    "and the copies on the stream make them so");
 }
 
-/* The kernel's module's staging copy (templates/matmul.cu, matmul_stage_rows): every matmul
- * module this version builds has it; a module from elsewhere (an older AOT table) may not. */
+/* The kernel's module's staging copy (templates/matmul.cu, matmul_stage_rows): every module
+ * of the built-in template and generator has it (a cache or AOT entry of another entry list is
+ * not taken); a matmul template of the user's own (--templates) may not. */
 static const char stage_entry[] = "matmul_stage_rows";
 
 static int has_stage_entry(const ptxjit_kernel *kernel)
@@ -220,13 +221,14 @@ static ptxjit_status driver_copy_rows(const pj_driver *d, uint64_t dst, size_t d
 }
 
 /* One launch of the module's copy for `count` matrices: a thread per 16 destination bytes of
- * a row (a row's pieces: width / 16, and one more at each end where it is not aligned). */
+ * a row (a row's pieces: width / 16, and one more at each end where it is not aligned), a
+ * block row per row of a matrix (y) and per matrix (z), each at most 65535 (the rest looped). */
 static ptxjit_status kernel_copy_rows(ptxjit_kernel *kernel, uint64_t dst, size_t dst_pitch,
                                       size_t dst_stride, uint64_t src, size_t src_pitch,
                                       size_t src_stride, size_t count, size_t rows,
                                       size_t width, void *stream)
 {
-    enum { THREADS = 128, MAX_GRID_Y = 65535 };
+    enum { THREADS = 128, MAX_GRID_YZ = 65535 };
     unsigned long long values[9] = {dst, src, width, rows, count, dst_pitch, dst_stride,
                                     src_pitch, src_stride};
     void *args[9];
@@ -234,7 +236,8 @@ static ptxjit_status kernel_copy_rows(ptxjit_kernel *kernel, uint64_t dst, size_
         args[i] = &values[i];
     const size_t pieces = width / 16 + 2;
     const ptxjit_dim3 grid = {(unsigned)((pieces + THREADS - 1) / THREADS),
-                              (unsigned)(rows < MAX_GRID_Y ? rows : MAX_GRID_Y), 1};
+                              (unsigned)(rows < MAX_GRID_YZ ? rows : MAX_GRID_YZ),
+                              (unsigned)(count < MAX_GRID_YZ ? count : MAX_GRID_YZ)};
     const ptxjit_dim3 block = {THREADS, 1, 1};
     return ptxjit_launch(kernel, stage_entry, grid, block, 0, stream, args);
 }

@@ -1010,12 +1010,13 @@ START_TEST(matmul_strided_batches_through_the_llvm_backend)
 END_TEST
 
 /* The op's staging copy (matmul_stage_rows, in every matmul module) on its own: every pair of
- * source and destination offsets within 16 bytes, widths below, at and past 16-byte units,
- * two matrices a stride apart; each destination byte outside the rows keeps its poison. */
-static void check_stage_rows(ptxjit_context *context, const char *params)
+ * source and destination offsets within 16 bytes, widths below, at and past 16-byte units and
+ * past one block's 128 pieces, two matrices a stride apart (one block row for both, or one
+ * each); each destination byte outside the rows keeps its poison, a value no source byte has. */
+static void check_stage_rows(ptxjit_context *context, const char *params, uint64_t seed)
 {
-    enum { BYTES = 1 << 16 };
-    static const size_t widths[] = {1, 3, 15, 16, 17, 31, 48, 95, 200, 1021};
+    enum { BYTES = 1 << 16, POISON = 0xa5 };
+    static const size_t widths[] = {1, 3, 15, 16, 17, 31, 48, 95, 200, 1021, 2047, 5000};
     ptxjit_kernel *kernel = NULL;
     ck_assert_int_eq(ptxjit_get_kernel(&kernel, context, "matmul", params, NULL), PTXJIT_OK);
     unsigned char *src = malloc(BYTES), *want = malloc(BYTES), *got = malloc(BYTES);
@@ -1023,8 +1024,10 @@ static void check_stage_rows(ptxjit_context *context, const char *params)
     ptxjit_devptr d_src = 0, d_dst = 0;
     ck_assert_int_eq(ptxjit_alloc(&d_src, context, BYTES), PTXJIT_OK);
     ck_assert_int_eq(ptxjit_alloc(&d_dst, context, BYTES), PTXJIT_OK);
-    for (size_t i = 0; i < BYTES; i++)
+    for (size_t i = 0; i < BYTES; i++) {
         src[i] = (unsigned char)(next_uniform() * 127 + 128);
+        src[i] = src[i] == POISON ? POISON ^ 0xff : src[i];
+    }
     ck_assert_int_eq(ptxjit_copy_to_device(context, d_src, src, BYTES), PTXJIT_OK);
     int cases = 0;
     for (unsigned long long to = 0; to < 16; to++)
@@ -1035,27 +1038,28 @@ static void check_stage_rows(ptxjit_context *context, const char *params)
             const unsigned long long src_pitch = width + (from * 5 + to) % 23;
             const unsigned long long dst_stride = rows * dst_pitch + to;
             const unsigned long long src_stride = rows * src_pitch + 3 * from;
-            memset(want, 0xa5, BYTES);
+            memset(want, POISON, BYTES);
             for (size_t m = 0; m < count; m++)
                 for (size_t r = 0; r < rows; r++)
                     memcpy(want + to + m * dst_stride + r * dst_pitch,
                            src + from + m * src_stride + r * src_pitch, width);
-            memset(got, 0xa5, BYTES);
+            memset(got, POISON, BYTES);
             ck_assert_int_eq(ptxjit_copy_to_device(context, d_dst, got, BYTES), PTXJIT_OK);
             unsigned long long values[9] = {d_dst + to, d_src + from, width, rows, count,
                                             dst_pitch, dst_stride, src_pitch, src_stride};
             void *args[9];
             for (int i = 0; i < 9; i++)
                 args[i] = &values[i];
-            const ptxjit_dim3 grid = {(unsigned)((width / 16 + 2 + 127) / 128), 2, 1};
+            const ptxjit_dim3 grid = {(unsigned)((width / 16 + 2 + 127) / 128), 2,
+                                      (unsigned)(1 + to % 2)};
             ck_assert_int_eq(ptxjit_launch(kernel, "matmul_stage_rows", grid,
                                            (ptxjit_dim3){128, 1, 1}, 0, NULL, args),
                              PTXJIT_OK);
             ck_assert_int_eq(ptxjit_copy_to_host(context, got, d_dst, BYTES), PTXJIT_OK);
             for (size_t i = 0; i < BYTES; i++)
                 ck_assert_msg(got[i] == want[i], "%s: stage_rows offsets %llu <- %llu, width "
-                              "%llu: byte %zu is %u, not %u", params, to, from, width, i,
-                              got[i], want[i]);
+                              "%llu (seed %llu): byte %zu is %u, not %u", params, to, from,
+                              width, (unsigned long long)seed, i, got[i], want[i]);
         }
     printf("%s: matmul_stage_rows right in %d cases of offsets and widths\n", params, cases);
     ck_assert_int_eq(ptxjit_free(context, d_src), PTXJIT_OK);
@@ -1071,10 +1075,11 @@ START_TEST(matmul_stage_rows_copies_any_alignment)
     if (!context)
         return;
     state ^= (uint64_t)time(NULL);
-    check_stage_rows(context, "variant=naive");
-    check_stage_rows(context, "variant=wgmma_fp8");
+    const uint64_t seed = state;
+    check_stage_rows(context, "variant=naive", seed);
+    check_stage_rows(context, "variant=wgmma_fp8", seed);
     if (test_llvm_or_skip("matmul_stage_rows_copies_any_alignment (llvm)"))
-        check_stage_rows(context, "variant=naive backend=llvm");
+        check_stage_rows(context, "variant=naive backend=llvm", seed);
     ptxjit_close(context);
 }
 END_TEST

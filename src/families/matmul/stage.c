@@ -184,8 +184,9 @@ void pj_matmul_stage_describe(char *out, size_t size, const matmul_config *confi
                    "and the copies on the stream make them so");
 }
 
-/* The kernel's module's staging copy (templates/matmul.cu, matmul_stage_rows): every matmul
- * module this version builds has it; a module from elsewhere (an older AOT table) may not. */
+/* The kernel's module's staging copy (templates/matmul.cu, matmul_stage_rows): every module
+ * of the built-in template and generator has it (a cache or AOT entry of another entry list is
+ * not taken); a matmul template of the user's own (--templates) may not. */
 static const char stage_entry[] = "matmul_stage_rows";
 
 static int has_stage_entry(const ptxjit_kernel *kernel)

@@ -16,19 +16,13 @@
 #include "families/matmul/cli_product.h"
 #include "families/matmul/stage.h"
 
-/* rows x width bytes from src (rows src_pitch bytes apart) to dst, by the copy of pad's
- * module (templates/matmul.cu, matmul_stage_rows), on the default stream. */
+/* rows x width bytes from src (rows src_pitch bytes apart) to dst, by the op's staging copy
+ * (pad's module's), on the default stream. */
 static ptxjit_status pad_copy(const matmul_padding *pad, ptxjit_devptr dst, size_t dst_pitch,
                               ptxjit_devptr src, size_t src_pitch, size_t width, size_t rows)
 {
-    unsigned long long values[9] = {dst, src, width, rows, 1, dst_pitch, 0, src_pitch, 0};
-    void *args[9];
-    for (int i = 0; i < 9; i++)
-        args[i] = &values[i];
-    const ptxjit_dim3 grid = {(unsigned)((width / 16 + 2 + 127) / 128),
-                              (unsigned)(rows < 65535 ? rows : 65535), 1};
-    return ptxjit_launch(pad->copy, "matmul_stage_rows", grid, (ptxjit_dim3){128, 1, 1}, 0,
-                         NULL, args);
+    return pj_matmul_stage_copy(pad->copy, dst, dst_pitch, 0, src, src_pitch, 0, 1, rows, width,
+                                NULL);
 }
 
 /* The cuBLASLt peer of a product it takes only padded: A and B copied into the padding's

@@ -220,13 +220,13 @@ static ptxjit_status driver_copy_rows(const pj_driver *d, uint64_t dst, size_t d
     return PJ_CU(d->cuMemcpy2DAsync(&copy, (CUstream)stream), "cuMemcpy2DAsync");
 }
 
-/* One launch of the module's copy for `count` matrices: a thread per 16 destination bytes of
- * a row (a row's pieces: width / 16, and one more at each end where it is not aligned), a
- * block row per row of a matrix (y) and per matrix (z), each at most 65535 (the rest looped). */
-static ptxjit_status kernel_copy_rows(ptxjit_kernel *kernel, uint64_t dst, size_t dst_pitch,
-                                      size_t dst_stride, uint64_t src, size_t src_pitch,
-                                      size_t src_stride, size_t count, size_t rows,
-                                      size_t width, void *stream)
+/* A thread per 16 destination bytes of a row (a row's pieces: width / 16, and one more at
+ * each end where it is not aligned), a block row per row of a matrix (y) and per matrix (z),
+ * each at most 65535 (the rest looped). */
+ptxjit_status pj_matmul_stage_copy(ptxjit_kernel *kernel, uint64_t dst, size_t dst_pitch,
+                                   size_t dst_stride, uint64_t src, size_t src_pitch,
+                                   size_t src_stride, size_t count, size_t rows, size_t width,
+                                   void *stream)
 {
     enum { THREADS = 128, MAX_GRID_YZ = 65535 };
     unsigned long long values[9] = {dst, src, width, rows, count, dst_pitch, dst_stride,
@@ -268,8 +268,8 @@ static ptxjit_status copy_matrices(ptxjit_kernel *kernel, uint64_t dst, size_t d
 {
     const size_t width = cols * (size_t)e, b = (size_t)e;
     if (has_stage_entry(kernel) && width / 16 / 128 < 0x7fffffff)
-        return kernel_copy_rows(kernel, dst, dst_ld * b, dst_stride * b, src, src_ld * b,
-                                src_stride * b, count, rows, width, stream);
+        return pj_matmul_stage_copy(kernel, dst, dst_ld * b, dst_stride * b, src, src_ld * b,
+                                    src_stride * b, count, rows, width, stream);
     const pj_driver *d = kernel->context->driver;
     if (count == 1 || (src_stride == rows * src_ld && dst_stride == rows * dst_ld))
         return driver_copy_rows(d, dst, dst_ld * b, src, src_ld * b, width, count * rows,

@@ -52,6 +52,15 @@ pj_matmul_stage_need pj_matmul_stage_needed(const matmul_config *config, pj_matm
 void pj_matmul_stage_describe(char *out, size_t size, const matmul_config *config,
                               pj_matmul_stage_need need, const pj_matmul_layout *l);
 
+/* `count` matrices of rows x width bytes copied from src (rows src_pitch bytes apart, matrices
+ * src_stride apart) to dst (dst_pitch, dst_stride) on stream, in one launch of the kernel's
+ * module's matmul_stage_rows (every built-in matmul module has it): what the op stages with,
+ * for any caller that must pad a matrix as the op does (the bench's padded peer). */
+ptxjit_status pj_matmul_stage_copy(ptxjit_kernel *kernel, uint64_t dst, size_t dst_pitch,
+                                   size_t dst_stride, uint64_t src, size_t src_pitch,
+                                   size_t src_stride, size_t count, size_t rows, size_t width,
+                                   void *stream);
+
 /* The product as the kernel sees it, and the scratch that holds the staged operands. */
 typedef struct {
     uint64_t a, b, c, bias;           /* what the kernel reads and writes */

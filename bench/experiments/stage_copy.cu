@@ -154,7 +154,6 @@ int main()
     for (const copy_case &c : cases) {
         const size_t dbytes = c.rows * c.dst_pitch + 64, sbytes = c.rows * c.src_pitch + 64;
         std::vector<unsigned char> src(sbytes), want(dbytes, 0xa5), got(dbytes);
-        for (size_t i = 0; i < sbytes; i++)
         for (size_t i = 0; i < sbytes; i++) { /* any byte but the poison, 0xa5 */
             const int v = rand() % 255;
             src[i] = (unsigned char)(v >= 0xa5 ? v + 1 : v);

@@ -97,6 +97,14 @@ static const pj_matmul_fit_tile pingpong_tiles[] = {
 #define PINGPONG_TILES_PER_SM 2
 #define PINGPONG_WIDE_EXPONENT 0.89
 #define PINGPONG_WIDE_TAKING 0.97
+/* fp8 also takes 128 x 176 where 128 x 128's last column of tiles would hold a sliver of C, at
+ * most PINGPONG_SLIVER_MAX columns: each row of tiles then multiplies a whole tile for almost
+ * nothing, which cost more than the waves model counts. Against the searched cuBLASLt on the
+ * H200 (3 rounds, L2 emptied; docs/PERFORMANCE.md, 2026-11-30 04:10), 128 x 176 against 128 x
+ * 128: 4093 x 4097 x 4095 (a last column of 1) 0.940 against 0.892, 4096 x 4100 x 4096 (4)
+ * 2.554 against 2.433, 2047 x 4097 x 4095 0.926 against 0.918; it lost with 11 (3001 x 5003 x
+ * 4096, 1.070 against 1.096) and with none (4096 x 4096 x 4095, 1.087 against 1.121). */
+#define PINGPONG_SLIVER_MAX 8
 
 /* ... and for fp8 the cooperative 128 x 224 (three stages, C through the TMA) in ping-pong's
  * place where its tiles make two waves and ping-pong's four: 512 x 14336 x 4096 is 448 tiles of
@@ -378,9 +386,10 @@ const pj_matmul_fit_tile *pj_matmul_fit_pingpong(uint64_t m, uint64_t n, int wid
                    least = (uint64_t)PINGPONG_TILES_PER_SM * (uint64_t)sms;
     if (narrow < least)
         return NULL;
+    const int sliver = n % 128 != 0 && n % 128 <= PINGPONG_SLIVER_MAX;
     return wide && wide_tiles >= least &&
-                   pingpong_time(m, n, 176, sms) <=
-                       PINGPONG_WIDE_TAKING * pingpong_time(m, n, 128, sms)
+                   (sliver || pingpong_time(m, n, 176, sms) <=
+                                  PINGPONG_WIDE_TAKING * pingpong_time(m, n, 128, sms))
                ? &pingpong_tiles[1]
                : &pingpong_tiles[0];
 }

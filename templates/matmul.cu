@@ -28,10 +28,10 @@
 //@ptxjit param consumers int(1..2) default=2 when="variant >= wgmma" doc="consumer warpgroups, each multiplying bm / consumers rows (plus one producer warpgroup issuing the TMA loads)"
 //@ptxjit param cluster int(1..2) default=1 when="variant >= wgmma" doc="thread-block cluster along M: 2 blocks on adjacent row tiles share each B tile, every block loading its share of the boxes and multicasting them to both (half the B traffic from L2 where N is a multiple of 128, or a multiple of 16 with B K-major; with swap=1, adjacent tiles of B's rows sharing A's)"
 //@ptxjit param group int(1..64) pow2 default=1 default_if="variant >= wgmma || variant == tensor_core => 8" doc="tile rows per raster group: blocks run down GROUP tiles of a column before the next, so the tiles in flight share rows of A and columns of B in L2"
-//@ptxjit param sched enum(grid,persistent,pingpong) default=persistent when="variant >= wgmma" doc="grid: one block per tile of C; persistent (the default): a block per SM (clusters: as many as are resident), each taking every gridDim-th tile of the raster order, its producer loading the next tile's stages while its consumers store this one; pingpong: persistent, but the two consumers take whole 128-row tiles in turn, so one stores its tile while the other multiplies the next (with store=tma through one buffer of 64 rows of C that they take in turn; bm=128 consumers=2, N up to 176)"
+//@ptxjit param sched enum(grid,persistent,pingpong,gemv) default=persistent when="variant >= wgmma" doc="grid: one block per tile of C; persistent (the default): a block per SM (clusters: as many as are resident), each taking every gridDim-th tile of the raster order, its producer loading the next tile's stages while its consumers store this one; pingpong: persistent, but the two consumers take whole 128-row tiles in turn, so one stores its tile while the other multiplies the next (with store=tma through one buffer of 64 rows of C that they take in turn; bm=128 consumers=2, N up to 176); gemv: no wgmma, TMA or pipeline, for a decoding's few rows of A, where the product is B read once: a block per 16 columns of C (16 rows of B, b_layout=nk), its eight warps splitting K and feeding mma.sync from 16-byte loads of global memory, up to 16 rows of A at a time (the tile parameters do not apply)"
 //@ptxjit param swap int(0..1) default=0 when="variant >= wgmma" doc="1: the kernel computes C's transpose, B^T A^T: B's rows (columns of C) fill wgmma's 64-row side and A's rows its N side (N of mma: 8 rows of A at m64n8k16), so a product of a few rows of A (a decoding's) does not multiply 64-row tiles of mostly zeros; bm x N is then a tile of C^T. Any b_layout (kn: wgmma reads B M-major); needs store=direct"
-//@ptxjit param store enum(direct,tma) default=direct default_if="swap == 0 && 8 * mma * bytes(out) % 32 == 0 && stages * ((bm + (8 * mma + 63) / 64 * 64) * 128 + 16) + (bm - (sched == pingpong) * (bm - 64)) * 8 * mma * bytes(out) + 1024 <= 232448 => tma" when="variant >= wgmma" doc="how C leaves the consumers: direct (each thread's accumulator pairs to global memory) or tma (through a swizzled tile of shared memory and TMA stores, which run on while the next tile is multiplied; the default where the tile fits beside the stages, B counted in 64-row boxes, and its rows are whole 32-byte boxes)"
-//@ptxjit param b_layout enum(kn,nk) default=kn default_if="variant == wgmma_tf32 || variant == wgmma_fp8 => nk" when="variant >= wgmma" doc="B in memory: kn (K x N row-major, C = A·B) or nk (given as its transpose, N x K row-major: K contiguous, which wgmma's tf32 and fp8 shapes need)"
+//@ptxjit param store enum(direct,tma) default=direct default_if="swap == 0 && sched != gemv && 8 * mma * bytes(out) % 32 == 0 && stages * ((bm + (8 * mma + 63) / 64 * 64) * 128 + 16) + (bm - (sched == pingpong) * (bm - 64)) * 8 * mma * bytes(out) + 1024 <= 232448 => tma" when="variant >= wgmma" doc="how C leaves the consumers: direct (each thread's accumulator pairs to global memory) or tma (through a swizzled tile of shared memory and TMA stores, which run on while the next tile is multiplied; the default where the tile fits beside the stages, B counted in 64-row boxes, and its rows are whole 32-byte boxes)"
+//@ptxjit param b_layout enum(kn,nk) default=kn default_if="variant == wgmma_tf32 || variant == wgmma_fp8 || sched == gemv => nk" when="variant >= wgmma" doc="B in memory: kn (K x N row-major, C = A·B) or nk (given as its transpose, N x K row-major: K contiguous, which wgmma's tf32 and fp8 shapes need)"
 //@ptxjit param alpha enum(none,scaled) default=none when="variant >= wgmma" doc="scaled: C = alpha·A·B + ..., alpha a launch value (ptxjit_matmul_ex)"
 //@ptxjit param beta enum(none,scaled) default=none when="variant >= wgmma" doc="scaled: + beta·C, the values C holds before the call (read by the epilogue; beta a launch value)"
 //@ptxjit param bias enum(none,column) default=none when="variant >= wgmma" doc="column: + bias[j] on column j (a launch vector of n floats)"
@@ -67,6 +67,7 @@
 //@ptxjit constraint "variant < wgmma || splits == 1 || cluster == 1" "split-K (splits > 1) runs without clusters: use cluster=1"
 //@ptxjit constraint "variant < wgmma || store != tma || 8 * mma * bytes(out) % 32 == 0" "store=tma writes C in boxes of 32, 64 or 128 bytes: N of mma must be a multiple of 16 (16-bit out) or 8 (f32 out); use store=direct"
 //@ptxjit constraint "variant < wgmma || swap == 0 || store == direct" "swap=1 writes C transposed from the accumulators: use store=direct"
+//@ptxjit constraint "variant < wgmma || sched != gemv || b_layout == nk && store == direct && splits == 1 && swap == 0 && cluster == 1" "sched=gemv reads B K-major and stores C from its warps: it takes b_layout=nk, store=direct, and no split-K, swapped operands or clusters (splits=1 swap=0 cluster=1)"
 //@ptxjit tune mma m16n8k8,m64n64k16,m64n128k16,m64n192k16,m64n256k16
 //@ptxjit tune bm 64,128,256
 //@ptxjit tune consumers 1,2
@@ -984,6 +985,10 @@ struct matmul_layout {
     int ldc, batch, a_step, b_step;
     float *partials;     // splits > 1: the parts' fp32 sums (the op's workspace)
     unsigned *arrivals;  // splits > 1: parts arrived per tile and consumer, left at zero
+    // sched=gemv, which reads A and B through the pointers: elements between products (0: one
+    // matrix for all), between rows, and B's rows (C's columns: N may be padded past them).
+    long long a_stride, b_stride;
+    int lda, ldb, b_rows;
 };
 
 // Split-K: a tile's K loop in parts (at most SPLITS, none empty: 5 k tiles in 4 parts run as
@@ -1664,11 +1669,177 @@ __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const t
         cluster_sync(); // the peer's last multicasts and arrivals have landed here
 }
 
+// sched=gemv: a decoding's product, a few rows of A, is B's bytes read once, and wgmma's
+// 64-row side (or, swapped, its 8-column N) would multiply mostly zeros, with a tile's worth of
+// shared memory and barriers for each. Here a block takes 16 columns of C, 16 rows of K-major
+// B, and its eight warps split K; each warp feeds mma.sync straight from 16-byte loads of
+// global memory, B's 16 rows as the m16 side and up to 16 rows of A as the n8 side (a second
+// mma for rows 8-15), accumulating in fp32. mma's k order is free: what a lane holds of a row
+// is the same k slots of A and B, so each lane reads 16 consecutive bytes of its rows (two
+// mma's worth) and calls them its slots, as long as A's and B's agree. The warps' sums meet in
+// shared memory and the first warp applies the epilogue and stores. Blocks run over the
+// column groups of every product (a grid-stride loop); more than 16 rows of A read B again.
+enum : int { WG_GEMV = WG_FAMILY && SCHED == SCHED_GEMV };
+enum : int { GEMV_THREADS = 256, GEMV_WARPS = GEMV_THREADS / 32, GEMV_COLUMNS = 16 };
+enum : int { GEMV_STEP = 64 }; // bytes of K a warp's lanes read of each row at a time
+
+// One mma of the gemv: a, B's rows g and g + 8 (a0, a1, a2, a3 in mma's order), b, A's row g.
+__device__ __forceinline__ void gemv_mma(float (&d)[4], const unsigned (&a)[4],
+                                         const unsigned (&b)[2])
+{
+    if constexpr (VARIANT == VARIANT_WGMMA_FP8 && FP8 == FP8_E5M2)
+        asm("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {%0, %1, %2, %3}, "
+            "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else if constexpr (VARIANT == VARIANT_WGMMA_FP8)
+        asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, "
+            "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else if constexpr (VARIANT == VARIANT_WGMMA_TF32) // the low 13 bits ignored, as wgmma_tf32
+        asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
+            "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else if constexpr (DTYPE_ID == DTYPE_BF16)
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+            "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+            "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// The 16 bytes of a row at byte `at`, those from byte `end` of the row on as zeros (K ends
+// inside them: the rest of a row's pitch is not the caller's, and could hold NaN); all zeros
+// for a row that is not there. The 16-byte block holding a row's last element lies inside the
+// row's allocation's pages, so the load itself is safe.
+__device__ __forceinline__ uint4 gemv_load(const unsigned char *row, int at, int end, bool there)
+{
+    if (!there || at >= end)
+        return make_uint4(0, 0, 0, 0);
+    uint4 v = __ldg(reinterpret_cast<const uint4 *>(row + at));
+    if (end - at < 16) {
+        unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int bytes = end - at - 4 * i;
+            w[i] = bytes >= 4 ? w[i] : bytes <= 0 ? 0u : w[i] & ((1u << (8 * bytes)) - 1u);
+        }
+        v = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+    return v;
+}
+
+// This warp's sums over its share of K (steps warp, warp + 8, ...): column group at B's rows
+// b (ldb bytes apart, `columns` of them left), GROUPS groups of 8 rows of A from a (lda
+// bytes apart, `rows` of them left). acc[g]: mma's accumulators for A's rows 8 g + ....
+template <int GROUPS>
+__device__ __forceinline__ void gemv_sums(float (&acc)[GROUPS][4], const unsigned char *a,
+                                          size_t lda, int rows, const unsigned char *b,
+                                          size_t ldb, int columns, int k_bytes)
+{
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4, warp = threadIdx.x / 32;
+    const unsigned char *b0 = b + (size_t)g * ldb, *b8 = b + (size_t)(g + 8) * ldb;
+    const int steps = (k_bytes + GEMV_STEP - 1) / GEMV_STEP;
+#pragma unroll 2
+    for (int step = warp; step < steps; step += GEMV_WARPS) {
+        const int at = step * GEMV_STEP + 16 * t;
+        const uint4 low = gemv_load(b0, at, k_bytes, g < columns),
+                    high = gemv_load(b8, at, k_bytes, g + 8 < columns);
+        uint4 arow[GROUPS];
+#pragma unroll
+        for (int r = 0; r < GROUPS; r++)
+            arow[r] = gemv_load(a + (size_t)(8 * r + g) * lda, at, k_bytes, 8 * r + g < rows);
+        // Bytes 0-7 of the lane's piece are its slots of the first mma, 8-15 of the second.
+        const unsigned first[4] = {low.x, high.x, low.y, high.y};
+        const unsigned second[4] = {low.z, high.z, low.w, high.w};
+#pragma unroll
+        for (int r = 0; r < GROUPS; r++) {
+            const unsigned bf[2] = {arow[r].x, arow[r].y}, bs[2] = {arow[r].z, arow[r].w};
+            gemv_mma(acc[r], first, bf);
+            gemv_mma(acc[r], second, bs);
+        }
+    }
+}
+
+// The 16 columns from j0 of up to 8 GROUPS rows of C from r0: the warps' sums added in shared
+// memory, then the first warp's lanes each store their four (B's rows g, g + 8 by A's rows
+// 2t, 2t + 1 of each group), with the epilogue.
+template <int GROUPS>
+__device__ __forceinline__ void gemv_group(TO *C, const unsigned char *a, size_t lda, int r0,
+                                           int M, const unsigned char *b, size_t ldb, int j0,
+                                           int columns, int k_bytes, int ldc,
+                                           const matmul_epilogue &ep,
+                                           float (*sums)[GROUPS * 4][32])
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
+    float acc[GROUPS][4];
+#pragma unroll
+    for (int r = 0; r < GROUPS; r++)
+        acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.0f;
+    gemv_sums<GROUPS>(acc, a + (size_t)r0 * lda, lda, M - r0, b, ldb, columns, k_bytes);
+#pragma unroll
+    for (int r = 0; r < GROUPS; r++)
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            sums[warp][4 * r + i][lane] = acc[r][i];
+    __syncthreads();
+    if (warp == 0) {
+#pragma unroll
+        for (int r = 0; r < GROUPS; r++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                float x = 0.0f;
+#pragma unroll
+                for (int w = 0; w < GEMV_WARPS; w++)
+                    x += sums[w][4 * r + i][lane];
+                const int row = r0 + 8 * r + 2 * t + i % 2, column = g + 8 * (i / 2);
+                if (row < M && column < columns)
+                    wg_store_one(x, C, row, j0 + column, ldc, ep);
+            }
+    }
+    __syncthreads(); // the sums are read before the next group writes them
+}
+
+__device__ __forceinline__ void matmul_gemv(const unsigned char *A, const unsigned char *B,
+                                            TO *C, int M, int N, int K,
+                                            const matmul_epilogue &ep, const matmul_layout &layout)
+{
+    __shared__ float sums[GEMV_WARPS][8][32];
+    const int groups = (layout.b_rows + GEMV_COLUMNS - 1) / GEMV_COLUMNS;
+    const long long tasks = (long long)groups * layout.batch;
+    const size_t lda = (size_t)layout.lda * IN_BYTES, ldb = (size_t)layout.ldb * IN_BYTES;
+    const int k_bytes = K * IN_BYTES;
+    for (long long task = blockIdx.x; task < tasks; task += gridDim.x) {
+        const long long product = task / groups;
+        const int j0 = (int)(task % groups) * GEMV_COLUMNS;
+        TO *c = C + product * layout.c_stride;
+        const unsigned char *a = A + (size_t)(product * layout.a_stride) * IN_BYTES;
+        const unsigned char *b = B + (size_t)(product * layout.b_stride + j0 * (long long)
+                                               layout.ldb) * IN_BYTES;
+        const int columns = layout.b_rows - j0; // C's padding columns (staged C): left alone
+        if (M <= 8) {
+            gemv_group<1>(c, a, lda, 0, M, b, ldb, j0, columns, k_bytes, layout.ldc, ep,
+                          reinterpret_cast<float (*)[4][32]>(sums));
+        } else {
+            for (int r0 = 0; r0 < M; r0 += 16)
+                gemv_group<2>(c, a, lda, r0, M, b, ldb, j0, columns, k_bytes, layout.ldc, ep,
+                              sums);
+        }
+    }
+}
+
 enum : int {
     THREADS = VARIANT == VARIANT_NAIVE || VARIANT == VARIANT_COALESCING || VARIANT == VARIANT_TILED ? BM * BN
               : VARIANT == VARIANT_TILED_REGISTER ? BM * BN / TM
               : VARIANT == VARIANT_BLOCK_TILED || VARIANT == VARIANT_BLOCK_TILED_VECTORIZED ? BM * BN / (TM * TN)
               : VARIANT == VARIANT_TENSOR_CORE ? TC_THREADS
+              : WG_GEMV ? GEMV_THREADS
               : WG_THREADS
 };
 
@@ -1677,11 +1848,11 @@ enum : int {
 // store=tma's) and read the epilogue's values and the layout of a batch (the host passes
 // zeros for what a variant does not use; it launches the other variants once per product). The block's tile
 // of C comes from blockIdx.x (block_tile; wg_tiles_of for the persistent blocks).
-// Two blocks per SM for the 256-thread SIMT and mma.sync kernels (a 128-register cap), so one
-// block's loads overlap the other's arithmetic, unless a warp's tf32 tile needs more than 64
-// accumulators; wgmma's one block holds all shared memory.
+// Two blocks per SM for the 256-thread SIMT, mma.sync and sched=gemv kernels (a 128-register
+// cap), so one block's loads overlap the other's arithmetic, unless a warp's tf32 tile needs
+// more than 64 accumulators; wgmma's one block holds all shared memory.
 enum : int {
-    MIN_BLOCKS = WG_FAMILY || THREADS > 256 ||
+    MIN_BLOCKS = (WG_FAMILY && !WG_GEMV) || THREADS > 256 ||
                          (VARIANT == VARIANT_TENSOR_CORE && MT_TILES * NT_TILES * 4 > 64)
                      ? 1 : 2
 };
@@ -1693,7 +1864,10 @@ matmul_kernel(const TI *__restrict__ A, const TI *__restrict__ B, TO *__restrict
               const __grid_constant__ matmul_epilogue epilogue,
               const __grid_constant__ matmul_layout layout)
 {
-    if constexpr (WG_FAMILY) {
+    if constexpr (WG_GEMV) {
+        matmul_gemv(reinterpret_cast<const unsigned char *>(A),
+                    reinterpret_cast<const unsigned char *>(B), C, M, N, K, epilogue, layout);
+    } else if constexpr (WG_FAMILY) {
         matmul_wgmma(C, M, N, K, &a_map, &b_map, &c_map, epilogue, layout);
     } else {
         const float *a = reinterpret_cast<const float *>(A), *b = reinterpret_cast<const float *>(B);

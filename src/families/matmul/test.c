@@ -72,6 +72,11 @@ START_TEST(matmul_defaults_follow_the_variant)
                      "act=none alpha=none b_layout=nk beta=none bias=none bm=128 cluster=1 "
                      "consumers=2 fp8=e4m3 group=8 mma=m64n256k16 out=bf16 sched=persistent "
                      "splits=1 stages=3 store=tma swap=0 variant=wgmma_fp8");
+    /* sched=gemv: B K-major and direct stores by default (no shared memory for a C tile). */
+    expect_canonical(context, "variant=wgmma sched=gemv",
+                     "act=none alpha=none b_layout=nk beta=none bias=none bm=128 cluster=1 "
+                     "consumers=2 dtype=bf16 group=8 mma=m64n256k16 out=bf16 sched=gemv "
+                     "splits=1 stages=3 store=direct swap=0 variant=wgmma");
     expect_canonical(context, "variant=block_tiled_vectorized",
                      "bk=16 bm=128 bn=128 dtype=f32 group=1 out=f32 tm=8 tn=8 "
                      "variant=block_tiled_vectorized");
@@ -120,6 +125,11 @@ START_TEST(matmul_constraints_fail_early_with_the_fix)
     expect_refused("fp8=e5m2", "does not apply", NULL);
     expect_refused("variant=tensor_core sched=persistent", "does not apply", NULL);
     expect_refused("variant=naive act=relu", "does not apply", NULL);
+    expect_refused("sched=gemv b_layout=kn", "sched=gemv reads B K-major", NULL);
+    expect_refused("variant=wgmma_fp8 sched=gemv store=tma", "store=direct", NULL);
+    expect_refused("variant=wgmma_fp8 sched=gemv splits=2", "splits=1", NULL);
+    expect_refused("variant=wgmma_fp8 sched=gemv swap=1", "swap=0", NULL);
+    expect_refused("variant=wgmma_fp8 sched=gemv cluster=2", "cluster=1", NULL);
     expect_refused("store=tma mma=m64n200k16", "boxes of 32, 64 or 128 bytes", NULL);
     expect_refused("store=tma mma=m64n24k16 consumers=1 bm=64", "boxes of 32, 64 or 128 bytes",
                    NULL);
@@ -226,6 +236,22 @@ START_TEST(matmul_wgmma_variants_compile_to_their_instructions)
     expect_not_in_ptx(context, "", "ex2.approx");
     expect_in_ptx(context, "bias=column", "ld.global.nc.f32");
     expect_in_ptx(context, "variant=wgmma_fp8 out=f16", "cvt.rn.f16x2.f32");
+    /* sched=gemv: mma.sync of each type straight from global loads; no wgmma, no TMA. */
+    expect_in_ptx(context, "variant=wgmma_fp8 sched=gemv",
+                  "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32");
+    expect_in_ptx(context, "variant=wgmma_fp8 sched=gemv fp8=e5m2",
+                  "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32");
+    expect_in_ptx(context, "variant=wgmma sched=gemv",
+                  "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
+    expect_in_ptx(context, "variant=wgmma sched=gemv dtype=f16 out=f16",
+                  "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
+    expect_in_ptx(context, "variant=wgmma_tf32 sched=gemv",
+                  "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
+    ptxjit_kernel *gemv = NULL;
+    ck_assert_int_eq(ptxjit_get_kernel(&gemv, context, "matmul", "variant=wgmma_fp8 sched=gemv",
+                                       NULL), PTXJIT_OK);
+    ck_assert_ptr_null(strstr(ptxjit_kernel_ptx(gemv), "wgmma.mma_async"));
+    ck_assert_ptr_null(strstr(ptxjit_kernel_ptx(gemv), "cp.async.bulk.tensor"));
     expect_in_ptx(context, "out=f16", "cvt.rn.f16x2.f32"); /* bf16 in, f16 out */
     /* The tensor maps prefetched. Split-K: the parts' count, their sums through L2 only (in
      * quads), none of it without splits. */
@@ -341,6 +367,12 @@ START_TEST(matmul_launch_geometry_follows_the_params)
     ck_assert_int_eq(pj_matmul_b_box_rows(1, 176, 2), 88);
     ck_assert_int_eq(pj_matmul_b_box_rows(1, 8, 2), 8);
     ck_assert_int_eq(pj_matmul_b_box_rows(0, 176, 1), 64);
+    /* sched=gemv: 256 threads (eight warps splitting K), no dynamic shared memory. */
+    c = config_of("variant=wgmma_fp8 sched=gemv");
+    ck_assert_int_eq(c.gemv, 1);
+    ck_assert_int_eq(c.persistent, 0);
+    ck_assert_int_eq(c.threads, 256);
+    ck_assert_uint_eq(c.shared_bytes, 0);
     c = config_of("variant=wgmma_fp8 fp8=e5m2 alpha=scaled beta=scaled bias=column act=gelu");
     ck_assert_int_eq(c.bk, 128);
     ck_assert_int_eq(c.dtype, PJ_MATMUL_E5M2);

@@ -995,6 +995,45 @@ START_TEST(matmul_wgmma_swapped_operands)
 }
 END_TEST
 
+/* sched=gemv, mma.sync on 16 columns of C a block: one row, two, 5 and 9 (a group of 8 and
+ * of 16), 17 and 33 (B read again past 16), K ending inside a 64-byte step and inside a 16-byte
+ * piece, N odd (C staged) and not a multiple of 16, every input type and the epilogue's terms;
+ * strided batches with B shared or not, odd leading dimensions (staged), rows inside larger
+ * ones. */
+START_TEST(matmul_wgmma_gemv_columns)
+{
+    ptxjit_context *context = test_gpu_context("matmul_wgmma_gemv_columns");
+    if (!context)
+        return;
+    const epilogue_case full = {1.5f, 0.5f, 1.0f, 1.0f, 1};
+    static const epilogue_row cases[] = {
+        {"variant=wgmma_fp8 sched=gemv", {1, 4096, 4096}, 1e-2, 0},
+        {"variant=wgmma_fp8 sched=gemv", {2, 1000, 4095}, 1e-2, 0},
+        {"variant=wgmma_fp8 sched=gemv fp8=e5m2 out=f32", {3, 257, 1000}, 1e-2, 0},
+        {"variant=wgmma_fp8 sched=gemv alpha=scaled beta=scaled bias=column act=relu",
+         {5, 1001, 520}, 1e-2, 1},
+        {"variant=wgmma_fp8 sched=gemv out=f16 alpha=scaled beta=scaled bias=column act=gelu",
+         {9, 300, 17}, 1e-2, 1},
+        {"variant=wgmma sched=gemv", {1, 4096, 4096}, 1e-2, 0},
+        {"variant=wgmma sched=gemv dtype=f16 out=f32 beta=scaled bias=column", {4, 333, 1027},
+         1e-2, 1},
+        {"variant=wgmma_tf32 sched=gemv", {2, 130, 999}, 2e-3, 0},
+        {"variant=wgmma_tf32 sched=gemv out=bf16 alpha=scaled act=gelu", {7, 64, 3}, 1e-2, 1},
+        {"variant=wgmma_fp8 sched=gemv", {17, 100, 200}, 1e-2, 0},
+        {"variant=wgmma sched=gemv alpha=scaled beta=scaled bias=column", {33, 48, 2000}, 1e-2,
+         1},
+    };
+    check_rows_twice(context, cases, PJ_ARRAY_SIZE(cases));
+    check_layouts(context, "variant=wgmma_fp8 sched=gemv out=f32", (shape){3, 200, 520}, 1e-2,
+                  plain);
+    check_layouts(context, "variant=wgmma sched=gemv alpha=scaled beta=scaled bias=column",
+                  (shape){6, 136, 1000}, 1e-2, full);
+    check_in_rows(context, "variant=wgmma_fp8 sched=gemv alpha=scaled beta=scaled bias=column",
+                  (shape){3, 201, 1000}, 1008, 1024, 203);
+    ptxjit_close(context);
+}
+END_TEST
+
 /* The llvm backend's wgmma kernel, launched once per product, on the same layouts. */
 START_TEST(matmul_strided_batches_through_the_llvm_backend)
 {
@@ -1117,6 +1156,7 @@ Suite *suite_matmul_gpu(void)
     tcase_add_test(wgmma, matmul_wgmma_split_k_parts_add_up);
     tcase_add_test(wgmma, matmul_wgmma_odd_n_in_aligned_rows);
     tcase_add_test(wgmma, matmul_wgmma_swapped_operands);
+    tcase_add_test(wgmma, matmul_wgmma_gemv_columns);
     suite_add_tcase(suite, wgmma);
     return suite;
 }

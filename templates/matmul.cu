@@ -1684,86 +1684,146 @@ enum : int { GEMV_THREADS = 256, GEMV_WARPS = GEMV_THREADS / 32, GEMV_COLUMNS = 
 enum : int { GEMV_STEP = 64 }; // bytes of K a warp's lanes read of each row at a time
 
 // One mma of the gemv: a, B's rows g and g + 8 (a0, a1, a2, a3 in mma's order), b, A's row g.
+#define GEMV_MMA(shape_and_types)                                                              \
+    asm("mma.sync.aligned." shape_and_types " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, " \
+        "{%0, %1, %2, %3};"                                                                    \
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                       \
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
 __device__ __forceinline__ void gemv_mma(float (&d)[4], const unsigned (&a)[4],
                                          const unsigned (&b)[2])
 {
     if constexpr (VARIANT == VARIANT_WGMMA_FP8 && FP8 == FP8_E5M2)
-        asm("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {%0, %1, %2, %3}, "
-            "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        GEMV_MMA("m16n8k32.row.col.f32.e5m2.e5m2.f32");
     else if constexpr (VARIANT == VARIANT_WGMMA_FP8)
-        asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, "
-            "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        GEMV_MMA("m16n8k32.row.col.f32.e4m3.e4m3.f32");
     else if constexpr (VARIANT == VARIANT_WGMMA_TF32) // the low 13 bits ignored, as wgmma_tf32
-        asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
-            "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        GEMV_MMA("m16n8k8.row.col.f32.tf32.tf32.f32");
     else if constexpr (DTYPE_ID == DTYPE_BF16)
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
-            "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        GEMV_MMA("m16n8k16.row.col.f32.bf16.bf16.f32");
     else
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
-            "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+        GEMV_MMA("m16n8k16.row.col.f32.f16.f16.f32");
 }
+#undef GEMV_MMA
 
-// The 16 bytes of a row at byte `at`, those from byte `end` of the row on as zeros (K ends
-// inside them: the rest of a row's pitch is not the caller's, and could hold NaN); all zeros
-// for a row that is not there. The 16-byte block holding a row's last element lies inside the
-// row's allocation's pages, so the load itself is safe.
+// The 16 bytes of a row at byte `at` (16-byte aligned), those from byte `end` of the row on
+// as zeros: K ends inside them, and no byte past it is read (the rest of the pitch is not the
+// caller's: it may hold NaN, or lie past the allocation); all zeros for a row not there.
 __device__ __forceinline__ uint4 gemv_load(const unsigned char *row, int at, int end, bool there)
 {
     if (!there || at >= end)
         return make_uint4(0, 0, 0, 0);
-    uint4 v = __ldg(reinterpret_cast<const uint4 *>(row + at));
-    if (end - at < 16) {
-        unsigned w[4] = {v.x, v.y, v.z, v.w};
+    if (end - at >= 16)
+        return __ldg(reinterpret_cast<const uint4 *>(row + at));
+    unsigned w[4];
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int bytes = end - at - 4 * i;
-            w[i] = bytes >= 4 ? w[i] : bytes <= 0 ? 0u : w[i] & ((1u << (8 * bytes)) - 1u);
+    for (int i = 0; i < 4; i++) {
+        const int bytes = end - at - 4 * i;
+        const unsigned char *p = row + at + 4 * i;
+        if (bytes >= 4) {
+            w[i] = __ldg(reinterpret_cast<const unsigned *>(p));
+        } else {
+            w[i] = 0;
+            for (int b = 0; b < bytes; b++)
+                w[i] |= (unsigned)__ldg(p + b) << (8 * b);
         }
-        v = make_uint4(w[0], w[1], w[2], w[3]);
     }
-    return v;
+    return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-// This warp's sums over its share of K (steps warp, warp + 8, ...): column group at B's rows
-// b (ldb bytes apart, `columns` of them left), GROUPS groups of 8 rows of A from a (lda
-// bytes apart, `rows` of them left). acc[g]: mma's accumulators for A's rows 8 g + ....
+// A lane's pieces of one step: B's rows g and g + 8, A's row g of each group of 8.
+template <int GROUPS>
+struct gemv_pieces {
+    uint4 low, high, a[GROUPS];
+};
+
+// The step's two mma for each group: bytes 0-7 of a lane's piece are its k slots of the first,
+// 8-15 of the second, the same for A and B.
+template <int GROUPS>
+__device__ __forceinline__ void gemv_multiply(float (&acc)[GROUPS][4], const gemv_pieces<GROUPS> &p)
+{
+    const unsigned first[4] = {p.low.x, p.high.x, p.low.y, p.high.y};
+    const unsigned second[4] = {p.low.z, p.high.z, p.low.w, p.high.w};
+#pragma unroll
+    for (int r = 0; r < GROUPS; r++) {
+        const unsigned bf[2] = {p.a[r].x, p.a[r].y}, bs[2] = {p.a[r].z, p.a[r].w};
+        gemv_mma(acc[r], first, bf);
+        gemv_mma(acc[r], second, bs);
+    }
+}
+
+// Steps in flight per warp: each lane's loads of this many whole steps are issued before the
+// first of their mma (192 bytes a lane, 48 KiB an SM of one block; two groups of A's rows
+// fewer).
+template <int GROUPS>
+struct gemv_depth {
+    enum : int { value = GROUPS == 1 ? 4 : 2 };
+};
+
+// This warp's sums over its share of K (steps warp, warp + 8, ...): the column group at B's
+// rows b (ldb bytes apart, `columns` of them left), GROUPS groups of 8 rows of A from a (lda
+// bytes apart, `rows` left). acc[r]: mma's accumulators for A's rows 8 r + .... Steps wholly
+// inside K load without a branch: a row that is not there reads the group's first (always
+// there) and is zeroed after; the step K ends inside goes through gemv_load.
 template <int GROUPS>
 __device__ __forceinline__ void gemv_sums(float (&acc)[GROUPS][4], const unsigned char *a,
                                           size_t lda, int rows, const unsigned char *b,
                                           size_t ldb, int columns, int k_bytes)
 {
     const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4, warp = threadIdx.x / 32;
-    const unsigned char *b0 = b + (size_t)g * ldb, *b8 = b + (size_t)(g + 8) * ldb;
-    const int steps = (k_bytes + GEMV_STEP - 1) / GEMV_STEP;
-#pragma unroll 2
-    for (int step = warp; step < steps; step += GEMV_WARPS) {
+    const bool low_there = g < columns, high_there = g + 8 < columns;
+    const unsigned char *low = b + (size_t)(low_there ? g : 0) * ldb;
+    const unsigned char *high = b + (size_t)(high_there ? g + 8 : 0) * ldb;
+    const unsigned char *arow[GROUPS];
+    bool a_there[GROUPS];
+#pragma unroll
+    for (int r = 0; r < GROUPS; r++) {
+        a_there[r] = 8 * r + g < rows;
+        arow[r] = a + (size_t)(a_there[r] ? 8 * r + g : 0) * lda;
+    }
+    const uint4 zero = make_uint4(0, 0, 0, 0);
+    constexpr int DEPTH = gemv_depth<GROUPS>::value;
+    const int whole = k_bytes / GEMV_STEP;
+    int step = warp;
+    for (; step + (DEPTH - 1) * GEMV_WARPS < whole; step += DEPTH * GEMV_WARPS) {
+        gemv_pieces<GROUPS> p[DEPTH];
+#pragma unroll
+        for (int d = 0; d < DEPTH; d++) {
+            const int at = (step + d * GEMV_WARPS) * GEMV_STEP + 16 * t;
+            p[d].low = __ldg(reinterpret_cast<const uint4 *>(low + at));
+            p[d].high = __ldg(reinterpret_cast<const uint4 *>(high + at));
+#pragma unroll
+            for (int r = 0; r < GROUPS; r++)
+                p[d].a[r] = __ldg(reinterpret_cast<const uint4 *>(arow[r] + at));
+        }
+#pragma unroll
+        for (int d = 0; d < DEPTH; d++) {
+            p[d].low = low_there ? p[d].low : zero;
+            p[d].high = high_there ? p[d].high : zero;
+#pragma unroll
+            for (int r = 0; r < GROUPS; r++)
+                p[d].a[r] = a_there[r] ? p[d].a[r] : zero;
+            gemv_multiply<GROUPS>(acc, p[d]);
+        }
+    }
+    for (; step < whole; step += GEMV_WARPS) {
         const int at = step * GEMV_STEP + 16 * t;
-        const uint4 low = gemv_load(b0, at, k_bytes, g < columns),
-                    high = gemv_load(b8, at, k_bytes, g + 8 < columns);
-        uint4 arow[GROUPS];
+        gemv_pieces<GROUPS> p;
+        p.low = low_there ? __ldg(reinterpret_cast<const uint4 *>(low + at)) : zero;
+        p.high = high_there ? __ldg(reinterpret_cast<const uint4 *>(high + at)) : zero;
 #pragma unroll
         for (int r = 0; r < GROUPS; r++)
-            arow[r] = gemv_load(a + (size_t)(8 * r + g) * lda, at, k_bytes, 8 * r + g < rows);
-        // Bytes 0-7 of the lane's piece are its slots of the first mma, 8-15 of the second.
-        const unsigned first[4] = {low.x, high.x, low.y, high.y};
-        const unsigned second[4] = {low.z, high.z, low.w, high.w};
+            p.a[r] = a_there[r] ? __ldg(reinterpret_cast<const uint4 *>(arow[r] + at)) : zero;
+        gemv_multiply<GROUPS>(acc, p);
+    }
+    if (k_bytes % GEMV_STEP && warp == whole % GEMV_WARPS) {
+        const int at = whole * GEMV_STEP + 16 * t;
+        gemv_pieces<GROUPS> p;
+        p.low = gemv_load(low, at, k_bytes, low_there);
+        p.high = gemv_load(high, at, k_bytes, high_there);
 #pragma unroll
-        for (int r = 0; r < GROUPS; r++) {
-            const unsigned bf[2] = {arow[r].x, arow[r].y}, bs[2] = {arow[r].z, arow[r].w};
-            gemv_mma(acc[r], first, bf);
-            gemv_mma(acc[r], second, bs);
-        }
+        for (int r = 0; r < GROUPS; r++)
+            p.a[r] = gemv_load(arow[r], at, k_bytes, a_there[r]);
+        gemv_multiply<GROUPS>(acc, p);
     }
 }
 
@@ -1848,11 +1908,13 @@ enum : int {
 // store=tma's) and read the epilogue's values and the layout of a batch (the host passes
 // zeros for what a variant does not use; it launches the other variants once per product). The block's tile
 // of C comes from blockIdx.x (block_tile; wg_tiles_of for the persistent blocks).
-// Two blocks per SM for the 256-thread SIMT, mma.sync and sched=gemv kernels (a 128-register
-// cap), so one block's loads overlap the other's arithmetic, unless a warp's tf32 tile needs
-// more than 64 accumulators; wgmma's one block holds all shared memory.
+// Two blocks per SM for the 256-thread SIMT and mma.sync kernels (a 128-register cap), so one
+// block's loads overlap the other's arithmetic, unless a warp's tf32 tile needs more than 64
+// accumulators; wgmma's one block holds all shared memory, and sched=gemv's warps hold several
+// steps of loads each (fp8's mma.sync widens its operands to f16 pairs in registers too: at
+// 128 registers it spilled).
 enum : int {
-    MIN_BLOCKS = (WG_FAMILY && !WG_GEMV) || THREADS > 256 ||
+    MIN_BLOCKS = WG_FAMILY || THREADS > 256 ||
                          (VARIANT == VARIANT_TENSOR_CORE && MT_TILES * NT_TILES * 4 > 64)
                      ? 1 : 2
 };

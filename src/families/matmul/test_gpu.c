@@ -995,11 +995,12 @@ START_TEST(matmul_wgmma_swapped_operands)
 }
 END_TEST
 
-/* sched=gemv, mma.sync on 16 columns of C a block: one row, two, 5 and 9 (a group of 8 and
- * of 16), 17 and 33 (B read again past 16), K ending inside a 64-byte step and inside a 16-byte
- * piece, N odd (C staged) and not a multiple of 16, every input type and the epilogue's terms;
- * strided batches with B shared or not, odd leading dimensions (staged), rows inside larger
- * ones. */
+/* sched=gemv, mma.sync on 16 columns of C a block: one row, two, 5 and 9, 12 and 16 (a group
+ * of 8 and of 16), 17 and 33 (B read again past 16), K ending inside a 64-byte step and inside
+ * a 16-byte piece, K long enough for the four-step loads, N odd (C staged), under 16 and not
+ * a multiple of 16, every input type and the epilogue's terms; strided batches with B shared
+ * or not, odd leading dimensions (rows staged), rows inside larger ones with random values
+ * past K. */
 START_TEST(matmul_wgmma_gemv_columns)
 {
     ptxjit_context *context = test_gpu_context("matmul_wgmma_gemv_columns");
@@ -1015,11 +1016,16 @@ START_TEST(matmul_wgmma_gemv_columns)
         {"variant=wgmma_fp8 sched=gemv out=f16 alpha=scaled beta=scaled bias=column act=gelu",
          {9, 300, 17}, 1e-2, 1},
         {"variant=wgmma sched=gemv", {1, 4096, 4096}, 1e-2, 0},
-        {"variant=wgmma sched=gemv dtype=f16 out=f32 beta=scaled bias=column", {4, 333, 1027},
-         1e-2, 1},
+        {"variant=wgmma sched=gemv dtype=f16 out=f32 alpha=scaled beta=scaled bias=column",
+         {4, 333, 1027}, 1e-2, 1},
         {"variant=wgmma_tf32 sched=gemv", {2, 130, 999}, 2e-3, 0},
-        {"variant=wgmma_tf32 sched=gemv out=bf16 alpha=scaled act=gelu", {7, 64, 3}, 1e-2, 1},
+        {"variant=wgmma_tf32 sched=gemv out=bf16 alpha=scaled beta=scaled bias=column act=gelu",
+         {7, 64, 3}, 1e-2, 1},
         {"variant=wgmma_fp8 sched=gemv", {17, 100, 200}, 1e-2, 0},
+        {"variant=wgmma_fp8 sched=gemv", {16, 40, 300}, 1e-2, 0},
+        {"variant=wgmma sched=gemv", {12, 7, 130}, 1e-2, 0},
+        {"variant=wgmma_fp8 sched=gemv fp8=e5m2", {1, 5, 64}, 1e-2, 0},
+        {"variant=wgmma_fp8 sched=gemv", {3, 4096, 8192}, 1e-2, 0},
         {"variant=wgmma sched=gemv alpha=scaled beta=scaled bias=column", {33, 48, 2000}, 1e-2,
          1},
     };
@@ -1156,7 +1162,10 @@ Suite *suite_matmul_gpu(void)
     tcase_add_test(wgmma, matmul_wgmma_split_k_parts_add_up);
     tcase_add_test(wgmma, matmul_wgmma_odd_n_in_aligned_rows);
     tcase_add_test(wgmma, matmul_wgmma_swapped_operands);
-    tcase_add_test(wgmma, matmul_wgmma_gemv_columns);
     suite_add_tcase(suite, wgmma);
+    TCase *gemv = tcase_create("gemv");
+    tcase_set_timeout(gemv, 300);
+    tcase_add_test(gemv, matmul_wgmma_gemv_columns);
+    suite_add_tcase(suite, gemv);
     return suite;
 }

@@ -347,6 +347,18 @@ const pj_matmul_fit_tile *pj_matmul_fit_split_fp8(uint64_t m, uint64_t n, uint64
     return split_of(fp8_split_tiles, PJ_ARRAY_SIZE(fp8_split_tiles), m, n, k_tiles, sms, 1);
 }
 
+/* A decoding's product without wgmma (sched=gemv): B's bytes read once by mma.sync from global
+ * memory, 16 of its rows a block, up to 16 rows of A at a time. Taken for GEMV_ROWS_MAX rows or
+ * fewer where B is K-major. PROVISIONAL: set before gemv ran on a GPU; the next call measures it
+ * against the swapped tiles at 1, 4, 8 and 16 rows and sets GEMV_ROWS_MAX (0: never). */
+#define GEMV_ROWS_MAX 16
+static const pj_matmul_fit_tile gemv_tile = {16, 16, "sched=gemv", 1};
+
+const pj_matmul_fit_tile *pj_matmul_fit_gemv(uint64_t m, uint64_t n, int b_k_major)
+{
+    return b_k_major && m >= 1 && m <= GEMV_ROWS_MAX && n >= 1 ? &gemv_tile : NULL;
+}
+
 const pj_matmul_fit_tile *pj_matmul_fit_swap(uint64_t m, uint64_t n, int sms, int one_wave)
 {
     if (sms < 1 || !m || !n || m > SWAP_ROWS_MAX || n >= (1ull << 31))
@@ -394,12 +406,12 @@ const pj_matmul_fit_tile *pj_matmul_fit_pingpong(uint64_t m, uint64_t n, int wid
                : &pingpong_tiles[0];
 }
 
-/* Whether the request's template has sched=pingpong (an older one has not). */
-static int has_pingpong(const pj_request *request)
+/* Whether the request's template has sched=`value` (an older one may not). */
+static int has_sched(const pj_request *request, const char *value)
 {
     const int at = pj_schema_param_index(request->schema, "sched");
     return at >= 0 && request->schema->params[at].kind == PJ_PARAM_ENUM &&
-           pj_param_value_index(&request->schema->params[at], "pingpong") >= 0;
+           pj_param_value_index(&request->schema->params[at], value) >= 0;
 }
 
 /* fp8's 128 x 128 tile, or 128 x 112 where more of them fill the same waves (past one), its
@@ -444,6 +456,11 @@ const char *pj_matmul_fit_words(const pj_request *request, const char *params,
      * template without them. */
     const pj_param_reader reader = pj_request_reader(request);
     const int fp8 = config.variant == MATMUL_WGMMA_FP8;
+    const pj_matmul_fit_tile *gemv = !llvm && has_sched(request, "gemv")
+                                         ? pj_matmul_fit_gemv(sizes[0], sizes[1], config.b_nk)
+                                         : NULL;
+    if (gemv)
+        return gemv->words;
     const pj_matmul_fit_tile *swapped = !llvm && pj_read(&reader, "swap").present
                                             ? pj_matmul_fit_swap(sizes[0], sizes[1], sms, fp8)
                                             : NULL;
@@ -465,7 +482,7 @@ const char *pj_matmul_fit_words(const pj_request *request, const char *params,
     const int rows_128 = !tile || tile == &fp8_tile || tile == &fp8_tile_112;
     if (!llvm && rows_128 && config.bm == 128 && config.tile_n == 256 &&
         pj_dtype_bytes(config.out) == 2 && config.variant != MATMUL_WGMMA_TF32 &&
-        has_pingpong(request)) {
+        has_sched(request, "pingpong")) {
         const int wide = fp8 && !config.bias;
         const pj_matmul_fit_tile *pingpong = pj_matmul_fit_pingpong(sizes[0], sizes[1], wide, sms);
         if (wide)
@@ -488,6 +505,8 @@ const pj_matmul_fit_tile *pj_matmul_fit_tile_of(const char *words)
         return &fp8_tile_64x64;
     if (words && words == fp8_tile_224.words)
         return &fp8_tile_224;
+    if (words && words == gemv_tile.words)
+        return &gemv_tile;
     for (size_t i = 0; words && i < PJ_ARRAY_SIZE(pingpong_tiles); i++)
         if (pingpong_tiles[i].words == words)
             return &pingpong_tiles[i];

@@ -773,13 +773,20 @@ static void matmul_explain(char *out, size_t size, const pj_request *request,
         pj_error_clear();
         return;
     }
-    /* swap=1 first: which operand fills which side of the instruction. */
+    /* swap=1 or sched=gemv first: which operand fills which side of the instruction. */
     size_t used = 0;
     if (config.swap && pj_matmul_is_wgmma(config.variant)) {
         const int written = snprintf(out, size, "C is computed as its transpose (swap=1): B's "
                                      "%zu row%s on wgmma's 64-row side, A's %zu row%s on its N "
                                      "side in tiles of %d", l.n, l.n == 1 ? "" : "s", l.m,
                                      l.m == 1 ? "" : "s", config.tile_n);
+        used = written > 0 && (size_t)written < size ? (size_t)written : 0;
+    } else if (config.gemv && pj_matmul_is_wgmma(config.variant)) {
+        const int written = snprintf(out, size, "C's %zu column%s are dot products (sched=gemv): "
+                                     "B's rows read once, 16 a block, by mma.sync with A's %zu "
+                                     "row%s%s", l.n, l.n == 1 ? "" : "s", l.m,
+                                     l.m == 1 ? "" : "s",
+                                     l.m > 16 ? ", 16 at a time (B read again for each)" : "");
         used = written > 0 && (size_t)written < size ? (size_t)written : 0;
     }
     /* Dense rows: the llvm backend's kernels stage what the template's do. */

@@ -1160,7 +1160,9 @@ START_TEST(matmul_plan_splits_k_for_few_tiles)
         {"", 128, 1024, 4096, "splits=4"}, /* 32 tiles of 64 x 64: split */
         {"", 128, 4096, 4096, NULL},       /* 128 tiles fill a wave: not split */
         {"", 256, 1024, 4096, NULL},       /* more rows than split-K takes */
-        {"variant=wgmma_fp8", 16, 4096, 4096, "swap=1"}, /* swapped, not split */
+        {"variant=wgmma_fp8", 16, 4096, 4096, "sched=gemv"}, /* K-major B: gemv, not split */
+        {"variant=wgmma_fp8", 17, 4096, 4096, "swap=1"},     /* past gemv's rows: swapped */
+        {"variant=wgmma b_layout=nk", 1, 4096, 4096, "sched=gemv"},
         /* fp8: the fewest parts first, 64 x 32 in 2 */
         {"variant=wgmma_fp8", 128, 1024, 4096, "mma=m64n32k16"},
         {"variant=wgmma_fp8", 128, 1024, 4096, "splits=2"},
@@ -1182,9 +1184,11 @@ START_TEST(matmul_plan_splits_k_for_few_tiles)
                                           has_word(plan.params, "splits=1"),
                       "%s on %llux%llux%llu: %s", cases[i].params, (unsigned long long)cases[i].m,
                       (unsigned long long)cases[i].n, (unsigned long long)cases[i].k, plan.params);
-        /* A swapped product says so in the plan's sentence. */
+        /* A swapped product, or gemv's, says so in the plan's sentence. */
         ck_assert(!has_word(plan.params, "swap=1") ||
                   (plan.why && strstr(plan.why, "C is computed as its transpose (swap=1)")));
+        ck_assert(!has_word(plan.params, "sched=gemv") ||
+                  (plan.why && strstr(plan.why, "are dot products (sched=gemv)")));
         pj_plan_free(&plan);
     }
     matmul_config config = {.variant = MATMUL_WGMMA, .bk = 64, .splits = 5};

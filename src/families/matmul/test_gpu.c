@@ -633,11 +633,17 @@ START_TEST(matmul_wgmma_tile_fits_the_shape)
             ck_assert_int_eq(pj_matmul_config_of(&config, kernel), PTXJIT_OK);
             const pj_matmul_fit_tile *want = pj_matmul_fit_choose(
                 shapes[i].m, shapes[i].n, config.bm, config.tile_n, context->sm_count);
-            /* none of these shapes splits K; a decoding's operands swapped */
+            /* none of these shapes splits K; a decoding's product as dot products (K-major
+             * B) or with its operands swapped */
+            const pj_matmul_fit_tile *gemv =
+                pj_matmul_fit_gemv(shapes[i].m, shapes[i].n, config.b_nk);
             const pj_matmul_fit_tile *swapped =
-                pj_matmul_fit_swap(shapes[i].m, shapes[i].n, context->sm_count,
-                                   config.variant == MATMUL_WGMMA_FP8);
-            if (swapped)
+                gemv ? NULL
+                     : pj_matmul_fit_swap(shapes[i].m, shapes[i].n, context->sm_count,
+                                          config.variant == MATMUL_WGMMA_FP8);
+            if (gemv)
+                want = gemv;
+            else if (swapped)
                 want = swapped;
             else if (config.variant == MATMUL_WGMMA_FP8)
                 want = pj_matmul_fit_fp8(want, shapes[i].m, shapes[i].n, config.bm,
@@ -648,7 +654,7 @@ START_TEST(matmul_wgmma_tile_fits_the_shape)
                                            shapes[i].m, shapes[i].n, shapes[i].k),
                              PTXJIT_OK);
             /* The tile chosen, with split-K's parts where its tiles are few. */
-            ck_assert(config.bm == bm && config.tile_n == bn);
+            ck_assert(gemv ? config.gemv : config.bm == bm && config.tile_n == bn);
             ck_assert(!chosen == !(want || config.splits > 1));
             const epilogue_case biased = {1.0f, 0.0f, 1.0f, 1.0f, 1};
             check_epilogue(context, requests[r], shapes[i],

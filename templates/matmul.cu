@@ -987,8 +987,8 @@ struct matmul_layout {
     unsigned *arrivals;  // splits > 1: parts arrived per tile and consumer, left at zero
     // sched=gemv, which reads A and B through the pointers: elements between products (0: one
     // matrix for all), between rows, and B's rows (C's columns: N may be padded past them).
-    long long a_stride, b_stride;
-    int lda, ldb, b_rows;
+    long long a_stride, b_stride, lda, ldb;
+    int b_rows;
 };
 
 // Split-K: a tile's K loop in parts (at most SPLITS, none empty: 5 k tiles in 4 parts run as

@@ -349,14 +349,19 @@ const pj_matmul_fit_tile *pj_matmul_fit_split_fp8(uint64_t m, uint64_t n, uint64
 
 /* A decoding's product without wgmma (sched=gemv): B's bytes read once by mma.sync from global
  * memory, 16 of its rows a block, up to 16 rows of A at a time. Taken for GEMV_ROWS_MAX rows or
- * fewer where B is K-major. PROVISIONAL: set before gemv ran on a GPU; the next call measures it
+ * fewer where B is K-major and a row's bytes fit the kernel's 32-bit count (GEMV_ROW_BYTES_MAX,
+ * as the op checks). PROVISIONAL: set before gemv ran on a GPU; the next call measures it
  * against the swapped tiles at 1, 4, 8 and 16 rows and sets GEMV_ROWS_MAX (0: never). */
 #define GEMV_ROWS_MAX 16
 static const pj_matmul_fit_tile gemv_tile = {16, 16, "sched=gemv", 1};
 
-const pj_matmul_fit_tile *pj_matmul_fit_gemv(uint64_t m, uint64_t n, int b_k_major)
+const pj_matmul_fit_tile *pj_matmul_fit_gemv(uint64_t m, uint64_t n, uint64_t k_bytes,
+                                             int b_k_major)
 {
-    return b_k_major && m >= 1 && m <= GEMV_ROWS_MAX && n >= 1 ? &gemv_tile : NULL;
+    return b_k_major && m >= 1 && m <= GEMV_ROWS_MAX && n >= 1 && k_bytes >= 1 &&
+                   k_bytes <= PJ_MATMUL_GEMV_ROW_BYTES_MAX
+               ? &gemv_tile
+               : NULL;
 }
 
 const pj_matmul_fit_tile *pj_matmul_fit_swap(uint64_t m, uint64_t n, int sms, int one_wave)
@@ -456,9 +461,11 @@ const char *pj_matmul_fit_words(const pj_request *request, const char *params,
      * template without them. */
     const pj_param_reader reader = pj_request_reader(request);
     const int fp8 = config.variant == MATMUL_WGMMA_FP8;
-    const pj_matmul_fit_tile *gemv = !llvm && has_sched(request, "gemv")
-                                         ? pj_matmul_fit_gemv(sizes[0], sizes[1], config.b_nk)
-                                         : NULL;
+    const uint64_t k_bytes = sizes[2] * (uint64_t)pj_matmul_type_bytes(config.dtype);
+    const pj_matmul_fit_tile *gemv =
+        !llvm && has_sched(request, "gemv")
+            ? pj_matmul_fit_gemv(sizes[0], sizes[1], k_bytes, config.b_nk)
+            : NULL;
     if (gemv)
         return gemv->words;
     const pj_matmul_fit_tile *swapped = !llvm && pj_read(&reader, "swap").present

@@ -1590,7 +1590,7 @@ static int gen_matmul(ir_builder *ir, const pj_llvm_request *request, char *erro
         {"N", ir->i32, 0, 0, 0, 0},        {"K", ir->i32, 0, 0, 0, 0},
         {"a_map", NULL, 0, 0, 128, 64},    {"b_map", NULL, 0, 0, 128, 64},
         {"c_map", NULL, 0, 0, 128, 64},    {"epilogue", NULL, 0, 0, 16, 8}, /* unused here */
-        {"layout", NULL, 0, 0, 72, 8}, /* unused: the op launches these kernels per product */
+        {"layout", NULL, 0, 0, 80, 8}, /* unused: the op launches these kernels per product */
     };
     ir_kernel(ir, "matmul_kernel", params, (int)(sizeof params / sizeof params[0]), g.threads);
     ir_kernel_min_blocks(ir, g.min_blocks);

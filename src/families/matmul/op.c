@@ -67,7 +67,7 @@ ptxjit_status pj_matmul_check_shape(const matmul_config *config, uint64_t a, uin
         return shape_error(config, "copies A and B in 16-byte pieces: it needs k and n "
                            "multiples of 4 and 16-byte aligned a and b (8-byte aligned c)",
                            "pad k and n, or use variant=block_tiled_vectorized (any shape)");
-    if (config->gemv && k * in > 0x7fffffff - 64)
+    if (config->gemv && k * in > PJ_MATMUL_GEMV_ROW_BYTES_MAX)
         return shape_error(config, "sched=gemv counts a row's bytes in 32 bits: k is past it",
                            "use sched=persistent (the default)");
     /* The wgmma variants take any rows: what the TMA cannot read is staged (stage.h). */
@@ -291,10 +291,6 @@ static ptxjit_status launch(ptxjit_kernel *kernel, const matmul_config *config,
                    out = (uint64_t)pj_dtype_bytes(config->out);
     CUdeviceptr pa = s->a + first * s->a_stride * in, pb = s->b + first * s->b_stride * in,
                 pc = s->c + first * s->c_stride * out;
-    if (config->gemv && (s->a_pitch > 0x7fffffff || s->b_pitch > 0x7fffffff))
-        return pj_error(PTXJIT_ERR_INVALID_ARGUMENT,
-                        "matmul: sched=gemv takes lda and ldb of at most 2^31 - 1 elements (%zu, "
-                        "%zu); use sched=persistent (the default)", s->a_pitch, s->b_pitch);
     /* swap=1: the kernel computes C's transpose, B's rows by A's, its first operand B. */
     const int swap = config->swap;
     int im = (int)(swap ? s->n_kernel : l->m), in_ = (int)(swap ? l->m : s->n_kernel),
@@ -307,8 +303,8 @@ static ptxjit_status launch(ptxjit_kernel *kernel, const matmul_config *config,
                                     0,
                                     (long long)s->a_stride,
                                     (long long)s->b_stride,
-                                    (int)s->a_pitch,
-                                    (int)s->b_pitch,
+                                    (long long)s->a_pitch,
+                                    (long long)s->b_pitch,
                                     (int)l->n};
     void *args[] = {&pa, &pb, &pc, &im, &in_, &ik, &maps[0], &maps[1], &maps[2], values, &layout};
     const uint64_t tiles = config->gemv ? gemv_blocks(l->n, products)

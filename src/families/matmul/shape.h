@@ -41,6 +41,10 @@ static inline int pj_matmul_is_wgmma(matmul_variant v)
 }
 
 #define PJ_MATMUL_LLVM_VERSION 10
+
+/* sched=gemv counts a row's bytes in 32 bits, and its last steps' offsets run up to 48 bytes
+ * past K: the longest rows it takes. */
+#define PJ_MATMUL_GEMV_ROW_BYTES_MAX (0x7fffffffull - 64)
 #define PJ_MATMUL_LLVM_VARIANTS PJ_VARIANT_LIST_TEXT(PJ_MATMUL_LLVM_LIST)
 
 /* The tile parameters that decide a block's size (those a variant lacks are ignored). */

@@ -442,6 +442,9 @@ START_TEST(matmul_stage_covers_what_the_tma_cannot_take)
         {"variant=wgmma_fp8", 0x1000, 0x2000, 0x3000, 5, 136, 72, 1, 1, 0, 136},
         {"variant=wgmma_tf32", 0x1000, 0x2000, 0x3000, 5, 136, 66, 1, 1, 0, 136},
         {"variant=naive", 0x1001, 0x2001, 0x3001, 5, 3, 3, 0, 0, 0, 3}, /* no TMA */
+        /* gemv's 16-byte loads take A and B as the TMA does; C, of single stores, any way */
+        {"variant=wgmma_fp8 sched=gemv", 0x1000, 0x2000, 0x3002, 5, 131, 64, 0, 0, 0, 131},
+        {"variant=wgmma_fp8 sched=gemv", 0x1000, 0x2000, 0x3000, 5, 136, 63, 1, 1, 0, 136},
     };
     for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
         matmul_config c = config_of(cases[i].params);
@@ -1163,6 +1166,8 @@ START_TEST(matmul_plan_splits_k_for_few_tiles)
         {"variant=wgmma_fp8", 16, 4096, 4096, "sched=gemv"}, /* K-major B: gemv, not split */
         {"variant=wgmma_fp8", 17, 4096, 4096, "swap=1"},     /* past gemv's rows: swapped */
         {"variant=wgmma b_layout=nk", 1, 4096, 4096, "sched=gemv"},
+        /* rows past gemv's 32-bit byte count: swapped */
+        {"variant=wgmma_tf32", 1, 64, 600000000, "swap=1"},
         /* fp8: the fewest parts first, 64 x 32 in 2 */
         {"variant=wgmma_fp8", 128, 1024, 4096, "mma=m64n32k16"},
         {"variant=wgmma_fp8", 128, 1024, 4096, "splits=2"},

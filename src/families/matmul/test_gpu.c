@@ -636,7 +636,9 @@ START_TEST(matmul_wgmma_tile_fits_the_shape)
             /* none of these shapes splits K; a decoding's product as dot products (K-major
              * B) or with its operands swapped */
             const pj_matmul_fit_tile *gemv =
-                pj_matmul_fit_gemv(shapes[i].m, shapes[i].n, config.b_nk);
+                pj_matmul_fit_gemv(shapes[i].m, shapes[i].n,
+                                   shapes[i].k * (uint64_t)pj_matmul_type_bytes(config.dtype),
+                                   config.b_nk);
             const pj_matmul_fit_tile *swapped =
                 gemv ? NULL
                      : pj_matmul_fit_swap(shapes[i].m, shapes[i].n, context->sm_count,
@@ -1003,10 +1005,10 @@ END_TEST
 
 /* sched=gemv, mma.sync on 16 columns of C a block: one row, two, 5 and 9, 12 and 16 (a group
  * of 8 and of 16), 17 and 33 (B read again past 16), K ending inside a 64-byte step and inside
- * a 16-byte piece, K long enough for the four-step loads, N odd (C staged), under 16 and not
- * a multiple of 16, every input type and the epilogue's terms; strided batches with B shared
- * or not, odd leading dimensions (rows staged), rows inside larger ones with random values
- * past K. */
+ * a 16-byte piece, K long enough for the four-step loads, N odd (C written in place), under 16
+ * and not a multiple of 16, every input type and the epilogue's terms; strided batches with B
+ * shared or not, odd leading dimensions (A and B staged), rows inside larger ones with random
+ * values past K. */
 START_TEST(matmul_wgmma_gemv_columns)
 {
     ptxjit_context *context = test_gpu_context("matmul_wgmma_gemv_columns");

@@ -138,12 +138,9 @@ static ptxjit_status padding_make(matmul_padding *p, const matmul_data *d, int b
     ptxjit_status status = ptxjit_get_kernel(&p->copy, d->context, "matmul", "variant=naive",
                                              NULL);
     for (int i = 0; i < 3 && status == PTXJIT_OK; i++) {
-        void *zeros = calloc(1, bytes[i]);
-        status = zeros ? ptxjit_alloc(where[i], d->context, bytes[i])
-                       : pj_error(PTXJIT_ERR_OUT_OF_MEMORY, "out of memory");
-        if (status == PTXJIT_OK)
-            status = ptxjit_copy_to_device(d->context, *where[i], zeros, bytes[i]);
-        free(zeros);
+        status = ptxjit_alloc(where[i], d->context, bytes[i]);
+        if (status == PTXJIT_OK) /* on the default stream, before every copy into them */
+            status = ptxjit_memset_d8_async(d->context, *where[i], 0, bytes[i], NULL);
     }
     return status;
 }

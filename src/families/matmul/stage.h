@@ -6,8 +6,8 @@
  * the SIMT and tensor_core kernels read and write dense rows only. The op copies each operand
  * its kernel cannot take into scratch (one launch of the module's matmul_stage_rows for all its
  * products on the caller's stream, in memory the stream allocates and frees in order), runs
- * the product on the copies, and copies C back. Padded rows' tails are never read: the tensor maps give the true sizes, and the TMA
- * fills what lies outside a map with zeros. */
+ * the product on the copies, and copies C back. Padded rows' tails are never read: the tensor
+ * maps give the true sizes, and the TMA fills what lies outside a map with zeros. */
 #ifndef PTXJIT_MATMUL_STAGE_H
 #define PTXJIT_MATMUL_STAGE_H
 

@@ -1751,6 +1751,20 @@ __device__ __forceinline__ void gemv_multiply(float (&acc)[GROUPS][4], const gem
     }
 }
 
+// A lane's 16 bytes at `at` of each of its rows, wholly inside K: a row that is not there reads
+// the group's first (always there) and is zeroed before its mma.
+template <int GROUPS>
+__device__ __forceinline__ void gemv_fetch(gemv_pieces<GROUPS> &p, const unsigned char *low,
+                                           const unsigned char *high,
+                                           const unsigned char *const (&arow)[GROUPS], int at)
+{
+    p.low = __ldg(reinterpret_cast<const uint4 *>(low + at));
+    p.high = __ldg(reinterpret_cast<const uint4 *>(high + at));
+#pragma unroll
+    for (int r = 0; r < GROUPS; r++)
+        p.a[r] = __ldg(reinterpret_cast<const uint4 *>(arow[r] + at));
+}
+
 // Steps in flight per warp: each lane's loads of this many whole steps are issued before the
 // first of their mma (192 bytes a lane, 48 KiB an SM of one block; two groups of A's rows
 // fewer).
@@ -1783,37 +1797,29 @@ __device__ __forceinline__ void gemv_sums(float (&acc)[GROUPS][4], const unsigne
     const uint4 zero = make_uint4(0, 0, 0, 0);
     constexpr int DEPTH = gemv_depth<GROUPS>::value;
     const int whole = k_bytes / GEMV_STEP;
-    int step = warp;
-    for (; step + (DEPTH - 1) * GEMV_WARPS < whole; step += DEPTH * GEMV_WARPS) {
-        gemv_pieces<GROUPS> p[DEPTH];
+    // A rolling window: each piece is refilled with the step DEPTH * GEMV_WARPS ahead as soon as
+    // it is multiplied, so DEPTH steps stay in flight until the warp's last ones.
+    gemv_pieces<GROUPS> p[DEPTH];
+#pragma unroll
+    for (int d = 0; d < DEPTH; d++)
+        if (warp + d * GEMV_WARPS < whole)
+            gemv_fetch<GROUPS>(p[d], low, high, arow, (warp + d * GEMV_WARPS) * GEMV_STEP + 16 * t);
+    for (int base = warp; base < whole; base += DEPTH * GEMV_WARPS) {
 #pragma unroll
         for (int d = 0; d < DEPTH; d++) {
-            const int at = (step + d * GEMV_WARPS) * GEMV_STEP + 16 * t;
-            p[d].low = __ldg(reinterpret_cast<const uint4 *>(low + at));
-            p[d].high = __ldg(reinterpret_cast<const uint4 *>(high + at));
-#pragma unroll
-            for (int r = 0; r < GROUPS; r++)
-                p[d].a[r] = __ldg(reinterpret_cast<const uint4 *>(arow[r] + at));
-        }
-#pragma unroll
-        for (int d = 0; d < DEPTH; d++) {
+            const int step = base + d * GEMV_WARPS;
+            if (step >= whole)
+                break;
             p[d].low = low_there ? p[d].low : zero;
             p[d].high = high_there ? p[d].high : zero;
 #pragma unroll
             for (int r = 0; r < GROUPS; r++)
                 p[d].a[r] = a_there[r] ? p[d].a[r] : zero;
             gemv_multiply<GROUPS>(acc, p[d]);
+            const int next = step + DEPTH * GEMV_WARPS;
+            if (next < whole)
+                gemv_fetch<GROUPS>(p[d], low, high, arow, next * GEMV_STEP + 16 * t);
         }
-    }
-    for (; step < whole; step += GEMV_WARPS) {
-        const int at = step * GEMV_STEP + 16 * t;
-        gemv_pieces<GROUPS> p;
-        p.low = low_there ? __ldg(reinterpret_cast<const uint4 *>(low + at)) : zero;
-        p.high = high_there ? __ldg(reinterpret_cast<const uint4 *>(high + at)) : zero;
-#pragma unroll
-        for (int r = 0; r < GROUPS; r++)
-            p.a[r] = a_there[r] ? __ldg(reinterpret_cast<const uint4 *>(arow[r] + at)) : zero;
-        gemv_multiply<GROUPS>(acc, p);
     }
     if (k_bytes % GEMV_STEP && warp == whole % GEMV_WARPS) {
         const int at = whole * GEMV_STEP + 16 * t;
@@ -1914,7 +1920,8 @@ enum : int {
 // steps of loads each (fp8's mma.sync widens its operands to f16 pairs in registers too: at
 // 128 registers it spilled).
 enum : int {
-    MIN_BLOCKS = WG_FAMILY || THREADS > 256 ||
+    MIN_BLOCKS = WG_GEMV ? (GEMV_THREADS < 384 ? 384 / GEMV_THREADS : 1)
+                 : WG_FAMILY || THREADS > 256 ||
                          (VARIANT == VARIANT_TENSOR_CORE && MT_TILES * NT_TILES * 4 > 64)
                      ? 1 : 2
 };

@@ -45,6 +45,8 @@ static inline int pj_matmul_is_wgmma(matmul_variant v)
 /* sched=gemv counts a row's bytes in 32 bits, and its last steps' offsets run up to 48 bytes
  * past K: the longest rows it takes. */
 #define PJ_MATMUL_GEMV_ROW_BYTES_MAX (0x7fffffffull - 64)
+/* sched=gemv's block: templates/matmul.cu's GEMV_THREADS. */
+#define PJ_MATMUL_GEMV_THREADS 256
 #define PJ_MATMUL_LLVM_VARIANTS PJ_VARIANT_LIST_TEXT(PJ_MATMUL_LLVM_LIST)
 
 /* The tile parameters that decide a block's size (those a variant lacks are ignored). */
@@ -61,7 +63,7 @@ typedef struct {
     int b_k_major;      /* wgmma variants: the kernel's B K-major (b_layout=nk, or swap=1's A) */
     int pingpong;       /* wgmma variants: sched=pingpong (C leaves through 64 of its rows) */
     int cluster;        /* wgmma variants: blocks per cluster (their shares of K-major B) */
-    int gemv;           /* wgmma variants: sched=gemv (256 threads, no shared memory) */
+    int gemv;           /* wgmma variants: sched=gemv (no shared memory for tiles) */
 } pj_matmul_tile;
 
 /* store=tma: the bytes of a row of C's boxes (of 64 rows), swizzled over that span: 128 where a
@@ -89,7 +91,7 @@ static inline int pj_matmul_threads(const pj_matmul_tile *t)
     case MATMUL_TENSOR_CORE:
         return t->wm && t->wn ? t->bm / t->wm * (t->bn / t->wn) * 32 : 0;
     default:
-        return t->gemv ? 256 : 128 * (t->consumers + 1);
+        return t->gemv ? PJ_MATMUL_GEMV_THREADS : 128 * (t->consumers + 1);
     }
 }
 
@@ -151,7 +153,7 @@ typedef struct {
     /* The wgmma variants' (0 elsewhere): */
     int persistent;         /* sched=persistent or pingpong: resident blocks looping over tiles */
     int pingpong;           /* sched=pingpong: the consumers take whole tiles in turn */
-    int gemv;               /* sched=gemv: a warp per column of C, no tensor cores */
+    int gemv;               /* sched=gemv: B's rows read once by mma.sync, no wgmma */
     int store_tma;          /* store=tma: C through shared memory and a third tensor map */
     int b_nk;               /* b_layout=nk: B given as its transpose, N x K row-major */
     int alpha, beta, bias;  /* alpha=scaled, beta=scaled, bias=column */

@@ -1681,7 +1681,9 @@ __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const t
 // column groups of every product (a grid-stride loop); more than 16 rows of A read B again.
 enum : int { WG_GEMV = WG_FAMILY && SCHED == SCHED_GEMV };
 enum : int { GEMV_THREADS = 256, GEMV_WARPS = GEMV_THREADS / 32, GEMV_COLUMNS = 16 };
-enum : int { GEMV_STEP = 64 }; // bytes of K a warp's lanes read of each row at a time
+// Each lane reads GEMV_PIECES consecutive 16-byte pieces of its rows a step, so a warp's step
+// is whole 128-byte lines of each row (GEMV_PIECES = 2), the unit L2 and DRAM serve.
+enum : int { GEMV_PIECES = 2, GEMV_STEP = 64 * GEMV_PIECES }; // bytes of K a warp's step reads
 
 // One mma of the gemv: a, B's rows g and g + 8 (a0, a1, a2, a3 in mma's order), b, A's row g.
 #define GEMV_MMA(shape_and_types)                                                              \
@@ -1733,7 +1735,7 @@ __device__ __forceinline__ uint4 gemv_load(const unsigned char *row, int at, int
 // A lane's pieces of one step: B's rows g and g + 8, A's row g of each group of 8.
 template <int GROUPS>
 struct gemv_pieces {
-    uint4 low, high, a[GROUPS];
+    uint4 low[GEMV_PIECES], high[GEMV_PIECES], a[GROUPS][GEMV_PIECES];
 };
 
 // The step's two mma for each group: bytes 0-7 of a lane's piece are its k slots of the first,
@@ -1741,28 +1743,50 @@ struct gemv_pieces {
 template <int GROUPS>
 __device__ __forceinline__ void gemv_multiply(float (&acc)[GROUPS][4], const gemv_pieces<GROUPS> &p)
 {
-    const unsigned first[4] = {p.low.x, p.high.x, p.low.y, p.high.y};
-    const unsigned second[4] = {p.low.z, p.high.z, p.low.w, p.high.w};
 #pragma unroll
-    for (int r = 0; r < GROUPS; r++) {
-        const unsigned bf[2] = {p.a[r].x, p.a[r].y}, bs[2] = {p.a[r].z, p.a[r].w};
-        gemv_mma(acc[r], first, bf);
-        gemv_mma(acc[r], second, bs);
+    for (int i = 0; i < GEMV_PIECES; i++) {
+        const unsigned first[4] = {p.low[i].x, p.high[i].x, p.low[i].y, p.high[i].y};
+        const unsigned second[4] = {p.low[i].z, p.high[i].z, p.low[i].w, p.high[i].w};
+#pragma unroll
+        for (int r = 0; r < GROUPS; r++) {
+            const unsigned bf[2] = {p.a[r][i].x, p.a[r][i].y};
+            const unsigned bs[2] = {p.a[r][i].z, p.a[r][i].w};
+            gemv_mma(acc[r], first, bf);
+            gemv_mma(acc[r], second, bs);
+        }
     }
 }
 
-// A lane's 16 bytes at `at` of each of its rows, wholly inside K: a row that is not there reads
-// the group's first (always there) and is zeroed before its mma.
+// A lane's pieces of a step wholly inside K at byte `at` of its rows: a row that is not there
+// reads the group's first (always there), and gemv_keep zeroes it once the loads have landed.
 template <int GROUPS>
 __device__ __forceinline__ void gemv_fetch(gemv_pieces<GROUPS> &p, const unsigned char *low,
                                            const unsigned char *high,
                                            const unsigned char *const (&arow)[GROUPS], int at)
 {
-    p.low = __ldg(reinterpret_cast<const uint4 *>(low + at));
-    p.high = __ldg(reinterpret_cast<const uint4 *>(high + at));
 #pragma unroll
-    for (int r = 0; r < GROUPS; r++)
-        p.a[r] = __ldg(reinterpret_cast<const uint4 *>(arow[r] + at));
+    for (int i = 0; i < GEMV_PIECES; i++) {
+        p.low[i] = __ldg(reinterpret_cast<const uint4 *>(low + at + 16 * i));
+        p.high[i] = __ldg(reinterpret_cast<const uint4 *>(high + at + 16 * i));
+#pragma unroll
+        for (int r = 0; r < GROUPS; r++)
+            p.a[r][i] = __ldg(reinterpret_cast<const uint4 *>(arow[r] + at + 16 * i));
+    }
+}
+
+template <int GROUPS>
+__device__ __forceinline__ void gemv_keep(gemv_pieces<GROUPS> &p, bool low_there,
+                                          bool high_there, const bool (&a_there)[GROUPS])
+{
+    const uint4 zero = make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int i = 0; i < GEMV_PIECES; i++) {
+        p.low[i] = low_there ? p.low[i] : zero;
+        p.high[i] = high_there ? p.high[i] : zero;
+#pragma unroll
+        for (int r = 0; r < GROUPS; r++)
+            p.a[r][i] = a_there[r] ? p.a[r][i] : zero;
+    }
 }
 
 // Steps in flight per warp: each lane's loads of this many whole steps are issued before the
@@ -1770,7 +1794,7 @@ __device__ __forceinline__ void gemv_fetch(gemv_pieces<GROUPS> &p, const unsigne
 // fewer).
 template <int GROUPS>
 struct gemv_depth {
-    enum : int { value = GROUPS == 1 ? 4 : 2 };
+    enum : int { value = GROUPS == 1 ? 2 : 1 };
 };
 
 // This warp's sums over its share of K (steps warp, warp + 8, ...): the column group at B's
@@ -1796,39 +1820,36 @@ __device__ __forceinline__ void gemv_sums(float (&acc)[GROUPS][4], const unsigne
     }
     const uint4 zero = make_uint4(0, 0, 0, 0);
     constexpr int DEPTH = gemv_depth<GROUPS>::value;
-    const int whole = k_bytes / GEMV_STEP;
-    // A rolling window: each piece is refilled with the step DEPTH * GEMV_WARPS ahead as soon as
-    // it is multiplied, so DEPTH steps stay in flight until the warp's last ones.
-    gemv_pieces<GROUPS> p[DEPTH];
+    const int whole = k_bytes / GEMV_STEP, lane_at = 16 * GEMV_PIECES * t;
+    int step = warp;
+    for (; step + (DEPTH - 1) * GEMV_WARPS < whole; step += DEPTH * GEMV_WARPS) {
+        gemv_pieces<GROUPS> p[DEPTH];
 #pragma unroll
-    for (int d = 0; d < DEPTH; d++)
-        if (warp + d * GEMV_WARPS < whole)
-            gemv_fetch<GROUPS>(p[d], low, high, arow, (warp + d * GEMV_WARPS) * GEMV_STEP + 16 * t);
-    for (int base = warp; base < whole; base += DEPTH * GEMV_WARPS) {
+        for (int d = 0; d < DEPTH; d++)
+            gemv_fetch<GROUPS>(p[d], low, high, arow, (step + d * GEMV_WARPS) * GEMV_STEP + lane_at);
 #pragma unroll
         for (int d = 0; d < DEPTH; d++) {
-            const int step = base + d * GEMV_WARPS;
-            if (step >= whole)
-                break;
-            p[d].low = low_there ? p[d].low : zero;
-            p[d].high = high_there ? p[d].high : zero;
-#pragma unroll
-            for (int r = 0; r < GROUPS; r++)
-                p[d].a[r] = a_there[r] ? p[d].a[r] : zero;
+            gemv_keep<GROUPS>(p[d], low_there, high_there, a_there);
             gemv_multiply<GROUPS>(acc, p[d]);
-            const int next = step + DEPTH * GEMV_WARPS;
-            if (next < whole)
-                gemv_fetch<GROUPS>(p[d], low, high, arow, next * GEMV_STEP + 16 * t);
         }
     }
-    if (k_bytes % GEMV_STEP && warp == whole % GEMV_WARPS) {
-        const int at = whole * GEMV_STEP + 16 * t;
+    for (; step < whole; step += GEMV_WARPS) {
         gemv_pieces<GROUPS> p;
-        p.low = gemv_load(low, at, k_bytes, low_there);
-        p.high = gemv_load(high, at, k_bytes, high_there);
+        gemv_fetch<GROUPS>(p, low, high, arow, step * GEMV_STEP + lane_at);
+        gemv_keep<GROUPS>(p, low_there, high_there, a_there);
+        gemv_multiply<GROUPS>(acc, p);
+    }
+    if (k_bytes % GEMV_STEP && warp == whole % GEMV_WARPS) {
+        const int at = whole * GEMV_STEP + lane_at;
+        gemv_pieces<GROUPS> p;
 #pragma unroll
-        for (int r = 0; r < GROUPS; r++)
-            p.a[r] = gemv_load(arow[r], at, k_bytes, a_there[r]);
+        for (int i = 0; i < GEMV_PIECES; i++) {
+            p.low[i] = gemv_load(low, at + 16 * i, k_bytes, low_there);
+            p.high[i] = gemv_load(high, at + 16 * i, k_bytes, high_there);
+#pragma unroll
+            for (int r = 0; r < GROUPS; r++)
+                p.a[r][i] = gemv_load(arow[r], at + 16 * i, k_bytes, a_there[r]);
+        }
         gemv_multiply<GROUPS>(acc, p);
     }
 }

@@ -1684,6 +1684,10 @@ enum : int { GEMV_THREADS = 256, GEMV_WARPS = GEMV_THREADS / 32, GEMV_COLUMNS = 
 // Each lane reads GEMV_PIECES consecutive 16-byte pieces of its rows a step, so a warp's step
 // is whole 128-byte lines of each row (GEMV_PIECES = 2), the unit L2 and DRAM serve.
 enum : int { GEMV_PIECES = 2, GEMV_STEP = 64 * GEMV_PIECES }; // bytes of K a warp's step reads
+// Each of a step's mma adds into its own accumulators: an mma waits for the one before it on
+// the same accumulators, and fp8's m16n8k32 is several f16 HMMA on sm_90, so one chain would
+// leave the loads idle behind a step's dependent mma.
+enum : int { GEMV_CHAINS = 2 * GEMV_PIECES };
 
 // One mma of the gemv: a, B's rows g and g + 8 (a0, a1, a2, a3 in mma's order), b, A's row g.
 #define GEMV_MMA(shape_and_types)                                                              \
@@ -1741,7 +1745,8 @@ struct gemv_pieces {
 // The step's two mma for each group: bytes 0-7 of a lane's piece are its k slots of the first,
 // 8-15 of the second, the same for A and B.
 template <int GROUPS>
-__device__ __forceinline__ void gemv_multiply(float (&acc)[GROUPS][4], const gemv_pieces<GROUPS> &p)
+__device__ __forceinline__ void gemv_multiply(float (&acc)[GEMV_CHAINS][GROUPS][4],
+                                              const gemv_pieces<GROUPS> &p)
 {
 #pragma unroll
     for (int i = 0; i < GEMV_PIECES; i++) {
@@ -1751,8 +1756,8 @@ __device__ __forceinline__ void gemv_multiply(float (&acc)[GROUPS][4], const gem
         for (int r = 0; r < GROUPS; r++) {
             const unsigned bf[2] = {p.a[r][i].x, p.a[r][i].y};
             const unsigned bs[2] = {p.a[r][i].z, p.a[r][i].w};
-            gemv_mma(acc[r], first, bf);
-            gemv_mma(acc[r], second, bs);
+            gemv_mma(acc[2 * i][r], first, bf);
+            gemv_mma(acc[2 * i + 1][r], second, bs);
         }
     }
 }
@@ -1818,7 +1823,7 @@ __device__ __forceinline__ void gemv_sums(float (&acc)[GROUPS][4], const unsigne
         a_there[r] = 8 * r + g < rows;
         arow[r] = a + (size_t)(a_there[r] ? 8 * r + g : 0) * lda;
     }
-    const uint4 zero = make_uint4(0, 0, 0, 0);
+    float chain[GEMV_CHAINS][GROUPS][4] = {};
     constexpr int DEPTH = gemv_depth<GROUPS>::value;
     const int whole = k_bytes / GEMV_STEP, lane_at = 16 * GEMV_PIECES * t;
     int step = warp;
@@ -1830,14 +1835,14 @@ __device__ __forceinline__ void gemv_sums(float (&acc)[GROUPS][4], const unsigne
 #pragma unroll
         for (int d = 0; d < DEPTH; d++) {
             gemv_keep<GROUPS>(p[d], low_there, high_there, a_there);
-            gemv_multiply<GROUPS>(acc, p[d]);
+            gemv_multiply<GROUPS>(chain, p[d]);
         }
     }
     for (; step < whole; step += GEMV_WARPS) {
         gemv_pieces<GROUPS> p;
         gemv_fetch<GROUPS>(p, low, high, arow, step * GEMV_STEP + lane_at);
         gemv_keep<GROUPS>(p, low_there, high_there, a_there);
-        gemv_multiply<GROUPS>(acc, p);
+        gemv_multiply<GROUPS>(chain, p);
     }
     if (k_bytes % GEMV_STEP && warp == whole % GEMV_WARPS) {
         const int at = whole * GEMV_STEP + lane_at;
@@ -1850,8 +1855,15 @@ __device__ __forceinline__ void gemv_sums(float (&acc)[GROUPS][4], const unsigne
             for (int r = 0; r < GROUPS; r++)
                 p.a[r][i] = gemv_load(arow[r], at + 16 * i, k_bytes, a_there[r]);
         }
-        gemv_multiply<GROUPS>(acc, p);
+        gemv_multiply<GROUPS>(chain, p);
     }
+#pragma unroll
+    for (int c = 0; c < GEMV_CHAINS; c++)
+#pragma unroll
+        for (int r = 0; r < GROUPS; r++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[r][e] += chain[c][r][e];
 }
 
 // The 16 columns from j0 of up to 8 GROUPS rows of C from r0: the warps' sums added in shared

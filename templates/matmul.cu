@@ -28,7 +28,7 @@
 //@ptxjit param consumers int(1..2) default=2 when="variant >= wgmma" doc="consumer warpgroups, each multiplying bm / consumers rows (plus one producer warpgroup issuing the TMA loads)"
 //@ptxjit param cluster int(1..2) default=1 when="variant >= wgmma" doc="thread-block cluster along M: 2 blocks on adjacent row tiles share each B tile, every block loading its share of the boxes and multicasting them to both (half the B traffic from L2 where N is a multiple of 128, or a multiple of 16 with B K-major; with swap=1, adjacent tiles of B's rows sharing A's)"
 //@ptxjit param group int(1..64) pow2 default=1 default_if="variant >= wgmma || variant == tensor_core => 8" doc="tile rows per raster group: blocks run down GROUP tiles of a column before the next, so the tiles in flight share rows of A and columns of B in L2"
-//@ptxjit param sched enum(grid,persistent,pingpong,gemv) default=persistent when="variant >= wgmma" doc="grid: one block per tile of C; persistent (the default): a block per SM (clusters: as many as are resident), each taking every gridDim-th tile of the raster order, its producer loading the next tile's stages while its consumers store this one; pingpong: persistent, but the two consumers take whole 128-row tiles in turn, so one stores its tile while the other multiplies the next (with store=tma through one buffer of 64 rows of C that they take in turn; bm=128 consumers=2, N up to 176); gemv: no wgmma, TMA or pipeline, for a decoding's few rows of A, where the product is B read once: a block per 16 columns of C (16 rows of B, b_layout=nk), its eight warps splitting K and feeding mma.sync from 16-byte loads of global memory, up to 16 rows of A at a time (the tile parameters do not apply)"
+//@ptxjit param sched enum(grid,persistent,pingpong,gemv) default=persistent when="variant >= wgmma" doc="grid: one block per tile of C; persistent (the default): a block per SM (clusters: as many as are resident), each taking every gridDim-th tile of the raster order, its producer loading the next tile's stages while its consumers store this one; pingpong: persistent, but the two consumers take whole 128-row tiles in turn, so one stores its tile while the other multiplies the next (with store=tma through one buffer of 64 rows of C that they take in turn; bm=128 consumers=2, N up to 176); gemv: no wgmma, TMA or pipeline, for a decoding's few rows of A, where the product is B read once: a block per 16 columns of C (16 rows of B, b_layout=nk), its four warps splitting K and feeding mma.sync from 16-byte loads of global memory, up to 16 rows of A at a time (the tile parameters do not apply)"
 //@ptxjit param swap int(0..1) default=0 when="variant >= wgmma" doc="1: the kernel computes C's transpose, B^T A^T: B's rows (columns of C) fill wgmma's 64-row side and A's rows its N side (N of mma: 8 rows of A at m64n8k16), so a product of a few rows of A (a decoding's) does not multiply 64-row tiles of mostly zeros; bm x N is then a tile of C^T. Any b_layout (kn: wgmma reads B M-major); needs store=direct"
 //@ptxjit param store enum(direct,tma) default=direct default_if="swap == 0 && sched != gemv && 8 * mma * bytes(out) % 32 == 0 && stages * ((bm + (8 * mma + 63) / 64 * 64) * 128 + 16) + (bm - (sched == pingpong) * (bm - 64)) * 8 * mma * bytes(out) + 1024 <= 232448 => tma" when="variant >= wgmma" doc="how C leaves the consumers: direct (each thread's accumulator pairs to global memory) or tma (through a swizzled tile of shared memory and TMA stores, which run on while the next tile is multiplied; the default where the tile fits beside the stages, B counted in 64-row boxes, and its rows are whole 32-byte boxes)"
 //@ptxjit param b_layout enum(kn,nk) default=kn default_if="variant == wgmma_tf32 || variant == wgmma_fp8 || sched == gemv => nk" when="variant >= wgmma" doc="B in memory: kn (K x N row-major, C = A·B) or nk (given as its transpose, N x K row-major: K contiguous, which wgmma's tf32 and fp8 shapes need)"
@@ -1672,22 +1672,22 @@ __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const t
 // sched=gemv: a decoding's product, a few rows of A, is B's bytes read once, and wgmma's
 // 64-row side (or, swapped, its 8-column N) would multiply mostly zeros, with a tile's worth of
 // shared memory and barriers for each. Here a block takes 16 columns of C, 16 rows of K-major
-// B, and its eight warps split K; each warp feeds mma.sync straight from 16-byte loads of
+// B, and its four warps split K; each warp feeds mma.sync straight from 16-byte loads of
 // global memory, B's 16 rows as the m16 side and up to 16 rows of A as the n8 side (a second
 // mma for rows 8-15), accumulating in fp32. mma's k order is free: what a lane holds of a row
-// is the same k slots of A and B, so each lane reads 16 consecutive bytes of its rows (two
+// is the same k slots of A and B, so each lane reads 32 consecutive bytes of its rows (four
 // mma's worth) and calls them its slots, as long as A's and B's agree. The warps' sums meet in
 // shared memory and the first warp applies the epilogue and stores. Blocks run over the
 // column groups of every product (a grid-stride loop); more than 16 rows of A read B again.
+// Blocks of four warps, three an SM, measured faster than one of eight (eight warps: 0.77 of
+// cuBLASLt at fp8 1 x 14336 x 4096, four: 0.89; docs/PERFORMANCE.md, 2026-11-30 05:50): a
+// block's last loads, its sums and its stores overlap the other blocks' loads.
 enum : int { WG_GEMV = WG_FAMILY && SCHED == SCHED_GEMV };
-enum : int { GEMV_THREADS = 256, GEMV_WARPS = GEMV_THREADS / 32, GEMV_COLUMNS = 16 };
+enum : int { GEMV_THREADS = 128, GEMV_WARPS = GEMV_THREADS / 32, GEMV_COLUMNS = 16 };
 // Each lane reads GEMV_PIECES consecutive 16-byte pieces of its rows a step, so a warp's step
-// is whole 128-byte lines of each row (GEMV_PIECES = 2), the unit L2 and DRAM serve.
+// is whole 128-byte lines of each row (GEMV_PIECES = 2), the unit L2 and DRAM serve (64-byte
+// steps, half lines: 0.89 of the peer against 1.03 at fp8 1 x 14336 x 4096).
 enum : int { GEMV_PIECES = 2, GEMV_STEP = 64 * GEMV_PIECES }; // bytes of K a warp's step reads
-// Each of a step's mma adds into its own accumulators: an mma waits for the one before it on
-// the same accumulators, and fp8's m16n8k32 is several f16 HMMA on sm_90, so one chain would
-// leave the loads idle behind a step's dependent mma.
-enum : int { GEMV_CHAINS = 2 * GEMV_PIECES };
 
 // One mma of the gemv: a, B's rows g and g + 8 (a0, a1, a2, a3 in mma's order), b, A's row g.
 #define GEMV_MMA(shape_and_types)                                                              \
@@ -1745,8 +1745,7 @@ struct gemv_pieces {
 // The step's two mma for each group: bytes 0-7 of a lane's piece are its k slots of the first,
 // 8-15 of the second, the same for A and B.
 template <int GROUPS>
-__device__ __forceinline__ void gemv_multiply(float (&acc)[GEMV_CHAINS][GROUPS][4],
-                                              const gemv_pieces<GROUPS> &p)
+__device__ __forceinline__ void gemv_multiply(float (&acc)[GROUPS][4], const gemv_pieces<GROUPS> &p)
 {
 #pragma unroll
     for (int i = 0; i < GEMV_PIECES; i++) {
@@ -1756,8 +1755,8 @@ __device__ __forceinline__ void gemv_multiply(float (&acc)[GEMV_CHAINS][GROUPS][
         for (int r = 0; r < GROUPS; r++) {
             const unsigned bf[2] = {p.a[r][i].x, p.a[r][i].y};
             const unsigned bs[2] = {p.a[r][i].z, p.a[r][i].w};
-            gemv_mma(acc[2 * i][r], first, bf);
-            gemv_mma(acc[2 * i + 1][r], second, bs);
+            gemv_mma(acc[r], first, bf);
+            gemv_mma(acc[r], second, bs);
         }
     }
 }
@@ -1795,14 +1794,14 @@ __device__ __forceinline__ void gemv_keep(gemv_pieces<GROUPS> &p, bool low_there
 }
 
 // Steps in flight per warp: each lane's loads of this many whole steps are issued before the
-// first of their mma (192 bytes a lane, 48 KiB an SM of one block; two groups of A's rows
-// fewer).
+// first of their mma (192 bytes a lane, 72 KiB an SM of three blocks; one step for two groups
+// of A's rows).
 template <int GROUPS>
 struct gemv_depth {
     enum : int { value = GROUPS == 1 ? 2 : 1 };
 };
 
-// This warp's sums over its share of K (steps warp, warp + 8, ...): the column group at B's
+// This warp's sums over its share of K (steps warp, warp + 4, ...): the column group at B's
 // rows b (ldb bytes apart, `columns` of them left), GROUPS groups of 8 rows of A from a (lda
 // bytes apart, `rows` left). acc[r]: mma's accumulators for A's rows 8 r + .... Steps wholly
 // inside K load without a branch: a row that is not there reads the group's first (always
@@ -1823,7 +1822,7 @@ __device__ __forceinline__ void gemv_sums(float (&acc)[GROUPS][4], const unsigne
         a_there[r] = 8 * r + g < rows;
         arow[r] = a + (size_t)(a_there[r] ? 8 * r + g : 0) * lda;
     }
-    float chain[GEMV_CHAINS][GROUPS][4] = {};
+    const uint4 zero = make_uint4(0, 0, 0, 0);
     constexpr int DEPTH = gemv_depth<GROUPS>::value;
     const int whole = k_bytes / GEMV_STEP, lane_at = 16 * GEMV_PIECES * t;
     int step = warp;
@@ -1835,14 +1834,14 @@ __device__ __forceinline__ void gemv_sums(float (&acc)[GROUPS][4], const unsigne
 #pragma unroll
         for (int d = 0; d < DEPTH; d++) {
             gemv_keep<GROUPS>(p[d], low_there, high_there, a_there);
-            gemv_multiply<GROUPS>(chain, p[d]);
+            gemv_multiply<GROUPS>(acc, p[d]);
         }
     }
     for (; step < whole; step += GEMV_WARPS) {
         gemv_pieces<GROUPS> p;
         gemv_fetch<GROUPS>(p, low, high, arow, step * GEMV_STEP + lane_at);
         gemv_keep<GROUPS>(p, low_there, high_there, a_there);
-        gemv_multiply<GROUPS>(chain, p);
+        gemv_multiply<GROUPS>(acc, p);
     }
     if (k_bytes % GEMV_STEP && warp == whole % GEMV_WARPS) {
         const int at = whole * GEMV_STEP + lane_at;
@@ -1855,15 +1854,8 @@ __device__ __forceinline__ void gemv_sums(float (&acc)[GROUPS][4], const unsigne
             for (int r = 0; r < GROUPS; r++)
                 p.a[r][i] = gemv_load(arow[r], at + 16 * i, k_bytes, a_there[r]);
         }
-        gemv_multiply<GROUPS>(chain, p);
+        gemv_multiply<GROUPS>(acc, p);
     }
-#pragma unroll
-    for (int c = 0; c < GEMV_CHAINS; c++)
-#pragma unroll
-        for (int r = 0; r < GROUPS; r++)
-#pragma unroll
-            for (int e = 0; e < 4; e++)
-                acc[r][e] += chain[c][r][e];
 }
 
 // The 16 columns from j0 of up to 8 GROUPS rows of C from r0: the warps' sums added in shared
@@ -1949,9 +1941,9 @@ enum : int {
 // of C comes from blockIdx.x (block_tile; wg_tiles_of for the persistent blocks).
 // Two blocks per SM for the 256-thread SIMT and mma.sync kernels (a 128-register cap), so one
 // block's loads overlap the other's arithmetic, unless a warp's tf32 tile needs more than 64
-// accumulators; wgmma's one block holds all shared memory, and sched=gemv's warps hold several
-// steps of loads each (fp8's mma.sync widens its operands to f16 pairs in registers too: at
-// 128 registers it spilled).
+// accumulators; wgmma's one block holds all shared memory. sched=gemv's blocks of 128 threads
+// run three an SM (at most 170 registers: its warps hold two steps of loads each, and fp8's
+// mma.sync widens its operands to f16 pairs in registers; 163 used, no spills).
 enum : int {
     MIN_BLOCKS = WG_GEMV ? (GEMV_THREADS < 384 ? 384 / GEMV_THREADS : 1)
                  : WG_FAMILY || THREADS > 256 ||

@@ -348,18 +348,21 @@ const pj_matmul_fit_tile *pj_matmul_fit_split_fp8(uint64_t m, uint64_t n, uint64
 }
 
 /* A decoding's product without wgmma (sched=gemv): B's bytes read once by mma.sync from global
- * memory, 16 of its rows a block, up to 16 rows of A at a time. Taken for GEMV_ROWS_MAX rows or
- * fewer where B is K-major and a row's bytes fit the kernel's 32-bit count (GEMV_ROW_BYTES_MAX,
- * as the op checks). PROVISIONAL: set before gemv ran on a GPU; the next call measures it
- * against the swapped tiles at 1, 4, 8 and 16 rows and sets GEMV_ROWS_MAX (0: never). */
-#define GEMV_ROWS_MAX 16
+ * memory, 16 of its rows a block of four warps. Taken for bf16 and f16 (2-byte elements) with
+ * GEMV_ROWS_MAX rows or fewer where B is K-major and a row's bytes fit the kernel's 32-bit
+ * count (GEMV_ROW_BYTES_MAX, as the op checks). On the H200 (docs/PERFORMANCE.md, 2026-11-30
+ * 05:50) bf16 with K-major B at 1, 4 and 8 rows beat the swapped 64 x 8 tile by 2-8%, and lost
+ * at 16 rows (0.86 against 0.92); fp8's, whose mma.sync ptxas widens to f16 HMMA, tied or
+ * lost to the swapped tiles at every row count (1 x 4096: 0.99 against 1.14), and tf32's was
+ * not measured, so both keep the swapped tiles. */
+#define GEMV_ROWS_MAX 8
 static const pj_matmul_fit_tile gemv_tile = {16, 16, "sched=gemv", 1};
 
 const pj_matmul_fit_tile *pj_matmul_fit_gemv(uint64_t m, uint64_t n, uint64_t k_bytes,
-                                             int b_k_major)
+                                             int in_bytes, int b_k_major)
 {
-    return b_k_major && m >= 1 && m <= GEMV_ROWS_MAX && n >= 1 && k_bytes >= 1 &&
-                   k_bytes <= PJ_MATMUL_GEMV_ROW_BYTES_MAX
+    return in_bytes == 2 && b_k_major && m >= 1 && m <= GEMV_ROWS_MAX && n >= 1 &&
+                   k_bytes >= 1 && k_bytes <= PJ_MATMUL_GEMV_ROW_BYTES_MAX
                ? &gemv_tile
                : NULL;
 }
@@ -461,10 +464,11 @@ const char *pj_matmul_fit_words(const pj_request *request, const char *params,
      * template without them. */
     const pj_param_reader reader = pj_request_reader(request);
     const int fp8 = config.variant == MATMUL_WGMMA_FP8;
-    const uint64_t k_bytes = sizes[2] * (uint64_t)pj_matmul_type_bytes(config.dtype);
+    const int in_bytes = pj_matmul_type_bytes(config.dtype);
     const pj_matmul_fit_tile *gemv =
         !llvm && has_sched(request, "gemv")
-            ? pj_matmul_fit_gemv(sizes[0], sizes[1], k_bytes, config.b_nk)
+            ? pj_matmul_fit_gemv(sizes[0], sizes[1], sizes[2] * (uint64_t)in_bytes, in_bytes,
+                                 config.b_nk)
             : NULL;
     if (gemv)
         return gemv->words;

@@ -46,7 +46,7 @@ static inline int pj_matmul_is_wgmma(matmul_variant v)
  * past K: the longest rows it takes. */
 #define PJ_MATMUL_GEMV_ROW_BYTES_MAX (0x7fffffffull - 64)
 /* sched=gemv's block: templates/matmul.cu's GEMV_THREADS. */
-#define PJ_MATMUL_GEMV_THREADS 256
+#define PJ_MATMUL_GEMV_THREADS 128
 #define PJ_MATMUL_LLVM_VARIANTS PJ_VARIANT_LIST_TEXT(PJ_MATMUL_LLVM_LIST)
 
 /* The tile parameters that decide a block's size (those a variant lacks are ignored). */

@@ -367,11 +367,11 @@ START_TEST(matmul_launch_geometry_follows_the_params)
     ck_assert_int_eq(pj_matmul_b_box_rows(1, 176, 2), 88);
     ck_assert_int_eq(pj_matmul_b_box_rows(1, 8, 2), 8);
     ck_assert_int_eq(pj_matmul_b_box_rows(0, 176, 1), 64);
-    /* sched=gemv: 256 threads (eight warps splitting K), no dynamic shared memory. */
+    /* sched=gemv: 128 threads (four warps splitting K), no dynamic shared memory. */
     c = config_of("variant=wgmma_fp8 sched=gemv");
     ck_assert_int_eq(c.gemv, 1);
     ck_assert_int_eq(c.persistent, 0);
-    ck_assert_int_eq(c.threads, 256);
+    ck_assert_int_eq(c.threads, 128);
     ck_assert_uint_eq(c.shared_bytes, 0);
     c = config_of("variant=wgmma_fp8 fp8=e5m2 alpha=scaled beta=scaled bias=column act=gelu");
     ck_assert_int_eq(c.bk, 128);
@@ -1163,11 +1163,16 @@ START_TEST(matmul_plan_splits_k_for_few_tiles)
         {"", 128, 1024, 4096, "splits=4"}, /* 32 tiles of 64 x 64: split */
         {"", 128, 4096, 4096, NULL},       /* 128 tiles fill a wave: not split */
         {"", 256, 1024, 4096, NULL},       /* more rows than split-K takes */
-        {"variant=wgmma_fp8", 16, 4096, 4096, "sched=gemv"}, /* K-major B: gemv, not split */
-        {"variant=wgmma_fp8", 17, 4096, 4096, "swap=1"},     /* past gemv's rows: swapped */
+        /* K-major bf16 and f16 B up to 8 rows: gemv, not split; past them, swapped */
         {"variant=wgmma b_layout=nk", 1, 4096, 4096, "sched=gemv"},
+        {"variant=wgmma b_layout=nk", 8, 14336, 4096, "sched=gemv"},
+        {"variant=wgmma dtype=f16 out=f16 b_layout=nk", 3, 100, 1000, "sched=gemv"},
+        {"variant=wgmma b_layout=nk", 9, 4096, 4096, "swap=1"},
+        /* fp8 and tf32 (K-major B always): swapped, where gemv did not win or was not measured */
+        {"variant=wgmma_fp8", 1, 4096, 4096, "swap=1"},
+        {"variant=wgmma_tf32", 1, 4096, 4096, "swap=1"},
         /* rows past gemv's 32-bit byte count: swapped */
-        {"variant=wgmma_tf32", 1, 64, 600000000, "swap=1"},
+        {"variant=wgmma b_layout=nk", 1, 64, 1100000000, "swap=1"},
         /* fp8: the fewest parts first, 64 x 32 in 2 */
         {"variant=wgmma_fp8", 128, 1024, 4096, "mma=m64n32k16"},
         {"variant=wgmma_fp8", 128, 1024, 4096, "splits=2"},

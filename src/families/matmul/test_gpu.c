@@ -638,7 +638,7 @@ START_TEST(matmul_wgmma_tile_fits_the_shape)
             const pj_matmul_fit_tile *gemv =
                 pj_matmul_fit_gemv(shapes[i].m, shapes[i].n,
                                    shapes[i].k * (uint64_t)pj_matmul_type_bytes(config.dtype),
-                                   config.b_nk);
+                                   pj_matmul_type_bytes(config.dtype), config.b_nk);
             const pj_matmul_fit_tile *swapped =
                 gemv ? NULL
                      : pj_matmul_fit_swap(shapes[i].m, shapes[i].n, context->sm_count,
@@ -1034,6 +1034,11 @@ START_TEST(matmul_wgmma_gemv_columns)
         {"variant=wgmma sched=gemv", {12, 7, 130}, 1e-2, 0},
         {"variant=wgmma_fp8 sched=gemv fp8=e5m2", {1, 5, 64}, 1e-2, 0},
         {"variant=wgmma_fp8 sched=gemv", {3, 4096, 8192}, 1e-2, 0},
+        /* K of whole two-step batches of the four warps and one step past them (128-byte
+         * steps), and a step past them with two bytes of a third */
+        {"variant=wgmma_fp8 sched=gemv", {2, 70, 1024}, 1e-2, 0},
+        {"variant=wgmma_fp8 sched=gemv", {2, 70, 1152}, 1e-2, 0},
+        {"variant=wgmma sched=gemv", {8, 33, 577}, 1e-2, 0},
         {"variant=wgmma sched=gemv alpha=scaled beta=scaled bias=column", {33, 48, 2000}, 1e-2,
          1},
     };

@@ -2,9 +2,11 @@
 # gpu_session.sh — everything one lent-GPU call does, in order: the GPU test suite, the
 # reduce bandwidth table, the CUB and copy comparator (built here with nvcc), the JIT costs,
 # and the transpose table with its cuBLAS, copy and Triton peers. Binaries come prebuilt (carried build/); logs land in $OUT (or ./gpu-out).
-# Usage: bash bench/gpu_session.sh [tests|suites|bench|cub|transpose|backends|compile|llm|heldout|aot|python|charts|nsys|all]
+# Usage: bash bench/gpu_session.sh [tests|suites|bench|cub|transpose|backends|compile|llm|decode|heldout|aot|python|charts|nsys|all]
 # (llm: matmul on the twelve LLM shapes of docs/PERFORMANCE.md, bf16 and fp8, the defaults
-# against the searched cuBLAS peer in alternating rounds; ROUNDS=N (5), FLUSH=read|write|none. python: the Python package's GPU
+# against the searched cuBLAS peer in alternating rounds; ROUNDS=N (5), FLUSH=read|write|none.
+# decode: a decoding's products (1 to 16 rows), fp8 and bf16 with B K-major: the fit's
+# choice, sched=gemv and the swapped tiles. python: the Python package's GPU
 # tests and bench/python_launch.py; carry build/python too. heldout: bench/heldout.sh, random
 # problems of every family through `run` with the defaults. aot: build/aot_example with every
 # compiler off (carry build/aot_example and build/tool), and the aot suite. charts: bench
@@ -111,6 +113,21 @@ if [ "$what" = llm ]; then
         "variant=wgmma" 2>&1 | tee "$out/llm_bf16.log"
     build/ptxjit bench matmul rounds=${ROUNDS:-5} flush=${FLUSH:-read} shapes=$LLM_SHAPES \
         "variant=wgmma_fp8" 2>&1 | tee "$out/llm_fp8.log"
+fi
+# The swapped tiles of a decoding (fit.c): 64 x 8 (8 rows or fewer) or 64 x 16 (16).
+SWAP8="swap=1 bm=64 consumers=1 mma=m64n8k16 stages=16"
+SWAP16="swap=1 bm=64 consumers=1 mma=m64n16k16 stages=16"
+if [ "$what" = decode ]; then
+    echo "== ptxjit bench matmul, a decoding's products: the fit, sched=gemv and the swapped tiles"
+    for type in "variant=wgmma_fp8" "variant=wgmma b_layout=nk"; do
+        name=$(echo "$type" | tr -c 'a-z0-9\n' _)
+        build/ptxjit bench matmul rounds=${ROUNDS:-5} flush=${FLUSH:-read} \
+            shapes=1x4096x4096,1x14336x4096,4x14336x4096,8x4096x4096 "$type" \
+            "$type sched=gemv" "$type $SWAP8" 2>&1 | tee "$out/decode_8_$name.log"
+        build/ptxjit bench matmul rounds=${ROUNDS:-5} flush=${FLUSH:-read} \
+            shapes=16x4096x4096,16x14336x4096 "$type" "$type sched=gemv" "$type $SWAP16" 2>&1 |
+            tee "$out/decode_16_$name.log"
+    done
 fi
 if [ "$what" = heldout ]; then
     echo "== the held-out sweep: random problems through run with the defaults (bench/heldout.sh)"

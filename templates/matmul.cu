@@ -28,10 +28,10 @@
 //@ptxjit param consumers int(1..2) default=2 when="variant >= wgmma" doc="consumer warpgroups, each multiplying bm / consumers rows (plus one producer warpgroup issuing the TMA loads)"
 //@ptxjit param cluster int(1..2) default=1 when="variant >= wgmma" doc="thread-block cluster along M: 2 blocks on adjacent row tiles share each B tile, every block loading its share of the boxes and multicasting them to both (half the B traffic from L2 where N is a multiple of 128, or a multiple of 16 with B K-major; with swap=1, adjacent tiles of B's rows sharing A's)"
 //@ptxjit param group int(1..64) pow2 default=1 default_if="variant >= wgmma || variant == tensor_core => 8" doc="tile rows per raster group: blocks run down GROUP tiles of a column before the next, so the tiles in flight share rows of A and columns of B in L2"
-//@ptxjit param sched enum(grid,persistent,pingpong) default=persistent when="variant >= wgmma" doc="grid: one block per tile of C; persistent (the default): a block per SM (clusters: as many as are resident), each taking every gridDim-th tile of the raster order, its producer loading the next tile's stages while its consumers store this one; pingpong: persistent, but the two consumers take whole 128-row tiles in turn, so one stores its tile while the other multiplies the next (with store=tma through one buffer of 64 rows of C that they take in turn; bm=128 consumers=2, N up to 176)"
+//@ptxjit param sched enum(grid,persistent,pingpong,gemv) default=persistent when="variant >= wgmma" doc="grid: one block per tile of C; persistent (the default): a block per SM (clusters: as many as are resident), each taking every gridDim-th tile of the raster order, its producer loading the next tile's stages while its consumers store this one; pingpong: persistent, but the two consumers take whole 128-row tiles in turn, so one stores its tile while the other multiplies the next (with store=tma through one buffer of 64 rows of C that they take in turn; bm=128 consumers=2, N up to 176); gemv: no wgmma, TMA or pipeline, for a decoding's few rows of A, where the product is B read once: a block per 16 columns of C (16 rows of B, b_layout=nk), its four warps splitting K and feeding mma.sync from 16-byte loads of global memory, up to 16 rows of A at a time (the tile parameters do not apply)"
 //@ptxjit param swap int(0..1) default=0 when="variant >= wgmma" doc="1: the kernel computes C's transpose, B^T A^T: B's rows (columns of C) fill wgmma's 64-row side and A's rows its N side (N of mma: 8 rows of A at m64n8k16), so a product of a few rows of A (a decoding's) does not multiply 64-row tiles of mostly zeros; bm x N is then a tile of C^T. Any b_layout (kn: wgmma reads B M-major); needs store=direct"
-//@ptxjit param store enum(direct,tma) default=direct default_if="swap == 0 && 8 * mma * bytes(out) % 32 == 0 && stages * ((bm + (8 * mma + 63) / 64 * 64) * 128 + 16) + (bm - (sched == pingpong) * (bm - 64)) * 8 * mma * bytes(out) + 1024 <= 232448 => tma" when="variant >= wgmma" doc="how C leaves the consumers: direct (each thread's accumulator pairs to global memory) or tma (through a swizzled tile of shared memory and TMA stores, which run on while the next tile is multiplied; the default where the tile fits beside the stages, B counted in 64-row boxes, and its rows are whole 32-byte boxes)"
-//@ptxjit param b_layout enum(kn,nk) default=kn default_if="variant == wgmma_tf32 || variant == wgmma_fp8 => nk" when="variant >= wgmma" doc="B in memory: kn (K x N row-major, C = A·B) or nk (given as its transpose, N x K row-major: K contiguous, which wgmma's tf32 and fp8 shapes need)"
+//@ptxjit param store enum(direct,tma) default=direct default_if="swap == 0 && sched != gemv && 8 * mma * bytes(out) % 32 == 0 && stages * ((bm + (8 * mma + 63) / 64 * 64) * 128 + 16) + (bm - (sched == pingpong) * (bm - 64)) * 8 * mma * bytes(out) + 1024 <= 232448 => tma" when="variant >= wgmma" doc="how C leaves the consumers: direct (each thread's accumulator pairs to global memory) or tma (through a swizzled tile of shared memory and TMA stores, which run on while the next tile is multiplied; the default where the tile fits beside the stages, B counted in 64-row boxes, and its rows are whole 32-byte boxes)"
+//@ptxjit param b_layout enum(kn,nk) default=kn default_if="variant == wgmma_tf32 || variant == wgmma_fp8 || sched == gemv => nk" when="variant >= wgmma" doc="B in memory: kn (K x N row-major, C = A·B) or nk (given as its transpose, N x K row-major: K contiguous, which wgmma's tf32 and fp8 shapes need)"
 //@ptxjit param alpha enum(none,scaled) default=none when="variant >= wgmma" doc="scaled: C = alpha·A·B + ..., alpha a launch value (ptxjit_matmul_ex)"
 //@ptxjit param beta enum(none,scaled) default=none when="variant >= wgmma" doc="scaled: + beta·C, the values C holds before the call (read by the epilogue; beta a launch value)"
 //@ptxjit param bias enum(none,column) default=none when="variant >= wgmma" doc="column: + bias[j] on column j (a launch vector of n floats)"
@@ -67,6 +67,7 @@
 //@ptxjit constraint "variant < wgmma || splits == 1 || cluster == 1" "split-K (splits > 1) runs without clusters: use cluster=1"
 //@ptxjit constraint "variant < wgmma || store != tma || 8 * mma * bytes(out) % 32 == 0" "store=tma writes C in boxes of 32, 64 or 128 bytes: N of mma must be a multiple of 16 (16-bit out) or 8 (f32 out); use store=direct"
 //@ptxjit constraint "variant < wgmma || swap == 0 || store == direct" "swap=1 writes C transposed from the accumulators: use store=direct"
+//@ptxjit constraint "variant < wgmma || sched != gemv || b_layout == nk && store == direct && splits == 1 && swap == 0 && cluster == 1" "sched=gemv reads B K-major and stores C from its warps: it takes b_layout=nk, store=direct, and no split-K, swapped operands or clusters (splits=1 swap=0 cluster=1)"
 //@ptxjit tune mma m16n8k8,m64n64k16,m64n128k16,m64n192k16,m64n256k16
 //@ptxjit tune bm 64,128,256
 //@ptxjit tune consumers 1,2
@@ -984,6 +985,10 @@ struct matmul_layout {
     int ldc, batch, a_step, b_step;
     float *partials;     // splits > 1: the parts' fp32 sums (the op's workspace)
     unsigned *arrivals;  // splits > 1: parts arrived per tile and consumer, left at zero
+    // sched=gemv, which reads A and B through the pointers: elements between products (0: one
+    // matrix for all), between rows, and B's rows (C's columns: N may be padded past them).
+    long long a_stride, b_stride, lda, ldb;
+    int b_rows;
 };
 
 // Split-K: a tile's K loop in parts (at most SPLITS, none empty: 5 k tiles in 4 parts run as
@@ -1664,11 +1669,268 @@ __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const t
         cluster_sync(); // the peer's last multicasts and arrivals have landed here
 }
 
+// sched=gemv: a decoding's product, a few rows of A, is B's bytes read once, and wgmma's
+// 64-row side (or, swapped, its 8-column N) would multiply mostly zeros, with a tile's worth of
+// shared memory and barriers for each. Here a block takes 16 columns of C, 16 rows of K-major
+// B, and its four warps split K; each warp feeds mma.sync straight from 16-byte loads of
+// global memory, B's 16 rows as the m16 side and up to 16 rows of A as the n8 side (a second
+// mma for rows 8-15), accumulating in fp32. mma's k order is free: what a lane holds of a row
+// is the same k slots of A and B, so each lane reads 32 consecutive bytes of its rows (four
+// mma's worth) and calls them its slots, as long as A's and B's agree. The warps' sums meet in
+// shared memory and the first warp applies the epilogue and stores. Blocks run over the
+// column groups of every product (a grid-stride loop); more than 16 rows of A read B again.
+// Blocks of four warps, three an SM, measured faster than one of eight (eight warps: 0.77 of
+// cuBLASLt at fp8 1 x 14336 x 4096, four: 0.89; docs/PERFORMANCE.md, 2026-11-30 05:50): a
+// block's last loads, its sums and its stores overlap the other blocks' loads.
+enum : int { WG_GEMV = WG_FAMILY && SCHED == SCHED_GEMV };
+enum : int { GEMV_THREADS = 128, GEMV_WARPS = GEMV_THREADS / 32, GEMV_COLUMNS = 16 };
+// Each lane reads GEMV_PIECES consecutive 16-byte pieces of its rows a step, so a warp's step
+// is whole 128-byte lines of each row (GEMV_PIECES = 2), the unit L2 and DRAM serve (64-byte
+// steps, half lines: 0.89 of the peer against 1.03 at fp8 1 x 14336 x 4096).
+enum : int { GEMV_PIECES = 2, GEMV_STEP = 64 * GEMV_PIECES }; // bytes of K a warp's step reads
+
+// One mma of the gemv: a, B's rows g and g + 8 (a0, a1, a2, a3 in mma's order), b, A's row g.
+#define GEMV_MMA(shape_and_types)                                                              \
+    asm("mma.sync.aligned." shape_and_types " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, " \
+        "{%0, %1, %2, %3};"                                                                    \
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                       \
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
+__device__ __forceinline__ void gemv_mma(float (&d)[4], const unsigned (&a)[4],
+                                         const unsigned (&b)[2])
+{
+    if constexpr (VARIANT == VARIANT_WGMMA_FP8 && FP8 == FP8_E5M2)
+        GEMV_MMA("m16n8k32.row.col.f32.e5m2.e5m2.f32");
+    else if constexpr (VARIANT == VARIANT_WGMMA_FP8)
+        GEMV_MMA("m16n8k32.row.col.f32.e4m3.e4m3.f32");
+    else if constexpr (VARIANT == VARIANT_WGMMA_TF32) // the low 13 bits ignored, as wgmma_tf32
+        GEMV_MMA("m16n8k8.row.col.f32.tf32.tf32.f32");
+    else if constexpr (DTYPE_ID == DTYPE_BF16)
+        GEMV_MMA("m16n8k16.row.col.f32.bf16.bf16.f32");
+    else
+        GEMV_MMA("m16n8k16.row.col.f32.f16.f16.f32");
+}
+#undef GEMV_MMA
+
+// The 16 bytes of a row at byte `at` (16-byte aligned), those from byte `end` of the row on
+// as zeros: K ends inside them, and no byte past it is read (the rest of the pitch is not the
+// caller's: it may hold NaN, or lie past the allocation); all zeros for a row not there.
+__device__ __forceinline__ uint4 gemv_load(const unsigned char *row, int at, int end, bool there)
+{
+    if (!there || at >= end)
+        return make_uint4(0, 0, 0, 0);
+    if (end - at >= 16)
+        return __ldg(reinterpret_cast<const uint4 *>(row + at));
+    unsigned w[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int bytes = end - at - 4 * i;
+        const unsigned char *p = row + at + 4 * i;
+        if (bytes >= 4) {
+            w[i] = __ldg(reinterpret_cast<const unsigned *>(p));
+        } else {
+            w[i] = 0;
+            for (int b = 0; b < bytes; b++)
+                w[i] |= (unsigned)__ldg(p + b) << (8 * b);
+        }
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// A lane's pieces of one step: B's rows g and g + 8, A's row g of each group of 8.
+template <int GROUPS>
+struct gemv_pieces {
+    uint4 low[GEMV_PIECES], high[GEMV_PIECES], a[GROUPS][GEMV_PIECES];
+};
+
+// The step's two mma for each group: bytes 0-7 of a lane's piece are its k slots of the first,
+// 8-15 of the second, the same for A and B.
+template <int GROUPS>
+__device__ __forceinline__ void gemv_multiply(float (&acc)[GROUPS][4], const gemv_pieces<GROUPS> &p)
+{
+#pragma unroll
+    for (int i = 0; i < GEMV_PIECES; i++) {
+        const unsigned first[4] = {p.low[i].x, p.high[i].x, p.low[i].y, p.high[i].y};
+        const unsigned second[4] = {p.low[i].z, p.high[i].z, p.low[i].w, p.high[i].w};
+#pragma unroll
+        for (int r = 0; r < GROUPS; r++) {
+            const unsigned bf[2] = {p.a[r][i].x, p.a[r][i].y};
+            const unsigned bs[2] = {p.a[r][i].z, p.a[r][i].w};
+            gemv_mma(acc[r], first, bf);
+            gemv_mma(acc[r], second, bs);
+        }
+    }
+}
+
+// A lane's pieces of a step wholly inside K at byte `at` of its rows: a row that is not there
+// reads the group's first (always there), and gemv_keep zeroes it once the loads have landed.
+template <int GROUPS>
+__device__ __forceinline__ void gemv_fetch(gemv_pieces<GROUPS> &p, const unsigned char *low,
+                                           const unsigned char *high,
+                                           const unsigned char *const (&arow)[GROUPS], int at)
+{
+#pragma unroll
+    for (int i = 0; i < GEMV_PIECES; i++) {
+        p.low[i] = __ldg(reinterpret_cast<const uint4 *>(low + at + 16 * i));
+        p.high[i] = __ldg(reinterpret_cast<const uint4 *>(high + at + 16 * i));
+#pragma unroll
+        for (int r = 0; r < GROUPS; r++)
+            p.a[r][i] = __ldg(reinterpret_cast<const uint4 *>(arow[r] + at + 16 * i));
+    }
+}
+
+template <int GROUPS>
+__device__ __forceinline__ void gemv_keep(gemv_pieces<GROUPS> &p, bool low_there,
+                                          bool high_there, const bool (&a_there)[GROUPS])
+{
+    const uint4 zero = make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int i = 0; i < GEMV_PIECES; i++) {
+        p.low[i] = low_there ? p.low[i] : zero;
+        p.high[i] = high_there ? p.high[i] : zero;
+#pragma unroll
+        for (int r = 0; r < GROUPS; r++)
+            p.a[r][i] = a_there[r] ? p.a[r][i] : zero;
+    }
+}
+
+// Steps in flight per warp: each lane's loads of this many whole steps are issued before the
+// first of their mma (192 bytes a lane, 72 KiB an SM of three blocks; one step for two groups
+// of A's rows).
+template <int GROUPS>
+struct gemv_depth {
+    enum : int { value = GROUPS == 1 ? 2 : 1 };
+};
+
+// This warp's sums over its share of K (steps warp, warp + 4, ...): the column group at B's
+// rows b (ldb bytes apart, `columns` of them left), GROUPS groups of 8 rows of A from a (lda
+// bytes apart, `rows` left). acc[r]: mma's accumulators for A's rows 8 r + .... Steps wholly
+// inside K load without a branch: a row that is not there reads the group's first (always
+// there) and is zeroed after; the step K ends inside goes through gemv_load.
+template <int GROUPS>
+__device__ __forceinline__ void gemv_sums(float (&acc)[GROUPS][4], const unsigned char *a,
+                                          size_t lda, int rows, const unsigned char *b,
+                                          size_t ldb, int columns, int k_bytes)
+{
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4, warp = threadIdx.x / 32;
+    const bool low_there = g < columns, high_there = g + 8 < columns;
+    const unsigned char *low = b + (size_t)(low_there ? g : 0) * ldb;
+    const unsigned char *high = b + (size_t)(high_there ? g + 8 : 0) * ldb;
+    const unsigned char *arow[GROUPS];
+    bool a_there[GROUPS];
+#pragma unroll
+    for (int r = 0; r < GROUPS; r++) {
+        a_there[r] = 8 * r + g < rows;
+        arow[r] = a + (size_t)(a_there[r] ? 8 * r + g : 0) * lda;
+    }
+    const uint4 zero = make_uint4(0, 0, 0, 0);
+    constexpr int DEPTH = gemv_depth<GROUPS>::value;
+    const int whole = k_bytes / GEMV_STEP, lane_at = 16 * GEMV_PIECES * t;
+    int step = warp;
+    for (; step + (DEPTH - 1) * GEMV_WARPS < whole; step += DEPTH * GEMV_WARPS) {
+        gemv_pieces<GROUPS> p[DEPTH];
+#pragma unroll
+        for (int d = 0; d < DEPTH; d++)
+            gemv_fetch<GROUPS>(p[d], low, high, arow, (step + d * GEMV_WARPS) * GEMV_STEP + lane_at);
+#pragma unroll
+        for (int d = 0; d < DEPTH; d++) {
+            gemv_keep<GROUPS>(p[d], low_there, high_there, a_there);
+            gemv_multiply<GROUPS>(acc, p[d]);
+        }
+    }
+    for (; step < whole; step += GEMV_WARPS) {
+        gemv_pieces<GROUPS> p;
+        gemv_fetch<GROUPS>(p, low, high, arow, step * GEMV_STEP + lane_at);
+        gemv_keep<GROUPS>(p, low_there, high_there, a_there);
+        gemv_multiply<GROUPS>(acc, p);
+    }
+    if (k_bytes % GEMV_STEP && warp == whole % GEMV_WARPS) {
+        const int at = whole * GEMV_STEP + lane_at;
+        gemv_pieces<GROUPS> p;
+#pragma unroll
+        for (int i = 0; i < GEMV_PIECES; i++) {
+            p.low[i] = gemv_load(low, at + 16 * i, k_bytes, low_there);
+            p.high[i] = gemv_load(high, at + 16 * i, k_bytes, high_there);
+#pragma unroll
+            for (int r = 0; r < GROUPS; r++)
+                p.a[r][i] = gemv_load(arow[r], at + 16 * i, k_bytes, a_there[r]);
+        }
+        gemv_multiply<GROUPS>(acc, p);
+    }
+}
+
+// The 16 columns from j0 of up to 8 GROUPS rows of C from r0: the warps' sums added in shared
+// memory, then the first warp's lanes each store their four (B's rows g, g + 8 by A's rows
+// 2t, 2t + 1 of each group), with the epilogue.
+template <int GROUPS>
+__device__ __forceinline__ void gemv_group(TO *C, const unsigned char *a, size_t lda, int r0,
+                                           int M, const unsigned char *b, size_t ldb, int j0,
+                                           int columns, int k_bytes, int ldc,
+                                           const matmul_epilogue &ep,
+                                           float (*sums)[GROUPS * 4][32])
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
+    float acc[GROUPS][4];
+#pragma unroll
+    for (int r = 0; r < GROUPS; r++)
+        acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0.0f;
+    gemv_sums<GROUPS>(acc, a + (size_t)r0 * lda, lda, M - r0, b, ldb, columns, k_bytes);
+#pragma unroll
+    for (int r = 0; r < GROUPS; r++)
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            sums[warp][4 * r + i][lane] = acc[r][i];
+    __syncthreads();
+    if (warp == 0) {
+#pragma unroll
+        for (int r = 0; r < GROUPS; r++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                float x = 0.0f;
+#pragma unroll
+                for (int w = 0; w < GEMV_WARPS; w++)
+                    x += sums[w][4 * r + i][lane];
+                const int row = r0 + 8 * r + 2 * t + i % 2, column = g + 8 * (i / 2);
+                if (row < M && column < columns)
+                    wg_store_one(x, C, row, j0 + column, ldc, ep);
+            }
+    }
+    __syncthreads(); // the sums are read before the next group writes them
+}
+
+__device__ __forceinline__ void matmul_gemv(const unsigned char *A, const unsigned char *B,
+                                            TO *C, int M, int N, int K,
+                                            const matmul_epilogue &ep, const matmul_layout &layout)
+{
+    __shared__ float sums[GEMV_WARPS][8][32];
+    const int groups = (layout.b_rows + GEMV_COLUMNS - 1) / GEMV_COLUMNS;
+    const long long tasks = (long long)groups * layout.batch;
+    const size_t lda = (size_t)layout.lda * IN_BYTES, ldb = (size_t)layout.ldb * IN_BYTES;
+    const int k_bytes = K * IN_BYTES;
+    for (long long task = blockIdx.x; task < tasks; task += gridDim.x) {
+        const long long product = task / groups;
+        const int j0 = (int)(task % groups) * GEMV_COLUMNS;
+        TO *c = C + product * layout.c_stride;
+        const unsigned char *a = A + (size_t)(product * layout.a_stride) * IN_BYTES;
+        const unsigned char *b = B + (size_t)(product * layout.b_stride + j0 * (long long)
+                                               layout.ldb) * IN_BYTES;
+        const int columns = layout.b_rows - j0; // C's padding columns (staged C): left alone
+        if (M <= 8) {
+            gemv_group<1>(c, a, lda, 0, M, b, ldb, j0, columns, k_bytes, layout.ldc, ep,
+                          reinterpret_cast<float (*)[4][32]>(sums));
+        } else {
+            for (int r0 = 0; r0 < M; r0 += 16)
+                gemv_group<2>(c, a, lda, r0, M, b, ldb, j0, columns, k_bytes, layout.ldc, ep,
+                              sums);
+        }
+    }
+}
+
 enum : int {
     THREADS = VARIANT == VARIANT_NAIVE || VARIANT == VARIANT_COALESCING || VARIANT == VARIANT_TILED ? BM * BN
               : VARIANT == VARIANT_TILED_REGISTER ? BM * BN / TM
               : VARIANT == VARIANT_BLOCK_TILED || VARIANT == VARIANT_BLOCK_TILED_VECTORIZED ? BM * BN / (TM * TN)
               : VARIANT == VARIANT_TENSOR_CORE ? TC_THREADS
+              : WG_GEMV ? GEMV_THREADS
               : WG_THREADS
 };
 
@@ -1679,9 +1941,12 @@ enum : int {
 // of C comes from blockIdx.x (block_tile; wg_tiles_of for the persistent blocks).
 // Two blocks per SM for the 256-thread SIMT and mma.sync kernels (a 128-register cap), so one
 // block's loads overlap the other's arithmetic, unless a warp's tf32 tile needs more than 64
-// accumulators; wgmma's one block holds all shared memory.
+// accumulators; wgmma's one block holds all shared memory. sched=gemv's blocks of 128 threads
+// run three an SM (at most 170 registers: its warps hold two steps of loads each, and fp8's
+// mma.sync widens its operands to f16 pairs in registers; 163 used, no spills).
 enum : int {
-    MIN_BLOCKS = WG_FAMILY || THREADS > 256 ||
+    MIN_BLOCKS = WG_GEMV ? (GEMV_THREADS < 384 ? 384 / GEMV_THREADS : 1)
+                 : WG_FAMILY || THREADS > 256 ||
                          (VARIANT == VARIANT_TENSOR_CORE && MT_TILES * NT_TILES * 4 > 64)
                      ? 1 : 2
 };
@@ -1693,7 +1958,10 @@ matmul_kernel(const TI *__restrict__ A, const TI *__restrict__ B, TO *__restrict
               const __grid_constant__ matmul_epilogue epilogue,
               const __grid_constant__ matmul_layout layout)
 {
-    if constexpr (WG_FAMILY) {
+    if constexpr (WG_GEMV) {
+        matmul_gemv(reinterpret_cast<const unsigned char *>(A),
+                    reinterpret_cast<const unsigned char *>(B), C, M, N, K, epilogue, layout);
+    } else if constexpr (WG_FAMILY) {
         matmul_wgmma(C, M, N, K, &a_map, &b_map, &c_map, epilogue, layout);
     } else {
         const float *a = reinterpret_cast<const float *>(A), *b = reinterpret_cast<const float *>(B);

@@ -431,7 +431,7 @@ START_TEST(cli_inspect_without_a_gpu_shows_the_cubins_resources)
     free(out), free(err);
     ck_assert_int_eq(run_cli(&out, &err, "", "--json inspect --no-gpu matmul variant=tiled"), 0);
     static const char *const facts[] = {"\"resources\": null", "\"cubin_resources\": {",
-                                        "\"max_threads\": 1024", "\"param_bytes\": 488",
+                                        "\"max_threads\": 1024", "\"param_bytes\": 528",
                                         "\"spill_stores\": 0", "\"spill_loads\": 0",
                                         "\"cubin_resources_error\": null"};
     for (size_t i = 0; i < PJ_ARRAY_SIZE(facts); i++)

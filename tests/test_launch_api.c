@@ -81,11 +81,12 @@ START_TEST(builtin_layouts_from_ptx)
     expect_layout(get(context, "transpose", "variant=tma"), NULL, transpose, 6);
     /* matmul(a, b, c, int m, int n, int k, CUtensorMap x3, the epilogue's values: a struct of
      * two floats and a pointer, .align 8 .b8[16]; the batch's layout: a long long, four
-     * ints and split-K's two pointers, .align 8 .b8[40]) */
+     * ints, split-K's two pointers, sched=gemv's four long longs and an int, .align 8
+     * .b8[80]) */
     const expected_param matmul[] = {{0, 8, 8},     {8, 8, 8},     {16, 8, 8},
                                      {24, 4, 4},    {28, 4, 4},    {32, 4, 4},
                                      {48, 128, 64}, {176, 128, 64}, {304, 128, 64},
-                                     {432, 16, 8},  {448, 40, 8}};
+                                     {432, 16, 8},  {448, 80, 8}};
     expect_layout(get(context, "matmul", "variant=naive"), NULL, matmul, 11);
     /* softmax(in, out, unsigned long long rows, unsigned cols) */
     const expected_param softmax[] = {{0, 8, 8}, {8, 8, 8}, {16, 8, 8}, {24, 4, 4}};

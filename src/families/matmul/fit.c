@@ -347,6 +347,26 @@ const pj_matmul_fit_tile *pj_matmul_fit_split_fp8(uint64_t m, uint64_t n, uint64
     return split_of(fp8_split_tiles, PJ_ARRAY_SIZE(fp8_split_tiles), m, n, k_tiles, sms, 1);
 }
 
+/* A decoding's product without wgmma (sched=gemv): B's bytes read once by mma.sync from global
+ * memory, 16 of its rows a block of four warps. Taken for bf16 and f16 (2-byte elements) with
+ * GEMV_ROWS_MAX rows or fewer where B is K-major and a row's bytes fit the kernel's 32-bit
+ * count (GEMV_ROW_BYTES_MAX, as the op checks). On the H200 (docs/PERFORMANCE.md, 2026-11-30
+ * 05:50) bf16 with K-major B at 1, 4 and 8 rows beat the swapped 64 x 8 tile by 2-8%, and lost
+ * at 16 rows (0.86 against 0.92); fp8's, whose mma.sync ptxas widens to f16 HMMA, tied or
+ * lost to the swapped tiles at every row count (1 x 4096: 0.99 against 1.14), and tf32's was
+ * not measured, so both keep the swapped tiles. */
+#define GEMV_ROWS_MAX 8
+static const pj_matmul_fit_tile gemv_tile = {16, 16, "sched=gemv", 1};
+
+const pj_matmul_fit_tile *pj_matmul_fit_gemv(uint64_t m, uint64_t n, uint64_t k_bytes,
+                                             int in_bytes, int b_k_major)
+{
+    return in_bytes == 2 && b_k_major && m >= 1 && m <= GEMV_ROWS_MAX && n >= 1 &&
+                   k_bytes >= 1 && k_bytes <= PJ_MATMUL_GEMV_ROW_BYTES_MAX
+               ? &gemv_tile
+               : NULL;
+}
+
 const pj_matmul_fit_tile *pj_matmul_fit_swap(uint64_t m, uint64_t n, int sms, int one_wave)
 {
     if (sms < 1 || !m || !n || m > SWAP_ROWS_MAX || n >= (1ull << 31))
@@ -394,12 +414,12 @@ const pj_matmul_fit_tile *pj_matmul_fit_pingpong(uint64_t m, uint64_t n, int wid
                : &pingpong_tiles[0];
 }
 
-/* Whether the request's template has sched=pingpong (an older one has not). */
-static int has_pingpong(const pj_request *request)
+/* Whether the request's template has sched=`value` (an older one may not). */
+static int has_sched(const pj_request *request, const char *value)
 {
     const int at = pj_schema_param_index(request->schema, "sched");
     return at >= 0 && request->schema->params[at].kind == PJ_PARAM_ENUM &&
-           pj_param_value_index(&request->schema->params[at], "pingpong") >= 0;
+           pj_param_value_index(&request->schema->params[at], value) >= 0;
 }
 
 /* fp8's 128 x 128 tile, or 128 x 112 where more of them fill the same waves (past one), its
@@ -444,6 +464,14 @@ const char *pj_matmul_fit_words(const pj_request *request, const char *params,
      * template without them. */
     const pj_param_reader reader = pj_request_reader(request);
     const int fp8 = config.variant == MATMUL_WGMMA_FP8;
+    const int in_bytes = pj_matmul_type_bytes(config.dtype);
+    const pj_matmul_fit_tile *gemv =
+        !llvm && has_sched(request, "gemv")
+            ? pj_matmul_fit_gemv(sizes[0], sizes[1], sizes[2] * (uint64_t)in_bytes, in_bytes,
+                                 config.b_nk)
+            : NULL;
+    if (gemv)
+        return gemv->words;
     const pj_matmul_fit_tile *swapped = !llvm && pj_read(&reader, "swap").present
                                             ? pj_matmul_fit_swap(sizes[0], sizes[1], sms, fp8)
                                             : NULL;
@@ -465,7 +493,7 @@ const char *pj_matmul_fit_words(const pj_request *request, const char *params,
     const int rows_128 = !tile || tile == &fp8_tile || tile == &fp8_tile_112;
     if (!llvm && rows_128 && config.bm == 128 && config.tile_n == 256 &&
         pj_dtype_bytes(config.out) == 2 && config.variant != MATMUL_WGMMA_TF32 &&
-        has_pingpong(request)) {
+        has_sched(request, "pingpong")) {
         const int wide = fp8 && !config.bias;
         const pj_matmul_fit_tile *pingpong = pj_matmul_fit_pingpong(sizes[0], sizes[1], wide, sms);
         if (wide)
@@ -488,6 +516,8 @@ const pj_matmul_fit_tile *pj_matmul_fit_tile_of(const char *words)
         return &fp8_tile_64x64;
     if (words && words == fp8_tile_224.words)
         return &fp8_tile_224;
+    if (words && words == gemv_tile.words)
+        return &gemv_tile;
     for (size_t i = 0; words && i < PJ_ARRAY_SIZE(pingpong_tiles); i++)
         if (pingpong_tiles[i].words == words)
             return &pingpong_tiles[i];

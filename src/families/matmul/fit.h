@@ -18,6 +18,12 @@ int pj_matmul_fit_names_tile(const char *params);
  * 0.85 of the bm x bn tile's time; NULL to keep bm x bn. */
 const pj_matmul_fit_tile *pj_matmul_fit_choose(uint64_t m, uint64_t n, int bm, int bn, int sms);
 
+/* sched=gemv for an m x n C of in_bytes elements (2: bf16, f16) with K-major B (b_k_major), at
+ * most 8 rows and rows of A and B of k_bytes up to PJ_MATMUL_GEMV_ROW_BYTES_MAX (fit.c says
+ * what was measured); NULL where not. */
+const pj_matmul_fit_tile *pj_matmul_fit_gemv(uint64_t m, uint64_t n, uint64_t k_bytes,
+                                             int in_bytes, int b_k_major);
+
 /* A decoding's swapped tile (swap=1: C's transpose, 64 rows of B by 8, 16 or 32 rows of A: all
  * of m up to 32, else 32) for m x n on sms SMs, m at most 64; with one_wave (fp8) only where its
  * tiles are one wave at most. NULL where none. */

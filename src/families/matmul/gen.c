@@ -1539,14 +1539,14 @@ static int read_types(matmul_gen *g, const matmul_config *c)
     return 1;
 }
 
-/* The wgmma parameter that the generator does not build (B's transpose, the fused epilogue,
- * split-K, swapped operands, ping-pong consumers) that the request sets away from its default,
- * or NULL. */
+/* The wgmma parameter that the generator does not build (ping-pong consumers or sched=gemv's
+ * columns, B's transpose, the fused epilogue, split-K, swapped operands) that the request sets
+ * away from its default, or NULL. */
 static const char *unbuilt_wgmma_param(const matmul_config *c)
 {
-    return c->b_nk ? "b_layout" : c->alpha ? "alpha" : c->beta ? "beta" : c->bias ? "bias"
-           : c->act ? "act" : c->splits > 1 ? "splits" : c->swap ? "swap"
-           : c->pingpong ? "sched" : NULL;
+    return c->pingpong || c->gemv ? "sched" : c->b_nk ? "b_layout" : c->alpha ? "alpha"
+           : c->beta ? "beta" : c->bias ? "bias" : c->act ? "act" : c->splits > 1 ? "splits"
+           : c->swap ? "swap" : NULL;
 }
 
 static int read_request(matmul_gen *g, const pj_llvm_request *request, char *error,
@@ -1590,7 +1590,7 @@ static int gen_matmul(ir_builder *ir, const pj_llvm_request *request, char *erro
         {"N", ir->i32, 0, 0, 0, 0},        {"K", ir->i32, 0, 0, 0, 0},
         {"a_map", NULL, 0, 0, 128, 64},    {"b_map", NULL, 0, 0, 128, 64},
         {"c_map", NULL, 0, 0, 128, 64},    {"epilogue", NULL, 0, 0, 16, 8}, /* unused here */
-        {"layout", NULL, 0, 0, 40, 8}, /* unused: the op launches these kernels per product */
+        {"layout", NULL, 0, 0, 80, 8}, /* unused: the op launches these kernels per product */
     };
     ir_kernel(ir, "matmul_kernel", params, (int)(sizeof params / sizeof params[0]), g.threads);
     ir_kernel_min_blocks(ir, g.min_blocks);

@@ -67,6 +67,9 @@ ptxjit_status pj_matmul_check_shape(const matmul_config *config, uint64_t a, uin
         return shape_error(config, "copies A and B in 16-byte pieces: it needs k and n "
                            "multiples of 4 and 16-byte aligned a and b (8-byte aligned c)",
                            "pad k and n, or use variant=block_tiled_vectorized (any shape)");
+    if (config->gemv && k * in > PJ_MATMUL_GEMV_ROW_BYTES_MAX)
+        return shape_error(config, "sched=gemv counts a row's bytes in 32 bits: k is past it",
+                           "use sched=persistent (the default)");
     /* The wgmma variants take any rows: what the TMA cannot read is staged (stage.h). */
     uint64_t tiles = pj_matmul_blocks(config, m, n);
     if (tiles > 0x7fffffff)
@@ -266,6 +269,15 @@ static ptxjit_status epilogue_args(pj_matmul_epilogue_args *out, const matmul_co
     return PTXJIT_OK;
 }
 
+/* sched=gemv's blocks: one per 16 columns of C (rows of B) of every product (the kernel
+ * loops past the cap). */
+static uint64_t gemv_blocks(size_t n, size_t products)
+{
+    enum { COLUMNS = 16 };
+    const uint64_t blocks = ((uint64_t)n + COLUMNS - 1) / COLUMNS * (uint64_t)products;
+    return blocks < (1u << 24) ? blocks : (1u << 24);
+}
+
 /* Launch `products` products of the batch as staged, from product `first` (the template's
  * wgmma kernels take them all at once; the others one at a time: the pointers are that
  * product's). */
@@ -283,11 +295,21 @@ static ptxjit_status launch(ptxjit_kernel *kernel, const matmul_config *config,
     const int swap = config->swap;
     int im = (int)(swap ? s->n_kernel : l->m), in_ = (int)(swap ? l->m : s->n_kernel),
         ik = (int)l->k;
-    pj_matmul_layout_args layout = {(long long)s->c_stride, (int)s->c_pitch, (int)products,
+    pj_matmul_layout_args layout = {(long long)s->c_stride,     (int)s->c_pitch,
+                                    (int)products,
                                     (swap ? s->b_stride : s->a_stride) != 0,
-                                    (swap ? s->a_stride : s->b_stride) != 0, 0, 0};
+                                    (swap ? s->a_stride : s->b_stride) != 0,
+                                    0,
+                                    0,
+                                    (long long)s->a_stride,
+                                    (long long)s->b_stride,
+                                    (long long)s->a_pitch,
+                                    (long long)s->b_pitch,
+                                    (int)l->n};
     void *args[] = {&pa, &pb, &pc, &im, &in_, &ik, &maps[0], &maps[1], &maps[2], values, &layout};
-    const uint64_t tiles = pj_matmul_blocks(config, l->m, s->n_kernel) * (uint64_t)products;
+    const uint64_t tiles = config->gemv ? gemv_blocks(l->n, products)
+                                        : pj_matmul_blocks(config, l->m, s->n_kernel) *
+                                              (uint64_t)products;
     const unsigned parts = pj_matmul_parts(config, l->k);
     ptxjit_dim3 grid = {(unsigned)(tiles * parts), 1, 1};
     if (config->persistent) {
@@ -747,13 +769,20 @@ static void matmul_explain(char *out, size_t size, const pj_request *request,
         pj_error_clear();
         return;
     }
-    /* swap=1 first: which operand fills which side of the instruction. */
+    /* swap=1 or sched=gemv first: which operand fills which side of the instruction. */
     size_t used = 0;
     if (config.swap && pj_matmul_is_wgmma(config.variant)) {
         const int written = snprintf(out, size, "C is computed as its transpose (swap=1): B's "
                                      "%zu row%s on wgmma's 64-row side, A's %zu row%s on its N "
                                      "side in tiles of %d", l.n, l.n == 1 ? "" : "s", l.m,
                                      l.m == 1 ? "" : "s", config.tile_n);
+        used = written > 0 && (size_t)written < size ? (size_t)written : 0;
+    } else if (config.gemv && pj_matmul_is_wgmma(config.variant)) {
+        const int written = snprintf(out, size, "C's %zu column%s are dot products (sched=gemv): "
+                                     "B's rows read once, 16 a block, by mma.sync with A's %zu "
+                                     "row%s%s", l.n, l.n == 1 ? "" : "s", l.m,
+                                     l.m == 1 ? "" : "s",
+                                     l.m > 16 ? ", 16 at a time (B read again for each)" : "");
         used = written > 0 && (size_t)written < size ? (size_t)written : 0;
     }
     /* Dense rows: the llvm backend's kernels stage what the template's do. */

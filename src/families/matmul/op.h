@@ -21,6 +21,10 @@ typedef struct {
     long long c_stride;
     int ldc, batch, a_step, b_step;
     CUdeviceptr partials, arrivals; /* splits > 1: the context's workspace (request/scratch.h) */
+    /* sched=gemv's, which reads A and B through pointers: elements between products and rows,
+     * and B's rows (n: the kernel's N may be C's padded pitch). */
+    long long a_stride, b_stride, lda, ldb;
+    int b_rows;
 } pj_matmul_layout_args;
 
 /* The grid of the template's wgmma kernels counts every product's tiles (times split-K's

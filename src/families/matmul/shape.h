@@ -40,7 +40,13 @@ static inline int pj_matmul_is_wgmma(matmul_variant v)
     return v == MATMUL_WGMMA || v == MATMUL_WGMMA_TF32 || v == MATMUL_WGMMA_FP8;
 }
 
-#define PJ_MATMUL_LLVM_VERSION 9
+#define PJ_MATMUL_LLVM_VERSION 10
+
+/* sched=gemv counts a row's bytes in 32 bits, and its last steps' offsets run up to 48 bytes
+ * past K: the longest rows it takes. */
+#define PJ_MATMUL_GEMV_ROW_BYTES_MAX (0x7fffffffull - 64)
+/* sched=gemv's block: templates/matmul.cu's GEMV_THREADS. */
+#define PJ_MATMUL_GEMV_THREADS 128
 #define PJ_MATMUL_LLVM_VARIANTS PJ_VARIANT_LIST_TEXT(PJ_MATMUL_LLVM_LIST)
 
 /* The tile parameters that decide a block's size (those a variant lacks are ignored). */
@@ -57,6 +63,7 @@ typedef struct {
     int b_k_major;      /* wgmma variants: the kernel's B K-major (b_layout=nk, or swap=1's A) */
     int pingpong;       /* wgmma variants: sched=pingpong (C leaves through 64 of its rows) */
     int cluster;        /* wgmma variants: blocks per cluster (their shares of K-major B) */
+    int gemv;           /* wgmma variants: sched=gemv (no shared memory for tiles) */
 } pj_matmul_tile;
 
 /* store=tma: the bytes of a row of C's boxes (of 64 rows), swizzled over that span: 128 where a
@@ -84,7 +91,7 @@ static inline int pj_matmul_threads(const pj_matmul_tile *t)
     case MATMUL_TENSOR_CORE:
         return t->wm && t->wn ? t->bm / t->wm * (t->bn / t->wn) * 32 : 0;
     default:
-        return 128 * (t->consumers + 1);
+        return t->gemv ? PJ_MATMUL_GEMV_THREADS : 128 * (t->consumers + 1);
     }
 }
 
@@ -104,14 +111,14 @@ static inline int pj_matmul_b_box_rows(int b_k_major, int tile_n, int cluster)
  * (load=cp_async) or swizzled ones plus 1 KiB of alignment (load=tma); the wgmma variants'
  * stages of 128-byte rows (A's bm, B's boxes of pj_matmul_b_box_rows), store=tma's tile of C
  * (bm x N; 64 x N for sched=pingpong's consumers, which store their tiles in turn and in
- * parts), plus 1 KiB of alignment; none for SIMT. */
+ * parts), plus 1 KiB of alignment; none for SIMT and sched=gemv. */
 static inline unsigned pj_matmul_shared_bytes(const pj_matmul_tile *t)
 {
     if (t->variant == MATMUL_TENSOR_CORE && t->tma)
         return (unsigned)(t->stages * (t->bm + t->bn) * t->bk * 4 + 1024);
     if (t->variant == MATMUL_TENSOR_CORE)
         return (unsigned)(t->stages * (t->bm * (t->bk + 4) + t->bk * (t->bn + 8)) * 4);
-    if (pj_matmul_is_wgmma(t->variant)) {
+    if (pj_matmul_is_wgmma(t->variant) && !t->gemv) {
         int box = pj_matmul_b_box_rows(t->b_k_major, t->bn, t->cluster);
         int b_columns = (t->bn + box - 1) / box * box;
         int c_rows = t->pingpong ? 64 : t->bm;
@@ -146,6 +153,7 @@ typedef struct {
     /* The wgmma variants' (0 elsewhere): */
     int persistent;         /* sched=persistent or pingpong: resident blocks looping over tiles */
     int pingpong;           /* sched=pingpong: the consumers take whole tiles in turn */
+    int gemv;               /* sched=gemv: B's rows read once by mma.sync, no wgmma */
     int store_tma;          /* store=tma: C through shared memory and a third tensor map */
     int b_nk;               /* b_layout=nk: B given as its transpose, N x K row-major */
     int alpha, beta, bias;  /* alpha=scaled, beta=scaled, bias=column */
@@ -191,6 +199,7 @@ static inline void pj_matmul_decode_wgmma(matmul_config *out, const pj_param_rea
     out->splits = splits.present ? (int)splits.value : 1;
     out->swap = swap.present && swap.value == 1;
     out->pingpong = pj_read_is(&sched, "pingpong");
+    out->gemv = pj_read_is(&sched, "gemv");
     out->persistent = pj_read_is(&sched, "persistent") || out->pingpong;
     out->store_tma = pj_read_is(&store, "tma");
     out->b_nk = pj_read_is(&b_layout, "nk");
@@ -230,7 +239,8 @@ static inline void pj_matmul_decode_tile(matmul_config *out, const pj_param_read
     const pj_matmul_tile tile = {out->variant, out->bm, out->tile_n, out->bk, out->tm, out->tn,
                                  out->wm, out->wn, out->consumers, out->stages, out->tma,
                                  out->store_tma, pj_matmul_element_bytes(out->out),
-                                 out->b_nk || out->swap, out->pingpong, out->cluster};
+                                 out->b_nk || out->swap, out->pingpong, out->cluster,
+                                 out->gemv};
     out->threads = pj_matmul_threads(&tile);
     out->shared_bytes = pj_matmul_shared_bytes(&tile);
 }

@@ -116,7 +116,7 @@ pj_matmul_stage_need pj_matmul_stage_needed(const matmul_config *config, pj_matm
      * the map's width should have clipped them. */
     need.c = config->store_tma ? !tma_rows(c, l->ldc, l->stride_c, out) ||
                                      (uint64_t)l->n * (uint64_t)out % 16 != 0
-             : config->swap    ? 0 /* its stores are of single elements */
+             : config->swap || config->gemv ? 0 /* their stores are of single elements */
                                : !pair_rows(c, l->n, l->ldc, l->stride_c, out);
     if (takes == PJ_MATMUL_TAKES_PITCH && l->ldc != l->n) {
         need.c_dense = !need.c; /* its kernels write C dense */
@@ -180,6 +180,9 @@ void pj_matmul_stage_describe(char *out, size_t size, const matmul_config *confi
         snprintf(out + used, size - used, "%s", dense
                  ? ": this variant reads and writes dense rows, and the copies on the stream "
                    "make them so"
+                 : config->gemv
+                 ? ": sched=gemv's 16-byte loads read rows of 16n bytes from 16-byte aligned "
+                   "buffers, and the copies on the stream make them so"
                  : ": the TMA reads and writes rows of 16n bytes from 16-byte aligned buffers, "
                    "and the copies on the stream make them so");
 }

@@ -72,6 +72,11 @@ START_TEST(matmul_defaults_follow_the_variant)
                      "act=none alpha=none b_layout=nk beta=none bias=none bm=128 cluster=1 "
                      "consumers=2 fp8=e4m3 group=8 mma=m64n256k16 out=bf16 sched=persistent "
                      "splits=1 stages=3 store=tma swap=0 variant=wgmma_fp8");
+    /* sched=gemv: B K-major and direct stores by default (no shared memory for a C tile). */
+    expect_canonical(context, "variant=wgmma sched=gemv",
+                     "act=none alpha=none b_layout=nk beta=none bias=none bm=128 cluster=1 "
+                     "consumers=2 dtype=bf16 group=8 mma=m64n256k16 out=bf16 sched=gemv "
+                     "splits=1 stages=3 store=direct swap=0 variant=wgmma");
     expect_canonical(context, "variant=block_tiled_vectorized",
                      "bk=16 bm=128 bn=128 dtype=f32 group=1 out=f32 tm=8 tn=8 "
                      "variant=block_tiled_vectorized");
@@ -120,6 +125,11 @@ START_TEST(matmul_constraints_fail_early_with_the_fix)
     expect_refused("fp8=e5m2", "does not apply", NULL);
     expect_refused("variant=tensor_core sched=persistent", "does not apply", NULL);
     expect_refused("variant=naive act=relu", "does not apply", NULL);
+    expect_refused("sched=gemv b_layout=kn", "sched=gemv reads B K-major", NULL);
+    expect_refused("variant=wgmma_fp8 sched=gemv store=tma", "store=direct", NULL);
+    expect_refused("variant=wgmma_fp8 sched=gemv splits=2", "splits=1", NULL);
+    expect_refused("variant=wgmma_fp8 sched=gemv swap=1", "swap=0", NULL);
+    expect_refused("variant=wgmma_fp8 sched=gemv cluster=2", "cluster=1", NULL);
     expect_refused("store=tma mma=m64n200k16", "boxes of 32, 64 or 128 bytes", NULL);
     expect_refused("store=tma mma=m64n24k16 consumers=1 bm=64", "boxes of 32, 64 or 128 bytes",
                    NULL);
@@ -226,6 +236,22 @@ START_TEST(matmul_wgmma_variants_compile_to_their_instructions)
     expect_not_in_ptx(context, "", "ex2.approx");
     expect_in_ptx(context, "bias=column", "ld.global.nc.f32");
     expect_in_ptx(context, "variant=wgmma_fp8 out=f16", "cvt.rn.f16x2.f32");
+    /* sched=gemv: mma.sync of each type straight from global loads; no wgmma, no TMA. */
+    expect_in_ptx(context, "variant=wgmma_fp8 sched=gemv",
+                  "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32");
+    expect_in_ptx(context, "variant=wgmma_fp8 sched=gemv fp8=e5m2",
+                  "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32");
+    expect_in_ptx(context, "variant=wgmma sched=gemv",
+                  "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
+    expect_in_ptx(context, "variant=wgmma sched=gemv dtype=f16 out=f16",
+                  "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
+    expect_in_ptx(context, "variant=wgmma_tf32 sched=gemv",
+                  "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
+    ptxjit_kernel *gemv = NULL;
+    ck_assert_int_eq(ptxjit_get_kernel(&gemv, context, "matmul", "variant=wgmma_fp8 sched=gemv",
+                                       NULL), PTXJIT_OK);
+    ck_assert_ptr_null(strstr(ptxjit_kernel_ptx(gemv), "wgmma.mma_async"));
+    ck_assert_ptr_null(strstr(ptxjit_kernel_ptx(gemv), "cp.async.bulk.tensor"));
     expect_in_ptx(context, "out=f16", "cvt.rn.f16x2.f32"); /* bf16 in, f16 out */
     /* The tensor maps prefetched. Split-K: the parts' count, their sums through L2 only (in
      * quads), none of it without splits. */
@@ -341,6 +367,12 @@ START_TEST(matmul_launch_geometry_follows_the_params)
     ck_assert_int_eq(pj_matmul_b_box_rows(1, 176, 2), 88);
     ck_assert_int_eq(pj_matmul_b_box_rows(1, 8, 2), 8);
     ck_assert_int_eq(pj_matmul_b_box_rows(0, 176, 1), 64);
+    /* sched=gemv: 128 threads (four warps splitting K), no dynamic shared memory. */
+    c = config_of("variant=wgmma_fp8 sched=gemv");
+    ck_assert_int_eq(c.gemv, 1);
+    ck_assert_int_eq(c.persistent, 0);
+    ck_assert_int_eq(c.threads, 128);
+    ck_assert_uint_eq(c.shared_bytes, 0);
     c = config_of("variant=wgmma_fp8 fp8=e5m2 alpha=scaled beta=scaled bias=column act=gelu");
     ck_assert_int_eq(c.bk, 128);
     ck_assert_int_eq(c.dtype, PJ_MATMUL_E5M2);
@@ -410,6 +442,9 @@ START_TEST(matmul_stage_covers_what_the_tma_cannot_take)
         {"variant=wgmma_fp8", 0x1000, 0x2000, 0x3000, 5, 136, 72, 1, 1, 0, 136},
         {"variant=wgmma_tf32", 0x1000, 0x2000, 0x3000, 5, 136, 66, 1, 1, 0, 136},
         {"variant=naive", 0x1001, 0x2001, 0x3001, 5, 3, 3, 0, 0, 0, 3}, /* no TMA */
+        /* gemv's 16-byte loads take A and B as the TMA does; C, of single stores, any way */
+        {"variant=wgmma_fp8 sched=gemv", 0x1000, 0x2000, 0x3002, 5, 131, 64, 0, 0, 0, 131},
+        {"variant=wgmma_fp8 sched=gemv", 0x1000, 0x2000, 0x3000, 5, 136, 63, 1, 1, 0, 136},
     };
     for (size_t i = 0; i < PJ_ARRAY_SIZE(cases); i++) {
         matmul_config c = config_of(cases[i].params);
@@ -1128,7 +1163,16 @@ START_TEST(matmul_plan_splits_k_for_few_tiles)
         {"", 128, 1024, 4096, "splits=4"}, /* 32 tiles of 64 x 64: split */
         {"", 128, 4096, 4096, NULL},       /* 128 tiles fill a wave: not split */
         {"", 256, 1024, 4096, NULL},       /* more rows than split-K takes */
-        {"variant=wgmma_fp8", 16, 4096, 4096, "swap=1"}, /* swapped, not split */
+        /* K-major bf16 and f16 B up to 8 rows: gemv, not split; past them, swapped */
+        {"variant=wgmma b_layout=nk", 1, 4096, 4096, "sched=gemv"},
+        {"variant=wgmma b_layout=nk", 8, 14336, 4096, "sched=gemv"},
+        {"variant=wgmma dtype=f16 out=f16 b_layout=nk", 3, 100, 1000, "sched=gemv"},
+        {"variant=wgmma b_layout=nk", 9, 4096, 4096, "swap=1"},
+        /* fp8 and tf32 (K-major B always): swapped, where gemv did not win or was not measured */
+        {"variant=wgmma_fp8", 1, 4096, 4096, "swap=1"},
+        {"variant=wgmma_tf32", 1, 4096, 4096, "swap=1"},
+        /* rows past gemv's 32-bit byte count: swapped */
+        {"variant=wgmma b_layout=nk", 1, 64, 1100000000, "swap=1"},
         /* fp8: the fewest parts first, 64 x 32 in 2 */
         {"variant=wgmma_fp8", 128, 1024, 4096, "mma=m64n32k16"},
         {"variant=wgmma_fp8", 128, 1024, 4096, "splits=2"},
@@ -1150,9 +1194,11 @@ START_TEST(matmul_plan_splits_k_for_few_tiles)
                                           has_word(plan.params, "splits=1"),
                       "%s on %llux%llux%llu: %s", cases[i].params, (unsigned long long)cases[i].m,
                       (unsigned long long)cases[i].n, (unsigned long long)cases[i].k, plan.params);
-        /* A swapped product says so in the plan's sentence. */
+        /* A swapped product, or gemv's, says so in the plan's sentence. */
         ck_assert(!has_word(plan.params, "swap=1") ||
                   (plan.why && strstr(plan.why, "C is computed as its transpose (swap=1)")));
+        ck_assert(!has_word(plan.params, "sched=gemv") ||
+                  (plan.why && strstr(plan.why, "are dot products (sched=gemv)")));
         pj_plan_free(&plan);
     }
     matmul_config config = {.variant = MATMUL_WGMMA, .bk = 64, .splits = 5};

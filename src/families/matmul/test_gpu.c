@@ -633,11 +633,19 @@ START_TEST(matmul_wgmma_tile_fits_the_shape)
             ck_assert_int_eq(pj_matmul_config_of(&config, kernel), PTXJIT_OK);
             const pj_matmul_fit_tile *want = pj_matmul_fit_choose(
                 shapes[i].m, shapes[i].n, config.bm, config.tile_n, context->sm_count);
-            /* none of these shapes splits K; a decoding's operands swapped */
+            /* none of these shapes splits K; a decoding's product as dot products (K-major
+             * B) or with its operands swapped */
+            const pj_matmul_fit_tile *gemv =
+                pj_matmul_fit_gemv(shapes[i].m, shapes[i].n,
+                                   shapes[i].k * (uint64_t)pj_matmul_type_bytes(config.dtype),
+                                   pj_matmul_type_bytes(config.dtype), config.b_nk);
             const pj_matmul_fit_tile *swapped =
-                pj_matmul_fit_swap(shapes[i].m, shapes[i].n, context->sm_count,
-                                   config.variant == MATMUL_WGMMA_FP8);
-            if (swapped)
+                gemv ? NULL
+                     : pj_matmul_fit_swap(shapes[i].m, shapes[i].n, context->sm_count,
+                                          config.variant == MATMUL_WGMMA_FP8);
+            if (gemv)
+                want = gemv;
+            else if (swapped)
                 want = swapped;
             else if (config.variant == MATMUL_WGMMA_FP8)
                 want = pj_matmul_fit_fp8(want, shapes[i].m, shapes[i].n, config.bm,
@@ -648,7 +656,7 @@ START_TEST(matmul_wgmma_tile_fits_the_shape)
                                            shapes[i].m, shapes[i].n, shapes[i].k),
                              PTXJIT_OK);
             /* The tile chosen, with split-K's parts where its tiles are few. */
-            ck_assert(config.bm == bm && config.tile_n == bn);
+            ck_assert(gemv ? config.gemv : config.bm == bm && config.tile_n == bn);
             ck_assert(!chosen == !(want || config.splits > 1));
             const epilogue_case biased = {1.0f, 0.0f, 1.0f, 1.0f, 1};
             check_epilogue(context, requests[r], shapes[i],
@@ -995,6 +1003,56 @@ START_TEST(matmul_wgmma_swapped_operands)
 }
 END_TEST
 
+/* sched=gemv, mma.sync on 16 columns of C a block: one row, two, 5 and 9, 12 and 16 (a group
+ * of 8 and of 16), 17 and 33 (B read again past 16), K ending inside a 64-byte step and inside
+ * a 16-byte piece, K long enough for the four-step loads, N odd (C written in place), under 16
+ * and not a multiple of 16, every input type and the epilogue's terms; strided batches with B
+ * shared or not, odd leading dimensions (A and B staged), rows inside larger ones with random
+ * values past K. */
+START_TEST(matmul_wgmma_gemv_columns)
+{
+    ptxjit_context *context = test_gpu_context("matmul_wgmma_gemv_columns");
+    if (!context)
+        return;
+    const epilogue_case full = {1.5f, 0.5f, 1.0f, 1.0f, 1};
+    static const epilogue_row cases[] = {
+        {"variant=wgmma_fp8 sched=gemv", {1, 4096, 4096}, 1e-2, 0},
+        {"variant=wgmma_fp8 sched=gemv", {2, 1000, 4095}, 1e-2, 0},
+        {"variant=wgmma_fp8 sched=gemv fp8=e5m2 out=f32", {3, 257, 1000}, 1e-2, 0},
+        {"variant=wgmma_fp8 sched=gemv alpha=scaled beta=scaled bias=column act=relu",
+         {5, 1001, 520}, 1e-2, 1},
+        {"variant=wgmma_fp8 sched=gemv out=f16 alpha=scaled beta=scaled bias=column act=gelu",
+         {9, 300, 17}, 1e-2, 1},
+        {"variant=wgmma sched=gemv", {1, 4096, 4096}, 1e-2, 0},
+        {"variant=wgmma sched=gemv dtype=f16 out=f32 alpha=scaled beta=scaled bias=column",
+         {4, 333, 1027}, 1e-2, 1},
+        {"variant=wgmma_tf32 sched=gemv", {2, 130, 999}, 2e-3, 0},
+        {"variant=wgmma_tf32 sched=gemv out=bf16 alpha=scaled beta=scaled bias=column act=gelu",
+         {7, 64, 3}, 1e-2, 1},
+        {"variant=wgmma_fp8 sched=gemv", {17, 100, 200}, 1e-2, 0},
+        {"variant=wgmma_fp8 sched=gemv", {16, 40, 300}, 1e-2, 0},
+        {"variant=wgmma sched=gemv", {12, 7, 130}, 1e-2, 0},
+        {"variant=wgmma_fp8 sched=gemv fp8=e5m2", {1, 5, 64}, 1e-2, 0},
+        {"variant=wgmma_fp8 sched=gemv", {3, 4096, 8192}, 1e-2, 0},
+        /* K of whole two-step batches of the four warps and one step past them (128-byte
+         * steps), and a step past them with two bytes of a third */
+        {"variant=wgmma_fp8 sched=gemv", {2, 70, 1024}, 1e-2, 0},
+        {"variant=wgmma_fp8 sched=gemv", {2, 70, 1152}, 1e-2, 0},
+        {"variant=wgmma sched=gemv", {8, 33, 577}, 1e-2, 0},
+        {"variant=wgmma sched=gemv alpha=scaled beta=scaled bias=column", {33, 48, 2000}, 1e-2,
+         1},
+    };
+    check_rows_twice(context, cases, PJ_ARRAY_SIZE(cases));
+    check_layouts(context, "variant=wgmma_fp8 sched=gemv out=f32", (shape){3, 200, 520}, 1e-2,
+                  plain);
+    check_layouts(context, "variant=wgmma sched=gemv alpha=scaled beta=scaled bias=column",
+                  (shape){6, 136, 1000}, 1e-2, full);
+    check_in_rows(context, "variant=wgmma_fp8 sched=gemv alpha=scaled beta=scaled bias=column",
+                  (shape){3, 201, 1000}, 1008, 1024, 203);
+    ptxjit_close(context);
+}
+END_TEST
+
 /* The llvm backend's wgmma kernel, launched once per product, on the same layouts. */
 START_TEST(matmul_strided_batches_through_the_llvm_backend)
 {
@@ -1118,5 +1176,9 @@ Suite *suite_matmul_gpu(void)
     tcase_add_test(wgmma, matmul_wgmma_odd_n_in_aligned_rows);
     tcase_add_test(wgmma, matmul_wgmma_swapped_operands);
     suite_add_tcase(suite, wgmma);
+    TCase *gemv = tcase_create("gemv");
+    tcase_set_timeout(gemv, 300);
+    tcase_add_test(gemv, matmul_wgmma_gemv_columns);
+    suite_add_tcase(suite, gemv);
     return suite;
 }

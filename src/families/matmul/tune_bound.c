@@ -7,8 +7,9 @@
  * up, and the peaks are the highest of any GPU each variant runs on, at the device's highest
  * clock: so the bound is never above a real run's time. It prunes tiles that leave SMs idle
  * (a skinny problem's wide tiles), never a tile that merely measures slower. swap=1's tiles
- * are of C's transpose (n x m); split-K's parts of one tile run on several SMs, so there only
- * the equal share counts. */
+ * are of C's transpose (n x m); split-K's parts of one tile run on several SMs, and sched=gemv
+ * has no bm x N tiles (a block takes 16 columns of every row), so there only the equal share
+ * counts. */
 #include "families/matmul/config.h"
 #include "families/matmul/tune_bound.h"
 
@@ -38,7 +39,7 @@ double pj_matmul_tune_bound(const pj_request *request, const uint64_t *sizes, in
     double m = (double)sizes[0], n = (double)sizes[1], k = (double)sizes[2];
     const uint64_t rows = c.swap ? sizes[1] : sizes[0], cols = c.swap ? sizes[0] : sizes[1];
     double whole = (double)(rows / (uint64_t)c.bm) * (double)(cols / (uint64_t)c.tile_n);
-    double busiest = c.splits > 1 ? 0
+    double busiest = c.splits > 1 || c.gemv ? 0
                      : (double)(uint64_t)((whole + sms - 1) / sms) * 2.0 * c.bm * c.tile_n * k;
     double share = 2.0 * m * n * k / sms;
     double flops = busiest > share ? busiest : share;

@@ -95,6 +95,20 @@ matmul    | variant=wgmma_tf32                               | m=200 n=136 k=72
 matmul    | variant=wgmma_tf32 mma=m64n128k16 out=bf16 cluster=2 | m=2176 n=4096 k=72
 matmul    | variant=wgmma_fp8                                | m=200 n=136 k=80
 matmul    | variant=wgmma_fp8 fp8=e5m2 out=f32 mma=m64n128k16 act=relu | m=2176 n=4096 k=80
+# the schedules for a decoding and for few tiles (swapped operands, split-K, ping-pong
+# consumers, the dot products of sched=gemv: K ending inside a step, in a row of every type,
+# more than 8 rows of A and 16 of B), rows the TMA cannot take (staged by the copy kernel of
+# the op, matmul_stage_rows), a strided batch
+matmul    | variant=wgmma swap=1 bm=64 consumers=1 mma=m64n8k16 stages=16 | m=5 n=200 k=72
+matmul    | variant=wgmma_fp8 swap=1 bm=64 consumers=1 mma=m64n16k16 stages=16 | m=13 n=136 k=80
+matmul    | variant=wgmma splits=3 bm=64 consumers=1 mma=m64n64k16 | m=100 n=136 k=1000
+matmul    | variant=wgmma_fp8 sched=pingpong mma=m64n128k16     | m=300 n=520 k=160
+matmul    | variant=wgmma_fp8 sched=gemv                     | m=3 n=200 k=1040
+matmul    | variant=wgmma_fp8 sched=gemv                     | m=2 n=100 k=1000
+matmul    | variant=wgmma sched=gemv                         | m=12 n=33 k=584
+matmul    | variant=wgmma_tf32 sched=gemv                    | m=5 n=40 k=300
+matmul    | variant=wgmma sched=gemv                         | m=3 n=40 k=72 batch=4 lda=80 ldc=48
+matmul    | variant=wgmma_fp8                                | m=37 n=101 k=99 batch=3
 # softmax: both variants, every dtype; rows ragged against the vector (element-wide path), and
 # row counts that are no multiple of the rows a block takes
 softmax   | variant=online dtype=f32                        | rows=37 cols=1000

@@ -1680,7 +1680,7 @@ __device__ __forceinline__ void matmul_wgmma(TO *C, int M, int N, int K, const t
 // shared memory and the first warp applies the epilogue and stores. Blocks run over the
 // column groups of every product (a grid-stride loop); more than 16 rows of A read B again.
 // Blocks of four warps, three an SM, measured faster than one of eight (eight warps: 0.77 of
-// cuBLASLt at fp8 1 x 14336 x 4096, four: 0.89; docs/PERFORMANCE.md, 2026-11-30 05:50): a
+// cuBLASLt at fp8 1 x 14336 x 4096, four: 0.89; docs/PERFORMANCE.md, 2026-11-30 05:45): a
 // block's last loads, its sums and its stores overlap the other blocks' loads.
 enum : int { WG_GEMV = WG_FAMILY && SCHED == SCHED_GEMV };
 enum : int { GEMV_THREADS = 128, GEMV_WARPS = GEMV_THREADS / 32, GEMV_COLUMNS = 16 };

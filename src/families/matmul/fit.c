@@ -351,10 +351,10 @@ const pj_matmul_fit_tile *pj_matmul_fit_split_fp8(uint64_t m, uint64_t n, uint64
  * memory, 16 of its rows a block of four warps. Taken for bf16 and f16 (2-byte elements) with
  * GEMV_ROWS_MAX rows or fewer where B is K-major and a row's bytes fit the kernel's 32-bit
  * count (GEMV_ROW_BYTES_MAX, as the op checks). On the H200 (docs/PERFORMANCE.md, 2026-11-30
- * 05:50) bf16 with K-major B at 1, 4 and 8 rows beat the swapped 64 x 8 tile by 2-8%, and lost
- * at 16 rows (0.86 against 0.92); fp8's, whose mma.sync ptxas widens to f16 HMMA, tied or
- * lost to the swapped tiles at every row count (1 x 4096: 0.99 against 1.14), and tf32's was
- * not measured, so both keep the swapped tiles. */
+ * 05:45) bf16 with K-major B at 1, 4 and 8 rows beat the swapped 64 x 8 tile by 2-8% in three
+ * calls, and lost at 16 rows (0.86 against 0.92); fp8's, whose mma.sync ptxas widens to f16
+ * HMMA, moved from call to call and mostly trailed (8 x 4096: 0.91-0.99 against the swapped
+ * tile's 1.06-1.12), and tf32's was not measured, so both keep the swapped tiles. */
 #define GEMV_ROWS_MAX 8
 static const pj_matmul_fit_tile gemv_tile = {16, 16, "sched=gemv", 1};
 

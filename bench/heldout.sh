@@ -26,6 +26,8 @@ problems() {
         echo "softmax dtype=bf16 rows=$(between 1 70000) cols=$(between 1 20000)"
         echo "matmul m=$(between 1 5000) n=$(between 1 5000) k=$(between 1 5000)"
         echo "matmul variant=wgmma_fp8 m=$(between 1 5000) n=$(between 1 5000) k=$(between 1 5000)"
+        # a decoding's product with B as a linear layer's weight (N x K): the fit's sched=gemv
+        echo "matmul b_layout=nk m=$(between 1 8) n=$(between 1 20000) k=$(between 1 8000)"
     done
 }
 failed=0 refused=0 total=0

@@ -1822,7 +1822,6 @@ __device__ __forceinline__ void gemv_sums(float (&acc)[GROUPS][4], const unsigne
         a_there[r] = 8 * r + g < rows;
         arow[r] = a + (size_t)(a_there[r] ? 8 * r + g : 0) * lda;
     }
-    const uint4 zero = make_uint4(0, 0, 0, 0);
     constexpr int DEPTH = gemv_depth<GROUPS>::value;
     const int whole = k_bytes / GEMV_STEP, lane_at = 16 * GEMV_PIECES * t;
     int step = warp;
@@ -1830,7 +1829,8 @@ __device__ __forceinline__ void gemv_sums(float (&acc)[GROUPS][4], const unsigne
         gemv_pieces<GROUPS> p[DEPTH];
 #pragma unroll
         for (int d = 0; d < DEPTH; d++)
-            gemv_fetch<GROUPS>(p[d], low, high, arow, (step + d * GEMV_WARPS) * GEMV_STEP + lane_at);
+            gemv_fetch<GROUPS>(p[d], low, high, arow,
+                               (step + d * GEMV_WARPS) * GEMV_STEP + lane_at);
 #pragma unroll
         for (int d = 0; d < DEPTH; d++) {
             gemv_keep<GROUPS>(p[d], low_there, high_there, a_there);

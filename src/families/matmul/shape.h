@@ -42,9 +42,10 @@ static inline int pj_matmul_is_wgmma(matmul_variant v)
 
 #define PJ_MATMUL_LLVM_VERSION 10
 
-/* sched=gemv counts a row's bytes in 32 bits, and its last steps' offsets run up to 48 bytes
- * past K: the longest rows it takes. */
-#define PJ_MATMUL_GEMV_ROW_BYTES_MAX (0x7fffffffull - 64)
+/* sched=gemv counts a row's bytes in 32 bits, and the offsets of the step K ends inside run up
+ * to 124 bytes past K's last whole step (a lane's 32 bytes of a 128-byte step, read in words
+ * at its end): the longest rows it takes. */
+#define PJ_MATMUL_GEMV_ROW_BYTES_MAX (0x7fffffffull - 128)
 /* sched=gemv's block: templates/matmul.cu's GEMV_THREADS. */
 #define PJ_MATMUL_GEMV_THREADS 128
 #define PJ_MATMUL_LLVM_VARIANTS PJ_VARIANT_LIST_TEXT(PJ_MATMUL_LLVM_LIST)

@@ -1150,6 +1150,28 @@ static int has_word(const char *params, const char *word)
     return 0;
 }
 
+/* sched=gemv counts a row's bytes in 32 bits, with room for its last step's offsets: rows up to
+ * PJ_MATMUL_GEMV_ROW_BYTES_MAX bytes are planned, one element more is refused naming it. */
+START_TEST(matmul_gemv_refuses_rows_past_its_byte_count)
+{
+    ptxjit_context *context = test_open_offline(NULL);
+    const uint64_t longest = PJ_MATMUL_GEMV_ROW_BYTES_MAX / 2; /* bf16 elements */
+    const uint64_t fits[] = {1, 16, longest}, past[] = {1, 16, longest + 1};
+    pj_plan plan;
+    ck_assert_msg(pj_plan_make(&plan, context, &pj_family_matmul, "variant=wgmma sched=gemv",
+                               fits) == PTXJIT_OK,
+                  "%s", ptxjit_last_error());
+    ck_assert(has_word(plan.params, "sched=gemv"));
+    pj_plan_free(&plan);
+    ck_assert_int_ne(
+        pj_plan_make(&plan, context, &pj_family_matmul, "variant=wgmma sched=gemv", past),
+        PTXJIT_OK);
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "counts a row's bytes in 32 bits"));
+    ck_assert_ptr_nonnull(strstr(ptxjit_last_error(), "use sched=persistent"));
+    ptxjit_close(context);
+}
+END_TEST
+
 START_TEST(matmul_plan_splits_k_for_few_tiles)
 {
     ptxjit_context *context = test_open_offline(NULL);
@@ -1325,6 +1347,7 @@ Suite *suite_matmul(void)
     tcase_add_test(tc, matmul_fit_splits_k_where_tiles_are_few);
     tcase_add_test(tc, matmul_fit_fp8_splits_into_fewest_parts);
     tcase_add_test(tc, matmul_plan_splits_k_for_few_tiles);
+    tcase_add_test(tc, matmul_gemv_refuses_rows_past_its_byte_count);
     suite_add_tcase(suite, tc);
     /* What each variant's PTX holds: some forty compiles of the matmul template, seconds each
      * under memcheck, which valgrind-families leaves out by this tag (mk/hardening.mk); the

@@ -11,7 +11,7 @@ count=${COUNT:-12}
 plan=${1:-}
 echo "heldout: seed $seed, $count problems a family (SEED=$seed repeats them)"
 RANDOM=$seed
-between() { # a random integer in [lo, hi], spread over the decades between them
+between() { # a random integer in [lo, hi), spread over the decades between them
     local lo=$1 hi=$2
     awk -v r1="$RANDOM" -v r2="$RANDOM" -v lo="$lo" -v hi="$hi" 'BEGIN {
         u = (r1 * 32768 + r2) / 1073741824.0
@@ -27,7 +27,7 @@ problems() {
         echo "matmul m=$(between 1 5000) n=$(between 1 5000) k=$(between 1 5000)"
         echo "matmul variant=wgmma_fp8 m=$(between 1 5000) n=$(between 1 5000) k=$(between 1 5000)"
         # a decoding's product with B as a linear layer's weight (N x K): the fit's sched=gemv
-        echo "matmul b_layout=nk m=$(between 1 8) n=$(between 1 20000) k=$(between 1 8000)"
+        echo "matmul b_layout=nk m=$(between 1 9) n=$(between 1 20000) k=$(between 1 8000)"
     done
 }
 failed=0 refused=0 total=0

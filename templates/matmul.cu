@@ -1742,8 +1742,8 @@ struct gemv_pieces {
     uint4 low[GEMV_PIECES], high[GEMV_PIECES], a[GROUPS][GEMV_PIECES];
 };
 
-// The step's two mma for each group: bytes 0-7 of a lane's piece are its k slots of the first,
-// 8-15 of the second, the same for A and B.
+// The step's mma for each group, two a 16-byte piece: bytes 0-7 of a lane's piece are its k
+// slots of the first, 8-15 of the second, the same for A and B.
 template <int GROUPS>
 __device__ __forceinline__ void gemv_multiply(float (&acc)[GROUPS][4], const gemv_pieces<GROUPS> &p)
 {
@@ -1942,7 +1942,7 @@ enum : int {
 // Two blocks per SM for the 256-thread SIMT and mma.sync kernels (a 128-register cap), so one
 // block's loads overlap the other's arithmetic, unless a warp's tf32 tile needs more than 64
 // accumulators; wgmma's one block holds all shared memory. sched=gemv's blocks of 128 threads
-// run three an SM (at most 170 registers: its warps hold two steps of loads each, and fp8's
+// run three an SM (at most 168 registers: its warps hold two steps of loads each, and fp8's
 // mma.sync widens its operands to f16 pairs in registers; 163 used, no spills).
 enum : int {
     MIN_BLOCKS = WG_GEMV ? (GEMV_THREADS < 384 ? 384 / GEMV_THREADS : 1)

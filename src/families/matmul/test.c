@@ -243,6 +243,13 @@ START_TEST(matmul_wgmma_variants_compile_to_their_instructions)
                   "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32");
     expect_in_ptx(context, "variant=wgmma sched=gemv",
                   "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
+    /* the block the host launches (PJ_MATMUL_GEMV_THREADS) is the kernel's: fewer threads
+     * would leave warps' shares of K out of the sums */
+    {
+        char bound[32];
+        snprintf(bound, sizeof bound, ".maxntid %d,", PJ_MATMUL_GEMV_THREADS);
+        expect_in_ptx(context, "variant=wgmma sched=gemv", bound);
+    }
     expect_in_ptx(context, "variant=wgmma sched=gemv dtype=f16 out=f16",
                   "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
     expect_in_ptx(context, "variant=wgmma_tf32 sched=gemv",

@@ -622,7 +622,8 @@ START_TEST(matmul_wgmma_tile_fits_the_shape)
                                    {1, 8, 16}}; /* k: fp8's multiple of 16 */
     static const char *const requests[] = {"variant=wgmma", "variant=wgmma dtype=f16 out=f32",
                                            "variant=wgmma_tf32", "variant=wgmma_fp8 out=f32",
-                                           "variant=wgmma bias=column act=relu"};
+                                           "variant=wgmma bias=column act=relu",
+                                           "variant=wgmma b_layout=nk"};
     for (size_t r = 0; r < PJ_ARRAY_SIZE(requests); r++)
         for (size_t i = 0; i < PJ_ARRAY_SIZE(shapes); i++) {
             ptxjit_kernel *kernel;
@@ -1004,11 +1005,11 @@ START_TEST(matmul_wgmma_swapped_operands)
 END_TEST
 
 /* sched=gemv, mma.sync on 16 columns of C a block: one row, two, 5 and 9, 12 and 16 (a group
- * of 8 and of 16), 17 and 33 (B read again past 16), K ending inside a 64-byte step and inside
- * a 16-byte piece, K long enough for the four-step loads, N odd (C written in place), under 16
- * and not a multiple of 16, every input type and the epilogue's terms; strided batches with B
- * shared or not, odd leading dimensions (A and B staged), rows inside larger ones with random
- * values past K. */
+ * of 8 and of 16), 17 and 33 (B read again past 16), K ending inside a 128-byte step, inside a
+ * lane's 32 bytes and inside a 16-byte piece, K long enough for the two-step loads of the four
+ * warps, N odd (C written in place), under 16 and not a multiple of 16, every input type and
+ * the epilogue's terms; strided batches with B shared or not, odd leading dimensions (A and B
+ * staged), rows inside larger ones with random values past K. */
 START_TEST(matmul_wgmma_gemv_columns)
 {
     ptxjit_context *context = test_gpu_context("matmul_wgmma_gemv_columns");

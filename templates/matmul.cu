@@ -1793,14 +1793,6 @@ __device__ __forceinline__ void gemv_keep(gemv_pieces<GROUPS> &p, bool low_there
     }
 }
 
-// Steps in flight per warp: each lane's loads of this many whole steps are issued before the
-// first of their mma (192 bytes a lane, 72 KiB an SM of three blocks; one step for two groups
-// of A's rows).
-template <int GROUPS>
-struct gemv_depth {
-    enum : int { value = GROUPS == 1 ? 2 : 1 };
-};
-
 // This warp's sums over its share of K (steps warp, warp + 4, ...): the column group at B's
 // rows b (ldb bytes apart, `columns` of them left), GROUPS groups of 8 rows of A from a (lda
 // bytes apart, `rows` left). acc[r]: mma's accumulators for A's rows 8 r + .... Steps wholly
@@ -1822,7 +1814,10 @@ __device__ __forceinline__ void gemv_sums(float (&acc)[GROUPS][4], const unsigne
         a_there[r] = 8 * r + g < rows;
         arow[r] = a + (size_t)(a_there[r] ? 8 * r + g : 0) * lda;
     }
-    constexpr int DEPTH = gemv_depth<GROUPS>::value;
+    // Steps in flight per warp: each lane's loads of DEPTH whole steps are issued before the
+    // first of their mma (192 bytes a lane, 72 KiB an SM of three blocks; one step for two
+    // groups of A's rows).
+    constexpr int DEPTH = GROUPS == 1 ? 2 : 1;
     const int whole = k_bytes / GEMV_STEP, lane_at = 16 * GEMV_PIECES * t;
     int step = warp;
     for (; step + (DEPTH - 1) * GEMV_WARPS < whole; step += DEPTH * GEMV_WARPS) {

@@ -269,12 +269,12 @@ static ptxjit_status epilogue_args(pj_matmul_epilogue_args *out, const matmul_co
     return PTXJIT_OK;
 }
 
-/* sched=gemv's blocks: one per 16 columns of C (rows of B) of every product (the kernel
- * loops past the cap). */
+/* sched=gemv's blocks: one per PJ_MATMUL_GEMV_COLUMNS columns of C (rows of B) of every
+ * product (the kernel loops past the cap). */
 static uint64_t gemv_blocks(size_t n, size_t products)
 {
-    enum { COLUMNS = 16 };
-    const uint64_t blocks = ((uint64_t)n + COLUMNS - 1) / COLUMNS * (uint64_t)products;
+    const uint64_t blocks = ((uint64_t)n + PJ_MATMUL_GEMV_COLUMNS - 1) /
+                            PJ_MATMUL_GEMV_COLUMNS * (uint64_t)products;
     return blocks < (1u << 24) ? blocks : (1u << 24);
 }
 

@@ -46,8 +46,10 @@ static inline int pj_matmul_is_wgmma(matmul_variant v)
  * to 124 bytes past K's last whole step (a lane's 32 bytes of a 128-byte step, read in words
  * at its end): the longest rows it takes. */
 #define PJ_MATMUL_GEMV_ROW_BYTES_MAX (0x7fffffffull - 128)
-/* sched=gemv's block: templates/matmul.cu's GEMV_THREADS. */
+/* sched=gemv's block and the columns of C it takes: templates/matmul.cu's GEMV_THREADS and
+ * GEMV_COLUMNS. */
 #define PJ_MATMUL_GEMV_THREADS 128
+#define PJ_MATMUL_GEMV_COLUMNS 16
 #define PJ_MATMUL_LLVM_VARIANTS PJ_VARIANT_LIST_TEXT(PJ_MATMUL_LLVM_LIST)
 
 /* The tile parameters that decide a block's size (those a variant lacks are ignored). */
